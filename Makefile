@@ -1,0 +1,45 @@
+# ExaNet / EXTOLL fabric stack: top-level build.
+#
+#   make            build modules, libraries, tools and tests
+#   make demo       boot a 2-node emulated cluster and run the ping-pong demo
+#   make check      build everything and run all tests (host + in-VM)
+#   make bench-msg  messaging benchmark, writes build/bench/msg.json
+#
+# Each directory contributes a build.mk fragment; this file only ties them
+# together.  Slow artefacts (the emulator) are cached under $(CACHE).
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+CACHE ?= $(HOME)/.cache/exanet-fabric
+KVER ?= $(shell $(TOP)/scripts/kver.sh 2>/dev/null)
+KDIR ?= /usr/src/linux-headers-$(KVER)
+export TOP BUILD CACHE KVER KDIR
+
+CC ?= gcc
+USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+	-I$(TOP)/uapi -I$(TOP)/lib/libexanet/include
+USER_LDFLAGS :=
+
+# Fragments append to these.
+ALL_TARGETS :=
+HOST_TESTS :=
+CLEAN_FILES :=
+
+.PHONY: all deps check demo bench-msg clean
+all:
+
+deps:
+	@$(TOP)/scripts/install-deps.sh
+
+include qemu-devices/build.mk
+include drivers/build.mk
+include lib/build.mk
+include tools/build.mk
+include selftests/build.mk
+include tools/cluster/build.mk
+
+all: $(ALL_TARGETS)
+
+clean:
+	rm -rf $(BUILD) $(CLEAN_FILES)

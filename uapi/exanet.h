@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR MIT) */
+/*
+ * ExaNet NI: the one ABI shared by the kernel driver, libexanet, the tools
+ * and the QEMU device model.
+ *
+ * Contents:
+ *   1. PCI identity and geometry
+ *   2. Register map (BAR0 privileged control, BAR1 packetizer pages,
+ *      BAR2 mailbox pages) and the mailbox slot format in host memory
+ *   3. Character device ioctls and mmap offsets
+ *   4. Generic netlink family "exanet"
+ *
+ * Documentation/exanet/hardware.md explains the semantics.
+ */
+#ifndef _UAPI_EXANET_H
+#define _UAPI_EXANET_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/* ---------------------------------------------------------------- 1. */
+
+#define EXANET_PCI_VENDOR_ID		0x1234	/* QEMU's experimental vendor id */
+#define EXANET_PCI_DEVICE_ID		0xe7a0
+
+#define EXANET_NUM_PKT_IFACES		64	/* virtualized packetizer interfaces */
+#define EXANET_PKT_CHANNELS		4	/* channels per packetizer interface */
+#define EXANET_NUM_MBOX_IFACES		64	/* virtualized mailbox interfaces */
+#define EXANET_IFACE_PAGE_SIZE		4096	/* one user-mappable page per interface */
+#define EXANET_MAX_PAYLOAD		64	/* bytes, delivered atomically */
+
+#define EXANET_MBOX_SLOT_SIZE		128
+#define EXANET_MBOX_MIN_SLOTS		4
+#define EXANET_MBOX_MAX_SLOTS		8192	/* power of two in [MIN, MAX] */
+
+#define EXANET_PDID_NONE		0	/* never a valid protection domain */
+#define EXANET_PDID_MAX			0xffff
+
+/* 80-bit Global Virtual Address: PDID 16 | node 22 | rank 3 | VA 39 */
+#define EXANET_GVA_NODE_BITS		22
+#define EXANET_GVA_RANK_BITS		3
+#define EXANET_GVA_VA_BITS		39
+#define EXANET_MAX_NODES		(1u << EXANET_GVA_NODE_BITS)
+
+/* ---------------------------------------------------------------- 2. */
+
+/* BAR0: privileged control page(s), mapped only by the kernel. */
+#define EXANET_BAR_CTRL			0
+#define EXANET_BAR_CTRL_SIZE		0x4000
+
+#define EXANET_REG_ID			0x000	/* RO 32: EXANET_ID_MAGIC */
+#define EXANET_ID_MAGIC			0x45584e49	/* "EXNI" */
+#define EXANET_REG_VERSION		0x004	/* RO 32: EXANET_HW_VERSION */
+#define EXANET_HW_VERSION		1
+#define EXANET_REG_NODE_ID		0x008	/* RO 32: this node's id (22 bits) */
+#define EXANET_REG_NUM_NODES		0x00c	/* RO 32: nodes on the fabric */
+#define EXANET_REG_CAPS			0x010	/* RO 32: see EXANET_CAPS_* */
+#define EXANET_CAPS_PKT_IFACES(c)	((c) & 0xff)
+#define EXANET_CAPS_MBOX_IFACES(c)	(((c) >> 8) & 0xff)
+#define EXANET_CAPS_PKT_CHANNELS(c)	(((c) >> 16) & 0xff)
+#define EXANET_REG_CTRL			0x018	/* WO 32 */
+#define EXANET_CTRL_RESET		0x1	/* disable every interface, drop all state */
+#define EXANET_REG_RETX_TIMEOUT_US	0x020	/* RW 32: retransmission timeout */
+#define EXANET_REG_RETX_MAX		0x024	/* RW 32: retries before TIMEOUT */
+#define EXANET_DEFAULT_RETX_TIMEOUT_US	2000
+#define EXANET_DEFAULT_RETX_MAX		8
+
+/* RO 64-bit counters, index n at EXANET_REG_COUNTER(n) */
+#define EXANET_REG_COUNTER(n)		(0x100 + 8 * (n))
+enum exanet_counter {
+	EXANET_CNT_TX_PACKETS,		/* packets started by a doorbell */
+	EXANET_CNT_TX_ACKED,		/* ACKs received for our packets */
+	EXANET_CNT_TX_NACKED,		/* NACKs received for our packets */
+	EXANET_CNT_TX_RETRANSMITS,	/* retransmissions after a timeout */
+	EXANET_CNT_TX_TIMEOUTS,		/* channels that ended in TIMEOUT */
+	EXANET_CNT_RX_DELIVERED,	/* packets written into a mailbox */
+	EXANET_CNT_RX_DUPLICATES,	/* retransmitted copies re-ACKed, not written */
+	EXANET_CNT_RX_NACK_PDID,	/* refused: PDID mismatch */
+	EXANET_CNT_RX_NACK_FULL,	/* refused: mailbox full */
+	EXANET_CNT_RX_NACK_DISABLED,	/* refused: mailbox not enabled */
+	EXANET_CNT_RX_NACK_BAD,		/* refused: malformed packet */
+	EXANET_CNT_RX_CORRUPT,		/* dropped: failed checksum (sender retries) */
+	EXANET_CNT_DOORBELL_BUSY,	/* doorbell on an ONGOING channel, ignored */
+	EXANET_CNT_DMA_ERRORS,		/* DMA into a mailbox queue failed */
+	EXANET_NUM_COUNTERS
+};
+
+/* Per packetizer interface i: 0x1000 + i * 0x20 */
+#define EXANET_REG_PKT_BASE(i)		(0x1000 + 0x20 * (i))
+#define EXANET_PKT_PDID			0x00	/* RW 32: PDID stamped on packets */
+#define EXANET_PKT_ENABLE		0x04	/* RW 32: bit 0; clearing aborts channels */
+#define EXANET_PKT_BUSY			0x08	/* RO 32: bitmask of ONGOING channels */
+
+/* Per mailbox interface m: 0x2000 + m * 0x40 */
+#define EXANET_REG_MBOX_BASE(m)		(0x2000 + 0x40 * (m))
+#define EXANET_MBOX_PDID		0x00	/* RW 32: PDID packets must carry */
+#define EXANET_MBOX_ENABLE		0x04	/* RW 32: bit 0; setting resets head/tail */
+#define EXANET_MBOX_QBASE_LO		0x08	/* RW 32: DMA address of slot 0 */
+#define EXANET_MBOX_QBASE_HI		0x0c
+#define EXANET_MBOX_NSLOTS		0x10	/* RW 32: power of two */
+
+/*
+ * BAR1: packetizer interface pages, page i belongs to interface i.
+ * Channel c occupies 0x100 bytes at c * EXANET_PKT_CHAN_STRIDE.
+ */
+#define EXANET_BAR_PKT			1
+#define EXANET_BAR_PKT_SIZE		(EXANET_NUM_PKT_IFACES * EXANET_IFACE_PAGE_SIZE)
+#define EXANET_PKT_CHAN_STRIDE		0x100
+#define EXANET_PKT_PAYLOAD		0x00	/* WO, 64 bytes, 4- or 8-byte stores */
+#define EXANET_PKT_DOORBELL		0x40	/* WO 64: the final store, starts the packet */
+#define EXANET_PKT_STATUS		0x48	/* RO 64 */
+
+/* DOORBELL: size | mailbox | node; every other bit must be zero */
+#define EXANET_DB_SIZE_SHIFT		0
+#define EXANET_DB_SIZE_MASK		0x7full
+#define EXANET_DB_MBOX_SHIFT		8
+#define EXANET_DB_MBOX_MASK		0x3full
+#define EXANET_DB_NODE_SHIFT		16
+#define EXANET_DB_NODE_MASK		0x3fffffull
+#define EXANET_DOORBELL(node, mbox, size)				\
+	((((__u64)(node) & EXANET_DB_NODE_MASK) << EXANET_DB_NODE_SHIFT) |	\
+	 (((__u64)(mbox) & EXANET_DB_MBOX_MASK) << EXANET_DB_MBOX_SHIFT) |	\
+	 (((__u64)(size) & EXANET_DB_SIZE_MASK) << EXANET_DB_SIZE_SHIFT))
+
+/* STATUS: state in bits 0..3, NACK reason in bits 8..15, retries in 16..23 */
+#define EXANET_ST_STATE(s)		((unsigned int)((s) & 0xf))
+#define EXANET_ST_REASON(s)		((unsigned int)(((s) >> 8) & 0xff))
+#define EXANET_ST_RETRIES(s)		((unsigned int)(((s) >> 16) & 0xff))
+enum exanet_chan_state {
+	EXANET_CHAN_IDLE = 0,		/* never used since enable */
+	EXANET_CHAN_ONGOING = 1,	/* in flight, payload area must not be touched */
+	EXANET_CHAN_ACK = 2,		/* delivered exactly once */
+	EXANET_CHAN_NACK = 3,		/* refused by the target, see reason */
+	EXANET_CHAN_TIMEOUT = 4,	/* no answer after RETX_MAX retries */
+};
+enum exanet_nack_reason {
+	EXANET_NACK_NONE = 0,
+	EXANET_NACK_PDID = 1,		/* target mailbox is in another protection domain */
+	EXANET_NACK_FULL = 2,		/* target mailbox has no free slot */
+	EXANET_NACK_BAD_PACKET = 3,	/* malformed doorbell or packet */
+	EXANET_NACK_DISABLED = 4,	/* target mailbox not enabled */
+	EXANET_NACK_NO_ROUTE = 5,	/* destination node does not exist */
+};
+
+/* BAR2: mailbox interface pages, page m belongs to mailbox m. */
+#define EXANET_BAR_MBOX			2
+#define EXANET_BAR_MBOX_SIZE		(EXANET_NUM_MBOX_IFACES * EXANET_IFACE_PAGE_SIZE)
+#define EXANET_MBOX_HEAD		0x00	/* RW 32: next slot software consumes */
+#define EXANET_MBOX_TAIL		0x08	/* RO 32: next slot the NI writes */
+#define EXANET_MBOX_SIZE		0x10	/* RO 32: number of slots */
+#define EXANET_MBOX_RX_COUNT		0x18	/* RO 32: packets delivered */
+#define EXANET_MBOX_FULL_COUNT		0x20	/* RO 32: packets NACKed as FULL */
+
+/*
+ * Mailbox slot in host memory, written by the NI with DMA.  The NI writes
+ * the whole slot except 'flags' first and 'flags' last: software owns the
+ * slot when (flags & EXANET_SLOT_PHASE) equals its expected phase, which
+ * starts at 1 after enable and flips each time the index wraps.
+ */
+struct exanet_mbox_slot {
+	__u8  payload[EXANET_MAX_PAYLOAD];
+	__u32 len;		/* payload bytes, 1..64 */
+	__u32 src_node;		/* sending node */
+	__u16 src_iface;	/* sending packetizer interface */
+	__u8  src_chan;		/* sending channel */
+	__u8  reserved0;
+	__u32 seq;		/* per sending channel, for diagnostics */
+	__u8  reserved1[44];
+	__u32 flags;
+};
+#define EXANET_SLOT_PHASE		0x1
+
+/* ---------------------------------------------------------------- 3. */
+
+#define EXANET_ABI_VERSION		1
+#define EXANET_DEV_PATH_FMT		"/dev/exanet%u"
+
+struct exanet_info {
+	__u32 abi_version;
+	__u32 node_id;
+	__u32 num_nodes;
+	__u32 pdid;		/* protection domain of this open file */
+	__u32 num_pkt_ifaces;
+	__u32 num_mbox_ifaces;
+	__u32 pkt_channels;
+	__u32 max_payload;
+};
+
+struct exanet_pkt_alloc {
+	__u32 iface;		/* out */
+	__u32 flags;		/* in: must be 0 */
+	__u64 mmap_offset;	/* out: one page, read/write */
+};
+
+struct exanet_mbox_alloc {
+	__u32 nslots;		/* in: power of two, MIN_SLOTS..MAX_SLOTS */
+	__u32 mbox;		/* out */
+	__u64 regs_offset;	/* out: one page, read/write (HEAD) */
+	__u64 queue_offset;	/* out: slot array, read-only mapping */
+	__u64 queue_size;	/* out: bytes = nslots * EXANET_MBOX_SLOT_SIZE */
+};
+
+#define EXANET_IOC_MAGIC		0xe7
+#define EXANET_IOC_GET_INFO		_IOR(EXANET_IOC_MAGIC, 0x00, struct exanet_info)
+#define EXANET_IOC_PKT_ALLOC		_IOWR(EXANET_IOC_MAGIC, 0x01, struct exanet_pkt_alloc)
+#define EXANET_IOC_PKT_FREE		_IOW(EXANET_IOC_MAGIC, 0x02, __u32)
+#define EXANET_IOC_MBOX_ALLOC		_IOWR(EXANET_IOC_MAGIC, 0x03, struct exanet_mbox_alloc)
+#define EXANET_IOC_MBOX_FREE		_IOW(EXANET_IOC_MAGIC, 0x04, __u32)
+
+/*
+ * mmap offsets are opaque to applications (use the values returned by the
+ * alloc ioctls); the driver encodes kind and index so it can check that the
+ * caller owns what it maps.
+ */
+#define EXANET_MMAP_KIND_SHIFT		32
+#define EXANET_MMAP_INDEX_SHIFT		24
+#define EXANET_MMAP_PKT			1
+#define EXANET_MMAP_MBOX_REGS		2
+#define EXANET_MMAP_MBOX_QUEUE		3
+#define EXANET_MMAP_OFFSET(kind, index)					\
+	(((__u64)(kind) << EXANET_MMAP_KIND_SHIFT) |			\
+	 ((__u64)(index) << EXANET_MMAP_INDEX_SHIFT))
+
+/* ---------------------------------------------------------------- 4. */
+
+/*
+ * Generic netlink family for management (exanetctl).  Commands that change
+ * state need CAP_NET_ADMIN, checked in the kernel (GENL_ADMIN_PERM).
+ */
+#define EXANET_GENL_NAME		"exanet"
+#define EXANET_GENL_VERSION		1
+
+enum exanet_genl_cmd {
+	EXANET_CMD_UNSPEC,
+	EXANET_CMD_DEV_GET,		/* dump or get (DEV_INDEX): device info + counters */
+	EXANET_CMD_PDID_BIND,		/* admin: PID + PDID: the process and its future
+					 * descendants open devices in PDID */
+	EXANET_CMD_PDID_UNBIND,		/* admin: PID */
+	EXANET_CMD_PDID_GET,		/* dump bindings */
+	__EXANET_CMD_MAX,
+};
+#define EXANET_CMD_MAX (__EXANET_CMD_MAX - 1)
+
+enum exanet_genl_attr {
+	EXANET_ATTR_UNSPEC,
+	EXANET_ATTR_DEV_INDEX,		/* u32: N of /dev/exanetN */
+	EXANET_ATTR_DEV_NAME,		/* string */
+	EXANET_ATTR_NODE_ID,		/* u32 */
+	EXANET_ATTR_NUM_NODES,		/* u32 */
+	EXANET_ATTR_PKT_IN_USE,		/* u32: allocated packetizer interfaces */
+	EXANET_ATTR_MBOX_IN_USE,	/* u32: allocated mailbox interfaces */
+	EXANET_ATTR_COUNTERS,		/* nested: attribute n+1 = u64 counter n */
+	EXANET_ATTR_PID,		/* u32 */
+	EXANET_ATTR_PDID,		/* u32, 1..EXANET_PDID_MAX */
+	EXANET_ATTR_PAD,
+	__EXANET_ATTR_MAX,
+};
+#define EXANET_ATTR_MAX (__EXANET_ATTR_MAX - 1)
+
+#endif /* _UAPI_EXANET_H */
