@@ -62,8 +62,8 @@
 #define EXANET_CTRL_RESET		0x1	/* disable every interface, drop all state */
 #define EXANET_REG_RETX_TIMEOUT_US	0x020	/* RW 32: retransmission timeout */
 #define EXANET_REG_RETX_MAX		0x024	/* RW 32: retries before TIMEOUT */
-#define EXANET_DEFAULT_RETX_TIMEOUT_US	2000
-#define EXANET_DEFAULT_RETX_MAX		8
+#define EXANET_DEFAULT_RETX_TIMEOUT_US	5000	/* doubled per retry, capped at 200 ms */
+#define EXANET_DEFAULT_RETX_MAX		10
 
 /* RO 64-bit counters, index n at EXANET_REG_COUNTER(n) */
 #define EXANET_REG_COUNTER(n)		(0x100 + 8 * (n))
