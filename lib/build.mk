@@ -1,0 +1,60 @@
+# libexanet: shared library (soname libexanet.so.1), pkg-config file and the
+# public headers (libexanet.h next to the uapi exanet.h under include/exanet/).
+
+LIBEXANET_MAJOR := 1
+LIBEXANET_MINOR := 0
+LIBEXANET_VERSION := $(LIBEXANET_MAJOR).$(LIBEXANET_MINOR)
+LIBEXANET_DIR := $(TOP)/lib/libexanet
+LIBEXANET_OUT := $(BUILD)/lib
+LIBEXANET_SONAME := libexanet.so.$(LIBEXANET_MAJOR)
+LIBEXANET_REAL := $(LIBEXANET_OUT)/libexanet.so.$(LIBEXANET_VERSION)
+LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
+LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
+LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c
+LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
+LIBEXANET_INC_OUT := $(BUILD)/include/exanet
+
+# Users inside the tree link with these.
+LIBEXANET_LDLIBS := -L$(LIBEXANET_OUT) -lexanet -Wl,-rpath,'$$ORIGIN/../lib'
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
+ALL_TARGETS += $(LIBEXANET_REAL) $(LIBEXANET_SO) $(LIBEXANET_PC) \
+	$(LIBEXANET_INC_OUT)/libexanet.h $(LIBEXANET_INC_OUT)/exanet.h
+
+$(LIBEXANET_REAL): $(LIBEXANET_SRCS) $(LIBEXANET_HDRS) $(LIBEXANET_DIR)/libexanet.map
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -shared \
+		-Wl,-soname,$(LIBEXANET_SONAME) \
+		-Wl,--version-script=$(LIBEXANET_DIR)/libexanet.map \
+		-o $@ $(LIBEXANET_SRCS) $(USER_LDFLAGS)
+
+$(LIBEXANET_OUT)/$(LIBEXANET_SONAME) $(LIBEXANET_SO): $(LIBEXANET_REAL)
+	ln -sf $(notdir $(LIBEXANET_REAL)) $(LIBEXANET_OUT)/$(LIBEXANET_SONAME)
+	ln -sf $(LIBEXANET_SONAME) $(LIBEXANET_SO)
+
+$(LIBEXANET_PC): $(LIBEXANET_DIR)/libexanet.pc.in
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBEXANET_VERSION)|' $< > $@
+
+$(LIBEXANET_INC_OUT)/%.h: $(LIBEXANET_DIR)/include/%.h
+	@mkdir -p $(@D)
+	cp $< $@
+$(LIBEXANET_INC_OUT)/exanet.h: $(TOP)/uapi/exanet.h
+	@mkdir -p $(@D)
+	cp $< $@
+
+.PHONY: libexanet install-libexanet
+libexanet: $(LIBEXANET_SO) $(LIBEXANET_PC)
+
+# make install-libexanet [DESTDIR=...] [PREFIX=/usr/local]
+install-libexanet: libexanet
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/exanet
+	install -m 0755 $(LIBEXANET_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(LIBEXANET_REAL)) $(DESTDIR)$(LIBDIR)/$(LIBEXANET_SONAME)
+	ln -sf $(LIBEXANET_SONAME) $(DESTDIR)$(LIBDIR)/libexanet.so
+	install -m 0644 $(LIBEXANET_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 0644 $(LIBEXANET_HDRS) $(DESTDIR)$(INCLUDEDIR)/exanet/

@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libexanet: see include/libexanet.h for the contract.
+ *
+ * Memory model notes:
+ *  - The packetizer page is device MMIO.  Payload and doorbell are written
+ *    with volatile stores; a store fence sits between the payload and the
+ *    doorbell so the doorbell can never overtake the payload even if the
+ *    kernel mapped the page write-combining.
+ *  - The mailbox queue is ordinary memory the NI writes with DMA, 'flags'
+ *    last.  We read flags with an acquire load and only then the rest of
+ *    the slot.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libexanet.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct exanet_dev {
+	int fd;
+	int index;			/* N of /dev/exanetN, -1 if unknown */
+	struct exanet_info info;
+	struct exanet_pkt *pkts;	/* still-allocated objects, freed on close */
+	struct exanet_mbox *mboxes;
+};
+
+struct exanet_pkt {
+	struct exanet_dev *dev;
+	struct exanet_pkt *next;
+	uint32_t iface;
+	unsigned int next_chan;		/* round-robin cursor */
+	volatile uint8_t *page;
+};
+
+struct exanet_mbox {
+	struct exanet_dev *dev;
+	struct exanet_mbox *next;
+	uint32_t id;
+	uint32_t nslots;
+	uint32_t head;			/* next slot to consume */
+	uint32_t phase;			/* expected phase bit of the slot at head */
+	uint32_t unpublished;		/* slots consumed since the last HEAD store */
+	uint32_t publish_batch;		/* publish HEAD after this many */
+	volatile uint8_t *regs;
+	const volatile struct exanet_mbox_slot *queue;
+	size_t queue_size;
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+}
+
+static inline void store_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("sfence" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static inline void mmio_write64(volatile uint8_t *base, size_t off, uint64_t v)
+{
+	*(volatile uint64_t *)(base + off) = v;
+}
+
+static inline uint64_t mmio_read64(const volatile uint8_t *base, size_t off)
+{
+	return *(const volatile uint64_t *)(base + off);
+}
+
+static inline void mmio_write32(volatile uint8_t *base, size_t off, uint32_t v)
+{
+	*(volatile uint32_t *)(base + off) = v;
+}
+
+static inline uint32_t mmio_read32(const volatile uint8_t *base, size_t off)
+{
+	return *(const volatile uint32_t *)(base + off);
+}
+
+EXPORT int64_t exanet_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Deadline helper: reads the clock only every 'CLOCK_EVERY' polls so a
+ * busy-poll loop stays cheap even where clock_gettime is not in the vDSO. */
+#define CLOCK_EVERY 4096u
+
+struct deadline {
+	int64_t end;		/* INT64_MAX: forever */
+	unsigned int spins;
+};
+
+static void deadline_init(struct deadline *d, int64_t timeout_ns)
+{
+	d->spins = 0;
+	if (timeout_ns < 0)
+		d->end = INT64_MAX;
+	else
+		d->end = exanet_now_ns() + timeout_ns;
+}
+
+/* True once the deadline passed; always checks the clock on the first call
+ * after 'CLOCK_EVERY' spins. */
+static int deadline_expired(struct deadline *d)
+{
+	if (d->end == INT64_MAX)
+		return 0;
+	if (++d->spins % CLOCK_EVERY)
+		return 0;
+	return exanet_now_ns() >= d->end;
+}
+
+/* ------------------------------------------------------------ device */
+
+static int dev_index_from_fd(int fd)
+{
+	struct stat st;
+	char path[128], link[PATH_MAX];
+	ssize_t n;
+	const char *base;
+	unsigned int idx;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISCHR(st.st_mode))
+		return -ENODEV;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u",
+		 major(st.st_rdev), minor(st.st_rdev));
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	if (sscanf(base, "exanet%u", &idx) != 1)
+		return -ENODEV;
+	return (int)idx;
+}
+
+EXPORT int exanet_open(const char *path, struct exanet_dev **devp)
+{
+	struct exanet_dev *dev;
+	int fd, err;
+
+	if (!devp)
+		return -EINVAL;
+	*devp = NULL;
+	if (!path)
+		path = EXANET_DEFAULT_DEVICE;
+	if (!*path)
+		return -EINVAL;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		close(fd);
+		return -ENOMEM;
+	}
+	dev->fd = fd;
+	if (ioctl(fd, EXANET_IOC_GET_INFO, &dev->info) < 0) {
+		/* ENOTTY/EINVAL: some other character device */
+		err = (errno == ENOTTY || errno == EINVAL) ? -ENODEV : -errno;
+		goto fail;
+	}
+	if (dev->info.abi_version != EXANET_ABI_VERSION) {
+		err = -ENODEV;
+		goto fail;
+	}
+	dev->index = dev_index_from_fd(fd);
+	if (dev->index < 0)
+		dev->index = -1;
+	*devp = dev;
+	return 0;
+fail:
+	close(fd);
+	free(dev);
+	return err;
+}
+
+EXPORT int exanet_open_index(unsigned int index, struct exanet_dev **devp)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), EXANET_DEV_PATH_FMT, index);
+	return exanet_open(path, devp);
+}
+
+EXPORT void exanet_close(struct exanet_dev *dev)
+{
+	if (!dev)
+		return;
+	while (dev->pkts)
+		exanet_pkt_free(dev->pkts);
+	while (dev->mboxes)
+		exanet_mbox_free(dev->mboxes);
+	close(dev->fd);
+	free(dev);
+}
+
+EXPORT int exanet_dev_fd(const struct exanet_dev *dev)
+{
+	return dev ? dev->fd : -EINVAL;
+}
+
+EXPORT int exanet_dev_index(const struct exanet_dev *dev)
+{
+	if (!dev)
+		return -EINVAL;
+	return dev->index >= 0 ? dev->index : -ENODEV;
+}
+
+EXPORT int exanet_query(const struct exanet_dev *dev, struct exanet_info *info)
+{
+	if (!dev || !info)
+		return -EINVAL;
+	*info = dev->info;
+	return 0;
+}
+
+EXPORT int exanet_query_fresh(struct exanet_dev *dev, struct exanet_info *info)
+{
+	if (!dev)
+		return -EINVAL;
+	if (ioctl(dev->fd, EXANET_IOC_GET_INFO, &dev->info) < 0)
+		return -errno;
+	if (info)
+		*info = dev->info;
+	return 0;
+}
+
+EXPORT uint32_t exanet_node_id(const struct exanet_dev *dev)
+{
+	return dev ? dev->info.node_id : 0;
+}
+
+EXPORT uint32_t exanet_num_nodes(const struct exanet_dev *dev)
+{
+	return dev ? dev->info.num_nodes : 0;
+}
+
+EXPORT uint32_t exanet_pdid(const struct exanet_dev *dev)
+{
+	return dev ? dev->info.pdid : EXANET_PDID_NONE;
+}
+
+static const char *const counter_names[EXANET_NUM_COUNTERS] = {
+	[EXANET_CNT_TX_PACKETS] = "tx_packets",
+	[EXANET_CNT_TX_ACKED] = "tx_acked",
+	[EXANET_CNT_TX_NACKED] = "tx_nacked",
+	[EXANET_CNT_TX_RETRANSMITS] = "tx_retransmits",
+	[EXANET_CNT_TX_TIMEOUTS] = "tx_timeouts",
+	[EXANET_CNT_RX_DELIVERED] = "rx_delivered",
+	[EXANET_CNT_RX_DUPLICATES] = "rx_duplicates",
+	[EXANET_CNT_RX_NACK_PDID] = "rx_nack_pdid",
+	[EXANET_CNT_RX_NACK_FULL] = "rx_nack_full",
+	[EXANET_CNT_RX_NACK_DISABLED] = "rx_nack_disabled",
+	[EXANET_CNT_RX_NACK_BAD] = "rx_nack_bad",
+	[EXANET_CNT_RX_CORRUPT] = "rx_corrupt",
+	[EXANET_CNT_DOORBELL_BUSY] = "doorbell_busy",
+	[EXANET_CNT_DMA_ERRORS] = "dma_errors",
+};
+
+EXPORT const char *exanet_counter_name(unsigned int counter)
+{
+	return counter < EXANET_NUM_COUNTERS ? counter_names[counter] : NULL;
+}
+
+/*
+ * The sysfs 'counters' file is accepted in two shapes: "name value" (or
+ * "name: value") lines, matched by name, or bare values in enum order.
+ */
+EXPORT int exanet_read_counters(const struct exanet_dev *dev, uint64_t *values,
+				unsigned int n)
+{
+	char path[128], line[256], name[64];
+	unsigned int filled = 0, positional = 0, i;
+	unsigned long long v;
+	FILE *f;
+
+	if (!dev || (!values && n))
+		return -EINVAL;
+	if (dev->index < 0)
+		return -ENODEV;
+	if (n > EXANET_NUM_COUNTERS)
+		n = EXANET_NUM_COUNTERS;
+	snprintf(path, sizeof(path), "/sys/class/exanet/exanet%d/counters", dev->index);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	for (i = 0; i < n; i++)
+		values[i] = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %63[a-z_0-9]%*[:= \t]%llu", name, &v) == 2) {
+			for (i = 0; i < n; i++) {
+				if (!strcmp(name, counter_names[i])) {
+					values[i] = v;
+					filled++;
+					break;
+				}
+			}
+		} else if (sscanf(line, " %llu", &v) == 1) {
+			if (positional < n) {
+				values[positional++] = v;
+				filled++;
+			}
+		}
+	}
+	fclose(f);
+	return (int)(filled > n ? n : filled);
+}
+
+/* ------------------------------------------------------------ packetizer */
+
+EXPORT int exanet_pkt_alloc(struct exanet_dev *dev, struct exanet_pkt **pktp)
+{
+	struct exanet_pkt_alloc req = { 0 };
+	struct exanet_pkt *pkt;
+	void *page;
+	int err;
+
+	if (!dev || !pktp)
+		return -EINVAL;
+	*pktp = NULL;
+	pkt = calloc(1, sizeof(*pkt));
+	if (!pkt)
+		return -ENOMEM;
+	if (ioctl(dev->fd, EXANET_IOC_PKT_ALLOC, &req) < 0) {
+		err = -errno;
+		free(pkt);
+		return err;
+	}
+	page = mmap(NULL, EXANET_IFACE_PAGE_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, dev->fd, (off_t)req.mmap_offset);
+	if (page == MAP_FAILED) {
+		err = -errno;
+		ioctl(dev->fd, EXANET_IOC_PKT_FREE, &req.iface);
+		free(pkt);
+		return err;
+	}
+	pkt->dev = dev;
+	pkt->iface = req.iface;
+	pkt->page = page;
+	pkt->next = dev->pkts;
+	dev->pkts = pkt;
+	*pktp = pkt;
+	return 0;
+}
+
+EXPORT int exanet_pkt_free(struct exanet_pkt *pkt)
+{
+	struct exanet_pkt **pp;
+	struct exanet_dev *dev;
+	int err = 0;
+
+	if (!pkt)
+		return -EINVAL;
+	dev = pkt->dev;
+	for (pp = &dev->pkts; *pp && *pp != pkt; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = pkt->next;
+	munmap((void *)pkt->page, EXANET_IFACE_PAGE_SIZE);
+	if (ioctl(dev->fd, EXANET_IOC_PKT_FREE, &pkt->iface) < 0)
+		err = -errno;
+	free(pkt);
+	return err;
+}
+
+EXPORT uint32_t exanet_pkt_iface(const struct exanet_pkt *pkt)
+{
+	return pkt ? pkt->iface : UINT32_MAX;
+}
+
+static inline volatile uint8_t *chan_base(const struct exanet_pkt *pkt, unsigned int chan)
+{
+	return pkt->page + (size_t)chan * EXANET_PKT_CHAN_STRIDE;
+}
+
+static int send_args_ok(const struct exanet_pkt *pkt, uint32_t node, uint32_t mbox,
+			const void *buf, size_t len)
+{
+	if (!pkt || !buf || len < 1 || len > EXANET_MAX_PAYLOAD)
+		return 0;
+	if (node > EXANET_DB_NODE_MASK || mbox > EXANET_DB_MBOX_MASK)
+		return 0;
+	return 1;
+}
+
+/* Payload as 8-byte stores; the last partial word is zero-padded, which
+ * stays inside the 64-byte payload window. */
+static inline void write_packet(volatile uint8_t *ch, uint32_t node, uint32_t mbox,
+				const void *buf, size_t len)
+{
+	const uint8_t *src = buf;
+	size_t off;
+
+	for (off = 0; off + 8 <= len; off += 8) {
+		uint64_t w;
+
+		memcpy(&w, src + off, 8);
+		mmio_write64(ch, EXANET_PKT_PAYLOAD + off, w);
+	}
+	if (off < len) {
+		uint64_t w = 0;
+
+		memcpy(&w, src + off, len - off);
+		mmio_write64(ch, EXANET_PKT_PAYLOAD + off, w);
+	}
+	store_fence();
+	mmio_write64(ch, EXANET_PKT_DOORBELL, EXANET_DOORBELL(node, mbox, len));
+}
+
+EXPORT int exanet_send_on(struct exanet_pkt *pkt, unsigned int chan, uint32_t node,
+			  uint32_t mbox, const void *buf, size_t len)
+{
+	volatile uint8_t *ch;
+
+	if (!send_args_ok(pkt, node, mbox, buf, len) || chan >= EXANET_PKT_CHANNELS)
+		return -EINVAL;
+	ch = chan_base(pkt, chan);
+	if (EXANET_ST_STATE(mmio_read64(ch, EXANET_PKT_STATUS)) == EXANET_CHAN_ONGOING)
+		return -EBUSY;
+	write_packet(ch, node, mbox, buf, len);
+	return (int)chan;
+}
+
+EXPORT int exanet_send(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox,
+		       const void *buf, size_t len)
+{
+	unsigned int i, chan;
+
+	if (!send_args_ok(pkt, node, mbox, buf, len))
+		return -EINVAL;
+	for (i = 0; i < EXANET_PKT_CHANNELS; i++) {
+		volatile uint8_t *ch;
+
+		chan = (pkt->next_chan + i) % EXANET_PKT_CHANNELS;
+		ch = chan_base(pkt, chan);
+		if (EXANET_ST_STATE(mmio_read64(ch, EXANET_PKT_STATUS)) == EXANET_CHAN_ONGOING)
+			continue;
+		write_packet(ch, node, mbox, buf, len);
+		pkt->next_chan = (chan + 1) % EXANET_PKT_CHANNELS;
+		return (int)chan;
+	}
+	return -EAGAIN;
+}
+
+EXPORT uint64_t exanet_chan_status(const struct exanet_pkt *pkt, unsigned int chan)
+{
+	if (!pkt || chan >= EXANET_PKT_CHANNELS)
+		return 0;
+	return mmio_read64(chan_base(pkt, chan), EXANET_PKT_STATUS);
+}
+
+EXPORT int exanet_chan_state(const struct exanet_pkt *pkt, unsigned int chan)
+{
+	if (!pkt || chan >= EXANET_PKT_CHANNELS)
+		return -EINVAL;
+	return (int)EXANET_ST_STATE(exanet_chan_status(pkt, chan));
+}
+
+EXPORT int exanet_status_errno(uint64_t status)
+{
+	switch (EXANET_ST_STATE(status)) {
+	case EXANET_CHAN_ACK:
+		return 0;
+	case EXANET_CHAN_ONGOING:
+		return -EINPROGRESS;
+	case EXANET_CHAN_IDLE:
+		return -ENOMSG;
+	case EXANET_CHAN_TIMEOUT:
+		return -ETIMEDOUT;
+	case EXANET_CHAN_NACK:
+		switch (EXANET_ST_REASON(status)) {
+		case EXANET_NACK_PDID:
+			return -EACCES;
+		case EXANET_NACK_FULL:
+			return -ENOBUFS;
+		case EXANET_NACK_BAD_PACKET:
+			return -EPROTO;
+		case EXANET_NACK_NO_ROUTE:
+			return -EHOSTUNREACH;
+		case EXANET_NACK_DISABLED:
+		default:
+			return -ECONNREFUSED;
+		}
+	default:
+		return -EIO;
+	}
+}
+
+EXPORT int exanet_wait(struct exanet_pkt *pkt, unsigned int chan, int64_t timeout_ns,
+		       uint64_t *statusp)
+{
+	struct deadline dl;
+	volatile uint8_t *ch;
+	uint64_t st;
+
+	if (!pkt || chan >= EXANET_PKT_CHANNELS)
+		return -EINVAL;
+	ch = chan_base(pkt, chan);
+	deadline_init(&dl, timeout_ns);
+	for (;;) {
+		st = mmio_read64(ch, EXANET_PKT_STATUS);
+		if (EXANET_ST_STATE(st) != EXANET_CHAN_ONGOING)
+			break;
+		if (timeout_ns == 0 || deadline_expired(&dl))
+			break;
+		cpu_relax();
+	}
+	if (statusp)
+		*statusp = st;
+	return exanet_status_errno(st);
+}
+
+EXPORT int exanet_send_wait(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox,
+			    const void *buf, size_t len, int64_t timeout_ns,
+			    uint64_t *statusp)
+{
+	struct deadline dl;
+	int chan;
+
+	if (!send_args_ok(pkt, node, mbox, buf, len))
+		return -EINVAL;
+	deadline_init(&dl, timeout_ns);
+	for (;;) {
+		chan = exanet_send(pkt, node, mbox, buf, len);
+		if (chan != -EAGAIN)
+			break;
+		if (timeout_ns == 0 || deadline_expired(&dl))
+			return -EAGAIN;
+		cpu_relax();
+	}
+	if (chan < 0)
+		return chan;
+	return exanet_wait(pkt, (unsigned int)chan,
+			   timeout_ns < 0 ? timeout_ns :
+			   (dl.end - exanet_now_ns() > 0 ? dl.end - exanet_now_ns() : 0),
+			   statusp);
+}
+
+/* ------------------------------------------------------------ mailbox */
+
+static int is_pow2_in_range(unsigned int n)
+{
+	return n >= EXANET_MBOX_MIN_SLOTS && n <= EXANET_MBOX_MAX_SLOTS && !(n & (n - 1));
+}
+
+EXPORT int exanet_mbox_alloc(struct exanet_dev *dev, unsigned int nslots,
+			     struct exanet_mbox **mboxp)
+{
+	struct exanet_mbox_alloc req = { 0 };
+	struct exanet_mbox *mb;
+	void *regs, *queue;
+	int err;
+
+	if (!dev || !mboxp)
+		return -EINVAL;
+	*mboxp = NULL;
+	if (!is_pow2_in_range(nslots))
+		return -EINVAL;
+	mb = calloc(1, sizeof(*mb));
+	if (!mb)
+		return -ENOMEM;
+	req.nslots = nslots;
+	if (ioctl(dev->fd, EXANET_IOC_MBOX_ALLOC, &req) < 0) {
+		err = -errno;
+		free(mb);
+		return err;
+	}
+	if (req.queue_size < (uint64_t)nslots * EXANET_MBOX_SLOT_SIZE) {
+		err = -EPROTO;
+		goto fail_free;
+	}
+	regs = mmap(NULL, EXANET_IFACE_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    dev->fd, (off_t)req.regs_offset);
+	if (regs == MAP_FAILED) {
+		err = -errno;
+		goto fail_free;
+	}
+	queue = mmap(NULL, req.queue_size, PROT_READ, MAP_SHARED, dev->fd,
+		     (off_t)req.queue_offset);
+	if (queue == MAP_FAILED) {
+		err = -errno;
+		munmap(regs, EXANET_IFACE_PAGE_SIZE);
+		goto fail_free;
+	}
+	mb->dev = dev;
+	mb->id = req.mbox;
+	mb->nslots = nslots;
+	mb->head = 0;
+	mb->phase = EXANET_SLOT_PHASE;
+	mb->publish_batch = nslots / 4 ? nslots / 4 : 1;
+	mb->regs = regs;
+	mb->queue = queue;
+	mb->queue_size = req.queue_size;
+	mb->next = dev->mboxes;
+	dev->mboxes = mb;
+	*mboxp = mb;
+	return 0;
+
+fail_free:
+	ioctl(dev->fd, EXANET_IOC_MBOX_FREE, &req.mbox);
+	free(mb);
+	return err;
+}
+
+EXPORT int exanet_mbox_free(struct exanet_mbox *mb)
+{
+	struct exanet_mbox **pp;
+	struct exanet_dev *dev;
+	int err = 0;
+
+	if (!mb)
+		return -EINVAL;
+	dev = mb->dev;
+	for (pp = &dev->mboxes; *pp && *pp != mb; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = mb->next;
+	munmap((void *)mb->queue, mb->queue_size);
+	munmap((void *)mb->regs, EXANET_IFACE_PAGE_SIZE);
+	if (ioctl(dev->fd, EXANET_IOC_MBOX_FREE, &mb->id) < 0)
+		err = -errno;
+	free(mb);
+	return err;
+}
+
+EXPORT uint32_t exanet_mbox_id(const struct exanet_mbox *mb)
+{
+	return mb ? mb->id : UINT32_MAX;
+}
+
+EXPORT unsigned int exanet_mbox_nslots(const struct exanet_mbox *mb)
+{
+	return mb ? mb->nslots : 0;
+}
+
+static inline int slot_ready(const struct exanet_mbox *mb, uint32_t idx, uint32_t phase)
+{
+	uint32_t flags = __atomic_load_n(&mb->queue[idx].flags, __ATOMIC_ACQUIRE);
+
+	return (flags & EXANET_SLOT_PHASE) == phase;
+}
+
+EXPORT void exanet_mbox_flush(struct exanet_mbox *mb)
+{
+	if (!mb || !mb->unpublished)
+		return;
+	/* Our reads of the consumed slots must complete before the NI may
+	 * overwrite them. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	mmio_write32(mb->regs, EXANET_MBOX_HEAD, mb->head);
+	mb->unpublished = 0;
+}
+
+EXPORT ssize_t exanet_recv(struct exanet_mbox *mb, void *buf, size_t buflen,
+			   struct exanet_msg_info *info)
+{
+	const volatile struct exanet_mbox_slot *slot;
+	uint32_t len;
+
+	if (!mb || (!buf && buflen))
+		return -EINVAL;
+	if (!slot_ready(mb, mb->head, mb->phase)) {
+		/* Publishing before reporting empty guarantees a drained queue
+		 * never NACKs FULL because of a HEAD we kept to ourselves. */
+		exanet_mbox_flush(mb);
+		return 0;
+	}
+	slot = &mb->queue[mb->head];
+	len = slot->len;
+	if (len >= 1 && len <= EXANET_MAX_PAYLOAD) {
+		if (!buf || buflen < len)
+			return -EMSGSIZE;
+		memcpy(buf, (const void *)slot->payload, len);
+	}
+	if (info) {
+		info->src_node = slot->src_node;
+		info->src_iface = slot->src_iface;
+		info->src_chan = slot->src_chan;
+		info->seq = slot->seq;
+		info->slot = mb->head;
+	}
+	if (++mb->head == mb->nslots) {
+		mb->head = 0;
+		mb->phase ^= EXANET_SLOT_PHASE;
+	}
+	if (++mb->unpublished >= mb->publish_batch)
+		exanet_mbox_flush(mb);
+	if (len < 1 || len > EXANET_MAX_PAYLOAD)
+		return -EIO;
+	return (ssize_t)len;
+}
+
+EXPORT ssize_t exanet_recv_wait(struct exanet_mbox *mb, void *buf, size_t buflen,
+				struct exanet_msg_info *info, int64_t timeout_ns)
+{
+	struct deadline dl;
+	ssize_t n;
+
+	if (!mb || (!buf && buflen))
+		return -EINVAL;
+	deadline_init(&dl, timeout_ns);
+	for (;;) {
+		n = exanet_recv(mb, buf, buflen, info);
+		if (n != 0)
+			return n;
+		if (timeout_ns == 0 || deadline_expired(&dl))
+			return -ETIMEDOUT;
+		cpu_relax();
+	}
+}
+
+EXPORT unsigned int exanet_mbox_pending(const struct exanet_mbox *mb)
+{
+	uint32_t idx, phase, n = 0;
+
+	if (!mb)
+		return 0;
+	idx = mb->head;
+	phase = mb->phase;
+	while (n < mb->nslots && slot_ready(mb, idx, phase)) {
+		n++;
+		if (++idx == mb->nslots) {
+			idx = 0;
+			phase ^= EXANET_SLOT_PHASE;
+		}
+	}
+	return n;
+}
+
+EXPORT uint32_t exanet_mbox_rx_count(const struct exanet_mbox *mb)
+{
+	return mb ? mmio_read32(mb->regs, EXANET_MBOX_RX_COUNT) : 0;
+}
+
+EXPORT uint32_t exanet_mbox_full_count(const struct exanet_mbox *mb)
+{
+	return mb ? mmio_read32(mb->regs, EXANET_MBOX_FULL_COUNT) : 0;
+}
+
+EXPORT uint32_t exanet_mbox_hw_tail(const struct exanet_mbox *mb)
+{
+	return mb ? mmio_read32(mb->regs, EXANET_MBOX_TAIL) : 0;
+}
+
+EXPORT uint32_t exanet_mbox_hw_head(const struct exanet_mbox *mb)
+{
+	return mb ? mmio_read32(mb->regs, EXANET_MBOX_HEAD) : 0;
+}
+
+/* ------------------------------------------------------------ strings */
+
+EXPORT const char *exanet_chan_state_str(unsigned int state)
+{
+	static const char *const names[] = {
+		[EXANET_CHAN_IDLE] = "IDLE", [EXANET_CHAN_ONGOING] = "ONGOING",
+		[EXANET_CHAN_ACK] = "ACK", [EXANET_CHAN_NACK] = "NACK",
+		[EXANET_CHAN_TIMEOUT] = "TIMEOUT",
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "UNKNOWN";
+}
+
+EXPORT const char *exanet_nack_reason_str(unsigned int reason)
+{
+	static const char *const names[] = {
+		[EXANET_NACK_NONE] = "NONE", [EXANET_NACK_PDID] = "PDID",
+		[EXANET_NACK_FULL] = "FULL", [EXANET_NACK_BAD_PACKET] = "BAD_PACKET",
+		[EXANET_NACK_DISABLED] = "DISABLED", [EXANET_NACK_NO_ROUTE] = "NO_ROUTE",
+	};
+
+	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "UNKNOWN";
+}
