@@ -1,0 +1,33 @@
+# Kernel modules (out of tree, Kbuild).  Included by the top-level Makefile,
+# which defines TOP, BUILD, KVER and KDIR.
+#
+#   make modules   build exanet.ko with W=1, copy it to build/modules/
+#   make sparse    rebuild the modules under sparse (C=2: check every file)
+
+KMOD_SRCS := $(wildcard $(TOP)/drivers/exanet/*.[ch]) $(TOP)/drivers/exanet/Kbuild \
+	$(TOP)/Kbuild $(TOP)/uapi/exanet.h
+KMOD_MAKE = $(MAKE) -C $(KDIR) M=$(TOP) W=1
+
+.PHONY: modules modules-clean sparse
+ALL_TARGETS += modules
+
+modules: $(BUILD)/modules/exanet.ko
+
+$(BUILD)/modules/exanet.ko: $(KMOD_SRCS)
+	@test -d "$(KDIR)" || { echo "modules: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }
+	$(KMOD_MAKE) modules
+	@mkdir -p $(dir $@)
+	cp $(TOP)/drivers/exanet/exanet.ko $@
+	cp $(TOP)/drivers/exanet/60-exanet.rules $(BUILD)/modules/
+
+sparse:
+	@test -d "$(KDIR)" || { echo "sparse: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }
+	$(KMOD_MAKE) C=2 modules
+
+modules-clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+
+CLEAN_FILES += $(TOP)/drivers/exanet/*.o $(TOP)/drivers/exanet/*.ko \
+	$(TOP)/drivers/exanet/*.mod $(TOP)/drivers/exanet/*.mod.c \
+	$(TOP)/drivers/exanet/.*.cmd $(TOP)/drivers/exanet/modules.order \
+	$(TOP)/modules.order $(TOP)/Module.symvers $(TOP)/.*.cmd

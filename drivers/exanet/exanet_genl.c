@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ExaNet NI driver: generic netlink family "exanet" (management).
+ *
+ * DEV_GET reports devices and their counters; PDID_BIND/PDID_UNBIND change
+ * the protection domain table and need CAP_NET_ADMIN (GENL_ADMIN_PERM, so
+ * the check is done by the netlink core); PDID_GET dumps the table.
+ */
+
+#include <linux/pid.h>
+#include <linux/threads.h>
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "exanet_drv.h"
+
+static struct netlink_range_validation exanet_pdid_range = {
+	.min = 1,
+	.max = EXANET_PDID_MAX,
+};
+
+static struct netlink_range_validation exanet_pid_range = {
+	.min = 1,
+	.max = PID_MAX_LIMIT,
+};
+
+static const struct nla_policy exanet_genl_policy[EXANET_ATTR_MAX + 1] = {
+	[EXANET_ATTR_DEV_INDEX]	= NLA_POLICY_MAX(NLA_U32, EXANET_MAX_DEVICES - 1),
+	[EXANET_ATTR_DEV_NAME]	= { .type = NLA_NUL_STRING, .len = 32 },
+	[EXANET_ATTR_NODE_ID]	= { .type = NLA_U32 },
+	[EXANET_ATTR_NUM_NODES]	= { .type = NLA_U32 },
+	[EXANET_ATTR_PKT_IN_USE] = { .type = NLA_U32 },
+	[EXANET_ATTR_MBOX_IN_USE] = { .type = NLA_U32 },
+	[EXANET_ATTR_COUNTERS]	= { .type = NLA_NESTED },
+	[EXANET_ATTR_PID]	= NLA_POLICY_FULL_RANGE(NLA_U32, &exanet_pid_range),
+	[EXANET_ATTR_PDID]	= NLA_POLICY_FULL_RANGE(NLA_U32, &exanet_pdid_range),
+	[EXANET_ATTR_PAD]	= { .type = NLA_UNSPEC },
+};
+
+static struct genl_family exanet_genl_family;
+
+/* Caller holds exanet_devices_lock; takes edev->lock for the registers. */
+static int exanet_genl_fill_dev(struct sk_buff *skb, struct exanet_dev *edev,
+				u32 portid, u32 seq, int flags)
+{
+	struct nlattr *counters;
+	unsigned int n;
+	void *hdr;
+	int ret = -EMSGSIZE;
+
+	hdr = genlmsg_put(skb, portid, seq, &exanet_genl_family, flags,
+			  EXANET_CMD_DEV_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		ret = -ENODEV;
+		goto cancel;
+	}
+	if (nla_put_u32(skb, EXANET_ATTR_DEV_INDEX, edev->index) ||
+	    nla_put_string(skb, EXANET_ATTR_DEV_NAME, dev_name(&edev->dev)) ||
+	    nla_put_u32(skb, EXANET_ATTR_NODE_ID, edev->node_id) ||
+	    nla_put_u32(skb, EXANET_ATTR_NUM_NODES, edev->num_nodes) ||
+	    nla_put_u32(skb, EXANET_ATTR_PKT_IN_USE, edev->pkt_in_use) ||
+	    nla_put_u32(skb, EXANET_ATTR_MBOX_IN_USE, edev->mbox_in_use))
+		goto cancel;
+
+	counters = nla_nest_start(skb, EXANET_ATTR_COUNTERS);
+	if (!counters)
+		goto cancel;
+	for (n = 0; n < EXANET_NUM_COUNTERS; n++) {
+		/*
+		 * Inside the nest, attribute types are counter numbers, so
+		 * EXANET_ATTR_PAD would collide with counter 9: pad with
+		 * the reserved type 0, which parsers skip.
+		 */
+		if (nla_put_u64_64bit(skb, n + 1, exanet_read_counter(edev, n),
+				      EXANET_ATTR_UNSPEC)) {
+			nla_nest_cancel(skb, counters);
+			goto cancel;
+		}
+	}
+	nla_nest_end(skb, counters);
+	mutex_unlock(&edev->lock);
+	genlmsg_end(skb, hdr);
+	return 0;
+
+cancel:
+	mutex_unlock(&edev->lock);
+	genlmsg_cancel(skb, hdr);
+	return ret;
+}
+
+static int exanet_genl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct exanet_dev *edev;
+	struct sk_buff *msg;
+	u32 index;
+	int ret = -ENODEV;
+
+	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_DEV_INDEX))
+		return -EINVAL;
+	index = nla_get_u32(info->attrs[EXANET_ATTR_DEV_INDEX]);
+
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	mutex_lock(&exanet_devices_lock);
+	list_for_each_entry(edev, &exanet_devices, list) {
+		if (edev->index == index) {
+			ret = exanet_genl_fill_dev(msg, edev, info->snd_portid,
+						   info->snd_seq, 0);
+			break;
+		}
+	}
+	mutex_unlock(&exanet_devices_lock);
+
+	if (ret) {
+		if (ret == -ENODEV)
+			NL_SET_ERR_MSG_ATTR(info->extack,
+					    info->attrs[EXANET_ATTR_DEV_INDEX],
+					    "no such ExaNet device");
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+static int exanet_genl_dev_get_dumpit(struct sk_buff *skb,
+				      struct netlink_callback *cb)
+{
+	struct exanet_dev *edev;
+	unsigned long skip = cb->args[0], idx = 0;
+	int ret = 0;
+
+	mutex_lock(&exanet_devices_lock);
+	list_for_each_entry(edev, &exanet_devices, list) {
+		if (idx++ < skip)
+			continue;
+		ret = exanet_genl_fill_dev(skb, edev,
+					   NETLINK_CB(cb->skb).portid,
+					   cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		if (ret == -ENODEV) {	/* being removed: skip it */
+			ret = 0;
+		} else if (ret) {
+			idx--;
+			break;
+		}
+	}
+	mutex_unlock(&exanet_devices_lock);
+	cb->args[0] = idx;
+
+	/* A partial message asks for another round; an empty one is an error. */
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	return ret ? ret : skb->len;
+}
+
+static int exanet_genl_pdid_bind_doit(struct sk_buff *skb,
+				      struct genl_info *info)
+{
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PID) ||
+	    GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PDID))
+		return -EINVAL;
+
+	ret = exanet_pdid_bind(nla_get_u32(info->attrs[EXANET_ATTR_PID]),
+			       nla_get_u32(info->attrs[EXANET_ATTR_PDID]));
+	if (ret == -ESRCH)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
+				    "no such process");
+	else if (ret == -ENOSPC)
+		NL_SET_ERR_MSG(info->extack, "PDID binding table full");
+	return ret;
+}
+
+static int exanet_genl_pdid_unbind_doit(struct sk_buff *skb,
+					struct genl_info *info)
+{
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PID))
+		return -EINVAL;
+
+	ret = exanet_pdid_unbind(nla_get_u32(info->attrs[EXANET_ATTR_PID]));
+	if (ret == -ESRCH)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
+				    "no such process");
+	else if (ret == -ENOENT)
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
+				    "process has no PDID binding");
+	return ret;
+}
+
+struct exanet_pdid_dump_ctx {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+};
+
+static int exanet_genl_put_binding(void *arg, pid_t nr, u32 pdid)
+{
+	struct exanet_pdid_dump_ctx *ctx = arg;
+	void *hdr;
+
+	hdr = genlmsg_put(ctx->skb, NETLINK_CB(ctx->cb->skb).portid,
+			  ctx->cb->nlh->nlmsg_seq, &exanet_genl_family,
+			  NLM_F_MULTI, EXANET_CMD_PDID_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(ctx->skb, EXANET_ATTR_PID, nr) ||
+	    nla_put_u32(ctx->skb, EXANET_ATTR_PDID, pdid)) {
+		genlmsg_cancel(ctx->skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(ctx->skb, hdr);
+	return 0;
+}
+
+static int exanet_genl_pdid_get_dumpit(struct sk_buff *skb,
+				       struct netlink_callback *cb)
+{
+	struct exanet_pdid_dump_ctx ctx = { .skb = skb, .cb = cb };
+	int ret;
+
+	ret = exanet_pdid_for_each(&cb->args[0], exanet_genl_put_binding, &ctx);
+	if (ret == -EMSGSIZE && skb->len)
+		return skb->len;
+	return ret ? ret : skb->len;
+}
+
+static const struct genl_small_ops exanet_genl_ops[] = {
+	{
+		.cmd	= EXANET_CMD_DEV_GET,
+		.doit	= exanet_genl_dev_get_doit,
+		.dumpit	= exanet_genl_dev_get_dumpit,
+	},
+	{
+		.cmd	= EXANET_CMD_PDID_BIND,
+		.doit	= exanet_genl_pdid_bind_doit,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= EXANET_CMD_PDID_UNBIND,
+		.doit	= exanet_genl_pdid_unbind_doit,
+		.flags	= GENL_ADMIN_PERM,
+	},
+	{
+		.cmd	= EXANET_CMD_PDID_GET,
+		.dumpit	= exanet_genl_pdid_get_dumpit,
+	},
+};
+
+static struct genl_family exanet_genl_family __ro_after_init = {
+	.name		= EXANET_GENL_NAME,
+	.version	= EXANET_GENL_VERSION,
+	.maxattr	= EXANET_ATTR_MAX,
+	.policy		= exanet_genl_policy,
+	.module		= THIS_MODULE,
+	.small_ops	= exanet_genl_ops,
+	.n_small_ops	= ARRAY_SIZE(exanet_genl_ops),
+	.resv_start_op	= EXANET_CMD_MAX + 1,
+};
+
+int exanet_genl_init(void)
+{
+	return genl_register_family(&exanet_genl_family);
+}
+
+void exanet_genl_exit(void)
+{
+	genl_unregister_family(&exanet_genl_family);
+}

@@ -1,0 +1,932 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ExaNet NI driver: PCI device, character device, ioctls and mmap.
+ *
+ * The NI exposes 64 packetizer and 64 mailbox interfaces, one 4 KiB MMIO
+ * page each (BAR1, BAR2), plus a privileged control page (BAR0).  The
+ * driver hands interfaces to open files, stamps them with the file's
+ * protection domain (PDID), and lets the owner map exactly its own pages.
+ * Mappings are populated on fault and checked against the current owner,
+ * so freeing an interface (zap, then free) revokes access even from a
+ * mapping created concurrently.
+ */
+
+#include <linux/bitops.h>
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/idr.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "exanet_drv.h"
+
+/* ------------------------------------------------------------ parameters */
+
+static unsigned int default_pdid = 1;
+static unsigned int max_pkt_per_file = 8;
+static unsigned int max_mbox_per_file = 8;
+static unsigned int retx_timeout_us = EXANET_DEFAULT_RETX_TIMEOUT_US;
+static unsigned int retx_max = EXANET_DEFAULT_RETX_MAX;
+
+static int exanet_param_set_pdid(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, EXANET_PDID_NONE, EXANET_PDID_MAX);
+}
+
+static const struct kernel_param_ops exanet_pdid_param_ops = {
+	.set = exanet_param_set_pdid,
+	.get = param_get_uint,
+};
+
+static int exanet_param_set_limit(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, EXANET_NUM_PKT_IFACES);
+}
+
+static const struct kernel_param_ops exanet_limit_param_ops = {
+	.set = exanet_param_set_limit,
+	.get = param_get_uint,
+};
+
+static int exanet_param_set_timeout(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 10 * USEC_PER_SEC);
+}
+
+static const struct kernel_param_ops exanet_timeout_param_ops = {
+	.set = exanet_param_set_timeout,
+	.get = param_get_uint,
+};
+
+static int exanet_param_set_retries(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, 255);
+}
+
+static const struct kernel_param_ops exanet_retries_param_ops = {
+	.set = exanet_param_set_retries,
+	.get = param_get_uint,
+};
+
+module_param_cb(default_pdid, &exanet_pdid_param_ops, &default_pdid, 0644);
+MODULE_PARM_DESC(default_pdid,
+		 "PDID for processes without a bound ancestor, 0 = refuse open (default 1)");
+module_param_cb(max_pkt_per_file, &exanet_limit_param_ops, &max_pkt_per_file, 0644);
+MODULE_PARM_DESC(max_pkt_per_file,
+		 "Packetizer interfaces one open file may hold, 1..64 (default 8)");
+module_param_cb(max_mbox_per_file, &exanet_limit_param_ops, &max_mbox_per_file, 0644);
+MODULE_PARM_DESC(max_mbox_per_file,
+		 "Mailbox interfaces one open file may hold, 1..64 (default 8)");
+module_param_cb(retx_timeout_us, &exanet_timeout_param_ops, &retx_timeout_us, 0444);
+MODULE_PARM_DESC(retx_timeout_us,
+		 "Initial retransmission timeout in microseconds, programmed at probe (default "
+		 __stringify(EXANET_DEFAULT_RETX_TIMEOUT_US) ")");
+module_param_cb(retx_max, &exanet_retries_param_ops, &retx_max, 0444);
+MODULE_PARM_DESC(retx_max,
+		 "Retransmissions before a channel reports TIMEOUT, programmed at probe (default "
+		 __stringify(EXANET_DEFAULT_RETX_MAX) ")");
+
+/* ---------------------------------------------------------------- globals */
+
+DEFINE_MUTEX(exanet_devices_lock);
+LIST_HEAD(exanet_devices);
+
+static DEFINE_IDA(exanet_minors);
+static dev_t exanet_devt;
+
+/* ------------------------------------------------------------- registers */
+
+static u32 exanet_rd(struct exanet_dev *edev, unsigned int reg)
+{
+	return ioread32(edev->ctrl + reg);
+}
+
+static void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val)
+{
+	iowrite32(val, edev->ctrl + reg);
+}
+
+/* Caller holds edev->lock and has checked !edev->dead. */
+u64 exanet_read_counter(struct exanet_dev *edev, unsigned int n)
+{
+	lockdep_assert_held(&edev->lock);
+	return lo_hi_readq(edev->ctrl + EXANET_REG_COUNTER(n));
+}
+
+/* Reset the NI: every interface disabled, no DMA after the read-back. */
+static void exanet_hw_reset(struct exanet_dev *edev)
+{
+	exanet_wr(edev, EXANET_REG_CTRL, EXANET_CTRL_RESET);
+	exanet_rd(edev, EXANET_REG_ID);
+}
+
+/* ------------------------------------------------------ mmap offset code */
+
+#define EXANET_MMAP_INDEX_MASK	0xffull
+#define EXANET_MMAP_INNER_MASK	((1ull << EXANET_MMAP_INDEX_SHIFT) - 1)
+
+static void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len)
+{
+	unmap_mapping_range(ef->mapping, EXANET_MMAP_OFFSET(kind, index),
+			    PAGE_ALIGN(len), 1);
+}
+
+/* ------------------------------------------------------------ interfaces */
+
+static void exanet_pkt_release(struct exanet_dev *edev, u32 i)
+{
+	struct exanet_file *ef = edev->pkt_owner[i];
+
+	lockdep_assert_held(&edev->lock);
+	/* Disabling aborts the channels; the read-back flushes the write. */
+	exanet_wr(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_ENABLE, 0);
+	exanet_rd(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_ENABLE);
+	exanet_zap(ef, EXANET_MMAP_PKT, i, EXANET_IFACE_PAGE_SIZE);
+	edev->pkt_owner[i] = NULL;
+	edev->pkt_in_use--;
+	ef->npkt--;
+}
+
+static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
+{
+	struct exanet_mbox *mb = &edev->mbox[m];
+	struct exanet_file *ef = mb->owner;
+
+	lockdep_assert_held(&edev->lock);
+	/* No DMA into the queue once ENABLE reads back clear. */
+	exanet_wr(edev, EXANET_REG_MBOX_BASE(m) + EXANET_MBOX_ENABLE, 0);
+	exanet_rd(edev, EXANET_REG_MBOX_BASE(m) + EXANET_MBOX_ENABLE);
+	exanet_zap(ef, EXANET_MMAP_MBOX_REGS, m, EXANET_IFACE_PAGE_SIZE);
+	exanet_zap(ef, EXANET_MMAP_MBOX_QUEUE, m, mb->alloc_size);
+	dma_free_coherent(&edev->pdev->dev, mb->alloc_size, mb->queue,
+			  mb->queue_dma);
+	memset(mb, 0, sizeof(*mb));
+	edev->mbox_in_use--;
+	ef->nmbox--;
+}
+
+static int exanet_ioctl_get_info(struct exanet_file *ef, void __user *uarg)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_info info;
+
+	memset(&info, 0, sizeof(info));
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		mutex_unlock(&edev->lock);
+		return -ENODEV;
+	}
+	info.abi_version = EXANET_ABI_VERSION;
+	info.node_id = edev->node_id;
+	info.num_nodes = edev->num_nodes;
+	info.pdid = ef->pdid;
+	info.num_pkt_ifaces = edev->num_pkt;
+	info.num_mbox_ifaces = edev->num_mbox;
+	info.pkt_channels = edev->pkt_channels;
+	info.max_payload = EXANET_MAX_PAYLOAD;
+	mutex_unlock(&edev->lock);
+
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+/*
+ * User memory is never touched with edev->lock held: the user buffer may
+ * be one of our own mappings, whose fault handler takes the lock.
+ */
+static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_pkt_alloc req;
+	u32 i;
+	int ret = 0;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags)
+		return -EINVAL;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	if (ef->npkt >= READ_ONCE(max_pkt_per_file)) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	for (i = 0; i < edev->num_pkt; i++)
+		if (!edev->pkt_owner[i])
+			break;
+	if (i == edev->num_pkt) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	exanet_wr(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_PDID, ef->pdid);
+	exanet_wr(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_ENABLE, 1);
+	edev->pkt_owner[i] = ef;
+	edev->pkt_in_use++;
+	ef->npkt++;
+unlock:
+	mutex_unlock(&edev->lock);
+	if (ret)
+		return ret;
+
+	req.iface = i;
+	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_PKT, i);
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		mutex_lock(&edev->lock);
+		if (!edev->dead && edev->pkt_owner[i] == ef)
+			exanet_pkt_release(edev, i);
+		mutex_unlock(&edev->lock);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int exanet_ioctl_pkt_free(struct exanet_file *ef, u32 __user *uarg)
+{
+	struct exanet_dev *edev = ef->edev;
+	int ret = 0;
+	u32 i;
+
+	if (get_user(i, uarg))
+		return -EFAULT;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead)
+		ret = -ENODEV;
+	else if (i >= edev->num_pkt || !edev->pkt_owner[i])
+		ret = -EINVAL;
+	else if (edev->pkt_owner[i] != ef)
+		ret = -EACCES;
+	else
+		exanet_pkt_release(edev, i);
+	mutex_unlock(&edev->lock);
+	return ret;
+}
+
+static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_mbox_alloc req;
+	struct exanet_mbox *mb;
+	void __iomem *regs;
+	int ret = 0;
+	u32 m;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.nslots < EXANET_MBOX_MIN_SLOTS ||
+	    req.nslots > EXANET_MBOX_MAX_SLOTS || !is_power_of_2(req.nslots))
+		return -EINVAL;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	if (ef->nmbox >= READ_ONCE(max_mbox_per_file)) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	for (m = 0; m < edev->num_mbox; m++)
+		if (!edev->mbox[m].owner)
+			break;
+	if (m == edev->num_mbox) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+
+	mb = &edev->mbox[m];
+	mb->nslots = req.nslots;
+	mb->queue_size = (size_t)req.nslots * EXANET_MBOX_SLOT_SIZE;
+	mb->alloc_size = PAGE_ALIGN(mb->queue_size);
+	/* Zeroed, so every slot starts with phase 0 (not yet owned by SW). */
+	mb->queue = dma_alloc_coherent(&edev->pdev->dev, mb->alloc_size,
+				       &mb->queue_dma, GFP_KERNEL);
+	if (!mb->queue) {
+		memset(mb, 0, sizeof(*mb));
+		ret = -ENOMEM;
+		goto unlock;
+	}
+	regs = edev->ctrl + EXANET_REG_MBOX_BASE(m);
+	iowrite32(lower_32_bits(mb->queue_dma), regs + EXANET_MBOX_QBASE_LO);
+	iowrite32(upper_32_bits(mb->queue_dma), regs + EXANET_MBOX_QBASE_HI);
+	iowrite32(mb->nslots, regs + EXANET_MBOX_NSLOTS);
+	iowrite32(ef->pdid, regs + EXANET_MBOX_PDID);
+	iowrite32(1, regs + EXANET_MBOX_ENABLE);
+	mb->owner = ef;
+	edev->mbox_in_use++;
+	ef->nmbox++;
+unlock:
+	mutex_unlock(&edev->lock);
+	if (ret)
+		return ret;
+
+	req.mbox = m;
+	req.regs_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_MBOX_REGS, m);
+	req.queue_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_MBOX_QUEUE, m);
+	req.queue_size = (u64)req.nslots * EXANET_MBOX_SLOT_SIZE;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		mutex_lock(&edev->lock);
+		if (!edev->dead && edev->mbox[m].owner == ef)
+			exanet_mbox_release(edev, m);
+		mutex_unlock(&edev->lock);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int exanet_ioctl_mbox_free(struct exanet_file *ef, u32 __user *uarg)
+{
+	struct exanet_dev *edev = ef->edev;
+	int ret = 0;
+	u32 m;
+
+	if (get_user(m, uarg))
+		return -EFAULT;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead)
+		ret = -ENODEV;
+	else if (m >= edev->num_mbox || !edev->mbox[m].owner)
+		ret = -EINVAL;
+	else if (edev->mbox[m].owner != ef)
+		ret = -EACCES;
+	else
+		exanet_mbox_release(edev, m);
+	mutex_unlock(&edev->lock);
+	return ret;
+}
+
+static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct exanet_file *ef = file->private_data;
+	void __user *uarg = (void __user *)arg;
+
+	if (_IOC_TYPE(cmd) != EXANET_IOC_MAGIC)
+		return -ENOTTY;
+	/* Interfaces belong to the opener, not to inherited descriptors. */
+	if (current->mm != ef->mm)
+		return -EACCES;
+
+	switch (cmd) {
+	case EXANET_IOC_GET_INFO:
+		return exanet_ioctl_get_info(ef, uarg);
+	case EXANET_IOC_PKT_ALLOC:
+		return exanet_ioctl_pkt_alloc(ef, uarg);
+	case EXANET_IOC_PKT_FREE:
+		return exanet_ioctl_pkt_free(ef, uarg);
+	case EXANET_IOC_MBOX_ALLOC:
+		return exanet_ioctl_mbox_alloc(ef, uarg);
+	case EXANET_IOC_MBOX_FREE:
+		return exanet_ioctl_mbox_free(ef, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* ------------------------------------------------------------------ mmap */
+
+/*
+ * Decode a file page offset into kind, index and page within the object.
+ * Works for split VMAs too, because every page carries its full offset.
+ */
+static bool exanet_decode_pgoff(unsigned long pgoff, u32 *kind, u32 *index,
+				unsigned long *page)
+{
+	u64 off = (u64)pgoff << PAGE_SHIFT;
+
+	*kind = off >> EXANET_MMAP_KIND_SHIFT;
+	*index = (off >> EXANET_MMAP_INDEX_SHIFT) & EXANET_MMAP_INDEX_MASK;
+	*page = (off & EXANET_MMAP_INNER_MASK) >> PAGE_SHIFT;
+	return off == EXANET_MMAP_OFFSET(*kind, *index) +
+		      ((u64)*page << PAGE_SHIFT);
+}
+
+static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct exanet_file *ef = vma->vm_file->private_data;
+	struct exanet_dev *edev = ef->edev;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+	unsigned long page, pfn = 0;
+	struct exanet_mbox *mb;
+	u32 kind, index;
+
+	if (!exanet_decode_pgoff(vmf->pgoff, &kind, &index, &page))
+		return VM_FAULT_SIGBUS;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead)
+		goto out;
+	switch (kind) {
+	case EXANET_MMAP_PKT:
+		if (index >= edev->num_pkt || edev->pkt_owner[index] != ef ||
+		    page)
+			goto out;
+		pfn = PHYS_PFN(edev->pkt_bar_phys) +
+		      index * (EXANET_IFACE_PAGE_SIZE >> PAGE_SHIFT);
+		break;
+	case EXANET_MMAP_MBOX_REGS:
+		if (index >= edev->num_mbox || edev->mbox[index].owner != ef ||
+		    page)
+			goto out;
+		pfn = PHYS_PFN(edev->mbox_bar_phys) +
+		      index * (EXANET_IFACE_PAGE_SIZE >> PAGE_SHIFT);
+		break;
+	case EXANET_MMAP_MBOX_QUEUE:
+		if (index >= edev->num_mbox)
+			goto out;
+		mb = &edev->mbox[index];
+		if (mb->owner != ef || page >= mb->alloc_size >> PAGE_SHIFT)
+			goto out;
+		if (is_vmalloc_addr(mb->queue))
+			pfn = vmalloc_to_pfn(mb->queue + (page << PAGE_SHIFT));
+		else
+			pfn = PHYS_PFN(virt_to_phys(mb->queue +
+						    (page << PAGE_SHIFT)));
+		break;
+	default:
+		goto out;
+	}
+	ret = vmf_insert_pfn(vma, vmf->address, pfn);
+out:
+	mutex_unlock(&edev->lock);
+	return ret;
+}
+
+static const struct vm_operations_struct exanet_vm_ops = {
+	.fault = exanet_vm_fault,
+};
+
+static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct exanet_file *ef = file->private_data;
+	struct exanet_dev *edev = ef->edev;
+	unsigned long len = vma->vm_end - vma->vm_start;
+	unsigned long page;
+	bool mmio = true;
+	u32 kind, index;
+	int ret = 0;
+
+	if (current->mm != ef->mm)
+		return -EACCES;
+	if (!exanet_decode_pgoff(vma->vm_pgoff, &kind, &index, &page) || page)
+		return -EINVAL;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	switch (kind) {
+	case EXANET_MMAP_PKT:
+		if (index >= edev->num_pkt)
+			ret = -EINVAL;
+		else if (edev->pkt_owner[index] != ef)
+			ret = -EACCES;
+		else if (len != EXANET_IFACE_PAGE_SIZE)
+			ret = -EINVAL;
+		break;
+	case EXANET_MMAP_MBOX_REGS:
+		if (index >= edev->num_mbox)
+			ret = -EINVAL;
+		else if (edev->mbox[index].owner != ef)
+			ret = -EACCES;
+		else if (len != EXANET_IFACE_PAGE_SIZE)
+			ret = -EINVAL;
+		break;
+	case EXANET_MMAP_MBOX_QUEUE:
+		mmio = false;
+		if (index >= edev->num_mbox)
+			ret = -EINVAL;
+		else if (edev->mbox[index].owner != ef)
+			ret = -EACCES;
+		else if (len != edev->mbox[index].alloc_size)
+			ret = -EINVAL;
+		else if (vma->vm_flags & VM_WRITE)
+			ret = -EPERM;
+		break;
+	default:
+		ret = -EINVAL;
+	}
+unlock:
+	mutex_unlock(&edev->lock);
+	if (ret)
+		return ret;
+
+	if (mmio) {
+		/* A private writable PFN mapping would be a COW mapping. */
+		if (!(vma->vm_flags & VM_SHARED))
+			return -EINVAL;
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	} else {
+		/* The NI writes the queue; user space only reads it. */
+		vma->vm_flags &= ~VM_MAYWRITE;
+	}
+	/*
+	 * Pages are inserted on fault after an ownership check.  VM_IO keeps
+	 * madvise(MADV_DOFORK) from clearing VM_DONTCOPY, so children never
+	 * inherit the mapping.
+	 */
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
+			 VM_DONTDUMP;
+	vma->vm_ops = &exanet_vm_ops;
+	return 0;
+}
+
+/* ------------------------------------------------------- open / release */
+
+static int exanet_open(struct inode *inode, struct file *file)
+{
+	struct exanet_dev *edev = container_of(inode->i_cdev,
+					       struct exanet_dev, cdev);
+	struct exanet_file *ef;
+	bool dead;
+	u32 pdid;
+
+	mutex_lock(&edev->lock);
+	dead = edev->dead;
+	mutex_unlock(&edev->lock);
+	if (dead)
+		return -ENODEV;
+	if (!current->mm)
+		return -EINVAL;
+
+	pdid = exanet_pdid_resolve(READ_ONCE(default_pdid));
+	if (pdid == EXANET_PDID_NONE)
+		return -EACCES;
+
+	ef = kzalloc(sizeof(*ef), GFP_KERNEL);
+	if (!ef)
+		return -ENOMEM;
+	ef->pdid = pdid;
+	ef->mapping = file->f_mapping;
+	ef->mm = current->mm;
+	mmgrab(ef->mm);		/* keeps the pointer unique while we compare */
+	get_device(&edev->dev);
+	ef->edev = edev;
+	file->private_data = ef;
+	return nonseekable_open(inode, file);
+}
+
+static int exanet_release(struct inode *inode, struct file *file)
+{
+	struct exanet_file *ef = file->private_data;
+	struct exanet_dev *edev = ef->edev;
+	u32 i;
+
+	mutex_lock(&edev->lock);
+	if (!edev->dead) {
+		for (i = 0; i < edev->num_pkt; i++)
+			if (edev->pkt_owner[i] == ef)
+				exanet_pkt_release(edev, i);
+		for (i = 0; i < edev->num_mbox; i++)
+			if (edev->mbox[i].owner == ef)
+				exanet_mbox_release(edev, i);
+	}
+	mutex_unlock(&edev->lock);
+
+	mmdrop(ef->mm);
+	put_device(&edev->dev);
+	kfree(ef);
+	return 0;
+}
+
+static const struct file_operations exanet_fops = {
+	.owner		= THIS_MODULE,
+	.open		= exanet_open,
+	.release	= exanet_release,
+	.unlocked_ioctl	= exanet_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= exanet_mmap,
+	.llseek		= no_llseek,
+};
+
+/* ----------------------------------------------------------------- sysfs */
+
+static struct exanet_dev *to_exanet_dev(struct device *dev)
+{
+	return container_of(dev, struct exanet_dev, dev);
+}
+
+static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_exanet_dev(dev)->node_id);
+}
+static DEVICE_ATTR_RO(node_id);
+
+static ssize_t num_nodes_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_exanet_dev(dev)->num_nodes);
+}
+static DEVICE_ATTR_RO(num_nodes);
+
+static ssize_t pkt_in_use_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_exanet_dev(dev)->pkt_in_use));
+}
+static DEVICE_ATTR_RO(pkt_in_use);
+
+static ssize_t mbox_in_use_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_exanet_dev(dev)->mbox_in_use));
+}
+static DEVICE_ATTR_RO(mbox_in_use);
+
+static const char * const exanet_counter_names[EXANET_NUM_COUNTERS] = {
+	[EXANET_CNT_TX_PACKETS]		= "tx_packets",
+	[EXANET_CNT_TX_ACKED]		= "tx_acked",
+	[EXANET_CNT_TX_NACKED]		= "tx_nacked",
+	[EXANET_CNT_TX_RETRANSMITS]	= "tx_retransmits",
+	[EXANET_CNT_TX_TIMEOUTS]	= "tx_timeouts",
+	[EXANET_CNT_RX_DELIVERED]	= "rx_delivered",
+	[EXANET_CNT_RX_DUPLICATES]	= "rx_duplicates",
+	[EXANET_CNT_RX_NACK_PDID]	= "rx_nack_pdid",
+	[EXANET_CNT_RX_NACK_FULL]	= "rx_nack_full",
+	[EXANET_CNT_RX_NACK_DISABLED]	= "rx_nack_disabled",
+	[EXANET_CNT_RX_NACK_BAD]	= "rx_nack_bad",
+	[EXANET_CNT_RX_CORRUPT]		= "rx_corrupt",
+	[EXANET_CNT_DOORBELL_BUSY]	= "doorbell_busy",
+	[EXANET_CNT_DMA_ERRORS]		= "dma_errors",
+};
+
+static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct exanet_dev *edev = to_exanet_dev(dev);
+	ssize_t len = 0;
+	unsigned int n;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		mutex_unlock(&edev->lock);
+		return -ENODEV;
+	}
+	for (n = 0; n < EXANET_NUM_COUNTERS; n++)
+		len += sysfs_emit_at(buf, len, "%s %llu\n",
+				     exanet_counter_names[n],
+				     exanet_read_counter(edev, n));
+	mutex_unlock(&edev->lock);
+	return len;
+}
+static DEVICE_ATTR_RO(counters);
+
+static struct attribute *exanet_attrs[] = {
+	&dev_attr_node_id.attr,
+	&dev_attr_num_nodes.attr,
+	&dev_attr_pkt_in_use.attr,
+	&dev_attr_mbox_in_use.attr,
+	&dev_attr_counters.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(exanet);
+
+/* Protection is by PDID, not by file mode (udev rule agrees). */
+static char *exanet_devnode(struct device *dev, umode_t *mode)
+{
+	if (mode)
+		*mode = 0666;
+	return NULL;
+}
+
+static struct class exanet_class = {
+	.name		= EXANET_DRV_NAME,
+	.owner		= THIS_MODULE,
+	.devnode	= exanet_devnode,
+	.dev_groups	= exanet_groups,
+};
+
+/* ------------------------------------------------------------------- PCI */
+
+static void exanet_dev_release(struct device *dev)
+{
+	struct exanet_dev *edev = to_exanet_dev(dev);
+
+	ida_free(&exanet_minors, edev->index);
+	pci_dev_put(edev->pdev);
+	kfree(edev);
+}
+
+static int exanet_check_bar(struct pci_dev *pdev, int bar, resource_size_t size)
+{
+	if (!(pci_resource_flags(pdev, bar) & IORESOURCE_MEM) ||
+	    pci_resource_len(pdev, bar) < size) {
+		dev_err(&pdev->dev, "BAR%d missing or smaller than %#llx\n",
+			bar, (unsigned long long)size);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct exanet_dev *edev;
+	void __iomem *ctrl;
+	u32 magic, version, caps;
+	int index, ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = exanet_check_bar(pdev, EXANET_BAR_CTRL, EXANET_BAR_CTRL_SIZE) ?:
+	      exanet_check_bar(pdev, EXANET_BAR_PKT, EXANET_BAR_PKT_SIZE) ?:
+	      exanet_check_bar(pdev, EXANET_BAR_MBOX, EXANET_BAR_MBOX_SIZE);
+	if (ret)
+		return ret;
+	/* BAR0 is mapped for the kernel; BAR1/2 are only reserved. */
+	ret = pcim_iomap_regions(pdev, BIT(EXANET_BAR_CTRL), EXANET_DRV_NAME);
+	if (ret)
+		return ret;
+	ret = pci_request_region(pdev, EXANET_BAR_PKT, EXANET_DRV_NAME);
+	if (ret)
+		return ret;
+	ret = pci_request_region(pdev, EXANET_BAR_MBOX, EXANET_DRV_NAME);
+	if (ret)
+		return ret;
+	ctrl = pcim_iomap_table(pdev)[EXANET_BAR_CTRL];
+
+	magic = ioread32(ctrl + EXANET_REG_ID);
+	version = ioread32(ctrl + EXANET_REG_VERSION);
+	if (magic != EXANET_ID_MAGIC || version != EXANET_HW_VERSION) {
+		dev_err(&pdev->dev, "unsupported device: id %#x version %u\n",
+			magic, version);
+		return -ENODEV;
+	}
+
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret) {
+		dev_err(&pdev->dev, "no usable DMA configuration\n");
+		return ret;
+	}
+
+	index = ida_alloc_max(&exanet_minors, EXANET_MAX_DEVICES - 1,
+			      GFP_KERNEL);
+	if (index < 0)
+		return index;
+	edev = kzalloc(sizeof(*edev), GFP_KERNEL);
+	if (!edev) {
+		ida_free(&exanet_minors, index);
+		return -ENOMEM;
+	}
+	edev->pdev = pci_dev_get(pdev);
+	edev->ctrl = ctrl;
+	edev->index = index;
+	edev->pkt_bar_phys = pci_resource_start(pdev, EXANET_BAR_PKT);
+	edev->mbox_bar_phys = pci_resource_start(pdev, EXANET_BAR_MBOX);
+	mutex_init(&edev->lock);
+	INIT_LIST_HEAD(&edev->list);
+
+	/* From here on, edev is freed by exanet_dev_release(). */
+	device_initialize(&edev->dev);
+	edev->dev.class = &exanet_class;
+	edev->dev.parent = &pdev->dev;
+	edev->dev.devt = MKDEV(MAJOR(exanet_devt), index);
+	edev->dev.release = exanet_dev_release;
+	dev_set_drvdata(&edev->dev, edev);
+	ret = dev_set_name(&edev->dev, EXANET_DRV_NAME "%d", index);
+	if (ret)
+		goto put;
+
+	exanet_hw_reset(edev);
+	exanet_wr(edev, EXANET_REG_RETX_TIMEOUT_US, retx_timeout_us);
+	exanet_wr(edev, EXANET_REG_RETX_MAX, retx_max);
+	edev->node_id = exanet_rd(edev, EXANET_REG_NODE_ID);
+	edev->num_nodes = exanet_rd(edev, EXANET_REG_NUM_NODES);
+	caps = exanet_rd(edev, EXANET_REG_CAPS);
+	edev->num_pkt = min_t(u32, EXANET_CAPS_PKT_IFACES(caps),
+			      EXANET_NUM_PKT_IFACES);
+	edev->num_mbox = min_t(u32, EXANET_CAPS_MBOX_IFACES(caps),
+			       EXANET_NUM_MBOX_IFACES);
+	edev->pkt_channels = EXANET_CAPS_PKT_CHANNELS(caps);
+	if (!edev->num_pkt || !edev->num_mbox) {
+		dev_err(&pdev->dev, "device reports no interfaces (caps %#x)\n",
+			caps);
+		ret = -ENODEV;
+		goto put;
+	}
+
+	pci_set_master(pdev);
+	pci_set_drvdata(pdev, edev);
+
+	cdev_init(&edev->cdev, &exanet_fops);
+	edev->cdev.owner = THIS_MODULE;
+	ret = cdev_device_add(&edev->cdev, &edev->dev);
+	if (ret)
+		goto put;
+
+	mutex_lock(&exanet_devices_lock);
+	list_add_tail(&edev->list, &exanet_devices);
+	mutex_unlock(&exanet_devices_lock);
+
+	dev_info(&pdev->dev,
+		 "%s: node %u of %u, %u packetizer x %u channels, %u mailboxes\n",
+		 dev_name(&edev->dev), edev->node_id, edev->num_nodes,
+		 edev->num_pkt, edev->pkt_channels, edev->num_mbox);
+	return 0;
+
+put:
+	put_device(&edev->dev);
+	return ret;
+}
+
+static void exanet_remove(struct pci_dev *pdev)
+{
+	struct exanet_dev *edev = pci_get_drvdata(pdev);
+	u32 i;
+
+	mutex_lock(&exanet_devices_lock);
+	list_del_init(&edev->list);
+	mutex_unlock(&exanet_devices_lock);
+
+	/* No new opens; open files keep edev alive but see it dead. */
+	cdev_device_del(&edev->cdev, &edev->dev);
+
+	mutex_lock(&edev->lock);
+	edev->dead = true;
+	exanet_hw_reset(edev);
+	for (i = 0; i < edev->num_pkt; i++)
+		if (edev->pkt_owner[i])
+			exanet_pkt_release(edev, i);
+	for (i = 0; i < edev->num_mbox; i++)
+		if (edev->mbox[i].owner)
+			exanet_mbox_release(edev, i);
+	mutex_unlock(&edev->lock);
+
+	pci_clear_master(pdev);
+	dev_info(&pdev->dev, "%s removed\n", dev_name(&edev->dev));
+	put_device(&edev->dev);
+}
+
+static const struct pci_device_id exanet_pci_ids[] = {
+	{ PCI_DEVICE(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, exanet_pci_ids);
+
+static struct pci_driver exanet_pci_driver = {
+	.name		= EXANET_DRV_NAME,
+	.id_table	= exanet_pci_ids,
+	.probe		= exanet_probe,
+	.remove		= exanet_remove,
+};
+
+/* ---------------------------------------------------------------- module */
+
+static int __init exanet_init(void)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(&exanet_devt, 0, EXANET_MAX_DEVICES,
+				  EXANET_DRV_NAME);
+	if (ret)
+		return ret;
+	ret = class_register(&exanet_class);
+	if (ret)
+		goto unregister_chrdev;
+	ret = exanet_genl_init();
+	if (ret)
+		goto unregister_class;
+	ret = pci_register_driver(&exanet_pci_driver);
+	if (ret)
+		goto unregister_genl;
+	return 0;
+
+unregister_genl:
+	exanet_genl_exit();
+unregister_class:
+	class_unregister(&exanet_class);
+unregister_chrdev:
+	unregister_chrdev_region(exanet_devt, EXANET_MAX_DEVICES);
+	return ret;
+}
+
+static void __exit exanet_exit(void)
+{
+	pci_unregister_driver(&exanet_pci_driver);
+	exanet_genl_exit();
+	exanet_pdid_exit();
+	class_unregister(&exanet_class);
+	unregister_chrdev_region(exanet_devt, EXANET_MAX_DEVICES);
+}
+
+module_init(exanet_init);
+module_exit(exanet_exit);
+
+MODULE_DESCRIPTION("ExaNet NI: user-level packetizer and mailbox interfaces");
+MODULE_AUTHOR("ExaNet fabric stack developers");
+MODULE_LICENSE("GPL");
