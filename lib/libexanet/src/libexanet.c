@@ -105,33 +105,53 @@ EXPORT int64_t exanet_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Deadline helper: reads the clock only every 'CLOCK_EVERY' polls so a
- * busy-poll loop stays cheap even where clock_gettime is not in the vDSO. */
+/*
+ * Busy-wait deadline.  The clock is read lazily and only every CLOCK_EVERY
+ * polls, so a wait that succeeds quickly reads no clock at all and a poll
+ * loop stays free of system calls even where clock_gettime is not in the
+ * vDSO.  The price: a timeout starts counting after the first CLOCK_EVERY
+ * polls (microseconds).
+ */
 #define CLOCK_EVERY 4096u
 
 struct deadline {
-	int64_t end;		/* INT64_MAX: forever */
+	int64_t timeout;	/* < 0: forever */
+	int64_t end;		/* 0 until first computed */
 	unsigned int spins;
 };
 
 static void deadline_init(struct deadline *d, int64_t timeout_ns)
 {
+	d->timeout = timeout_ns;
+	d->end = 0;
 	d->spins = 0;
-	if (timeout_ns < 0)
-		d->end = INT64_MAX;
-	else
-		d->end = exanet_now_ns() + timeout_ns;
 }
 
-/* True once the deadline passed; always checks the clock on the first call
- * after 'CLOCK_EVERY' spins. */
 static int deadline_expired(struct deadline *d)
 {
-	if (d->end == INT64_MAX)
+	int64_t now;
+
+	if (d->timeout < 0)
 		return 0;
+	if (d->timeout == 0)
+		return 1;
 	if (++d->spins % CLOCK_EVERY)
 		return 0;
-	return exanet_now_ns() >= d->end;
+	now = exanet_now_ns();
+	if (!d->end)
+		d->end = now + d->timeout;
+	return now >= d->end;
+}
+
+/* Time left, for chaining two waits under one deadline. */
+static int64_t deadline_left(const struct deadline *d)
+{
+	int64_t left;
+
+	if (d->timeout < 0 || !d->end)
+		return d->timeout;
+	left = d->end - exanet_now_ns();
+	return left > 0 ? left : 0;
 }
 
 /* ------------------------------------------------------------ device */
@@ -531,7 +551,7 @@ EXPORT int exanet_wait(struct exanet_pkt *pkt, unsigned int chan, int64_t timeou
 		st = mmio_read64(ch, EXANET_PKT_STATUS);
 		if (EXANET_ST_STATE(st) != EXANET_CHAN_ONGOING)
 			break;
-		if (timeout_ns == 0 || deadline_expired(&dl))
+		if (deadline_expired(&dl))
 			break;
 		cpu_relax();
 	}
@@ -554,16 +574,13 @@ EXPORT int exanet_send_wait(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox
 		chan = exanet_send(pkt, node, mbox, buf, len);
 		if (chan != -EAGAIN)
 			break;
-		if (timeout_ns == 0 || deadline_expired(&dl))
+		if (deadline_expired(&dl))
 			return -EAGAIN;
 		cpu_relax();
 	}
 	if (chan < 0)
 		return chan;
-	return exanet_wait(pkt, (unsigned int)chan,
-			   timeout_ns < 0 ? timeout_ns :
-			   (dl.end - exanet_now_ns() > 0 ? dl.end - exanet_now_ns() : 0),
-			   statusp);
+	return exanet_wait(pkt, (unsigned int)chan, deadline_left(&dl), statusp);
 }
 
 /* ------------------------------------------------------------ mailbox */
@@ -733,7 +750,7 @@ EXPORT ssize_t exanet_recv_wait(struct exanet_mbox *mb, void *buf, size_t buflen
 		n = exanet_recv(mb, buf, buflen, info);
 		if (n != 0)
 			return n;
-		if (timeout_ns == 0 || deadline_expired(&dl))
+		if (deadline_expired(&dl))
 			return -ETIMEDOUT;
 		cpu_relax();
 	}

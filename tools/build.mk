@@ -1,0 +1,29 @@
+# User-space tools: exanet-pingpong, udp-pingpong, exanetctl -> $(BUILD)/bin/
+# (tools/cluster/ has its own build.mk.)
+
+TOOLS_OUT := $(BUILD)/bin
+PP_COMMON := $(TOP)/tools/exanet-pingpong/pp_common.c
+PP_COMMON_H := $(TOP)/tools/exanet-pingpong/pp_common.h
+NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
+NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
+UDEV_LIBS := $(shell pkg-config --libs libudev 2>/dev/null || echo -ludev)
+
+USER_TOOLS := $(TOOLS_OUT)/exanet-pingpong $(TOOLS_OUT)/udp-pingpong $(TOOLS_OUT)/exanetctl
+ALL_TARGETS += $(USER_TOOLS)
+
+$(TOOLS_OUT)/exanet-pingpong: $(TOP)/tools/exanet-pingpong/exanet-pingpong.c $(PP_COMMON) \
+		$(PP_COMMON_H) $(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) \
+		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+
+$(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON) $(PP_COMMON_H)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+
+$(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -o $@ $< $(USER_LDFLAGS) $(NL_LIBS) $(UDEV_LIBS)
+
+.PHONY: user-tools
+user-tools: $(USER_TOOLS)

@@ -1,0 +1,486 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet-pingpong: user-level (kernel-bypass) ping-pong latency between two
+ * nodes over the ExaNet packetizer -> mailbox path.
+ *
+ * Setup: the server listens on a TCP port of the management network; the
+ * client connects, both exchange node id + mailbox id and the run
+ * parameters, then the timed loop runs purely through libexanet: no system
+ * calls per iteration (clock_gettime is the vDSO; --no-timing removes even
+ * that).  A final TCP exchange reports the server's error count.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libexanet.h>
+
+#include "pp_common.h"
+
+#define TOOL "exanet-pingpong"
+#define HS_MAGIC 0x45505050u	/* "EPPP" */
+#define HS_VERSION 1
+
+/* Handshake, both directions (fields the server does not use are zero). */
+struct handshake {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t node_id;
+	uint32_t mbox;
+	uint32_t nsizes;
+	uint32_t sizes[PP_MAX_SIZES];
+	uint64_t iters;
+	uint64_t warmup;
+	int32_t status;		/* server reply: 0 or negative errno */
+	uint32_t pad;
+};
+
+struct final_report {
+	uint32_t magic;
+	uint32_t pad;
+	uint64_t errors;
+	uint64_t echoed;
+};
+
+static const unsigned int default_sizes[] = { 1, 2, 4, 8, 16, 32, 48, 56, 64 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
+"       " TOOL " --client --oob HOST:PORT [--peer-node N] [options]\n"
+"\n"
+"One-way latency (RTT/2) of ExaNet packetizer->mailbox messages between two\n"
+"nodes.  Mailbox ids are exchanged over a TCP connection on the management\n"
+"network (default port %u).\n"
+"\n"
+"  -s, --server           wait for a client and echo its messages\n"
+"  -c, --client           drive the measurement\n"
+"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
+"  -n, --peer-node N      expected fabric node id of the server (checked)\n"
+"  -S, --sizes LIST       message sizes 1..64, e.g. 8,16,64 or 1-64 (default 1,2,4,8,16,32,48,56,64)\n"
+"  -i, --iters N          timed round trips per size (default 1000)\n"
+"  -w, --warmup N         untimed round trips per size first (default 100)\n"
+"  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
+"      --slots N          mailbox slots, power of two (default 64)\n"
+"  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
+"      --no-timing        no clock read per iteration: only the total time per size\n"
+"                         is measured (avg only); for syscall counting\n"
+"  -j, --json             machine-readable output on stdout\n"
+"  -v, --verbose          progress on stderr\n"
+"  -h, --help             this help\n"
+"\n"
+"System calls: the steady-state loop makes none (stores/loads to the mapped\n"
+"pages; clock_gettime(CLOCK_MONOTONIC) through the vDSO).  To verify, run both\n"
+"sides under 'strace -f -c' with two --iters values N1, N2 and compute\n"
+"(calls(N2) - calls(N1)) / (N2 - N1), which should be 0; use --no-timing if\n"
+"the guest clocksource has no vDSO support.\n"
+"\n"
+"Exit status: 0 success, 1 runtime error, 2 usage error.\n", PP_DEFAULT_PORT);
+}
+
+static int parse_args(int argc, char **argv, struct pp_opts *o)
+{
+	enum { OPT_SLOTS = 256, OPT_NO_TIMING };
+	static const struct option lopts[] = {
+		{ "server", no_argument, NULL, 's' },
+		{ "client", no_argument, NULL, 'c' },
+		{ "oob", required_argument, NULL, 'o' },
+		{ "peer-node", required_argument, NULL, 'n' },
+		{ "sizes", required_argument, NULL, 'S' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "slots", required_argument, NULL, OPT_SLOTS },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
+		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	unsigned long v;
+	unsigned int i;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->oob_port = PP_DEFAULT_PORT;
+	o->peer_node = -1;
+	o->iters = 1000;
+	o->warmup = 100;
+	o->timeout_s = 10;
+	o->slots = 64;
+	for (i = 0; i < sizeof(default_sizes) / sizeof(default_sizes[0]); i++)
+		o->sizes[i] = default_sizes[i];
+	o->nsizes = i;
+
+	while ((c = getopt_long(argc, argv, "sco:n:S:i:w:d:t:jvh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->server = 1; break;
+		case 'c': o->client = 1; break;
+		case 'o':
+			if (pp_parse_hostport(optarg, o->oob_host, sizeof(o->oob_host), &o->oob_port)) {
+				fprintf(stderr, TOOL ": bad --oob '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'n':
+			if (pp_parse_ulong(optarg, 0, EXANET_DB_NODE_MASK, &v)) {
+				fprintf(stderr, TOOL ": bad --peer-node '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->peer_node = (long)v;
+			break;
+		case 'S':
+			if (pp_parse_sizes(optarg, EXANET_MAX_PAYLOAD, o->sizes, &o->nsizes)) {
+				fprintf(stderr, TOOL ": bad --sizes '%s' (1..%d)\n", optarg,
+					EXANET_MAX_PAYLOAD);
+				return -EINVAL;
+			}
+			break;
+		case 'i':
+			if (pp_parse_ulong(optarg, 1, 100000000, &o->iters)) {
+				fprintf(stderr, TOOL ": bad --iters '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'w':
+			if (pp_parse_ulong(optarg, 0, 100000000, &o->warmup)) {
+				fprintf(stderr, TOOL ": bad --warmup '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'd': o->device = optarg; break;
+		case OPT_SLOTS:
+			if (pp_parse_ulong(optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS, &v) ||
+			    (v & (v - 1))) {
+				fprintf(stderr, TOOL ": bad --slots '%s' (power of two %d..%d)\n",
+					optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
+				return -EINVAL;
+			}
+			o->slots = (unsigned int)v;
+			break;
+		case 't': {
+			char *end;
+
+			o->timeout_s = strtod(optarg, &end);
+			if (*end || o->timeout_s <= 0) {
+				fprintf(stderr, TOOL ": bad --timeout '%s'\n", optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_NO_TIMING: o->no_timing = 1; break;
+		case 'j': o->json = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, TOOL ": unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->server == o->client) {
+		fprintf(stderr, TOOL ": exactly one of --server or --client is required\n");
+		return -EINVAL;
+	}
+	if (o->client && !o->oob_host[0]) {
+		fprintf(stderr, TOOL ": --client needs --oob HOST:PORT\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct endpoint {
+	struct exanet_dev *dev;
+	struct exanet_pkt *pkt;
+	struct exanet_mbox *mbox;
+};
+
+static int endpoint_open(const struct pp_opts *o, struct endpoint *ep)
+{
+	int err;
+
+	memset(ep, 0, sizeof(*ep));
+	err = exanet_open(o->device, &ep->dev);
+	if (err) {
+		fprintf(stderr, TOOL ": open %s: %s\n",
+			o->device ? o->device : EXANET_DEFAULT_DEVICE, strerror(-err));
+		return err;
+	}
+	err = exanet_pkt_alloc(ep->dev, &ep->pkt);
+	if (err) {
+		fprintf(stderr, TOOL ": packetizer interface: %s\n", strerror(-err));
+		return err;
+	}
+	err = exanet_mbox_alloc(ep->dev, o->slots, &ep->mbox);
+	if (err) {
+		fprintf(stderr, TOOL ": mailbox (%u slots): %s\n", o->slots, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static void endpoint_close(struct endpoint *ep)
+{
+	exanet_close(ep->dev);	/* frees interfaces too */
+}
+
+static int send_one(struct endpoint *ep, uint32_t node, uint32_t mbox, const void *buf,
+		    unsigned int len, int64_t timeout_ns, int *chan)
+{
+	int64_t end = 0;
+	unsigned long spins = 0;
+	int c;
+
+	/* All four channels ONGOING only if ACKs are slow: keep trying.  The
+	 * clock is read only after many attempts (no syscall in steady state). */
+	while ((c = exanet_send(ep->pkt, node, mbox, buf, len)) == -EAGAIN) {
+		if (++spins % 4096)
+			continue;
+		if (!end)
+			end = exanet_now_ns() + timeout_ns;
+		else if (exanet_now_ns() > end)
+			return -ETIMEDOUT;
+	}
+	if (c < 0)
+		return c;
+	*chan = c;
+	return 0;
+}
+
+static int check_chan(struct endpoint *ep, int chan, int64_t timeout_ns)
+{
+	uint64_t st;
+	int err;
+
+	if (chan < 0)
+		return 0;
+	err = exanet_wait(ep->pkt, (unsigned int)chan, timeout_ns, &st);
+	if (err)
+		fprintf(stderr, TOOL ": send on channel %d: %s (state %s, reason %s)\n", chan,
+			strerror(-err), exanet_chan_state_str(EXANET_ST_STATE(st)),
+			exanet_nack_reason_str(EXANET_ST_REASON(st)));
+	return err;
+}
+
+static int run_server(const struct pp_opts *o)
+{
+	struct endpoint ep;
+	struct handshake hs, reply;
+	struct final_report fin = { .magic = HS_MAGIC };
+	int64_t tmo = (int64_t)(o->timeout_s * 1e9);
+	uint8_t buf[EXANET_MAX_PAYLOAD];
+	uint64_t total, k;
+	int lfd = -1, fd = -1, err, prev_chan = -1;
+
+	err = endpoint_open(o, &ep);
+	if (err)
+		goto out;
+	lfd = pp_tcp_listen(o->oob_host, o->oob_port);
+	if (lfd < 0) {
+		err = lfd;
+		fprintf(stderr, TOOL ": listen on %s:%u: %s\n", o->oob_host[0] ? o->oob_host : "*",
+			o->oob_port, strerror(-err));
+		goto out;
+	}
+	if (o->verbose)
+		fprintf(stderr, TOOL ": node %u mailbox %u, waiting on port %u\n",
+			exanet_node_id(ep.dev), exanet_mbox_id(ep.mbox), o->oob_port);
+	/* the client may take a while to start: wait long for it */
+	fd = pp_tcp_accept(lfd, o->timeout_s * 30);
+	if (fd < 0) {
+		err = fd;
+		fprintf(stderr, TOOL ": waiting for a client: %s\n", strerror(-err));
+		goto out;
+	}
+	err = pp_read_full(fd, &hs, sizeof(hs), o->timeout_s);
+	if (err || hs.magic != HS_MAGIC || hs.version != HS_VERSION ||
+	    hs.nsizes == 0 || hs.nsizes > PP_MAX_SIZES || hs.mbox > EXANET_DB_MBOX_MASK ||
+	    hs.node_id > EXANET_DB_NODE_MASK) {
+		fprintf(stderr, TOOL ": bad handshake from client%s%s\n", err ? ": " : "",
+			err ? strerror(-err) : "");
+		err = err ? err : -EPROTO;
+		goto out;
+	}
+	memset(&reply, 0, sizeof(reply));
+	reply.magic = HS_MAGIC;
+	reply.version = HS_VERSION;
+	reply.node_id = exanet_node_id(ep.dev);
+	reply.mbox = exanet_mbox_id(ep.mbox);
+	err = pp_write_full(fd, &reply, sizeof(reply), o->timeout_s);
+	if (err)
+		goto out;
+
+	total = (hs.iters + hs.warmup) * hs.nsizes;
+	/* steady state: echo every message back, no system calls */
+	for (k = 0; k < total; k++) {
+		ssize_t n = exanet_recv_wait(ep.mbox, buf, sizeof(buf), NULL, tmo);
+
+		if (n < 0) {
+			fprintf(stderr, TOOL ": receive %lu/%lu: %s\n", (unsigned long)k,
+				(unsigned long)total, strerror((int)-n));
+			err = (int)n;
+			break;
+		}
+		if (check_chan(&ep, prev_chan, tmo))
+			fin.errors++;
+		err = send_one(&ep, hs.node_id, hs.mbox, buf, (unsigned int)n, tmo, &prev_chan);
+		if (err) {
+			fprintf(stderr, TOOL ": echo: %s\n", strerror(-err));
+			break;
+		}
+	}
+	if (!err && check_chan(&ep, prev_chan, tmo))
+		fin.errors++;
+	fin.echoed = k;
+	pp_write_full(fd, &fin, sizeof(fin), o->timeout_s);
+	if (!o->json && !err)
+		printf("# " TOOL " server: echoed %lu messages, %lu send errors\n",
+		       (unsigned long)k, (unsigned long)fin.errors);
+	if (!err && fin.errors)
+		err = -EIO;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (lfd >= 0)
+		close(lfd);
+	endpoint_close(&ep);
+	return err ? 1 : 0;
+}
+
+static int run_client(const struct pp_opts *o)
+{
+	struct endpoint ep;
+	struct handshake hs, reply;
+	struct final_report fin;
+	struct pp_result res[PP_MAX_SIZES];
+	int64_t tmo = (int64_t)(o->timeout_s * 1e9);
+	uint8_t out[EXANET_MAX_PAYLOAD], in[EXANET_MAX_PAYLOAD];
+	uint64_t *rtt = NULL;
+	unsigned int s;
+	char desc[128];
+	int fd = -1, err, chan = -1;
+
+	err = endpoint_open(o, &ep);
+	if (err)
+		goto out;
+	rtt = calloc(o->iters, sizeof(*rtt));
+	if (!rtt) {
+		err = -ENOMEM;
+		goto out;
+	}
+	fd = pp_tcp_connect(o->oob_host, o->oob_port, o->timeout_s * 3);
+	if (fd < 0) {
+		err = fd;
+		fprintf(stderr, TOOL ": connect to %s:%u: %s\n", o->oob_host, o->oob_port,
+			strerror(-err));
+		goto out;
+	}
+	memset(&hs, 0, sizeof(hs));
+	hs.magic = HS_MAGIC;
+	hs.version = HS_VERSION;
+	hs.node_id = exanet_node_id(ep.dev);
+	hs.mbox = exanet_mbox_id(ep.mbox);
+	hs.nsizes = o->nsizes;
+	memcpy(hs.sizes, o->sizes, sizeof(hs.sizes));
+	hs.iters = o->iters;
+	hs.warmup = o->warmup;
+	err = pp_write_full(fd, &hs, sizeof(hs), o->timeout_s);
+	if (!err)
+		err = pp_read_full(fd, &reply, sizeof(reply), o->timeout_s);
+	if (err || reply.magic != HS_MAGIC || reply.status) {
+		fprintf(stderr, TOOL ": handshake with server failed: %s\n",
+			strerror(err ? -err : (reply.status ? -reply.status : EPROTO)));
+		err = err ? err : -EPROTO;
+		goto out;
+	}
+	if (o->peer_node >= 0 && reply.node_id != (uint32_t)o->peer_node) {
+		fprintf(stderr, TOOL ": server is fabric node %u, --peer-node says %ld\n",
+			reply.node_id, o->peer_node);
+		err = -EINVAL;
+		goto out;
+	}
+	if (o->verbose)
+		fprintf(stderr, TOOL ": node %u mbox %u -> node %u mbox %u\n", hs.node_id,
+			hs.mbox, reply.node_id, reply.mbox);
+
+	for (s = 0; s < o->nsizes && !err; s++) {
+		unsigned int len = o->sizes[s];
+		unsigned long it, total = o->warmup + o->iters;
+		int64_t t_start = 0, t0;
+
+		memset(&res[s], 0, sizeof(res[s]));
+		res[s].size = len;
+		for (it = 0; it < total; it++) {
+			ssize_t n;
+
+			pp_fill_pattern(out, len, (uint32_t)(it * 131 + len));
+			if (it == o->warmup)
+				t_start = exanet_now_ns();
+			t0 = o->no_timing ? 0 : exanet_now_ns();
+			err = send_one(&ep, reply.node_id, reply.mbox, out, len, tmo, &chan);
+			if (err) {
+				fprintf(stderr, TOOL ": send: %s\n", strerror(-err));
+				break;
+			}
+			n = exanet_recv_wait(ep.mbox, in, sizeof(in), NULL, tmo);
+			if (!o->no_timing && it >= o->warmup)
+				rtt[it - o->warmup] = (uint64_t)(exanet_now_ns() - t0);
+			if (n < 0) {
+				err = (int)n;
+				fprintf(stderr, TOOL ": size %u iteration %lu: no reply: %s\n", len,
+					it, strerror((int)-n));
+				break;
+			}
+			if ((unsigned int)n != len || memcmp(in, out, len))
+				res[s].errors++;
+			if (check_chan(&ep, chan, tmo))
+				res[s].errors++;
+		}
+		if (err)
+			break;
+		if (o->no_timing)
+			pp_stats_total((uint64_t)(exanet_now_ns() - t_start), o->iters, &res[s]);
+		else
+			pp_stats(rtt, o->iters, &res[s]);
+		if (o->verbose)
+			fprintf(stderr, TOOL ": size %u done (%.3f us)\n", len, res[s].median_us);
+	}
+	if (err)
+		goto out;
+	if (pp_read_full(fd, &fin, sizeof(fin), o->timeout_s) == 0 && fin.errors)
+		fprintf(stderr, TOOL ": server reported %lu send errors\n",
+			(unsigned long)fin.errors);
+
+	snprintf(desc, sizeof(desc), "node %u -> node %u", hs.node_id, reply.node_id);
+	if (o->json)
+		pp_print_json(TOOL, "exanet", hs.node_id, reply.node_id, o, res, o->nsizes);
+	else
+		pp_print_table(TOOL, "exanet", desc, o, res, o->nsizes);
+	for (s = 0; s < o->nsizes; s++)
+		if (res[s].errors)
+			err = -EIO;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(rtt);
+	endpoint_close(&ep);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct pp_opts o;
+
+	if (parse_args(argc, argv, &o)) {
+		fprintf(stderr, "Try '" TOOL " --help'.\n");
+		return PP_EXIT_USAGE;
+	}
+	return o.server ? run_server(&o) : run_client(&o);
+}

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/* Shared ping-pong helpers; see pp_common.h. */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pp_common.h"
+
+int64_t pp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int pp_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n)
+{
+	char *copy, *tok, *save = NULL;
+	unsigned int count = 0;
+	int err = 0;
+
+	if (!s || !*s)
+		return -EINVAL;
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long lo, hi, v;
+		char *dash = strchr(tok, '-');
+
+		if (dash) {
+			*dash = '\0';
+			if (pp_parse_ulong(tok, 1, max, &lo) || pp_parse_ulong(dash + 1, 1, max, &hi) ||
+			    lo > hi) {
+				err = -EINVAL;
+				break;
+			}
+		} else {
+			if (pp_parse_ulong(tok, 1, max, &lo)) {
+				err = -EINVAL;
+				break;
+			}
+			hi = lo;
+		}
+		for (v = lo; v <= hi; v++) {
+			if (count >= PP_MAX_SIZES) {
+				err = -E2BIG;
+				break;
+			}
+			sizes[count++] = (unsigned int)v;
+		}
+	}
+	free(copy);
+	if (!err && count == 0)
+		err = -EINVAL;
+	if (!err)
+		*n = count;
+	return err;
+}
+
+int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *port)
+{
+	const char *colon;
+	unsigned long p;
+	size_t hl;
+
+	if (!s || !*s)
+		return -EINVAL;
+	colon = strrchr(s, ':');
+	if (!colon) {
+		/* all digits: a port; otherwise a host */
+		if (strspn(s, "0123456789") == strlen(s)) {
+			if (pp_parse_ulong(s, 1, 65535, &p))
+				return -EINVAL;
+			host[0] = '\0';
+			*port = (unsigned int)p;
+			return 0;
+		}
+		if (strlen(s) >= hostlen)
+			return -EINVAL;
+		strcpy(host, s);
+		return 0;
+	}
+	if (pp_parse_ulong(colon + 1, 1, 65535, &p))
+		return -EINVAL;
+	hl = (size_t)(colon - s);
+	if (hl >= hostlen)
+		return -EINVAL;
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	*port = (unsigned int)p;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void pp_stats(uint64_t *rtt_ns, unsigned long n, struct pp_result *r)
+{
+	double sum = 0;
+	unsigned long i, p99;
+
+	r->iters = n;
+	if (n == 0) {
+		r->median_us = r->avg_us = r->min_us = r->p99_us = r->max_us = 0;
+		return;
+	}
+	qsort(rtt_ns, n, sizeof(*rtt_ns), cmp_u64);
+	for (i = 0; i < n; i++)
+		sum += (double)rtt_ns[i];
+	/* one-way latency is half the round trip; ns -> us is /1000 */
+	r->avg_us = sum / n / 2000.0;
+	r->min_us = rtt_ns[0] / 2000.0;
+	r->max_us = rtt_ns[n - 1] / 2000.0;
+	r->median_us = (n % 2 ? rtt_ns[n / 2] : (rtt_ns[n / 2 - 1] + rtt_ns[n / 2]) / 2) / 2000.0;
+	/* nearest-rank percentile: ceil(0.99 n) - 1 */
+	p99 = (n * 99 + 99) / 100 - 1;
+	r->p99_us = rtt_ns[p99] / 2000.0;
+}
+
+void pp_stats_total(uint64_t total_ns, unsigned long n, struct pp_result *r)
+{
+	r->iters = n;
+	r->avg_us = n ? (double)total_ns / n / 2000.0 : 0;
+	r->median_us = r->min_us = r->p99_us = r->max_us = r->avg_us;
+}
+
+void pp_print_table(const char *tool, const char *transport, const char *path_desc,
+		    const struct pp_opts *o, const struct pp_result *res, unsigned int n)
+{
+	unsigned int i;
+
+	printf("# %s (%s): %s, iters %lu, warmup %lu%s\n", tool, transport, path_desc,
+	       o->iters, o->warmup, o->no_timing ? ", no per-iteration timing (avg only)" : "");
+	printf("# one-way latency = RTT/2, microseconds\n");
+	printf("%6s %12s %12s %12s %12s %12s %8s\n", "size", "median_us", "avg_us", "min_us",
+	       "p99_us", "max_us", "errors");
+	for (i = 0; i < n; i++)
+		printf("%6u %12.3f %12.3f %12.3f %12.3f %12.3f %8lu\n", res[i].size,
+		       res[i].median_us, res[i].avg_us, res[i].min_us, res[i].p99_us,
+		       res[i].max_us, res[i].errors);
+	fflush(stdout);
+}
+
+void pp_print_json(const char *tool, const char *transport, long local_node, long peer_node,
+		   const struct pp_opts *o, const struct pp_result *res, unsigned int n)
+{
+	unsigned int i;
+
+	printf("{\"tool\":\"%s\",\"transport\":\"%s\",\"unit\":\"us\",\"latency\":\"one-way (rtt/2)\","
+	       "\"local_node\":%ld,\"peer_node\":%ld,\"iters\":%lu,\"warmup\":%lu,"
+	       "\"per_iteration_timing\":%s,\"results\":[",
+	       tool, transport, local_node, peer_node, o->iters, o->warmup,
+	       o->no_timing ? "false" : "true");
+	for (i = 0; i < n; i++)
+		printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
+		       "\"min_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"errors\":%lu}",
+		       i ? "," : "", res[i].size, res[i].iters, res[i].median_us, res[i].avg_us,
+		       res[i].min_us, res[i].p99_us, res[i].max_us, res[i].errors);
+	printf("]}\n");
+	fflush(stdout);
+}
+
+int pp_resolve(const char *host, unsigned int port, int socktype, void *sa, unsigned int *salen)
+{
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_socktype = socktype,
+				  .ai_flags = host && *host ? 0 : AI_PASSIVE };
+	struct addrinfo *ai;
+	char ports[16];
+	int rc;
+
+	snprintf(ports, sizeof(ports), "%u", port);
+	rc = getaddrinfo(host && *host ? host : NULL, ports, &hints, &ai);
+	if (rc)
+		return -EHOSTUNREACH;
+	memcpy(sa, ai->ai_addr, ai->ai_addrlen);
+	*salen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+int pp_tcp_listen(const char *host, unsigned int port)
+{
+	struct sockaddr_storage ss;
+	unsigned int sl;
+	int fd, one = 1, err;
+
+	err = pp_resolve(host, port, SOCK_STREAM, &ss, &sl);
+	if (err)
+		return err;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 4) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int wait_fd(int fd, short events, double timeout_s)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	int rc;
+
+	do {
+		rc = poll(&pfd, 1, timeout_s < 0 ? -1 : (int)(timeout_s * 1000));
+	} while (rc < 0 && errno == EINTR);
+	if (rc < 0)
+		return -errno;
+	return rc == 0 ? -ETIMEDOUT : 0;
+}
+
+int pp_tcp_accept(int lfd, double timeout_s)
+{
+	int fd, err, one = 1;
+
+	err = wait_fd(lfd, POLLIN, timeout_s);
+	if (err)
+		return err;
+	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+int pp_tcp_connect(const char *host, unsigned int port, double timeout_s)
+{
+	struct sockaddr_storage ss;
+	unsigned int sl;
+	int64_t end = pp_now_ns() + (int64_t)(timeout_s * 1e9);
+	int fd, err, one = 1;
+
+	err = pp_resolve(host, port, SOCK_STREAM, &ss, &sl);
+	if (err)
+		return err;
+	/* the server may start a moment after us: retry until the deadline */
+	for (;;) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&ss, sl) == 0) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+			return fd;
+		}
+		err = -errno;
+		close(fd);
+		if (pp_now_ns() >= end)
+			return err;
+		usleep(100000);
+	}
+}
+
+int pp_write_full(int fd, const void *buf, size_t len, double timeout_s)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n;
+		int err = wait_fd(fd, POLLOUT, timeout_s);
+
+		if (err)
+			return err;
+		n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int pp_read_full(int fd, void *buf, size_t len, double timeout_s)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n;
+		int err = wait_fd(fd, POLLIN, timeout_s);
+
+		if (err)
+			return err;
+		n = recv(fd, p, len, 0);
+		if (n == 0)
+			return -ECONNRESET;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 0x9e3779b9u;
+	unsigned int i;
+
+	for (i = 0; i < len; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		buf[i] = (uint8_t)x;
+	}
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Shared by exanet-pingpong and udp-pingpong: options, statistics, output. */
+#ifndef PP_COMMON_H
+#define PP_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PP_MAX_SIZES 64
+#define PP_DEFAULT_PORT 18515
+#define PP_EXIT_USAGE 2
+
+struct pp_opts {
+	int server, client, json, no_timing, verbose;
+	char oob_host[256];		/* client: server host; server: bind host or "" */
+	unsigned int oob_port;
+	long peer_node;			/* -1: learn from the handshake */
+	unsigned int sizes[PP_MAX_SIZES];
+	unsigned int nsizes;
+	unsigned long iters, warmup;
+	double timeout_s;		/* per message / connection setup */
+	const char *device;
+	unsigned int slots;
+};
+
+struct pp_result {
+	unsigned int size;
+	unsigned long iters;
+	double median_us, avg_us, min_us, p99_us, max_us;	/* one-way = RTT/2 */
+	unsigned long errors;
+};
+
+/* "8,16,64" or "1-64"; sizes must be within [1, max]. */
+int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n);
+/* "HOST:PORT", ":PORT", "PORT" or "HOST". */
+int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *port);
+int pp_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+
+/* Fills r from rtt_ns[0..n) (sorted in place). */
+void pp_stats(uint64_t *rtt_ns, unsigned long n, struct pp_result *r);
+/* Total-time only (no per-iteration clocks): avg only, other fields = avg. */
+void pp_stats_total(uint64_t total_ns, unsigned long n, struct pp_result *r);
+
+void pp_print_table(const char *tool, const char *transport, const char *path_desc,
+		    const struct pp_opts *o, const struct pp_result *res, unsigned int n);
+void pp_print_json(const char *tool, const char *transport, long local_node, long peer_node,
+		   const struct pp_opts *o, const struct pp_result *res, unsigned int n);
+
+/* TCP helpers for the out-of-band handshake (deadline in seconds). */
+int pp_tcp_listen(const char *host, unsigned int port);
+int pp_tcp_accept(int lfd, double timeout_s);
+int pp_tcp_connect(const char *host, unsigned int port, double timeout_s);
+int pp_write_full(int fd, const void *buf, size_t len, double timeout_s);
+int pp_read_full(int fd, void *buf, size_t len, double timeout_s);
+int pp_resolve(const char *host, unsigned int port, int socktype, void *sa, unsigned int *salen);
+
+int64_t pp_now_ns(void);
+void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed);
+
+#endif

@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanetctl: ExaNet management tool.
+ *
+ * Devices are discovered with libudev (subsystem "exanet"); state and
+ * protection-domain bindings go through the "exanet" generic netlink family
+ * (libnl-genl-3).  Privilege is enforced by the kernel (CAP_NET_ADMIN on
+ * the admin commands); this tool only reports what the kernel says.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <libudev.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include <exanet.h>
+
+#define TOOL "exanetctl"
+#define EXIT_USAGE 2
+
+static const char *const counter_names[EXANET_NUM_COUNTERS] = {
+	"tx_packets", "tx_acked", "tx_nacked", "tx_retransmits", "tx_timeouts",
+	"rx_delivered", "rx_duplicates", "rx_nack_pdid", "rx_nack_full",
+	"rx_nack_disabled", "rx_nack_bad", "rx_corrupt", "doorbell_busy", "dma_errors",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " TOOL " [--json] list\n"
+"       " TOOL " [--json] show [DEV]\n"
+"       " TOOL " pdid bind --pid PID --pdid N\n"
+"       " TOOL " pdid unbind --pid PID\n"
+"       " TOOL " [--json] pdid list\n"
+"       " TOOL " run --pdid N [--user USER|UID] -- CMD [ARGS...]\n"
+"\n"
+"  list            ExaNet devices (udev subsystem \"exanet\"): node id, nodes,\n"
+"                  packetizer and mailbox interfaces in use\n"
+"  show [DEV]      device details and hardware counters (DEV: exanet0, 0 or\n"
+"                  /dev/exanet0; default all)\n"
+"  pdid bind       put process PID (and its future children) in protection\n"
+"                  domain N (1..%u); needs CAP_NET_ADMIN\n"
+"  pdid unbind     remove the binding of PID; needs CAP_NET_ADMIN\n"
+"  pdid list       current bindings\n"
+"  run             start CMD bound to PDID N, optionally as USER (the child\n"
+"                  waits until the binding is in place, then drops privileges\n"
+"                  and execs); exits with CMD's status\n"
+"\n"
+"  -j, --json      machine-readable output (list, show, pdid list)\n"
+"  -h, --help      this help\n"
+"\n"
+"Exit status: 0 success, 1 error (e.g. EPERM from the kernel), 2 usage error;\n"
+"run: CMD's exit status (128+N if killed by signal N, 127 if it could not start).\n",
+		EXANET_PDID_MAX);
+}
+
+static int json;
+
+/* ------------------------------------------------------------ netlink */
+
+/* ctl_nl_open() already explained the problem on stderr */
+#define NL_OPEN_FAILED (-EPROTONOSUPPORT)
+
+struct nl_ctx {
+	struct nl_sock *sk;
+	int family;
+};
+
+struct reply_state {
+	int done;
+	int error;		/* negative errno from the kernel */
+	int (*handler)(struct nlattr **tb, void *arg);
+	void *arg;
+};
+
+static const char *genl_err_hint(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		return " (administrator privilege, CAP_NET_ADMIN, is required)";
+	return "";
+}
+
+static int ctl_nl_open(struct nl_ctx *ctx)
+{
+	int err;
+
+	ctx->sk = nl_socket_alloc();
+	if (!ctx->sk)
+		return -ENOMEM;
+	err = genl_connect(ctx->sk);
+	if (err) {
+		fprintf(stderr, TOOL ": generic netlink: %s\n", nl_geterror(err));
+		nl_socket_free(ctx->sk);
+		return NL_OPEN_FAILED;
+	}
+	ctx->family = genl_ctrl_resolve(ctx->sk, EXANET_GENL_NAME);
+	if (ctx->family < 0) {
+		fprintf(stderr, TOOL ": generic netlink family \"%s\" not found "
+			"(is the exanet module loaded?)\n", EXANET_GENL_NAME);
+		nl_socket_free(ctx->sk);
+		return NL_OPEN_FAILED;
+	}
+	return 0;
+}
+
+static void ctl_nl_close(struct nl_ctx *ctx)
+{
+	nl_socket_free(ctx->sk);
+}
+
+static int cb_valid(struct nl_msg *msg, void *arg)
+{
+	struct reply_state *st = arg;
+	struct nlattr *tb[EXANET_ATTR_MAX + 1];
+	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
+
+	if (nla_parse(tb, EXANET_ATTR_MAX, genlmsg_attrdata(gh, 0),
+		      genlmsg_attrlen(gh, 0), NULL) < 0)
+		return NL_SKIP;
+	if (st->handler)
+		st->handler(tb, st->arg);
+	return NL_OK;
+}
+
+static int cb_finish(struct nl_msg *msg, void *arg)
+{
+	struct reply_state *st = arg;
+
+	(void)msg;
+	st->done = 1;
+	return NL_STOP;
+}
+
+static int cb_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
+{
+	struct reply_state *st = arg;
+
+	(void)nla;
+	st->error = e->error;
+	st->done = 1;
+	return NL_STOP;
+}
+
+/* Sends cmd with optional u32 attributes (0 = absent), collects replies. */
+static int nl_request(struct nl_ctx *ctx, uint8_t cmd, int dump,
+		      const int *attr_types, const uint32_t *attr_vals, int nattrs,
+		      int (*handler)(struct nlattr **, void *), void *arg)
+{
+	struct reply_state st = { .handler = handler, .arg = arg };
+	struct nl_msg *msg;
+	int i, rc;
+
+	msg = nlmsg_alloc();
+	if (!msg)
+		return -ENOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctx->family, 0,
+			 dump ? NLM_F_DUMP : 0, cmd, EXANET_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nattrs; i++)
+		if (nla_put_u32(msg, attr_types[i], attr_vals[i]) < 0) {
+			nlmsg_free(msg);
+			return -EMSGSIZE;
+		}
+	nl_socket_modify_cb(ctx->sk, NL_CB_VALID, NL_CB_CUSTOM, cb_valid, &st);
+	nl_socket_modify_cb(ctx->sk, NL_CB_FINISH, NL_CB_CUSTOM, cb_finish, &st);
+	nl_socket_modify_cb(ctx->sk, NL_CB_ACK, NL_CB_CUSTOM, cb_finish, &st);
+	nl_socket_modify_err_cb(ctx->sk, NL_CB_CUSTOM, cb_error, &st);
+	if (dump)
+		nl_socket_disable_auto_ack(ctx->sk);
+	else
+		nl_socket_enable_auto_ack(ctx->sk);
+	rc = nl_send_auto(ctx->sk, msg);
+	nlmsg_free(msg);
+	if (rc < 0)
+		return -EIO;
+	while (!st.done) {
+		rc = nl_recvmsgs_default(ctx->sk);
+		if (rc < 0 && !st.done)
+			return st.error ? st.error : -EIO;
+	}
+	return st.error;
+}
+
+/* ------------------------------------------------------------ devices */
+
+struct devinfo {
+	char name[64];
+	char devnode[128];
+	int index;
+	long node_id, num_nodes, pkt_in_use, mbox_in_use;
+	int have_counters;
+	uint64_t counters[EXANET_NUM_COUNTERS];
+};
+
+static long sysattr_long(struct udev_device *d, const char *attr)
+{
+	const char *v = udev_device_get_sysattr_value(d, attr);
+
+	return v ? strtol(v, NULL, 0) : -1;
+}
+
+static void sysfs_counters(struct udev_device *d, struct devinfo *di)
+{
+	const char *v = udev_device_get_sysattr_value(d, "counters");
+	char name[64];
+	unsigned long long val;
+	unsigned int pos = 0, i;
+	const char *line;
+
+	if (!v)
+		return;
+	for (line = v; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (sscanf(line, " %63[a-z_0-9]%*[:= \t]%llu", name, &val) == 2) {
+			for (i = 0; i < EXANET_NUM_COUNTERS; i++)
+				if (!strcmp(name, counter_names[i]))
+					di->counters[i] = val;
+			di->have_counters = 1;
+		} else if (sscanf(line, " %llu", &val) == 1 && pos < EXANET_NUM_COUNTERS) {
+			di->counters[pos++] = val;
+			di->have_counters = 1;
+		}
+	}
+}
+
+static int dev_get_handler(struct nlattr **tb, void *arg)
+{
+	struct devinfo *di = arg;
+	struct nlattr *nest, *a;
+	int rem;
+
+	if (tb[EXANET_ATTR_DEV_INDEX] && (int)nla_get_u32(tb[EXANET_ATTR_DEV_INDEX]) != di->index)
+		return 0;
+	if (tb[EXANET_ATTR_NODE_ID])
+		di->node_id = nla_get_u32(tb[EXANET_ATTR_NODE_ID]);
+	if (tb[EXANET_ATTR_NUM_NODES])
+		di->num_nodes = nla_get_u32(tb[EXANET_ATTR_NUM_NODES]);
+	if (tb[EXANET_ATTR_PKT_IN_USE])
+		di->pkt_in_use = nla_get_u32(tb[EXANET_ATTR_PKT_IN_USE]);
+	if (tb[EXANET_ATTR_MBOX_IN_USE])
+		di->mbox_in_use = nla_get_u32(tb[EXANET_ATTR_MBOX_IN_USE]);
+	nest = tb[EXANET_ATTR_COUNTERS];
+	if (nest) {
+		nla_for_each_nested(a, nest, rem) {
+			int n = nla_type(a) - 1;
+
+			if (n >= 0 && n < EXANET_NUM_COUNTERS && nla_len(a) >= 8) {
+				di->counters[n] = nla_get_u64(a);
+				di->have_counters = 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Fills devs from udev (+ netlink for counters when available). */
+static int collect_devices(struct devinfo *devs, int max, const char *only, int want_counters)
+{
+	struct udev *udev = udev_new();
+	struct udev_enumerate *en;
+	struct udev_list_entry *e;
+	struct nl_ctx ctx;
+	int n = 0, have_nl = 0, i;
+
+	if (!udev) {
+		fprintf(stderr, TOOL ": libudev: cannot initialise\n");
+		return -ENOMEM;
+	}
+	en = udev_enumerate_new(udev);
+	udev_enumerate_add_match_subsystem(en, "exanet");
+	udev_enumerate_scan_devices(en);
+	udev_list_entry_foreach(e, udev_enumerate_get_list_entry(en)) {
+		struct udev_device *d = udev_device_new_from_syspath(udev, udev_list_entry_get_name(e));
+		const char *sysname, *node;
+		struct devinfo *di;
+
+		if (!d)
+			continue;
+		sysname = udev_device_get_sysname(d);
+		if (only && strcmp(only, sysname)) {
+			udev_device_unref(d);
+			continue;
+		}
+		if (n >= max) {
+			udev_device_unref(d);
+			break;
+		}
+		di = &devs[n++];
+		memset(di, 0, sizeof(*di));
+		snprintf(di->name, sizeof(di->name), "%s", sysname);
+		node = udev_device_get_devnode(d);
+		snprintf(di->devnode, sizeof(di->devnode), "%s", node ? node : "");
+		if (sscanf(sysname, "exanet%d", &di->index) != 1)
+			di->index = -1;
+		di->node_id = sysattr_long(d, "node_id");
+		di->num_nodes = sysattr_long(d, "num_nodes");
+		di->pkt_in_use = sysattr_long(d, "pkt_in_use");
+		di->mbox_in_use = sysattr_long(d, "mbox_in_use");
+		if (want_counters)
+			sysfs_counters(d, di);
+		udev_device_unref(d);
+	}
+	udev_enumerate_unref(en);
+	udev_unref(udev);
+
+	if (want_counters && n > 0) {
+		/* counters from netlink are authoritative; sysfs is the fallback */
+		have_nl = ctl_nl_open(&ctx) == 0;
+		for (i = 0; have_nl && i < n; i++) {
+			int type = EXANET_ATTR_DEV_INDEX;
+			uint32_t idx = (uint32_t)devs[i].index;
+
+			if (devs[i].index >= 0)
+				nl_request(&ctx, EXANET_CMD_DEV_GET, 0, &type, &idx, 1,
+					   dev_get_handler, &devs[i]);
+		}
+		if (have_nl)
+			ctl_nl_close(&ctx);
+	}
+	return n;
+}
+
+static void print_devices(struct devinfo *devs, int n, int with_counters)
+{
+	int i, c;
+
+	if (json) {
+		printf("{\"devices\":[");
+		for (i = 0; i < n; i++) {
+			printf("%s{\"name\":\"%s\",\"devnode\":\"%s\",\"index\":%d,\"node_id\":%ld,"
+			       "\"num_nodes\":%ld,\"pkt_in_use\":%ld,\"mbox_in_use\":%ld",
+			       i ? "," : "", devs[i].name, devs[i].devnode, devs[i].index,
+			       devs[i].node_id, devs[i].num_nodes, devs[i].pkt_in_use,
+			       devs[i].mbox_in_use);
+			if (with_counters) {
+				printf(",\"counters\":");
+				if (!devs[i].have_counters) {
+					printf("null");
+				} else {
+					printf("{");
+					for (c = 0; c < EXANET_NUM_COUNTERS; c++)
+						printf("%s\"%s\":%" PRIu64, c ? "," : "",
+						       counter_names[c], devs[i].counters[c]);
+					printf("}");
+				}
+			}
+			printf("}");
+		}
+		printf("]}\n");
+		return;
+	}
+	if (!with_counters) {
+		printf("%-10s %-14s %8s %9s %10s %11s\n", "DEVICE", "NODE", "NODE_ID", "NUM_NODES",
+		       "PKT_IN_USE", "MBOX_IN_USE");
+		for (i = 0; i < n; i++)
+			printf("%-10s %-14s %8ld %9ld %10ld %11ld\n", devs[i].name, devs[i].devnode,
+			       devs[i].node_id, devs[i].num_nodes, devs[i].pkt_in_use,
+			       devs[i].mbox_in_use);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		printf("%s (%s)\n", devs[i].name, devs[i].devnode);
+		printf("  node_id      %ld\n  num_nodes    %ld\n  pkt_in_use   %ld / %d\n"
+		       "  mbox_in_use  %ld / %d\n", devs[i].node_id, devs[i].num_nodes,
+		       devs[i].pkt_in_use, EXANET_NUM_PKT_IFACES, devs[i].mbox_in_use,
+		       EXANET_NUM_MBOX_IFACES);
+		if (!devs[i].have_counters) {
+			printf("  counters     unavailable\n");
+			continue;
+		}
+		printf("  counters:\n");
+		for (c = 0; c < EXANET_NUM_COUNTERS; c++)
+			printf("    %-18s %" PRIu64 "\n", counter_names[c], devs[i].counters[c]);
+	}
+}
+
+/* Accept -j/--json anywhere after the subcommand too; returns new argc. */
+static int strip_json(int argc, char **argv)
+{
+	int i, j = 0;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			json = 1;
+		else
+			argv[j++] = argv[i];
+	}
+	return j;
+}
+
+static int cmd_list(int argc, char **argv, int with_counters)
+{
+	struct devinfo devs[16];
+	char name[64];
+	const char *only = NULL;
+	int n;
+
+	argc = strip_json(argc, argv);
+	if (argc > 1) {
+		fprintf(stderr, TOOL ": too many arguments\n");
+		return EXIT_USAGE;
+	}
+	if (argc == 1) {
+		const char *a = argv[0], *base = strrchr(a, '/');
+		unsigned int idx;
+
+		base = base ? base + 1 : a;
+		if (sscanf(base, "exanet%u", &idx) == 1 || sscanf(base, "%u", &idx) == 1) {
+			snprintf(name, sizeof(name), "exanet%u", idx);
+			only = name;
+		} else {
+			fprintf(stderr, TOOL ": '%s' is not an ExaNet device name\n", a);
+			return EXIT_USAGE;
+		}
+	}
+	n = collect_devices(devs, 16, only, with_counters);
+	if (n < 0)
+		return 1;
+	if (n == 0) {
+		if (only) {
+			fprintf(stderr, TOOL ": device %s not found\n", only);
+			return 1;
+		}
+		if (!json)
+			fprintf(stderr, TOOL ": no ExaNet device found\n");
+	}
+	print_devices(devs, n, with_counters);
+	return 0;
+}
+
+/* ------------------------------------------------------------ pdid */
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int pdid_bind(uint32_t pid, uint32_t pdid)
+{
+	int types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
+	uint32_t vals[2] = { pid, pdid };
+	struct nl_ctx ctx;
+	int err;
+
+	err = ctl_nl_open(&ctx);
+	if (err)
+		return err;
+	err = nl_request(&ctx, EXANET_CMD_PDID_BIND, 0, types, vals, 2, NULL, NULL);
+	ctl_nl_close(&ctx);
+	return err;
+}
+
+static int pdid_unbind(uint32_t pid)
+{
+	int type = EXANET_ATTR_PID;
+	struct nl_ctx ctx;
+	int err;
+
+	err = ctl_nl_open(&ctx);
+	if (err)
+		return err;
+	err = nl_request(&ctx, EXANET_CMD_PDID_UNBIND, 0, &type, &pid, 1, NULL, NULL);
+	ctl_nl_close(&ctx);
+	return err;
+}
+
+struct pdid_list_state {
+	int count;
+};
+
+static int pdid_list_handler(struct nlattr **tb, void *arg)
+{
+	struct pdid_list_state *st = arg;
+	long pid = tb[EXANET_ATTR_PID] ? (long)nla_get_u32(tb[EXANET_ATTR_PID]) : -1;
+	long pdid = tb[EXANET_ATTR_PDID] ? (long)nla_get_u32(tb[EXANET_ATTR_PDID]) : -1;
+
+	if (json)
+		printf("%s{\"pid\":%ld,\"pdid\":%ld}", st->count ? "," : "", pid, pdid);
+	else
+		printf("%-10ld %ld\n", pid, pdid);
+	st->count++;
+	return 0;
+}
+
+static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int need_pdid)
+{
+	static const struct option lopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "pdid", required_argument, NULL, 'd' },
+		{ 0 }
+	};
+	int c, have_pid = 0, have_pdid = 0;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:d:", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_u32(optarg, 1, 0x7fffffff, pid)) {
+				fprintf(stderr, TOOL ": bad --pid '%s'\n", optarg);
+				return -EINVAL;
+			}
+			have_pid = 1;
+			break;
+		case 'd':
+			if (parse_u32(optarg, 1, EXANET_PDID_MAX, pdid)) {
+				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
+					EXANET_PDID_MAX);
+				return -EINVAL;
+			}
+			have_pdid = 1;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	if (optind < argc || !have_pid || (need_pdid && !have_pdid) || (!need_pdid && have_pdid)) {
+		fprintf(stderr, TOOL ": pdid %s needs --pid PID%s\n", argv[0],
+			need_pdid ? " --pdid N" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmd_pdid(int argc, char **argv)
+{
+	uint32_t pid = 0, pdid = 0;
+	int err;
+
+	if (argc < 1) {
+		fprintf(stderr, TOOL ": pdid needs a subcommand (bind, unbind, list)\n");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "bind")) {
+		if (pdid_args(argc, argv, &pid, &pdid, 1))
+			return EXIT_USAGE;
+		err = pdid_bind(pid, pdid);
+		if (err) {
+			if (err != NL_OPEN_FAILED)
+				fprintf(stderr, TOOL ": pdid bind pid %u pdid %u: %s%s\n", pid, pdid,
+					strerror(-err), genl_err_hint(err));
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "unbind")) {
+		if (pdid_args(argc, argv, &pid, &pdid, 0))
+			return EXIT_USAGE;
+		err = pdid_unbind(pid);
+		if (err) {
+			if (err != NL_OPEN_FAILED)
+				fprintf(stderr, TOOL ": pdid unbind pid %u: %s%s\n", pid, strerror(-err),
+				genl_err_hint(err));
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(argv[0], "list")) {
+		struct pdid_list_state st = { 0 };
+		struct nl_ctx ctx;
+
+		argc = strip_json(argc, argv);
+		if (argc > 1) {
+			fprintf(stderr, TOOL ": pdid list takes no arguments\n");
+			return EXIT_USAGE;
+		}
+		if (ctl_nl_open(&ctx))
+			return 1;
+		if (json)
+			printf("{\"bindings\":[");
+		else
+			printf("%-10s %s\n", "PID", "PDID");
+		err = nl_request(&ctx, EXANET_CMD_PDID_GET, 1, NULL, NULL, 0,
+				 pdid_list_handler, &st);
+		ctl_nl_close(&ctx);
+		if (json)
+			printf("]}\n");
+		if (err) {
+			fprintf(stderr, TOOL ": pdid list: %s%s\n", strerror(-err), genl_err_hint(err));
+			return 1;
+		}
+		return 0;
+	}
+	fprintf(stderr, TOOL ": unknown pdid subcommand '%s'\n", argv[0]);
+	return EXIT_USAGE;
+}
+
+/* ------------------------------------------------------------ run */
+
+static int resolve_user(const char *s, uid_t *uid, gid_t *gid, const char **name)
+{
+	struct passwd *pw = getpwnam(s);
+	uint32_t v;
+
+	if (pw) {
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+		*name = pw->pw_name;
+		return 0;
+	}
+	if (parse_u32(s, 0, 0x7fffffff, &v))
+		return -EINVAL;
+	pw = getpwuid(v);
+	*uid = v;
+	*gid = pw ? pw->pw_gid : v;	/* no passwd entry: group of the same number */
+	*name = pw ? pw->pw_name : NULL;
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "pdid", required_argument, NULL, 'd' },
+		{ "user", required_argument, NULL, 'u' },
+		{ 0 }
+	};
+	const char *user = NULL, *uname = NULL;
+	uint32_t pdid = 0;
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int c, pipefd[2], status, err;
+	pid_t child;
+	char go = 0;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "+d:u:", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (parse_u32(optarg, 1, EXANET_PDID_MAX, &pdid)) {
+				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
+					EXANET_PDID_MAX);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'u':
+			user = optarg;
+			break;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (!pdid || optind >= argc) {
+		fprintf(stderr, TOOL ": run needs --pdid N and a command after --\n");
+		return EXIT_USAGE;
+	}
+	if (user && resolve_user(user, &uid, &gid, &uname)) {
+		fprintf(stderr, TOOL ": unknown user '%s'\n", user);
+		return EXIT_USAGE;
+	}
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		perror(TOOL ": pipe");
+		return 1;
+	}
+	fflush(stdout);
+	child = fork();
+	if (child < 0) {
+		perror(TOOL ": fork");
+		return 1;
+	}
+	if (child == 0) {
+		close(pipefd[1]);
+		/* wait until the parent bound our pid (or gave up) */
+		if (read(pipefd[0], &go, 1) != 1 || go != 'g')
+			_exit(127);
+		close(pipefd[0]);
+		if (user) {
+			if ((uname ? initgroups(uname, gid) : setgroups(0, NULL)) < 0 ||
+			    setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0) {
+				fprintf(stderr, TOOL ": dropping privileges to %s: %s\n", user,
+					strerror(errno));
+				_exit(127);
+			}
+		}
+		execvp(argv[optind], &argv[optind]);
+		fprintf(stderr, TOOL ": exec %s: %s\n", argv[optind], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[0]);
+	err = pdid_bind((uint32_t)child, pdid);
+	if (err) {
+		if (err != NL_OPEN_FAILED)
+			fprintf(stderr, TOOL ": binding pid %d to pdid %u: %s%s\n", (int)child, pdid,
+				strerror(-err), genl_err_hint(err));
+		close(pipefd[1]);	/* child exits 127 */
+		waitpid(child, &status, 0);
+		return 1;
+	}
+	go = 'g';
+	if (write(pipefd[1], &go, 1) != 1) {
+		kill(child, SIGKILL);
+		waitpid(child, &status, 0);
+		return 1;
+	}
+	close(pipefd[1]);
+	/* forward the usual termination signals? keep it simple: the child is
+	 * in our process group and receives terminal signals itself */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			perror(TOOL ": waitpid");
+			return 1;
+		}
+	}
+	/* the binding dies with the process in the driver; be tidy anyway */
+	pdid_unbind((uint32_t)child);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+/* ------------------------------------------------------------ main */
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *cmd;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+jh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cmd = argv[optind];
+	argc -= optind + 1;
+	argv += optind + 1;
+	/* subcommands parse their own options: argv[0] is the subcommand */
+	if (!strcmp(cmd, "list"))
+		return cmd_list(argc, argv, 0);
+	if (!strcmp(cmd, "show"))
+		return cmd_list(argc, argv, 1);
+	if (!strcmp(cmd, "pdid"))
+		return cmd_pdid(argc, argv);
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc + 1, argv - 1);
+	if (!strcmp(cmd, "help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, TOOL ": unknown command '%s'\n", cmd);
+	usage(stderr);
+	return EXIT_USAGE;
+}
