@@ -1,0 +1,24 @@
+# qemu-devices: emulated hardware (QEMU device models + host fabric).
+#
+#   make qemu          build/refresh $(BUILD)/qemu-system-x86_64 (cached in
+#                      $(CACHE); a no-op in < 1 s when nothing changed)
+#   make test-fabric   run the fabric host unit tests (TAP)
+
+QEMU_BIN := $(BUILD)/qemu-system-x86_64
+QEMU_FIRMWARE := $(CACHE)/share/qemu
+FABRIC_DIR := $(TOP)/qemu-devices/common
+FABRIC_TEST := $(BUILD)/host-tests/test_fabric
+
+.PHONY: qemu test-fabric
+qemu:
+	@$(TOP)/scripts/build-qemu.sh
+
+$(FABRIC_TEST): $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -I$(FABRIC_DIR) -o $@ $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_DIR)/fabric.c $(USER_LDFLAGS)
+
+test-fabric: $(FABRIC_TEST)
+	$(FABRIC_TEST)
+
+ALL_TARGETS += qemu $(FABRIC_TEST)
+HOST_TESTS += $(FABRIC_TEST)

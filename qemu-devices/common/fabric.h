@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Host-side fabric transport between the NIC models of several QEMU
+ * processes (one process = one node).  Plain POSIX C, no QEMU dependency:
+ * the QEMU glue is fabric-qemu.c, the host unit tests use it directly.
+ *
+ * Each node owns one bound unix SOCK_DGRAM socket <dir>/node<N>.sock that
+ * receives every packet for the node.  Sending to node M uses a per-peer
+ * socket connected to <dir>/node<M>.sock, so a send is one send() syscall
+ * with no intermediate process, and poll(POLLOUT) on the per-peer socket
+ * tells exactly when the receiver has room again (link-level flow control).
+ *
+ * Wire format (little endian), struct fabric_hdr followed by the payload:
+ *   magic 'EXFB', version, type (opaque to the fabric), payload length,
+ *   source node, destination node, CRC32 (IEEE) over header (crc = 0) and
+ *   payload.  The receiver drops and counts packets with a bad magic,
+ *   version, length, CRC or destination; the NIC's retransmission recovers.
+ *
+ * Sends never block.  When the receiver's socket is full the packet is
+ * queued on the per-peer queue (bounded, FIFO, per destination order is
+ * kept) and flushed by fabric_flush() when the peer socket becomes
+ * writable; the embedder learns which sockets to watch through the
+ * watch callback.  A destination without a socket (node down) loses the
+ * packet.  Fault injection (drop / corrupt in parts per million) happens
+ * on the send side with a seeded PRNG.
+ *
+ * Not thread safe: one fabric is used from one thread (QEMU: under the BQL).
+ */
+#ifndef EXANET_FABRIC_H
+#define EXANET_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define FABRIC_MAGIC		0x42465845u	/* "EXFB" little endian */
+#define FABRIC_VERSION		1
+#define FABRIC_HDR_SIZE		20
+#define FABRIC_MAX_PAYLOAD	2048
+#define FABRIC_MAX_NODES	(1u << 22)
+#define FABRIC_DEFAULT_QUEUE	4096		/* packets queued per peer */
+#define FABRIC_PPM		1000000u
+
+/* Decoded wire header (the wire itself is packed little endian). */
+struct fabric_hdr {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t type;
+	uint16_t length;	/* payload bytes */
+	uint32_t src;
+	uint32_t dst;
+	uint32_t crc;
+};
+
+struct fabric_config {
+	const char *dir;	/* directory holding node<N>.sock */
+	uint32_t node_id;
+	uint32_t num_nodes;	/* 1..FABRIC_MAX_NODES, node_id < num_nodes */
+	uint32_t drop_ppm;	/* fault injection: drop probability */
+	uint32_t corrupt_ppm;	/* fault injection: flip one bit */
+	uint64_t seed;		/* PRNG seed (mixed with node_id) */
+	uint32_t max_queue;	/* per peer; 0 = FABRIC_DEFAULT_QUEUE */
+	/*
+	 * Called when a socket starts (want_write) or stops needing POLLOUT
+	 * notification; the embedder then calls fabric_flush().  Before a
+	 * watched socket is closed the callback is called with false.
+	 * May be NULL (then the embedder calls fabric_flush() as it likes).
+	 */
+	void (*watch)(void *opaque, int fd, bool want_write);
+	void *watch_opaque;
+};
+
+struct fabric_stats {
+	uint64_t tx_packets;		/* handed to the kernel */
+	uint64_t tx_bytes;
+	uint64_t tx_queued;		/* packets that had to wait in a queue */
+	uint64_t tx_queue_full;		/* lost: per-peer queue full */
+	uint64_t tx_no_peer;		/* lost: destination socket missing */
+	uint64_t tx_errors;		/* lost: other send errors */
+	uint64_t tx_inject_drop;	/* fault injection: dropped */
+	uint64_t tx_inject_corrupt;	/* fault injection: corrupted */
+	uint64_t rx_packets;		/* delivered to the rx callback */
+	uint64_t rx_bytes;
+	uint64_t rx_bad_magic;
+	uint64_t rx_bad_version;
+	uint64_t rx_bad_length;
+	uint64_t rx_bad_crc;
+	uint64_t rx_bad_addr;		/* wrong destination or bad source */
+};
+
+/* Return codes of fabric_send() (>= 0) */
+#define FABRIC_SENT		0
+#define FABRIC_QUEUED		1
+
+struct fabric;
+
+typedef void (*fabric_rx_fn)(void *opaque, uint32_t src, uint8_t type,
+			     const void *payload, size_t len);
+
+/*
+ * Create the node's socket (an existing stale <dir>/node<N>.sock is
+ * replaced).  Returns 0 or a negative errno; err (may be NULL) gets a
+ * message.
+ */
+int fabric_open(struct fabric **out, const struct fabric_config *cfg,
+		char *err, size_t errlen);
+void fabric_close(struct fabric *f);
+
+/* The receive socket, to poll for POLLIN. */
+int fabric_rx_fd(const struct fabric *f);
+
+/*
+ * Send one packet.  Returns FABRIC_SENT, FABRIC_QUEUED, or a negative
+ * errno when the packet is lost: -EINVAL (bad arguments), -EHOSTUNREACH
+ * (no such node / node down), -ENOBUFS (per-peer queue full), other send
+ * errors.  A packet dropped by fault injection reports FABRIC_SENT.
+ */
+int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
+		const void *payload, size_t len);
+
+/* Push queued packets out; returns the number still queued. */
+size_t fabric_flush(struct fabric *f);
+size_t fabric_queued(const struct fabric *f);
+
+/*
+ * Receive up to budget packets without blocking and hand the valid ones
+ * to fn.  Returns the number of datagrams read (valid or not).
+ */
+int fabric_poll_rx(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque);
+
+void fabric_get_stats(const struct fabric *f, struct fabric_stats *st);
+
+/* Change fault injection at run time. */
+void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
+		       uint32_t corrupt_ppm, uint64_t seed);
+
+/* Helpers, exposed for tests. */
+uint32_t fabric_crc32(uint32_t crc, const void *buf, size_t len);
+void fabric_hdr_encode(uint8_t *wire, const struct fabric_hdr *h);
+void fabric_hdr_decode(struct fabric_hdr *h, const uint8_t *wire);
+int fabric_sock_path(char *buf, size_t len, const char *dir, uint32_t node);
+
+#endif /* EXANET_FABRIC_H */

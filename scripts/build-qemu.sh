@@ -1,0 +1,212 @@
+#!/bin/bash
+# Build qemu-system-x86_64 from Debian bookworm's QEMU 7.2 source package
+# with the project's device models (qemu-devices/) compiled in.
+#
+#   scripts/build-qemu.sh            build (incrementally) and publish
+#   scripts/build-qemu.sh --print    print the path of the published binary
+#
+# Layout under $CACHE (default ~/.cache/exanet-fabric):
+#   src/qemu_7.2+dfsg-*.dsc ...  the Debian source package (apt-get source)
+#   qemu-7.2-src/                unpacked tree (dpkg-source -x, Debian patches)
+#   qemu-7.2-build/              persistent build directory (ninja)
+#   bin/qemu-system-x86_64-<h>   published binary, <h> = hash of the device
+#                                sources, uapi/exanet.h and this script
+#   share/qemu/                  firmware (SeaBIOS, option ROMs, iPXE)
+#
+# $BUILD/qemu-system-x86_64 is a symlink to the published binary.  The
+# binary finds its firmware by itself ($CACHE/share/qemu is the relocated
+# data dir of the configure prefix $CACHE); passing "-L $CACHE/share/qemu"
+# explicitly is equivalent and recommended in launch scripts.
+#
+# When the hash is unchanged the script only refreshes the symlink.
+set -euo pipefail
+
+TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+BUILD=${BUILD:-$TOP/build}
+CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
+JOBS=${QEMU_JOBS:-2}
+
+SRC=$CACHE/qemu-7.2-src
+OBJ=$CACHE/qemu-7.2-build
+FW=$CACHE/share/qemu
+BINDIR=$CACHE/bin
+DEV_DIR=hw/misc/exafab		# where our sources go inside the QEMU tree
+
+log() { echo "build-qemu: $*" >&2; }
+die() { echo "build-qemu: error: $*" >&2; exit 1; }
+
+# Everything that goes into the binary we add (sorted, stable).
+hash_inputs() {
+	(cd "$TOP" && {
+		ls qemu-devices/common/*.[ch] qemu-devices/exanet/*.[ch] 2>/dev/null
+		echo uapi/exanet.h
+		echo scripts/build-qemu.sh
+	} | LC_ALL=C sort)
+}
+
+HASH=$(cd "$TOP" && hash_inputs | while read -r f; do echo "== $f"; cat "$f"; done |
+	sha256sum | cut -c1-16)
+BIN=$BINDIR/qemu-system-x86_64-$HASH
+
+FW_FILES=(
+	/usr/share/seabios/bios-256k.bin
+	/usr/share/seabios/bios.bin
+	/usr/share/seabios/vgabios-stdvga.bin
+	/usr/share/seabios/vgabios-virtio.bin
+	/usr/share/qemu/kvmvapic.bin
+	/usr/share/qemu/linuxboot.bin
+	/usr/share/qemu/linuxboot_dma.bin
+	/usr/share/qemu/multiboot.bin
+	/usr/share/qemu/multiboot_dma.bin
+	/usr/share/qemu/pvh.bin
+	/usr/lib/ipxe/qemu/efi-virtio.rom
+	/usr/lib/ipxe/qemu/efi-e1000e.rom
+	/usr/lib/ipxe/qemu/efi-e1000.rom
+)
+
+publish_link() {
+	mkdir -p "$BUILD"
+	ln -sfn "$BIN" "$BUILD/qemu-system-x86_64.tmp"
+	mv -T "$BUILD/qemu-system-x86_64.tmp" "$BUILD/qemu-system-x86_64"
+}
+
+if [ "${1:-}" = "--print" ]; then
+	echo "$BIN"
+	exit 0
+fi
+
+# Fast path: nothing changed.
+if [ -x "$BIN" ] && [ -f "$FW/.complete" ]; then
+	publish_link
+	exit 0
+fi
+
+mkdir -p "$CACHE" "$BINDIR"
+# Several make invocations (other helpers, parallel test runs) may race.
+exec 9>"$CACHE/build-qemu.lock"
+if ! flock -n 9; then
+	log "another build holds $CACHE/build-qemu.lock, waiting"
+	flock 9
+fi
+if [ -x "$BIN" ] && [ -f "$FW/.complete" ]; then
+	publish_link
+	exit 0
+fi
+
+# ---------------------------------------------------------------- firmware
+install_firmware() {
+	mkdir -p "$FW"
+	local f missing=0
+	for f in "${FW_FILES[@]}"; do
+		if [ -f "$f" ]; then
+			cmp -s "$f" "$FW/$(basename "$f")" || cp "$f" "$FW/"
+		else
+			log "missing firmware $f (packages seabios qemu-system-data ipxe-qemu; run make deps)"
+			missing=1
+		fi
+	done
+	[ "$missing" -eq 0 ] || die "firmware incomplete"
+	touch "$FW/.complete"
+}
+[ -f "$FW/.complete" ] || install_firmware
+
+# ---------------------------------------------------------------- sources
+if [ ! -f "$SRC/.exanet-unpacked" ]; then
+	dsc=$(ls "$CACHE"/src/qemu_7.2*.dsc 2>/dev/null | sort -V | tail -n1 || true)
+	if [ -z "$dsc" ]; then
+		log "downloading the Debian QEMU source package"
+		mkdir -p "$CACHE/src"
+		(cd "$CACHE/src" && apt-get source --download-only qemu) ||
+			die "apt-get source qemu failed (deb-src entries? run make deps)"
+		dsc=$(ls "$CACHE"/src/qemu_7.2*.dsc | sort -V | tail -n1)
+	fi
+	log "unpacking $dsc"
+	rm -rf "$SRC" "$SRC.tmp"
+	dpkg-source --no-check -x "$dsc" "$SRC.tmp" >/dev/null
+	mv "$SRC.tmp" "$SRC"
+	touch "$SRC/.exanet-unpacked"
+fi
+
+# Hooks into the QEMU tree (idempotent).
+if ! grep -q "subdir('exafab')" "$SRC/hw/misc/meson.build"; then
+	echo "subdir('exafab')" >> "$SRC/hw/misc/meson.build"
+fi
+if ! grep -q "^config EXANET" "$SRC/hw/misc/Kconfig"; then
+	cat >> "$SRC/hw/misc/Kconfig" <<'EOF'
+
+config EXANET
+    bool
+    default y
+    depends on PCI
+EOF
+fi
+devmak=$SRC/configs/devices/x86_64-softmmu/exanet.mak
+cat > "$devmak.tmp" <<'EOF'
+# Minimal device set for the ExaNet/EXTOLL emulated cluster nodes.
+CONFIG_Q35=y
+CONFIG_VTD=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_NET=y
+CONFIG_VIRTIO_BLK=y
+CONFIG_VIRTIO_RNG=y
+CONFIG_VGA_PCI=y
+CONFIG_PCIE_PORT=y
+CONFIG_ISA_DEBUG=y
+CONFIG_EXANET=y
+EOF
+cmp -s "$devmak.tmp" "$devmak" && rm -f "$devmak.tmp" || mv "$devmak.tmp" "$devmak"
+
+# Copy our sources; only files whose content changed get a new mtime.
+sync_file() {	# src dst
+	mkdir -p "$(dirname "$2")"
+	cmp -s "$1" "$2" || cp "$1" "$2"
+}
+D=$SRC/$DEV_DIR
+for f in "$TOP"/qemu-devices/common/*.[ch]; do sync_file "$f" "$D/common/$(basename "$f")"; done
+for f in "$TOP"/qemu-devices/exanet/*.[ch]; do sync_file "$f" "$D/exanet/$(basename "$f")"; done
+sync_file "$TOP/uapi/exanet.h" "$D/uapi/exanet.h"
+cat > "$D/meson.build.tmp" <<'EOF'
+# Generated by scripts/build-qemu.sh of the ExaNet/EXTOLL fabric stack.
+exafab_inc = include_directories('common', 'uapi')
+softmmu_ss.add(when: 'CONFIG_EXANET', if_true: [
+  files('common/fabric.c', 'common/fabric-qemu.c', 'exanet/exanet.c'),
+  declare_dependency(include_directories: exafab_inc),
+])
+EOF
+cmp -s "$D/meson.build.tmp" "$D/meson.build" && rm -f "$D/meson.build.tmp" ||
+	mv "$D/meson.build.tmp" "$D/meson.build"
+
+# ---------------------------------------------------------------- configure
+CONF_ARGS=(
+	--prefix="$CACHE"
+	--target-list=x86_64-softmmu
+	--without-default-features
+	--without-default-devices
+	--with-devices-x86_64=exanet
+	--enable-tcg --enable-kvm
+	--disable-docs --disable-tools --disable-guest-agent
+	--disable-werror --disable-install-blobs
+)
+conf_id=$(printf '%s\n' "${CONF_ARGS[@]}" | sha256sum | cut -c1-16)
+if [ ! -f "$OBJ/build.ninja" ] || [ "$(cat "$OBJ/.exanet-conf" 2>/dev/null)" != "$conf_id" ]; then
+	log "configuring QEMU in $OBJ"
+	rm -rf "$OBJ"
+	mkdir -p "$OBJ"
+	(cd "$OBJ" && "$SRC/configure" "${CONF_ARGS[@]}") > "$OBJ.configure.log" 2>&1 ||
+		{ tail -n 30 "$OBJ.configure.log" >&2; die "configure failed, see $OBJ.configure.log"; }
+	echo "$conf_id" > "$OBJ/.exanet-conf"
+fi
+
+# ---------------------------------------------------------------- build
+log "building qemu-system-x86_64 (ninja -j$JOBS; the first build takes a while)"
+start=$(date +%s)
+ninja -C "$OBJ" -j"$JOBS" qemu-system-x86_64 >&2 ||
+	die "QEMU build failed"
+log "build done in $(( $(date +%s) - start )) s"
+
+cp "$OBJ/qemu-system-x86_64" "$BIN.tmp"
+mv "$BIN.tmp" "$BIN"
+# Keep the last few binaries only.
+ls -t "$BINDIR"/qemu-system-x86_64-* 2>/dev/null | tail -n +5 | xargs -r rm -f
+publish_link
+log "published $BIN"
