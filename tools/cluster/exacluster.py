@@ -1,0 +1,920 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""exacluster: boot N emulated ExaNet nodes (one QEMU each) and run commands.
+
+Library use (Python 3 stdlib only)::
+
+    import sys; sys.path.insert(0, "tools/cluster")
+    from exacluster import Cluster
+    with Cluster(nodes=2) as c:
+        rc, out = c.run(0, "cat /sys/class/exanet/exanet0/node_id", timeout=30)
+        results = c.run_all(["prog --server", "prog --client"], timeout=60)
+
+Each node: q35, 1 vCPU, 512 MiB, Debian kernel + $BUILD/initramfs.cpio.gz,
+console (ttyS0) logged to <rundir>/n<i>.console, command agent on ttyS1
+(a unix socket chardev), management Ethernet (virtio-net, 10.42.0.<i+1>/24,
+MAC 52:54:00:42:00:<i>) over QEMU dgram unix sockets (direct pair for 2
+nodes, exanet-mgmt-hub otherwise), and the exanet device
+(-device exanet,node-id=<i>,num-nodes=<N>,fabric=<sockdir>/fabric).
+
+Every process started is recorded in <rundir>/pids and state.json; teardown
+powers nodes off through the agent, then SIGTERM/SIGKILLs exactly the recorded
+PIDs.  It runs on normal exit, exceptions, SIGINT, SIGTERM and SIGHUP.
+See Documentation/cluster.md.
+"""
+
+import base64
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
+CACHE = os.environ.get("CACHE") or os.path.expanduser("~/.cache/exanet-fabric")
+
+TIMEOUT_RC = 124        # rc reported when the node-side timeout killed a command
+SUN_PATH_MAX = 100      # keep unix socket paths below the 108-byte limit
+MGMT_NET = "10.42.0."
+
+
+class ClusterError(Exception):
+    """Boot failure, dead node, agent not answering."""
+
+
+class AgentTimeout(ClusterError):
+    """The agent did not answer within the host-side deadline."""
+
+
+class RunResult(tuple):
+    """(rc, output) tuple with extra attributes: timed_out, node, seconds."""
+
+    def __new__(cls, rc, output, timed_out=False, node=None, seconds=0.0):
+        self = tuple.__new__(cls, (rc, output))
+        self.timed_out = timed_out
+        self.node = node
+        self.seconds = seconds
+        return self
+
+    @property
+    def rc(self):
+        return self[0]
+
+    @property
+    def output(self):
+        return self[1]
+
+
+def log(msg):
+    if os.environ.get("EXACLUSTER_QUIET") != "1":
+        print("exacluster: " + msg, file=sys.stderr, flush=True)
+
+
+def kver():
+    v = os.environ.get("KVER")
+    if v:
+        return v
+    try:
+        return subprocess.check_output([os.path.join(TOP, "scripts", "kver.sh")],
+                                       text=True).strip()
+    except (OSError, subprocess.CalledProcessError):
+        vs = sorted(d for d in os.listdir("/lib/modules") if d.endswith("-amd64"))
+        if not vs:
+            raise ClusterError("no guest kernel (run: make deps)")
+        return vs[-1]
+
+
+def default_qemu():
+    q = os.environ.get("EXACLUSTER_QEMU")
+    if q:
+        return q
+    q = os.path.join(BUILD, "qemu-system-x86_64")
+    if os.path.exists(q):
+        return q
+    for d in os.environ.get("PATH", "").split(":"):
+        c = os.path.join(d, "qemu-system-x86_64")
+        if os.access(c, os.X_OK):
+            return c
+    raise ClusterError("no qemu-system-x86_64 (build it: make, or set EXACLUSTER_QEMU)")
+
+
+def firmware_dir(qemu):
+    fw = os.environ.get("EXACLUSTER_FIRMWARE")
+    if fw:
+        return fw
+    real = os.path.realpath(qemu)
+    cand = os.path.join(CACHE, "share", "qemu")
+    if real.startswith(os.path.realpath(CACHE) + "/") and os.path.isdir(cand):
+        return cand
+    return None
+
+
+_dev_cache = {}
+
+
+def qemu_has_device(qemu, dev):
+    key = (os.path.realpath(qemu), dev)
+    if key not in _dev_cache:
+        try:
+            out = subprocess.run([qemu, "-nodefaults", "-machine", "none", "-device", "help"],
+                                 capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            out = ""
+        _dev_cache[key] = ('name "%s"' % dev) in out
+    return _dev_cache[key]
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:    # a zombie is not alive
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def pid_is_ours(pid, marker):
+    """True if pid is alive and its command line mentions marker (the run dir)."""
+    if not pid_alive(pid):
+        return False
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return marker.encode() in f.read()
+    except OSError:
+        return False
+
+
+def _set_pdeathsig():
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except Exception:   # noqa: BLE001 - best effort
+        pass
+
+
+class _Agent:
+    """Connection to one node's agent socket; thread-safe request/response."""
+
+    def __init__(self, node, path, prefix):
+        self.node = node
+        self.path = path
+        self.prefix = prefix
+        self.sock = None
+        self.lock = threading.Lock()
+        self.cv = threading.Condition()
+        self.results = {}
+        self.waiting = set()
+        self.dead = None
+        self.seq = 0
+        self.reader = None
+
+    def connect(self, deadline):
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(self.path)
+                break
+            except OSError:
+                s.close()
+                if time.monotonic() > deadline:
+                    raise ClusterError("node %d: cannot connect to agent socket %s"
+                                       % (self.node, self.path))
+                time.sleep(0.1)
+        self.sock = s
+        self.reader = threading.Thread(target=self._read_loop, daemon=True,
+                                       name="exacluster-agent-%d" % self.node)
+        self.reader.start()
+
+    def close(self):
+        s, self.sock = self.sock, None
+        if s:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def _read_loop(self):
+        buf = b""
+        cur = None
+        body = []
+        sock = self.sock
+        try:
+            while True:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                buf += data
+                *lines, buf = buf.split(b"\n")
+                for raw in lines:
+                    line = raw.decode("ascii", "replace").strip("\r\x00 ")
+                    k = line.find("@@EXA-")
+                    if k < 0:
+                        if cur is not None:
+                            body.append(line)
+                        continue
+                    f = line[k:].split()
+                    if f[0] == "@@EXA-BEGIN" and len(f) >= 2:
+                        cur, body = f[1], []
+                    elif f[0] == "@@EXA-END" and len(f) >= 3 and f[1] == cur:
+                        try:
+                            out = base64.b64decode("".join(body))
+                        except ValueError:
+                            out = b"<exacluster: undecodable agent output>"
+                        with self.cv:
+                            self.results[cur] = (int(f[2]), out.decode("utf-8", "replace"),
+                                                 len(f) > 3 and f[3] == "T")
+                            self.cv.notify_all()
+                        cur = None
+        except OSError:
+            pass
+        with self.cv:
+            self.dead = "agent connection closed"
+            self.cv.notify_all()
+
+    def send(self, cmd, timeout):
+        with self.lock:
+            self.seq += 1
+            rid = "%s%d" % (self.prefix, self.seq)
+            b = base64.b64encode(cmd.encode()).decode()
+            t = 0 if not timeout else max(1, int(timeout + 0.999))
+            line = "@@EXA-REQ %s %d %s\n" % (rid, t, b)
+            if self.sock is None:
+                raise ClusterError("node %d: agent not connected" % self.node)
+            with self.cv:
+                self.waiting.add(rid)
+            try:
+                self.sock.sendall(line.encode())
+            except OSError as e:
+                raise ClusterError("node %d: agent send failed: %s" % (self.node, e)) from e
+        return rid
+
+    def wait(self, rid, deadline):
+        with self.cv:
+            while rid not in self.results:
+                if self.dead:
+                    self.waiting.discard(rid)
+                    raise ClusterError("node %d: %s" % (self.node, self.dead))
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    self.waiting.discard(rid)
+                    raise AgentTimeout("node %d: agent did not answer" % self.node)
+                self.cv.wait(left if left is None else min(left, 1.0))
+            self.waiting.discard(rid)
+            return self.results.pop(rid)
+
+
+_live = []              # clusters owned by this process (for atexit / signals)
+_live_lock = threading.Lock()
+
+
+def _teardown_all():
+    with _live_lock:
+        cs = list(_live)
+    for c in cs:
+        try:
+            c.close()
+        except Exception as e:  # noqa: BLE001
+            log("teardown failed: %s" % e)
+
+
+import atexit  # noqa: E402
+atexit.register(_teardown_all)
+
+
+class Cluster:
+    """N emulated nodes.  Use as a context manager (or start()/close())."""
+
+    def __init__(self, nodes=2, name=None, workdir=None, qemu=None, kernel=None,
+                 initrd=None, extra_device_args=None, iommu=False, exanet="auto",
+                 memory="512M", smp=1, accel=None, append="", boot_timeout=None,
+                 detach=False, mgmt_net=True):
+        if not 1 <= int(nodes) <= 64:
+            raise ValueError("nodes must be 1..64")
+        self.nodes = int(nodes)
+        self.name = name or "c%d-%d" % (os.getpid(), int(time.time() * 1000) % 100000)
+        self.rundir = os.path.abspath(workdir or os.path.join(BUILD, "cluster", self.name))
+        self.qemu = qemu or default_qemu()
+        self.kver = kver()
+        self.kernel = kernel or os.environ.get("EXACLUSTER_KERNEL") or "/boot/vmlinuz-" + self.kver
+        self.initrd = initrd or os.environ.get("EXACLUSTER_INITRD") or \
+            os.path.join(BUILD, "initramfs.cpio.gz")
+        self.extra_device_args = extra_device_args
+        self.iommu = iommu
+        env_ex = os.environ.get("EXACLUSTER_EXANET")
+        if env_ex is not None and exanet == "auto":
+            exanet = {"0": False, "1": True}.get(env_ex, "auto")
+        self.exanet = exanet
+        self.memory = memory
+        self.smp = smp
+        self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
+        self.append = append
+        self.boot_timeout = float(boot_timeout or os.environ.get("EXACLUSTER_BOOT_TIMEOUT")
+                                  or 120 + 45 * self.nodes)
+        self.detach = detach
+        self.mgmt_net = mgmt_net
+        self.procs = {}         # key -> Popen (only when we are the parent)
+        self.pids = {}          # key -> pid  ("hub", "n0", "n1", ...)
+        self.agents = []
+        self.sockdir = None
+        self.boot_times = []
+        self.closed = False
+        self.started = False
+        self._old_handlers = {}
+        self.attached = False
+
+    # ----------------------------------------------------------------- paths
+    def console_log(self, node):
+        return os.path.join(self.rundir, "n%d.console" % node)
+
+    def qemu_log(self, node):
+        return os.path.join(self.rundir, "n%d.qemu.log" % node)
+
+    @staticmethod
+    def node_ip(node):
+        return MGMT_NET + str(node + 1)
+
+    def peers(self, k=None):
+        return ",".join(self.node_ip(i) for i in range(k or self.nodes))
+
+    def _sock(self, what):
+        return os.path.join(self.sockdir, what)
+
+    # ------------------------------------------------------------- lifecycle
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, et, ev, tb):
+        self.close()
+        return False
+
+    def _install_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def on_signal(signum, frame):
+            raise SystemExit(128 + signum)
+        for s in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                self._old_handlers[s] = signal.signal(s, on_signal)
+            except (ValueError, OSError):
+                pass
+
+    def _restore_signals(self):
+        for s, h in self._old_handlers.items():
+            try:
+                signal.signal(s, h)
+            except (ValueError, OSError):
+                pass
+        self._old_handlers = {}
+
+    def _prepare_dirs(self):
+        os.makedirs(self.rundir, exist_ok=True)
+        st = os.path.join(self.rundir, "state.json")
+        old = {}
+        if os.path.exists(st):
+            try:
+                with open(st) as f:
+                    old = json.load(f)
+            except (ValueError, OSError):
+                old = {}
+            if any(pid_is_ours(p, old.get("marker", self.rundir))
+                   for p in old.get("pids", {}).values()):
+                raise ClusterError("cluster %r is already running (%s); "
+                                   "run: exacluster down --name %s"
+                                   % (self.name, self.rundir, self.name))
+            _cleanup_sockdir(old)
+        for fn in os.listdir(self.rundir):
+            p = os.path.join(self.rundir, fn)
+            if os.path.islink(p) or not os.path.isdir(p):
+                os.unlink(p)
+        longest = os.path.join(self.rundir, "fabric", "node%d.sock" % (self.nodes * 10))
+        if len(longest) < SUN_PATH_MAX:
+            self.sockdir = self.rundir
+        else:
+            self.sockdir = tempfile.mkdtemp(prefix="exac-")
+            os.symlink(self.sockdir, os.path.join(self.rundir, "sock"))
+        os.makedirs(self._sock("fabric"), exist_ok=True)
+        for fn in os.listdir(self._sock("fabric")):
+            try:
+                os.unlink(os.path.join(self._sock("fabric"), fn))
+            except OSError:
+                pass
+
+    def _write_state(self):
+        st = {"name": self.name, "nodes": self.nodes, "rundir": self.rundir,
+              "sockdir": self.sockdir, "marker": self.rundir if self.sockdir == self.rundir
+              else self.sockdir, "pids": self.pids, "qemu": self.qemu,
+              "initrd": self.initrd, "kernel": self.kernel, "owner": os.getpid(),
+              "detached": self.detach, "boot_times": self.boot_times,
+              "ips": [self.node_ip(i) for i in range(self.nodes)]}
+        tmp = os.path.join(self.rundir, "state.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(st, f, indent=1)
+        os.replace(tmp, os.path.join(self.rundir, "state.json"))
+        with open(os.path.join(self.rundir, "pids"), "w") as f:
+            for k, p in self.pids.items():
+                f.write("%s %d\n" % (k, p))
+
+    @property
+    def marker(self):
+        return self.rundir if self.sockdir == self.rundir else self.sockdir
+
+    def _popen(self, key, argv, logfile):
+        kw = {}
+        if not self.detach and threading.current_thread() is threading.main_thread():
+            kw["preexec_fn"] = _set_pdeathsig
+        with open(logfile, "ab") as lf:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=lf, stderr=lf,
+                                 start_new_session=True, close_fds=True, **kw)
+        self.procs[key] = p
+        self.pids[key] = p.pid
+        self._write_state()
+        return p
+
+    def use_exanet(self):
+        if self.exanet == "auto":
+            self.exanet = qemu_has_device(self.qemu, "exanet")
+            if not self.exanet:
+                log("%s has no 'exanet' device: nodes boot without it" % self.qemu)
+        return bool(self.exanet)
+
+    def qemu_argv(self, i):
+        n = self.nodes
+        cmdline = ("console=ttyS0 exacluster.node=%d exacluster.nnodes=%d quiet panic=-1 "
+                   "mitigations=off" % (i, n))
+        if self.iommu:
+            cmdline += " intel_iommu=on"
+        if self.append:
+            cmdline += " " + self.append
+        machine = "q35"
+        a = [self.qemu, "-name", "exanet-node%d,process=exanet-%s-n%d" % (i, self.name, i),
+             "-machine", machine, "-accel", self.accel, "-m", str(self.memory),
+             "-smp", str(self.smp), "-nodefaults", "-display", "none", "-no-reboot",
+             "-kernel", self.kernel, "-initrd", self.initrd, "-append", cmdline,
+             "-serial", "file:" + self.console_log(i),
+             "-chardev", "socket,id=agent,path=%s,server=on,wait=off" % self._sock("n%d.agent" % i),
+             "-serial", "chardev:agent",
+             "-qmp", "unix:%s,server=on,wait=off" % self._sock("n%d.qmp" % i)]
+        fw = firmware_dir(self.qemu)
+        if fw:
+            a[1:1] = ["-L", fw]
+        if self.iommu:
+            a += ["-device", "intel-iommu,aw-bits=48"]
+        if self.mgmt_net:
+            if n == 2:
+                remote = self._sock("n%d.net" % (1 - i))
+            else:
+                remote = self._sock("hub.net")
+            a += ["-netdev", "dgram,id=mgmt,local.type=unix,local.path=%s,"
+                  "remote.type=unix,remote.path=%s" % (self._sock("n%d.net" % i), remote),
+                  "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:42:00:%02x" % i]
+        if self.use_exanet():
+            a += ["-device", "exanet,node-id=%d,num-nodes=%d,fabric=%s"
+                  % (i, n, self._sock("fabric"))]
+        extra = self.extra_device_args
+        if callable(extra):
+            extra = extra(i)
+        fmt = {"node": i, "nodes": n, "rundir": self.rundir, "sockdir": self.sockdir,
+               "fabric": self._sock("fabric")}
+        for x in extra or []:
+            a.append(x.format(**fmt) if isinstance(x, str) else str(x))
+        return a
+
+    def start(self):
+        if self.started:
+            return self
+        for f in (self.kernel, self.initrd):
+            if not os.path.exists(f):
+                raise ClusterError("missing %s (make initramfs / make deps)" % f)
+        self._prepare_dirs()
+        self.started = True
+        if not self.detach:
+            with _live_lock:
+                _live.append(self)
+            self._install_signals()
+        t0 = time.monotonic()
+        try:
+            if self.mgmt_net and self.nodes != 2:
+                hub = os.path.join(BUILD, "bin", "exanet-mgmt-hub")
+                if not os.access(hub, os.X_OK):
+                    raise ClusterError("%s missing (make %s)" % (hub, hub))
+                self._popen("hub", [hub, self._sock("hub.net")] +
+                            [self._sock("n%d.net" % i) for i in range(self.nodes)],
+                            os.path.join(self.rundir, "hub.log"))
+            for i in range(self.nodes):
+                self._popen("n%d" % i, self.qemu_argv(i), self.qemu_log(i))
+            log("booting %d node(s) in %s" % (self.nodes, self.rundir))
+            self._wait_boot(t0)
+        except BaseException:
+            self.close()
+            raise
+        self._write_state()
+        return self
+
+    def _wait_boot(self, t0):
+        deadline = t0 + self.boot_timeout
+        prefix = "h%x" % (os.getpid() & 0xfffff) + "r%d" % (int(time.time()) % 100000) + "q"
+        self.agents = [_Agent(i, self._sock("n%d.agent" % i), prefix) for i in range(self.nodes)]
+        pending = set(range(self.nodes))
+        self.boot_times = [None] * self.nodes
+        for a in self.agents:
+            self._check_proc(a.node)
+            a.connect(deadline)
+        probes = {}
+        while pending:
+            for i in sorted(pending):
+                self._check_proc(i)
+                a = self.agents[i]
+                if i in probes:
+                    rid, sent = probes[i]
+                    with a.cv:
+                        done = rid in a.results
+                        if done:
+                            a.results.pop(rid)
+                    if done:
+                        self.boot_times[i] = round(time.monotonic() - t0, 2)
+                        pending.discard(i)
+                        continue
+                    if time.monotonic() - sent < 2.0:
+                        continue
+                probes[i] = (a.send("true", 10), time.monotonic())
+            if time.monotonic() > deadline:
+                raise ClusterError("boot timeout (%.0fs): node(s) %s did not answer; console:\n%s"
+                                   % (self.boot_timeout, sorted(pending),
+                                      self.console_tail(min(pending), 30)))
+            time.sleep(0.05)
+        log("%d node(s) up in %.1fs (per node: %s)" % (self.nodes, time.monotonic() - t0,
+                                                      self.boot_times))
+
+    def _check_proc(self, i):
+        p = self.procs.get("n%d" % i)
+        if p is not None and p.poll() is not None:
+            raise ClusterError("node %d: qemu exited with %s\n--- qemu log:\n%s\n--- console:\n%s"
+                               % (i, p.returncode, _tail(self.qemu_log(i), 20),
+                                  self.console_tail(i, 30)))
+
+    def console_tail(self, node, lines=40):
+        return _tail(self.console_log(node), lines)
+
+    # -------------------------------------------------------------- commands
+    def run(self, node, cmd, timeout=60, check=False, env=None, cwd=None):
+        """Run `cmd` with sh on `node`; returns RunResult (rc, output).
+
+        timeout: seconds (node-side SIGKILL of the command's process group;
+        rc is then TIMEOUT_RC and .timed_out is True); 0/None = no limit.
+        """
+        if not (0 <= node < self.nodes):
+            raise ValueError("no node %d" % node)
+        pre = ""
+        if env:
+            pre += "".join("export %s=%s\n" % (k, shlex.quote(str(v))) for k, v in env.items())
+        if cwd:
+            pre += "cd %s || exit 126\n" % shlex.quote(cwd)
+        t0 = time.monotonic()
+        a = self.agents[node]
+        rid = a.send(pre + cmd, timeout)
+        grace = float(os.environ.get("EXACLUSTER_AGENT_GRACE", "60"))
+        deadline = None if not timeout else t0 + timeout + grace
+        rc, out, tmo = a.wait(rid, deadline)
+        if tmo:
+            rc = TIMEOUT_RC
+        r = RunResult(rc, out, tmo, node, time.monotonic() - t0)
+        if check and rc != 0:
+            raise ClusterError("node %d: %r failed (rc %d):\n%s" % (node, cmd, rc, out))
+        return r
+
+    def run_all(self, cmds, timeout=60, nodes=None, env=None, cwd=None):
+        """Run commands in parallel.  cmds: a string (same on every node of
+        `nodes`, default all), a list (cmds[i] on node i) or a dict
+        {node: cmd}.  env may be a dict or a callable(node) -> dict.
+        Returns a list of RunResult in node order (dict input: a dict).
+        Host-side errors of a node are returned as rc -1 with the message."""
+        if isinstance(cmds, str):
+            job = {i: cmds for i in (nodes if nodes is not None else range(self.nodes))}
+        elif isinstance(cmds, dict):
+            job = dict(cmds)
+        else:
+            job = dict(enumerate(cmds))
+        res = {}
+
+        def one(i):
+            e = env(i) if callable(env) else env
+            try:
+                res[i] = self.run(i, job[i], timeout=timeout, env=e, cwd=cwd)
+            except ClusterError as ex:
+                res[i] = RunResult(-1, "exacluster: %s\n" % ex, isinstance(ex, AgentTimeout), i)
+        th = [threading.Thread(target=one, args=(i,), daemon=True) for i in job]
+        for t in th:
+            t.start()
+        for t in th:
+            t.join()
+        if isinstance(cmds, dict):
+            return res
+        return [res[i] for i in sorted(res)]
+
+    def spawn(self, node, cmd, log_path=None):
+        """Start `cmd` in the background on node; returns (guest pid, log path)."""
+        log_path = log_path or "/tmp/spawn-%d.log" % int(time.time() * 1000)
+        r = self.run(node, "setsid sh -c %s > %s 2>&1 < /dev/null & echo $!"
+                     % (shlex.quote(cmd), shlex.quote(log_path)), timeout=30, check=True)
+        return int(r.output.split()[-1]), log_path
+
+    def put_file(self, node, path, data, mode=0o644):
+        if isinstance(data, str):
+            data = data.encode()
+        b = base64.b64encode(data).decode()
+        self.run(node, "echo %s | base64 -d > %s && chmod %o %s"
+                 % (b, shlex.quote(path), mode, shlex.quote(path)), timeout=60, check=True)
+
+    def get_file(self, node, path):
+        r = self.run(node, "base64 %s" % shlex.quote(path), timeout=60, check=True)
+        return base64.b64decode("".join(r.output.split()))
+
+    def dmesg(self, node, lines=40, timeout=20):
+        try:
+            return self.run(node, "dmesg | tail -n %d" % lines, timeout=timeout).output
+        except ClusterError as e:
+            return "(no dmesg: %s)\n--- console tail:\n%s" % (e, self.console_tail(node, lines))
+
+    def alive(self, node, timeout=15):
+        key = "n%d" % node
+        p = self.procs.get(key)
+        if p is not None and p.poll() is not None:
+            return False
+        if p is None and not pid_alive(self.pids.get(key, 0) or -1):
+            return False
+        try:
+            return self.run(node, "true", timeout=timeout).rc == 0
+        except ClusterError:
+            return False
+
+    # -------------------------------------------------------------- teardown
+    def close(self, poweroff=True):
+        """Power off (agent), then SIGTERM/SIGKILL exactly the recorded PIDs."""
+        if self.closed or not self.started:
+            self.closed = True
+            return
+        self.closed = True
+        main = threading.current_thread() is threading.main_thread()
+        old_int = None
+        if main:
+            try:
+                old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            except (ValueError, OSError):
+                old_int = None
+        try:
+            self._teardown(poweroff)
+        finally:
+            if old_int is not None:
+                signal.signal(signal.SIGINT, old_int)
+            self._restore_signals()
+            with _live_lock:
+                if self in _live:
+                    _live.remove(self)
+
+    def _node_keys(self):
+        return [k for k in self.pids if k.startswith("n")]
+
+    def _teardown(self, poweroff):
+        marker = self.marker
+        nodes = [k for k in self._node_keys() if self._alive(k, marker)]
+        if poweroff and nodes:
+            for a in self.agents:
+                try:
+                    if a.sock is not None and not a.dead:
+                        a.send("poweroff", 0)
+                except ClusterError:
+                    pass
+            self._wait_exit(nodes, marker, 10.0)
+        for a in self.agents:
+            a.close()
+        left = [k for k in self.pids if self._alive(k, marker)]
+        for k in left:
+            self._signal(k, signal.SIGTERM)
+        self._wait_exit(left, marker, 5.0)
+        for k in [k for k in self.pids if self._alive(k, marker)]:
+            log("%s (pid %d) ignored SIGTERM, killing" % (k, self.pids[k]))
+            self._signal(k, signal.SIGKILL)
+        self._wait_exit(list(self.pids), marker, 5.0)
+        for p in self.procs.values():
+            try:
+                p.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                pass
+        self.pids = {k: p for k, p in self.pids.items() if self._alive(k, marker)}
+        if self.sockdir:
+            for fn in os.listdir(self.sockdir) if os.path.isdir(self.sockdir) else []:
+                if fn.endswith((".agent", ".qmp", ".net")):
+                    try:
+                        os.unlink(os.path.join(self.sockdir, fn))
+                    except OSError:
+                        pass
+            self._write_state()
+            if self.sockdir != self.rundir:
+                _cleanup_sockdir({"sockdir": self.sockdir, "rundir": self.rundir})
+
+    def _alive(self, key, marker):
+        p = self.procs.get(key)
+        if p is not None:
+            return p.poll() is None
+        return pid_is_ours(self.pids[key], marker)
+
+    def _signal(self, key, sig):
+        p = self.procs.get(key)
+        try:
+            if p is not None:
+                if p.poll() is None:
+                    p.send_signal(sig)
+            elif pid_is_ours(self.pids[key], self.marker):
+                os.kill(self.pids[key], sig)
+        except ProcessLookupError:
+            pass
+
+    def _wait_exit(self, keys, marker, secs):
+        end = time.monotonic() + secs
+        while time.monotonic() < end and any(self._alive(k, marker) for k in keys):
+            time.sleep(0.1)
+
+    # ----------------------------------------------------------- attach (CLI)
+    @classmethod
+    def attach(cls, name=None, workdir=None):
+        """Attach to a running (detached) cluster started by `exacluster up`."""
+        rundir = os.path.abspath(workdir or os.path.join(BUILD, "cluster", name or "default"))
+        try:
+            with open(os.path.join(rundir, "state.json")) as f:
+                st = json.load(f)
+        except OSError as e:
+            raise ClusterError("no cluster in %s (exacluster up)" % rundir) from e
+        c = cls.__new__(cls)
+        c.__init__(nodes=st["nodes"], name=st["name"], workdir=rundir, qemu=st["qemu"],
+                   kernel=st["kernel"], initrd=st["initrd"], detach=True)
+        c.sockdir = st["sockdir"]
+        c.pids = {k: int(v) for k, v in st["pids"].items()}
+        c.boot_times = st.get("boot_times", [])
+        c.started = True
+        c.attached = True
+        prefix = "a%x" % (os.getpid() & 0xfffff) + "r%d" % (int(time.time()) % 100000) + "q"
+        c.agents = [_Agent(i, c._sock("n%d.agent" % i), prefix) for i in range(c.nodes)]
+        return c
+
+    def connect_agents(self, nodes=None, timeout=30):
+        deadline = time.monotonic() + timeout
+        for i in (nodes if nodes is not None else range(self.nodes)):
+            if self.agents[i].sock is None:
+                self.agents[i].connect(deadline)
+
+
+def _cleanup_sockdir(st):
+    sd = st.get("sockdir")
+    rd = st.get("rundir")
+    if sd and rd and sd != rd and os.path.basename(sd).startswith("exac-"):
+        import shutil
+        shutil.rmtree(sd, ignore_errors=True)
+        try:
+            os.unlink(os.path.join(rd, "sock"))
+        except OSError:
+            pass
+
+
+def _tail(path, lines):
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 65536))
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return "(no %s)" % path
+    return "\n".join(data.splitlines()[-lines:])
+
+
+# ------------------------------------------------------------------- CLI
+def _cli(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(prog="exacluster",
+                                 description="Emulated ExaNet cluster launcher "
+                                             "(see Documentation/cluster.md)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="boot N nodes and leave them running")
+    up.add_argument("-n", "--nodes", type=int, default=2)
+    up.add_argument("--name", default="default")
+    up.add_argument("--qemu")
+    up.add_argument("--initrd")
+    up.add_argument("--iommu", action="store_true", help="add intel-iommu,aw-bits=48")
+    up.add_argument("--no-exanet", action="store_true", help="omit the exanet device")
+    up.add_argument("--accel", help="tcg (default) or kvm")
+    up.add_argument("--memory", default="512M")
+    up.add_argument("--append", default="", help="extra kernel command line")
+    up.add_argument("--device-arg", action="append", default=[],
+                    help="extra QEMU argument ({node} {nodes} {fabric} are substituted)")
+    up.add_argument("--boot-timeout", type=float)
+    rn = sub.add_parser("run", help="run a shell command on node(s)")
+    rn.add_argument("--name", default="default")
+    g = rn.add_mutually_exclusive_group()
+    g.add_argument("--node", type=int, default=0)
+    g.add_argument("--all", action="store_true")
+    rn.add_argument("--timeout", type=float, default=60)
+    rn.add_argument("command", nargs=argparse.REMAINDER)
+    dn = sub.add_parser("down", help="power off and kill a cluster's processes")
+    dn.add_argument("--name", default="default")
+    st = sub.add_parser("status", help="list clusters and their processes")
+    st.add_argument("--name")
+    co = sub.add_parser("console", help="print the tail of a node's console log")
+    co.add_argument("--name", default="default")
+    co.add_argument("--node", type=int, default=0)
+    co.add_argument("-n", "--lines", type=int, default=50)
+    a = ap.parse_args(argv)
+
+    try:
+        if a.cmd == "up":
+            c = Cluster(nodes=a.nodes, name=a.name, qemu=a.qemu, initrd=a.initrd,
+                        iommu=a.iommu, exanet=False if a.no_exanet else "auto",
+                        accel=a.accel, memory=a.memory, append=a.append,
+                        extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
+                        detach=True)
+            try:
+                c.start()
+            except KeyboardInterrupt:
+                c.close()
+                return 130
+            for a_ in c.agents:
+                a_.close()
+            print("cluster %s: %d node(s) up in %s (boot %s s); IPs %s"
+                  % (c.name, c.nodes, c.rundir, c.boot_times, c.peers()))
+            return 0
+        if a.cmd == "run":
+            cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+            if not cmd:
+                ap.error("run: missing command")
+            cmd = cmd[0] if len(cmd) == 1 else " ".join(shlex.quote(x) for x in cmd)
+            c = Cluster.attach(a.name)
+            nodes = list(range(c.nodes)) if a.all else [a.node]
+            if any(not 0 <= i < c.nodes for i in nodes):
+                ap.error("no such node")
+            c.connect_agents(nodes)
+            worst = 0
+            if a.all:
+                res = c.run_all({i: cmd for i in nodes}, timeout=a.timeout)
+                for i in nodes:
+                    r = res[i]
+                    print("=== node%d rc=%d%s" % (i, r.rc, " (timeout)" if r.timed_out else ""))
+                    sys.stdout.write(r.output)
+                    worst = worst or (r.rc & 0xff if r.rc >= 0 else 1)
+            else:
+                r = c.run(a.node, cmd, timeout=a.timeout)
+                sys.stdout.write(r.output)
+                worst = r.rc & 0xff if r.rc >= 0 else 1
+            for ag in c.agents:
+                ag.close()
+            return worst
+        if a.cmd == "down":
+            c = Cluster.attach(a.name)
+            try:
+                c.connect_agents(timeout=3)
+            except ClusterError:
+                pass
+            c.close()
+            left = c.pids
+            print("cluster %s: down%s" % (c.name, " (still alive: %s)" % left if left else ""))
+            return 1 if left else 0
+        if a.cmd == "status":
+            base = os.path.join(BUILD, "cluster")
+            names = [a.name] if a.name else sorted(os.listdir(base)) if os.path.isdir(base) else []
+            for n in names:
+                try:
+                    with open(os.path.join(base, n, "state.json")) as f:
+                        s = json.load(f)
+                except (OSError, ValueError):
+                    continue
+                alive = {k: p for k, p in s["pids"].items() if pid_is_ours(p, s["marker"])}
+                state = "up" if alive else "down"
+                print("%-12s %-5s nodes=%d boot=%s pids=%s dir=%s"
+                      % (n, state, s["nodes"], s.get("boot_times"),
+                         " ".join("%s:%d" % kv for kv in alive.items()) or "-", s["rundir"]))
+            return 0
+        if a.cmd == "console":
+            rundir = os.path.join(BUILD, "cluster", a.name)
+            print(_tail(os.path.join(rundir, "n%d.console" % a.node), a.lines))
+            return 0
+    except ClusterError as e:
+        print("exacluster: error: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_cli())

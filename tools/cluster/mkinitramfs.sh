@@ -1,0 +1,197 @@
+#!/bin/bash
+# Build the node image of the emulated cluster: a gzip'd newc cpio initramfs.
+#
+#   tools/cluster/mkinitramfs.sh [OUTPUT]      (default $BUILD/initramfs.cpio.gz)
+#
+# Environment: TOP (repo), BUILD (build dir), KVER (guest kernel release),
+# EXTRA_MODULES (space separated extra host kernel modules to include),
+# EXTRA_FILES (space separated host files to copy to the same path).
+#
+# Contents: busybox-static (+ applet links), kmod, systemd-udevd/udevadm with
+# 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
+# iperf3, virtio/tun kernel modules with deps, $BUILD/modules/*.ko in
+# /lib/modules/$KVER/extra, $BUILD/bin -> /usr/bin, $BUILD/lib -> /usr/lib,
+# $BUILD/selftests -> /usr/lib/exanet/selftests, tools/cluster/tests ->
+# /usr/lib/exanet/cluster-tests, plus the shared libraries of every ELF.
+set -euo pipefail
+
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+BUILD=${BUILD:-$TOP/build}
+KVER=${KVER:-$("$TOP/scripts/kver.sh")}
+OUT=${1:-$BUILD/initramfs.cpio.gz}
+HERE=$TOP/tools/cluster
+MODSRC=/lib/modules/$KVER
+STAGE=$BUILD/initramfs.d
+
+[ -d "$MODSRC" ] || { echo "mkinitramfs: $MODSRC missing (make deps)" >&2; exit 1; }
+command -v busybox >/dev/null || { echo "mkinitramfs: busybox missing (make deps)" >&2; exit 1; }
+
+rm -rf "$STAGE"
+mkdir -p "$STAGE"
+cd "$STAGE"
+mkdir -p usr/bin usr/sbin usr/lib/x86_64-linux-gnu usr/lib64 usr/lib/systemd \
+	usr/lib/udev/rules.d usr/lib/exanet etc/udev/rules.d dev proc sys tmp run root var mnt
+ln -s usr/bin bin
+ln -s usr/sbin sbin
+ln -s usr/lib lib
+ln -s usr/lib64 lib64
+ln -s ../run var/run
+ln -s ../tmp var/tmp
+chmod 1777 tmp
+
+# --- busybox and its applets (real binaries copied later overwrite links) ---
+cp "$(command -v busybox)" usr/bin/busybox
+for a in $(busybox --list-full); do
+	case "$a" in usr/bin/*|bin/*) d=usr/bin;; usr/sbin/*|sbin/*) d=usr/sbin;; *) continue;; esac
+	n=${a##*/}
+	[ -L "usr/bin/$n" ] || [ -L "usr/sbin/$n" ] || [ -e "usr/bin/$n" ] || ln -s /usr/bin/busybox "$d/$n"
+done
+rm -f usr/sbin/init usr/bin/init && ln -s /usr/bin/busybox usr/sbin/init
+
+copy_host() {	# copy a host file to the same path (through the usr merge)
+	local src=$1 dst
+	dst=${2:-$src}
+	dst=${dst#/}
+	case "$dst" in bin/*|sbin/*|lib/*|lib64/*) dst=usr/$dst;; esac
+	mkdir -p "$(dirname "$dst")"
+	rm -f "$dst"
+	cp -L "$src" "$dst"
+}
+
+# --- kmod (modprobe/insmod/rmmod/lsmod/modinfo/depmod) ---
+if [ -x /usr/bin/kmod ]; then
+	copy_host /usr/bin/kmod
+	for t in modprobe insmod rmmod lsmod modinfo depmod; do
+		rm -f usr/bin/$t usr/sbin/$t
+		ln -s /usr/bin/kmod usr/sbin/$t
+	done
+fi
+
+# --- udev ---
+HAVE_UDEV=0
+if [ -x /usr/bin/udevadm ]; then
+	copy_host /usr/bin/udevadm
+	ln -s /usr/bin/udevadm usr/lib/systemd/systemd-udevd
+	for r in 50-udev-default.rules 80-drivers.rules; do
+		[ -f /usr/lib/udev/rules.d/$r ] && cp /usr/lib/udev/rules.d/$r usr/lib/udev/rules.d/
+	done
+	HAVE_UDEV=1
+fi
+for r in "$TOP"/drivers/*/*.rules; do
+	[ -f "$r" ] && cp "$r" usr/lib/udev/rules.d/
+done
+echo "udev_log=err" > etc/udev/udev.conf
+
+# --- diagnostics ---
+for b in /usr/bin/flock /usr/bin/strace /usr/bin/iperf3; do
+	if [ -x "$b" ]; then copy_host "$b"; fi
+done
+for f in ${EXTRA_FILES:-}; do copy_host "$f"; done
+
+# --- kernel modules ---
+MODDST=usr/lib/modules/$KVER
+mkdir -p "$MODDST/extra"
+for f in modules.order modules.builtin modules.builtin.modinfo; do
+	[ -f "$MODSRC/$f" ] && cp "$MODSRC/$f" "$MODDST/"
+done
+add_module() {	# name or path of a host module; copies it and its deps
+	local m=$1 line p
+	modprobe -S "$KVER" --show-depends "$m" 2>/dev/null | while read -r line; do
+		case "$line" in insmod\ *) ;; *) continue;; esac
+		p=${line#insmod }; p=${p%% *}
+		[ -f "$p" ] || continue
+		mkdir -p "$MODDST/$(dirname "${p#$MODSRC/}")"
+		cp "$p" "$MODDST/${p#$MODSRC/}"
+	done
+}
+for m in virtio_pci virtio_net tun virtio_console ${EXTRA_MODULES:-}; do
+	add_module "$m"
+done
+shopt -s nullglob
+for ko in "$BUILD"/modules/*.ko; do
+	cp "$ko" "$MODDST/extra/"
+	for d in $(modinfo -F depends "$ko" 2>/dev/null | tr ',' ' '); do
+		[ -e "$BUILD/modules/$d.ko" ] || add_module "$d"
+	done
+done
+shopt -u nullglob
+depmod -b "$STAGE" "$KVER"
+
+# --- project outputs ---
+[ -d "$BUILD/bin" ] && for f in "$BUILD"/bin/*; do
+	case "$(basename "$f")" in exanet-mgmt-hub) continue;; esac
+	cp -a "$f" usr/bin/
+done
+[ -d "$BUILD/lib" ] && cp -a "$BUILD"/lib/. usr/lib/
+[ -d "$BUILD/selftests" ] && cp -a "$BUILD"/selftests usr/lib/exanet/selftests
+if [ -d "$HERE/tests" ]; then
+	mkdir -p usr/lib/exanet/cluster-tests
+	cp -a "$HERE"/tests/. usr/lib/exanet/cluster-tests/
+fi
+
+# --- init, agent ---
+install -m 0755 "$HERE/init" init
+install -m 0755 "$HERE/exa-agent" usr/sbin/exa-agent
+cat > etc/inittab <<'EOF'
+::respawn:/usr/sbin/exa-agent
+::ctrlaltdel:/sbin/poweroff
+::shutdown:/usr/sbin/exa-shutdown
+EOF
+cat > usr/sbin/exa-shutdown <<'EOF'
+#!/bin/sh
+sync
+[ -x /usr/lib/systemd/systemd-udevd ] && udevadm control --exit 2>/dev/null
+umount -a -r 2>/dev/null
+exit 0
+EOF
+chmod 0755 usr/sbin/exa-shutdown
+
+# --- /etc ---
+cat > etc/passwd <<'EOF'
+root:x:0:0:root:/root:/bin/sh
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+EOF
+{
+	echo "root:x:0:"
+	gid=5
+	for g in tty disk kmem lp dialout cdrom audio video tape input kvm render sgx; do
+		echo "$g:x:$gid:"
+		gid=$((gid + 1))
+	done
+	echo "nogroup:x:65534:"
+} > etc/group
+echo "root::0:0:99999:7:::" > etc/shadow
+chmod 600 etc/shadow
+{
+	echo "127.0.0.1 localhost"
+	for i in $(seq 0 63); do echo "10.42.0.$((i + 1)) node$i"; done
+} > etc/hosts
+printf 'hosts: files\npasswd: files\ngroup: files\n' > etc/nsswitch.conf
+printf '/usr/lib\n/usr/lib/x86_64-linux-gnu\n' > etc/ld.so.conf
+echo "exanet-node" > etc/hostname
+: > etc/fstab
+
+# --- shared libraries of every ELF ---
+export LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+declare -A seen=()
+is_elf() { [ "$(head -c4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = '177ELF' ]; }
+while IFS= read -r -d '' f; do
+	is_elf "$f" || continue
+	while read -r lib; do
+		[ -n "$lib" ] && [ -z "${seen[$lib]:-}" ] || continue
+		seen[$lib]=1
+		case "$lib" in "$BUILD"/lib/*) continue;; esac
+		copy_host "$lib"
+	done < <(ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\/[^ ]+ \(/{print $1}')
+done < <(find usr -type f -print0)
+[ -e usr/lib64/ld-linux-x86-64.so.2 ] || copy_host /lib64/ld-linux-x86-64.so.2
+ldconfig -r "$STAGE" 2>/dev/null || true
+
+echo "HAVE_UDEV=$HAVE_UDEV" > etc/exa-image
+echo "KVER=$KVER" >> etc/exa-image
+
+# --- pack ---
+mkdir -p "$(dirname "$OUT")"
+find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | gzip -4 > "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+echo "mkinitramfs: $OUT ($(du -h "$OUT" | cut -f1), $(find . | wc -l) files)"
