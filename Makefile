@@ -41,5 +41,19 @@ include tools/cluster/build.mk
 
 all: $(ALL_TARGETS)
 
+# The entry points re-invoke make after `deps` so that variables computed at
+# parse time (KVER, KDIR) see the freshly installed kernel packages.
+check: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/cluster/run-tests
+
+demo: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/demo
+
+bench-msg: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/bench-msg
+
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)
