@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared pieces of the demo and the benchmarks: boot a cluster, run a
+server/client pair of ping-pong tools on two nodes, parse their output."""
+
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
+sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
+
+from exacluster import Cluster, ClusterError  # noqa: E402,F401
+
+OOB_PORT = 5100
+
+
+class PairError(Exception):
+    pass
+
+
+def run_pair(cluster, server_cmd, client_cmd, timeout=300):
+    """Run server_cmd on node 1 and client_cmd on node 0 at the same time.
+    Returns the client's output; raises PairError if either side failed."""
+    res = cluster.run_all({1: server_cmd, 0: client_cmd}, timeout=timeout)
+    for node in (0, 1):
+        r = res[node]
+        if r.rc != 0:
+            raise PairError("node %d: %r exited %d:\n%s" % (
+                node, server_cmd if node else client_cmd, r.rc, r.output))
+    return res[0].output, res[1].output
+
+
+def pingpong_cmds(tool, sizes, iters, warmup, port, extra="", json_out=True):
+    """Server and client command lines of exanet-pingpong / udp-pingpong."""
+    common = "--sizes %s --iters %d --warmup %d %s" % (sizes, iters, warmup, extra)
+    server = "%s --server --oob %d %s" % (tool, port, extra)
+    client = "%s --client --oob %s:%d %s%s" % (
+        tool, Cluster.node_ip(1), port, common, " --json" if json_out else "")
+    return server, client
+
+
+def parse_json_line(output):
+    """The tools print one JSON object on stdout; stderr may be mixed in."""
+    for line in output.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            return json.loads(line)
+    raise PairError("no JSON object in output:\n" + output)
+
+
+def strace_total_calls(summary):
+    """Total system calls from an `strace -c` summary table."""
+    m = re.search(r"^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?total\s*$",
+                  summary, re.M)
+    if not m:
+        raise PairError("cannot parse strace summary:\n" + summary)
+    return int(m.group(1))
+
+
+def median_of(result, size):
+    for row in result["results"]:
+        if row["size"] == size:
+            return row["median_us"]
+    raise PairError("size %d missing from %r" % (size, result))
