@@ -717,7 +717,6 @@ static void exanet_dev_release(struct device *dev)
 {
 	struct exanet_dev *edev = to_exanet_dev(dev);
 
-	ida_free(&exanet_minors, edev->index);
 	pci_dev_put(edev->pdev);
 	kfree(edev);
 }
@@ -841,22 +840,21 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 put:
 	put_device(&edev->dev);
+	ida_free(&exanet_minors, index);
 	return ret;
 }
 
-static void exanet_remove(struct pci_dev *pdev)
+/*
+ * Reset the NI, revoke and free every interface, and mark the device dead
+ * so that open files only get -ENODEV (ioctl, mmap) or SIGBUS (faults).
+ */
+static void exanet_quiesce(struct exanet_dev *edev)
 {
-	struct exanet_dev *edev = pci_get_drvdata(pdev);
 	u32 i;
 
-	mutex_lock(&exanet_devices_lock);
-	list_del_init(&edev->list);
-	mutex_unlock(&exanet_devices_lock);
-
-	/* No new opens; open files keep edev alive but see it dead. */
-	cdev_device_del(&edev->cdev, &edev->dev);
-
 	mutex_lock(&edev->lock);
+	if (edev->dead)
+		goto unlock;
 	edev->dead = true;
 	exanet_hw_reset(edev);
 	for (i = 0; i < edev->num_pkt; i++)
@@ -865,11 +863,39 @@ static void exanet_remove(struct pci_dev *pdev)
 	for (i = 0; i < edev->num_mbox; i++)
 		if (edev->mbox[i].owner)
 			exanet_mbox_release(edev, i);
+unlock:
 	mutex_unlock(&edev->lock);
+}
 
+static void exanet_remove(struct pci_dev *pdev)
+{
+	struct exanet_dev *edev = pci_get_drvdata(pdev);
+
+	mutex_lock(&exanet_devices_lock);
+	list_del_init(&edev->list);
+	mutex_unlock(&exanet_devices_lock);
+
+	/*
+	 * No new opens; open files keep edev alive but see it dead.  The
+	 * minor is free for a new device right away: stale files reach edev
+	 * through their private data, never through the device number.
+	 */
+	cdev_device_del(&edev->cdev, &edev->dev);
+	ida_free(&exanet_minors, edev->index);
+	exanet_quiesce(edev);
 	pci_clear_master(pdev);
 	dev_info(&pdev->dev, "%s removed\n", dev_name(&edev->dev));
 	put_device(&edev->dev);
+}
+
+/* Reboot or kexec: no DMA into memory the next kernel owns. */
+static void exanet_shutdown(struct pci_dev *pdev)
+{
+	struct exanet_dev *edev = pci_get_drvdata(pdev);
+
+	if (edev)
+		exanet_quiesce(edev);
+	pci_clear_master(pdev);
 }
 
 static const struct pci_device_id exanet_pci_ids[] = {
@@ -883,6 +909,7 @@ static struct pci_driver exanet_pci_driver = {
 	.id_table	= exanet_pci_ids,
 	.probe		= exanet_probe,
 	.remove		= exanet_remove,
+	.shutdown	= exanet_shutdown,
 };
 
 /* ---------------------------------------------------------------- module */
