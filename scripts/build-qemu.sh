@@ -152,6 +152,9 @@ CONFIG_VIRTIO_RNG=y
 CONFIG_VGA_PCI=y
 CONFIG_PCIE_PORT=y
 CONFIG_ISA_DEBUG=y
+# defaults the pc machines create without -nodefaults
+CONFIG_PARALLEL=y
+CONFIG_E1000E_PCI_EXPRESS=y
 CONFIG_EXANET=y
 EOF
 cmp -s "$devmak.tmp" "$devmak" && rm -f "$devmak.tmp" || mv "$devmak.tmp" "$devmak"

@@ -1,0 +1,1027 @@
+/*
+ * ExaNet NI: emulated PCI device (packetizer + mailbox engines).
+ *
+ * The register map, doorbell/status encodings and the mailbox slot format
+ * are defined by uapi/exanet.h; Documentation/exanet/hardware.md describes
+ * the semantics.  Packets between nodes travel over the host-side fabric
+ * (common/fabric.[ch]); packets to our own node are delivered directly.
+ *
+ * Locking: every entry point (MMIO callbacks, fabric fd handlers, timers
+ * on the main loop) runs under the BQL, which protects all device state.
+ * Mailbox DMA is synchronous inside those callbacks, so once an MMIO write
+ * that disables a mailbox returns, no DMA into its queue can follow.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "qemu/bswap.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "sysemu/dma.h"
+#include "qom/object.h"
+
+#include "exanet.h"
+#include "fabric-qemu.h"
+
+#define TYPE_EXANET "exanet"
+OBJECT_DECLARE_SIMPLE_TYPE(ExanetState, EXANET)
+
+#define EXANET_RETX_CAP_US      200000u    /* per-retry timeout cap */
+#define EXANET_RETX_MIN_US      10u
+#define EXANET_RETX_MAX_RETRIES 255u       /* STATUS has 8 bits for it */
+
+/* Fabric packet types (the fabric header's 'type'). */
+enum {
+    EXA_PKT_DATA = 1,
+    EXA_PKT_ACK = 2,
+    EXA_PKT_NACK = 3,
+};
+
+/*
+ * DATA packet body, little endian:
+ *   0  u16  destination PDID            \  80-bit GVA
+ *   2  u64  node << 42 | rank << 39 | VA /  (VA = target mailbox number)
+ *  10  u32  source node
+ *  14  u16  source packetizer interface
+ *  16  u8   source channel
+ *  17  u8   flags (0)
+ *  18  u16  payload length (1..64)
+ *  20  u32  sequence number (per source channel)
+ *  24  u32  epoch of the sending device
+ *  28  ...  payload
+ */
+#define W_PDID      0
+#define W_GVA       2
+#define W_SRC_NODE  10
+#define W_SRC_IFACE 14
+#define W_SRC_CHAN  16
+#define W_FLAGS     17
+#define W_LEN       18
+#define W_SEQ       20
+#define W_EPOCH     24
+#define W_PAYLOAD   28
+#define W_DATA_MAX  (W_PAYLOAD + EXANET_MAX_PAYLOAD)
+
+/*
+ * ACK / NACK body, little endian:
+ *   0 u16 interface, 2 u8 channel, 3 u8 NACK reason, 4 u32 seq, 8 u32 epoch
+ */
+#define A_IFACE     0
+#define A_CHAN      2
+#define A_REASON    3
+#define A_SEQ       4
+#define A_EPOCH     8
+#define A_SIZE      12
+
+#define GVA_VA_MASK    ((1ull << EXANET_GVA_VA_BITS) - 1)
+#define GVA_RANK_SHIFT EXANET_GVA_VA_BITS
+#define GVA_RANK_MASK  ((1ull << EXANET_GVA_RANK_BITS) - 1)
+#define GVA_NODE_SHIFT (EXANET_GVA_VA_BITS + EXANET_GVA_RANK_BITS)
+#define GVA_NODE_MASK  ((1ull << EXANET_GVA_NODE_BITS) - 1)
+
+/* Offset of 'flags' in struct exanet_mbox_slot: written last. */
+#define SLOT_FLAGS_OFF offsetof(struct exanet_mbox_slot, flags)
+
+typedef struct ExanetState ExanetState;
+
+typedef struct ExanetChan {
+    ExanetState *s;
+    uint8_t iface;
+    uint8_t chan;
+    uint8_t state;
+    uint8_t reason;
+    uint8_t retries;
+    uint32_t seq;
+    uint32_t dst_node;
+    uint8_t payload[EXANET_MAX_PAYLOAD];
+    uint8_t pkt[W_DATA_MAX];
+    uint32_t pkt_len;
+    QEMUTimer *timer;
+} ExanetChan;
+
+typedef struct ExanetPktIface {
+    uint32_t pdid;
+    bool enabled;
+    ExanetChan chan[EXANET_PKT_CHANNELS];
+} ExanetPktIface;
+
+typedef struct ExanetMbox {
+    /* registers as written by the driver */
+    uint32_t pdid;
+    uint32_t qbase_lo;
+    uint32_t qbase_hi;
+    uint32_t nslots_reg;
+    /* latched when enabled */
+    bool enabled;
+    uint64_t base;
+    uint32_t nslots;
+    uint32_t head;          /* free running */
+    uint32_t tail;          /* free running; phase = !((tail / nslots) & 1) */
+    uint32_t rx_count;
+    uint32_t full_count;
+} ExanetMbox;
+
+/* Receive-side duplicate detection state per (source node, iface, chan). */
+typedef struct ExanetDedup {
+    uint32_t epoch;
+    uint32_t seq;
+} ExanetDedup;
+
+struct ExanetState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar_ctrl;
+    MemoryRegion bar_pkt;
+    MemoryRegion bar_mbox;
+
+    /* properties */
+    uint32_t node_id;
+    uint32_t num_nodes;
+    char *fabric_dir;
+    uint32_t drop_ppm;
+    uint32_t corrupt_ppm;
+    uint64_t seed;
+
+    FabricQemu *fabric;
+    uint32_t epoch;
+    uint32_t retx_timeout_us;
+    uint32_t retx_max;
+    uint64_t counters[EXANET_NUM_COUNTERS];
+    uint64_t corrupt_base;  /* fabric drop counters at the last reset */
+
+    ExanetPktIface pkt[EXANET_NUM_PKT_IFACES];
+    ExanetMbox mbox[EXANET_NUM_MBOX_IFACES];
+    GHashTable *dedup;
+};
+
+/* ------------------------------------------------------------------ */
+
+static uint64_t exanet_fabric_bad(ExanetState *s)
+{
+    struct fabric_stats st;
+
+    if (!s->fabric) {
+        return 0;
+    }
+    fabric_get_stats(fabric_qemu_fabric(s->fabric), &st);
+    return st.rx_bad_magic + st.rx_bad_version + st.rx_bad_length +
+           st.rx_bad_crc + st.rx_bad_addr;
+}
+
+static uint64_t exanet_counter(ExanetState *s, unsigned n)
+{
+    uint64_t v = s->counters[n];
+
+    if (n == EXANET_CNT_RX_CORRUPT) {
+        v += exanet_fabric_bad(s) - s->corrupt_base;
+    }
+    return v;
+}
+
+static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
+                      const void *payload, size_t len);
+
+/* Send a packet to a node; our own node is served without the fabric. */
+static void exanet_xmit(ExanetState *s, uint32_t dst, uint8_t type,
+                        const void *buf, size_t len)
+{
+    if (dst == s->node_id) {
+        exanet_rx(s, dst, type, buf, len);
+        return;
+    }
+    if (!s->fabric) {
+        return;     /* no fabric: the packet is lost, retransmission times out */
+    }
+    /* A lost packet (peer down, queue full) is recovered by retransmission. */
+    fabric_qemu_send(s->fabric, dst, type, buf, len);
+}
+
+static void exanet_send_reply(ExanetState *s, uint32_t dst, uint8_t type,
+                              uint16_t iface, uint8_t chan, uint8_t reason,
+                              uint32_t seq, uint32_t epoch)
+{
+    uint8_t b[A_SIZE];
+
+    stw_le_p(b + A_IFACE, iface);
+    b[A_CHAN] = chan;
+    b[A_REASON] = reason;
+    stl_le_p(b + A_SEQ, seq);
+    stl_le_p(b + A_EPOCH, epoch);
+    exanet_xmit(s, dst, type, b, sizeof(b));
+}
+
+/* ------------------------------------------------------------------ */
+/* Packetizer (sender side) */
+
+static int64_t exanet_retx_ns(ExanetState *s, unsigned retries)
+{
+    uint64_t us = s->retx_timeout_us;
+
+    while (retries-- && us < EXANET_RETX_CAP_US) {
+        us <<= 1;
+    }
+    return MIN(us, EXANET_RETX_CAP_US) * SCALE_US;
+}
+
+static void exanet_chan_arm(ExanetChan *ch)
+{
+    timer_mod(ch->timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+              exanet_retx_ns(ch->s, ch->retries));
+}
+
+static void exanet_chan_finish(ExanetChan *ch, uint8_t state, uint8_t reason)
+{
+    timer_del(ch->timer);
+    ch->state = state;
+    ch->reason = reason;
+}
+
+static void exanet_chan_abort(ExanetChan *ch)
+{
+    timer_del(ch->timer);
+    ch->state = EXANET_CHAN_IDLE;
+    ch->reason = EXANET_NACK_NONE;
+    ch->retries = 0;
+}
+
+static void exanet_retx_timer(void *opaque)
+{
+    ExanetChan *ch = opaque;
+    ExanetState *s = ch->s;
+
+    if (ch->state != EXANET_CHAN_ONGOING) {
+        return;
+    }
+    if (ch->retries >= s->retx_max) {
+        exanet_chan_finish(ch, EXANET_CHAN_TIMEOUT, EXANET_NACK_NONE);
+        s->counters[EXANET_CNT_TX_TIMEOUTS]++;
+        return;
+    }
+    ch->retries++;
+    s->counters[EXANET_CNT_TX_RETRANSMITS]++;
+    exanet_chan_arm(ch);
+    exanet_xmit(s, ch->dst_node, EXA_PKT_DATA, ch->pkt, ch->pkt_len);
+}
+
+static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
+{
+    ExanetPktIface *ifc = &s->pkt[i];
+    ExanetChan *ch = &ifc->chan[c];
+    const uint64_t known = EXANET_DB_SIZE_MASK << EXANET_DB_SIZE_SHIFT |
+                           EXANET_DB_MBOX_MASK << EXANET_DB_MBOX_SHIFT |
+                           EXANET_DB_NODE_MASK << EXANET_DB_NODE_SHIFT;
+    unsigned size = (db >> EXANET_DB_SIZE_SHIFT) & EXANET_DB_SIZE_MASK;
+    unsigned mbox = (db >> EXANET_DB_MBOX_SHIFT) & EXANET_DB_MBOX_MASK;
+    uint32_t node = (db >> EXANET_DB_NODE_SHIFT) & EXANET_DB_NODE_MASK;
+    uint64_t gva;
+
+    if (!ifc->enabled) {
+        return;
+    }
+    if (ch->state == EXANET_CHAN_ONGOING) {
+        s->counters[EXANET_CNT_DOORBELL_BUSY]++;
+        return;
+    }
+    ch->retries = 0;
+    if ((db & ~known) || size == 0 || size > EXANET_MAX_PAYLOAD) {
+        qemu_log_mask(LOG_GUEST_ERROR, "exanet: bad doorbell 0x%" PRIx64
+                      " on iface %u chan %u\n", db, i, c);
+        exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_BAD_PACKET);
+        return;
+    }
+    if (node >= s->num_nodes) {
+        exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_NO_ROUTE);
+        return;
+    }
+    if (ifc->pdid == EXANET_PDID_NONE) {
+        exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_PDID);
+        return;
+    }
+
+    ch->seq++;
+    ch->dst_node = node;
+    gva = (uint64_t)node << GVA_NODE_SHIFT | (uint64_t)mbox;
+    memset(ch->pkt, 0, sizeof(ch->pkt));
+    stw_le_p(ch->pkt + W_PDID, ifc->pdid);
+    stq_le_p(ch->pkt + W_GVA, gva);
+    stl_le_p(ch->pkt + W_SRC_NODE, s->node_id);
+    stw_le_p(ch->pkt + W_SRC_IFACE, i);
+    ch->pkt[W_SRC_CHAN] = c;
+    ch->pkt[W_FLAGS] = 0;
+    stw_le_p(ch->pkt + W_LEN, size);
+    stl_le_p(ch->pkt + W_SEQ, ch->seq);
+    stl_le_p(ch->pkt + W_EPOCH, s->epoch);
+    memcpy(ch->pkt + W_PAYLOAD, ch->payload, size);
+    ch->pkt_len = W_PAYLOAD + size;
+
+    ch->state = EXANET_CHAN_ONGOING;
+    ch->reason = EXANET_NACK_NONE;
+    s->counters[EXANET_CNT_TX_PACKETS]++;
+    exanet_chan_arm(ch);
+    /* May complete synchronously (self delivery): the timer is armed first. */
+    exanet_xmit(s, node, EXA_PKT_DATA, ch->pkt, ch->pkt_len);
+}
+
+static void exanet_rx_reply(ExanetState *s, uint32_t src, uint8_t type,
+                            const uint8_t *b, size_t len)
+{
+    unsigned i, c;
+    uint8_t reason;
+    ExanetChan *ch;
+
+    if (len != A_SIZE) {
+        s->counters[EXANET_CNT_RX_NACK_BAD]++;
+        return;
+    }
+    i = lduw_le_p(b + A_IFACE);
+    c = b[A_CHAN];
+    if (i >= EXANET_NUM_PKT_IFACES || c >= EXANET_PKT_CHANNELS) {
+        s->counters[EXANET_CNT_RX_NACK_BAD]++;
+        return;
+    }
+    ch = &s->pkt[i].chan[c];
+    /* Stale answers (older sequence, previous epoch, aborted) are ignored. */
+    if (ch->state != EXANET_CHAN_ONGOING || ch->dst_node != src ||
+        ldl_le_p(b + A_SEQ) != ch->seq || ldl_le_p(b + A_EPOCH) != s->epoch) {
+        return;
+    }
+    if (type == EXA_PKT_ACK) {
+        exanet_chan_finish(ch, EXANET_CHAN_ACK, EXANET_NACK_NONE);
+        s->counters[EXANET_CNT_TX_ACKED]++;
+    } else {
+        reason = b[A_REASON];
+        if (reason == EXANET_NACK_NONE || reason > EXANET_NACK_NO_ROUTE) {
+            reason = EXANET_NACK_BAD_PACKET;
+        }
+        exanet_chan_finish(ch, EXANET_CHAN_NACK, reason);
+        s->counters[EXANET_CNT_TX_NACKED]++;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Mailbox (receiver side) */
+
+static gpointer dedup_key(uint32_t node, unsigned iface, unsigned chan)
+{
+    /* 22 + 6 + 2 bits: fits a pointer on every host QEMU supports */
+    return GUINT_TO_POINTER((node << 8) | (iface << 2) | chan);
+}
+
+static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
+                           size_t len)
+{
+    uint8_t slot[EXANET_MBOX_SLOT_SIZE];
+    uint16_t pdid, plen, iface;
+    uint64_t gva, va, rank, dnode;
+    uint32_t seq, epoch, snode, flags;
+    uint8_t chan;
+    ExanetMbox *mb;
+    ExanetDedup *dd;
+    dma_addr_t addr;
+    gpointer key;
+
+    if (len < W_PAYLOAD) {
+        s->counters[EXANET_CNT_RX_NACK_BAD]++;    /* cannot even answer */
+        return;
+    }
+    pdid = lduw_le_p(b + W_PDID);
+    gva = ldq_le_p(b + W_GVA);
+    snode = ldl_le_p(b + W_SRC_NODE);
+    iface = lduw_le_p(b + W_SRC_IFACE);
+    chan = b[W_SRC_CHAN];
+    plen = lduw_le_p(b + W_LEN);
+    seq = ldl_le_p(b + W_SEQ);
+    epoch = ldl_le_p(b + W_EPOCH);
+    va = gva & GVA_VA_MASK;
+    rank = (gva >> GVA_RANK_SHIFT) & GVA_RANK_MASK;
+    dnode = (gva >> GVA_NODE_SHIFT) & GVA_NODE_MASK;
+
+    if (plen == 0 || plen > EXANET_MAX_PAYLOAD || len != W_PAYLOAD + plen ||
+        snode != src || iface >= EXANET_NUM_PKT_IFACES ||
+        chan >= EXANET_PKT_CHANNELS || b[W_FLAGS] != 0 ||
+        dnode != s->node_id || rank != 0 || va >= EXANET_NUM_MBOX_IFACES) {
+        s->counters[EXANET_CNT_RX_NACK_BAD]++;
+        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
+                          EXANET_NACK_BAD_PACKET, seq, epoch);
+        return;
+    }
+    mb = &s->mbox[va];
+    if (!mb->enabled) {
+        s->counters[EXANET_CNT_RX_NACK_DISABLED]++;
+        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
+                          EXANET_NACK_DISABLED, seq, epoch);
+        return;
+    }
+    if (pdid == EXANET_PDID_NONE || pdid != mb->pdid) {
+        s->counters[EXANET_CNT_RX_NACK_PDID]++;
+        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
+                          EXANET_NACK_PDID, seq, epoch);
+        return;
+    }
+    key = dedup_key(src, iface, chan);
+    dd = g_hash_table_lookup(s->dedup, key);
+    if (dd && dd->epoch == epoch && dd->seq == seq) {
+        /* Our ACK was lost and the sender retransmitted: ACK again. */
+        s->counters[EXANET_CNT_RX_DUPLICATES]++;
+        exanet_send_reply(s, src, EXA_PKT_ACK, iface, chan, 0, seq, epoch);
+        return;
+    }
+    if (mb->tail - mb->head >= mb->nslots) {
+        s->counters[EXANET_CNT_RX_NACK_FULL]++;
+        mb->full_count++;
+        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
+                          EXANET_NACK_FULL, seq, epoch);
+        return;
+    }
+
+    memset(slot, 0, sizeof(slot));
+    memcpy(slot, b + W_PAYLOAD, plen);
+    stl_le_p(slot + offsetof(struct exanet_mbox_slot, len), plen);
+    stl_le_p(slot + offsetof(struct exanet_mbox_slot, src_node), src);
+    stw_le_p(slot + offsetof(struct exanet_mbox_slot, src_iface), iface);
+    slot[offsetof(struct exanet_mbox_slot, src_chan)] = chan;
+    stl_le_p(slot + offsetof(struct exanet_mbox_slot, seq), seq);
+    flags = ((mb->tail / mb->nslots) & 1) ? 0 : EXANET_SLOT_PHASE;
+    stl_le_p(slot + SLOT_FLAGS_OFF, flags);
+
+    addr = mb->base + (dma_addr_t)(mb->tail & (mb->nslots - 1)) *
+                      EXANET_MBOX_SLOT_SIZE;
+    /* Body first, then the flags word that hands the slot to software. */
+    if (pci_dma_write(PCI_DEVICE(s), addr, slot, SLOT_FLAGS_OFF) != MEMTX_OK ||
+        pci_dma_write(PCI_DEVICE(s), addr + SLOT_FLAGS_OFF,
+                      slot + SLOT_FLAGS_OFF, 4) != MEMTX_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "exanet: DMA to mailbox %u at 0x%"
+                      PRIx64 " failed\n", (unsigned)va, (uint64_t)addr);
+        s->counters[EXANET_CNT_DMA_ERRORS]++;
+        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
+                          EXANET_NACK_DISABLED, seq, epoch);
+        return;
+    }
+    mb->tail++;
+    mb->rx_count++;
+    s->counters[EXANET_CNT_RX_DELIVERED]++;
+    if (!dd) {
+        dd = g_new(ExanetDedup, 1);
+        g_hash_table_insert(s->dedup, key, dd);
+    }
+    dd->epoch = epoch;
+    dd->seq = seq;
+    exanet_send_reply(s, src, EXA_PKT_ACK, iface, chan, 0, seq, epoch);
+}
+
+/* Fabric receive callback (also used for packets to ourselves). */
+static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
+                      const void *payload, size_t len)
+{
+    ExanetState *s = opaque;
+
+    if (src >= s->num_nodes) {
+        s->counters[EXANET_CNT_RX_NACK_BAD]++;
+        return;
+    }
+    switch (type) {
+    case EXA_PKT_DATA:
+        exanet_rx_data(s, src, payload, len);
+        break;
+    case EXA_PKT_ACK:
+    case EXA_PKT_NACK:
+        exanet_rx_reply(s, src, type, payload, len);
+        break;
+    default:
+        s->counters[EXANET_CNT_RX_NACK_BAD]++;
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Reset and configuration */
+
+static void exanet_pkt_disable(ExanetPktIface *ifc)
+{
+    ifc->enabled = false;
+    for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+        exanet_chan_abort(&ifc->chan[c]);
+    }
+}
+
+static void exanet_pkt_enable(ExanetPktIface *ifc)
+{
+    for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+        exanet_chan_abort(&ifc->chan[c]);
+        memset(ifc->chan[c].payload, 0, EXANET_MAX_PAYLOAD);
+    }
+    ifc->enabled = true;
+}
+
+static void exanet_mbox_enable(ExanetState *s, unsigned m)
+{
+    ExanetMbox *mb = &s->mbox[m];
+    uint64_t base = (uint64_t)mb->qbase_hi << 32 | mb->qbase_lo;
+    uint32_t n = mb->nslots_reg;
+
+    mb->enabled = false;
+    if (n < EXANET_MBOX_MIN_SLOTS || n > EXANET_MBOX_MAX_SLOTS ||
+        !is_power_of_2(n) || (base & (EXANET_MBOX_SLOT_SIZE - 1)) ||
+        base + (uint64_t)n * EXANET_MBOX_SLOT_SIZE < base) {
+        qemu_log_mask(LOG_GUEST_ERROR, "exanet: mailbox %u: invalid queue "
+                      "0x%" PRIx64 " x %u slots, stays disabled\n", m, base, n);
+        return;
+    }
+    mb->base = base;
+    mb->nslots = n;
+    mb->head = 0;
+    mb->tail = 0;
+    mb->rx_count = 0;
+    mb->full_count = 0;
+    mb->enabled = true;
+}
+
+static void exanet_mbox_head(ExanetState *s, unsigned m, uint32_t val)
+{
+    ExanetMbox *mb = &s->mbox[m];
+    uint32_t delta;
+
+    if (!mb->enabled || val >= mb->nslots) {
+        return;
+    }
+    /*
+     * Software publishes the index of the next slot it will consume.  The
+     * device advances its free-running head by the distance to that index;
+     * software cannot move past the tail.
+     */
+    delta = (val - mb->head) & (mb->nslots - 1);
+    if (delta <= mb->tail - mb->head) {
+        mb->head += delta;
+    }
+}
+
+static void exanet_reset_state(ExanetState *s)
+{
+    for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
+        exanet_pkt_disable(&s->pkt[i]);
+        s->pkt[i].pdid = 0;
+        for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+            memset(s->pkt[i].chan[c].payload, 0, EXANET_MAX_PAYLOAD);
+        }
+    }
+    for (unsigned m = 0; m < EXANET_NUM_MBOX_IFACES; m++) {
+        memset(&s->mbox[m], 0, sizeof(s->mbox[m]));
+    }
+    memset(s->counters, 0, sizeof(s->counters));
+    s->corrupt_base = exanet_fabric_bad(s);
+    s->retx_timeout_us = EXANET_DEFAULT_RETX_TIMEOUT_US;
+    s->retx_max = EXANET_DEFAULT_RETX_MAX;
+    if (s->dedup) {
+        g_hash_table_remove_all(s->dedup);
+    }
+    /* A new epoch: packets of the previous life are never duplicates. */
+    do {
+        s->epoch = g_random_int();
+    } while (s->epoch == 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* BAR0: control */
+
+static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
+{
+    if (off >= EXANET_REG_COUNTER(0) &&
+        off < EXANET_REG_COUNTER(EXANET_NUM_COUNTERS)) {
+        uint64_t v = exanet_counter(s, (off - EXANET_REG_COUNTER(0)) / 8);
+
+        return (off & 4) ? v >> 32 : (uint32_t)v;
+    }
+    if (off >= EXANET_REG_PKT_BASE(0) &&
+        off < EXANET_REG_PKT_BASE(EXANET_NUM_PKT_IFACES)) {
+        ExanetPktIface *ifc = &s->pkt[(off - EXANET_REG_PKT_BASE(0)) / 0x20];
+        uint32_t busy = 0;
+
+        switch (off & 0x1f) {
+        case EXANET_PKT_PDID:
+            return ifc->pdid;
+        case EXANET_PKT_ENABLE:
+            return ifc->enabled;
+        case EXANET_PKT_BUSY:
+            for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+                if (ifc->chan[c].state == EXANET_CHAN_ONGOING) {
+                    busy |= 1u << c;
+                }
+            }
+            return busy;
+        }
+        return 0;
+    }
+    if (off >= EXANET_REG_MBOX_BASE(0) &&
+        off < EXANET_REG_MBOX_BASE(EXANET_NUM_MBOX_IFACES)) {
+        ExanetMbox *mb = &s->mbox[(off - EXANET_REG_MBOX_BASE(0)) / 0x40];
+
+        switch (off & 0x3f) {
+        case EXANET_MBOX_PDID:
+            return mb->pdid;
+        case EXANET_MBOX_ENABLE:
+            return mb->enabled;
+        case EXANET_MBOX_QBASE_LO:
+            return mb->qbase_lo;
+        case EXANET_MBOX_QBASE_HI:
+            return mb->qbase_hi;
+        case EXANET_MBOX_NSLOTS:
+            return mb->nslots_reg;
+        }
+        return 0;
+    }
+    switch (off) {
+    case EXANET_REG_ID:
+        return EXANET_ID_MAGIC;
+    case EXANET_REG_VERSION:
+        return EXANET_HW_VERSION;
+    case EXANET_REG_NODE_ID:
+        return s->node_id;
+    case EXANET_REG_NUM_NODES:
+        return s->num_nodes;
+    case EXANET_REG_CAPS:
+        return EXANET_NUM_PKT_IFACES | EXANET_NUM_MBOX_IFACES << 8 |
+               EXANET_PKT_CHANNELS << 16;
+    case EXANET_REG_RETX_TIMEOUT_US:
+        return s->retx_timeout_us;
+    case EXANET_REG_RETX_MAX:
+        return s->retx_max;
+    }
+    return 0;
+}
+
+static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
+{
+    if (off >= EXANET_REG_PKT_BASE(0) &&
+        off < EXANET_REG_PKT_BASE(EXANET_NUM_PKT_IFACES)) {
+        ExanetPktIface *ifc = &s->pkt[(off - EXANET_REG_PKT_BASE(0)) / 0x20];
+
+        switch (off & 0x1f) {
+        case EXANET_PKT_PDID:
+            ifc->pdid = val & EXANET_PDID_MAX;
+            break;
+        case EXANET_PKT_ENABLE:
+            if ((val & 1) && !ifc->enabled) {
+                exanet_pkt_enable(ifc);
+            } else if (!(val & 1) && ifc->enabled) {
+                exanet_pkt_disable(ifc);
+            }
+            break;
+        }
+        return;
+    }
+    if (off >= EXANET_REG_MBOX_BASE(0) &&
+        off < EXANET_REG_MBOX_BASE(EXANET_NUM_MBOX_IFACES)) {
+        unsigned m = (off - EXANET_REG_MBOX_BASE(0)) / 0x40;
+        ExanetMbox *mb = &s->mbox[m];
+
+        switch (off & 0x3f) {
+        case EXANET_MBOX_PDID:
+            mb->pdid = val & EXANET_PDID_MAX;
+            break;
+        case EXANET_MBOX_ENABLE:
+            if (val & 1) {
+                exanet_mbox_enable(s, m);
+            } else {
+                mb->enabled = false;    /* no DMA from now on */
+            }
+            break;
+        case EXANET_MBOX_QBASE_LO:
+            mb->qbase_lo = val;
+            break;
+        case EXANET_MBOX_QBASE_HI:
+            mb->qbase_hi = val;
+            break;
+        case EXANET_MBOX_NSLOTS:
+            mb->nslots_reg = val;
+            break;
+        }
+        return;
+    }
+    switch (off) {
+    case EXANET_REG_CTRL:
+        if (val & EXANET_CTRL_RESET) {
+            exanet_reset_state(s);
+        }
+        break;
+    case EXANET_REG_RETX_TIMEOUT_US:
+        if (val) {
+            s->retx_timeout_us = MIN(MAX(val, EXANET_RETX_MIN_US),
+                                     EXANET_RETX_CAP_US);
+        }
+        break;
+    case EXANET_REG_RETX_MAX:
+        s->retx_max = MIN(val, EXANET_RETX_MAX_RETRIES);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "exanet: write to RO/unknown BAR0 "
+                      "offset 0x%" HWADDR_PRIx "\n", off);
+        break;
+    }
+}
+
+static uint64_t exanet_ctrl_read(void *opaque, hwaddr off, unsigned size)
+{
+    ExanetState *s = opaque;
+    uint64_t v = exanet_ctrl_read32(s, off);
+
+    if (size == 8) {
+        v |= (uint64_t)exanet_ctrl_read32(s, off + 4) << 32;
+    }
+    return v;
+}
+
+static void exanet_ctrl_write(void *opaque, hwaddr off, uint64_t val,
+                              unsigned size)
+{
+    ExanetState *s = opaque;
+
+    exanet_ctrl_write32(s, off, val);
+    if (size == 8) {
+        exanet_ctrl_write32(s, off + 4, val >> 32);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* BAR1: packetizer pages */
+
+static uint64_t exanet_pkt_read(void *opaque, hwaddr off, unsigned size)
+{
+    ExanetState *s = opaque;
+    unsigned i = off / EXANET_IFACE_PAGE_SIZE;
+    unsigned c = (off % EXANET_IFACE_PAGE_SIZE) / EXANET_PKT_CHAN_STRIDE;
+    unsigned reg = off % EXANET_PKT_CHAN_STRIDE;
+    ExanetChan *ch;
+    uint64_t st;
+
+    if (i >= EXANET_NUM_PKT_IFACES || c >= EXANET_PKT_CHANNELS) {
+        return 0;
+    }
+    ch = &s->pkt[i].chan[c];
+    st = ch->state | (uint64_t)ch->reason << 8 | (uint64_t)ch->retries << 16;
+    if (reg == EXANET_PKT_STATUS) {
+        return size == 8 ? st : (uint32_t)st;
+    }
+    if (reg == EXANET_PKT_STATUS + 4) {
+        return st >> 32;
+    }
+    return 0;
+}
+
+static void exanet_pkt_write(void *opaque, hwaddr off, uint64_t val,
+                             unsigned size)
+{
+    ExanetState *s = opaque;
+    unsigned i = off / EXANET_IFACE_PAGE_SIZE;
+    unsigned c = (off % EXANET_IFACE_PAGE_SIZE) / EXANET_PKT_CHAN_STRIDE;
+    unsigned reg = off % EXANET_PKT_CHAN_STRIDE;
+    ExanetChan *ch;
+
+    if (i >= EXANET_NUM_PKT_IFACES || c >= EXANET_PKT_CHANNELS ||
+        !s->pkt[i].enabled) {
+        return;     /* disabled interface: writes are ignored */
+    }
+    ch = &s->pkt[i].chan[c];
+    if (reg < EXANET_PKT_PAYLOAD + EXANET_MAX_PAYLOAD) {
+        if (ch->state == EXANET_CHAN_ONGOING) {
+            return;     /* payload is frozen while the packet is in flight */
+        }
+        if (size == 8) {
+            stq_le_p(ch->payload + reg, val);
+        } else {
+            stl_le_p(ch->payload + reg, val);
+        }
+        return;
+    }
+    if (reg == EXANET_PKT_DOORBELL) {
+        /* 64-bit store; a 32-bit store is a doorbell with node < 65536. */
+        exanet_doorbell(s, i, c, size == 8 ? val : (uint32_t)val);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* BAR2: mailbox pages */
+
+static uint32_t exanet_mbox_read32(ExanetState *s, hwaddr off)
+{
+    unsigned m = off / EXANET_IFACE_PAGE_SIZE;
+    unsigned reg = off % EXANET_IFACE_PAGE_SIZE;
+    ExanetMbox *mb;
+
+    if (m >= EXANET_NUM_MBOX_IFACES) {
+        return 0;
+    }
+    mb = &s->mbox[m];
+    switch (reg) {
+    case EXANET_MBOX_HEAD:
+        return mb->enabled ? mb->head & (mb->nslots - 1) : 0;
+    case EXANET_MBOX_TAIL:
+        return mb->enabled ? mb->tail & (mb->nslots - 1) : 0;
+    case EXANET_MBOX_SIZE:
+        return mb->enabled ? mb->nslots : 0;
+    case EXANET_MBOX_RX_COUNT:
+        return mb->rx_count;
+    case EXANET_MBOX_FULL_COUNT:
+        return mb->full_count;
+    }
+    return 0;
+}
+
+static uint64_t exanet_mbox_read(void *opaque, hwaddr off, unsigned size)
+{
+    ExanetState *s = opaque;
+    uint64_t v = exanet_mbox_read32(s, off);
+
+    if (size == 8) {
+        v |= (uint64_t)exanet_mbox_read32(s, off + 4) << 32;
+    }
+    return v;
+}
+
+static void exanet_mbox_write(void *opaque, hwaddr off, uint64_t val,
+                              unsigned size)
+{
+    ExanetState *s = opaque;
+    unsigned m = off / EXANET_IFACE_PAGE_SIZE;
+    unsigned reg = off % EXANET_IFACE_PAGE_SIZE;
+
+    if (m < EXANET_NUM_MBOX_IFACES && reg == EXANET_MBOX_HEAD) {
+        exanet_mbox_head(s, m, (uint32_t)val);
+    }
+}
+
+static const MemoryRegionOps exanet_ctrl_ops = {
+    .read = exanet_ctrl_read,
+    .write = exanet_ctrl_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+static const MemoryRegionOps exanet_pkt_ops = {
+    .read = exanet_pkt_read,
+    .write = exanet_pkt_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+static const MemoryRegionOps exanet_mbox_ops = {
+    .read = exanet_mbox_read,
+    .write = exanet_mbox_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+/* ------------------------------------------------------------------ */
+/* QOM */
+
+static void exanet_realize(PCIDevice *pdev, Error **errp)
+{
+    ExanetState *s = EXANET(pdev);
+
+    if (s->num_nodes == 0 || s->num_nodes > EXANET_MAX_NODES) {
+        error_setg(errp, "exanet: num-nodes must be 1..%u", EXANET_MAX_NODES);
+        return;
+    }
+    if (s->node_id >= s->num_nodes) {
+        error_setg(errp, "exanet: node-id %u must be below num-nodes %u",
+                   s->node_id, s->num_nodes);
+        return;
+    }
+    if (s->drop_ppm > FABRIC_PPM || s->corrupt_ppm > FABRIC_PPM) {
+        error_setg(errp, "exanet: fabric-*-ppm must be at most %u", FABRIC_PPM);
+        return;
+    }
+    if (s->fabric_dir && s->fabric_dir[0]) {
+        struct fabric_config cfg = {
+            .dir = s->fabric_dir,
+            .node_id = s->node_id,
+            .num_nodes = s->num_nodes,
+            .drop_ppm = s->drop_ppm,
+            .corrupt_ppm = s->corrupt_ppm,
+            .seed = s->seed,
+        };
+
+        s->fabric = fabric_qemu_open(&cfg, exanet_rx, s, errp);
+        if (!s->fabric) {
+            return;
+        }
+    } else if (s->num_nodes > 1) {
+        error_setg(errp, "exanet: num-nodes > 1 needs the fabric property");
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 0);
+    memory_region_init_io(&s->bar_ctrl, OBJECT(s), &exanet_ctrl_ops, s,
+                          "exanet-ctrl", EXANET_BAR_CTRL_SIZE);
+    memory_region_init_io(&s->bar_pkt, OBJECT(s), &exanet_pkt_ops, s,
+                          "exanet-pkt", EXANET_BAR_PKT_SIZE);
+    memory_region_init_io(&s->bar_mbox, OBJECT(s), &exanet_mbox_ops, s,
+                          "exanet-mbox", EXANET_BAR_MBOX_SIZE);
+    pci_register_bar(pdev, EXANET_BAR_CTRL, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->bar_ctrl);
+    pci_register_bar(pdev, EXANET_BAR_PKT, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->bar_pkt);
+    pci_register_bar(pdev, EXANET_BAR_MBOX, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->bar_mbox);
+
+    s->dedup = g_hash_table_new_full(g_direct_hash, g_direct_equal,
+                                     NULL, g_free);
+    for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
+        for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+            ExanetChan *ch = &s->pkt[i].chan[c];
+
+            ch->s = s;
+            ch->iface = i;
+            ch->chan = c;
+            ch->timer = timer_new_ns(QEMU_CLOCK_REALTIME, exanet_retx_timer, ch);
+        }
+    }
+    exanet_reset_state(s);
+}
+
+static void exanet_exit(PCIDevice *pdev)
+{
+    ExanetState *s = EXANET(pdev);
+
+    for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
+        for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+            ExanetChan *ch = &s->pkt[i].chan[c];
+
+            if (ch->timer) {
+                timer_free(ch->timer);
+                ch->timer = NULL;
+            }
+        }
+    }
+    fabric_qemu_close(s->fabric);
+    s->fabric = NULL;
+    if (s->dedup) {
+        g_hash_table_destroy(s->dedup);
+        s->dedup = NULL;
+    }
+}
+
+static void exanet_qdev_reset(DeviceState *dev)
+{
+    exanet_reset_state(EXANET(dev));
+}
+
+static Property exanet_properties[] = {
+    DEFINE_PROP_UINT32("node-id", ExanetState, node_id, 0),
+    DEFINE_PROP_UINT32("num-nodes", ExanetState, num_nodes, 1),
+    DEFINE_PROP_STRING("fabric", ExanetState, fabric_dir),
+    DEFINE_PROP_UINT32("fabric-drop-ppm", ExanetState, drop_ppm, 0),
+    DEFINE_PROP_UINT32("fabric-corrupt-ppm", ExanetState, corrupt_ppm, 0),
+    DEFINE_PROP_UINT64("fabric-seed", ExanetState, seed, 0),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static const VMStateDescription exanet_vmstate = {
+    .name = "exanet",
+    .unmigratable = 1,      /* fabric state lives outside the VM */
+};
+
+static void exanet_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = exanet_realize;
+    k->exit = exanet_exit;
+    k->vendor_id = EXANET_PCI_VENDOR_ID;
+    k->device_id = EXANET_PCI_DEVICE_ID;
+    k->revision = EXANET_HW_VERSION;
+    k->class_id = PCI_CLASS_NETWORK_OTHER;
+    dc->desc = "ExaNet NI (packetizer + mailbox)";
+    dc->reset = exanet_qdev_reset;
+    dc->vmsd = &exanet_vmstate;
+    device_class_set_props(dc, exanet_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo exanet_info = {
+    .name = TYPE_EXANET,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(ExanetState),
+    .class_init = exanet_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void exanet_register_types(void)
+{
+    type_register_static(&exanet_info);
+}
+
+type_init(exanet_register_types)
