@@ -97,6 +97,7 @@ MODULE_PARM_DESC(retx_max,
 
 /* ---------------------------------------------------------------- globals */
 
+/* Protects exanet_devices; nests outside exanet_dev.lock. */
 DEFINE_MUTEX(exanet_devices_lock);
 LIST_HEAD(exanet_devices);
 
