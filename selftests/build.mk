@@ -1,0 +1,69 @@
+# Selftests.
+#  - in-VM tests: selftests/exanet/*.c -> $(BUILD)/selftests/exanet/ plus a
+#    copy of tests.list (the cluster runner reads it: "<program> <nodes>")
+#  - host unit tests: selftests/host/test_*.c -> $(BUILD)/host-tests/ (TAP)
+#
+#   make selftests        build both
+#   make host-check       build and run the host unit tests
+
+ST_DIR := $(TOP)/selftests
+ST_OUT := $(BUILD)/selftests/exanet
+HT_OUT := $(BUILD)/host-tests
+ST_LIB_SRCS := $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/exa_util.c
+ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h \
+	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
+
+ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
+	exanet_module
+ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
+
+$(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
+		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+
+$(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
+	@mkdir -p $(@D)
+	cp $< $@
+
+# Host unit tests.  test_libexanet_fake links the library source against a
+# fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
+HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common
+HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
+HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
+
+$(HT_OUT)/test_libexanet_fake: $(ST_DIR)/host/test_libexanet_fake.c \
+		$(LIBEXANET_SRCS) $(LIBEXANET_HDRS) $(ST_DIR)/lib/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBEXANET_SRCS) $(HT_WRAP) $(USER_LDFLAGS)
+
+$(HT_OUT)/test_oob: $(ST_DIR)/host/test_oob.c $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/oob.h \
+		$(ST_DIR)/lib/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_DIR)/lib/oob.c $(USER_LDFLAGS)
+
+$(HT_OUT)/harness_sample: $(ST_DIR)/host/harness_sample.c $(ST_DIR)/lib/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LDFLAGS)
+
+$(HT_OUT)/test_harness: $(ST_DIR)/host/test_harness.c $(ST_DIR)/lib/harness.h \
+		$(HT_OUT)/harness_sample
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LDFLAGS)
+
+$(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMON) \
+		$(PP_COMMON_H) $(ST_DIR)/lib/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+
+ALL_TARGETS += $(ST_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
+HOST_TESTS += $(HT_BINS)
+
+.PHONY: selftests host-check
+selftests: $(ST_BINS) $(ST_OUT)/tests.list $(HT_BINS)
+
+host-check: $(HT_BINS)
+	@fail=0; for t in $(HT_BINS); do \
+		echo "# host test $$(basename $$t)"; \
+		$$t || fail=1; \
+	done; exit $$fail

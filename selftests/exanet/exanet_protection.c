@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Protection tests (tests.list: nodes = 1): who may bind PDIDs, who may map
+ * which page, what a forked child inherits.  Runs as root; unprivileged
+ * cases drop to uid/gid 65534 in a forked child.
+ */
+#include "exa_test.h"
+
+#define NOBODY 65534
+
+static int drop_privileges(void)
+{
+	if (setgroups(0, NULL) && errno != EPERM)
+		return -errno;
+	if (setresgid(NOBODY, NOBODY, NOBODY) || setresuid(NOBODY, NOBODY, NOBODY))
+		return -errno;
+	return 0;
+}
+
+/* Run fn in a forked unprivileged child; returns its exit status. */
+static int run_unprivileged(int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (drop_privileges())
+			_exit(100);
+		_exit(fn(arg) & 0xff);
+	}
+	return exa_wait_child(pid, 30000);
+}
+
+static int try_bind_as_nobody(void *arg)
+{
+	int err;
+
+	(void)arg;
+	err = exa_genl_pdid_bind(getpid(), 9);
+	if (err != -EPERM) {
+		printf("# unprivileged PDID_BIND: %d (expected -EPERM)\n", err);
+		return 1;
+	}
+	err = exa_genl_pdid_bind(getppid(), 9);
+	if (err != -EPERM)
+		return 2;
+	err = exa_genl_pdid_unbind(getpid());
+	if (err != -EPERM) {
+		printf("# unprivileged PDID_UNBIND: %d (expected -EPERM)\n", err);
+		return 3;
+	}
+	return 0;
+}
+
+TEST(unprivileged_cannot_bind_or_unbind_pdid)
+{
+	if (access(EXANET_DEFAULT_DEVICE, F_OK))
+		SKIP("no " EXANET_DEFAULT_DEVICE);
+	ASSERT_EQ(0, run_unprivileged(try_bind_as_nobody, NULL));
+}
+
+struct victim {
+	uint64_t pkt_off, regs_off, queue_off, queue_size;
+};
+
+static int try_map_victim(void *arg)
+{
+	struct victim *v = arg;
+	void *p;
+	int fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
+
+	if (fd < 0)
+		return 10;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)v->pkt_off);
+	if (p != MAP_FAILED || errno != EACCES) {
+		printf("# mapping another file's packetizer page: %s\n",
+		       p == MAP_FAILED ? strerror(errno) : "succeeded");
+		return 11;
+	}
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)v->regs_off);
+	if (p != MAP_FAILED || errno != EACCES)
+		return 12;
+	p = mmap(NULL, v->queue_size, PROT_READ, MAP_SHARED, fd, (off_t)v->queue_off);
+	if (p != MAP_FAILED || errno != EACCES)
+		return 13;
+	close(fd);
+	return 0;
+}
+
+TEST(cannot_map_interfaces_of_another_file)
+{
+	struct exanet_pkt_alloc pa = { 0 };
+	struct exanet_mbox_alloc ma = { .nslots = 16 };
+	struct victim v;
+	int fd;
+
+	fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
+	if (fd < 0 && errno == ENOENT)
+		SKIP("no " EXANET_DEFAULT_DEVICE);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_PKT_ALLOC, &pa));
+	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_MBOX_ALLOC, &ma));
+	v = (struct victim){ pa.mmap_offset, ma.regs_offset, ma.queue_offset, ma.queue_size };
+	/* unprivileged process */
+	ASSERT_EQ(0, run_unprivileged(try_map_victim, &v));
+	/* root, other open file in the same process: still not yours */
+	ASSERT_EQ(0, try_map_victim(&v));
+	close(fd);
+}
+
+TEST(cannot_map_bar0_or_invalid_kinds)
+{
+	static const uint64_t offsets[] = {
+		0,						/* kind 0: would be BAR0 */
+		EXANET_MMAP_OFFSET(0, 1),
+		EXANET_MMAP_OFFSET(4, 0),
+		EXANET_MMAP_OFFSET(5, 0),
+		EXANET_MMAP_OFFSET(0xff, 0),
+		EXANET_MMAP_OFFSET(EXANET_MMAP_PKT, EXANET_NUM_PKT_IFACES),
+		EXANET_MMAP_OFFSET(EXANET_MMAP_MBOX_REGS, EXANET_NUM_MBOX_IFACES),
+		EXANET_MMAP_OFFSET(EXANET_MMAP_PKT, 0) + 4096,	/* not an object start */
+	};
+	struct exanet_pkt_alloc pa = { 0 };
+	unsigned int i;
+	int fd, kmsg0;
+
+	fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
+	if (fd < 0 && errno == ENOENT)
+		SKIP("no " EXANET_DEFAULT_DEVICE);
+	ASSERT_LE(0, fd);
+	kmsg0 = exa_kmsg_bad_lines();
+	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_PKT_ALLOC, &pa));
+	for (i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)offsets[i]);
+
+		if (p != MAP_FAILED)
+			TH_LOG("offset %#llx mapped!", (unsigned long long)offsets[i]);
+		ASSERT_TRUE(p == MAP_FAILED);
+		ASSERT_TRUE(errno == EINVAL || errno == EACCES);
+	}
+	/* an unprivileged process gets the same answer */
+	close(fd);
+	ASSERT_EQ(kmsg0, exa_kmsg_bad_lines());
+}
+
+static int ioctl_on_inherited_fd(void *arg)
+{
+	struct exanet_info info;
+	int fd = *(int *)arg;
+
+	if (ioctl(fd, EXANET_IOC_GET_INFO, &info) == 0 || errno != EACCES) {
+		printf("# ioctl on an inherited fd: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+TEST(forked_child_cannot_use_parents_file_or_mappings)
+{
+	struct exanet_pkt_alloc pa = { 0 };
+	volatile uint64_t *page;
+	int fd, status;
+	pid_t pid;
+
+	fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
+	if (fd < 0 && errno == ENOENT)
+		SKIP("no " EXANET_DEFAULT_DEVICE);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_PKT_ALLOC, &pa));
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)pa.mmap_offset);
+	ASSERT_NE(MAP_FAILED, (void *)page);
+	(void)page[EXANET_PKT_STATUS / 8];	/* mapped and usable here */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* the mapping is not inherited: touching it must fault */
+		signal(SIGSEGV, SIG_DFL);
+		if (ioctl_on_inherited_fd(&fd))
+			_exit(1);
+		(void)page[EXANET_PKT_STATUS / 8];
+		_exit(2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_TRUE(WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGBUS);
+	munmap((void *)page, 4096);
+	close(fd);
+}
+
+static int report_pdid(void *arg)
+{
+	struct exanet_dev *dev;
+	uint32_t want = *(uint32_t *)arg;
+	pid_t grandchild;
+	int status;
+
+	if (exanet_open(NULL, &dev) || exanet_pdid(dev) != want)
+		return 1;
+	exanet_close(dev);
+	/* descendants created after the binding inherit it */
+	grandchild = fork();
+	if (grandchild == 0) {
+		if (exanet_open(NULL, &dev) || exanet_pdid(dev) != want)
+			_exit(1);
+		_exit(0);
+	}
+	if (waitpid(grandchild, &status, 0) != grandchild || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return 2;
+	return 0;
+}
+
+TEST(bound_process_and_descendants_get_the_pdid)
+{
+	struct exanet_dev *dev;
+	uint32_t pdid = 9;
+	pid_t pid;
+
+	OPEN_DEV_OR_SKIP(&dev);
+	ASSERT_NE(pdid, exanet_pdid(dev));
+	pid = exa_spawn_in_pdid(pdid, report_pdid, &pdid);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(0, exa_wait_child(pid, 20000));
+	/* our own file keeps its PDID */
+	ASSERT_EQ(0, exanet_query_fresh(dev, NULL));
+	ASSERT_NE(pdid, exanet_pdid(dev));
+	exanet_close(dev);
+}
+
+static int unpriv_open_and_loopback(void *arg)
+{
+	struct exanet_dev *dev;
+	struct exanet_pkt *pkt;
+	struct exanet_mbox *mb;
+	uint8_t buf[32] = { 7 };
+
+	(void)arg;
+	if (exanet_open(NULL, &dev))
+		return 1;
+	if (exanet_pkt_alloc(dev, &pkt) || exanet_mbox_alloc(dev, 8, &mb))
+		return 2;
+	if (exanet_send_wait(pkt, exanet_node_id(dev), exanet_mbox_id(mb), buf, 32, 10 * SEC, NULL))
+		return 3;
+	if (exanet_recv_wait(mb, buf, sizeof(buf), NULL, 10 * SEC) != 32)
+		return 4;
+	exanet_close(dev);
+	return 0;
+}
+
+TEST(unprivileged_user_can_use_own_interfaces)
+{
+	if (access(EXANET_DEFAULT_DEVICE, F_OK))
+		SKIP("no " EXANET_DEFAULT_DEVICE);
+	ASSERT_EQ(0, run_unprivileged(unpriv_open_and_loopback, NULL));
+}
+
+TEST(queue_mapping_cannot_become_writable)
+{
+	struct exanet_dev *dev;
+	struct exanet_mbox_alloc ma = { .nslots = 32 };
+	void *q;
+	int fd;
+
+	OPEN_DEV_OR_SKIP(&dev);
+	exanet_close(dev);
+	fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_MBOX_ALLOC, &ma));
+	q = mmap(NULL, ma.queue_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)ma.queue_offset);
+	ASSERT_TRUE(q == MAP_FAILED);
+	ASSERT_TRUE(errno == EPERM || errno == EACCES);
+	q = mmap(NULL, ma.queue_size, PROT_READ, MAP_SHARED, fd, (off_t)ma.queue_offset);
+	ASSERT_NE(MAP_FAILED, q);
+	ASSERT_NE(0, mprotect(q, ma.queue_size, PROT_READ | PROT_WRITE));
+	ASSERT_TRUE(errno == EACCES || errno == EPERM);
+	munmap(q, ma.queue_size);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/* Host tests of the ping-pong tools' option parsing and statistics. */
+#include <errno.h>
+
+#include "pp_common.h"
+#include "../lib/harness.h"
+
+TEST(parse_sizes_lists_and_ranges)
+{
+	unsigned int s[PP_MAX_SIZES], n = 0;
+
+	ASSERT_EQ(0, pp_parse_sizes("8,16,64", 64, s, &n));
+	ASSERT_EQ(3, n);
+	ASSERT_EQ(8, s[0]);
+	ASSERT_EQ(64, s[2]);
+	ASSERT_EQ(0, pp_parse_sizes("1-64", 64, s, &n));
+	ASSERT_EQ(64, n);
+	ASSERT_EQ(64, s[63]);
+	ASSERT_EQ(0, pp_parse_sizes("1-3,60", 64, s, &n));
+	ASSERT_EQ(4, n);
+	ASSERT_EQ(-EINVAL, pp_parse_sizes("0", 64, s, &n));
+	ASSERT_EQ(-EINVAL, pp_parse_sizes("65", 64, s, &n));
+	ASSERT_EQ(-EINVAL, pp_parse_sizes("8,x", 64, s, &n));
+	ASSERT_EQ(-EINVAL, pp_parse_sizes("", 64, s, &n));
+	ASSERT_EQ(-EINVAL, pp_parse_sizes("10-2", 64, s, &n));
+	ASSERT_EQ(-EINVAL, pp_parse_sizes("-5", 64, s, &n));
+	ASSERT_EQ(-E2BIG, pp_parse_sizes("1-64,1", 64, s, &n));
+}
+
+TEST(parse_hostport)
+{
+	char host[64];
+	unsigned int port = 1;
+
+	ASSERT_EQ(0, pp_parse_hostport("10.42.0.1:5000", host, sizeof(host), &port));
+	ASSERT_STREQ("10.42.0.1", host);
+	ASSERT_EQ(5000, port);
+	ASSERT_EQ(0, pp_parse_hostport("6000", host, sizeof(host), &port));
+	ASSERT_STREQ("", host);
+	ASSERT_EQ(6000, port);
+	ASSERT_EQ(0, pp_parse_hostport(":7000", host, sizeof(host), &port));
+	ASSERT_EQ(7000, port);
+	ASSERT_EQ(0, pp_parse_hostport("node1", host, sizeof(host), &port));
+	ASSERT_STREQ("node1", host);
+	ASSERT_EQ(-EINVAL, pp_parse_hostport("h:0", host, sizeof(host), &port));
+	ASSERT_EQ(-EINVAL, pp_parse_hostport("h:70000", host, sizeof(host), &port));
+	ASSERT_EQ(-EINVAL, pp_parse_hostport("h:", host, sizeof(host), &port));
+	ASSERT_EQ(-EINVAL, pp_parse_hostport("", host, sizeof(host), &port));
+}
+
+TEST(stats_median_p99_one_way)
+{
+	uint64_t rtt[100];
+	struct pp_result r;
+	int i;
+
+	for (i = 0; i < 100; i++)
+		rtt[i] = (uint64_t)(100 - i) * 1000;	/* 1..100 us RTT, reversed */
+	pp_stats(rtt, 100, &r);
+	ASSERT_EQ(100, r.iters);
+	ASSERT_TRUE(r.min_us > 0.49 && r.min_us < 0.51);	/* 1 us RTT -> 0.5 one-way */
+	ASSERT_TRUE(r.max_us > 49.9 && r.max_us < 50.1);
+	ASSERT_TRUE(r.median_us > 25.2 && r.median_us < 25.3);	/* (50+51)/2/2 */
+	ASSERT_TRUE(r.avg_us > 25.2 && r.avg_us < 25.3);
+	ASSERT_TRUE(r.p99_us > 49.4 && r.p99_us < 49.6);	/* 99th of 100 = 99 us RTT */
+	pp_stats(rtt, 1, &r);
+	ASSERT_EQ(r.min_us, r.p99_us);
+	pp_stats_total(2000000, 1000, &r);
+	ASSERT_TRUE(r.avg_us > 0.99 && r.avg_us < 1.01);
+}
+
+TEST(parse_ulong_bounds)
+{
+	unsigned long v;
+
+	ASSERT_EQ(0, pp_parse_ulong("42", 1, 100, &v));
+	ASSERT_EQ(42, v);
+	ASSERT_EQ(-EINVAL, pp_parse_ulong("0", 1, 100, &v));
+	ASSERT_EQ(-EINVAL, pp_parse_ulong("-1", 0, 100, &v));
+	ASSERT_EQ(-EINVAL, pp_parse_ulong("12abc", 0, 100, &v));
+	ASSERT_EQ(-EINVAL, pp_parse_ulong("99999999999999999999999", 0, ~0UL, &v));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/* Helpers shared by the ExaNet in-VM selftests; see exa_util.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <exanet.h>
+
+#include "exa_util.h"
+
+int64_t exa_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------ genl */
+
+#define NLBUF 8192
+
+struct nlreq {
+	struct nlmsghdr n;
+	struct genlmsghdr g;
+	char buf[512];
+};
+
+static void add_attr(struct nlreq *r, uint16_t type, const void *data, size_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+static int nl_socket_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+typedef void (*attr_cb)(struct nlattr *a, void *arg);
+
+/* Sends r, walks replies until ACK/DONE/error.  Calls cb for every top
+ * level attribute of every reply. */
+static int nl_transact(int fd, struct nlreq *r, attr_cb cb, void *arg)
+{
+	static uint32_t seq = 1;
+	char buf[NLBUF];
+	int done = 0, err = 0;
+
+	r->n.nlmsg_seq = ++seq;
+	if (send(fd, r, r->n.nlmsg_len, 0) < 0)
+		return -errno;
+	while (!done) {
+		ssize_t len = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (len < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)len);
+		     h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_seq != r->n.nlmsg_seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				struct nlmsgerr *e = NLMSG_DATA(h);
+
+				err = e->error;
+				done = 1;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = 1;
+				break;
+			}
+			if (cb) {
+				struct genlmsghdr *g = NLMSG_DATA(h);
+				struct nlattr *a = (struct nlattr *)((char *)g + GENL_HDRLEN);
+				int rem = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+
+				while (rem >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+				       a->nla_len <= rem) {
+					cb(a, arg);
+					rem -= NLA_ALIGN(a->nla_len);
+					a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+				}
+			}
+			if (!(h->nlmsg_flags & NLM_F_MULTI) && !(r->n.nlmsg_flags & NLM_F_ACK))
+				done = 1;
+		}
+	}
+	return err;
+}
+
+static void family_cb(struct nlattr *a, void *arg)
+{
+	if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
+		memcpy(arg, (char *)a + NLA_HDRLEN, sizeof(uint16_t));
+}
+
+static int resolve_family(int fd)
+{
+	struct nlreq r;
+	uint16_t id = 0;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r.n.nlmsg_type = GENL_ID_CTRL;
+	r.n.nlmsg_flags = NLM_F_REQUEST;
+	r.g.cmd = CTRL_CMD_GETFAMILY;
+	r.g.version = 1;
+	add_attr(&r, CTRL_ATTR_FAMILY_NAME, EXANET_GENL_NAME, sizeof(EXANET_GENL_NAME));
+	err = nl_transact(fd, &r, family_cb, &id);
+	if (err)
+		return err;
+	return id ? id : -ENOENT;
+}
+
+static int genl_do(uint8_t cmd, int flags, const uint16_t *types, const uint32_t *vals,
+		   int n, attr_cb cb, void *arg)
+{
+	struct nlreq r;
+	int fd, fam, err, i;
+
+	fd = nl_socket_open();
+	if (fd < 0)
+		return fd;
+	fam = resolve_family(fd);
+	if (fam < 0) {
+		close(fd);
+		return fam;
+	}
+	memset(&r, 0, sizeof(r));
+	r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r.n.nlmsg_type = (uint16_t)fam;
+	r.n.nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
+	r.g.cmd = cmd;
+	r.g.version = EXANET_GENL_VERSION;
+	for (i = 0; i < n; i++)
+		add_attr(&r, types[i], &vals[i], sizeof(vals[i]));
+	err = nl_transact(fd, &r, cb, arg);
+	close(fd);
+	return err;
+}
+
+int exa_genl_request(uint8_t cmd, int flags, const uint16_t *types, const uint32_t *vals, int n)
+{
+	return genl_do(cmd, flags, types, vals, n, NULL, NULL);
+}
+
+int exa_genl_pdid_bind(pid_t pid, uint32_t pdid)
+{
+	uint16_t t[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
+	uint32_t v[2] = { (uint32_t)pid, pdid };
+
+	return genl_do(EXANET_CMD_PDID_BIND, NLM_F_ACK, t, v, 2, NULL, NULL);
+}
+
+int exa_genl_pdid_unbind(pid_t pid)
+{
+	uint16_t t = EXANET_ATTR_PID;
+	uint32_t v = (uint32_t)pid;
+
+	return genl_do(EXANET_CMD_PDID_UNBIND, NLM_F_ACK, &t, &v, 1, NULL, NULL);
+}
+
+struct devget {
+	long node_id, pkt, mbox;
+};
+
+static void devget_cb(struct nlattr *a, void *arg)
+{
+	struct devget *d = arg;
+	uint32_t v;
+
+	if (a->nla_len < NLA_HDRLEN + 4)
+		return;
+	memcpy(&v, (char *)a + NLA_HDRLEN, 4);
+	switch (a->nla_type & NLA_TYPE_MASK) {
+	case EXANET_ATTR_NODE_ID: d->node_id = v; break;
+	case EXANET_ATTR_PKT_IN_USE: d->pkt = v; break;
+	case EXANET_ATTR_MBOX_IN_USE: d->mbox = v; break;
+	}
+}
+
+int exa_genl_dev_get(uint32_t index, long *node_id, long *pkt_in_use, long *mbox_in_use)
+{
+	struct devget d = { -1, -1, -1 };
+	uint16_t t = EXANET_ATTR_DEV_INDEX;
+	int err = genl_do(EXANET_CMD_DEV_GET, NLM_F_ACK, &t, &index, 1, devget_cb, &d);
+
+	if (node_id)
+		*node_id = d.node_id;
+	if (pkt_in_use)
+		*pkt_in_use = d.pkt;
+	if (mbox_in_use)
+		*mbox_in_use = d.mbox;
+	return err;
+}
+
+/* ------------------------------------------------------------ sysfs, kmsg */
+
+long exa_sysfs_long(const char *attr)
+{
+	char path[256];
+	long v;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/class/exanet/exanet0/%s", attr);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fscanf(f, "%li", &v);
+	fclose(f);
+	return n == 1 ? v : -EINVAL;
+}
+
+int exa_kmsg_bad_lines(void)
+{
+	static const char *const bad[] = { "Oops", "BUG:", "WARNING:", "general protection",
+					   "Call Trace", "UBSAN", "KASAN" };
+	char rec[8192];
+	int fd, count = 0;
+	size_t i;
+
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, rec, sizeof(rec) - 1);
+
+		if (n < 0) {
+			if (errno == EPIPE)	/* overwritten records: keep going */
+				continue;
+			break;			/* EAGAIN: end of log */
+		}
+		rec[n] = '\0';
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			if (strstr(rec, bad[i])) {
+				count++;
+				break;
+			}
+		}
+	}
+	close(fd);
+	return count;
+}
+
+/* ------------------------------------------------------------ payloads */
+
+uint32_t exa_crc32(const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	uint32_t crc = 0xffffffffu;
+	size_t i;
+	int k;
+
+	for (i = 0; i < len; i++) {
+		crc ^= p[i];
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}
+
+static uint32_t mix(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x7feb352du;
+	x ^= x >> 15;
+	x *= 0x846ca68bu;
+	x ^= x >> 16;
+	return x;
+}
+
+void exa_fill(uint8_t *buf, size_t len, uint32_t stream, uint32_t index)
+{
+	uint32_t x = mix(stream * 0x9e3779b9u ^ mix(index + 1));
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		x = mix(x + (uint32_t)i);
+		buf[i] = (uint8_t)x;
+	}
+}
+
+int exa_check(const uint8_t *buf, size_t len, uint32_t stream, uint32_t index)
+{
+	uint8_t ref[256];
+
+	if (len > sizeof(ref))
+		return -EINVAL;
+	exa_fill(ref, len, stream, index);
+	return memcmp(ref, buf, len) ? -EBADMSG : 0;
+}
+
+void exa_make_msg(uint8_t *buf, size_t len, uint32_t src, uint32_t seq)
+{
+	uint32_t crc;
+
+	memcpy(buf, &seq, 4);
+	memcpy(buf + 4, &src, 4);
+	memset(buf + 8, 0, 4);
+	if (len > 12)
+		exa_fill(buf + 12, len - 12, src, seq);
+	crc = exa_crc32(buf, len);
+	memcpy(buf + 8, &crc, 4);
+}
+
+int exa_parse_msg(const uint8_t *buf, size_t len, uint32_t *src, uint32_t *seq)
+{
+	uint8_t tmp[64];
+	uint32_t crc;
+
+	if (len < 12 || len > sizeof(tmp))
+		return -EBADMSG;
+	memcpy(tmp, buf, len);
+	memcpy(&crc, tmp + 8, 4);
+	memset(tmp + 8, 0, 4);
+	if (exa_crc32(tmp, len) != crc)
+		return -EBADMSG;
+	memcpy(seq, buf, 4);
+	memcpy(src, buf + 4, 4);
+	if (len > 12 && exa_check(buf + 12, len - 12, *src, *seq))
+		return -EBADMSG;
+	return 0;
+}
+
+/* ------------------------------------------------------------ processes */
+
+pid_t exa_spawn_in_pdid(uint32_t pdid, int (*fn)(void *), void *arg)
+{
+	int go[2];
+	pid_t pid;
+	char c = 0;
+	int err;
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1 || c != 'g')
+			_exit(126);
+		close(go[0]);
+		_exit(fn(arg) & 0xff);
+	}
+	close(go[0]);
+	err = pdid ? exa_genl_pdid_bind(pid, pdid) : 0;
+	if (err) {
+		close(go[1]);
+		waitpid(pid, NULL, 0);
+		return err;
+	}
+	c = 'g';
+	if (write(go[1], &c, 1) != 1) {
+		err = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(go[1]);
+		return err;
+	}
+	close(go[1]);
+	return pid;
+}
+
+int exa_wait_child(pid_t pid, int timeout_ms)
+{
+	int64_t end = exa_now_ms() + timeout_ms;
+	int status;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0)
+			return -errno;
+		if (exa_now_ms() >= end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -ETIMEDOUT;
+		}
+		usleep(2000);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+int exa_system(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	fflush(stdout);
+	rc = system(cmd);
+	if (rc < 0)
+		return -errno;
+	if (WIFEXITED(rc))
+		return WEXITSTATUS(rc);
+	return 128 + WTERMSIG(rc);
+}
