@@ -821,13 +821,13 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 
 	pci_set_master(pdev);
-	pci_set_drvdata(pdev, edev);
 
 	cdev_init(&edev->cdev, &exanet_fops);
 	edev->cdev.owner = THIS_MODULE;
 	ret = cdev_device_add(&edev->cdev, &edev->dev);
 	if (ret)
 		goto put;
+	pci_set_drvdata(pdev, edev);
 
 	mutex_lock(&exanet_devices_lock);
 	list_add_tail(&edev->list, &exanet_devices);
