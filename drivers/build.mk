@@ -3,12 +3,15 @@
 #
 #   make modules   build exanet.ko with W=1, copy it to build/modules/
 #   make sparse    rebuild the modules under sparse (C=2: check every file)
+#   make checkpatch  kernel style check (CHECKPATCH=path/to/checkpatch.pl;
+#                  the Debian headers package does not ship it, the
+#                  linux-source package does)
 
 KMOD_SRCS := $(wildcard $(TOP)/drivers/exanet/*.[ch]) $(TOP)/drivers/exanet/Kbuild \
 	$(TOP)/Kbuild $(TOP)/uapi/exanet.h
 KMOD_MAKE = $(MAKE) -C $(KDIR) M=$(TOP) W=1
 
-.PHONY: modules modules-clean sparse
+.PHONY: modules modules-clean sparse checkpatch
 ALL_TARGETS += modules
 
 modules: $(BUILD)/modules/exanet.ko
@@ -23,6 +26,12 @@ $(BUILD)/modules/exanet.ko: $(KMOD_SRCS)
 sparse:
 	@test -d "$(KDIR)" || { echo "sparse: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }
 	$(KMOD_MAKE) C=2 modules
+
+CHECKPATCH ?= $(firstword $(wildcard $(KDIR)/scripts/checkpatch.pl \
+	/usr/src/linux-source-6.1/scripts/checkpatch.pl))
+checkpatch:
+	@test -n "$(CHECKPATCH)" || { echo "checkpatch: set CHECKPATCH=/path/to/checkpatch.pl" >&2; exit 1; }
+	perl $(CHECKPATCH) --no-tree --strict -q -f $(filter-out %.mod.c,$(wildcard $(TOP)/drivers/exanet/exanet*.[ch]))
 
 modules-clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
