@@ -22,6 +22,95 @@ int64_t pp_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static uint64_t timer_mult_q32;		/* ns per TSC tick << 32, 0: monotonic */
+static char timer_desc[256] = "clock_gettime(CLOCK_MONOTONIC)";
+
+#if defined(__x86_64__)
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+static int clocksource_has_vdso(char *name, size_t len)
+{
+	static const char *const vdso[] = { "tsc", "kvm-clock", "hyperv_clocksource_tsc_page",
+					    "arch_sys_counter" };
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+	size_t i;
+
+	snprintf(name, len, "unknown");
+	if (!f)
+		return 1;	/* cannot tell: trust the vDSO */
+	if (!fgets(name, (int)len, f))
+		snprintf(name, len, "unknown");
+	fclose(f);
+	name[strcspn(name, "\n")] = '\0';
+	for (i = 0; i < sizeof(vdso) / sizeof(vdso[0]); i++)
+		if (!strcmp(name, vdso[i]))
+			return 1;
+	return 0;
+}
+
+int pp_timer_init(const char *mode)
+{
+	char cs[64];
+	int use_tsc;
+
+	if (!mode || !strcmp(mode, "auto"))
+		use_tsc = !clocksource_has_vdso(cs, sizeof(cs));
+	else if (!strcmp(mode, "monotonic"))
+		use_tsc = 0;
+	else if (!strcmp(mode, "tsc"))
+		use_tsc = 1;
+	else
+		return -EINVAL;
+	timer_mult_q32 = 0;
+	snprintf(timer_desc, sizeof(timer_desc), "clock_gettime(CLOCK_MONOTONIC)");
+	if (!use_tsc)
+		return 0;
+#if defined(__x86_64__)
+	{
+		struct timespec pause_ts = { 0, 20000000 };	/* 20 ms */
+		int64_t t0 = pp_now_ns(), t1;
+		uint64_t c0 = rdtsc(), c1;
+
+		nanosleep(&pause_ts, NULL);
+		t1 = pp_now_ns();
+		c1 = rdtsc();
+		if (t1 <= t0 || c1 <= c0)
+			return -EIO;
+		timer_mult_q32 = (uint64_t)(((unsigned __int128)(t1 - t0) << 32) / (c1 - c0));
+		snprintf(timer_desc, sizeof(timer_desc),
+			 "tsc calibrated against CLOCK_MONOTONIC (%.3f GHz)%s%s%s",
+			 (double)(c1 - c0) / (double)(t1 - t0),
+			 mode && !strcmp(mode, "tsc") ? "" : "; clocksource ",
+			 mode && !strcmp(mode, "tsc") ? "" : cs,
+			 mode && !strcmp(mode, "tsc") ? "" : " has no vDSO");
+		return 0;
+	}
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+int64_t pp_timer_ns(void)
+{
+#if defined(__x86_64__)
+	if (timer_mult_q32)
+		return (int64_t)(((unsigned __int128)rdtsc() * timer_mult_q32) >> 32);
+#endif
+	return pp_now_ns();
+}
+
+const char *pp_timer_desc(void)
+{
+	return timer_desc;
+}
+
 int pp_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
 	char *end;
@@ -160,7 +249,7 @@ void pp_print_table(const char *tool, const char *transport, const char *path_de
 
 	printf("# %s (%s): %s, iters %lu, warmup %lu%s\n", tool, transport, path_desc,
 	       o->iters, o->warmup, o->no_timing ? ", no per-iteration timing (avg only)" : "");
-	printf("# one-way latency = RTT/2, microseconds\n");
+	printf("# one-way latency = RTT/2, microseconds; timer: %s\n", pp_timer_desc());
 	printf("%6s %12s %12s %12s %12s %12s %8s\n", "size", "median_us", "avg_us", "min_us",
 	       "p99_us", "max_us", "errors");
 	for (i = 0; i < n; i++)
@@ -177,9 +266,9 @@ void pp_print_json(const char *tool, const char *transport, long local_node, lon
 
 	printf("{\"tool\":\"%s\",\"transport\":\"%s\",\"unit\":\"us\",\"latency\":\"one-way (rtt/2)\","
 	       "\"local_node\":%ld,\"peer_node\":%ld,\"iters\":%lu,\"warmup\":%lu,"
-	       "\"per_iteration_timing\":%s,\"results\":[",
+	       "\"per_iteration_timing\":%s,\"timer\":\"%s\",\"results\":[",
 	       tool, transport, local_node, peer_node, o->iters, o->warmup,
-	       o->no_timing ? "false" : "true");
+	       o->no_timing ? "false" : "true", pp_timer_desc());
 	for (i = 0; i < n; i++)
 		printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
 		       "\"min_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"errors\":%lu}",

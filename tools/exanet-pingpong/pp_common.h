@@ -20,6 +20,7 @@ struct pp_opts {
 	unsigned long iters, warmup;
 	double timeout_s;		/* per message / connection setup */
 	const char *device;
+	const char *clock;		/* pp_timer_init() mode */
 	unsigned int slots;
 };
 
@@ -55,6 +56,18 @@ int pp_read_full(int fd, void *buf, size_t len, double timeout_s);
 int pp_resolve(const char *host, unsigned int port, int socktype, void *sa, unsigned int *salen);
 
 int64_t pp_now_ns(void);
+
+/*
+ * Latency timer.  "monotonic" is clock_gettime(CLOCK_MONOTONIC), a vDSO
+ * call on clocksources that support it (tsc, kvm-clock).  Where the kernel
+ * fell back to a clocksource without vDSO support (acpi_pm, hpet: every
+ * read is a system call), "auto" uses the TSC calibrated against
+ * CLOCK_MONOTONIC at start-up instead, so the timed loop stays free of
+ * system calls.  mode: "auto", "monotonic" or "tsc".
+ */
+int pp_timer_init(const char *mode);
+int64_t pp_timer_ns(void);
+const char *pp_timer_desc(void);
 void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed);
 
 #endif

@@ -41,6 +41,9 @@ static void usage(FILE *f)
 "  -t, --timeout SEC      per-reply timeout before a retransmission (default 1),\n"
 "                         server: idle timeout x 60\n"
 "      --no-timing        only the total time per size (avg only)\n"
+"      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n"
+"                         clock_gettime(CLOCK_MONOTONIC) when the clocksource has\n"
+"                         vDSO support, else the TSC calibrated against it\n"
 "  -j, --json             machine-readable output on stdout\n"
 "  -v, --verbose          progress on stderr\n"
 "  -h, --help             this help\n"
@@ -50,7 +53,7 @@ static void usage(FILE *f)
 
 static int parse_args(int argc, char **argv, struct pp_opts *o)
 {
-	enum { OPT_NO_TIMING = 256, OPT_IGNORED };
+	enum { OPT_NO_TIMING = 256, OPT_CLOCK };
 	static const struct option lopts[] = {
 		{ "server", no_argument, NULL, 's' },
 		{ "client", no_argument, NULL, 'c' },
@@ -62,6 +65,7 @@ static int parse_args(int argc, char **argv, struct pp_opts *o)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
 		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
+		{ "clock", required_argument, NULL, OPT_CLOCK },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -128,6 +132,14 @@ static int parse_args(int argc, char **argv, struct pp_opts *o)
 			break;
 		}
 		case OPT_NO_TIMING: o->no_timing = 1; break;
+		case OPT_CLOCK:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "monotonic") &&
+			    strcmp(optarg, "tsc")) {
+				fprintf(stderr, TOOL ": bad --clock '%s'\n", optarg);
+				return -EINVAL;
+			}
+			o->clock = optarg;
+			break;
 		case 'j': o->json = 1; break;
 		case 'v': o->verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
@@ -251,9 +263,9 @@ static int run_client(const struct pp_opts *o)
 
 			pp_fill_pattern(out, len, (uint32_t)(it * 131 + len));
 			if (it == o->warmup)
-				t_start = pp_now_ns();
+				t_start = pp_timer_ns();
 			if (!o->no_timing)
-				t0 = pp_now_ns();
+				t0 = pp_timer_ns();
 			for (;;) {
 				if (send(fd, out, len, 0) < 0) {
 					err = -errno;
@@ -282,12 +294,12 @@ static int run_client(const struct pp_opts *o)
 				break;
 			}
 			if (!o->no_timing && it >= o->warmup)
-				rtt[it - o->warmup] = (uint64_t)(pp_now_ns() - t0);
+				rtt[it - o->warmup] = (uint64_t)(pp_timer_ns() - t0);
 		}
 		if (err)
 			break;
 		if (o->no_timing)
-			pp_stats_total((uint64_t)(pp_now_ns() - t_start), o->iters, &res[s]);
+			pp_stats_total((uint64_t)(pp_timer_ns() - t_start), o->iters, &res[s]);
 		else
 			pp_stats(rtt, o->iters, &res[s]);
 		if (o->verbose)
@@ -319,6 +331,10 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &o)) {
 		fprintf(stderr, "Try '" TOOL " --help'.\n");
 		return PP_EXIT_USAGE;
+	}
+	if (pp_timer_init(o.clock)) {
+		fprintf(stderr, TOOL ": clock '%s' is not available here\n", o.clock);
+		return 1;
 	}
 	return o.server ? run_server(&o) : run_client(&o);
 }

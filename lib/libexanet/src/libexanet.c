@@ -106,11 +106,69 @@ EXPORT int64_t exanet_now_ns(void)
 }
 
 /*
+ * Clock for timeouts.  clock_gettime() is a system call when the kernel's
+ * clocksource has no vDSO support (e.g. acpi_pm, which emulated x86 nodes
+ * fall back to when the TSC is declared unstable).  On x86 the deadline
+ * clock is therefore the TSC, calibrated once against CLOCK_MONOTONIC at
+ * the first exanet_open() (setup time, where system calls are fine).
+ * Timeouts only need to be roughly right.
+ */
+static uint64_t ns_per_tsc_q32;		/* ns per tick << 32; 0: use clock_gettime */
+static int tsc_state;			/* 0 untried, 1 calibrating/done */
+
+#if defined(__x86_64__)
+static inline uint64_t read_tsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static void calibrate_tsc(void)
+{
+	struct timespec pause_ts = { 0, 2000000 };	/* 2 ms */
+	int64_t t0, t1;
+	uint64_t c0, c1;
+
+	if (__atomic_exchange_n(&tsc_state, 1, __ATOMIC_ACQ_REL))
+		return;
+	t0 = exanet_now_ns();
+	c0 = read_tsc();
+	nanosleep(&pause_ts, NULL);
+	t1 = exanet_now_ns();
+	c1 = read_tsc();
+	if (t1 > t0 && c1 > c0)
+		__atomic_store_n(&ns_per_tsc_q32,
+				 (uint64_t)(((unsigned __int128)(t1 - t0) << 32) / (c1 - c0)),
+				 __ATOMIC_RELEASE);
+}
+
+static int64_t deadline_clock_ns(void)
+{
+	uint64_t mult = __atomic_load_n(&ns_per_tsc_q32, __ATOMIC_ACQUIRE);
+
+	if (!mult)
+		return exanet_now_ns();
+	return (int64_t)(((unsigned __int128)read_tsc() * mult) >> 32);
+}
+#else
+static void calibrate_tsc(void)
+{
+	tsc_state = 1;
+}
+
+static int64_t deadline_clock_ns(void)
+{
+	return exanet_now_ns();
+}
+#endif
+
+/*
  * Busy-wait deadline.  The clock is read lazily and only every CLOCK_EVERY
- * polls, so a wait that succeeds quickly reads no clock at all and a poll
- * loop stays free of system calls even where clock_gettime is not in the
- * vDSO.  The price: a timeout starts counting after the first CLOCK_EVERY
- * polls (microseconds).
+ * polls, so a wait that succeeds quickly reads no clock at all.  The price:
+ * a timeout starts counting after the first CLOCK_EVERY polls
+ * (microseconds).
  */
 #define CLOCK_EVERY 4096u
 
@@ -137,7 +195,7 @@ static int deadline_expired(struct deadline *d)
 		return 1;
 	if (++d->spins % CLOCK_EVERY)
 		return 0;
-	now = exanet_now_ns();
+	now = deadline_clock_ns();
 	if (!d->end)
 		d->end = now + d->timeout;
 	return now >= d->end;
@@ -150,7 +208,7 @@ static int64_t deadline_left(const struct deadline *d)
 
 	if (d->timeout < 0 || !d->end)
 		return d->timeout;
-	left = d->end - exanet_now_ns();
+	left = d->end - deadline_clock_ns();
 	return left > 0 ? left : 0;
 }
 
@@ -193,6 +251,8 @@ EXPORT int exanet_open(const char *path, struct exanet_dev **devp)
 		path = EXANET_DEFAULT_DEVICE;
 	if (!*path)
 		return -EINVAL;
+	if (!__atomic_load_n(&tsc_state, __ATOMIC_ACQUIRE))
+		calibrate_tsc();
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
