@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * QEMU main-loop glue for the fabric transport (fabric.h): the receive
- * socket gets a read handler, per-peer sockets with queued packets get a
- * write handler that flushes them.  Everything runs under the BQL.
+ * QEMU glue for the fabric transport (fabric.h).
+ *
+ * Receive: either a read handler on the main loop, or (rx_thread) a
+ * dedicated thread that sleeps in poll() on the node socket and handles
+ * packets under the BQL.  The thread can run SCHED_FIFO (rt_prio > 0) so a
+ * packet is handled within microseconds even when busy-polling vCPUs keep
+ * every host core busy; without the privilege it stays a normal thread.
+ * Send: per-peer sockets with queued packets get a main-loop write handler
+ * that flushes them.  All fabric state is only touched under the BQL.
  */
 #ifndef EXANET_FABRIC_QEMU_H
 #define EXANET_FABRIC_QEMU_H
@@ -11,9 +17,17 @@
 
 typedef struct FabricQemu FabricQemu;
 
+typedef struct FabricQemuOptions {
+    bool rx_thread;         /* dedicated receive thread */
+    unsigned rt_prio;       /* SCHED_FIFO priority of that thread, 0 = none */
+    const char *name;       /* thread name */
+} FabricQemuOptions;
+
 /* Returns NULL and sets errp on failure. */
 FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
+                             const FabricQemuOptions *opts,
                              fabric_rx_fn rx, void *opaque, Error **errp);
+/* Called with the BQL held; may drop it briefly to join the thread. */
 void fabric_qemu_close(FabricQemu *fq);
 int fabric_qemu_send(FabricQemu *fq, uint32_t dst, uint8_t type,
                      const void *payload, size_t len);

@@ -148,6 +148,8 @@ struct ExanetState {
     uint32_t drop_ppm;
     uint32_t corrupt_ppm;
     uint64_t seed;
+    bool rx_thread;
+    uint32_t rx_rtprio;
 
     FabricQemu *fabric;
     uint32_t epoch;
@@ -160,6 +162,35 @@ struct ExanetState {
     ExanetMbox mbox[EXANET_NUM_MBOX_IFACES];
     GHashTable *dedup;
 };
+
+/*
+ * A hostile guest can point a mailbox queue at MMIO, even at our own BARs:
+ * the DMA would then re-enter the device (doorbell -> delivery -> DMA ->
+ * doorbell ...).  While any exanet device is doing DMA, MMIO accesses to
+ * exanet devices are ignored (reads return 0).  BQL protected.
+ */
+static unsigned exanet_dma_depth;
+
+static bool exanet_reentered(void)
+{
+    if (exanet_dma_depth) {
+        qemu_log_mask(LOG_GUEST_ERROR, "exanet: MMIO access from mailbox "
+                      "DMA ignored\n");
+        return true;
+    }
+    return false;
+}
+
+static MemTxResult exanet_dma_write(ExanetState *s, dma_addr_t addr,
+                                    const void *buf, dma_addr_t len)
+{
+    MemTxResult r;
+
+    exanet_dma_depth++;
+    r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
+    exanet_dma_depth--;
+    return r;
+}
 
 /* ------------------------------------------------------------------ */
 
@@ -454,9 +485,9 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
     addr = mb->base + (dma_addr_t)(mb->tail & (mb->nslots - 1)) *
                       EXANET_MBOX_SLOT_SIZE;
     /* Body first, then the flags word that hands the slot to software. */
-    if (pci_dma_write(PCI_DEVICE(s), addr, slot, SLOT_FLAGS_OFF) != MEMTX_OK ||
-        pci_dma_write(PCI_DEVICE(s), addr + SLOT_FLAGS_OFF,
-                      slot + SLOT_FLAGS_OFF, 4) != MEMTX_OK) {
+    if (exanet_dma_write(s, addr, slot, SLOT_FLAGS_OFF) != MEMTX_OK ||
+        exanet_dma_write(s, addr + SLOT_FLAGS_OFF,
+                         slot + SLOT_FLAGS_OFF, 4) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR, "exanet: DMA to mailbox %u at 0x%"
                       PRIx64 " failed\n", (unsigned)va, (uint64_t)addr);
         s->counters[EXANET_CNT_DMA_ERRORS]++;
@@ -497,6 +528,23 @@ static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
     default:
         s->counters[EXANET_CNT_RX_NACK_BAD]++;
         break;
+    }
+}
+
+/*
+ * Software waiting for a completion spins on STATUS (or BUSY / TAIL) with
+ * MMIO reads that take the BQL each time, which can starve the main loop
+ * that would process the answer.  So such reads pick up pending fabric
+ * packets themselves (non-blocking; the main-loop handler stays the normal
+ * path).
+ */
+#define EXANET_MMIO_RX_BUDGET 16
+
+static void exanet_poll_fabric(ExanetState *s)
+{
+    if (s->fabric) {
+        fabric_poll_rx(fabric_qemu_fabric(s->fabric), EXANET_MMIO_RX_BUDGET,
+                       exanet_rx, s);
     }
 }
 
@@ -609,6 +657,7 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
         case EXANET_PKT_ENABLE:
             return ifc->enabled;
         case EXANET_PKT_BUSY:
+            exanet_poll_fabric(s);
             for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
                 if (ifc->chan[c].state == EXANET_CHAN_ONGOING) {
                     busy |= 1u << c;
@@ -729,7 +778,12 @@ static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
 static uint64_t exanet_ctrl_read(void *opaque, hwaddr off, unsigned size)
 {
     ExanetState *s = opaque;
-    uint64_t v = exanet_ctrl_read32(s, off);
+    uint64_t v;
+
+    if (exanet_reentered()) {
+        return 0;
+    }
+    v = exanet_ctrl_read32(s, off);
 
     if (size == 8) {
         v |= (uint64_t)exanet_ctrl_read32(s, off + 4) << 32;
@@ -742,6 +796,9 @@ static void exanet_ctrl_write(void *opaque, hwaddr off, uint64_t val,
 {
     ExanetState *s = opaque;
 
+    if (exanet_reentered()) {
+        return;
+    }
     exanet_ctrl_write32(s, off, val);
     if (size == 8) {
         exanet_ctrl_write32(s, off + 4, val >> 32);
@@ -760,10 +817,15 @@ static uint64_t exanet_pkt_read(void *opaque, hwaddr off, unsigned size)
     ExanetChan *ch;
     uint64_t st;
 
-    if (i >= EXANET_NUM_PKT_IFACES || c >= EXANET_PKT_CHANNELS) {
+    if (i >= EXANET_NUM_PKT_IFACES || c >= EXANET_PKT_CHANNELS ||
+        exanet_reentered()) {
         return 0;
     }
     ch = &s->pkt[i].chan[c];
+    if (ch->state == EXANET_CHAN_ONGOING &&
+        (reg & ~7u) == EXANET_PKT_STATUS) {
+        exanet_poll_fabric(s);
+    }
     st = ch->state | (uint64_t)ch->reason << 8 | (uint64_t)ch->retries << 16;
     if (reg == EXANET_PKT_STATUS) {
         return size == 8 ? st : (uint32_t)st;
@@ -784,7 +846,7 @@ static void exanet_pkt_write(void *opaque, hwaddr off, uint64_t val,
     ExanetChan *ch;
 
     if (i >= EXANET_NUM_PKT_IFACES || c >= EXANET_PKT_CHANNELS ||
-        !s->pkt[i].enabled) {
+        !s->pkt[i].enabled || exanet_reentered()) {
         return;     /* disabled interface: writes are ignored */
     }
     ch = &s->pkt[i].chan[c];
@@ -836,7 +898,15 @@ static uint32_t exanet_mbox_read32(ExanetState *s, hwaddr off)
 static uint64_t exanet_mbox_read(void *opaque, hwaddr off, unsigned size)
 {
     ExanetState *s = opaque;
-    uint64_t v = exanet_mbox_read32(s, off);
+    uint64_t v;
+
+    if (exanet_reentered()) {
+        return 0;
+    }
+    if ((off % EXANET_IFACE_PAGE_SIZE) == EXANET_MBOX_TAIL) {
+        exanet_poll_fabric(s);
+    }
+    v = exanet_mbox_read32(s, off);
 
     if (size == 8) {
         v |= (uint64_t)exanet_mbox_read32(s, off + 4) << 32;
@@ -851,7 +921,8 @@ static void exanet_mbox_write(void *opaque, hwaddr off, uint64_t val,
     unsigned m = off / EXANET_IFACE_PAGE_SIZE;
     unsigned reg = off % EXANET_IFACE_PAGE_SIZE;
 
-    if (m < EXANET_NUM_MBOX_IFACES && reg == EXANET_MBOX_HEAD) {
+    if (m < EXANET_NUM_MBOX_IFACES && reg == EXANET_MBOX_HEAD &&
+        !exanet_reentered()) {
         exanet_mbox_head(s, m, (uint32_t)val);
     }
 }
@@ -883,6 +954,8 @@ static const MemoryRegionOps exanet_mbox_ops = {
 /* ------------------------------------------------------------------ */
 /* QOM */
 
+static void exanet_exit(PCIDevice *pdev);
+
 static void exanet_realize(PCIDevice *pdev, Error **errp)
 {
     ExanetState *s = EXANET(pdev);
@@ -900,21 +973,11 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "exanet: fabric-*-ppm must be at most %u", FABRIC_PPM);
         return;
     }
-    if (s->fabric_dir && s->fabric_dir[0]) {
-        struct fabric_config cfg = {
-            .dir = s->fabric_dir,
-            .node_id = s->node_id,
-            .num_nodes = s->num_nodes,
-            .drop_ppm = s->drop_ppm,
-            .corrupt_ppm = s->corrupt_ppm,
-            .seed = s->seed,
-        };
-
-        s->fabric = fabric_qemu_open(&cfg, exanet_rx, s, errp);
-        if (!s->fabric) {
-            return;
-        }
-    } else if (s->num_nodes > 1) {
+    if (s->rx_rtprio > 99) {
+        error_setg(errp, "exanet: rx-rtprio must be 0..99");
+        return;
+    }
+    if ((!s->fabric_dir || !s->fabric_dir[0]) && s->num_nodes > 1) {
         error_setg(errp, "exanet: num-nodes > 1 needs the fabric property");
         return;
     }
@@ -946,12 +1009,38 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
         }
     }
     exanet_reset_state(s);
+    /* Last: from here on packets may arrive (under the BQL). */
+    if (s->fabric_dir && s->fabric_dir[0]) {
+        struct fabric_config cfg = {
+            .dir = s->fabric_dir,
+            .node_id = s->node_id,
+            .num_nodes = s->num_nodes,
+            .drop_ppm = s->drop_ppm,
+            .corrupt_ppm = s->corrupt_ppm,
+            .seed = s->seed,
+        };
+        FabricQemuOptions opts = {
+            .rx_thread = s->rx_thread,
+            .rt_prio = s->rx_rtprio,
+            .name = "exanet-rx",
+        };
+
+        s->fabric = fabric_qemu_open(&cfg, &opts, exanet_rx, s, errp);
+        if (!s->fabric) {
+            exanet_exit(pdev);
+            return;
+        }
+        s->corrupt_base = exanet_fabric_bad(s);
+    }
 }
 
 static void exanet_exit(PCIDevice *pdev)
 {
     ExanetState *s = EXANET(pdev);
 
+    /* First stop the receive side (may drop the BQL to join its thread). */
+    fabric_qemu_close(s->fabric);
+    s->fabric = NULL;
     for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
         for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
             ExanetChan *ch = &s->pkt[i].chan[c];
@@ -962,8 +1051,6 @@ static void exanet_exit(PCIDevice *pdev)
             }
         }
     }
-    fabric_qemu_close(s->fabric);
-    s->fabric = NULL;
     if (s->dedup) {
         g_hash_table_destroy(s->dedup);
         s->dedup = NULL;
@@ -982,6 +1069,8 @@ static Property exanet_properties[] = {
     DEFINE_PROP_UINT32("fabric-drop-ppm", ExanetState, drop_ppm, 0),
     DEFINE_PROP_UINT32("fabric-corrupt-ppm", ExanetState, corrupt_ppm, 0),
     DEFINE_PROP_UINT64("fabric-seed", ExanetState, seed, 0),
+    DEFINE_PROP_BOOL("rx-thread", ExanetState, rx_thread, true),
+    DEFINE_PROP_UINT32("rx-rtprio", ExanetState, rx_rtprio, 1),
     DEFINE_PROP_END_OF_LIST(),
 };
 
