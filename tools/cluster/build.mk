@@ -45,7 +45,7 @@ $(MGMT_HUB_TEST): $(CLUSTER_DIR)/tests/test_mgmt_hub.py $(MGMT_HUB)
 
 cluster-test: $(INITRAMFS) $(MGMT_HUB) | qemu
 	@$(CLUSTER_DIR)/run-tests --no-host --no-default-list \
-		--list $(CLUSTER_DIR)/tests/tests.list
+		--list $(CLUSTER_DIR)/tests/tests.list --list $(CLUSTER_DIR)/tests/tests4.list
 
 cluster-up: $(INITRAMFS) $(MGMT_HUB) | qemu
 	@$(CLUSTER_DIR)/exacluster up -n $(CLUSTER_NODES)
