@@ -524,7 +524,7 @@ class Cluster:
     def qemu_argv(self, i):
         n = self.nodes
         cmdline = ("console=ttyS0 exacluster.node=%d exacluster.nnodes=%d quiet panic=-1 "
-                   "mitigations=off" % (i, n))
+                   "mitigations=off sysrq_always_enabled" % (i, n))
         if self.iommu:
             cmdline += " intel_iommu=on"
         if self.append:
@@ -637,6 +637,56 @@ class Cluster:
             raise ClusterError("node %d: qemu exited with %s\n--- qemu log:\n%s\n--- console:\n%s"
                                % (i, p.returncode, _tail(self.qemu_log(i), 20),
                                   self.console_tail(i, 30)))
+
+    def qmp(self, node, execute, arguments=None, timeout=10):
+        """One QMP command on node's QEMU; returns the "return" value."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(self._sock("n%d.qmp" % node))
+            f = s.makefile("rwb")
+
+            def call(cmd, args=None):
+                msg = {"execute": cmd}
+                if args:
+                    msg["arguments"] = args
+                f.write(json.dumps(msg).encode() + b"\n")
+                f.flush()
+                while True:
+                    line = f.readline()
+                    if not line:
+                        raise ClusterError("node %d: QMP connection closed" % node)
+                    r = json.loads(line)
+                    if "return" in r:
+                        return r["return"]
+                    if "error" in r:
+                        raise ClusterError("node %d: QMP %s: %s" % (node, cmd, r["error"]))
+            f.readline()                        # greeting
+            call("qmp_capabilities")
+            return call(execute, arguments)
+        except (OSError, ValueError) as e:
+            raise ClusterError("node %d: QMP failed: %s" % (node, e)) from e
+        finally:
+            s.close()
+
+    def diagnose(self, node, keys="wl", lines=80):
+        """For a node whose agent stopped answering: magic SysRq through the
+        emulated keyboard (w = blocked tasks, l = CPU backtraces, t = all
+        tasks, m = memory), then the console tail, which receives the dump."""
+        notes = []
+        p = self.procs.get("n%d" % node)
+        if p is not None and p.poll() is not None:
+            notes.append("qemu exited with %s" % p.returncode)
+        else:
+            for k in keys:
+                try:
+                    self.qmp(node, "human-monitor-command",
+                             {"command-line": "sendkey alt-sysrq-%s" % k})
+                except ClusterError as e:
+                    notes.append(str(e))
+                    break
+            time.sleep(2.0)
+        return "\n".join(notes + [self.console_tail(node, lines)])
 
     def console_tail(self, node, lines=40):
         return _tail(self.console_log(node), lines)
