@@ -692,11 +692,13 @@ class Cluster:
         return _tail(self.console_log(node), lines)
 
     # -------------------------------------------------------------- commands
-    def run(self, node, cmd, timeout=60, check=False, env=None, cwd=None):
+    def run(self, node, cmd, timeout=60, check=False, env=None, cwd=None, grace=None):
         """Run `cmd` with sh on `node`; returns RunResult (rc, output).
 
         timeout: seconds (node-side SIGKILL of the command's process group;
         rc is then TIMEOUT_RC and .timed_out is True); 0/None = no limit.
+        AgentTimeout if no answer within timeout + grace seconds (default
+        $EXACLUSTER_AGENT_GRACE or 60).
         """
         if not (0 <= node < self.nodes):
             raise ValueError("no node %d" % node)
@@ -708,7 +710,8 @@ class Cluster:
         t0 = time.monotonic()
         a = self.agents[node]
         rid = a.send(pre + cmd, timeout)
-        grace = float(os.environ.get("EXACLUSTER_AGENT_GRACE", "60"))
+        if grace is None:
+            grace = float(os.environ.get("EXACLUSTER_AGENT_GRACE", "60"))
         deadline = None if not timeout else t0 + timeout + grace
         rc, out, tmo = a.wait(rid, deadline)
         if tmo:
