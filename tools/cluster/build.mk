@@ -14,6 +14,7 @@ CLUSTER_DIR := $(TOP)/tools/cluster
 INITRAMFS := $(BUILD)/initramfs.cpio.gz
 MGMT_HUB := $(BUILD)/bin/exanet-mgmt-hub
 MGMT_HUB_TEST := $(BUILD)/host-tests/test_mgmt_hub
+RUNNER_TEST := $(BUILD)/host-tests/test_runner_tap
 CLUSTER_NODES ?= 2
 
 # Everything the image packs: real files built by the other fragments
@@ -43,9 +44,14 @@ $(MGMT_HUB_TEST): $(CLUSTER_DIR)/tests/test_mgmt_hub.py $(MGMT_HUB)
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
+$(RUNNER_TEST): $(CLUSTER_DIR)/tests/test_runner_tap.py $(CLUSTER_DIR)/run-tests
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
 cluster-test: $(INITRAMFS) $(MGMT_HUB) | qemu
 	@$(CLUSTER_DIR)/run-tests --no-host --no-default-list \
-		--list $(CLUSTER_DIR)/tests/tests.list --list $(CLUSTER_DIR)/tests/tests4.list
+		--list $(CLUSTER_DIR)/tests/tests.list --list $(CLUSTER_DIR)/tests/tests4.list \
+		--json $(BUILD)/cluster-test-results.json
 
 cluster-up: $(INITRAMFS) $(MGMT_HUB) | qemu
 	@$(CLUSTER_DIR)/exacluster up -n $(CLUSTER_NODES)
@@ -53,5 +59,5 @@ cluster-up: $(INITRAMFS) $(MGMT_HUB) | qemu
 cluster-down:
 	@$(CLUSTER_DIR)/exacluster down
 
-ALL_TARGETS += $(MGMT_HUB) $(MGMT_HUB_TEST)
-HOST_TESTS += $(MGMT_HUB_TEST)
+ALL_TARGETS += $(MGMT_HUB) $(MGMT_HUB_TEST) $(RUNNER_TEST)
+HOST_TESTS += $(MGMT_HUB_TEST) $(RUNNER_TEST)

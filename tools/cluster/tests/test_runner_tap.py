@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host unit test of tools/cluster/run-tests' TAP parsing and verdicts (TAP)."""
+import importlib.machinery
+import importlib.util
+import io
+import contextlib
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
+RT = os.path.join(TOP, "tools", "cluster", "run-tests")
+sys.path.insert(0, os.path.dirname(RT))
+loader = importlib.machinery.SourceFileLoader("run_tests", RT)
+spec = importlib.util.spec_from_loader("run_tests", loader)
+rt = importlib.util.module_from_spec(spec)
+loader.exec_module(rt)
+
+results = []
+
+
+def check(name, cond):
+    results.append((bool(cond), name))
+
+
+def verdict(outputs, rcs=None, timed_out=None):
+    runs = []
+    for i, o in enumerate(outputs):
+        runs.append({"node": i, "rc": (rcs or [0] * len(outputs))[i], "output": o,
+                     "timed_out": (timed_out or [False] * len(outputs))[i],
+                     "timeout": 5, "error": None})
+    res = rt.Results()
+    with contextlib.redirect_stdout(io.StringIO()):
+        ok = rt.judge(res, "t", "p", runs)
+    return ok, res
+
+
+KSFT = """TAP version 13
+1..3
+# Starting 3 tests from 1 test cases.
+#  RUN           a.one ...
+#            OK  a.one
+ok 1 a.one
+ok 2 a.two # SKIP no device
+not ok 3 a.three
+# FAILED: 1 / 3 tests passed.
+"""
+t = rt.Tap(KSFT)
+check("plan parsed", t.plan == 3)
+check("pass/skip/fail parsed", [t.cases[n][0] for n in (1, 2, 3)] == ["pass", "skip", "fail"])
+check("names parsed", t.cases[1][1] == "a.one" and t.cases[3][1] == "a.three")
+check("skip reason", t.cases[2][2] == "no device")
+check("nested lines ignored", rt.Tap("1..1\n    ok 1 sub\nok 1 top\n").cases[1][1] == "top")
+check("dash separator", rt.Tap("ok 1 - foo\n").cases[1][1] == "foo")
+check("TODO failure passes", rt.Tap("not ok 1 x # TODO later\n").cases[1][0] == "pass")
+check("plan skip", rt.Tap("1..0 # SKIP no hw\n").plan_skip == "no hw")
+check("missing cases", rt.Tap("1..3\nok 1 a\n").missing() == [2, 3])
+
+ok, r = verdict(["1..2\nok 1 a\nok 2 b\n", "1..2\nok 1 a\nok 2 b\n"])
+check("all pass on 2 nodes", ok and (r.passed, r.failed) == (2, 0))
+ok, r = verdict(["1..2\nok 1 a\nok 2 b\n", "1..2\nok 1 a\nnot ok 2 b\n"], rcs=[0, 1])
+check("fail on one node fails the case", not ok and (r.passed, r.failed) == (1, 1))
+ok, r = verdict(["1..2\nok 1 a\nok 2 b # SKIP x\n", "1..2\nok 1 a\nok 2 b\n"])
+check("skip + pass counts as pass", ok and (r.passed, r.skipped) == (2, 0))
+ok, r = verdict(["1..1\nok 1 a # SKIP x\n", "1..1\nok 1 a # SKIP y\n"])
+check("skipped everywhere is a skip", ok and r.skipped == 1)
+ok, r = verdict(["1..3\nok 1 a\n"], rcs=[139])
+check("crash fails all cases + program", not ok and (r.passed, r.failed) == (0, 4))
+ok, r = verdict(["1..1\n"], rcs=[124], timed_out=[True])
+check("timeout fails case + program", not ok and r.failed == 2)
+ok, r = verdict(["1..2\nok 1 a\n"], rcs=[0])
+check("missing case without crash fails", not ok and (r.passed, r.failed) == (1, 1))
+ok, r = verdict(["hello\n"], rcs=[0])
+check("no TAP, rc 0: one pass", ok and r.passed == 1)
+ok, r = verdict(["hello\n"], rcs=[3])
+check("no TAP, rc 3: one failure", not ok and r.failed == 1)
+ok, r = verdict(["1..0 # SKIP nothing\n"], rcs=[4])
+check("whole program skipped (rc 4)", ok and r.skipped == 1)
+ok, r = verdict(["1..1\nok 1 a\nBail out! broken\n"], rcs=[1])
+check("bail out fails", not ok)
+check("summary line", rt.Results().summary() == "0 passed, 0 failed")
+r = rt.Results()
+r.skipped = 2
+check("summary with skips", r.summary() == "0 passed, 0 failed, 2 skipped")
+
+print("1..%d" % len(results))
+for i, (good, name) in enumerate(results, 1):
+    print("%sok %d %s" % ("" if good else "not ", i, name))
+sys.exit(0 if all(g for g, _ in results) else 1)
