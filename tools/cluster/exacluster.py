@@ -40,6 +40,8 @@ TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 CACHE = os.environ.get("CACHE") or os.path.expanduser("~/.cache/exanet-fabric")
 
+ACK_RETRY = float(os.environ.get("EXACLUSTER_ACK_RETRY", "4"))       # s without ACK
+QUERY_RETRY = float(os.environ.get("EXACLUSTER_QUERY_RETRY", "20"))  # s without answer
 TIMEOUT_RC = 124        # rc reported when the node-side timeout killed a command
 SUN_PATH_MAX = 100      # keep unix socket paths below the 108-byte limit
 MGMT_NET = "10.42.0."
@@ -246,6 +248,10 @@ class _Agent:
         self.seq = 0
         self.reader = None
         self.ready = threading.Event()     # agent announced itself
+        self.lines = {}         # rid -> request line (for re-sending)
+        self.sent_at = {}       # rid -> last (re)send time
+        self.acked = set()
+        self.resends = 0
 
     def connect(self, deadline):
         while True:
@@ -295,6 +301,10 @@ class _Agent:
                     f = line[k:].split()
                     if f[0] == "@@EXA-READY":
                         self.ready.set()
+                    elif f[0] == "@@EXA-ACK" and len(f) >= 2:
+                        with self.cv:
+                            if f[1] in self.lines:
+                                self.acked.add(f[1])
                     elif f[0] == "@@EXA-BEGIN" and len(f) >= 2:
                         cur, body = f[1], []
                     elif f[0] == "@@EXA-END" and len(f) >= 3 and f[1] == cur:
@@ -303,9 +313,10 @@ class _Agent:
                         except ValueError:
                             out = b"<exacluster: undecodable agent output>"
                         with self.cv:
-                            self.results[cur] = (int(f[2]), out.decode("utf-8", "replace"),
-                                                 len(f) > 3 and f[3] == "T")
-                            self.cv.notify_all()
+                            if cur in self.lines:
+                                self.results[cur] = (int(f[2]), out.decode("utf-8", "replace"),
+                                                     len(f) > 3 and f[3] == "T")
+                                self.cv.notify_all()
                         cur = None
         except OSError:
             pass
@@ -324,25 +335,59 @@ class _Agent:
                 raise ClusterError("node %d: agent not connected" % self.node)
             with self.cv:
                 self.waiting.add(rid)
+                self.lines[rid] = line.encode()
+                self.sent_at[rid] = time.monotonic()
             try:
                 self.sock.sendall(line.encode())
             except OSError as e:
                 raise ClusterError("node %d: agent send failed: %s" % (self.node, e)) from e
         return rid
 
-    def wait(self, rid, deadline):
+    def _resend(self, rid):
+        with self.lock:
+            line = self.lines.get(rid)
+            if line is None or self.sock is None:
+                return
+            self.resends += 1
+            try:
+                self.sock.sendall(line)
+            except OSError:
+                pass
+
+    def forget(self, rid):
         with self.cv:
-            while rid not in self.results:
-                if self.dead:
-                    self.waiting.discard(rid)
-                    raise ClusterError("node %d: %s" % (self.node, self.dead))
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    self.waiting.discard(rid)
-                    raise AgentTimeout("node %d: agent did not answer" % self.node)
-                self.cv.wait(left if left is None else min(left, 1.0))
+            for d in (self.lines, self.sent_at, self.results):
+                d.pop(rid, None)
+            self.acked.discard(rid)
             self.waiting.discard(rid)
-            return self.results.pop(rid)
+
+    def wait(self, rid, deadline):
+        """Wait for rid's answer.  A request the agent did not acknowledge
+        within ACK_RETRY seconds is sent again (lost input), and one that is
+        acknowledged but unanswered is repeated every QUERY_RETRY seconds
+        (lost output; the agent re-sends a finished answer, never re-runs)."""
+        try:
+            while True:
+                resend = False
+                with self.cv:
+                    if rid in self.results:
+                        return self.results.pop(rid)
+                    if self.dead:
+                        raise ClusterError("node %d: %s" % (self.node, self.dead))
+                    now = time.monotonic()
+                    if deadline is not None and now >= deadline:
+                        raise AgentTimeout("node %d: agent did not answer" % self.node)
+                    limit = QUERY_RETRY if rid in self.acked else ACK_RETRY
+                    if now - self.sent_at.get(rid, now) >= limit:
+                        self.sent_at[rid] = now
+                        resend = True
+                    else:
+                        self.cv.wait(0.5 if deadline is None else
+                                     max(0.01, min(0.5, deadline - now)))
+                if resend:
+                    self._resend(rid)
+        finally:
+            self.forget(rid)
 
 
 _live = []              # clusters owned by this process (for atexit / signals)
@@ -613,9 +658,8 @@ class Cluster:
                     rid, sent = probes[i]
                     with a.cv:
                         done = rid in a.results
-                        if done:
-                            a.results.pop(rid)
                     if done:
+                        a.forget(rid)
                         self.boot_times[i] = round(time.monotonic() - t0, 2)
                         pending.discard(i)
                         continue
