@@ -398,7 +398,7 @@ pid_t exa_spawn_in_pdid(uint32_t pdid, int (*fn)(void *), void *arg)
 	return pid;
 }
 
-int exa_wait_child(pid_t pid, int timeout_ms)
+static int wait_child(pid_t pid, int timeout_ms, int kill_on_timeout)
 {
 	int64_t end = exa_now_ms() + timeout_ms;
 	int status;
@@ -411,6 +411,8 @@ int exa_wait_child(pid_t pid, int timeout_ms)
 		if (w < 0)
 			return -errno;
 		if (exa_now_ms() >= end) {
+			if (!kill_on_timeout)
+				return -ETIMEDOUT;
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			return -ETIMEDOUT;
@@ -420,6 +422,16 @@ int exa_wait_child(pid_t pid, int timeout_ms)
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);
+}
+
+int exa_wait_child(pid_t pid, int timeout_ms)
+{
+	return wait_child(pid, timeout_ms, 1);
+}
+
+int exa_poll_child(pid_t pid, int timeout_ms)
+{
+	return wait_child(pid, timeout_ms, 0);
 }
 
 int exa_system(const char *fmt, ...)

@@ -38,6 +38,8 @@ pid_t exa_spawn_in_pdid(uint32_t pdid, int (*fn)(void *), void *arg);
 /* waitpid with a timeout; returns exit status (0..255), 128+sig, or -ETIMEDOUT
  * (the child is then killed). */
 int exa_wait_child(pid_t pid, int timeout_ms);
+/* Same, but on timeout the child is left running. */
+int exa_poll_child(pid_t pid, int timeout_ms);
 
 /* Runs a shell command, returns its exit status (or -errno). */
 int exa_system(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
