@@ -278,4 +278,45 @@ TEST(queue_mapping_cannot_become_writable)
 	close(fd);
 }
 
-TEST_HARNESS_MAIN
+/* The tool path: exanetctl run binds the child before it execs. */
+TEST(exanetctl_run_binds_and_unprivileged_bind_is_eperm)
+{
+	char self_exe[512], cmd[1200];
+	ssize_t n;
+
+	if (access(EXANET_DEFAULT_DEVICE, F_OK))
+		SKIP("no " EXANET_DEFAULT_DEVICE);
+	if (exa_system("command -v exanetctl >/dev/null 2>&1"))
+		SKIP("exanetctl not installed");
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	ASSERT_LT(0, n);
+	self_exe[n] = '\0';
+	/* --print-pdid: exit status = PDID of a freshly opened device */
+	snprintf(cmd, sizeof(cmd), "exanetctl run --pdid 11 -- %s --print-pdid", self_exe);
+	ASSERT_EQ(11, exa_system("%s", cmd));
+	snprintf(cmd, sizeof(cmd), "exanetctl run --pdid 12 --user nobody -- %s --print-pdid",
+		 self_exe);
+	ASSERT_EQ(12, exa_system("%s", cmd));
+	/* unprivileged: the kernel refuses, the tool says so and exits 1 */
+	ASSERT_EQ(1, exa_system("exanetctl run --pdid 13 --user nobody -- "
+				"exanetctl pdid bind --pid 1 --pdid 3 2>/tmp/exanetctl.err"));
+	ASSERT_EQ(0, exa_system("grep -q 'Operation not permitted' /tmp/exanetctl.err"));
+	/* usage errors exit 2 */
+	ASSERT_EQ(2, exa_system("exanetctl pdid bind --pid 1 --pdid 0 2>/dev/null"));
+	ASSERT_EQ(2, exa_system("exanetctl run -- true 2>/dev/null"));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--print-pdid")) {
+		struct exanet_dev *dev;
+		int pdid;
+
+		if (exanet_open(NULL, &dev))
+			return 255;
+		pdid = (int)exanet_pdid(dev);
+		exanet_close(dev);
+		return pdid & 0xff;
+	}
+	return test_harness_run(argc, argv);
+}

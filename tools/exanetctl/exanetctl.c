@@ -88,9 +88,19 @@ struct reply_state {
 
 static const char *genl_err_hint(int err)
 {
-	if (err == -EPERM || err == -EACCES)
+	switch (err) {
+	case -EPERM:
+	case -EACCES:
 		return " (administrator privilege, CAP_NET_ADMIN, is required)";
-	return "";
+	case -ENOENT:
+		return " (the process has no binding)";
+	case -ESRCH:
+		return " (no such process)";
+	case -ENOSPC:
+		return " (binding table full)";
+	default:
+		return "";
+	}
 }
 
 static int ctl_nl_open(struct nl_ctx *ctx)
@@ -561,7 +571,7 @@ static int cmd_pdid(int argc, char **argv)
 		if (err) {
 			if (err != NL_OPEN_FAILED)
 				fprintf(stderr, TOOL ": pdid bind pid %u pdid %u: %s%s\n", pid, pdid,
-					strerror(-err), genl_err_hint(err));
+					strerror(-err), err == -ESRCH ? "" : genl_err_hint(err));
 			return 1;
 		}
 		return 0;
@@ -572,8 +582,8 @@ static int cmd_pdid(int argc, char **argv)
 		err = pdid_unbind(pid);
 		if (err) {
 			if (err != NL_OPEN_FAILED)
-				fprintf(stderr, TOOL ": pdid unbind pid %u: %s%s\n", pid, strerror(-err),
-				genl_err_hint(err));
+				fprintf(stderr, TOOL ": pdid unbind pid %u: %s%s\n", pid,
+					strerror(-err), err == -ESRCH ? "" : genl_err_hint(err));
 			return 1;
 		}
 		return 0;
