@@ -22,3 +22,8 @@ test-fabric: $(FABRIC_TEST)
 
 ALL_TARGETS += qemu $(FABRIC_TEST)
 HOST_TESTS += $(FABRIC_TEST)
+
+# Driverless in-VM test of the device model (boots throw-away VMs, ~1 min).
+.PHONY: qemu-vm-test
+qemu-vm-test: qemu
+	$(TOP)/qemu-devices/tests/run-vm-tests.sh
