@@ -14,7 +14,8 @@ LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c
 LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
 LIBEXANET_INC_OUT := $(BUILD)/include/exanet
 
-# Users inside the tree link with these.
+# Users inside the tree link with these.  (The build-tree libexanet.pc
+# describes a default PREFIX install; install-libexanet writes its own.)
 LIBEXANET_LDLIBS := -L$(LIBEXANET_OUT) -lexanet -Wl,-rpath,'$$ORIGIN/../lib'
 
 PREFIX ?= /usr/local
@@ -56,5 +57,7 @@ install-libexanet: libexanet
 	install -m 0755 $(LIBEXANET_REAL) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIBEXANET_REAL)) $(DESTDIR)$(LIBDIR)/$(LIBEXANET_SONAME)
 	ln -sf $(LIBEXANET_SONAME) $(DESTDIR)$(LIBDIR)/libexanet.so
-	install -m 0644 $(LIBEXANET_PC) $(DESTDIR)$(LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBEXANET_VERSION)|' \
+	    $(LIBEXANET_DIR)/libexanet.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libexanet.pc
 	install -m 0644 $(LIBEXANET_HDRS) $(DESTDIR)$(INCLUDEDIR)/exanet/
