@@ -628,6 +628,52 @@ TEST_F_TIMEOUT(pair, retransmission_exactly_once, 300)
 	TH_LOG("%llu retransmissions, delivery exactly once", (unsigned long long)retx);
 }
 
+/* ---- the benchmark tool between the two nodes ---- */
+
+TEST_F_TIMEOUT(pair, exanet_pingpong_tool_runs_between_nodes, 180)
+{
+	char peer_ip[32], cmd[512];
+	uint32_t peers[OOB_MAX_NODES];
+	int rank, nnodes, rc;
+	unsigned int port = 18700 + (unsigned int)harness_test_index;
+
+	if (exa_system("command -v exanet-pingpong >/dev/null 2>&1"))
+		SKIP("exanet-pingpong not installed");
+	ASSERT_EQ(0, oob_from_env(&rank, &nnodes, peers, OOB_MAX_NODES));
+	snprintf(peer_ip, sizeof(peer_ip), "%u.%u.%u.%u", ((uint8_t *)&peers[1])[0],
+		 ((uint8_t *)&peers[1])[1], ((uint8_t *)&peers[1])[2], ((uint8_t *)&peers[1])[3]);
+	OOB_SYNC(&self->oob);
+	if (self->rank == 1) {
+		snprintf(cmd, sizeof(cmd), "exanet-pingpong --server --oob %u --timeout 20 "
+			 ">/tmp/pp-server.out 2>&1", port);
+		rc = exa_system("%s", cmd);
+		if (rc)
+			exa_system("cat /tmp/pp-server.out");
+		ASSERT_EQ(0, rc);
+	} else {
+		snprintf(cmd, sizeof(cmd), "exanet-pingpong --client --oob %s:%u --peer-node %u "
+			 "--sizes 1,8,64 --iters 200 --warmup 20 --json >/tmp/pp-client.json",
+			 peer_ip, port, self->peer.node);
+		rc = exa_system("%s", cmd);
+		ASSERT_EQ(0, rc);
+		ASSERT_EQ(0, exa_system("grep -q '\"transport\":\"exanet\"' /tmp/pp-client.json"));
+		ASSERT_EQ(0, exa_system("grep -q '\"size\":64' /tmp/pp-client.json"));
+		ASSERT_EQ(0, exa_system("grep -q '\"errors\":0}]' /tmp/pp-client.json"));
+		exa_system("cat /tmp/pp-client.json | sed 's/^/# /'");
+	}
+	/* wrong peer node is refused with a usage-level error */
+	OOB_SYNC(&self->oob);
+	if (self->rank == 1) {
+		snprintf(cmd, sizeof(cmd), "exanet-pingpong --server --oob %u --timeout 5 "
+			 ">/dev/null 2>&1", port + 50);
+		exa_system("%s", cmd);	/* the client gives up after the handshake */
+	} else {
+		snprintf(cmd, sizeof(cmd), "exanet-pingpong --client --oob %s:%u --peer-node 77 "
+			 "--iters 10 >/dev/null 2>&1", peer_ip, port + 50);
+		ASSERT_EQ(1, exa_system("%s", cmd));
+	}
+}
+
 /* ---- kernel bypass: no system call on the data path ---- */
 
 /*
