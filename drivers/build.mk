@@ -7,8 +7,8 @@
 #                  the Debian headers package does not ship it, the
 #                  linux-source package does)
 
-KMOD_SRCS := $(wildcard $(TOP)/drivers/exanet/*.[ch]) $(TOP)/drivers/exanet/Kbuild \
-	$(TOP)/Kbuild $(TOP)/uapi/exanet.h
+KMOD_SRCS := $(wildcard $(TOP)/drivers/exanet/*.[ch] $(TOP)/drivers/common/*.[ch]) $(TOP)/drivers/exanet/Kbuild \
+	$(TOP)/Kbuild $(wildcard $(TOP)/uapi/*.h)
 KMOD_MAKE = $(MAKE) -C $(KDIR) M=$(TOP) W=1
 
 .PHONY: modules modules-clean sparse checkpatch
@@ -31,7 +31,7 @@ CHECKPATCH ?= $(firstword $(wildcard $(KDIR)/scripts/checkpatch.pl \
 	/usr/src/linux-source-6.1/scripts/checkpatch.pl))
 checkpatch:
 	@test -n "$(CHECKPATCH)" || { echo "checkpatch: set CHECKPATCH=/path/to/checkpatch.pl" >&2; exit 1; }
-	perl $(CHECKPATCH) --no-tree --strict -q -f $(filter-out %.mod.c,$(wildcard $(TOP)/drivers/exanet/exanet*.[ch]))
+	perl $(CHECKPATCH) --no-tree --strict -q -f $(filter-out %.mod.c,$(wildcard $(TOP)/drivers/exanet/exanet*.[ch] $(TOP)/drivers/common/exa_*.[ch]))
 
 modules-clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
