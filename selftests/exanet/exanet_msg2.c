@@ -674,6 +674,64 @@ TEST_F_TIMEOUT(pair, exanet_pingpong_tool_runs_between_nodes, 180)
 	}
 }
 
+/*
+ * The benchmark's own method: both sides under strace -f -c at two
+ * iteration counts; the number of system calls must not grow with the
+ * iterations.
+ */
+static long strace_total_calls(const char *file)
+{
+	char cmd[256];
+	long calls = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "awk '$NF == \"total\" { print $4 }' %s", file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	if (fscanf(p, "%ld", &calls) != 1)
+		calls = -1;
+	pclose(p);
+	return calls;
+}
+
+TEST_F_TIMEOUT(pair, exanet_pingpong_steady_state_no_syscalls_strace, 300)
+{
+	static const unsigned int iters[2] = { 100, 1100 };
+	char peer_ip[32], cmd[512], file[64];
+	uint32_t peers[OOB_MAX_NODES];
+	long calls[2];
+	int rank, nnodes, k;
+
+	if (exa_system("command -v exanet-pingpong >/dev/null 2>&1 && "
+		       "command -v strace >/dev/null 2>&1"))
+		SKIP("exanet-pingpong or strace not installed");
+	ASSERT_EQ(0, oob_from_env(&rank, &nnodes, peers, OOB_MAX_NODES));
+	snprintf(peer_ip, sizeof(peer_ip), "%u.%u.%u.%u", ((uint8_t *)&peers[1])[0],
+		 ((uint8_t *)&peers[1])[1], ((uint8_t *)&peers[1])[2], ((uint8_t *)&peers[1])[3]);
+	for (k = 0; k < 2; k++) {
+		unsigned int port = 18800 + (unsigned int)harness_test_index * 4 + (unsigned int)k;
+
+		snprintf(file, sizeof(file), "/tmp/pp-strace.%d", k);
+		OOB_SYNC(&self->oob);
+		if (self->rank == 1)
+			snprintf(cmd, sizeof(cmd), "strace -f -c -o %s exanet-pingpong --server "
+				 "--oob %u --timeout 30 >/dev/null 2>&1", file, port);
+		else
+			snprintf(cmd, sizeof(cmd), "strace -f -c -o %s exanet-pingpong --client "
+				 "--oob %s:%u --sizes 32 --iters %u --warmup 10 >/dev/null 2>&1",
+				 file, peer_ip, port, iters[k]);
+		ASSERT_EQ(0, exa_system("%s", cmd));
+		calls[k] = strace_total_calls(file);
+		ASSERT_LT(0, calls[k]);
+	}
+	TH_LOG("rank %d (%s): %ld system calls at %u iterations, %ld at %u", self->rank,
+	       self->rank ? "server" : "client", calls[0], iters[0], calls[1], iters[1]);
+	/* per iteration: (calls[1] - calls[0]) / 1000 must be ~0; allow a
+	 * handful of calls of noise (e.g. a page fault retry path) */
+	ASSERT_GE(10, calls[1] - calls[0]);
+}
+
 /* ---- kernel bypass: no system call on the data path ---- */
 
 /*
