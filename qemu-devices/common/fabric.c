@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -20,8 +22,40 @@ struct fabric_qpkt {
 	uint8_t data[];
 };
 
+/* Shared control block at the start of a bulk ring file. */
+#define BULK_MAGIC	0x474e495242584558ull	/* "EXBRING" */
+#define BULK_CTL_SIZE	4096
+#define BULK_REC_HDR	32
+#define BULK_ALIGN	64
+#define BULK_TYPE_PAD	0
+
+struct bulk_ctl {
+	uint64_t magic;
+	uint64_t session;
+	uint32_t size;		/* ring bytes, power of two */
+	uint32_t src, dst;
+	uint8_t pad0[BULK_ALIGN - 28];
+	uint64_t tail;		/* producer, free running */
+	uint8_t pad1[BULK_ALIGN - 8];
+	uint64_t head;		/* consumer, free running */
+	uint8_t pad2[BULK_ALIGN - 8];
+	uint32_t armed;		/* consumer idle: wants a doorbell */
+};
+
+struct bulk_map {
+	struct bulk_ctl *ctl;
+	uint8_t *ring;
+	size_t maplen;
+	uint64_t session;
+	uint32_t size;
+	uint32_t node;		/* peer */
+	uint64_t last_db_ns;	/* producer: last doorbell */
+	struct bulk_map *next_in;	/* consumer list */
+};
+
 struct fabric_peer {
 	uint32_t node;
+	struct bulk_map *bout;	/* our ring towards this peer */
 	int fd;			/* connected to node<N>.sock, -1 if not */
 	bool watched;
 	uint32_t qlen;
@@ -41,6 +75,11 @@ struct fabric {
 	size_t total_queued;
 	uint64_t rng;
 	struct fabric_stats st;
+	struct bulk_map **bin;		/* inbound rings by source, lazily */
+	struct bulk_map *bin_list;
+	struct bulk_map *rsv_map;	/* open reservation */
+	uint64_t rsv_off;		/* ring offset of the reserved record */
+	uint32_t rsv_hlen, rsv_dlen, rsv_pad;
 	uint8_t rxbuf[FABRIC_HDR_SIZE + FABRIC_MAX_PAYLOAD + 1];
 };
 
@@ -226,7 +265,8 @@ int fabric_open(struct fabric **out, const struct fabric_config *cfg,
 	f->rxfd = -1;
 	f->dir = strdup(cfg->dir);
 	f->peers = calloc(cfg->num_nodes, sizeof(*f->peers));
-	if (!f->dir || !f->peers) {
+	f->bin = calloc(cfg->num_nodes, sizeof(*f->bin));
+	if (!f->dir || !f->peers || !f->bin) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -280,6 +320,7 @@ int fabric_open(struct fabric **out, const struct fabric_config *cfg,
 fail:
 	if (f->rxfd >= 0)
 		close(f->rxfd);
+	free(f->bin);
 	free(f->peers);
 	free(f->dir);
 	free(f);
@@ -328,6 +369,22 @@ static void peer_purge(struct fabric *f, struct fabric_peer *p, uint64_t *counte
 	p->qlen = 0;
 }
 
+static void bulk_unmap(struct bulk_map *m)
+{
+	if (m) {
+		munmap(m->ctl, m->maplen);
+		free(m);
+	}
+}
+
+static int bulk_path(char *buf, size_t len, const char *dir, uint32_t src,
+		     uint32_t dst)
+{
+	int n = snprintf(buf, len, "%s/bulk-%u-%u", dir, src, dst);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 void fabric_close(struct fabric *f)
 {
 	struct stat stb;
@@ -341,8 +398,33 @@ void fabric_close(struct fabric *f)
 		f->alloc_list = p->next_alloc;
 		peer_purge(f, p, &dummy);
 		peer_disconnect(f, p);
+		if (p->bout) {
+			char path[4096];
+
+			/* Only remove the ring file if it is still ours. */
+			if (!bulk_path(path, sizeof(path), f->dir,
+				       f->cfg.node_id, p->node)) {
+				int fd = open(path, O_RDONLY | O_CLOEXEC);
+				struct bulk_ctl c;
+
+				if (fd >= 0) {
+					if (pread(fd, &c, sizeof(c), 0) == sizeof(c) &&
+					    c.session == p->bout->session)
+						unlink(path);
+					close(fd);
+				}
+			}
+			bulk_unmap(p->bout);
+		}
 		free(p);
 	}
+	while (f->bin_list) {
+		struct bulk_map *m = f->bin_list;
+
+		f->bin_list = m->next_in;
+		bulk_unmap(m);
+	}
+	free(f->bin);
 	if (f->rxfd >= 0) {
 		close(f->rxfd);
 		/* Only remove the socket file if it is still ours. */
@@ -481,7 +563,7 @@ int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
 	int r;
 
 	if (!f || dst >= f->cfg.num_nodes || len > FABRIC_MAX_PAYLOAD ||
-	    (len && !payload))
+	    (len && !payload) || type == FABRIC_TYPE_BULK)
 		return -EINVAL;
 
 	h.magic = FABRIC_MAGIC;
@@ -574,6 +656,9 @@ size_t fabric_queued(const struct fabric *f)
 	return f->total_queued;
 }
 
+static void bulk_doorbell(struct fabric *f, uint32_t src, const uint8_t *p,
+			  size_t len);
+
 int fabric_poll_rx(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque)
 {
 	int count = 0;
@@ -617,6 +702,10 @@ int fabric_poll_rx(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque)
 			f->st.rx_bad_addr++;
 			continue;
 		}
+		if (h.type == FABRIC_TYPE_BULK) {
+			bulk_doorbell(f, h.src, f->rxbuf + FABRIC_HDR_SIZE, h.length);
+			continue;
+		}
 		f->st.rx_packets++;
 		f->st.rx_bytes += n;
 		if (fn)
@@ -637,4 +726,456 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
 	f->cfg.corrupt_ppm = corrupt_ppm > FABRIC_PPM ? FABRIC_PPM : corrupt_ppm;
 	f->cfg.seed = seed;
 	rng_seed(f, seed);
+}
+
+/* ------------------------------------------------------------------ */
+/* Bulk path: shared-memory rings, see fabric.h */
+
+#define ld_acq64(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define st_rel64(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+uint64_t fabric_csum(const void *buf, size_t len)
+{
+	/*
+	 * Low half: XOR of all 64-bit words folded to 32 bits, so any single
+	 * flipped bit flips exactly one result bit.  High half: running sum of
+	 * running sums (position sensitive: catches reordered words).
+	 */
+	const uint8_t *p = buf;
+	uint64_t x0 = 0, x1 = 0, a = 0x9e3779b97f4a7c15ull, b = len, w;
+	size_t n = len;
+
+	while (n >= 16) {
+		uint64_t w0, w1;
+
+		memcpy(&w0, p, 8);
+		memcpy(&w1, p + 8, 8);
+		x0 ^= w0;
+		x1 ^= w1;
+		a += w0;
+		b += a;
+		a += w1;
+		b += a;
+		p += 16;
+		n -= 16;
+	}
+	if (n) {
+		uint8_t t[16] = { 0 };
+
+		memcpy(t, p, n);
+		memcpy(&w, t, 8);
+		x0 ^= w;
+		a += w;
+		b += a;
+		memcpy(&w, t + 8, 8);
+		x1 ^= w;
+		a += w;
+		b += a;
+	}
+	x0 ^= x1;
+	b = (b ^ a) * 0xff51afd7ed558ccdull;
+	b ^= b >> 33;
+	return (uint32_t)(x0 ^ (x0 >> 32)) | (b & 0xffffffff00000000ull);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Record header, little endian host layout (both ends are the same host). */
+struct bulk_rec {
+	uint32_t size;		/* whole record, multiple of BULK_ALIGN */
+	uint8_t type;		/* BULK_TYPE_PAD or the user's type */
+	uint8_t rsv0;
+	uint16_t hlen;
+	uint32_t dlen;
+	uint32_t src;
+	uint32_t dst;
+	uint32_t hcsum;		/* over this header (hcsum = 0) + user header */
+	uint32_t dcsum_lo;	/* fabric_csum() of the data */
+	uint32_t dcsum_hi;
+};
+
+static struct bulk_map *bulk_map_fd(int fd, size_t maplen)
+{
+	struct bulk_map *m = calloc(1, sizeof(*m));
+	void *p;
+
+	if (!m)
+		return NULL;
+	p = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		free(m);
+		return NULL;
+	}
+	m->ctl = p;
+	m->ring = (uint8_t *)p + BULK_CTL_SIZE;
+	m->maplen = maplen;
+	return m;
+}
+
+/* Create our ring towards dst (a fresh file: a restarted consumer remaps). */
+static int bulk_create(struct fabric *f, struct fabric_peer *p)
+{
+	char path[4096], tmp[4200];
+	size_t maplen = BULK_CTL_SIZE + FABRIC_BULK_RING_SIZE;
+	struct bulk_map *m;
+	int fd, r;
+
+	r = bulk_path(path, sizeof(path), f->dir, f->cfg.node_id, p->node);
+	if (r < 0)
+		return r;
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+	unlink(tmp);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, maplen) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	m = bulk_map_fd(fd, maplen);
+	if (!m) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	m->size = FABRIC_BULK_RING_SIZE;
+	m->node = p->node;
+	do {
+		m->session = rng_next(f) ^ now_ns() ^ ((uint64_t)getpid() << 32);
+	} while (!m->session);
+	m->ctl->size = m->size;
+	m->ctl->src = f->cfg.node_id;
+	m->ctl->dst = p->node;
+	m->ctl->session = m->session;
+	m->ctl->head = 0;
+	m->ctl->tail = 0;
+	m->ctl->armed = 1;	/* nobody mapped it yet: ring the first time */
+	__atomic_store_n(&m->ctl->magic, BULK_MAGIC, __ATOMIC_RELEASE);
+	if (rename(tmp, path) < 0) {
+		r = -errno;
+		bulk_unmap(m);
+		goto fail;
+	}
+	close(fd);
+	p->bout = m;
+	return 0;
+fail:
+	close(fd);
+	unlink(tmp);
+	return r;
+}
+
+static void bulk_ring(struct fabric *f, struct fabric_peer *p, struct bulk_map *m)
+{
+	uint8_t buf[FABRIC_HDR_SIZE + 8];
+	struct fabric_hdr h = {
+		.magic = FABRIC_MAGIC, .version = FABRIC_VERSION,
+		.type = FABRIC_TYPE_BULK, .length = 8,
+		.src = f->cfg.node_id, .dst = p->node, .crc = 0,
+	};
+	int r;
+
+	fabric_hdr_encode(buf, &h);
+	memcpy(buf + FABRIC_HDR_SIZE, &m->session, 8);
+	put_le32(buf + 16, fabric_crc32(0, buf, sizeof(buf)));
+	m->last_db_ns = now_ns();
+	f->st.tx_bulk_doorbells++;
+	/* Doorbells are not subject to fault injection; queued like packets. */
+	if (p->qhead) {
+		fabric_flush(f);
+		if (p->qhead) {
+			peer_enqueue(f, p, buf, sizeof(buf));
+			return;
+		}
+	}
+	r = peer_xmit(f, p, buf, sizeof(buf));
+	if (r == -EAGAIN)
+		peer_enqueue(f, p, buf, sizeof(buf));
+}
+
+void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
+			  size_t dlen, int *err)
+{
+	struct fabric_peer *p;
+	struct bulk_map *m;
+	uint64_t head, tail, off, need, pad = 0;
+	int r;
+
+	if (!f || dst >= f->cfg.num_nodes || hlen > FABRIC_BULK_MAX_HDR ||
+	    dlen > FABRIC_BULK_MAX_DATA || f->rsv_map) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	p = get_peer(f, dst);
+	if (!p) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (!p->bout) {
+		r = bulk_create(f, p);
+		if (r < 0) {
+			f->st.tx_errors++;
+			*err = r;
+			return NULL;
+		}
+	}
+	m = p->bout;
+	need = (BULK_REC_HDR + hlen + dlen + BULK_ALIGN - 1) & ~(uint64_t)(BULK_ALIGN - 1);
+	tail = m->ctl->tail;
+	head = ld_acq64(&m->ctl->head);
+	off = tail & (m->size - 1);
+	if (off + need > m->size)
+		pad = m->size - off;
+	if (tail - head > m->size || need + pad > m->size - (tail - head)) {
+		f->st.tx_bulk_full++;
+		/* Make sure a consumer that never mapped the ring learns of it. */
+		if (now_ns() - m->last_db_ns > FABRIC_BULK_DB_NS)
+			bulk_ring(f, p, m);
+		*err = -EAGAIN;
+		return NULL;
+	}
+	f->rsv_map = m;
+	f->rsv_off = pad ? 0 : off;
+	f->rsv_pad = pad;
+	f->rsv_hlen = hlen;
+	f->rsv_dlen = dlen;
+	*err = 0;
+	return m->ring + f->rsv_off + BULK_REC_HDR;
+}
+
+void fabric_bulk_cancel(struct fabric *f)
+{
+	f->rsv_map = NULL;
+}
+
+int fabric_bulk_commit(struct fabric *f, uint8_t type)
+{
+	struct bulk_map *m = f->rsv_map;
+	struct fabric_peer *p;
+	struct bulk_rec rec;
+	uint8_t *r;
+	uint64_t tail, need, dcsum;
+	size_t total;
+
+	if (!m)
+		return -EINVAL;
+	f->rsv_map = NULL;
+	if (type == BULK_TYPE_PAD || type == FABRIC_TYPE_BULK)
+		return -EINVAL;
+	p = f->peers[m->node];
+	r = m->ring + f->rsv_off;
+	total = BULK_REC_HDR + f->rsv_hlen + f->rsv_dlen;
+	need = (total + BULK_ALIGN - 1) & ~(uint64_t)(BULK_ALIGN - 1);
+
+	if (rng_hit(f, f->cfg.drop_ppm)) {
+		f->st.tx_bulk_inject_drop++;
+		return FABRIC_SENT;
+	}
+	memset(&rec, 0, sizeof(rec));
+	rec.size = need;
+	rec.type = type;
+	rec.hlen = f->rsv_hlen;
+	rec.dlen = f->rsv_dlen;
+	rec.src = f->cfg.node_id;
+	rec.dst = m->node;
+	dcsum = fabric_csum(r + BULK_REC_HDR + rec.hlen, rec.dlen);
+	rec.dcsum_lo = (uint32_t)dcsum;
+	rec.dcsum_hi = dcsum >> 32;
+	memcpy(r, &rec, sizeof(rec));
+	rec.hcsum = fabric_crc32(0, r, BULK_REC_HDR);
+	rec.hcsum = fabric_crc32(rec.hcsum, r + BULK_REC_HDR, rec.hlen);
+	memcpy(r + offsetof(struct bulk_rec, hcsum), &rec.hcsum, 4);
+	if (rng_hit(f, f->cfg.corrupt_ppm)) {
+		/* Any bit except the framing size word. */
+		uint64_t bit = 32 + rng_next(f) % ((total - 4) * 8);
+
+		r[bit / 8] ^= 1u << (bit % 8);
+		f->st.tx_bulk_inject_corrupt++;
+	}
+
+	tail = m->ctl->tail;
+	if (f->rsv_pad) {
+		struct bulk_rec pad;
+
+		memset(&pad, 0, sizeof(pad));
+		pad.size = f->rsv_pad;
+		pad.type = BULK_TYPE_PAD;
+		memcpy(m->ring + (tail & (m->size - 1)), &pad, sizeof(pad));
+		tail += f->rsv_pad;
+	}
+	st_rel64(&m->ctl->tail, tail + need);
+	f->st.tx_bulk_records++;
+	f->st.tx_bulk_bytes += total;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((__atomic_load_n(&m->ctl->armed, __ATOMIC_RELAXED) &&
+	     __atomic_exchange_n(&m->ctl->armed, 0, __ATOMIC_SEQ_CST)) ||
+	    now_ns() - m->last_db_ns > FABRIC_BULK_DB_NS)
+		bulk_ring(f, p, m);
+	return FABRIC_SENT;
+}
+
+int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
+		     const void *hdr, size_t hlen, const void *data, size_t dlen)
+{
+	int err;
+	uint8_t *p = fabric_bulk_reserve(f, dst, hlen, dlen, &err);
+
+	if (!p)
+		return err;
+	if (hlen)
+		memcpy(p, hdr, hlen);
+	if (dlen)
+		memcpy(p + hlen, data, dlen);
+	return fabric_bulk_commit(f, type);
+}
+
+/* Doorbell from src: (re)map its ring when the session is new. */
+static void bulk_doorbell(struct fabric *f, uint32_t src, const uint8_t *pl,
+			  size_t len)
+{
+	struct bulk_map *m = f->bin[src], **pp;
+	char path[4096];
+	struct bulk_ctl c;
+	struct stat stb;
+	uint64_t session;
+	int fd;
+
+	if (len != 8 || src == f->cfg.node_id) {
+		f->st.rx_bad_length++;
+		return;
+	}
+	memcpy(&session, pl, 8);
+	if (m && m->session == session)
+		return;
+	if (bulk_path(path, sizeof(path), f->dir, src, f->cfg.node_id) < 0)
+		return;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &stb) < 0 || pread(fd, &c, sizeof(c), 0) != sizeof(c) ||
+	    c.magic != BULK_MAGIC || c.size < 4096 || c.size > (64u << 20) ||
+	    (c.size & (c.size - 1)) || c.src != src || c.dst != f->cfg.node_id ||
+	    (uint64_t)stb.st_size < BULK_CTL_SIZE + (uint64_t)c.size) {
+		f->st.rx_bulk_bad_hdr++;
+		close(fd);
+		return;
+	}
+	if (m) {
+		for (pp = &f->bin_list; *pp; pp = &(*pp)->next_in) {
+			if (*pp == m) {
+				*pp = m->next_in;
+				break;
+			}
+		}
+		bulk_unmap(m);
+		f->bin[src] = NULL;
+	}
+	m = bulk_map_fd(fd, BULK_CTL_SIZE + c.size);
+	close(fd);
+	if (!m)
+		return;
+	m->size = c.size;
+	m->session = c.session;
+	m->node = src;
+	m->next_in = f->bin_list;
+	f->bin_list = m;
+	f->bin[src] = m;
+	f->st.rx_bulk_maps++;
+}
+
+/* Consume records of one ring; returns the number consumed. */
+static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
+		      fabric_bulk_fn fn, void *opaque)
+{
+	struct bulk_ctl *c = m->ctl;
+	uint64_t head = c->head, tail;
+	int n = 0;
+
+	while (n < budget) {
+		struct bulk_rec rec;
+		uint8_t *r;
+		uint64_t off;
+		uint32_t hcsum;
+
+		tail = ld_acq64(&c->tail);
+		if (head == tail) {
+			__atomic_store_n(&c->armed, 1, __ATOMIC_SEQ_CST);
+			__atomic_thread_fence(__ATOMIC_SEQ_CST);
+			tail = ld_acq64(&c->tail);
+			if (head == tail)
+				break;
+			__atomic_store_n(&c->armed, 0, __ATOMIC_RELAXED);
+		}
+		off = head & (m->size - 1);
+		r = m->ring + off;
+		memcpy(&rec, r, sizeof(rec));
+		if (tail - head > m->size || rec.size < BULK_REC_HDR ||
+		    (rec.size & (BULK_ALIGN - 1)) || rec.size > m->size - off ||
+		    rec.size > tail - head) {
+			/* Broken framing: skip everything published so far. */
+			f->st.rx_bulk_bad_hdr++;
+			head = tail;
+			st_rel64(&c->head, head);
+			continue;
+		}
+		if (rec.type == BULK_TYPE_PAD) {
+			head += rec.size;
+			st_rel64(&c->head, head);
+			continue;
+		}
+		n++;
+		hcsum = rec.hcsum;
+		rec.hcsum = 0;
+		if (rec.hlen > FABRIC_BULK_MAX_HDR || rec.dlen > FABRIC_BULK_MAX_DATA ||
+		    BULK_REC_HDR + (uint64_t)rec.hlen + rec.dlen > rec.size ||
+		    rec.src != m->node || rec.dst != f->cfg.node_id ||
+		    fabric_crc32(fabric_crc32(0, &rec, sizeof(rec)),
+				 r + BULK_REC_HDR, rec.hlen) != hcsum) {
+			f->st.rx_bulk_bad_hdr++;
+		} else {
+			uint64_t d = fabric_csum(r + BULK_REC_HDR + rec.hlen,
+						 rec.dlen);
+			bool ok = (uint32_t)d == rec.dcsum_lo &&
+				  (uint32_t)(d >> 32) == rec.dcsum_hi;
+
+			if (!ok)
+				f->st.rx_bulk_bad_data++;
+			f->st.rx_bulk_records++;
+			f->st.rx_bulk_bytes += BULK_REC_HDR + rec.hlen + rec.dlen;
+			if (fn)
+				fn(opaque, m->node, rec.type, r + BULK_REC_HDR,
+				   rec.hlen, r + BULK_REC_HDR + rec.hlen,
+				   rec.dlen, ok);
+		}
+		head += rec.size;
+		st_rel64(&c->head, head);
+	}
+	return n;
+}
+
+int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque)
+{
+	int n = 0;
+
+	for (struct bulk_map *m = f->bin_list; m && n < budget; m = m->next_in)
+		n += bulk_drain(f, m, budget - n, fn, opaque);
+	return n;
+}
+
+bool fabric_bulk_pending(struct fabric *f)
+{
+	for (struct bulk_map *m = f->bin_list; m; m = m->next_in)
+		if (ld_acq64(&m->ctl->tail) != m->ctl->head)
+			return true;
+	return false;
+}
+
+bool fabric_bulk_active(const struct fabric *f)
+{
+	return f->bin_list != NULL;
 }

@@ -86,6 +86,18 @@ struct fabric_stats {
 	uint64_t rx_bad_length;
 	uint64_t rx_bad_crc;
 	uint64_t rx_bad_addr;		/* wrong destination or bad source */
+	/* bulk path (shared-memory rings) */
+	uint64_t tx_bulk_records;	/* records published */
+	uint64_t tx_bulk_bytes;		/* header + data bytes published */
+	uint64_t tx_bulk_full;		/* reservations refused: ring full */
+	uint64_t tx_bulk_doorbells;	/* doorbell datagrams sent */
+	uint64_t tx_bulk_inject_drop;	/* fault injection: records not published */
+	uint64_t tx_bulk_inject_corrupt; /* fault injection: records with a flipped bit */
+	uint64_t rx_bulk_records;	/* records handed to the bulk callback */
+	uint64_t rx_bulk_bytes;
+	uint64_t rx_bulk_bad_hdr;	/* dropped: bad framing or header checksum */
+	uint64_t rx_bulk_bad_data;	/* delivered with data_ok = false */
+	uint64_t rx_bulk_maps;		/* inbound rings (re)mapped */
 };
 
 /* Return codes of fabric_send() (>= 0) */
@@ -133,6 +145,57 @@ void fabric_get_stats(const struct fabric *f, struct fabric_stats *st);
 /* Change fault injection at run time. */
 void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
 		       uint32_t corrupt_ppm, uint64_t seed);
+
+/*
+ * Bulk path.  For every ordered pair (this node -> dst) the sender creates
+ * <dir>/bulk-<src>-<dst>, a shared file mapping with a byte ring of
+ * records; the receiver maps it when the first doorbell datagram (reserved
+ * type FABRIC_TYPE_BULK) arrives.  A record is a header (hlen bytes,
+ * protocol header of the user) plus data (dlen bytes); both are checksummed
+ * separately.  The producer writes records straight into the mapping
+ * (fabric_bulk_reserve / fabric_bulk_commit) and rings the doorbell only
+ * when the consumer declared itself idle, or every FABRIC_BULK_DB_NS.
+ *
+ * Fault injection applies per record: drop = not published, corrupt = one
+ * bit flipped after the checksums (header -> dropped by the receiver and
+ * counted, data -> delivered with data_ok = false).
+ */
+#define FABRIC_TYPE_BULK	0xff		/* reserved datagram type (doorbell) */
+#define FABRIC_BULK_RING_SIZE	(4u << 20)	/* bytes of records per pair */
+#define FABRIC_BULK_MAX_HDR	1024
+#define FABRIC_BULK_MAX_DATA	(64u << 10)
+#define FABRIC_BULK_DB_NS	10000000ull	/* doorbell at least every 10 ms */
+
+typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
+			       const void *hdr, size_t hlen,
+			       const void *data, size_t dlen, bool data_ok);
+
+/*
+ * Reserve room for one record to dst: returns a pointer to hlen + dlen
+ * bytes (header first) in the shared ring, or NULL with *err = -EAGAIN
+ * (ring full: retry later), -EINVAL, -ENOMEM, or a file error.  Only one
+ * reservation may be open; it ends with fabric_bulk_commit() or
+ * fabric_bulk_cancel().  type must not be FABRIC_TYPE_BULK or 0.
+ */
+void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
+			  size_t dlen, int *err);
+/* Publish the reserved record; returns FABRIC_SENT or a negative errno. */
+int fabric_bulk_commit(struct fabric *f, uint8_t type);
+void fabric_bulk_cancel(struct fabric *f);
+/* reserve + copy + commit */
+int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
+		     const void *hdr, size_t hlen, const void *data, size_t dlen);
+/*
+ * Consume up to budget records from the inbound rings (mapped by doorbells
+ * that fabric_poll_rx() received).  Returns the number consumed.
+ */
+int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque);
+/* An inbound ring has records waiting; any inbound ring mapped. */
+bool fabric_bulk_pending(struct fabric *f);
+bool fabric_bulk_active(const struct fabric *f);
+
+/* Fast 64-bit checksum used by the bulk path (detects any 1-bit flip). */
+uint64_t fabric_csum(const void *buf, size_t len);
 
 /* Helpers, exposed for tests. */
 uint32_t fabric_crc32(uint32_t crc, const void *buf, size_t len);
