@@ -412,8 +412,8 @@ class Cluster:
     """N emulated nodes.  Use as a context manager (or start()/close())."""
 
     def __init__(self, nodes=2, name=None, workdir=None, qemu=None, kernel=None,
-                 initrd=None, extra_device_args=None, iommu=False, exanet="auto",
-                 memory="512M", smp=1, accel=None, append="", boot_timeout=None,
+                 initrd=None, extra_device_args=None, iommu="auto", exanet="auto",
+                 rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
                  detach=False, mgmt_net=True):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
@@ -426,6 +426,17 @@ class Cluster:
         self.initrd = initrd or os.environ.get("EXACLUSTER_INITRD") or \
             os.path.join(BUILD, "initramfs.cpio.gz")
         self.extra_device_args = extra_device_args
+        # RDMA: rdma_ranks exanet-ctx DMA-context functions per node (one per
+        # rank, each in its own root-bus slot, hence its own IOMMU group);
+        # "auto" = 8 when the emulator has the device.  iommu "auto" = on
+        # when ctx functions are present (RDMA needs the IOMMU).
+        env_rk = os.environ.get("EXACLUSTER_RDMA_RANKS")
+        if env_rk is not None and rdma_ranks == "auto":
+            rdma_ranks = int(env_rk)
+        self.rdma_ranks = rdma_ranks
+        env_io = os.environ.get("EXACLUSTER_IOMMU")
+        if env_io is not None and iommu == "auto":
+            iommu = {"0": False, "1": True}.get(env_io, "auto")
         self.iommu = iommu
         env_ex = os.environ.get("EXACLUSTER_EXANET")
         if env_ex is not None and exanet == "auto":
@@ -566,8 +577,17 @@ class Cluster:
                 log("%s has no 'exanet' device: nodes boot without it" % self.qemu)
         return bool(self.exanet)
 
+    def use_rdma_ranks(self):
+        if self.rdma_ranks == "auto":
+            self.rdma_ranks = 8 if (self.use_exanet() and
+                                    qemu_has_device(self.qemu, "exanet-ctx")) else 0
+        if self.iommu == "auto":
+            self.iommu = self.rdma_ranks > 0
+        return int(self.rdma_ranks) if self.use_exanet() else 0
+
     def qemu_argv(self, i):
         n = self.nodes
+        ranks = self.use_rdma_ranks()
         cmdline = ("console=ttyS0 exacluster.node=%d exacluster.nnodes=%d quiet panic=-1 "
                    "mitigations=off sysrq_always_enabled" % (i, n))
         if self.iommu:
@@ -597,8 +617,10 @@ class Cluster:
                   "remote.type=unix,remote.path=%s" % (self._sock("n%d.net" % i), remote),
                   "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:42:00:%02x" % i]
         if self.use_exanet():
-            a += ["-device", "exanet,node-id=%d,num-nodes=%d,fabric=%s"
+            a += ["-device", "exanet,id=exa0,node-id=%d,num-nodes=%d,fabric=%s"
                   % (i, n, self._sock("fabric"))]
+            for r in range(ranks):
+                a += ["-device", "exanet-ctx,ni=exa0,rank=%d" % r]
         extra = self.extra_device_args
         if callable(extra):
             extra = extra(i)
