@@ -11,7 +11,8 @@ LIBEXANET_REAL := $(LIBEXANET_OUT)/libexanet.so.$(LIBEXANET_VERSION)
 LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
 LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
 LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c
-LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
+LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h \
+	$(TOP)/uapi/exanet_rdma.h
 LIBEXANET_INC_OUT := $(BUILD)/include/exanet
 
 # Users inside the tree link with these.  (The build-tree libexanet.pc
@@ -23,7 +24,8 @@ LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 
 ALL_TARGETS += $(LIBEXANET_REAL) $(LIBEXANET_SO) $(LIBEXANET_PC) \
-	$(LIBEXANET_INC_OUT)/libexanet.h $(LIBEXANET_INC_OUT)/exanet.h
+	$(LIBEXANET_INC_OUT)/libexanet.h $(LIBEXANET_INC_OUT)/exanet.h \
+	$(LIBEXANET_INC_OUT)/exanet_rdma.h
 
 $(LIBEXANET_REAL): $(LIBEXANET_SRCS) $(LIBEXANET_HDRS) $(LIBEXANET_DIR)/libexanet.map
 	@mkdir -p $(@D)
@@ -45,6 +47,9 @@ $(LIBEXANET_INC_OUT)/%.h: $(LIBEXANET_DIR)/include/%.h
 	@mkdir -p $(@D)
 	cp $< $@
 $(LIBEXANET_INC_OUT)/exanet.h: $(TOP)/uapi/exanet.h
+	@mkdir -p $(@D)
+	cp $< $@
+$(LIBEXANET_INC_OUT)/exanet_rdma.h: $(TOP)/uapi/exanet_rdma.h
 	@mkdir -p $(@D)
 	cp $< $@
 

@@ -208,6 +208,56 @@ struct exanet_mbox_alloc {
 #define EXANET_IOC_MBOX_FREE		_IOW(EXANET_IOC_MAGIC, 0x04, __u32)
 
 /*
+ * RDMA (hardware ABI: uapi/exanet_rdma.h, scheme: Documentation/exanet/rdma.md).
+ *
+ * A file that uses RDMA gets a rank (0..EXANET_RDMA_NUM_RANKS - 1) on its
+ * node: its own DMA context (a PCI function alone in its IOMMU group, with
+ * an unmanaged IOMMU domain) stamped with the file's PDID.  The rank is
+ * allocated by the first RDMA_ALLOC or REG_MR and kept until close.
+ * Remote addresses are (node, rank, user VA).
+ */
+struct exanet_rdma_info {
+	__u32 node_id;		/* out */
+	__u32 rank;		/* out: EXANET_RDMA_NO_RANK if none yet */
+	__u32 pdid;		/* out */
+	__u32 num_ranks;	/* out: DMA contexts present on this node */
+	__u32 num_pages;	/* out: RDMA engine pages on this node */
+	__u32 pages_held;	/* out: pages this file holds */
+	__u64 max_mr_bytes;	/* out: largest registration */
+	__u64 reserved[2];	/* out: zero */
+};
+#define EXANET_RDMA_NO_RANK		0xffffffffu
+
+struct exanet_rdma_alloc {
+	__u32 flags;		/* in: must be 0 */
+	__u32 page;		/* out: RDMA engine page index */
+	__u32 rank;		/* out: the file's rank */
+	__u32 node_id;		/* out */
+	__u64 mmap_offset;	/* out: map mmap_size bytes, shared, read/write */
+	__u64 mmap_size;	/* out */
+};
+
+#define EXANET_MR_LOCAL_WRITE		0x1	/* NI may write (RDMA read into it) */
+#define EXANET_MR_REMOTE_WRITE		0x2	/* peers may RDMA-write into it */
+#define EXANET_MR_REMOTE_READ		0x4	/* peers may RDMA-read from it */
+#define EXANET_MR_ACCESS_MASK		0x7
+
+struct exanet_reg_mr {
+	__u64 addr;		/* in: user address, any alignment */
+	__u64 len;		/* in: bytes, 1..max_mr_bytes */
+	__u32 access;		/* in: EXANET_MR_* (0 = all) */
+	__u32 handle;		/* out: for DEREG_MR */
+	__u32 rank;		/* out: the file's rank */
+	__u32 node_id;		/* out */
+};
+
+#define EXANET_IOC_RDMA_INFO		_IOR(EXANET_IOC_MAGIC, 0x10, struct exanet_rdma_info)
+#define EXANET_IOC_RDMA_ALLOC		_IOWR(EXANET_IOC_MAGIC, 0x11, struct exanet_rdma_alloc)
+#define EXANET_IOC_RDMA_FREE		_IOW(EXANET_IOC_MAGIC, 0x12, __u32)
+#define EXANET_IOC_REG_MR		_IOWR(EXANET_IOC_MAGIC, 0x13, struct exanet_reg_mr)
+#define EXANET_IOC_DEREG_MR		_IOW(EXANET_IOC_MAGIC, 0x14, __u32)
+
+/*
  * mmap offsets are opaque to applications (use the values returned by the
  * alloc ioctls); the driver encodes kind and index so it can check that the
  * caller owns what it maps.
@@ -217,6 +267,7 @@ struct exanet_mbox_alloc {
 #define EXANET_MMAP_PKT			1
 #define EXANET_MMAP_MBOX_REGS		2
 #define EXANET_MMAP_MBOX_QUEUE		3
+#define EXANET_MMAP_RDMA		4
 #define EXANET_MMAP_OFFSET(kind, index)					\
 	(((__u64)(kind) << EXANET_MMAP_KIND_SHIFT) |			\
 	 ((__u64)(index) << EXANET_MMAP_INDEX_SHIFT))

@@ -13,7 +13,10 @@
 #include <linux/pci.h>
 #include <linux/types.h>
 
+#include <linux/xarray.h>
+
 #include <exanet.h>
+#include <exanet_rdma.h>
 
 #define EXANET_DRV_NAME		"exanet"
 #define EXANET_MAX_DEVICES	32
@@ -59,6 +62,12 @@ struct exanet_dev {
 	struct exanet_file *pkt_owner[EXANET_NUM_PKT_IFACES];
 	struct exanet_mbox mbox[EXANET_NUM_MBOX_IFACES];
 
+	/* RDMA engine (exanet_rdma.c); num_rpages == 0: no RDMA engine. */
+	resource_size_t rdma_bar_phys;	/* BAR3 */
+	u32 num_rpages;
+	u32 rpages_in_use;
+	struct exanet_file *rpage_owner[EXANET_RDMA_PAGES];
+
 	struct list_head list;		/* on exanet_devices */
 };
 
@@ -70,6 +79,14 @@ struct exanet_file {
 	u32 pdid;
 	u32 npkt;			/* counts, protected by edev->lock */
 	u32 nmbox;
+	u32 nrpage;
+
+	/* RDMA: rank context and registrations (exanet_rdma.c). */
+	struct exanet_ctx *ctx;		/* set once, under exanet_ctx_lock */
+	struct mutex mr_lock;		/* serialises REG/DEREG of this file */
+	struct xarray mrs;		/* handle -> struct exanet_mr */
+	u32 mr_next;
+	u32 nmr;
 };
 
 /* exanet_main.c: the device list, used by the netlink family. */
@@ -77,6 +94,26 @@ extern struct mutex exanet_devices_lock;
 extern struct list_head exanet_devices;
 
 u64 exanet_read_counter(struct exanet_dev *edev, unsigned int n);
+
+/* exanet_main.c helpers used by exanet_rdma.c */
+u32 exanet_rd(struct exanet_dev *edev, unsigned int reg);
+void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val);
+void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len);
+
+/* exanet_rdma.c */
+int exanet_rdma_init(void);
+void exanet_rdma_exit(void);
+int exanet_rdma_probe(struct exanet_dev *edev);
+void exanet_rdma_file_init(struct exanet_file *ef);
+void exanet_rdma_file_release(struct exanet_file *ef);
+void exanet_rdma_quiesce(struct exanet_dev *edev);
+long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
+		       void __user *uarg);
+int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
+			   unsigned long len);
+int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
+			  unsigned long page, unsigned long *pfn);
+extern const struct attribute_group exanet_rdma_group;
 
 /* exanet_pdid.c */
 u32 exanet_pdid_resolve(u32 default_pdid);

@@ -106,12 +106,12 @@ static dev_t exanet_devt;
 
 /* ------------------------------------------------------------- registers */
 
-static u32 exanet_rd(struct exanet_dev *edev, unsigned int reg)
+u32 exanet_rd(struct exanet_dev *edev, unsigned int reg)
 {
 	return ioread32(edev->ctrl + reg);
 }
 
-static void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val)
+void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val)
 {
 	iowrite32(val, edev->ctrl + reg);
 }
@@ -135,7 +135,7 @@ static void exanet_hw_reset(struct exanet_dev *edev)
 #define EXANET_MMAP_INDEX_MASK	0xffull
 #define EXANET_MMAP_INNER_MASK	((1ull << EXANET_MMAP_INDEX_SHIFT) - 1)
 
-static void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len)
+void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len)
 {
 	unmap_mapping_range(ef->mapping, EXANET_MMAP_OFFSET(kind, index),
 			    PAGE_ALIGN(len), 1);
@@ -392,7 +392,7 @@ static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case EXANET_IOC_MBOX_FREE:
 		return exanet_ioctl_mbox_free(ef, uarg);
 	default:
-		return -ENOTTY;
+		return exanet_rdma_ioctl(ef, cmd, uarg);
 	}
 }
 
@@ -457,6 +457,10 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 			pfn = PHYS_PFN(virt_to_phys(mb->queue +
 						    (page << PAGE_SHIFT)));
 		break;
+	case EXANET_MMAP_RDMA:
+		if (exanet_rdma_fault_pfn(ef, index, page, &pfn))
+			goto out;
+		break;
 	default:
 		goto out;
 	}
@@ -518,6 +522,9 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 		else if (vma->vm_flags & VM_WRITE)
 			ret = -EPERM;
 		break;
+	case EXANET_MMAP_RDMA:
+		ret = exanet_rdma_mmap_check(ef, index, len);
+		break;
 	default:
 		ret = -EINVAL;
 	}
@@ -574,6 +581,7 @@ static int exanet_open(struct inode *inode, struct file *file)
 	ef->pdid = pdid;
 	ef->mapping = file->f_mapping;
 	ef->mm = current->mm;
+	exanet_rdma_file_init(ef);
 	mmgrab(ef->mm);		/* keeps the pointer unique while we compare */
 	get_device(&edev->dev);
 	ef->edev = edev;
@@ -597,6 +605,8 @@ static int exanet_release(struct inode *inode, struct file *file)
 				exanet_mbox_release(edev, i);
 	}
 	mutex_unlock(&edev->lock);
+	/* RDMA pages, rank context, registrations: quiesce, unmap, unpin. */
+	exanet_rdma_file_release(ef);
 
 	mmdrop(ef->mm);
 	put_device(&edev->dev);
@@ -695,7 +705,16 @@ static struct attribute *exanet_attrs[] = {
 	&dev_attr_counters.attr,
 	NULL,
 };
-ATTRIBUTE_GROUPS(exanet);
+
+static const struct attribute_group exanet_group = {
+	.attrs = exanet_attrs,
+};
+
+static const struct attribute_group *exanet_groups[] = {
+	&exanet_group,
+	&exanet_rdma_group,
+	NULL,
+};
 
 /* Protection is by PDID, not by file mode (udev rule agrees). */
 static char *exanet_devnode(struct device *dev, umode_t *mode)
@@ -820,6 +839,10 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto put;
 	}
 
+	ret = exanet_rdma_probe(edev);
+	if (ret)
+		goto put;
+
 	pci_set_master(pdev);
 
 	cdev_init(&edev->cdev, &exanet_fops);
@@ -864,6 +887,7 @@ static void exanet_quiesce(struct exanet_dev *edev)
 	for (i = 0; i < edev->num_mbox; i++)
 		if (edev->mbox[i].owner)
 			exanet_mbox_release(edev, i);
+	exanet_rdma_quiesce(edev);
 unlock:
 	mutex_unlock(&edev->lock);
 }
@@ -929,11 +953,16 @@ static int __init exanet_init(void)
 	ret = exanet_genl_init();
 	if (ret)
 		goto unregister_class;
-	ret = pci_register_driver(&exanet_pci_driver);
+	ret = exanet_rdma_init();
 	if (ret)
 		goto unregister_genl;
+	ret = pci_register_driver(&exanet_pci_driver);
+	if (ret)
+		goto exit_rdma;
 	return 0;
 
+exit_rdma:
+	exanet_rdma_exit();
 unregister_genl:
 	exanet_genl_exit();
 unregister_class:
@@ -946,6 +975,7 @@ unregister_chrdev:
 static void __exit exanet_exit(void)
 {
 	pci_unregister_driver(&exanet_pci_driver);
+	exanet_rdma_exit();
 	exanet_genl_exit();
 	exanet_pdid_exit();
 	class_unregister(&exanet_class);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <exanet.h>
+#include <exanet_rdma.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -157,6 +158,157 @@ uint32_t exanet_mbox_rx_count(const struct exanet_mbox *mbox);
 uint32_t exanet_mbox_full_count(const struct exanet_mbox *mbox);
 uint32_t exanet_mbox_hw_tail(const struct exanet_mbox *mbox);
 uint32_t exanet_mbox_hw_head(const struct exanet_mbox *mbox);
+
+/* ---- RDMA ----
+ *
+ * Model (Documentation/exanet/rdma.md): a process registers memory
+ * (pinned, mapped in its rank's IOMMU domain at its own virtual address)
+ * and tells peers a remote address (node, rank, VA).  It allocates an RDMA
+ * page (32 write + 32 read channels) and posts descriptors to channels
+ * with plain stores; completion is a channel STATUS (MMIO read) and/or a
+ * completion record written to memory; the target (write) or the
+ * initiator (read) can also ask for a notification record written once
+ * all data has landed.  Posting and polling make no system calls.
+ *
+ * Channels are numbered by slot: 0..31 write channels, 32..63 read
+ * channels (EXANET_RDMA_WCHAN(i), EXANET_RDMA_RCHAN(i)).
+ *
+ * Thread safety: registration, deregistration, page alloc/free go through
+ * the kernel and may be called from any thread, but not concurrently on
+ * the same object (or with exanet_close()).  Data path: a channel is owned
+ * by one thread from post to completion.  exanet_rdma_post_write() /
+ * exanet_rdma_post_read() claim a free channel atomically, so any number
+ * of threads may post on the same page concurrently; a claimed channel is
+ * released by the exanet_rdma_poll()/exanet_rdma_wait() call that reports
+ * its completion (call it from the thread that posted, or hand the channel
+ * number over).  The *_on() variants use a channel the caller manages
+ * itself and must not be mixed with auto-claimed use of the same channel.
+ */
+
+struct exanet_rdma;	/* an RDMA page mapped into this process */
+
+/* A registered memory region (read-only for the application). */
+struct exanet_mr {
+	void *addr;		/* as registered */
+	size_t len;
+	uint32_t handle;	/* kernel handle */
+	uint32_t node;		/* this node */
+	uint32_t rank;		/* this process's rank */
+	uint32_t access;	/* EXANET_MR_* */
+	struct exanet_dev *dev;
+	struct exanet_mr *next;	/* library internal */
+};
+
+/* A remote address: process (node, rank) and its virtual address.  With
+ * the PDID (supplied by the hardware, never by software) it is the GVA. */
+struct exanet_raddr {
+	uint32_t node;
+	uint32_t rank;
+	uint64_t va;
+};
+
+/* Wire form of a remote address, for exchanging it out of band:
+ * 16 bytes, little-endian: EXANET_RDMA_REMOTE(node, rank), then VA. */
+#define EXANET_RADDR_WIRE_SIZE 16
+
+/* Compose: -EINVAL if node >= 2^22, rank > 7 or va >= 2^48. */
+int exanet_raddr_make(uint32_t node, uint32_t rank, uint64_t va,
+		      struct exanet_raddr *out);
+int exanet_raddr_encode(const struct exanet_raddr *ra,
+			uint8_t out[EXANET_RADDR_WIRE_SIZE]);
+/* Parse: -EINVAL if reserved bits are set or the VA is out of range. */
+int exanet_raddr_decode(const uint8_t in[EXANET_RADDR_WIRE_SIZE],
+			struct exanet_raddr *out);
+/* Remote address of ptr inside mr (ptr must lie in [addr, addr+len)). */
+int exanet_mr_raddr(const struct exanet_mr *mr, const void *ptr,
+		    struct exanet_raddr *out);
+/* Offset a remote address: -EINVAL on overflow past 2^48. */
+int exanet_raddr_add(struct exanet_raddr *ra, uint64_t off);
+
+/* RDMA info of this open file (rank is EXANET_RDMA_NO_RANK until the first
+ * registration or page allocation).  One ioctl. */
+int exanet_rdma_query(struct exanet_dev *dev, struct exanet_rdma_info *info);
+
+/* Register [addr, addr + len): pins the pages (RLIMIT_MEMLOCK, -ENOMEM),
+ * the memory must be writable (-EFAULT otherwise).  access: EXANET_MR_*
+ * (0 = all).  The first registration also gives the process its rank
+ * (-EBUSY if all ranks of the node are taken, -ENODEV without RDMA
+ * contexts / IOMMU). */
+int exanet_reg_mr(struct exanet_dev *dev, void *addr, size_t len,
+		  uint32_t access, struct exanet_mr **mrp);
+/* Unmap from the NI (in-flight transfers on it fail cleanly), unpin, free. */
+int exanet_dereg_mr(struct exanet_mr *mr);
+
+int exanet_rdma_alloc(struct exanet_dev *dev, struct exanet_rdma **rdmap);
+/* Aborts ONGOING channels, unmaps and returns the page. */
+int exanet_rdma_free(struct exanet_rdma *rdma);
+uint32_t exanet_rdma_page(const struct exanet_rdma *rdma);
+uint32_t exanet_rdma_rank(const struct exanet_rdma *rdma);
+uint32_t exanet_rdma_node(const struct exanet_rdma *rdma);
+
+/* Optional per-post arguments (NULL = none). */
+struct exanet_rdma_opts {
+	/* write: VA in the target process; read: address in this process.
+	 * 8-byte aligned, in registered memory; 0 = no notification. */
+	uint64_t notify_va;
+	uint64_t tag;		/* copied into notification and completion */
+	/* local completion record (in registered memory), or NULL */
+	struct exanet_rdma_notif *lcomp;
+};
+
+/* Post an RDMA write of len bytes (1..EXANET_RDMA_MAX_LEN) from src (in
+ * this process's registered memory) to dst.  Claims a free write channel
+ * and returns its slot (0..31); -EAGAIN if all are in use; -EINVAL for
+ * bad arguments (checked before touching the hardware).  No system call. */
+int exanet_rdma_post_write(struct exanet_rdma *rdma, const void *src,
+			   const struct exanet_raddr *dst, size_t len,
+			   const struct exanet_rdma_opts *opts);
+/* Post an RDMA read of len bytes from src (remote) into dst (local,
+ * registered).  Returns the claimed read channel slot (32..63). */
+int exanet_rdma_post_read(struct exanet_rdma *rdma, void *dst,
+			  const struct exanet_raddr *src, size_t len,
+			  const struct exanet_rdma_opts *opts);
+/* Same on a given slot the caller manages: -EBUSY if it is ONGOING,
+ * -EINVAL if slot is not a write (resp. read) channel. */
+int exanet_rdma_post_write_on(struct exanet_rdma *rdma, unsigned int slot,
+			      const void *src, const struct exanet_raddr *dst,
+			      size_t len, const struct exanet_rdma_opts *opts);
+int exanet_rdma_post_read_on(struct exanet_rdma *rdma, unsigned int slot,
+			     void *dst, const struct exanet_raddr *src,
+			     size_t len, const struct exanet_rdma_opts *opts);
+
+/* Poll a channel once: -EINPROGRESS while ONGOING, 0 when DONE, else the
+ * error as an errno (exanet_rdma_status_errno).  A completed auto-claimed
+ * channel is released.  statusp (may be NULL) gets the raw STATUS. */
+int exanet_rdma_poll(struct exanet_rdma *rdma, unsigned int slot,
+		     uint64_t *statusp);
+/* Busy-poll until completion or timeout_ns (-EINPROGRESS if the wait timed
+ * out; the channel is still claimed then). */
+int exanet_rdma_wait(struct exanet_rdma *rdma, unsigned int slot,
+		     int64_t timeout_ns, uint64_t *statusp);
+/* Raw STATUS / DONE_BYTES of a slot (0 for a bad slot). */
+uint64_t exanet_rdma_status(const struct exanet_rdma *rdma, unsigned int slot);
+uint64_t exanet_rdma_done_bytes(const struct exanet_rdma *rdma, unsigned int slot);
+
+/* DONE -> 0, ONGOING -> -EINPROGRESS, IDLE -> -ENOMSG, ERROR by code:
+ * BAD_DESC -EINVAL, NO_ROUTE -EHOSTUNREACH, PDID -EACCES, REMOTE_CTX
+ * -ECONNREFUSED, REMOTE_DMA -EREMOTEIO, LOCAL_DMA -EFAULT, TIMEOUT
+ * -ETIMEDOUT, NOTIFY_DMA -EBADMSG, ABORTED -ECANCELED, other -EIO. */
+int exanet_rdma_status_errno(uint64_t status);
+int exanet_rdma_error_errno(unsigned int error);
+const char *exanet_rdma_error_str(unsigned int error);
+
+/* Notification / completion records in memory.  poll: if the record is
+ * valid (flags & EXANET_RDMA_N_VALID, read with acquire semantics) copy it
+ * to out (may be NULL), clear it for reuse and return 1; else 0.  The
+ * record's error field tells success (0) or the error code. */
+int exanet_rdma_notif_poll(struct exanet_rdma_notif *n,
+			   struct exanet_rdma_notif *out);
+/* Busy-poll; 1 when a record arrived, -ETIMEDOUT otherwise. */
+int exanet_rdma_notif_wait(struct exanet_rdma_notif *n,
+			   struct exanet_rdma_notif *out, int64_t timeout_ns);
+/* Clear a record before handing it to the NI. */
+void exanet_rdma_notif_reset(struct exanet_rdma_notif *n);
 
 /* ---- helpers ---- */
 

@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ExaNet NI driver: RDMA engine.
+ *
+ * DMA contexts.  Each rank r (0..7) of a node is a separate, BAR-less PCI
+ * function "exanet-ctx" (device 0xe7a1) alone in its IOMMU group; the NI
+ * issues every RDMA DMA of rank r as a bus-master access of that function
+ * with the plain user virtual address.  This file binds those functions
+ * (a second pci_driver in the module), gives each an unmanaged IOMMU domain
+ * (drivers/common/exa_umem.c) and hands ranks to open files: the first
+ * RDMA_ALLOC or REG_MR of a file claims a free rank, programs the rank's
+ * context with the file's PDID and enables it.  Registered pages are pinned,
+ * accounted against RLIMIT_MEMLOCK and mapped in the rank's domain at
+ * IOVA == user VA, so peers (and the NI on the caller's behalf) can reach
+ * exactly the registered pages of exactly this process.
+ *
+ * Teardown order (deregistration, close, process death, device removal):
+ * disable what can still start DMA (RDMA page: aborts its channels; rank
+ * context: the MMIO write returns only when no DMA through the context can
+ * happen any more, the model runs all DMA under the BQL), then unmap the
+ * pages from the IOMMU domain (IOTLB flushed before return; DMA to them then
+ * fails cleanly with an error completion), then unpin.  No DMA lands in
+ * memory that was given back.
+ *
+ * The ctx functions of a node are assumed to belong to its (single) NI:
+ * a rank is usable on NI n only if n reports the context PRESENT.
+ *
+ * Locking: edev->lock (outer) -> exanet_ctx_lock (inner).  ef->mr_lock is
+ * taken without either and never while holding them.
+ */
+
+#include <linux/iommu.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include "exanet_drv.h"
+#include "exa_umem.h"
+
+static unsigned int max_rdma_pages_per_file = 4;
+module_param(max_rdma_pages_per_file, uint, 0644);
+MODULE_PARM_DESC(max_rdma_pages_per_file,
+		 "RDMA pages one open file may hold, 1..16 (default 4)");
+
+static unsigned int max_mr_per_file = 4096;
+module_param(max_mr_per_file, uint, 0644);
+MODULE_PARM_DESC(max_mr_per_file,
+		 "Memory registrations one open file may hold (default 4096)");
+
+/* One DMA context (rank).  Entries are static; pdev is NULL when unbound. */
+struct exanet_ctx {
+	struct pci_dev *pdev;
+	struct exa_iospace ios;
+	struct exanet_file *owner;	/* NULL when free */
+	u32 rank;
+	bool removing;			/* unbind in progress: not handed out */
+};
+
+struct exanet_mr {
+	struct exa_umem um;
+	u32 access;
+};
+
+static DEFINE_MUTEX(exanet_ctx_lock);
+static DECLARE_WAIT_QUEUE_HEAD(exanet_ctx_wq);
+static struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
+static atomic_long_t exanet_reg_pages = ATOMIC_LONG_INIT(0);
+static atomic_t exanet_nmr = ATOMIC_INIT(0);
+static u32 exanet_ranks_in_use;		/* under exanet_ctx_lock */
+
+/* ------------------------------------------------------------ NI side */
+
+int exanet_rdma_probe(struct exanet_dev *edev)
+{
+	struct pci_dev *pdev = edev->pdev;
+	u32 caps;
+	int ret;
+
+	edev->num_rpages = 0;
+	if (!(pci_resource_flags(pdev, EXANET_BAR_RDMA) & IORESOURCE_MEM) ||
+	    pci_resource_len(pdev, EXANET_BAR_RDMA) < EXANET_BAR_RDMA_SIZE) {
+		dev_info(&pdev->dev, "no RDMA engine (BAR%d)\n", EXANET_BAR_RDMA);
+		return 0;
+	}
+	ret = pci_request_region(pdev, EXANET_BAR_RDMA, EXANET_DRV_NAME);
+	if (ret)
+		return ret;
+	edev->rdma_bar_phys = pci_resource_start(pdev, EXANET_BAR_RDMA);
+	caps = exanet_rd(edev, EXANET_REG_RDMA_CAPS);
+	edev->num_rpages = min_t(u32, EXANET_RDMA_CAPS_PAGES(caps),
+				 EXANET_RDMA_PAGES);
+	dev_info(&pdev->dev, "RDMA engine: %u pages, %u+%u channels, %u ranks\n",
+		 edev->num_rpages, EXANET_RDMA_CAPS_WCHANS(caps),
+		 EXANET_RDMA_CAPS_RCHANS(caps), EXANET_RDMA_CAPS_RANKS(caps));
+	return 0;
+}
+
+/* Abort the page's channels; no DMA on its behalf after the read-back. */
+static void exanet_rpage_release(struct exanet_dev *edev, u32 p)
+{
+	struct exanet_file *ef = edev->rpage_owner[p];
+
+	lockdep_assert_held(&edev->lock);
+	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 0);
+	exanet_rd(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE);
+	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_PDID, 0);
+	exanet_zap(ef, EXANET_MMAP_RDMA, p, EXANET_RDMA_PAGE_SIZE);
+	edev->rpage_owner[p] = NULL;
+	edev->rpages_in_use--;
+	ef->nrpage--;
+}
+
+/* Disable rank r: when the write returns, nothing is DMAed through it. */
+static void exanet_ctx_disable(struct exanet_dev *edev, u32 r)
+{
+	lockdep_assert_held(&edev->lock);
+	exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE, 0);
+	exanet_rd(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE);
+	exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_PDID, 0);
+}
+
+/* Device removal or shutdown, edev->lock held: stop every RDMA DMA. */
+void exanet_rdma_quiesce(struct exanet_dev *edev)
+{
+	u32 p;
+
+	lockdep_assert_held(&edev->lock);
+	for (p = 0; p < edev->num_rpages; p++)
+		if (edev->rpage_owner[p])
+			exanet_rpage_release(edev, p);
+	mutex_lock(&exanet_ctx_lock);
+	for (p = 0; p < EXANET_RDMA_NUM_RANKS; p++)
+		if (exanet_ctxs[p].owner && exanet_ctxs[p].owner->edev == edev)
+			exanet_ctx_disable(edev, p);
+	mutex_unlock(&exanet_ctx_lock);
+}
+
+/* ---------------------------------------------------------- open files */
+
+void exanet_rdma_file_init(struct exanet_file *ef)
+{
+	mutex_init(&ef->mr_lock);
+	xa_init_flags(&ef->mrs, XA_FLAGS_ALLOC1);
+}
+
+static void exanet_mr_destroy(struct exanet_ctx *ctx, struct exanet_mr *mr)
+{
+	exa_iospace_unmap(&ctx->ios, &mr->um);
+	atomic_long_sub(mr->um.npages, &exanet_reg_pages);
+	atomic_dec(&exanet_nmr);
+	exa_umem_release(&mr->um);
+	kfree(mr);
+}
+
+/*
+ * Close (also on process death): quiesce, unmap, unpin, free the rank.
+ * Runs after the file's packetizer and mailbox interfaces were released.
+ */
+void exanet_rdma_file_release(struct exanet_file *ef)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_ctx *ctx;
+	struct exanet_mr *mr;
+	unsigned long h;
+	u32 p;
+
+	mutex_lock(&edev->lock);
+	if (!edev->dead)
+		for (p = 0; p < edev->num_rpages; p++)
+			if (edev->rpage_owner[p] == ef)
+				exanet_rpage_release(edev, p);
+	mutex_lock(&exanet_ctx_lock);
+	ctx = ef->ctx;
+	if (ctx && !edev->dead)
+		exanet_ctx_disable(edev, ctx->rank);
+	mutex_unlock(&exanet_ctx_lock);
+	mutex_unlock(&edev->lock);
+
+	/* Nothing can DMA through the context any more. */
+	xa_for_each(&ef->mrs, h, mr) {
+		xa_erase(&ef->mrs, h);
+		exanet_mr_destroy(ctx, mr);
+		cond_resched();
+	}
+	xa_destroy(&ef->mrs);
+
+	if (ctx) {
+		mutex_lock(&exanet_ctx_lock);
+		ctx->owner = NULL;
+		exanet_ranks_in_use--;
+		mutex_unlock(&exanet_ctx_lock);
+		wake_up_all(&exanet_ctx_wq);
+	}
+}
+
+/* Give the file a rank (once). */
+static int exanet_rank_get(struct exanet_file *ef)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_ctx *ctx;
+	int ret = -EBUSY;
+	bool any = false;
+	u32 r, st;
+
+	if (READ_ONCE(ef->ctx))
+		return 0;
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		mutex_unlock(&edev->lock);
+		return -ENODEV;
+	}
+	mutex_lock(&exanet_ctx_lock);
+	if (ef->ctx) {
+		ret = 0;
+		goto unlock;
+	}
+	for (r = 0; r < EXANET_RDMA_NUM_RANKS; r++) {
+		ctx = &exanet_ctxs[r];
+		if (!ctx->pdev || ctx->removing)
+			continue;
+		st = exanet_rd(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_STATUS);
+		if (!(st & EXANET_CTX_ST_PRESENT))
+			continue;
+		any = true;
+		if (ctx->owner)
+			continue;
+		ctx->owner = ef;
+		exanet_ranks_in_use++;
+		exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_PDID, ef->pdid);
+		exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE, 1);
+		WRITE_ONCE(ef->ctx, ctx);
+		ret = 0;
+		break;
+	}
+	/* No usable context at all (no IOMMU / no ctx functions): -ENODEV. */
+	if (ret && !any)
+		ret = -ENODEV;
+unlock:
+	mutex_unlock(&exanet_ctx_lock);
+	mutex_unlock(&edev->lock);
+	return ret;
+}
+
+static u32 exanet_file_rank(struct exanet_file *ef)
+{
+	struct exanet_ctx *ctx = READ_ONCE(ef->ctx);
+
+	return ctx ? ctx->rank : EXANET_RDMA_NO_RANK;
+}
+
+/* -------------------------------------------------------------- ioctls */
+
+static int exanet_ioctl_rdma_info(struct exanet_file *ef, void __user *uarg)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_rdma_info info;
+	u32 r;
+
+	memset(&info, 0, sizeof(info));
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		mutex_unlock(&edev->lock);
+		return -ENODEV;
+	}
+	info.node_id = edev->node_id;
+	info.pdid = ef->pdid;
+	info.num_pages = edev->num_rpages;
+	info.pages_held = ef->nrpage;
+	mutex_lock(&exanet_ctx_lock);
+	for (r = 0; r < EXANET_RDMA_NUM_RANKS; r++)
+		if (exanet_ctxs[r].pdev && !exanet_ctxs[r].removing &&
+		    (exanet_rd(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_STATUS) &
+		     EXANET_CTX_ST_PRESENT))
+			info.num_ranks++;
+	mutex_unlock(&exanet_ctx_lock);
+	mutex_unlock(&edev->lock);
+	info.rank = exanet_file_rank(ef);
+	info.max_mr_bytes = EXA_UMEM_MAX_BYTES;
+
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static int exanet_rpage_free(struct exanet_file *ef, u32 p)
+{
+	struct exanet_dev *edev = ef->edev;
+	int ret = 0;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead)
+		ret = -ENODEV;
+	else if (p >= edev->num_rpages || !edev->rpage_owner[p])
+		ret = -EINVAL;
+	else if (edev->rpage_owner[p] != ef)
+		ret = -EACCES;
+	else
+		exanet_rpage_release(edev, p);
+	mutex_unlock(&edev->lock);
+	return ret;
+}
+
+static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_rdma_alloc req;
+	int ret;
+	u32 p;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.flags)
+		return -EINVAL;
+	if (!edev->num_rpages)
+		return -ENODEV;
+	ret = exanet_rank_get(ef);
+	if (ret)
+		return ret;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	if (ef->nrpage >= clamp_val(READ_ONCE(max_rdma_pages_per_file), 1,
+				    EXANET_RDMA_PAGES)) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	for (p = 0; p < edev->num_rpages; p++)
+		if (!edev->rpage_owner[p])
+			break;
+	if (p == edev->num_rpages) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_PDID, ef->pdid);
+	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_RANK,
+		  ef->ctx->rank);
+	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 1);
+	edev->rpage_owner[p] = ef;
+	edev->rpages_in_use++;
+	ef->nrpage++;
+	req.node_id = edev->node_id;
+unlock:
+	mutex_unlock(&edev->lock);
+	if (ret)
+		return ret;
+
+	req.page = p;
+	req.rank = ef->ctx->rank;
+	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_RDMA, p);
+	req.mmap_size = EXANET_RDMA_PAGE_SIZE;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_rpage_free(ef, p);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int exanet_dereg(struct exanet_file *ef, u32 handle)
+{
+	struct exanet_mr *mr;
+
+	mutex_lock(&ef->mr_lock);
+	mr = xa_erase(&ef->mrs, handle);
+	if (mr)
+		ef->nmr--;
+	mutex_unlock(&ef->mr_lock);
+	if (!mr)
+		return -EINVAL;
+	/*
+	 * In-flight transfers that touch these pages fail in the IOMMU from
+	 * the moment the unmap returns (error completion); then unpin.
+	 */
+	exanet_mr_destroy(ef->ctx, mr);
+	return 0;
+}
+
+static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
+{
+	struct exanet_reg_mr req;
+	struct exanet_ctx *ctx;
+	struct exanet_mr *mr;
+	int ret;
+	u32 h;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	if (req.access & ~EXANET_MR_ACCESS_MASK)
+		return -EINVAL;
+	if (!req.len || req.len > EXA_UMEM_MAX_BYTES ||
+	    req.addr + req.len < req.addr ||
+	    req.addr + req.len > (1ULL << EXANET_RDMA_VA_BITS))
+		return -EINVAL;
+	ret = exanet_rank_get(ef);
+	if (ret)
+		return ret;
+	ctx = ef->ctx;
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return -ENOMEM;
+	mr->access = req.access ?: EXANET_MR_ACCESS_MASK;
+
+	mutex_lock(&ef->mr_lock);
+	if (ef->nmr >= READ_ONCE(max_mr_per_file)) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	/* Always writable: the NI writes RDMA-read data and notifications. */
+	ret = exa_umem_get(&mr->um, req.addr, req.len, true);
+	if (ret)
+		goto unlock;
+	ret = exa_iospace_map(&ctx->ios, &mr->um, IOMMU_READ | IOMMU_WRITE);
+	if (ret) {
+		exa_umem_release(&mr->um);
+		goto unlock;
+	}
+	ret = xa_alloc_cyclic(&ef->mrs, &h, mr, xa_limit_31b, &ef->mr_next,
+			      GFP_KERNEL);
+	if (ret < 0) {
+		exa_iospace_unmap(&ctx->ios, &mr->um);
+		exa_umem_release(&mr->um);
+		goto unlock;
+	}
+	ret = 0;
+	ef->nmr++;
+	atomic_long_add(mr->um.npages, &exanet_reg_pages);
+	atomic_inc(&exanet_nmr);
+unlock:
+	mutex_unlock(&ef->mr_lock);
+	if (ret) {
+		kfree(mr);
+		return ret;
+	}
+
+	req.handle = h;
+	req.rank = ctx->rank;
+	req.node_id = ef->edev->node_id;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dereg(ef, h);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
+		       void __user *uarg)
+{
+	u32 v;
+
+	switch (cmd) {
+	case EXANET_IOC_RDMA_INFO:
+		return exanet_ioctl_rdma_info(ef, uarg);
+	case EXANET_IOC_RDMA_ALLOC:
+		return exanet_ioctl_rdma_alloc(ef, uarg);
+	case EXANET_IOC_RDMA_FREE:
+		if (get_user(v, (u32 __user *)uarg))
+			return -EFAULT;
+		return exanet_rpage_free(ef, v);
+	case EXANET_IOC_REG_MR:
+		return exanet_ioctl_reg_mr(ef, uarg);
+	case EXANET_IOC_DEREG_MR:
+		if (get_user(v, (u32 __user *)uarg))
+			return -EFAULT;
+		if (!v)
+			return -EINVAL;
+		return exanet_dereg(ef, v);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* ---------------------------------------------------------------- mmap */
+
+/* edev->lock held. */
+int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
+			   unsigned long len)
+{
+	struct exanet_dev *edev = ef->edev;
+
+	lockdep_assert_held(&edev->lock);
+	if (index >= edev->num_rpages)
+		return -EINVAL;
+	if (edev->rpage_owner[index] != ef)
+		return -EACCES;
+	if (len != EXANET_RDMA_PAGE_SIZE)
+		return -EINVAL;
+	return 0;
+}
+
+/* edev->lock held. */
+int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
+			  unsigned long page, unsigned long *pfn)
+{
+	struct exanet_dev *edev = ef->edev;
+
+	lockdep_assert_held(&edev->lock);
+	if (index >= edev->num_rpages || edev->rpage_owner[index] != ef || page)
+		return -EACCES;
+	*pfn = PHYS_PFN(edev->rdma_bar_phys) +
+	       index * (EXANET_RDMA_PAGE_SIZE >> PAGE_SHIFT);
+	return 0;
+}
+
+/* --------------------------------------------------------------- sysfs */
+
+static ssize_t rdma_pages_in_use_show(struct device *dev,
+				      struct device_attribute *attr, char *buf)
+{
+	struct exanet_dev *edev = dev_get_drvdata(dev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(edev->rpages_in_use));
+}
+static DEVICE_ATTR_RO(rdma_pages_in_use);
+
+static ssize_t rdma_ranks_in_use_show(struct device *dev,
+				      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(exanet_ranks_in_use));
+}
+static DEVICE_ATTR_RO(rdma_ranks_in_use);
+
+static ssize_t rdma_registered_pages_show(struct device *dev,
+					  struct device_attribute *attr,
+					  char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&exanet_reg_pages));
+}
+static DEVICE_ATTR_RO(rdma_registered_pages);
+
+static ssize_t rdma_registrations_show(struct device *dev,
+				       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&exanet_nmr));
+}
+static DEVICE_ATTR_RO(rdma_registrations);
+
+/* Channels ONGOING right now, summed over the allocated RDMA pages. */
+static ssize_t rdma_active_channels_show(struct device *dev,
+					 struct device_attribute *attr,
+					 char *buf)
+{
+	struct exanet_dev *edev = dev_get_drvdata(dev);
+	u32 p, n = 0;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead) {
+		mutex_unlock(&edev->lock);
+		return -ENODEV;
+	}
+	for (p = 0; p < edev->num_rpages; p++)
+		if (edev->rpage_owner[p])
+			n += exanet_rd(edev, EXANET_REG_RPAGE_BASE(p) +
+					     EXANET_RPAGE_BUSY);
+	mutex_unlock(&edev->lock);
+	return sysfs_emit(buf, "%u\n", n);
+}
+static DEVICE_ATTR_RO(rdma_active_channels);
+
+static const char * const exanet_rdma_counter_names[EXANET_RDMA_NUM_COUNTERS] = {
+	[EXANET_RCNT_TX_WRITES]		= "tx_writes",
+	[EXANET_RCNT_TX_READS]		= "tx_reads",
+	[EXANET_RCNT_TX_DONE]		= "tx_done",
+	[EXANET_RCNT_TX_ERRORS]		= "tx_errors",
+	[EXANET_RCNT_TX_BLOCKS]		= "tx_blocks",
+	[EXANET_RCNT_TX_BYTES]		= "tx_bytes",
+	[EXANET_RCNT_TX_RETRANSMITS]	= "tx_retransmits",
+	[EXANET_RCNT_TX_NACK_RETRY]	= "tx_nack_retry",
+	[EXANET_RCNT_TX_TIMEOUTS]	= "tx_timeouts",
+	[EXANET_RCNT_RX_BLOCKS]		= "rx_blocks",
+	[EXANET_RCNT_RX_BYTES]		= "rx_bytes",
+	[EXANET_RCNT_RX_DUPLICATES]	= "rx_duplicates",
+	[EXANET_RCNT_RX_CORRUPT]	= "rx_corrupt",
+	[EXANET_RCNT_RX_NACK_PDID]	= "rx_nack_pdid",
+	[EXANET_RCNT_RX_NACK_CTX]	= "rx_nack_ctx",
+	[EXANET_RCNT_RX_DMA_ERRORS]	= "rx_dma_errors",
+	[EXANET_RCNT_RX_BAD]		= "rx_bad",
+	[EXANET_RCNT_NOTIFICATIONS]	= "notifications",
+	[EXANET_RCNT_READS_SERVED]	= "reads_served",
+	[EXANET_RCNT_RING_FULL]		= "ring_full",
+	[EXANET_RCNT_DESC_BUSY]		= "desc_busy",
+};
+
+static ssize_t rdma_counters_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	struct exanet_dev *edev = dev_get_drvdata(dev);
+	ssize_t len = 0;
+	unsigned int n;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead || !edev->num_rpages) {
+		mutex_unlock(&edev->lock);
+		return -ENODEV;
+	}
+	for (n = 0; n < EXANET_RDMA_NUM_COUNTERS; n++)
+		len += sysfs_emit_at(buf, len, "%s %llu\n",
+				     exanet_rdma_counter_names[n],
+				     lo_hi_readq(edev->ctrl +
+						 EXANET_REG_RDMA_COUNTER(n)));
+	mutex_unlock(&edev->lock);
+	return len;
+}
+static DEVICE_ATTR_RO(rdma_counters);
+
+static struct attribute *exanet_rdma_attrs[] = {
+	&dev_attr_rdma_pages_in_use.attr,
+	&dev_attr_rdma_ranks_in_use.attr,
+	&dev_attr_rdma_registered_pages.attr,
+	&dev_attr_rdma_registrations.attr,
+	&dev_attr_rdma_active_channels.attr,
+	&dev_attr_rdma_counters.attr,
+	NULL,
+};
+
+const struct attribute_group exanet_rdma_group = {
+	.attrs = exanet_rdma_attrs,
+};
+
+/* ------------------------------------------------- ctx PCI functions */
+
+static int exanet_ctx_probe(struct pci_dev *pdev,
+			    const struct pci_device_id *id)
+{
+	struct exanet_ctx *ctx;
+	u8 rank;
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = pci_read_config_byte(pdev, EXANET_CTX_CFG_RANK, &rank);
+	if (ret)
+		return -EIO;
+	if (rank >= EXANET_RDMA_NUM_RANKS) {
+		dev_err(&pdev->dev, "bad rank %u\n", rank);
+		return -ENODEV;
+	}
+
+	mutex_lock(&exanet_ctx_lock);
+	ctx = &exanet_ctxs[rank];
+	if (ctx->pdev) {
+		mutex_unlock(&exanet_ctx_lock);
+		dev_err(&pdev->dev, "rank %u already has a DMA context\n", rank);
+		return -EBUSY;
+	}
+	/* Own unmanaged domain: IOVA == user VA of the rank's owner. */
+	ret = exa_iospace_init(&ctx->ios, &pdev->dev);
+	if (ret) {
+		mutex_unlock(&exanet_ctx_lock);
+		dev_err(&pdev->dev,
+			"rank %u: no IOMMU domain (%d): RDMA needs intel_iommu=on and the function alone in its IOMMU group\n",
+			rank, ret);
+		return ret;
+	}
+	pci_set_master(pdev);
+	ctx->rank = rank;
+	ctx->removing = false;
+	ctx->pdev = pci_dev_get(pdev);
+	mutex_unlock(&exanet_ctx_lock);
+	pci_set_drvdata(pdev, ctx);
+	dev_info(&pdev->dev, "RDMA DMA context, rank %u\n", rank);
+	return 0;
+}
+
+static bool exanet_ctx_free(struct exanet_ctx *ctx)
+{
+	bool ret;
+
+	mutex_lock(&exanet_ctx_lock);
+	ret = !ctx->owner;
+	mutex_unlock(&exanet_ctx_lock);
+	return ret;
+}
+
+static void exanet_ctx_remove(struct pci_dev *pdev)
+{
+	struct exanet_ctx *ctx = pci_get_drvdata(pdev);
+	struct exanet_dev *edev = NULL;
+
+	mutex_lock(&exanet_ctx_lock);
+	ctx->removing = true;
+	if (ctx->owner) {
+		edev = ctx->owner->edev;
+		get_device(&edev->dev);
+	}
+	mutex_unlock(&exanet_ctx_lock);
+
+	if (edev) {
+		/* Stop DMA through the context now, then wait for the owner. */
+		mutex_lock(&edev->lock);
+		mutex_lock(&exanet_ctx_lock);
+		if (ctx->owner && !edev->dead)
+			exanet_ctx_disable(edev, ctx->rank);
+		mutex_unlock(&exanet_ctx_lock);
+		mutex_unlock(&edev->lock);
+		put_device(&edev->dev);
+		dev_info(&pdev->dev, "rank %u in use: waiting for its owner to close\n",
+			 ctx->rank);
+		wait_event(exanet_ctx_wq, exanet_ctx_free(ctx));
+	}
+
+	pci_clear_master(pdev);
+	mutex_lock(&exanet_ctx_lock);
+	exa_iospace_destroy(&ctx->ios);
+	ctx->pdev = NULL;
+	mutex_unlock(&exanet_ctx_lock);
+	pci_dev_put(pdev);
+}
+
+static void exanet_ctx_shutdown(struct pci_dev *pdev)
+{
+	pci_clear_master(pdev);
+}
+
+static const struct pci_device_id exanet_ctx_pci_ids[] = {
+	{ PCI_DEVICE(EXANET_CTX_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, exanet_ctx_pci_ids);
+
+static struct pci_driver exanet_ctx_pci_driver = {
+	.name		= EXANET_DRV_NAME "-ctx",
+	.id_table	= exanet_ctx_pci_ids,
+	.probe		= exanet_ctx_probe,
+	.remove		= exanet_ctx_remove,
+	.shutdown	= exanet_ctx_shutdown,
+	.driver_managed_dma = true,
+};
+
+int exanet_rdma_init(void)
+{
+	return pci_register_driver(&exanet_ctx_pci_driver);
+}
+
+void exanet_rdma_exit(void)
+{
+	pci_unregister_driver(&exanet_ctx_pci_driver);
+}
