@@ -27,3 +27,21 @@ $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h
 
 .PHONY: user-tools
 user-tools: $(USER_TOOLS)
+
+# RDMA tools (share pp_common.c for options/TCP and rdma_tool.h for setup).
+RDMA_TOOL_H := $(TOP)/tools/exanet-rdma-bw/rdma_tool.h
+RDMA_TOOLS := $(TOOLS_OUT)/exanet-rdma-bw $(TOOLS_OUT)/exanet-rdma-lat
+ALL_TARGETS += $(RDMA_TOOLS)
+
+RDMA_TOOL_DEPS := $(RDMA_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(LIBEXANET_SO) \
+	$(LIBEXANET_DIR)/include/libexanet.h
+RDMA_TOOL_CC = $(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -I$(TOP)/tools/exanet-rdma-bw \
+	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+
+$(TOOLS_OUT)/exanet-rdma-bw: $(TOP)/tools/exanet-rdma-bw/exanet-rdma-bw.c $(RDMA_TOOL_DEPS)
+	@mkdir -p $(@D)
+	$(RDMA_TOOL_CC)
+
+$(TOOLS_OUT)/exanet-rdma-lat: $(TOP)/tools/exanet-rdma-lat/exanet-rdma-lat.c $(RDMA_TOOL_DEPS)
+	@mkdir -p $(@D)
+	$(RDMA_TOOL_CC)

@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet-rdma-bw: RDMA write / read bandwidth between two nodes (OSU
+ * osu_bw / osu_bibw style).  Remote addresses are exchanged over TCP on the
+ * management network; the timed loop only stores descriptors and polls
+ * completion records in memory: no system calls.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rdma_tool.h"
+
+#define TOOL "exanet-rdma-bw"
+#define MODE_READ 1
+#define MODE_BIDIR 2
+#define MAX_WINDOW 32
+
+struct opts {
+	int server, client, json, verbose;
+	char host[256];
+	unsigned int port;
+	unsigned int sizes[PP_MAX_SIZES], nsizes;
+	unsigned long iters, warmup;
+	unsigned int window;
+	unsigned int mode;
+	double timeout_s;
+	const char *device;
+};
+
+struct result {
+	unsigned int size;
+	unsigned long iters;
+	double seconds, mbps, peer_mbps;
+	unsigned long errors;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
+"       " TOOL " --client --oob HOST:PORT [options]\n"
+"\n"
+"RDMA bandwidth between two nodes: the client writes (or reads) windows of\n"
+"back-to-back transfers into (from) the server's registered buffer; with\n"
+"--bidir both sides do so at once and the sum is reported.  Addresses are\n"
+"exchanged over TCP (default port %u); the client chooses the parameters.\n"
+"\n"
+"  -s, --server           passive side\n"
+"  -c, --client           active side (prints the results)\n"
+"  -o, --oob HOST:PORT    TCP rendezvous (client: server address)\n"
+"  -S, --sizes LIST       transfer sizes in bytes, e.g. 1,4096 or 1-4194304\n"
+"                         (powers of two in a range; default 1..4 MiB)\n"
+"  -i, --iters N          transfers per size, at most (default: ~32 MiB per size)\n"
+"  -w, --warmup N         untimed transfers per size (default 4)\n"
+"  -W, --window N         transfers in flight, 1..%d (default 8)\n"
+"  -r, --read             RDMA read instead of write\n"
+"  -b, --bidir            both directions at once (osu_bibw)\n"
+"  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
+"  -t, --timeout SEC      per transfer / rendezvous timeout (default 30)\n"
+"  -j, --json             one JSON object on stdout\n"
+"  -v, --verbose          progress on stderr\n"
+"  -h, --help             this help\n"
+"\n"
+"Exit status: 0 success, 1 transfer or setup error, 2 usage error.\n",
+		RT_DEFAULT_PORT, MAX_WINDOW);
+}
+
+/* "1-4194304" = powers of two in the range; else pp_parse_sizes lists. */
+static int parse_sizes(const char *s, unsigned int *sizes, unsigned int *n)
+{
+	unsigned long lo, hi;
+	char *end;
+
+	if (!strchr(s, ',') && strchr(s, '-')) {
+		lo = strtoul(s, &end, 10);
+		if (*end != '-')
+			return -1;
+		hi = strtoul(end + 1, &end, 10);
+		if (*end || !lo || hi < lo || hi > RT_MAX_SIZE)
+			return -1;
+		*n = 0;
+		for (unsigned long v = lo; v <= hi && *n < PP_MAX_SIZES; v *= 2)
+			sizes[(*n)++] = (unsigned int)v;
+		return 0;
+	}
+	return pp_parse_sizes(s, RT_MAX_SIZE, sizes, n);
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{ "server", no_argument, NULL, 's' },
+		{ "client", no_argument, NULL, 'c' },
+		{ "oob", required_argument, NULL, 'o' },
+		{ "sizes", required_argument, NULL, 'S' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "window", required_argument, NULL, 'W' },
+		{ "read", no_argument, NULL, 'r' },
+		{ "bidir", no_argument, NULL, 'b' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->port = RT_DEFAULT_PORT;
+	o->iters = 100000;
+	o->warmup = 4;
+	o->window = 8;
+	o->timeout_s = 30;
+	parse_sizes("1-4194304", o->sizes, &o->nsizes);
+	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbd:t:jvh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->server = 1; break;
+		case 'c': o->client = 1; break;
+		case 'o':
+			if (pp_parse_hostport(optarg, o->host, sizeof(o->host), &o->port))
+				return -1;
+			break;
+		case 'S':
+			if (parse_sizes(optarg, o->sizes, &o->nsizes) || !o->nsizes)
+				return -1;
+			break;
+		case 'i':
+			if (pp_parse_ulong(optarg, 1, 100000000, &o->iters))
+				return -1;
+			break;
+		case 'w':
+			if (pp_parse_ulong(optarg, 0, 1000000, &o->warmup))
+				return -1;
+			break;
+		case 'W':
+			if (pp_parse_ulong(optarg, 1, MAX_WINDOW, &v))
+				return -1;
+			o->window = (unsigned int)v;
+			break;
+		case 'r': o->mode |= MODE_READ; break;
+		case 'b': o->mode |= MODE_BIDIR; break;
+		case 'd': o->device = optarg; break;
+		case 't':
+			o->timeout_s = strtod(optarg, NULL);
+			if (o->timeout_s <= 0)
+				return -1;
+			break;
+		case 'j': o->json = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: return -1;
+		}
+	}
+	if (optind != argc || o->server == o->client || (o->client && !o->host[0]))
+		return -1;
+	return 0;
+}
+
+/*
+ * n transfers of size bytes, window in flight, completion records in
+ * memory (rt->notif[slot]).  Returns errors (transfers that failed).
+ */
+static long run_transfers(struct rt_ctx *rt, const struct opts *o, unsigned int size,
+			  unsigned long n, int64_t timeout_ns, int *first_err)
+{
+	int rd = o->mode & MODE_READ;
+	unsigned int base = rd ? EXANET_RDMA_RCHAN(0) : EXANET_RDMA_WCHAN(0);
+	unsigned long posted = 0, done = 0;
+	unsigned int inflight = 0, head = 0;
+	long errors = 0;
+	struct exanet_rdma_opts op = { 0 };
+
+	while (done < n) {
+		while (posted < n && inflight < o->window) {
+			unsigned int k = (head + inflight) % o->window;
+			unsigned int slot = base + k;
+			int ret;
+
+			op.lcomp = &rt->notif[slot];
+			op.tag = posted;
+			do {
+				if (rd)
+					ret = exanet_rdma_post_read_on(rt->rdma, slot,
+								      rt->buf + rt->buflen,
+								      &rt->peer_buf, size, &op);
+				else
+					ret = exanet_rdma_post_write_on(rt->rdma, slot, rt->buf,
+								       &rt->peer_buf, size, &op);
+			} while (ret == -EBUSY);
+			if (ret < 0) {
+				if (!*first_err)
+					*first_err = ret;
+				return -1;
+			}
+			posted++;
+			inflight++;
+		}
+		{
+			struct exanet_rdma_notif rec;
+			int ret = exanet_rdma_notif_wait(&rt->notif[base + head], &rec, timeout_ns);
+
+			if (ret < 0) {
+				if (!*first_err)
+					*first_err = ret;
+				return -1;
+			}
+			if (rec.error) {
+				errors++;
+				if (!*first_err)
+					*first_err = exanet_rdma_error_errno(rec.error);
+			}
+			head = (head + 1) % o->window;
+			inflight--;
+			done++;
+		}
+	}
+	return errors;
+}
+
+static int barrier(int fd, double t)
+{
+	uint32_t x = RT_MAGIC, y = 0;
+
+	if (pp_write_full(fd, &x, sizeof(x), t) || pp_read_full(fd, &y, sizeof(y), t))
+		return -EPIPE;
+	return y == RT_MAGIC ? 0 : -EPROTO;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct rt_ctx rt;
+	struct rt_hello mine, peer;
+	struct result res[PP_MAX_SIZES];
+	int64_t timeout_ns;
+	int fd = -1, lfd = -1, err = 0, first_err = 0;
+	unsigned int maxsize = 1, i;
+	int active;
+
+	if (parse_args(argc, argv, &o)) {
+		usage(stderr);
+		return PP_EXIT_USAGE;
+	}
+	timeout_ns = (int64_t)(o.timeout_s * 1e9);
+
+	if (o.server) {
+		lfd = pp_tcp_listen(o.host[0] ? o.host : NULL, o.port);
+		if (lfd < 0) {
+			fprintf(stderr, TOOL ": listen on port %u: %s\n", o.port, strerror(-lfd));
+			return 1;
+		}
+		fd = pp_tcp_accept(lfd, 600);
+		if (fd < 0) {
+			fprintf(stderr, TOOL ": accept: %s\n", strerror(-fd));
+			return 1;
+		}
+		if (pp_read_full(fd, &peer, sizeof(peer), o.timeout_s) || peer.magic != RT_MAGIC ||
+		    peer.nsizes == 0 || peer.nsizes > PP_MAX_SIZES) {
+			fprintf(stderr, TOOL ": bad handshake\n");
+			return 1;
+		}
+		o.nsizes = peer.nsizes;
+		memcpy(o.sizes, peer.sizes, sizeof(o.sizes));
+		o.iters = peer.iters;
+		o.warmup = peer.warmup;
+		o.mode = peer.mode & 0xffff;
+		o.window = peer.mode >> 16;
+		if (!o.window || o.window > MAX_WINDOW)
+			o.window = 8;
+	} else {
+		fd = pp_tcp_connect(o.host, o.port, o.timeout_s);
+		if (fd < 0) {
+			fprintf(stderr, TOOL ": connect %s:%u: %s\n", o.host, o.port, strerror(-fd));
+			return 1;
+		}
+	}
+	for (i = 0; i < o.nsizes; i++) {
+		if (o.sizes[i] > RT_MAX_SIZE || !o.sizes[i]) {
+			fprintf(stderr, TOOL ": bad size\n");
+			return 1;
+		}
+		if (o.sizes[i] > maxsize)
+			maxsize = o.sizes[i];
+	}
+
+	memset(&mine, 0, sizeof(mine));
+	err = rt_setup(&rt, o.device, maxsize);
+	if (!err)
+		rt_hello_fill(&rt, &mine);
+	mine.magic = RT_MAGIC;
+	mine.status = err;
+	mine.nsizes = o.nsizes;
+	memcpy(mine.sizes, o.sizes, sizeof(mine.sizes));
+	mine.iters = o.iters;
+	mine.warmup = o.warmup;
+	mine.mode = o.mode | (o.window << 16);
+	if (pp_write_full(fd, &mine, sizeof(mine), o.timeout_s)) {
+		fprintf(stderr, TOOL ": handshake send failed\n");
+		return 1;
+	}
+	if (o.client && pp_read_full(fd, &peer, sizeof(peer), o.timeout_s)) {
+		fprintf(stderr, TOOL ": handshake receive failed\n");
+		return 1;
+	}
+	if (err)
+		return 1;
+	err = rt_hello_take(&rt, &peer);
+	if (err) {
+		fprintf(stderr, TOOL ": peer: %s\n", strerror(-err));
+		return 1;
+	}
+
+	active = o.client || (o.mode & MODE_BIDIR);
+	for (i = 0; i < o.nsizes; i++) {
+		unsigned int size = o.sizes[i];
+		unsigned long n = rt_iters_for(size, o.iters);
+		int64_t t0, t1;
+		long e = 0;
+		double my_mbps = 0, peer_mbps = 0;
+
+		if (barrier(fd, o.timeout_s)) {
+			fprintf(stderr, TOOL ": peer went away\n");
+			return 1;
+		}
+		t0 = t1 = 0;
+		if (active) {
+			if (o.warmup)
+				e = run_transfers(&rt, &o, size, o.warmup, timeout_ns, &first_err);
+			t0 = exanet_now_ns();
+			if (e >= 0)
+				e += run_transfers(&rt, &o, size, n, timeout_ns, &first_err);
+			t1 = exanet_now_ns();
+			if (e >= 0 && t1 > t0)
+				my_mbps = (double)size * n / ((double)(t1 - t0) / 1e9) / 1e6;
+		}
+		/* exchange results */
+		if (pp_write_full(fd, &my_mbps, sizeof(my_mbps), o.timeout_s * 20) ||
+		    pp_read_full(fd, &peer_mbps, sizeof(peer_mbps), o.timeout_s * 20)) {
+			fprintf(stderr, TOOL ": peer went away\n");
+			return 1;
+		}
+		res[i].size = size;
+		res[i].iters = n;
+		res[i].seconds = (t1 - t0) / 1e9;
+		res[i].mbps = my_mbps;
+		res[i].peer_mbps = peer_mbps;
+		res[i].errors = e < 0 ? n : (unsigned long)e;
+		if (e < 0) {
+			fprintf(stderr, TOOL ": size %u: %s\n", size, strerror(-first_err));
+			break;
+		}
+		if (o.verbose)
+			fprintf(stderr, TOOL ": %u bytes x %lu: %.1f MB/s\n", size, n,
+				my_mbps + ((o.mode & MODE_BIDIR) ? peer_mbps : 0));
+	}
+	{
+		unsigned int nres = i;
+		const char *op = (o.mode & MODE_READ) ? "read" : "write";
+		int bidir = !!(o.mode & MODE_BIDIR);
+
+		if (o.client && o.json) {
+			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"bidir\":%s,\"window\":%u,"
+			       "\"local_node\":%u,\"peer_node\":%u,\"results\":[",
+			       TOOL, op, bidir ? "true" : "false", o.window,
+			       rt.mr_buf->node, rt.peer_node);
+			for (i = 0; i < nres; i++)
+				printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"MBps\":%.2f,"
+				       "\"errors\":%lu}", i ? "," : "", res[i].size, res[i].iters,
+				       res[i].seconds, res[i].mbps + (bidir ? res[i].peer_mbps : 0),
+				       res[i].errors);
+			printf("],\"status\":\"%s\"}\n", first_err ? strerror(-first_err) : "ok");
+		} else if (o.client) {
+			printf("# " TOOL ": RDMA %s%s, node %u -> node %u, window %u\n", op,
+			       bidir ? " (bidirectional, sum)" : "", rt.mr_buf->node, rt.peer_node,
+			       o.window);
+			printf("# %10s %10s %14s %8s\n", "size", "iters", "MB/s", "errors");
+			for (i = 0; i < nres; i++)
+				printf("  %10u %10lu %14.2f %8lu\n", res[i].size, res[i].iters,
+				       res[i].mbps + (bidir ? res[i].peer_mbps : 0), res[i].errors);
+		}
+	}
+	rt_teardown(&rt);
+	close(fd);
+	if (lfd >= 0)
+		close(lfd);
+	return first_err ? 1 : 0;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by exanet-rdma-bw and exanet-rdma-lat: setup of an RDMA page and a
+ * registered buffer, and the out-of-band exchange of remote addresses over
+ * a TCP connection on the management network (pp_common.c helpers).
+ */
+#ifndef RDMA_TOOL_H
+#define RDMA_TOOL_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <libexanet.h>
+
+#include "pp_common.h"
+
+#define RT_MAGIC 0x45524454u	/* "ERDT" */
+#define RT_MAX_SIZE (4u << 20)
+#define RT_DEFAULT_PORT 18530
+#define RT_NOTIF_SLOTS 64
+
+/* Exchanged once in each direction. */
+struct rt_hello {
+	uint32_t magic;
+	int32_t status;			/* 0 or negative errno */
+	uint32_t node, rank;
+	uint8_t buf[EXANET_RADDR_WIRE_SIZE];	/* peer buffer */
+	uint8_t notif[EXANET_RADDR_WIRE_SIZE];	/* peer notification slots */
+	uint32_t nsizes, mode;
+	uint32_t sizes[PP_MAX_SIZES];
+	uint64_t iters, warmup;
+};
+
+struct rt_ctx {
+	struct exanet_dev *dev;
+	struct exanet_rdma *rdma;
+	uint8_t *buf;			/* 2 * buflen: [send | receive] */
+	size_t buflen;
+	struct exanet_rdma_notif *notif;	/* RT_NOTIF_SLOTS records */
+	struct exanet_mr *mr_buf, *mr_notif;
+	struct exanet_raddr peer_buf, peer_notif;
+	uint32_t peer_node;
+};
+
+static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen)
+{
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->buflen = buflen;
+	err = exanet_open(device, &c->dev);
+	if (err) {
+		fprintf(stderr, "open %s: %s\n", device ? device : EXANET_DEFAULT_DEVICE,
+			strerror(-err));
+		return err;
+	}
+	c->buf = mmap(NULL, 2 * buflen, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	c->notif = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c->buf == MAP_FAILED || c->notif == MAP_FAILED) {
+		fprintf(stderr, "mmap: %s\n", strerror(errno));
+		return -ENOMEM;
+	}
+	memset(c->buf, 0x5a, 2 * buflen);
+	err = exanet_reg_mr(c->dev, c->buf, 2 * buflen, 0, &c->mr_buf);
+	if (!err)
+		err = exanet_reg_mr(c->dev, c->notif, 4096, 0, &c->mr_notif);
+	if (err) {
+		fprintf(stderr, "register memory: %s\n", strerror(-err));
+		return err;
+	}
+	err = exanet_rdma_alloc(c->dev, &c->rdma);
+	if (err) {
+		fprintf(stderr, "RDMA page: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static inline void rt_teardown(struct rt_ctx *c)
+{
+	if (c->dev)
+		exanet_close(c->dev);	/* frees page and registrations */
+	if (c->buf && c->buf != MAP_FAILED)
+		munmap(c->buf, 2 * c->buflen);
+	if (c->notif && c->notif != MAP_FAILED)
+		munmap(c->notif, 4096);
+}
+
+/* Fill our part of the hello: receive half of buf, notification page. */
+static inline void rt_hello_fill(struct rt_ctx *c, struct rt_hello *h)
+{
+	struct exanet_raddr ra;
+
+	h->magic = RT_MAGIC;
+	h->node = c->mr_buf->node;
+	h->rank = c->mr_buf->rank;
+	exanet_mr_raddr(c->mr_buf, c->buf + c->buflen, &ra);
+	exanet_raddr_encode(&ra, h->buf);
+	exanet_mr_raddr(c->mr_notif, c->notif, &ra);
+	exanet_raddr_encode(&ra, h->notif);
+}
+
+static inline int rt_hello_take(struct rt_ctx *c, const struct rt_hello *h)
+{
+	if (h->magic != RT_MAGIC)
+		return -EPROTO;
+	if (h->status)
+		return h->status;
+	if (exanet_raddr_decode(h->buf, &c->peer_buf) ||
+	    exanet_raddr_decode(h->notif, &c->peer_notif))
+		return -EPROTO;
+	c->peer_node = h->node;
+	return 0;
+}
+
+/* Default iteration count for a transfer size: about 32 MiB per size. */
+static inline unsigned long rt_iters_for(unsigned int size, unsigned long max)
+{
+	unsigned long n = (32ul << 20) / size;
+
+	if (n < 8)
+		n = 8;
+	return n < max ? n : max;
+}
+
+#endif

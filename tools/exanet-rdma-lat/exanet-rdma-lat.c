@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet-rdma-lat: RDMA latency between two nodes (osu_latency style).
+ * Write mode (default): ping-pong of RDMA writes, each carrying a
+ * notification to the peer; the peer waits for the notification (all data
+ * landed) and answers the same way.  One-way latency = RTT / 2.
+ * Read mode: the client times RDMA reads of the server's buffer (full
+ * round trip, reported as is).  No system calls in the timed loop.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rdma_tool.h"
+
+#define TOOL "exanet-rdma-lat"
+#define NOTIF_IN 64		/* incoming notification record index */
+#define LCOMP 0			/* local completion record index */
+
+struct opts {
+	int server, client, json, verbose, read;
+	char host[256];
+	unsigned int port;
+	unsigned int sizes[PP_MAX_SIZES], nsizes;
+	unsigned long iters, warmup;
+	double timeout_s;
+	const char *device;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
+"       " TOOL " --client --oob HOST:PORT [options]\n"
+"\n"
+"RDMA latency between two nodes.  Write (default): ping-pong of RDMA writes\n"
+"with a notification at the target, one-way = RTT/2.  --read: round trip of\n"
+"an RDMA read of the server's memory.  TCP rendezvous port default %u.\n"
+"\n"
+"  -s, --server           passive side\n"
+"  -c, --client           active side (prints the results)\n"
+"  -o, --oob HOST:PORT    TCP rendezvous (client: server address)\n"
+"  -S, --sizes LIST       sizes, e.g. 8 or 1,8,4096 or 1-4194304 (powers of two)\n"
+"                         (default 1..4 MiB)\n"
+"  -i, --iters N          timed iterations per size (default 1000, fewer above 64 KiB)\n"
+"  -w, --warmup N         untimed iterations per size (default 20)\n"
+"  -r, --read             RDMA read latency\n"
+"  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
+"  -t, --timeout SEC      per operation / rendezvous timeout (default 30)\n"
+"  -j, --json             one JSON object on stdout\n"
+"  -v, --verbose          progress on stderr\n"
+"  -h, --help             this help\n"
+"\n"
+"Exit status: 0 success, 1 transfer or setup error, 2 usage error.\n",
+		RT_DEFAULT_PORT + 1);
+}
+
+static int parse_sizes(const char *s, unsigned int *sizes, unsigned int *n)
+{
+	unsigned long lo, hi;
+	char *end;
+
+	if (!strchr(s, ',') && strchr(s, '-')) {
+		lo = strtoul(s, &end, 10);
+		if (*end != '-')
+			return -1;
+		hi = strtoul(end + 1, &end, 10);
+		if (*end || !lo || hi < lo || hi > RT_MAX_SIZE)
+			return -1;
+		*n = 0;
+		for (unsigned long v = lo; v <= hi && *n < PP_MAX_SIZES; v *= 2)
+			sizes[(*n)++] = (unsigned int)v;
+		return 0;
+	}
+	return pp_parse_sizes(s, RT_MAX_SIZE, sizes, n);
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	static const struct option lopts[] = {
+		{ "server", no_argument, NULL, 's' },
+		{ "client", no_argument, NULL, 'c' },
+		{ "oob", required_argument, NULL, 'o' },
+		{ "sizes", required_argument, NULL, 'S' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "read", no_argument, NULL, 'r' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->port = RT_DEFAULT_PORT + 1;
+	o->iters = 1000;
+	o->warmup = 20;
+	o->timeout_s = 30;
+	parse_sizes("1-4194304", o->sizes, &o->nsizes);
+	while ((c = getopt_long(argc, argv, "sco:S:i:w:rd:t:jvh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->server = 1; break;
+		case 'c': o->client = 1; break;
+		case 'o':
+			if (pp_parse_hostport(optarg, o->host, sizeof(o->host), &o->port))
+				return -1;
+			break;
+		case 'S':
+			if (parse_sizes(optarg, o->sizes, &o->nsizes) || !o->nsizes)
+				return -1;
+			break;
+		case 'i':
+			if (pp_parse_ulong(optarg, 1, 10000000, &o->iters))
+				return -1;
+			break;
+		case 'w':
+			if (pp_parse_ulong(optarg, 0, 1000000, &o->warmup))
+				return -1;
+			break;
+		case 'r': o->read = 1; break;
+		case 'd': o->device = optarg; break;
+		case 't':
+			o->timeout_s = strtod(optarg, NULL);
+			if (o->timeout_s <= 0)
+				return -1;
+			break;
+		case 'j': o->json = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: return -1;
+		}
+	}
+	if (optind != argc || o->server == o->client || (o->client && !o->host[0]))
+		return -1;
+	return 0;
+}
+
+/* One RDMA write of size bytes to the peer, notifying it; wait local DONE. */
+static int ping(struct rt_ctx *rt, unsigned int size, uint64_t tag)
+{
+	struct exanet_rdma_opts op = { 0 };
+	struct exanet_raddr nva = rt->peer_notif;
+	int slot;
+
+	exanet_raddr_add(&nva, NOTIF_IN * sizeof(struct exanet_rdma_notif));
+	op.notify_va = nva.va;
+	op.tag = tag;
+	do {
+		slot = exanet_rdma_post_write_on(rt->rdma, EXANET_RDMA_WCHAN(0), rt->buf,
+						 &rt->peer_buf, size, &op);
+	} while (slot == -EBUSY);
+	if (slot < 0)
+		return slot;
+	return 0;
+}
+
+static int wait_notif(struct rt_ctx *rt, int64_t tmo)
+{
+	struct exanet_rdma_notif rec;
+	int ret = exanet_rdma_notif_wait(&rt->notif[NOTIF_IN], &rec, tmo);
+
+	if (ret < 0)
+		return ret;
+	return rec.error ? exanet_rdma_error_errno(rec.error) : 0;
+}
+
+static int read_once(struct rt_ctx *rt, unsigned int size, int64_t tmo)
+{
+	struct exanet_rdma_opts op = { 0 };
+	struct exanet_rdma_notif rec;
+	int slot, ret;
+
+	op.lcomp = &rt->notif[LCOMP];
+	do {
+		slot = exanet_rdma_post_read_on(rt->rdma, EXANET_RDMA_RCHAN(0),
+						rt->buf + rt->buflen, &rt->peer_buf, size, &op);
+	} while (slot == -EBUSY);
+	if (slot < 0)
+		return slot;
+	ret = exanet_rdma_notif_wait(&rt->notif[LCOMP], &rec, tmo);
+	if (ret < 0)
+		return ret;
+	return rec.error ? exanet_rdma_error_errno(rec.error) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct rt_ctx rt;
+	struct rt_hello mine, peer;
+	struct pp_result res[PP_MAX_SIZES];
+	uint64_t *rtt;
+	int64_t tmo;
+	int fd = -1, lfd = -1, err = 0;
+	unsigned int maxsize = 1, i, nres = 0;
+	unsigned long maxiters;
+
+	if (parse_args(argc, argv, &o)) {
+		usage(stderr);
+		return PP_EXIT_USAGE;
+	}
+	tmo = (int64_t)(o.timeout_s * 1e9);
+	pp_timer_init("auto");
+
+	if (o.server) {
+		lfd = pp_tcp_listen(o.host[0] ? o.host : NULL, o.port);
+		if (lfd < 0) {
+			fprintf(stderr, TOOL ": listen on port %u: %s\n", o.port, strerror(-lfd));
+			return 1;
+		}
+		fd = pp_tcp_accept(lfd, 600);
+		if (fd < 0) {
+			fprintf(stderr, TOOL ": accept: %s\n", strerror(-fd));
+			return 1;
+		}
+		if (pp_read_full(fd, &peer, sizeof(peer), o.timeout_s) || peer.magic != RT_MAGIC ||
+		    !peer.nsizes || peer.nsizes > PP_MAX_SIZES) {
+			fprintf(stderr, TOOL ": bad handshake\n");
+			return 1;
+		}
+		o.nsizes = peer.nsizes;
+		memcpy(o.sizes, peer.sizes, sizeof(o.sizes));
+		o.iters = peer.iters;
+		o.warmup = peer.warmup;
+		o.read = !!peer.mode;
+	} else {
+		fd = pp_tcp_connect(o.host, o.port, o.timeout_s);
+		if (fd < 0) {
+			fprintf(stderr, TOOL ": connect %s:%u: %s\n", o.host, o.port, strerror(-fd));
+			return 1;
+		}
+	}
+	for (i = 0; i < o.nsizes; i++) {
+		if (!o.sizes[i] || o.sizes[i] > RT_MAX_SIZE)
+			return 1;
+		if (o.sizes[i] > maxsize)
+			maxsize = o.sizes[i];
+	}
+	maxiters = o.iters;
+	rtt = calloc(maxiters ? maxiters : 1, sizeof(*rtt));
+	if (!rtt)
+		return 1;
+
+	memset(&mine, 0, sizeof(mine));
+	err = rt_setup(&rt, o.device, maxsize);
+	if (!err)
+		rt_hello_fill(&rt, &mine);
+	mine.magic = RT_MAGIC;
+	mine.status = err;
+	mine.nsizes = o.nsizes;
+	memcpy(mine.sizes, o.sizes, sizeof(mine.sizes));
+	mine.iters = o.iters;
+	mine.warmup = o.warmup;
+	mine.mode = o.read;
+	if (pp_write_full(fd, &mine, sizeof(mine), o.timeout_s) ||
+	    (o.client && pp_read_full(fd, &peer, sizeof(peer), o.timeout_s))) {
+		fprintf(stderr, TOOL ": handshake failed\n");
+		return 1;
+	}
+	if (err)
+		return 1;
+	err = rt_hello_take(&rt, &peer);
+	if (err) {
+		fprintf(stderr, TOOL ": peer: %s\n", strerror(-err));
+		return 1;
+	}
+
+	for (i = 0; i < o.nsizes && !err; i++) {
+		unsigned int size = o.sizes[i];
+		unsigned long n = size > 65536 ? rt_iters_for(size, o.iters) / 4 + 4 : o.iters;
+		unsigned long k;
+		uint32_t sync = RT_MAGIC;
+
+		if (n > o.iters)
+			n = o.iters;
+		if (pp_write_full(fd, &sync, 4, o.timeout_s) || pp_read_full(fd, &sync, 4, o.timeout_s)) {
+			err = -EPIPE;
+			break;
+		}
+		exanet_rdma_notif_reset(&rt.notif[NOTIF_IN]);
+		for (k = 0; k < o.warmup + n && !err; k++) {
+			int64_t t0 = pp_timer_ns();
+
+			if (o.read) {
+				if (o.client)
+					err = read_once(&rt, size, tmo);
+			} else if (o.client) {
+				err = ping(&rt, size, k);
+				if (!err)
+					err = wait_notif(&rt, tmo);
+			} else {
+				err = wait_notif(&rt, tmo);
+				if (!err)
+					err = ping(&rt, size, k);
+			}
+			if (k >= o.warmup)
+				rtt[k - o.warmup] = (uint64_t)(pp_timer_ns() - t0);
+		}
+		/* end of size: both sides agree before the next one */
+		if (pp_write_full(fd, &err, sizeof(err), o.timeout_s * 4) ||
+		    pp_read_full(fd, &sync, 4, o.timeout_s * 4)) {
+			err = err ? err : -EPIPE;
+			break;
+		}
+		if (err)
+			break;
+		if (!o.read)
+			for (k = 0; k < n; k++)
+				rtt[k] /= 2;	/* one-way */
+		pp_stats(rtt, n, &res[nres]);
+		res[nres].size = size;
+		nres++;
+		if (o.verbose)
+			fprintf(stderr, TOOL ": %u bytes: %.2f us\n", size, res[nres - 1].median_us);
+	}
+	/* the per-size reply carried the peer's err in its first 4 bytes */
+	if (o.client) {
+		const char *op = o.read ? "read" : "write";
+
+		if (o.json) {
+			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"metric\":\"%s\",\"local_node\":%u,"
+			       "\"peer_node\":%u,\"clock\":\"%s\",\"results\":[", TOOL, op,
+			       o.read ? "round_trip" : "one_way", rt.mr_buf->node, rt.peer_node,
+			       pp_timer_desc());
+			for (i = 0; i < nres; i++)
+				printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
+				       "\"min_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f}", i ? "," : "",
+				       res[i].size, res[i].iters, res[i].median_us, res[i].avg_us,
+				       res[i].min_us, res[i].p99_us, res[i].max_us);
+			printf("],\"status\":\"%s\"}\n", err ? strerror(-err) : "ok");
+		} else {
+			printf("# " TOOL ": RDMA %s %s latency, node %u <-> node %u\n", op,
+			       o.read ? "round-trip" : "one-way", rt.mr_buf->node, rt.peer_node);
+			printf("# %10s %10s %10s %10s %10s\n", "size", "median_us", "avg_us",
+			       "min_us", "p99_us");
+			for (i = 0; i < nres; i++)
+				printf("  %10u %10.2f %10.2f %10.2f %10.2f\n", res[i].size,
+				       res[i].median_us, res[i].avg_us, res[i].min_us, res[i].p99_us);
+		}
+	}
+	if (err)
+		fprintf(stderr, TOOL ": %s\n", strerror(-err));
+	rt_teardown(&rt);
+	free(rtt);
+	close(fd);
+	if (lfd >= 0)
+		close(lfd);
+	return err ? 1 : 0;
+}
