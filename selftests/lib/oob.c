@@ -251,7 +251,14 @@ static int client_connect(struct oob *o, unsigned int port, int64_t deadline)
 				err = read_full(fd, &ack, sizeof(ack),
 						ack_deadline < deadline ? ack_deadline : deadline);
 			}
-			if (!err && ack.magic == OOB_MAGIC && ack.session == o->session) {
+			/*
+			 * On loopback, a connect to a port nobody listens on yet can
+			 * pick that very port as its source and connect to itself
+			 * (TCP simultaneous open); our own header then echoes back.
+			 * The root answers with rank 0, which we never send.
+			 */
+			if (!err && ack.magic == OOB_MAGIC && ack.session == o->session &&
+			    ack.rank == 0) {
 				o->fds[0] = fd;
 				return 0;
 			}
