@@ -24,6 +24,10 @@ ALL_TARGETS += qemu $(FABRIC_TEST)
 HOST_TESTS += $(FABRIC_TEST)
 
 # Driverless in-VM test of the device model (boots throw-away VMs, ~1 min).
-.PHONY: qemu-vm-test
+.PHONY: qemu-vm-test qemu-rdma-vm-test
 qemu-vm-test: qemu
 	$(TOP)/qemu-devices/tests/run-vm-tests.sh
+
+# Driverless in-VM test of the RDMA engine (no IOMMU, ~1 min).
+qemu-rdma-vm-test: qemu
+	$(TOP)/qemu-devices/tests/run-rdma-vm-tests.sh

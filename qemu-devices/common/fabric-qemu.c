@@ -8,12 +8,18 @@
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
 #include "qemu/thread.h"
+#include "qemu/timer.h"
 #include <poll.h>
 #include <sched.h>
 #include "fabric-qemu.h"
 
 /* Packets handled per BQL acquisition / read-handler call. */
 #define FABRIC_QEMU_RX_BUDGET 64
+/* Bulk records (up to 16 KiB each) per BQL acquisition. */
+#define FABRIC_QEMU_BULK_BUDGET 32
+/* Poll period while inbound rings exist (a doorbell may have been consumed
+ * by another caller of fabric_poll_rx). */
+#define FABRIC_QEMU_BULK_POLL_MS 5
 
 struct FabricQemu {
     struct fabric *f;
@@ -24,13 +30,32 @@ struct FabricQemu {
     int stop_pipe[2];
     QemuThread thread;
     unsigned rt_prio;
+    fabric_bulk_fn bulk_rx;
+    void *bulk_opaque;
+    QEMUTimer *bulk_timer;  /* main-loop mode only */
 };
+
+/* Under the BQL: datagrams, then bulk records.  Returns true if more wait. */
+static bool fabric_qemu_rx_once(FabricQemu *fq)
+{
+    fabric_poll_rx(fq->f, FABRIC_QEMU_RX_BUDGET, fq->rx, fq->opaque);
+    if (!fq->bulk_rx) {
+        return false;
+    }
+    fabric_poll_bulk(fq->f, FABRIC_QEMU_BULK_BUDGET, fq->bulk_rx,
+                     fq->bulk_opaque);
+    return fabric_bulk_pending(fq->f);
+}
 
 static void fabric_qemu_read(void *opaque)
 {
     FabricQemu *fq = opaque;
+    bool more = fabric_qemu_rx_once(fq);
 
-    fabric_poll_rx(fq->f, FABRIC_QEMU_RX_BUDGET, fq->rx, fq->opaque);
+    if (fq->bulk_rx && fabric_bulk_active(fq->f)) {
+        timer_mod(fq->bulk_timer, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+                  (more ? 0 : FABRIC_QEMU_BULK_POLL_MS));
+    }
 }
 
 static void fabric_qemu_write(void *opaque)
@@ -64,8 +89,13 @@ static void *fabric_qemu_rx_thread(void *opaque)
                         "running at normal priority", strerror(r));
         }
     }
+    bool more = false, active = false;
+
     while (!qatomic_read(&fq->stopping)) {
-        if (poll(p, 2, -1) < 0) {
+        int timeout = more ? 0 : active ? FABRIC_QEMU_BULK_POLL_MS : -1;
+        int n = poll(p, 2, timeout);
+
+        if (n < 0) {
             if (errno == EINTR) {
                 continue;
             }
@@ -75,11 +105,11 @@ static void *fabric_qemu_rx_thread(void *opaque)
         if (p[1].revents) {
             break;
         }
-        if (p[0].revents) {
+        if (p[0].revents || more || (active && n == 0)) {
             qemu_mutex_lock_iothread();
             if (!qatomic_read(&fq->stopping)) {
-                fabric_poll_rx(fq->f, FABRIC_QEMU_RX_BUDGET, fq->rx,
-                               fq->opaque);
+                more = fabric_qemu_rx_once(fq);
+                active = fq->bulk_rx && fabric_bulk_active(fq->f);
             }
             qemu_mutex_unlock_iothread();
         }
@@ -99,6 +129,10 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
 
     fq->rx = rx;
     fq->opaque = opaque;
+    if (opts) {
+        fq->bulk_rx = opts->bulk_rx;
+        fq->bulk_opaque = opts->bulk_opaque;
+    }
     fq->stop_pipe[0] = fq->stop_pipe[1] = -1;
     c.watch = fabric_qemu_watch;
     c.watch_opaque = fq;
@@ -120,6 +154,8 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
         qemu_thread_create(&fq->thread, opts->name ? opts->name : "fabric-rx",
                            fabric_qemu_rx_thread, fq, QEMU_THREAD_JOINABLE);
     } else {
+        fq->bulk_timer = timer_new_ms(QEMU_CLOCK_REALTIME, fabric_qemu_read,
+                                      fq);
         qemu_set_fd_handler(fabric_rx_fd(fq->f), fabric_qemu_read, NULL, fq);
     }
     return fq;
@@ -145,6 +181,7 @@ void fabric_qemu_close(FabricQemu *fq)
         close(fq->stop_pipe[1]);
     } else {
         qemu_set_fd_handler(fabric_rx_fd(fq->f), NULL, NULL, NULL);
+        timer_free(fq->bulk_timer);
     }
     fabric_close(fq->f);    /* removes the write handlers via watch() */
     g_free(fq);

@@ -21,6 +21,8 @@ typedef struct FabricQemuOptions {
     bool rx_thread;         /* dedicated receive thread */
     unsigned rt_prio;       /* SCHED_FIFO priority of that thread, 0 = none */
     const char *name;       /* thread name */
+    fabric_bulk_fn bulk_rx; /* bulk records (NULL: rings are not drained) */
+    void *bulk_opaque;
 } FabricQemuOptions;
 
 /* Returns NULL and sets errp on failure. */

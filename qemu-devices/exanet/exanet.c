@@ -28,9 +28,10 @@
 #include "qom/object.h"
 
 #include "exanet.h"
+#include "exanet_rdma.h"
 #include "fabric-qemu.h"
+#include "exanet-int.h"
 
-#define TYPE_EXANET "exanet"
 OBJECT_DECLARE_SIMPLE_TYPE(ExanetState, EXANET)
 
 #define EXANET_RETX_CAP_US      200000u    /* per-retry timeout cap */
@@ -140,6 +141,7 @@ struct ExanetState {
     MemoryRegion bar_ctrl;
     MemoryRegion bar_pkt;
     MemoryRegion bar_mbox;
+    ExanetRdma *rdma;       /* RDMA engine (exanet_rdma.c), BAR3 */
 
     /* properties */
     uint32_t node_id;
@@ -169,7 +171,7 @@ struct ExanetState {
  * doorbell ...).  While any exanet device is doing DMA, MMIO accesses to
  * exanet devices are ignored (reads return 0).  BQL protected.
  */
-static unsigned exanet_dma_depth;
+unsigned exanet_dma_depth;
 
 static bool exanet_reentered(void)
 {
@@ -633,6 +635,16 @@ static void exanet_reset_state(ExanetState *s)
     do {
         s->epoch = g_random_int();
     } while (s->epoch == 0);
+    if (s->rdma) {
+        exanet_rdma_reset(s->rdma, s->epoch);
+    }
+}
+
+ExanetRdma *exanet_get_rdma(Object *ni)
+{
+    ExanetState *s = (ExanetState *)object_dynamic_cast(ni, TYPE_EXANET);
+
+    return s ? s->rdma : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -640,6 +652,9 @@ static void exanet_reset_state(ExanetState *s)
 
 static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
 {
+    if (exanet_rdma_ctrl_owns(off)) {
+        return exanet_rdma_ctrl_read(s->rdma, off);
+    }
     if (off >= EXANET_REG_COUNTER(0) &&
         off < EXANET_REG_COUNTER(EXANET_NUM_COUNTERS)) {
         uint64_t v = exanet_counter(s, (off - EXANET_REG_COUNTER(0)) / 8);
@@ -707,6 +722,10 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
 
 static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
 {
+    if (exanet_rdma_ctrl_owns(off)) {
+        exanet_rdma_ctrl_write(s->rdma, off, val);
+        return;
+    }
     if (off >= EXANET_REG_PKT_BASE(0) &&
         off < EXANET_REG_PKT_BASE(EXANET_NUM_PKT_IFACES)) {
         ExanetPktIface *ifc = &s->pkt[(off - EXANET_REG_PKT_BASE(0)) / 0x20];
@@ -995,6 +1014,9 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
                      &s->bar_pkt);
     pci_register_bar(pdev, EXANET_BAR_MBOX, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->bar_mbox);
+    s->rdma = exanet_rdma_new(pdev, s->node_id, s->num_nodes, &s->retx_max);
+    pci_register_bar(pdev, EXANET_BAR_RDMA, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     exanet_rdma_bar(s->rdma));
 
     s->dedup = g_hash_table_new_full(g_direct_hash, g_direct_equal,
                                      NULL, g_free);
@@ -1023,6 +1045,8 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
             .rx_thread = s->rx_thread,
             .rt_prio = s->rx_rtprio,
             .name = "exanet-rx",
+            .bulk_rx = exanet_rdma_bulk_rx,
+            .bulk_opaque = s->rdma,
         };
 
         s->fabric = fabric_qemu_open(&cfg, &opts, exanet_rx, s, errp);
@@ -1031,6 +1055,7 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
             return;
         }
         s->corrupt_base = exanet_fabric_bad(s);
+        exanet_rdma_set_fabric(s->rdma, s->fabric);
     }
 }
 
@@ -1039,6 +1064,7 @@ static void exanet_exit(PCIDevice *pdev)
     ExanetState *s = EXANET(pdev);
 
     /* First stop the receive side (may drop the BQL to join its thread). */
+    exanet_rdma_free(s->rdma);
     fabric_qemu_close(s->fabric);
     s->fabric = NULL;
     for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
@@ -1090,7 +1116,7 @@ static void exanet_class_init(ObjectClass *klass, void *data)
     k->device_id = EXANET_PCI_DEVICE_ID;
     k->revision = EXANET_HW_VERSION;
     k->class_id = PCI_CLASS_NETWORK_OTHER;
-    dc->desc = "ExaNet NI (packetizer + mailbox)";
+    dc->desc = "ExaNet NI (packetizer + mailbox + RDMA engine)";
     dc->reset = exanet_qdev_reset;
     dc->vmsd = &exanet_vmstate;
     device_class_set_props(dc, exanet_properties);

@@ -1,0 +1,44 @@
+/*
+ * ExaNet NI model: interfaces between the device core (exanet.c), the RDMA
+ * engine (exanet_rdma.c) and the DMA context functions (exanet_ctx.c).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef EXANET_INT_H
+#define EXANET_INT_H
+
+#include "hw/pci/pci.h"
+#include "fabric-qemu.h"
+
+#define TYPE_EXANET     "exanet"
+#define TYPE_EXANET_CTX "exanet-ctx"
+
+typedef struct ExanetRdma ExanetRdma;
+
+/*
+ * Non-zero while an exanet device does DMA; MMIO to exanet devices is
+ * then ignored (a guest pointing DMA at our own BARs cannot recurse).
+ */
+extern unsigned exanet_dma_depth;
+
+/* exanet.c: the RDMA engine of an exanet device, NULL if not one */
+ExanetRdma *exanet_get_rdma(Object *ni);
+
+/* exanet_rdma.c */
+ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
+                            uint32_t num_nodes, const uint32_t *retx_max);
+void exanet_rdma_free(ExanetRdma *r);
+void exanet_rdma_set_fabric(ExanetRdma *r, FabricQemu *fq);
+void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch);
+MemoryRegion *exanet_rdma_bar(ExanetRdma *r);
+bool exanet_rdma_ctrl_owns(hwaddr off);
+uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off);
+void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val);
+void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
+                         const void *hdr, size_t hlen,
+                         const void *data, size_t dlen, bool data_ok);
+bool exanet_rdma_attach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx,
+                            Error **errp);
+void exanet_rdma_detach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx);
+
+#endif
