@@ -13,7 +13,7 @@ ST_LIB_SRCS := $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/exa_util.c
 ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h \
 	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
 
-ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2
+ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
 	exanet_module $(ST_RDMA_PROGS)
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
