@@ -33,6 +33,26 @@ def run_pair(cluster, server_cmd, client_cmd, timeout=300):
     return res[0].output, res[1].output
 
 
+def run_pair_sequenced(cluster, server_cmd, client_cmd, port, timeout=300):
+    """Like run_pair, but start the client only once the server listens on
+    `port`, so both sides make the same set-up calls in every run (no
+    connect retries).  Returns (client output, server output)."""
+    pid, log = cluster.spawn(1, server_cmd + "; echo \"exit=$?\"")
+    listening = "grep -q ':%04X 00000000:0000 0A' /proc/net/tcp" % port
+    r = cluster.run(1, "i=0; until %s; do i=$((i+1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done"
+                    % listening, timeout=60)
+    if r.rc != 0:
+        raise PairError("node 1: server never listened on %d:\n%s" % (
+            port, cluster.run(1, "cat " + log, timeout=30).output))
+    client = cluster.run(0, client_cmd, timeout=timeout)
+    r = cluster.run(1, "while kill -0 %d 2>/dev/null; do sleep 0.1; done; cat %s" % (pid, log),
+                    timeout=60)
+    if client.rc != 0 or "exit=0" not in r.output:
+        raise PairError("pair failed:\nclient (rc %d):\n%s\nserver:\n%s" % (
+            client.rc, client.output, r.output))
+    return client.output, r.output
+
+
 def pingpong_cmds(tool, sizes, iters, warmup, port, extra="", json_out=True):
     """Server and client command lines of exanet-pingpong / udp-pingpong."""
     common = "--sizes %s --iters %d --warmup %d %s" % (sizes, iters, warmup, extra)
