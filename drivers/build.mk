@@ -9,6 +9,8 @@
 
 KMOD_SRCS := $(wildcard $(TOP)/drivers/exanet/*.[ch] $(TOP)/drivers/common/*.[ch]) $(TOP)/drivers/exanet/Kbuild \
 	$(TOP)/Kbuild $(wildcard $(TOP)/uapi/*.h)
+KMOD_SRCS += $(wildcard $(TOP)/drivers/extoll/*.[ch]) $(TOP)/drivers/extoll/Kbuild \
+	$(TOP)/drivers/extoll/60-extoll.rules
 KMOD_MAKE = $(MAKE) -C $(KDIR) M=$(TOP) W=1
 
 .PHONY: modules modules-clean sparse checkpatch
@@ -23,6 +25,14 @@ $(BUILD)/modules/exanet.ko: $(KMOD_SRCS)
 	cp $(TOP)/drivers/exanet/exanet.ko $@
 	cp $(TOP)/drivers/exanet/60-exanet.rules $(BUILD)/modules/
 
+# extoll.ko is built by the same Kbuild run as exanet.ko.
+modules: $(BUILD)/modules/extoll.ko
+
+$(BUILD)/modules/extoll.ko: $(BUILD)/modules/exanet.ko
+	@mkdir -p $(dir $@)
+	cp $(TOP)/drivers/extoll/extoll.ko $@
+	cp $(TOP)/drivers/extoll/60-extoll.rules $(BUILD)/modules/
+
 sparse:
 	@test -d "$(KDIR)" || { echo "sparse: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }
 	$(KMOD_MAKE) C=2 modules
@@ -31,11 +41,15 @@ CHECKPATCH ?= $(firstword $(wildcard $(KDIR)/scripts/checkpatch.pl \
 	/usr/src/linux-source-6.1/scripts/checkpatch.pl))
 checkpatch:
 	@test -n "$(CHECKPATCH)" || { echo "checkpatch: set CHECKPATCH=/path/to/checkpatch.pl" >&2; exit 1; }
-	perl $(CHECKPATCH) --no-tree --strict -q -f $(filter-out %.mod.c,$(wildcard $(TOP)/drivers/exanet/exanet*.[ch] $(TOP)/drivers/common/exa_*.[ch]))
+	perl $(CHECKPATCH) --no-tree --strict -q -f $(filter-out %.mod.c,$(wildcard $(TOP)/drivers/exanet/exanet*.[ch] $(TOP)/drivers/common/exa_*.[ch] \
+		$(TOP)/drivers/extoll/extoll*.[ch]))
 
 modules-clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 
+CLEAN_FILES += $(TOP)/drivers/extoll/*.o $(TOP)/drivers/extoll/*.ko \
+	$(TOP)/drivers/extoll/*.mod $(TOP)/drivers/extoll/*.mod.c \
+	$(TOP)/drivers/extoll/.*.cmd $(TOP)/drivers/extoll/modules.order
 CLEAN_FILES += $(TOP)/drivers/exanet/*.o $(TOP)/drivers/exanet/*.ko \
 	$(TOP)/drivers/exanet/*.mod $(TOP)/drivers/exanet/*.mod.c \
 	$(TOP)/drivers/exanet/.*.cmd $(TOP)/drivers/exanet/modules.order \

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * EXTOLL NIC driver: internal definitions shared by the core (PCI, class,
+ * character devices, VPIDs, ATU), the RMA2 part and the VELO2 part.
+ */
+#ifndef _EXTOLL_DRV_H
+#define _EXTOLL_DRV_H
+
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pci.h>
+#include <linux/scatterlist.h>
+#include <linux/types.h>
+
+#include <extoll.h>
+#include <extoll_hw.h>
+
+#include "exa_umem.h"
+
+#define EXTOLL_DRV_NAME		"extoll"
+#define EXTOLL_MAX_DEVICES	8
+#define EXTOLL_DRV_MAX_VPIDS	EXTOLL_SPEC_VPIDS
+
+enum extoll_unit {
+	EXTOLL_UNIT_RMA,
+	EXTOLL_UNIT_VELO,
+	EXTOLL_NUM_UNITS,
+};
+
+struct extoll_dev;
+
+/* One class device + character device per unit (/dev/extoll/rma2, velo2). */
+struct extoll_cdev {
+	struct device dev;
+	struct cdev cdev;
+	struct extoll_dev *xdev;
+	enum extoll_unit unit;
+};
+
+/*
+ * One EXTOLL NIC.  Reference counted: probe holds one reference, each
+ * class device and each open endpoint one more, so the structure outlives
+ * unbind until the last endpoint is closed.  After remove() it is "dead":
+ * every operation fails with -ENODEV and faults get SIGBUS.
+ */
+struct extoll_dev {
+	struct kref ref;
+	struct pci_dev *pdev;
+	void __iomem *regs;		/* privileged BAR, kernel only */
+	resource_size_t rma_bar_phys;	/* RMA requester pages */
+	resource_size_t velo_bar_phys;	/* VELO requester pages */
+	unsigned int index;		/* device number, 0 -> /dev/extoll/rma2 */
+
+	u32 node_id;
+	u32 max_nodes;
+	u32 num_vpids[EXTOLL_NUM_UNITS];	/* implemented VPIDs per unit */
+
+	/* ATU table in DMA memory, programmed at probe. */
+	__le64 *atu;
+	dma_addr_t atu_dma;
+	u32 atu_entries;
+
+	struct extoll_cdev cdevs[EXTOLL_NUM_UNITS];
+
+	/* Protects everything below and all register access. */
+	struct mutex lock;
+	bool dead;
+	struct extoll_ep *owner[EXTOLL_NUM_UNITS][EXTOLL_DRV_MAX_VPIDS];
+	u32 vpid_ctrl[EXTOLL_DRV_MAX_VPIDS];	/* shadow of EXTOLL_VPID_CTRL */
+	u32 in_use[EXTOLL_NUM_UNITS];
+	unsigned long *atu_map;		/* allocated ATU entries; bit 0 reserved */
+	u32 atu_used;			/* entries in use (registered pages) */
+	u64 atu_fences;
+};
+
+/* A registered region of an RMA endpoint. */
+struct extoll_region {
+	struct list_head node;		/* on extoll_ep.regions */
+	struct exa_umem um;		/* pinned pages, RLIMIT_MEMLOCK accounted */
+	struct sg_table sgt;		/* DMA mapping of um.pages */
+	u32 atu_first;			/* first ATU entry */
+	u32 count;			/* entries == pages */
+	u64 nla;
+	bool readonly;
+	bool leak;			/* fence failed: never unpin */
+};
+
+/*
+ * One open file = one endpoint = one VPID of one unit.  The queue (RMA
+ * notification queue or VELO receive mailbox) is one DMA coherent buffer:
+ * the read-pointer page followed by the queue bytes.
+ */
+struct extoll_ep {
+	struct extoll_dev *xdev;
+	enum extoll_unit unit;
+	u32 vpid;
+	struct mm_struct *mm;		/* only the opener may use the file */
+	struct address_space *mapping;
+
+	/* Protects the fields below (not the hardware: xdev->lock). */
+	struct mutex lock;
+	u64 q_size;			/* queue bytes (without the RP page) */
+	u64 seg_size;			/* accepted for compatibility only */
+	void *q;			/* NULL until the queue area is mapped */
+	dma_addr_t q_dma;
+	size_t q_alloc;			/* PAGE_SIZE + q_size */
+
+	/* RMA registrations, protected by lock. */
+	struct list_head regions;
+	u64 reg_pages;
+};
+
+/* extoll_main.c */
+void extoll_dev_put(struct extoll_dev *xdev);
+int extoll_ep_open(struct inode *inode, struct file *file,
+		   enum extoll_unit unit);
+int extoll_ep_release(struct inode *inode, struct file *file);
+int extoll_ep_check_caller(struct extoll_ep *ep);
+int extoll_ep_alloc_queue(struct extoll_ep *ep);
+int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
+		       unsigned long mmio_pages);
+int extoll_put_u64(unsigned long arg, u64 val);
+unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page);
+
+/* extoll_hw.c: register level, callers hold xdev->lock and !dead */
+int extoll_hw_probe(struct extoll_dev *xdev);
+void extoll_hw_reset(struct extoll_dev *xdev);
+void extoll_hw_atu_program(struct extoll_dev *xdev);
+u32 extoll_hw_rma_pending(struct extoll_dev *xdev, u32 vpid);
+void extoll_hw_ep_enable(struct extoll_dev *xdev, enum extoll_unit unit,
+			 u32 vpid);
+void extoll_hw_ep_set_queue(struct extoll_dev *xdev, enum extoll_unit unit,
+			    u32 vpid, dma_addr_t rp_dma, dma_addr_t q_dma,
+			    u64 q_size);
+void extoll_hw_ep_disable(struct extoll_dev *xdev, enum extoll_unit unit,
+			  u32 vpid);
+u64 extoll_hw_ep_read_wp(struct extoll_dev *xdev, enum extoll_unit unit,
+			 u32 vpid);
+void extoll_hw_atu_set(struct extoll_dev *xdev, u32 idx, dma_addr_t addr,
+		       u32 vpid, bool readonly);
+void extoll_hw_atu_clear(struct extoll_dev *xdev, u32 idx);
+int extoll_hw_atu_fence(struct extoll_dev *xdev);
+u64 extoll_hw_nla(u32 idx);
+unsigned long extoll_hw_mmio_pfn(struct extoll_dev *xdev,
+				 enum extoll_unit unit, u32 vpid,
+				 unsigned long page);
+
+/* extoll_rma2.c */
+extern const struct file_operations extoll_rma2_fops;
+void extoll_rma2_take_regions(struct extoll_ep *ep, struct list_head *list);
+int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list);
+void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list);
+bool extoll_queue_size_ok(u64 size, u64 min, u64 max);
+u64 extoll_ep_get_rp(struct extoll_ep *ep);
+int extoll_ep_set_rp(struct extoll_ep *ep, unsigned long val);
+u64 extoll_ep_get_wp(struct extoll_ep *ep);
+int extoll_ep_set_wp(struct extoll_ep *ep, unsigned long val);
+
+/* extoll_velo2.c */
+extern const struct file_operations extoll_velo2_fops;
+
+#endif /* _EXTOLL_DRV_H */

@@ -1,0 +1,612 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * EXTOLL NIC driver, core part: PCI probe/remove, the "extoll" class with
+ * /dev/extoll/rma2 and /dev/extoll/velo2, endpoints (one open file = one
+ * VPID), queue allocation, the common mmap/fault path and sysfs.
+ *
+ * Locking:
+ *   ep->lock   per endpoint state (queue size, queue pointer, regions);
+ *              never held while touching user memory (mmap() runs with
+ *              mmap_lock held and takes it).
+ *   xdev->lock VPID and ATU tables and every register access; nests inside
+ *              ep->lock; never held while touching user memory (our fault
+ *              handler takes it).
+ */
+
+#include <linux/bitmap.h>
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/idr.h>
+#include <linux/io.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "extoll_drv.h"
+
+/* The table is one DMA coherent allocation: at most 4 MiB (512 Ki entries). */
+#define EXTOLL_ATU_TABLE_MAX	(512 * 1024)
+
+static unsigned int atu_entries = 65536;
+
+static int extoll_param_set_atu(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 2, EXTOLL_ATU_TABLE_MAX);
+}
+
+static const struct kernel_param_ops extoll_atu_param_ops = {
+	.set = extoll_param_set_atu,
+	.get = param_get_uint,
+};
+
+module_param_cb(atu_entries, &extoll_atu_param_ops, &atu_entries, 0444);
+MODULE_PARM_DESC(atu_entries,
+		 "ATU entries per device = 4 KiB pages that can be registered at once, 2..524288 (default 65536 = 256 MiB)");
+
+static DEFINE_IDA(extoll_ids);
+static dev_t extoll_devt;
+
+static const char * const extoll_unit_names[EXTOLL_NUM_UNITS] = {
+	[EXTOLL_UNIT_RMA]	= "rma2",
+	[EXTOLL_UNIT_VELO]	= "velo2",
+};
+
+/* ------------------------------------------------------------ lifetime */
+
+static void extoll_dev_free(struct kref *ref)
+{
+	struct extoll_dev *xdev = container_of(ref, struct extoll_dev, ref);
+
+	if (xdev->atu)
+		dma_free_coherent(&xdev->pdev->dev,
+				  PAGE_ALIGN((size_t)xdev->atu_entries * 8),
+				  xdev->atu, xdev->atu_dma);
+	bitmap_free(xdev->atu_map);
+	pci_dev_put(xdev->pdev);
+	kfree(xdev);
+}
+
+void extoll_dev_put(struct extoll_dev *xdev)
+{
+	kref_put(&xdev->ref, extoll_dev_free);
+}
+
+/* ----------------------------------------------------------- endpoints */
+
+int extoll_put_u64(unsigned long arg, u64 val)
+{
+	return put_user(val, (u64 __user *)arg) ? -EFAULT : 0;
+}
+
+/* Endpoints belong to the opener, not to inherited descriptors. */
+int extoll_ep_check_caller(struct extoll_ep *ep)
+{
+	if (current->mm != ep->mm)
+		return -EACCES;
+	if (READ_ONCE(ep->xdev->dead))
+		return -ENODEV;
+	return 0;
+}
+
+int extoll_ep_open(struct inode *inode, struct file *file,
+		   enum extoll_unit unit)
+{
+	struct extoll_cdev *xc = container_of(inode->i_cdev,
+					      struct extoll_cdev, cdev);
+	struct extoll_dev *xdev = xc->xdev;
+	struct extoll_ep *ep;
+	u32 vpid;
+	int ret = 0;
+
+	if (!current->mm)
+		return -EINVAL;
+	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
+	if (!ep)
+		return -ENOMEM;
+	ep->unit = unit;
+	ep->mm = current->mm;
+	ep->mapping = file->f_mapping;
+	ep->q_size = unit == EXTOLL_UNIT_RMA ? RMA2_NOTIQ_DEFAULT_SIZE :
+					       VELO2_MBOX_DEFAULT_SIZE;
+	ep->seg_size = ep->q_size;
+	mutex_init(&ep->lock);
+	INIT_LIST_HEAD(&ep->regions);
+
+	mutex_lock(&xdev->lock);
+	if (xdev->dead) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	for (vpid = 0; vpid < xdev->num_vpids[unit]; vpid++)
+		if (!xdev->owner[unit][vpid])
+			break;
+	if (vpid == xdev->num_vpids[unit]) {
+		ret = -EBUSY;
+		goto unlock;
+	}
+	ep->vpid = vpid;
+	ep->xdev = xdev;
+	xdev->owner[unit][vpid] = ep;
+	xdev->in_use[unit]++;
+	extoll_hw_ep_enable(xdev, unit, vpid);
+	kref_get(&xdev->ref);
+unlock:
+	mutex_unlock(&xdev->lock);
+	if (ret) {
+		kfree(ep);
+		return ret;
+	}
+	mmgrab(ep->mm);
+	file->private_data = ep;
+	return nonseekable_open(inode, file);
+}
+
+/*
+ * Allocate and enable the queue of @ep with its current size (first mmap
+ * of the queue area).  Called with ep->lock held.
+ */
+int extoll_ep_alloc_queue(struct extoll_ep *ep)
+{
+	struct extoll_dev *xdev = ep->xdev;
+	size_t alloc = PAGE_SIZE + ep->q_size;
+	dma_addr_t dma;
+	void *q;
+	int ret = 0;
+
+	lockdep_assert_held(&ep->lock);
+	if (ep->q)
+		return 0;
+	/* Zeroed: every notification/slot starts "not present". */
+	q = dma_alloc_coherent(&xdev->pdev->dev, alloc, &dma, GFP_KERNEL);
+	if (!q)
+		return -ENOMEM;
+	mutex_lock(&xdev->lock);
+	if (xdev->dead) {
+		ret = -ENODEV;
+	} else {
+		extoll_hw_ep_set_queue(xdev, ep->unit, ep->vpid, dma,
+				       dma + PAGE_SIZE, ep->q_size);
+		ep->q_dma = dma;
+		ep->q_alloc = alloc;
+		/* Published last: the fault handler reads it without ep->lock. */
+		smp_store_release(&ep->q, q);
+	}
+	mutex_unlock(&xdev->lock);
+	if (ret)
+		dma_free_coherent(&xdev->pdev->dev, alloc, q, dma);
+	return ret;
+}
+
+/*
+ * Close (also on process death): disable the VPID part (read-back: no
+ * request, notification or ring DMA after it), invalidate and fence the
+ * ATU entries of its regions, and only then give the VPID number back;
+ * afterwards unmap and unpin the pages and free the queue.
+ */
+int extoll_ep_release(struct inode *inode, struct file *file)
+{
+	struct extoll_ep *ep = file->private_data;
+	struct extoll_dev *xdev = ep->xdev;
+	LIST_HEAD(regions);
+
+	extoll_rma2_take_regions(ep, &regions);
+	mutex_lock(&xdev->lock);
+	if (!xdev->dead)
+		extoll_hw_ep_disable(xdev, ep->unit, ep->vpid);
+	extoll_regions_hw_drop(xdev, &regions);
+	xdev->owner[ep->unit][ep->vpid] = NULL;
+	xdev->in_use[ep->unit]--;
+	mutex_unlock(&xdev->lock);
+
+	extoll_regions_put(xdev, &regions);
+	if (ep->q)
+		dma_free_coherent(&xdev->pdev->dev, ep->q_alloc, ep->q,
+				  ep->q_dma);
+	mmdrop(ep->mm);
+	kfree(ep);
+	extoll_dev_put(xdev);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- mmap */
+
+unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page)
+{
+	void *q = smp_load_acquire(&ep->q);
+	void *va;
+
+	if (!q || page >= ep->q_alloc >> PAGE_SHIFT)
+		return 0;
+	va = q + (page << PAGE_SHIFT);
+	if (is_vmalloc_addr(va))
+		return vmalloc_to_pfn(va);
+	return PHYS_PFN(virt_to_phys(va));
+}
+
+/*
+ * File page p of an endpoint: p < mmio_pages is an MMIO page of the VPID
+ * (extoll_hw_mmio_pfn), p >= mmio_pages is page p - mmio_pages of the
+ * queue buffer (read-pointer page, then the queue).
+ */
+static vm_fault_t extoll_vm_fault(struct vm_fault *vmf)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct extoll_ep *ep = vma->vm_file->private_data;
+	struct extoll_dev *xdev = ep->xdev;
+	unsigned long mmio_pages = (unsigned long)vma->vm_private_data;
+	unsigned long pfn = 0;
+	vm_fault_t ret = VM_FAULT_SIGBUS;
+
+	mutex_lock(&xdev->lock);
+	if (xdev->dead)
+		goto out;
+	if (vmf->pgoff < mmio_pages)
+		pfn = extoll_hw_mmio_pfn(xdev, ep->unit, ep->vpid, vmf->pgoff);
+	else
+		pfn = extoll_queue_pfn(ep, vmf->pgoff - mmio_pages);
+	if (pfn)
+		ret = vmf_insert_pfn(vma, vmf->address, pfn);
+out:
+	mutex_unlock(&xdev->lock);
+	return ret;
+}
+
+static const struct vm_operations_struct extoll_vm_ops = {
+	.fault = extoll_vm_fault,
+};
+
+/*
+ * Common mmap: the file offset space is [0, mmio_pages) MMIO pages of the
+ * endpoint's VPID, then the queue area (read-pointer page + queue).  A
+ * mapping must lie inside one area.  Mapping the queue area allocates and
+ * enables the queue.
+ */
+int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
+		       unsigned long mmio_pages)
+{
+	struct extoll_ep *ep = file->private_data;
+	unsigned long npages = vma_pages(vma);
+	unsigned long first = vma->vm_pgoff;
+	int ret;
+
+	ret = extoll_ep_check_caller(ep);
+	if (ret)
+		return ret;
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (!npages || first + npages < first)
+		return -EINVAL;
+
+	if (first < mmio_pages) {
+		if (first + npages > mmio_pages)
+			return -EINVAL;
+		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	} else {
+		mutex_lock(&ep->lock);
+		ret = extoll_ep_alloc_queue(ep);
+		if (!ret && first - mmio_pages + npages >
+			    ep->q_alloc >> PAGE_SHIFT)
+			ret = -EINVAL;
+		mutex_unlock(&ep->lock);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * Pages are inserted on fault.  VM_DONTCOPY (kept by VM_IO): a child
+	 * never inherits the endpoint's pages.
+	 */
+	vma->vm_flags |= VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
+			 VM_DONTDUMP;
+	vma->vm_private_data = (void *)mmio_pages;
+	vma->vm_ops = &extoll_vm_ops;
+	return 0;
+}
+
+/* --------------------------------------------------------------- sysfs */
+
+static struct extoll_dev *to_xdev(struct device *dev)
+{
+	return container_of(dev, struct extoll_cdev, dev)->xdev;
+}
+
+static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_xdev(dev)->node_id);
+}
+static DEVICE_ATTR_RO(node_id);
+
+static ssize_t vpids_show(struct device *dev, struct device_attribute *attr,
+			  char *buf)
+{
+	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+
+	return sysfs_emit(buf, "%u\n", xc->xdev->num_vpids[xc->unit]);
+}
+static DEVICE_ATTR_RO(vpids);
+
+static ssize_t vpids_in_use_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(xc->xdev->in_use[xc->unit]));
+}
+static DEVICE_ATTR_RO(vpids_in_use);
+
+static ssize_t registered_pages_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(to_xdev(dev)->atu_used));
+}
+static DEVICE_ATTR_RO(registered_pages);
+
+static ssize_t atu_entries_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_xdev(dev)->atu_entries);
+}
+static DEVICE_ATTR_RO(atu_entries);
+
+static struct attribute *extoll_attrs[] = {
+	&dev_attr_node_id.attr,
+	&dev_attr_vpids.attr,
+	&dev_attr_vpids_in_use.attr,
+	&dev_attr_registered_pages.attr,
+	&dev_attr_atu_entries.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(extoll);
+
+/* /dev/extoll/rma2 for the first device, /dev/extoll/rma2.N for others. */
+static char *extoll_devnode(struct device *dev, umode_t *mode)
+{
+	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+
+	if (mode)
+		*mode = 0666;
+	if (xc->xdev->index)
+		return kasprintf(GFP_KERNEL, "extoll/%s.%u",
+				 extoll_unit_names[xc->unit], xc->xdev->index);
+	return kasprintf(GFP_KERNEL, "extoll/%s", extoll_unit_names[xc->unit]);
+}
+
+static struct class extoll_class = {
+	.name		= EXTOLL_DRV_NAME,
+	.owner		= THIS_MODULE,
+	.devnode	= extoll_devnode,
+	.dev_groups	= extoll_groups,
+};
+
+/* ----------------------------------------------------------------- PCI */
+
+static void extoll_cdev_release(struct device *dev)
+{
+	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+
+	extoll_dev_put(xc->xdev);
+}
+
+static const struct file_operations *extoll_unit_fops[EXTOLL_NUM_UNITS] = {
+	[EXTOLL_UNIT_RMA]	= &extoll_rma2_fops,
+	[EXTOLL_UNIT_VELO]	= &extoll_velo2_fops,
+};
+
+static int extoll_add_cdevs(struct extoll_dev *xdev)
+{
+	int u, ret;
+
+	for (u = 0; u < EXTOLL_NUM_UNITS; u++) {
+		struct extoll_cdev *xc = &xdev->cdevs[u];
+
+		xc->xdev = xdev;
+		xc->unit = u;
+		kref_get(&xdev->ref);
+		device_initialize(&xc->dev);
+		xc->dev.class = &extoll_class;
+		xc->dev.parent = &xdev->pdev->dev;
+		xc->dev.devt = MKDEV(MAJOR(extoll_devt),
+				     xdev->index * EXTOLL_NUM_UNITS + u);
+		xc->dev.release = extoll_cdev_release;
+		ret = dev_set_name(&xc->dev, "%s%u-%s", EXTOLL_DRV_NAME,
+				   xdev->index, extoll_unit_names[u]);
+		if (!ret) {
+			cdev_init(&xc->cdev, extoll_unit_fops[u]);
+			xc->cdev.owner = THIS_MODULE;
+			ret = cdev_device_add(&xc->cdev, &xc->dev);
+		}
+		if (ret) {
+			put_device(&xc->dev);
+			while (--u >= 0) {
+				cdev_device_del(&xdev->cdevs[u].cdev,
+						&xdev->cdevs[u].dev);
+				put_device(&xdev->cdevs[u].dev);
+			}
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct extoll_dev *xdev;
+	size_t atu_bytes;
+	int index, ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret) {
+		dev_err(&pdev->dev, "no usable DMA configuration\n");
+		return ret;
+	}
+	index = ida_alloc_max(&extoll_ids, EXTOLL_MAX_DEVICES - 1, GFP_KERNEL);
+	if (index < 0)
+		return index;
+	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
+	if (!xdev) {
+		ida_free(&extoll_ids, index);
+		return -ENOMEM;
+	}
+	kref_init(&xdev->ref);
+	xdev->pdev = pci_dev_get(pdev);
+	xdev->index = index;
+	mutex_init(&xdev->lock);
+
+	/* Maps the privileged BAR, checks the id, reads geometry. */
+	ret = extoll_hw_probe(xdev);
+	if (ret)
+		goto put;
+
+	xdev->atu_entries = min_t(u32, xdev->atu_entries, atu_entries);
+	if (xdev->atu_entries < 2) {
+		dev_err(&pdev->dev, "ATU too small (%u entries)\n",
+			xdev->atu_entries);
+		ret = -ENODEV;
+		goto put;
+	}
+	atu_bytes = PAGE_ALIGN((size_t)xdev->atu_entries * 8);
+	xdev->atu = dma_alloc_coherent(&pdev->dev, atu_bytes, &xdev->atu_dma,
+				       GFP_KERNEL);
+	xdev->atu_map = bitmap_zalloc(xdev->atu_entries, GFP_KERNEL);
+	if (!xdev->atu || !xdev->atu_map) {
+		ret = -ENOMEM;
+		goto put;
+	}
+	set_bit(0, xdev->atu_map);	/* NLA 0 is never valid */
+
+	mutex_lock(&xdev->lock);
+	extoll_hw_reset(xdev);
+	extoll_hw_atu_program(xdev);
+	mutex_unlock(&xdev->lock);
+	pci_set_master(pdev);
+
+	ret = extoll_add_cdevs(xdev);
+	if (ret)
+		goto reset;
+	pci_set_drvdata(pdev, xdev);
+	dev_info(&pdev->dev,
+		 "extoll%u: node %u, %u RMA VPIDs, %u VELO VPIDs, %u ATU entries\n",
+		 index, xdev->node_id, xdev->num_vpids[EXTOLL_UNIT_RMA],
+		 xdev->num_vpids[EXTOLL_UNIT_VELO], xdev->atu_entries);
+	return 0;
+
+reset:
+	mutex_lock(&xdev->lock);
+	xdev->dead = true;
+	extoll_hw_reset(xdev);
+	mutex_unlock(&xdev->lock);
+	pci_clear_master(pdev);
+put:
+	ida_free(&extoll_ids, index);
+	extoll_dev_put(xdev);
+	return ret;
+}
+
+/*
+ * Stop the device (no DMA after the reset's read-back), mark it dead and
+ * revoke every user mapping.  Memory is freed when the files are closed.
+ */
+static void extoll_quiesce(struct extoll_dev *xdev)
+{
+	int u;
+	u32 v;
+
+	mutex_lock(&xdev->lock);
+	if (xdev->dead)
+		goto unlock;
+	WRITE_ONCE(xdev->dead, true);
+	extoll_hw_reset(xdev);
+	for (u = 0; u < EXTOLL_NUM_UNITS; u++)
+		for (v = 0; v < xdev->num_vpids[u]; v++)
+			if (xdev->owner[u][v])
+				unmap_mapping_range(xdev->owner[u][v]->mapping,
+						    0, 0, 1);
+unlock:
+	mutex_unlock(&xdev->lock);
+}
+
+static void extoll_remove(struct pci_dev *pdev)
+{
+	struct extoll_dev *xdev = pci_get_drvdata(pdev);
+	int u;
+
+	for (u = 0; u < EXTOLL_NUM_UNITS; u++)
+		cdev_device_del(&xdev->cdevs[u].cdev, &xdev->cdevs[u].dev);
+	extoll_quiesce(xdev);
+	pci_clear_master(pdev);
+	for (u = 0; u < EXTOLL_NUM_UNITS; u++)
+		put_device(&xdev->cdevs[u].dev);
+	ida_free(&extoll_ids, xdev->index);
+	dev_info(&pdev->dev, "extoll%u removed\n", xdev->index);
+	extoll_dev_put(xdev);
+}
+
+static void extoll_shutdown(struct pci_dev *pdev)
+{
+	struct extoll_dev *xdev = pci_get_drvdata(pdev);
+
+	if (xdev)
+		extoll_quiesce(xdev);
+	pci_clear_master(pdev);
+}
+
+static const struct pci_device_id extoll_pci_ids[] = {
+	{ PCI_DEVICE(EXTOLL_PCI_VENDOR_ID, EXTOLL_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, extoll_pci_ids);
+
+static struct pci_driver extoll_pci_driver = {
+	.name		= EXTOLL_DRV_NAME,
+	.id_table	= extoll_pci_ids,
+	.probe		= extoll_probe,
+	.remove		= extoll_remove,
+	.shutdown	= extoll_shutdown,
+};
+
+/* -------------------------------------------------------------- module */
+
+static int __init extoll_init(void)
+{
+	int ret;
+
+	ret = alloc_chrdev_region(&extoll_devt, 0,
+				  EXTOLL_MAX_DEVICES * EXTOLL_NUM_UNITS,
+				  EXTOLL_DRV_NAME);
+	if (ret)
+		return ret;
+	ret = class_register(&extoll_class);
+	if (ret)
+		goto unregister_chrdev;
+	ret = pci_register_driver(&extoll_pci_driver);
+	if (ret)
+		goto unregister_class;
+	return 0;
+
+unregister_class:
+	class_unregister(&extoll_class);
+unregister_chrdev:
+	unregister_chrdev_region(extoll_devt,
+				 EXTOLL_MAX_DEVICES * EXTOLL_NUM_UNITS);
+	return ret;
+}
+
+static void __exit extoll_exit(void)
+{
+	pci_unregister_driver(&extoll_pci_driver);
+	class_unregister(&extoll_class);
+	unregister_chrdev_region(extoll_devt,
+				 EXTOLL_MAX_DEVICES * EXTOLL_NUM_UNITS);
+}
+
+module_init(extoll_init);
+module_exit(extoll_exit);
+
+MODULE_DESCRIPTION("EXTOLL NIC: RMA2 and VELO2 user-level endpoints, ATU");
+MODULE_AUTHOR("ExaNet fabric stack developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * EXTOLL NIC driver, RMA2 part: /dev/extoll/rma2 endpoints, the
+ * notification queue ioctls and memory registration into the ATU.
+ *
+ * Registration: pin (drivers/common exa_umem: FOLL_LONGTERM, accounted
+ * against RLIMIT_MEMLOCK) -> DMA map -> contiguous ATU range, one entry
+ * per 4 KiB page, stamped with the owner VPID and the permission.  The NLA
+ * of ATU entry i is extoll_hw_nla(i), so a region's NLA space is linear.
+ * Deregistration: invalidate the entries -> ATU fence (the device has no
+ * access in flight that used them) -> DMA unmap -> unpin.
+ */
+
+#include <linux/bitmap.h>
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "extoll_drv.h"
+
+/* ---------------------------------------------------------- registration */
+
+static void extoll_region_unmap(struct extoll_dev *xdev,
+				struct extoll_region *reg)
+{
+	dma_unmap_sgtable(&xdev->pdev->dev, &reg->sgt,
+			  reg->readonly ? DMA_TO_DEVICE : DMA_BIDIRECTIONAL, 0);
+	sg_free_table(&reg->sgt);
+	exa_umem_release(&reg->um);
+	kfree(reg);
+}
+
+/*
+ * Invalidate the ATU entries of the regions on @list (already off their
+ * endpoint) and fence.  Called with xdev->lock held.  On success the
+ * entries are free again and no device access can reach the pages; if
+ * the device does not answer the fence, the entries stay allocated and
+ * the regions are marked so that extoll_regions_put() keeps the pages
+ * pinned: leaking is better than DMA into memory that was given back.
+ */
+int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list)
+{
+	struct extoll_region *reg;
+	int ret = 0;
+	u32 i;
+
+	lockdep_assert_held(&xdev->lock);
+	if (list_empty(list))
+		return 0;
+	if (!xdev->dead) {
+		list_for_each_entry(reg, list, node)
+			for (i = 0; i < reg->count; i++)
+				extoll_hw_atu_clear(xdev, reg->atu_first + i);
+		ret = extoll_hw_atu_fence(xdev);
+	}
+	list_for_each_entry(reg, list, node) {
+		if (ret) {
+			reg->leak = true;
+			continue;
+		}
+		bitmap_clear(xdev->atu_map, reg->atu_first, reg->count);
+		xdev->atu_used -= reg->count;
+	}
+	if (ret)
+		dev_err(&xdev->pdev->dev,
+			"ATU fence failed (%d): keeping registered pages pinned\n",
+			ret);
+	return ret;
+}
+
+/* DMA unmap, unpin and free regions dropped by extoll_regions_hw_drop(). */
+void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list)
+{
+	struct extoll_region *reg, *tmp;
+
+	list_for_each_entry_safe(reg, tmp, list, node) {
+		list_del(&reg->node);
+		if (!reg->leak)
+			extoll_region_unmap(xdev, reg);
+	}
+}
+
+static void extoll_regions_free(struct extoll_dev *xdev, struct list_head *list)
+{
+	if (list_empty(list))
+		return;
+	mutex_lock(&xdev->lock);
+	extoll_regions_hw_drop(xdev, list);
+	mutex_unlock(&xdev->lock);
+	extoll_regions_put(xdev, list);
+}
+
+/* Close: move every region of @ep to @list. */
+void extoll_rma2_take_regions(struct extoll_ep *ep, struct list_head *list)
+{
+	mutex_lock(&ep->lock);
+	list_splice_init(&ep->regions, list);
+	ep->reg_pages = 0;
+	mutex_unlock(&ep->lock);
+}
+
+static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
+{
+	struct extoll_dev *xdev = ep->xdev;
+	struct rma2_ioc_region r;
+	struct extoll_region *reg, *it;
+	struct sg_dma_page_iter iter;
+	unsigned long idx;
+	LIST_HEAD(undo);
+	u32 i;
+	int ret;
+
+	if (copy_from_user(&r, uarg, sizeof(r)))
+		return -EFAULT;
+	if ((r.flags & ~RMA2_REGION_FLAGS) || r.reserved)
+		return -EINVAL;
+	if (!r.len || r.len > RMA2_REGION_MAX_BYTES || r.addr + r.len < r.addr)
+		return -EINVAL;
+
+	reg = kzalloc(sizeof(*reg), GFP_KERNEL);
+	if (!reg)
+		return -ENOMEM;
+	reg->readonly = r.flags & RMA2_REGION_READONLY;
+	ret = exa_umem_get(&reg->um, r.addr, r.len, !reg->readonly);
+	if (ret)
+		goto free;
+	reg->count = reg->um.npages;
+	ret = sg_alloc_table_from_pages(&reg->sgt, reg->um.pages,
+					reg->um.npages, 0,
+					reg->um.npages << PAGE_SHIFT,
+					GFP_KERNEL);
+	if (ret)
+		goto unpin;
+	ret = dma_map_sgtable(&xdev->pdev->dev, &reg->sgt,
+			      reg->readonly ? DMA_TO_DEVICE :
+					      DMA_BIDIRECTIONAL, 0);
+	if (ret)
+		goto free_sgt;
+
+	mutex_lock(&xdev->lock);
+	if (xdev->dead) {
+		ret = -ENODEV;
+		goto unlock;
+	}
+	idx = bitmap_find_next_zero_area(xdev->atu_map, xdev->atu_entries, 1,
+					 reg->count, 0);
+	if (idx >= xdev->atu_entries) {
+		ret = -ENOSPC;
+		goto unlock;
+	}
+	bitmap_set(xdev->atu_map, idx, reg->count);
+	xdev->atu_used += reg->count;
+	reg->atu_first = idx;
+	reg->nla = extoll_hw_nla(idx);
+	i = 0;
+	for_each_sgtable_dma_page(&reg->sgt, &iter, 0) {
+		if (WARN_ON(i >= reg->count))
+			break;
+		extoll_hw_atu_set(xdev, idx + i, sg_page_iter_dma_address(&iter),
+				  ep->vpid, reg->readonly);
+		i++;
+	}
+unlock:
+	mutex_unlock(&xdev->lock);
+	if (ret)
+		goto unmap;
+
+	mutex_lock(&ep->lock);
+	list_add_tail(&reg->node, &ep->regions);
+	ep->reg_pages += reg->count;
+	mutex_unlock(&ep->lock);
+
+	r.start = reg->um.start;
+	r.offset = r.addr - reg->um.start;
+	r.count = reg->count;
+	r.size = (u64)reg->count << PAGE_SHIFT;
+	r.nla = reg->nla;
+	if (!copy_to_user(uarg, &r, sizeof(r)))
+		return 0;
+
+	/* The caller never learnt the NLA: undo, unless already undone. */
+	mutex_lock(&ep->lock);
+	list_for_each_entry(it, &ep->regions, node) {
+		if (it == reg) {
+			list_move(&reg->node, &undo);
+			ep->reg_pages -= reg->count;
+			break;
+		}
+	}
+	mutex_unlock(&ep->lock);
+	extoll_regions_free(xdev, &undo);
+	return -EFAULT;
+
+unmap:
+	dma_unmap_sgtable(&xdev->pdev->dev, &reg->sgt,
+			  reg->readonly ? DMA_TO_DEVICE : DMA_BIDIRECTIONAL, 0);
+free_sgt:
+	sg_free_table(&reg->sgt);
+unpin:
+	exa_umem_release(&reg->um);
+free:
+	kfree(reg);
+	return ret;
+}
+
+static int extoll_rma2_unregister(struct extoll_ep *ep, void __user *uarg)
+{
+	struct rma2_ioc_region r;
+	struct extoll_region *reg;
+	LIST_HEAD(list);
+	int ret = -EINVAL;
+
+	if (copy_from_user(&r, uarg, sizeof(r)))
+		return -EFAULT;
+	mutex_lock(&ep->lock);
+	list_for_each_entry(reg, &ep->regions, node) {
+		if (reg->nla == r.nla &&
+		    ((u64)reg->count << PAGE_SHIFT) == r.size) {
+			list_move(&reg->node, &list);
+			ep->reg_pages -= reg->count;
+			ret = 0;
+			break;
+		}
+	}
+	mutex_unlock(&ep->lock);
+	extoll_regions_free(ep->xdev, &list);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ ioctl */
+
+bool extoll_queue_size_ok(u64 size, u64 min, u64 max)
+{
+	return size >= min && size <= max && is_power_of_2(size) &&
+	       !(size & (PAGE_SIZE - 1));
+}
+
+static int extoll_rma2_set_notiq_size(struct extoll_ep *ep, unsigned long val)
+{
+	int ret = 0;
+
+	if (!extoll_queue_size_ok(val, RMA2_NOTIQ_MIN_SIZE,
+				  RMA2_NOTIQ_MAX_SIZE))
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	if (ep->q)
+		ret = val == ep->q_size ? 0 : -EBUSY;
+	else
+		ep->q_size = val;
+	mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int extoll_rma2_set_seg_size(struct extoll_ep *ep, unsigned long val)
+{
+	if (!val || val > RMA2_NOTIQ_MAX_SIZE || (val & (PAGE_SIZE - 1)))
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	ep->seg_size = val;
+	mutex_unlock(&ep->lock);
+	return 0;
+}
+
+/* Read pointer (entries) as stored by the consumer in the RP page. */
+u64 extoll_ep_get_rp(struct extoll_ep *ep)
+{
+	u64 rp = 0;
+
+	mutex_lock(&ep->lock);
+	if (ep->q)
+		rp = READ_ONCE(*(u64 *)ep->q);
+	mutex_unlock(&ep->lock);
+	return rp;
+}
+
+static u64 extoll_ep_entries(struct extoll_ep *ep)
+{
+	return ep->unit == EXTOLL_UNIT_RMA ? ep->q_size / RMA2_NOTI_SIZE :
+					     ep->q_size / EXTOLL_VELO_SLOT_SIZE;
+}
+
+int extoll_ep_set_rp(struct extoll_ep *ep, unsigned long val)
+{
+	int ret = 0;
+
+	mutex_lock(&ep->lock);
+	if (val >= extoll_ep_entries(ep))
+		ret = -EINVAL;
+	else if (ep->q)
+		WRITE_ONCE(*(u64 *)ep->q, val);
+	mutex_unlock(&ep->lock);
+	return ret;
+}
+
+u64 extoll_ep_get_wp(struct extoll_ep *ep)
+{
+	struct extoll_dev *xdev = ep->xdev;
+	u64 wp = 0;
+
+	mutex_lock(&ep->lock);
+	if (ep->q) {
+		mutex_lock(&xdev->lock);
+		if (!xdev->dead)
+			wp = extoll_hw_ep_read_wp(xdev, ep->unit, ep->vpid);
+		mutex_unlock(&xdev->lock);
+	}
+	mutex_unlock(&ep->lock);
+	return wp;
+}
+
+/*
+ * The write pointer belongs to the device; the original library "resets"
+ * it to 0 right after mapping.  Accept that as long as nothing has been
+ * written yet.
+ */
+int extoll_ep_set_wp(struct extoll_ep *ep, unsigned long val)
+{
+	if (val)
+		return -EINVAL;
+	return extoll_ep_get_wp(ep) ? -EBUSY : 0;
+}
+
+static int extoll_rma2_get_info(struct extoll_ep *ep, void __user *uarg)
+{
+	struct extoll_dev *xdev = ep->xdev;
+	struct rma2_ioc_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = EXTOLL_ABI_VERSION;
+	info.nodeid = xdev->node_id;
+	info.vpid = ep->vpid;
+	info.max_nodes = xdev->max_nodes;
+	info.max_vpids = xdev->num_vpids[EXTOLL_UNIT_RMA];
+	info.noti_size = RMA2_NOTI_SIZE;
+	mutex_lock(&ep->lock);
+	info.notiq_size = ep->q_size;
+	mutex_unlock(&ep->lock);
+	info.req_offset = RMA2_MMAP_REQ_OFFSET;
+	info.req_size = RMA2_MMAP_REQ_SIZE;
+	info.state_offset = RMA2_MMAP_STATE_OFFSET;
+	info.notiq_offset = RMA2_MMAP_NOTIQ_OFFSET;
+	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long extoll_rma2_ioctl(struct file *file, unsigned int cmd,
+			      unsigned long arg)
+{
+	struct extoll_ep *ep = file->private_data;
+	struct extoll_dev *xdev = ep->xdev;
+	void __user *uarg = (void __user *)arg;
+	int ret;
+
+	if (_IOC_TYPE(cmd) != RMA2_IOC_MAGIC)
+		return -ENOTTY;
+	ret = extoll_ep_check_caller(ep);
+	if (ret)
+		return ret;
+
+	switch (cmd) {
+	case RMA2_IOCTL_GET_NOTIQ_SIZE:
+		return extoll_put_u64(arg, READ_ONCE(ep->q_size));
+	case RMA2_IOCTL_SET_NOTIQ_SIZE:
+		return extoll_rma2_set_notiq_size(ep, arg);
+	case RMA2_IOCTL_SET_NOTIQ_SEGMENT_SIZE:
+		return extoll_rma2_set_seg_size(ep, arg);
+	case RMA2_IOCTL_GET_NOTIQ_SEGMENT_SIZE:
+		return extoll_put_u64(arg, READ_ONCE(ep->seg_size));
+	case RMA2_IOCTL_SET_NOTIQ_WP:
+		return extoll_ep_set_wp(ep, arg);
+	case RMA2_IOCTL_SET_NOTIQ_RP:
+		return extoll_ep_set_rp(ep, arg);
+	case RMA2_IOCTL_GET_NOTIQ_WP:
+		return extoll_put_u64(arg, extoll_ep_get_wp(ep));
+	case RMA2_IOCTL_GET_NOTIQ_RP:
+		return extoll_put_u64(arg, extoll_ep_get_rp(ep));
+	case RMA2_IOCTL_GET_NODEID:
+		return extoll_put_u64(arg, xdev->node_id);
+	case RMA2_IOCTL_GET_VPID:
+		return extoll_put_u64(arg, ep->vpid);
+	case RMA2_IOCTL_REGISTER_REGION:
+		return extoll_rma2_register(ep, uarg);
+	case RMA2_IOCTL_UNREGISTER_REGION:
+		return extoll_rma2_unregister(ep, uarg);
+	case RMA2_IOCTL_GET_MAXNODEID:
+		return extoll_put_u64(arg, RMA2_NODES);
+	case RMA2_IOCTL_GET_MAXVPID:
+		return extoll_put_u64(arg, xdev->num_vpids[EXTOLL_UNIT_RMA]);
+	case RMA2_IOCTL_GET_INFO:
+		return extoll_rma2_get_info(ep, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int extoll_rma2_open(struct inode *inode, struct file *file)
+{
+	return extoll_ep_open(inode, file, EXTOLL_UNIT_RMA);
+}
+
+static int extoll_rma2_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return extoll_mmap_common(file, vma,
+				  RMA2_MMAP_NOTIQ_OFFSET >> PAGE_SHIFT);
+}
+
+const struct file_operations extoll_rma2_fops = {
+	.owner		= THIS_MODULE,
+	.open		= extoll_rma2_open,
+	.release	= extoll_ep_release,
+	.unlocked_ioctl	= extoll_rma2_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.mmap		= extoll_rma2_mmap,
+	.llseek		= no_llseek,
+};
