@@ -66,7 +66,7 @@
 #define EXANET_REG_RDMA_RETX_US		0x3204	/* RW 32: block timeout, default 20000 */
 #define EXANET_RDMA_DEFAULT_RETX_US	20000	/* doubled per retry, capped at 200 ms */
 #define EXANET_REG_RDMA_WINDOW		0x3208	/* RW 32: blocks in flight per transfer */
-#define EXANET_RDMA_DEFAULT_WINDOW	64	/* 1..EXANET_RDMA_MAX_WINDOW */
+#define EXANET_RDMA_DEFAULT_WINDOW	128	/* 1..EXANET_RDMA_MAX_WINDOW */
 #define EXANET_RDMA_MAX_WINDOW		256
 /* Retries before TIMEOUT: EXANET_REG_RETX_MAX (shared with the packetizer). */
 

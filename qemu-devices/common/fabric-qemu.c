@@ -33,6 +33,9 @@ struct FabricQemu {
     fabric_bulk_fn bulk_rx;
     void *bulk_opaque;
     QEMUTimer *bulk_timer;  /* main-loop mode only */
+    void (*kick)(void *opaque);
+    int kick_pipe[2];       /* thread mode */
+    QEMUBH *kick_bh;        /* main-loop mode */
 };
 
 /* Under the BQL: datagrams, then bulk records.  Returns true if more wait. */
@@ -74,9 +77,10 @@ static void fabric_qemu_watch(void *opaque, int fd, bool want_write)
 static void *fabric_qemu_rx_thread(void *opaque)
 {
     FabricQemu *fq = opaque;
-    struct pollfd p[2] = {
+    struct pollfd p[3] = {
         { .fd = fabric_rx_fd(fq->f), .events = POLLIN },
         { .fd = fq->stop_pipe[0], .events = POLLIN },
+        { .fd = fq->kick_pipe[0], .events = POLLIN },
     };
 
     rcu_register_thread();      /* DMA walks RCU protected memory maps */
@@ -93,7 +97,8 @@ static void *fabric_qemu_rx_thread(void *opaque)
 
     while (!qatomic_read(&fq->stopping)) {
         int timeout = more ? 0 : active ? FABRIC_QEMU_BULK_POLL_MS : -1;
-        int n = poll(p, 2, timeout);
+        int n = poll(p, 3, timeout);
+        bool kicked = false;
 
         if (n < 0) {
             if (errno == EINTR) {
@@ -105,8 +110,19 @@ static void *fabric_qemu_rx_thread(void *opaque)
         if (p[1].revents) {
             break;
         }
-        if (p[0].revents || more || (active && n == 0)) {
+        if (n > 0 && p[2].revents) {
+            char buf[64];
+
+            while (read(fq->kick_pipe[0], buf, sizeof(buf)) > 0) {
+                /* drain */
+            }
+            kicked = true;
+        }
+        if (p[0].revents || more || kicked || (active && n == 0)) {
             qemu_mutex_lock_iothread();
+            if (!qatomic_read(&fq->stopping) && kicked && fq->kick) {
+                fq->kick(fq->bulk_opaque);
+            }
             if (!qatomic_read(&fq->stopping)) {
                 more = fabric_qemu_rx_once(fq);
                 active = fq->bulk_rx && fabric_bulk_active(fq->f);
@@ -132,8 +148,10 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
     if (opts) {
         fq->bulk_rx = opts->bulk_rx;
         fq->bulk_opaque = opts->bulk_opaque;
+        fq->kick = opts->kick;
     }
     fq->stop_pipe[0] = fq->stop_pipe[1] = -1;
+    fq->kick_pipe[0] = fq->kick_pipe[1] = -1;
     c.watch = fabric_qemu_watch;
     c.watch_opaque = fq;
     r = fabric_open(&fq->f, &c, err, sizeof(err));
@@ -149,6 +167,16 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
             g_free(fq);
             return NULL;
         }
+        if (!g_unix_open_pipe(fq->kick_pipe, FD_CLOEXEC, NULL) ||
+            !g_unix_set_fd_nonblocking(fq->kick_pipe[0], true, NULL) ||
+            !g_unix_set_fd_nonblocking(fq->kick_pipe[1], true, NULL)) {
+            error_setg_errno(errp, errno, "fabric: pipe");
+            close(fq->stop_pipe[0]);
+            close(fq->stop_pipe[1]);
+            fabric_close(fq->f);
+            g_free(fq);
+            return NULL;
+        }
         fq->rt_prio = opts->rt_prio;
         fq->thread_running = true;
         qemu_thread_create(&fq->thread, opts->name ? opts->name : "fabric-rx",
@@ -156,6 +184,9 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
     } else {
         fq->bulk_timer = timer_new_ms(QEMU_CLOCK_REALTIME, fabric_qemu_read,
                                       fq);
+        if (fq->kick) {
+            fq->kick_bh = qemu_bh_new(fq->kick, fq->bulk_opaque);
+        }
         qemu_set_fd_handler(fabric_rx_fd(fq->f), fabric_qemu_read, NULL, fq);
     }
     return fq;
@@ -179,9 +210,14 @@ void fabric_qemu_close(FabricQemu *fq)
         qemu_mutex_lock_iothread();
         close(fq->stop_pipe[0]);
         close(fq->stop_pipe[1]);
+        close(fq->kick_pipe[0]);
+        close(fq->kick_pipe[1]);
     } else {
         qemu_set_fd_handler(fabric_rx_fd(fq->f), NULL, NULL, NULL);
         timer_free(fq->bulk_timer);
+        if (fq->kick_bh) {
+            qemu_bh_delete(fq->kick_bh);
+        }
     }
     fabric_close(fq->f);    /* removes the write handlers via watch() */
     g_free(fq);
@@ -191,6 +227,19 @@ int fabric_qemu_send(FabricQemu *fq, uint32_t dst, uint8_t type,
                      const void *payload, size_t len)
 {
     return fabric_send(fq->f, dst, type, payload, len);
+}
+
+void fabric_qemu_kick(FabricQemu *fq)
+{
+    if (fq->thread_running) {
+        char c = 0;
+
+        if (write(fq->kick_pipe[1], &c, 1) < 0) {
+            /* pipe full: a wake-up is pending anyway */
+        }
+    } else if (fq->kick_bh) {
+        qemu_bh_schedule(fq->kick_bh);
+    }
 }
 
 struct fabric *fabric_qemu_fabric(FabricQemu *fq)

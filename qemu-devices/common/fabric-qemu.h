@@ -23,6 +23,8 @@ typedef struct FabricQemuOptions {
     const char *name;       /* thread name */
     fabric_bulk_fn bulk_rx; /* bulk records (NULL: rings are not drained) */
     void *bulk_opaque;
+    /* Work to run in the receive context (under the BQL) on fabric_qemu_kick() */
+    void (*kick)(void *opaque);
 } FabricQemuOptions;
 
 /* Returns NULL and sets errp on failure. */
@@ -34,5 +36,10 @@ void fabric_qemu_close(FabricQemu *fq);
 int fabric_qemu_send(FabricQemu *fq, uint32_t dst, uint8_t type,
                      const void *payload, size_t len);
 struct fabric *fabric_qemu_fabric(FabricQemu *fq);
+/*
+ * Ask the receive thread (or, without one, a main-loop bottom half) to call
+ * opts->kick(bulk_opaque) soon.  Callable from any thread.
+ */
+void fabric_qemu_kick(FabricQemu *fq);
 
 #endif

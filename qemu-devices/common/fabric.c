@@ -1088,6 +1088,18 @@ static void bulk_doorbell(struct fabric *f, uint32_t src, const uint8_t *pl,
 	f->st.rx_bulk_maps++;
 }
 
+/*
+ * The ring looks empty: ask the producer for a doorbell (armed = 1), then
+ * look again (Dekker: the producer publishes tail, then reads armed).
+ * Returns true if it is still empty, i.e. it is safe to sleep.
+ */
+static bool bulk_arm(struct bulk_map *m)
+{
+	__atomic_store_n(&m->ctl->armed, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return ld_acq64(&m->ctl->tail) == m->ctl->head;
+}
+
 /* Consume records of one ring; returns the number consumed. */
 static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 		      fabric_bulk_fn fn, void *opaque)
@@ -1104,11 +1116,9 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 
 		tail = ld_acq64(&c->tail);
 		if (head == tail) {
-			__atomic_store_n(&c->armed, 1, __ATOMIC_SEQ_CST);
-			__atomic_thread_fence(__ATOMIC_SEQ_CST);
-			tail = ld_acq64(&c->tail);
-			if (head == tail)
+			if (bulk_arm(m))
 				break;
+			tail = ld_acq64(&c->tail);
 			__atomic_store_n(&c->armed, 0, __ATOMIC_RELAXED);
 		}
 		off = head & (m->size - 1);
@@ -1169,10 +1179,13 @@ int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaq
 
 bool fabric_bulk_pending(struct fabric *f)
 {
+	bool pending = false;
+
+	/* Called before sleeping: every empty ring must be armed. */
 	for (struct bulk_map *m = f->bin_list; m; m = m->next_in)
-		if (ld_acq64(&m->ctl->tail) != m->ctl->head)
-			return true;
-	return false;
+		if (ld_acq64(&m->ctl->tail) != m->ctl->head || !bulk_arm(m))
+			pending = true;
+	return pending;
 }
 
 bool fabric_bulk_active(const struct fabric *f)

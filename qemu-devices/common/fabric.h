@@ -190,7 +190,10 @@ int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
  * that fabric_poll_rx() received).  Returns the number consumed.
  */
 int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque);
-/* An inbound ring has records waiting; any inbound ring mapped. */
+/*
+ * An inbound ring has records waiting (call before sleeping: it also asks
+ * the producers of the empty rings for a doorbell); any inbound ring mapped.
+ */
 bool fabric_bulk_pending(struct fabric *f);
 bool fabric_bulk_active(const struct fabric *f);
 

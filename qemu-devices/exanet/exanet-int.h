@@ -37,6 +37,7 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val);
 void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
                          const void *hdr, size_t hlen,
                          const void *data, size_t dlen, bool data_ok);
+void exanet_rdma_kick_work(void *opaque);
 bool exanet_rdma_attach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx,
                             Error **errp);
 void exanet_rdma_detach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx);

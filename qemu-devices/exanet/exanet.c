@@ -1047,6 +1047,7 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
             .name = "exanet-rx",
             .bulk_rx = exanet_rdma_bulk_rx,
             .bulk_opaque = s->rdma,
+            .kick = exanet_rdma_kick_work,
         };
 
         s->fabric = fabric_qemu_open(&cfg, &opts, exanet_rx, s, errp);

@@ -67,6 +67,8 @@ typedef struct RdBlkHdr {
     uint8_t dst_rank;
     uint8_t src_rank;       /* initiator's rank (for the notification) */
     uint8_t ncells;
+    uint32_t xmit;          /* sender's transmission number, echoed by the ACK */
+    uint32_t pad;
 } RdBlkHdr;
 
 typedef struct RdAckHdr {
@@ -78,6 +80,7 @@ typedef struct RdAckHdr {
     uint8_t chan;
     uint8_t op;
     uint8_t code;           /* 0 ACK, RD_NACK_RETRY, or an EXANET_RDMA_E_* */
+    uint32_t xmit;          /* of the block transmission answered */
 } RdAckHdr;
 
 typedef struct RdReqHdr {
@@ -126,6 +129,8 @@ struct RdmaTx {
     uint32_t nresend;
     uint64_t acked_bytes;
     uint8_t *bstate;
+    uint32_t *bxmit;        /* transmission number of each block's last send */
+    uint32_t xmit;
     QEMUTimer *timer;
     RdmaTxDone *done;
     QTAILQ_ENTRY(RdmaTx) link;
@@ -219,9 +224,17 @@ static gpointer rx_key(uint32_t node, unsigned page, unsigned chan)
     return GUINT_TO_POINTER((node << 10) | (page << 6) | chan);
 }
 
+/*
+ * Run rdma_bh soon: in the fabric receive thread (SCHED_FIFO when
+ * permitted) if there is one, else in a main-loop bottom half.
+ */
 static void rdma_kick(ExanetRdma *r)
 {
-    qemu_bh_schedule(r->bh);
+    if (r->fabric) {
+        fabric_qemu_kick(r->fabric);
+    } else {
+        qemu_bh_schedule(r->bh);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -342,7 +355,7 @@ static void rdma_send_ack(ExanetRdma *r, uint32_t dst, const RdBlkHdr *h,
     RdAckHdr a = {
         .origin_node = h->origin_node, .seq = h->seq, .epoch = h->epoch,
         .block = h->block, .page = h->page, .chan = h->chan, .op = h->op,
-        .code = code,
+        .code = code, .xmit = h->xmit,
     };
 
     rdma_send_small(r, dst, RD_ACK, &a, sizeof(a));
@@ -379,6 +392,8 @@ static void rdma_tx_stop(RdmaTx *tx)
     }
     g_free(tx->bstate);
     tx->bstate = NULL;
+    g_free(tx->bxmit);
+    tx->bxmit = NULL;
 }
 
 static void rdma_tx_finish(RdmaTx *tx, uint8_t err)
@@ -421,6 +436,9 @@ static void rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->retries = 0;
     g_free(tx->bstate);
     tx->bstate = g_malloc0(tx->h.nblocks);
+    g_free(tx->bxmit);
+    tx->bxmit = g_new0(uint32_t, tx->h.nblocks);
+    tx->xmit = 0;
     if (!tx->timer) {
         tx->timer = timer_new_ns(QEMU_CLOCK_REALTIME, rdma_tx_timer, tx);
     }
@@ -460,6 +478,8 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
     h->block = b;
     h->dst_va = tx->h.dst_va + off;
     h->ncells = DIV_ROUND_UP(blen, EXANET_RDMA_CELL_SIZE);
+    h->xmit = ++tx->xmit;
+    tx->bxmit[b] = h->xmit;
     rdma_commit(r, tx->dst_node, RD_BLOCK);
     return true;
 }
@@ -501,6 +521,21 @@ static void rdma_tx_pump(RdmaTx *tx)
 stalled:
     if (failed) {
         rdma_tx_finish(tx, EXANET_RDMA_E_LOCAL_DMA);
+        return;
+    }
+    /* Ring full: the next ACK from anybody (or the timer) resumes us. */
+    tx->want_pump = true;
+}
+
+/* Resume transfers that stalled on a full ring. */
+static void rdma_pump_stalled(ExanetRdma *r)
+{
+    RdmaTx *tx, *next;
+
+    QTAILQ_FOREACH_SAFE(tx, &r->active, link, next) {
+        if (tx->want_pump) {
+            rdma_tx_pump(tx);
+        }
     }
 }
 
@@ -532,6 +567,17 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
         }
         rdma_tx_finish(tx, e);
         return;
+    }
+    /*
+     * Fast retransmission: the bulk path delivers in order and answers in
+     * order, so a block transmitted before the one answered here and still
+     * unanswered was lost (or its answer was): send it again now.
+     */
+    for (uint32_t k = tx->base; k < tx->next; k++) {
+        if (tx->bstate[k] == BS_INFLIGHT && tx->bxmit[k] < a->xmit) {
+            tx->bstate[k] = BS_RESEND;
+            tx->nresend++;
+        }
     }
     if (tx->bstate[b] == BS_ACKED) {
         return;
@@ -1073,6 +1119,7 @@ void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
 
             memcpy(&a, hdr, sizeof(a));
             rdma_rx_ack(r, src, &a);
+            rdma_pump_stalled(r);
             return;
         }
         break;
@@ -1099,10 +1146,9 @@ void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
 }
 
 /* Bottom half: local deliveries, then block transmission. */
-static void rdma_bh(void *opaque)
+void exanet_rdma_kick_work(void *opaque)
 {
     ExanetRdma *r = opaque;
-    RdmaTx *tx, *next;
     int budget = 256;
 
     while (!QSIMPLEQ_EMPTY(&r->loop) && budget-- > 0) {
@@ -1113,13 +1159,9 @@ static void rdma_bh(void *opaque)
                             l->buf + l->hlen, l->dlen, true);
         g_free(l);
     }
-    QTAILQ_FOREACH_SAFE(tx, &r->active, link, next) {
-        if (tx->want_pump) {
-            rdma_tx_pump(tx);
-        }
-    }
+    rdma_pump_stalled(r);
     if (!QSIMPLEQ_EMPTY(&r->loop)) {
-        qemu_bh_schedule(r->bh);
+        rdma_kick(r);
     }
 }
 
@@ -1357,7 +1399,7 @@ ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
                                     rdma_resp_free);
     QTAILQ_INIT(&r->active);
     QSIMPLEQ_INIT(&r->loop);
-    r->bh = qemu_bh_new(rdma_bh, r);
+    r->bh = qemu_bh_new(exanet_rdma_kick_work, r);
     memory_region_init_io(&r->bar, OBJECT(ni), &rdma_bar_ops, r,
                           "exanet-rdma", EXANET_BAR_RDMA_SIZE);
     for (unsigned p = 0; p < EXANET_RDMA_PAGES; p++) {

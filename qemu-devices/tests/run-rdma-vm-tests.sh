@@ -85,6 +85,12 @@ remote_run() {	# tag [extra qemu args]
 	wait "$srv" 2>/dev/null
 }
 
+if [ -n "${ONLY_BW:-}" ]; then
+	echo "1..1"
+	remote_run bw
+	tap "two nodes: bandwidth" "$W/bw-cli.log" "BW: 4 MiB RDMA write"
+	exit $((fails != 0))
+fi
 echo "1..3"
 qemu_argv 0 1 self
 timeout 300 "${ARGV[@]}" > "$W/self.log" 2>&1
