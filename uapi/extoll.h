@@ -109,7 +109,11 @@ struct rma2_ioc_info {
 #define RMA2_IOCTL_GET_MAXVPID			_IOR(RMA2_IOC_MAGIC, 13, __u64)
 #define RMA2_IOCTL_GET_INFO			_IOR(RMA2_IOC_MAGIC, 32, struct rma2_ioc_info)
 
-/* Values answered by GET_MAXNODEID / GET_MAXVPID (original constants). */
+/*
+ * GET_MAXNODEID answers RMA2_NODES (original constant, = the 16-bit node
+ * id space); GET_MAXVPID answers the VPIDs the device implements (<=
+ * RMA2_VPIDS, the 8-bit VPID space; 64 on the emulated NIC).
+ */
 #define RMA2_NODES				65536
 #define RMA2_VPIDS				256
 
@@ -117,18 +121,26 @@ struct rma2_ioc_info {
  * mmap layout of /dev/extoll/rma2 (spec 1.4), 4 KiB pages.  A mapping
  * must be MAP_SHARED and lie entirely inside one of the two areas:
  *
- *   MMIO area  [0, RMA2_MMAP_NOTIQ_OFFSET)
- *     page i (0..31)  requester page i of this VPID (write only use)
- *     page 32         WC-buffer state page of this VPID (read only)
- *   queue area [RMA2_MMAP_NOTIQ_OFFSET, + 4096 + notiq_size)
- *     first page      read-pointer page: word 0 (__u64) is the consumer's
- *                     read index (entries, not bytes), read by the device
+ *   MMIO area  [0, RMA2_MMAP_NOTIQ_OFFSET), mapped uncached
+ *     page i (0..31)  requester page i of this VPID (extoll_hw.h 5)
+ *     page 32         WC-buffer state page of the original layout: an
+ *                     alias of requester page 0, whose EXTOLL_RMA_CMD_FREE /
+ *                     EXTOLL_RMA_CMD_DROPS registers are the flow-control
+ *                     state of the VPID
+ *   queue area [RMA2_MMAP_NOTIQ_OFFSET, + 4096 + notiq_size), read/write
+ *     first page      read-pointer page: word 0 (__u64) holds the
+ *                     consumer's read index (entries) for GET_NOTIQ_RP /
+ *                     SET_NOTIQ_RP; the device does not read it
  *     then            the notification queue, notiq_size bytes of 16-byte
- *                     entries; present when word1 != 0, the consumer
- *                     zeroes word1 to free an entry.
+ *                     entries (extoll_hw.h 6): present when word1 != 0,
+ *                     the consumer zeroes word1 to free an entry.
  *
- * The first mmap of the queue area allocates and enables the queue with
- * the size then set; afterwards SET_NOTIQ_SIZE fails with EBUSY.
+ * The first mmap of the queue area allocates the queue with the size then
+ * set and enables the RMA part of the VPID (requester pages, notifications
+ * and the target side: puts/gets addressed to this VPID); before that,
+ * commands and incoming requests for the VPID are refused.  Afterwards
+ * SET_NOTIQ_SIZE fails with EBUSY (unless the size is unchanged).
+ * Mappings are never inherited by fork() children.
  */
 #define RMA2_REQ_PAGES				32
 #define RMA2_MMAP_REQ_OFFSET			0
@@ -161,8 +173,13 @@ struct rma2_ioc_info {
 #define VELO2_IOCG_GET_SLOT_SIZE	_IOR(VELO2_IOC_MAGIC, 21, __u64)
 #define VELO2_IOCG_GET_INFO		_IOR(VELO2_IOC_MAGIC, 32, struct velo2_ioc_info)
 
-#define VELO2_PROCNUM			256	/* GET_PROCNUM (original) */
-#define VELO2_NODENUM			1024	/* GET_NODENUM (original) */
+/*
+ * GET_PROCNUM answers the VELO VPIDs the device implements (original: 256
+ * = VELO2_PROCNUM), GET_NODENUM the nodes on the fabric (original: 1024).
+ * GET_SLOT_SIZE answers EXTOLL_VELO_SLOT_SIZE (128).
+ */
+#define VELO2_PROCNUM			256
+#define VELO2_NODENUM			1024
 
 struct velo2_ioc_info {
 	__u32 abi_version;	/* EXTOLL_ABI_VERSION */
@@ -181,13 +198,17 @@ struct velo2_ioc_info {
 /*
  * mmap layout of /dev/extoll/velo2 (spec 1.5), MAP_SHARED, each mapping
  * inside one area:
- *   MMIO area  page 0: VELO requester page of this VPID
- *              page 1: WC-buffer state page (read only)
+ *   MMIO area  page 0: VELO requester page of this VPID (extoll_hw.h 3),
+ *                      accepting messages from open() on
+ *              page 1: WC-buffer state page of the original layout: an
+ *                      alias of page 0 (EXTOLL_VELO_CREDITS/DROPS at 0x800)
  *   mbox area  at VELO2_MMAP_MBOX_OFFSET: read-pointer page (word 0 =
- *              consumer read index in slots), then mbox_size bytes of
- *              slots.  The first mmap of this area allocates the mailbox
- *              and enables reception for the VPID; afterwards
- *              SET_MBOX_SIZE fails with EBUSY.
+ *              consumer read index in slots, for GET_RP/SET_RP; the
+ *              device does not read it), then mbox_size bytes of
+ *              EXTOLL_VELO_SLOT_SIZE slots (extoll_hw.h 4).  The first
+ *              mmap of this area allocates the ring and enables reception
+ *              for the VPID; afterwards SET_MBOX_SIZE fails with EBUSY
+ *              (unless the size is unchanged).
  */
 #define VELO2_MMAP_REQ_OFFSET		0
 #define VELO2_MMAP_STATE_OFFSET		EXTOLL_PAGE_SIZE
