@@ -1,9 +1,63 @@
 // SPDX-License-Identifier: MIT
 /* Host tests of the ping-pong tools' option parsing and statistics. */
 #include <errno.h>
+#include <getopt.h>
+#include <string.h>
 
 #include "pp_common.h"
 #include "../lib/harness.h"
+
+static void no_usage(FILE *f)
+{
+	(void)f;
+}
+
+static const struct pp_tool dev_tool = {
+	.name = "dev-tool", .max_size = 64, .default_timeout_s = 10, .has_device = 1,
+	.usage = no_usage,
+};
+static const struct pp_tool net_tool = {
+	.name = "net-tool", .max_size = 32, .default_timeout_s = 1, .has_device = 0,
+	.usage = no_usage,
+};
+
+/* argv for getopt_long, which permutes it: rebuilt for every call */
+static int parse(const struct pp_tool *t, struct pp_opts *o, const char *args)
+{
+	char buf[256], *argv[16], *tok, *save = NULL;
+	int argc = 0;
+
+	snprintf(buf, sizeof(buf), "prog %s", args);
+	for (tok = strtok_r(buf, " ", &save); tok && argc < 15; tok = strtok_r(NULL, " ", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	optind = 0;
+	opterr = 0;
+	return pp_parse_args(argc, argv, t, o);
+}
+
+TEST(parse_args_per_tool_defaults_and_limits)
+{
+	struct pp_opts o;
+
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--client --oob 10.42.0.2:5000 --sizes 1-64 --slots 256"));
+	ASSERT_EQ(1, o.client);
+	ASSERT_EQ(5000, o.oob_port);
+	ASSERT_EQ(64, o.nsizes);
+	ASSERT_EQ(256, o.slots);
+	ASSERT_EQ(10, (int)o.timeout_s);
+	ASSERT_EQ(0, parse(&net_tool, &o, "--server"));
+	ASSERT_EQ(1, (int)o.timeout_s);
+	ASSERT_EQ(9, o.nsizes);		/* the default size set */
+	/* sizes are bounded per tool, device options exist only where a device does */
+	ASSERT_EQ(-EINVAL, parse(&net_tool, &o, "--server --sizes 64"));
+	ASSERT_EQ(-EINVAL, parse(&net_tool, &o, "--server --device /dev/exanet0"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --slots 100"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --client"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--client"));		/* no --oob */
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server extra"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --clock sundial"));
+}
 
 TEST(parse_sizes_lists_and_ranges)
 {

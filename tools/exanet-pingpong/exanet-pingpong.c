@@ -45,8 +45,6 @@ struct final_report {
 	uint64_t echoed;
 };
 
-static const unsigned int default_sizes[] = { 1, 2, 4, 8, 16, 32, 48, 56, 64 };
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -85,128 +83,13 @@ static void usage(FILE *f)
 "Exit status: 0 success, 1 runtime error, 2 usage error.\n", PP_DEFAULT_PORT);
 }
 
-static int parse_args(int argc, char **argv, struct pp_opts *o)
-{
-	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK };
-	static const struct option lopts[] = {
-		{ "server", no_argument, NULL, 's' },
-		{ "client", no_argument, NULL, 'c' },
-		{ "oob", required_argument, NULL, 'o' },
-		{ "peer-node", required_argument, NULL, 'n' },
-		{ "sizes", required_argument, NULL, 'S' },
-		{ "iters", required_argument, NULL, 'i' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "slots", required_argument, NULL, OPT_SLOTS },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
-		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
-		{ "clock", required_argument, NULL, OPT_CLOCK },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	unsigned long v;
-	unsigned int i;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->oob_port = PP_DEFAULT_PORT;
-	o->peer_node = -1;
-	o->iters = 1000;
-	o->warmup = 100;
-	o->timeout_s = 10;
-	o->slots = 64;
-	for (i = 0; i < sizeof(default_sizes) / sizeof(default_sizes[0]); i++)
-		o->sizes[i] = default_sizes[i];
-	o->nsizes = i;
-
-	while ((c = getopt_long(argc, argv, "sco:n:S:i:w:d:t:jvh", lopts, NULL)) != -1) {
-		switch (c) {
-		case 's': o->server = 1; break;
-		case 'c': o->client = 1; break;
-		case 'o':
-			if (pp_parse_hostport(optarg, o->oob_host, sizeof(o->oob_host), &o->oob_port)) {
-				fprintf(stderr, TOOL ": bad --oob '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'n':
-			if (pp_parse_ulong(optarg, 0, EXANET_DB_NODE_MASK, &v)) {
-				fprintf(stderr, TOOL ": bad --peer-node '%s'\n", optarg);
-				return -EINVAL;
-			}
-			o->peer_node = (long)v;
-			break;
-		case 'S':
-			if (pp_parse_sizes(optarg, EXANET_MAX_PAYLOAD, o->sizes, &o->nsizes)) {
-				fprintf(stderr, TOOL ": bad --sizes '%s' (1..%d)\n", optarg,
-					EXANET_MAX_PAYLOAD);
-				return -EINVAL;
-			}
-			break;
-		case 'i':
-			if (pp_parse_ulong(optarg, 1, 100000000, &o->iters)) {
-				fprintf(stderr, TOOL ": bad --iters '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'w':
-			if (pp_parse_ulong(optarg, 0, 100000000, &o->warmup)) {
-				fprintf(stderr, TOOL ": bad --warmup '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'd': o->device = optarg; break;
-		case OPT_SLOTS:
-			if (pp_parse_ulong(optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS, &v) ||
-			    (v & (v - 1))) {
-				fprintf(stderr, TOOL ": bad --slots '%s' (power of two %d..%d)\n",
-					optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
-				return -EINVAL;
-			}
-			o->slots = (unsigned int)v;
-			break;
-		case 't': {
-			char *end;
-
-			o->timeout_s = strtod(optarg, &end);
-			if (*end || o->timeout_s <= 0) {
-				fprintf(stderr, TOOL ": bad --timeout '%s'\n", optarg);
-				return -EINVAL;
-			}
-			break;
-		}
-		case OPT_NO_TIMING: o->no_timing = 1; break;
-		case OPT_CLOCK:
-			if (strcmp(optarg, "auto") && strcmp(optarg, "monotonic") &&
-			    strcmp(optarg, "tsc")) {
-				fprintf(stderr, TOOL ": bad --clock '%s'\n", optarg);
-				return -EINVAL;
-			}
-			o->clock = optarg;
-			break;
-		case 'j': o->json = 1; break;
-		case 'v': o->verbose = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, TOOL ": unexpected argument '%s'\n", argv[optind]);
-		return -EINVAL;
-	}
-	if (o->server == o->client) {
-		fprintf(stderr, TOOL ": exactly one of --server or --client is required\n");
-		return -EINVAL;
-	}
-	if (o->client && !o->oob_host[0]) {
-		fprintf(stderr, TOOL ": --client needs --oob HOST:PORT\n");
-		return -EINVAL;
-	}
-	return 0;
-}
+static const struct pp_tool exanet_pp_tool = {
+	.name = TOOL,
+	.max_size = EXANET_MAX_PAYLOAD,
+	.default_timeout_s = 10,
+	.has_device = 1,
+	.usage = usage,
+};
 
 struct endpoint {
 	struct exanet_dev *dev;
@@ -490,7 +373,7 @@ int main(int argc, char **argv)
 {
 	struct pp_opts o;
 
-	if (parse_args(argc, argv, &o)) {
+	if (pp_parse_args(argc, argv, &exanet_pp_tool, &o)) {
 		fprintf(stderr, "Try '" TOOL " --help'.\n");
 		return PP_EXIT_USAGE;
 	}

@@ -12,7 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <getopt.h>
+
+#include "exanet.h"
 #include "pp_common.h"
+
+static const unsigned int pp_default_sizes[] = { 1, 2, 4, 8, 16, 32, 48, 56, 64 };
 
 int64_t pp_now_ns(void)
 {
@@ -428,4 +433,137 @@ void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed)
 		x ^= x << 5;
 		buf[i] = (uint8_t)x;
 	}
+}
+
+int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o)
+{
+	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK };
+	static const struct option lopts[] = {
+		{ "server", no_argument, NULL, 's' },
+		{ "client", no_argument, NULL, 'c' },
+		{ "oob", required_argument, NULL, 'o' },
+		{ "peer-node", required_argument, NULL, 'n' },
+		{ "sizes", required_argument, NULL, 'S' },
+		{ "iters", required_argument, NULL, 'i' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "slots", required_argument, NULL, OPT_SLOTS },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
+		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
+		{ "clock", required_argument, NULL, OPT_CLOCK },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	unsigned long v;
+	unsigned int i;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->oob_port = PP_DEFAULT_PORT;
+	o->peer_node = -1;
+	o->iters = 1000;
+	o->warmup = 100;
+	o->timeout_s = t->default_timeout_s;
+	o->slots = 64;
+	for (i = 0; i < sizeof(pp_default_sizes) / sizeof(pp_default_sizes[0]); i++)
+		o->sizes[i] = pp_default_sizes[i];
+	o->nsizes = i;
+
+	while ((c = getopt_long(argc, argv, "sco:n:S:i:w:d:t:jvh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->server = 1; break;
+		case 'c': o->client = 1; break;
+		case 'o':
+			if (pp_parse_hostport(optarg, o->oob_host, sizeof(o->oob_host), &o->oob_port)) {
+				fprintf(stderr, "%s: bad --oob '%s'\n", t->name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'n':
+			if (pp_parse_ulong(optarg, 0, EXANET_DB_NODE_MASK, &v)) {
+				fprintf(stderr, "%s: bad --peer-node '%s'\n", t->name, optarg);
+				return -EINVAL;
+			}
+			o->peer_node = (long)v;
+			break;
+		case 'S':
+			if (pp_parse_sizes(optarg, t->max_size, o->sizes, &o->nsizes)) {
+				fprintf(stderr, "%s: bad --sizes '%s' (1..%u)\n", t->name, optarg,
+					t->max_size);
+				return -EINVAL;
+			}
+			break;
+		case 'i':
+			if (pp_parse_ulong(optarg, 1, 100000000, &o->iters)) {
+				fprintf(stderr, "%s: bad --iters '%s'\n", t->name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'w':
+			if (pp_parse_ulong(optarg, 0, 100000000, &o->warmup)) {
+				fprintf(stderr, "%s: bad --warmup '%s'\n", t->name, optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'd':
+			if (!t->has_device) {
+				fprintf(stderr, "%s: --device is not an option of this tool\n", t->name);
+				return -EINVAL;
+			}
+			o->device = optarg;
+			break;
+		case OPT_SLOTS:
+			if (!t->has_device) {
+				fprintf(stderr, "%s: --slots is not an option of this tool\n", t->name);
+				return -EINVAL;
+			}
+			if (pp_parse_ulong(optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS, &v) ||
+			    (v & (v - 1))) {
+				fprintf(stderr, "%s: bad --slots '%s' (power of two %d..%d)\n", t->name,
+					optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
+				return -EINVAL;
+			}
+			o->slots = (unsigned int)v;
+			break;
+		case 't': {
+			char *end;
+
+			o->timeout_s = strtod(optarg, &end);
+			if (*end || o->timeout_s <= 0) {
+				fprintf(stderr, "%s: bad --timeout '%s'\n", t->name, optarg);
+				return -EINVAL;
+			}
+			break;
+		}
+		case OPT_NO_TIMING: o->no_timing = 1; break;
+		case OPT_CLOCK:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "monotonic") &&
+			    strcmp(optarg, "tsc")) {
+				fprintf(stderr, "%s: bad --clock '%s'\n", t->name, optarg);
+				return -EINVAL;
+			}
+			o->clock = optarg;
+			break;
+		case 'j': o->json = 1; break;
+		case 'v': o->verbose = 1; break;
+		case 'h': t->usage(stdout); exit(0);
+		default: return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", t->name, argv[optind]);
+		return -EINVAL;
+	}
+	if (o->server == o->client) {
+		fprintf(stderr, "%s: exactly one of --server or --client is required\n", t->name);
+		return -EINVAL;
+	}
+	if (o->client && !o->oob_host[0]) {
+		fprintf(stderr, "%s: --client needs --oob HOST:PORT\n", t->name);
+		return -EINVAL;
+	}
+	return 0;
 }

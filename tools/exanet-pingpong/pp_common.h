@@ -4,6 +4,7 @@
 #define PP_COMMON_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define PP_MAX_SIZES 64
@@ -30,6 +31,22 @@ struct pp_result {
 	double median_us, avg_us, min_us, p99_us, max_us;	/* one-way = RTT/2 */
 	unsigned long errors;
 };
+
+/* What differs between the ping-pong tools that share one option parser. */
+struct pp_tool {
+	const char *name;
+	unsigned int max_size;		/* largest --sizes value */
+	double default_timeout_s;
+	int has_device;			/* accepts --device and --slots */
+	void (*usage)(FILE *f);
+};
+
+/*
+ * Parses the common ping-pong options into *o (defaults first).  --help
+ * prints t->usage and exits 0; anything invalid is reported on stderr and
+ * returns -EINVAL.
+ */
+int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o);
 
 /* "8,16,64" or "1-64"; sizes must be within [1, max]. */
 int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n);
