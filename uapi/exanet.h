@@ -85,6 +85,23 @@ enum exanet_counter {
 	EXANET_NUM_COUNTERS
 };
 
+/* Counter names, for sysfs, netlink tools and libexanet: one table for all. */
+#define EXANET_COUNTER_NAMES_INIT					\
+	[EXANET_CNT_TX_PACKETS]		= "tx_packets",			\
+	[EXANET_CNT_TX_ACKED]		= "tx_acked",			\
+	[EXANET_CNT_TX_NACKED]		= "tx_nacked",			\
+	[EXANET_CNT_TX_RETRANSMITS]	= "tx_retransmits",		\
+	[EXANET_CNT_TX_TIMEOUTS]	= "tx_timeouts",		\
+	[EXANET_CNT_RX_DELIVERED]	= "rx_delivered",		\
+	[EXANET_CNT_RX_DUPLICATES]	= "rx_duplicates",		\
+	[EXANET_CNT_RX_NACK_PDID]	= "rx_nack_pdid",		\
+	[EXANET_CNT_RX_NACK_FULL]	= "rx_nack_full",		\
+	[EXANET_CNT_RX_NACK_DISABLED]	= "rx_nack_disabled",		\
+	[EXANET_CNT_RX_NACK_BAD]	= "rx_nack_bad",		\
+	[EXANET_CNT_RX_CORRUPT]		= "rx_corrupt",			\
+	[EXANET_CNT_DOORBELL_BUSY]	= "doorbell_busy",		\
+	[EXANET_CNT_DMA_ERRORS]		= "dma_errors",
+
 /* Per packetizer interface i: 0x1000 + i * 0x20 */
 #define EXANET_REG_PKT_BASE(i)		(0x1000 + 0x20 * (i))
 #define EXANET_PKT_PDID			0x00	/* RW 32: PDID stamped on packets */

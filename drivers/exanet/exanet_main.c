@@ -660,20 +660,7 @@ static ssize_t mbox_in_use_show(struct device *dev,
 static DEVICE_ATTR_RO(mbox_in_use);
 
 static const char * const exanet_counter_names[EXANET_NUM_COUNTERS] = {
-	[EXANET_CNT_TX_PACKETS]		= "tx_packets",
-	[EXANET_CNT_TX_ACKED]		= "tx_acked",
-	[EXANET_CNT_TX_NACKED]		= "tx_nacked",
-	[EXANET_CNT_TX_RETRANSMITS]	= "tx_retransmits",
-	[EXANET_CNT_TX_TIMEOUTS]	= "tx_timeouts",
-	[EXANET_CNT_RX_DELIVERED]	= "rx_delivered",
-	[EXANET_CNT_RX_DUPLICATES]	= "rx_duplicates",
-	[EXANET_CNT_RX_NACK_PDID]	= "rx_nack_pdid",
-	[EXANET_CNT_RX_NACK_FULL]	= "rx_nack_full",
-	[EXANET_CNT_RX_NACK_DISABLED]	= "rx_nack_disabled",
-	[EXANET_CNT_RX_NACK_BAD]	= "rx_nack_bad",
-	[EXANET_CNT_RX_CORRUPT]		= "rx_corrupt",
-	[EXANET_CNT_DOORBELL_BUSY]	= "doorbell_busy",
-	[EXANET_CNT_DMA_ERRORS]		= "dma_errors",
+	EXANET_COUNTER_NAMES_INIT
 };
 
 static ssize_t counters_show(struct device *dev, struct device_attribute *attr,

@@ -32,9 +32,7 @@
 #define EXIT_USAGE 2
 
 static const char *const counter_names[EXANET_NUM_COUNTERS] = {
-	"tx_packets", "tx_acked", "tx_nacked", "tx_retransmits", "tx_timeouts",
-	"rx_delivered", "rx_duplicates", "rx_nack_pdid", "rx_nack_full",
-	"rx_nack_disabled", "rx_nack_bad", "rx_corrupt", "doorbell_busy", "dma_errors",
+	EXANET_COUNTER_NAMES_INIT
 };
 
 static void usage(FILE *f)

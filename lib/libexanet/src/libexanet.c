@@ -357,20 +357,7 @@ EXPORT uint32_t exanet_pdid(const struct exanet_dev *dev)
 }
 
 static const char *const counter_names[EXANET_NUM_COUNTERS] = {
-	[EXANET_CNT_TX_PACKETS] = "tx_packets",
-	[EXANET_CNT_TX_ACKED] = "tx_acked",
-	[EXANET_CNT_TX_NACKED] = "tx_nacked",
-	[EXANET_CNT_TX_RETRANSMITS] = "tx_retransmits",
-	[EXANET_CNT_TX_TIMEOUTS] = "tx_timeouts",
-	[EXANET_CNT_RX_DELIVERED] = "rx_delivered",
-	[EXANET_CNT_RX_DUPLICATES] = "rx_duplicates",
-	[EXANET_CNT_RX_NACK_PDID] = "rx_nack_pdid",
-	[EXANET_CNT_RX_NACK_FULL] = "rx_nack_full",
-	[EXANET_CNT_RX_NACK_DISABLED] = "rx_nack_disabled",
-	[EXANET_CNT_RX_NACK_BAD] = "rx_nack_bad",
-	[EXANET_CNT_RX_CORRUPT] = "rx_corrupt",
-	[EXANET_CNT_DOORBELL_BUSY] = "doorbell_busy",
-	[EXANET_CNT_DMA_ERRORS] = "dma_errors",
+	EXANET_COUNTER_NAMES_INIT
 };
 
 EXPORT const char *exanet_counter_name(unsigned int counter)
