@@ -906,6 +906,8 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
     }
     if (x->received == x->nblocks) {
         x->complete = true;
+        g_free(x->map);     /* 'complete' answers every later duplicate */
+        x->map = NULL;
         if (h->notify_va) {
             if (!rdma_write_notif(r, h->dst_rank, h->notify_va, h->tag,
                                   h->total_len,

@@ -57,7 +57,7 @@ static void *map_res(const char *dev, int n, size_t len)
 
 static unsigned rd_hex(const char *dev, const char *f)
 {
-	char p[300], b[32] = "";
+	char p[400], b[32] = "";
 	snprintf(p, sizeof p, "%s/%s", dev, f);
 	FILE *fp = fopen(p, "r");
 	if (!fp) return 0;
@@ -436,7 +436,7 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
 
 	/* bandwidth: 4 MiB writes, completion polled in memory */
 	rfill(&R, 0, len, 7);
-	double best = 0, sum = 0, times[64];
+	double best = 0, sum = 0, times[64] = { 0 };
 	uint64_t r0 = cnt(EXANET_RCNT_TX_RETRANSMITS);
 	for (int i = 0; i < iters; i++) {
 		memset((void *)lc, 0, 64);
