@@ -35,6 +35,7 @@ deps:
 include qemu-devices/build.mk
 include drivers/build.mk
 include lib/build.mk
+include lib/extoll.mk
 include tools/build.mk
 include selftests/build.mk
 include tools/cluster/build.mk

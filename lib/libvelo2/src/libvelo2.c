@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libvelo2: see include/velo2.h and Documentation/extoll/libvelo2.md.
+ *
+ * Send (uapi/extoll_hw.h section 3): the payload quadwords and the header
+ * word (VELO2_REQUEST_HEADER) are stored to the requester page; the device
+ * sends the message once all of them are stored.  Each message takes one
+ * credit: the library keeps a local count and re-reads EXTOLL_VELO_CREDITS
+ * only when it reaches 0 (a message stored without credit would be
+ * dropped).  Receive (section 4): the mailbox is a ring of slots; a slot is
+ * present when its status word (last quadword) is non-zero; the consumer
+ * copies the payload and zeroes the status word.  Neither path makes a
+ * system call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "extoll.h"
+#include "extoll_hw.h"
+#include "velo2_int.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("pause" ::: "memory");
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
+}
+
+static inline void store_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ volatile("sfence" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+static int port_open(const velo2_port_t *p)
+{
+	return p && p->map && p->mbox && p->nslots && p->slot_size > 8;
+}
+
+static void read_env(velo2_port_t *p)
+{
+	const char *e = getenv("VELO2_SEND_NONBLOCK");
+
+	if (e && *e && strcmp(e, "0"))
+		p->flags |= VELO2_PORT_NONBLOCK;
+}
+
+velo2_ret_t velo2__open_fake(velo2_port_t *port, uint32_t node, uint32_t vpid,
+			     volatile uint64_t *req_page, volatile uint64_t *state_page,
+			     volatile void *mbox, uint32_t nslots, uint32_t slot_size,
+			     volatile uint64_t *rp_word)
+{
+	if (!port || !req_page || !state_page || !mbox || !rp_word || nslots < 4 ||
+	    (slot_size != 64 && slot_size != 128))
+		return VELO2_RET_ERROR;
+	memset(port, 0, sizeof(*port));
+	port->fd = -1;
+	port->flags = VELO2_PORT_FAKE;
+	port->nodeid = node;
+	port->vpid = vpid;
+	port->req_page = req_page;
+	port->state_page = state_page;
+	port->mbox = mbox;
+	port->nslots = nslots;
+	port->slot_size = slot_size;
+	port->rp_word = rp_word;
+	port->map = (void *)(uintptr_t)req_page;
+	read_env(port);
+	return VELO2_RET_SUCCESS;
+}
+
+EXPORT velo2_ret_t velo2_open(velo2_port_t *port)
+{
+	struct velo2_ioc_info info;
+	void *map, *mbox;
+	size_t mbox_len;
+	int fd;
+
+	if (!port)
+		return VELO2_RET_ERROR;
+	memset(port, 0, sizeof(*port));
+	port->fd = -1;
+	fd = open(EXTOLL_DEV_VELO2, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return VELO2_RET_ERR_FDOPEN;
+	memset(&info, 0, sizeof(info));
+	if (ioctl(fd, VELO2_IOCG_GET_INFO, &info) || info.abi_version != EXTOLL_ABI_VERSION ||
+	    info.slot_size < 64 || info.slot_size > 4096 || info.mbox_size < info.slot_size * 4ull) {
+		close(fd);
+		return VELO2_RET_ERROR;
+	}
+	map = mmap(NULL, 2 * EXTOLL_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   (off_t)info.req_offset);
+	if (map == MAP_FAILED) {
+		close(fd);
+		return VELO2_RET_ERR_MMAP;
+	}
+	mbox_len = VELO2_MMAP_MBOX_LEN(info.mbox_size);
+	mbox = mmap(NULL, mbox_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    (off_t)info.mbox_offset);
+	if (mbox == MAP_FAILED) {
+		munmap(map, 2 * EXTOLL_PAGE_SIZE);
+		close(fd);
+		return VELO2_RET_ERR_MMAP;
+	}
+	port->fd = fd;
+	port->nodeid = info.nodeid;
+	port->vpid = info.vpid;
+	port->slot_size = info.slot_size;
+	port->nslots = (uint32_t)(info.mbox_size / info.slot_size);
+	port->req_page = map;
+	port->state_page = (volatile uint64_t *)((uint8_t *)map + EXTOLL_PAGE_SIZE);
+	port->rp_word = mbox;
+	port->mbox = (volatile uint8_t *)mbox + EXTOLL_PAGE_SIZE;
+	port->mbox_map = mbox;
+	port->map_len = 2 * EXTOLL_PAGE_SIZE;
+	port->mbox_map_len = mbox_len;
+	port->map = map;
+	read_env(port);
+	return VELO2_RET_SUCCESS;
+}
+
+EXPORT velo2_ret_t velo2_close(velo2_port_t *port)
+{
+	velo2_ret_t rc = VELO2_RET_SUCCESS;
+
+	if (!port || !port->map)
+		return VELO2_RET_ERROR;
+	if (!(port->flags & VELO2_PORT_FAKE)) {
+		if (port->mbox_map)
+			munmap(port->mbox_map, port->mbox_map_len);
+		munmap(port->map, port->map_len);
+		if (close(port->fd))
+			rc = VELO2_RET_ERROR;
+	}
+	memset(port, 0, sizeof(*port));
+	port->fd = -1;
+	return rc;
+}
+
+EXPORT velo2_nodeid_t velo2_get_nodeid(velo2_port_t *port)
+{
+	return port_open(port) ? port->nodeid : (velo2_nodeid_t)-1;
+}
+
+EXPORT velo2_vpid_t velo2_get_vpid(velo2_port_t *port)
+{
+	return port_open(port) ? port->vpid : (velo2_vpid_t)-1;
+}
+
+EXPORT velo2_ret_t velo2_connect(velo2_port_t *port, velo2_connection_t *con,
+				 velo2_nodeid_t nodeid, velo2_vpid_t vpid)
+{
+	if (!port_open(port) || !con)
+		return VELO2_RET_ERROR;
+	if (nodeid >= 0xfffe)
+		return VELO2_RET_INVALID_NODE;
+	if (vpid > 0xff)
+		return VELO2_RET_INVALID_MBOX;
+	memset(con, 0, sizeof(*con));
+	con->dest.nodeid = (uint16_t)nodeid;
+	con->dest.vpid = (uint8_t)vpid;
+	con->port = port;
+	con->header = (uint64_t)VELO2_ADDR_PACK(nodeid, vpid);
+	con->state_map = port->state_page;
+	return VELO2_RET_SUCCESS;
+}
+
+EXPORT velo2_ret_t velo2_disconnect(velo2_port_t *port, velo2_connection_t *con)
+{
+	if (!port || !con || (con->port && con->port != port))
+		return VELO2_RET_ERROR;
+	memset(con, 0, sizeof(*con));
+	return VELO2_RET_SUCCESS;
+}
+
+/* Wait for a send credit; 0 = got one, -1 = none and non-blocking. */
+static int get_credit(velo2_port_t *p)
+{
+	unsigned long spins = 0;
+	uint64_t c;
+
+	if (p->credits)
+		goto take;
+	for (;;) {
+		c = p->req_page[VELO2_CREDITS_OFF / 8];
+		if (c) {
+			p->credits = c > 0xffffffffu ? 0xffffffffu : (uint32_t)c;
+			break;
+		}
+		if (p->flags & VELO2_PORT_NONBLOCK)
+			return -1;
+		if (++spins < 2000)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+take:
+	p->credits--;
+	return 0;
+}
+
+EXPORT velo2_ret_t velo2_send(velo2_connection_t *con, const void *buf, uint32_t len,
+			      uint8_t tag, uint8_t mtt)
+{
+	velo2_port_t *p;
+	uint64_t q[VELO2_MAX_MSG_SIZE / 8];
+	uint32_t i, nq;
+	volatile uint64_t *page;
+
+	if (!con || !con->state_map || !port_open(con->port))
+		return VELO2_RET_ERROR;
+	if (len > VELO2_MAX_MSG_SIZE || (len && !buf))
+		return VELO2_RET_INV_MSG;
+	if (mtt > 3)
+		return VELO2_RET_INV_MTT;
+	p = con->port;
+	nq = (len + 7) / 8;
+	if (nq)
+		q[nq - 1] = 0;
+	if (len)
+		memcpy(q, buf, len);
+	if (get_credit(p))
+		return VELO2_RET_TRY_AGAIN;
+	page = p->req_page;
+	for (i = 0; i < nq; i++)
+		page[1 + i] = q[i];
+	page[0] = con->header | ((uint64_t)VELO2_REQUEST_UPPERHEADER(mtt, tag, len) << 32);
+	store_fence();
+	return VELO2_RET_SUCCESS;
+}
+
+static volatile uint64_t *slot_status(velo2_port_t *p, uint32_t slot)
+{
+	return (volatile uint64_t *)(p->mbox + (size_t)(slot % p->nslots) * p->slot_size +
+				     p->slot_size - 8);
+}
+
+static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_t *len,
+			    uint32_t *srcid, uint8_t *tag, uint8_t *mtt)
+{
+	uint64_t st, last;
+	uint32_t mlen, per = p->slot_size - 8, n, i, done;
+	velo2_ret_t rc = VELO2_RET_SUCCESS;
+
+	st = __atomic_load_n(slot_status(p, p->rd), __ATOMIC_ACQUIRE);
+	if (!st)
+		return VELO2_RET_NO_MSG;
+	mlen = (uint32_t)VELO2_STATUS_LENGTH(&st);
+	n = mlen ? (mlen + per - 1) / per : 1;
+	last = n > 1 ? __atomic_load_n(slot_status(p, p->rd + n - 1), __ATOMIC_ACQUIRE) : st;
+	if (!last)
+		return VELO2_RET_NO_MSG;	/* rest of the message not written yet */
+	if (st & VELO2_STATUS_ERR_BIT)
+		rc = VELO2_RET_INV_MSG;		/* consumed */
+	else if (mlen > buflen || (mlen && !buf))
+		return VELO2_RET_INV_MSG;	/* not consumed */
+	if (rc == VELO2_RET_SUCCESS) {
+		for (i = 0, done = 0; i < n && done < mlen; i++) {
+			uint32_t chunk = mlen - done < per ? mlen - done : per;
+			const volatile uint8_t *src = p->mbox +
+				(size_t)((p->rd + i) % p->nslots) * p->slot_size;
+
+			memcpy((uint8_t *)buf + done, (const void *)src, chunk);
+			done += chunk;
+		}
+		if (len)
+			*len = mlen;
+		if (srcid)
+			*srcid = (uint32_t)VELO2_STATUS_SOURCEID(&st);
+		if (tag)
+			*tag = (uint8_t)VELO2_STATUS_TAG(&st);
+		if (mtt)
+			*mtt = (uint8_t)VELO2_STATUS_MTT(&st);
+	}
+	for (i = 0; i < n; i++)
+		__atomic_store_n(slot_status(p, p->rd + i), 0, __ATOMIC_RELEASE);
+	p->rd = (p->rd + n) % p->nslots;
+	p->unpublished += n;
+	if (p->unpublished >= 32) {
+		__atomic_store_n(p->rp_word, (uint64_t)p->rd, __ATOMIC_RELEASE);
+		p->unpublished = 0;
+	}
+	return rc;
+}
+
+EXPORT velo2_ret_t velo2_probe_recv(velo2_port_t *port, void *buf, uint32_t buflen,
+				    uint32_t *len, uint32_t *srcid, uint8_t *tag, uint8_t *mtt)
+{
+	if (!port_open(port))
+		return VELO2_RET_ERROR;
+	return try_recv(port, buf, buflen, len, srcid, tag, mtt);
+}
+
+EXPORT velo2_ret_t velo2_recv(velo2_port_t *port, void *buf, uint32_t buflen, uint32_t *len,
+			      uint32_t *srcid, uint8_t *tag, uint8_t *mtt)
+{
+	unsigned long spins = 0;
+	velo2_ret_t rc;
+
+	if (!port_open(port))
+		return VELO2_RET_ERROR;
+	while ((rc = try_recv(port, buf, buflen, len, srcid, tag, mtt)) == VELO2_RET_NO_MSG) {
+		if (++spins < 20000)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+	return rc;
+}

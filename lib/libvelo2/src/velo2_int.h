@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libvelo2 internals (not installed). */
+#ifndef VELO2_INT_H
+#define VELO2_INT_H
+
+#include "velo2.h"
+
+#define VELO2_DEV_PATH "/dev/extoll/velo2"
+#define VELO2_STATUS_EOM_BIT (1ull << 36)
+#define VELO2_STATUS_ERR_BIT (1ull << 37)
+#define VELO2_PORT_FAKE 1u
+#define VELO2_PORT_NONBLOCK 2u	/* send returns VELO2_RET_TRY_AGAIN without credit */
+#define VELO2_CREDITS_OFF 0x800	/* EXTOLL_VELO_CREDITS in the requester page */
+
+/*
+ * Host tests: a port over caller memory.  req_page (4 KiB) receives the
+ * header word and payload quadwords of each send (at offset 0) and holds
+ * the device's credit count at VELO2_CREDITS_OFF; mbox holds
+ * nslots slots of slot_size bytes (64 or 128): per slot slot_size-8 payload
+ * bytes then the status word; a message takes ceil(len/(slot_size-8))
+ * slots (at least one), every slot carries the status, the last one EOM.
+ */
+velo2_ret_t velo2__open_fake(velo2_port_t *port, uint32_t node, uint32_t vpid,
+			     volatile uint64_t *req_page, volatile uint64_t *state_page,
+			     volatile void *mbox, uint32_t nslots, uint32_t slot_size,
+			     volatile uint64_t *rp_word);
+
+#endif
