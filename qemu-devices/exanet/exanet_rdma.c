@@ -934,7 +934,8 @@ fail:
     x->err = err;
     rdma_send_ack(r, src, h, err);
     if (rch) {
-        rdma_chan_complete(rch, err);
+        /* A read's data lands in the initiator: any failure is local. */
+        rdma_chan_complete(rch, EXANET_RDMA_E_LOCAL_DMA);
     }
 }
 

@@ -371,8 +371,17 @@ static void self_test(void)
 		uint32_t off = (rand() % (EXANET_BAR_RDMA_SIZE / 8)) * 8;
 		if (rand() & 1) W64(bar3, off, ((uint64_t)rand() << 32) | rand());
 		else (void)R64(bar3, off);
+		if (i % 4 == 0) {	/* privileged RDMA registers too */
+			uint32_t r0 = 0x3000 + (rand() % 0x400) * 4;
+			if (rand() & 1) W32(bar0, r0, rand() % 4 ? rand() % 3 : rand());
+			else (void)R32(bar0, r0);
+		}
 	}
 	usleep(300000);
+	W32(bar0, EXANET_REG_RDMA_WINDOW, EXANET_RDMA_DEFAULT_WINDOW);
+	W32(bar0, EXANET_REG_RDMA_RETX_US, EXANET_RDMA_DEFAULT_RETX_US);
+	for (int p = 0; p < EXANET_RDMA_PAGES; p++)
+		W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 0);
 	ctx_setup(0, 5, 1);
 	page_setup(0, 5, 0);
 	post(0, 9, R.pa, my_node, 0, R.pa + (2u << 20), 8192, 0, 0, 0, 0);
