@@ -144,3 +144,26 @@ $(EXTOLL_HT_OUT)/test_rma2_cxx: $(TOP)/selftests/host/test_rma2_cxx.cpp $(EXTOLL
 
 ALL_TARGETS += $(EXTOLL_HT)
 HOST_TESTS += $(EXTOLL_HT)
+
+# ---------------------------------------------------------------- compatibility client
+# selftests/extoll/extoll_compat.c is built like an outside client: only
+# the pkg-config flags of the staged tree, pscom's warning set, -Werror.
+# The same binary is the host test test_rma2_compat (it SKIPs without a
+# device, so on the host it proves the build and link).
+EXTOLL_ST_OUT := $(BUILD)/selftests/extoll
+EXTOLL_COMPAT_CFLAGS := -std=gnu99 -O2 -Wall -Wextra -Wconversion -Wstrict-prototypes \
+	-Wmissing-prototypes -Wshadow -Wundef -Werror-implicit-function-declaration -Werror
+EXTOLL_PKG = PKG_CONFIG_PATH=$(EXTOLL_PC_STAGED) pkg-config
+
+$(EXTOLL_ST_OUT)/extoll_compat: $(TOP)/selftests/extoll/extoll_compat.c $(EXTOLL_STAGED_HDRS) \
+		$(EXTOLL_PC_STAGED)/rma2.pc $(EXTOLL_PC_STAGED)/velo2.pc $(RMA2_SO) $(VELO2_SO)
+	@mkdir -p $(@D)
+	$(CC) $(EXTOLL_COMPAT_CFLAGS) $$($(EXTOLL_PKG) --cflags rma2 velo2) -o $@ $< \
+		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+$(EXTOLL_HT_OUT)/test_rma2_compat: $(EXTOLL_ST_OUT)/extoll_compat
+	@mkdir -p $(@D)
+	cp $< $@
+
+ALL_TARGETS += $(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_HT_OUT)/test_rma2_compat
+HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
