@@ -15,6 +15,11 @@
  *   extoll_drvtest hold     keep an endpoint + registration + mappings,
  *                           wait for /tmp/go (unbind the device meanwhile),
  *                           then expect ENODEV and SIGBUS
+ *   extoll_drvtest target   (node B) endpoint + 1 MiB region, writes
+ *                           "node vpid nla" to /tmp/target.info, waits for
+ *                           a completer notification, checks the data
+ *   extoll_drvtest source NODE VPID NLA   (node A) put beyond the region
+ *                           (expects error 4), then the 1 MiB put
  *
  * Prints "ok - ..." / "FAIL ... - ..." per check, exit status 0 on success.
  */
@@ -376,6 +381,54 @@ static void test_hold(void)
 	exit(1);
 }
 
+/* 2 nodes: "target" on one node, then "source NODE VPID NLA" on another. */
+static void test_target(void)
+{
+	struct ep a;
+	struct rma2_ioc_region r;
+	size_t len = 1 << 20, i;
+	unsigned char *b = aligned_alloc(4096, len);
+	uint64_t w0, w1;
+	FILE *f;
+	int ok = 1;
+
+	memset(b, 0, len);
+	CHECK(ep_open(&a) == 0 && reg(a.fd, b, len, &r) == 0, "target: endpoint + 1 MiB region");
+	f = fopen("/tmp/target.info", "w");
+	fprintf(f, "%u %u %llu\n", a.info.nodeid, a.info.vpid, (unsigned long long)r.nla);
+	fclose(f);
+	CHECK(ep_poll(&a, &w0, &w1, 60000) == 0 && !(w1 >> 61) && ((w1 >> 48) & 7) == 4,
+	      "target: completer notification w1 %#llx from node %llu", (unsigned long long)w1,
+	      (unsigned long long)((w1 >> 32) & 0xffff));
+	for (i = 0; i < len; i++)
+		if (b[i] != (unsigned char)(i * 13 + 5))
+			ok = 0;
+	CHECK(ok, "target: 1 MiB intact");
+}
+
+static void test_source(char **argv)
+{
+	struct ep a;
+	struct rma2_ioc_region r;
+	size_t len = 1 << 20, i;
+	unsigned char *b = malloc(len + 3);
+	unsigned int node = strtoul(argv[0], NULL, 0), vpid = strtoul(argv[1], NULL, 0);
+	uint64_t nla = strtoull(argv[2], NULL, 0), w0, w1;
+
+	for (i = 0; i < len; i++)
+		b[i + 3] = (unsigned char)(i * 13 + 5);
+	CHECK(ep_open(&a) == 0 && reg(a.fd, b + 3, len, &r) == 0, "source: endpoint + region");
+	/* first a put to an NLA beyond the target's region: error, nothing written */
+	post(&a, EXTOLL_RMA_OPT_TE, EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node, vpid, 1, 0, 99),
+	     r.nla + r.offset, nla + len);
+	CHECK(ep_poll(&a, &w0, &w1, 30000) == 0 && (w1 >> 61) == 4, "source: put beyond remote region: error %llu",
+	      (unsigned long long)(w1 >> 61));
+	post(&a, EXTOLL_RMA_OPT_TE, EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node, vpid, 1 | 4, 0, len - 1),
+	     r.nla + r.offset, nla);
+	CHECK(ep_poll(&a, &w0, &w1, 30000) == 0 && !(w1 >> 61) && ((w1 >> 48) & 7) == 1,
+	      "source: requester notification w1 %#llx", (unsigned long long)w1);
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : "";
@@ -386,6 +439,8 @@ int main(int argc, char **argv)
 	if (!*only || strstr(only, "velo")) test_velo();
 	if (!*only || strstr(only, "kill")) test_kill();
 	if (strstr(only, "hold")) test_hold();
+	if (!strcmp(only, "target")) test_target();
+	if (!strcmp(only, "source") && argc == 5) test_source(argv + 2);
 	printf("%s: %d failures\n", fails ? "FAILED" : "PASSED", fails);
 	return fails != 0;
 }
