@@ -201,6 +201,7 @@ void extoll_hw_atu_clear(struct extoll_dev *xdev, u32 idx)
  */
 int extoll_hw_atu_fence(struct extoll_dev *xdev)
 {
+	/* Cleared entries reach memory before the BAR0 read. */
 	wmb();
 	if (extoll_rd(xdev, EXTOLL_REG_ID) != EXTOLL_ID_MAGIC)
 		return -EIO;

@@ -214,6 +214,7 @@ int extoll_ep_release(struct inode *inode, struct file *file)
 
 unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page)
 {
+	/* Pairs with smp_store_release() in extoll_ep_alloc_queue(). */
 	void *q = smp_load_acquire(&ep->q);
 	void *va;
 
