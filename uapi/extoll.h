@@ -17,8 +17,9 @@
  * Errors are returned as -1/errno: EINVAL (bad value), EFAULT (bad
  * pointer), EBUSY (open: every VPID of the device is in use; ioctl: the
  * state cannot change any more, e.g. the queue is mapped), ENOSPC (no
- * free ATU entries), ENOMEM (RLIMIT_MEMLOCK or no memory), EACCES (descriptor used by another process than the
- * opener), ENODEV (device removed), ENOTTY (unknown ioctl).
+ * free ATU entries), ENOMEM (RLIMIT_MEMLOCK or no memory), EACCES
+ * (descriptor used by another process than the opener), ENODEV (device
+ * removed; mapped pages then raise SIGBUS), ENOTTY (unknown ioctl).
  *
  * All sizes and offsets are in bytes; pages are 4 KiB (EXTOLL_PAGE_SIZE).
  */
