@@ -167,3 +167,24 @@ $(EXTOLL_HT_OUT)/test_rma2_compat: $(EXTOLL_ST_OUT)/extoll_compat
 
 ALL_TARGETS += $(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_HT_OUT)/test_rma2_compat
 HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
+
+# ---------------------------------------------------------------- in-VM selftests
+# selftests/extoll/*.c -> $(BUILD)/selftests/extoll/ plus tests.list (same
+# format as selftests/exanet/tests.list; run on clusters with the extoll
+# device, see Documentation/extoll/librma2.md).
+EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic
+EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
+EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c
+EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(TOP)/selftests/lib/harness.h \
+	$(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
+
+$(EXTOLL_ST_OUT)/%: $(TOP)/selftests/extoll/%.c $(EXTOLL_ST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) $(USER_LDFLAGS) \
+		$(RMA2_LDLIBS) $(VELO2_LDLIBS)
+
+$(EXTOLL_ST_OUT)/tests.list: $(TOP)/selftests/extoll/tests.list
+	@mkdir -p $(@D)
+	cp $< $@
+
+ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list

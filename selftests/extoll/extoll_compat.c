@@ -248,18 +248,15 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 	rc = rma2_open(&rport);
 	if (rc != RMA2_SUCCESS) {
 		rma2_serror(rc, errbuf, (int)sizeof(errbuf));
-		if (rank == 0)
-			printf("1..0 # SKIP rma2_open: %s\n", errbuf);
+		printf("1..0 # SKIP rma2_open: %s\n", errbuf);
 		return rc == RMA2_ERR_NO_DEVICE || rc == RMA2_ERR_FD ? 4 : 1;
 	}
 	if (velo2_open(&vport) != VELO2_RET_SUCCESS || vport.map == NULL) {
-		if (rank == 0)
-			printf("1..0 # SKIP velo2_open failed\n");
+		printf("1..0 # SKIP velo2_open failed\n");
 		rma2_close(rport);
 		return 4;
 	}
-	if (rank == 0)
-		printf("TAP version 13\n1..10\n");
+	printf("TAP version 13\n1..10\n");
 
 	if (posix_memalign((void **)&ring, 4096, EAGER_SLOTS * EAGER_SLOT_SIZE))
 		ring = NULL;
@@ -271,8 +268,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 	rc = rma2_register(rport, ring, EAGER_SLOTS * EAGER_SLOT_SIZE, &ring_reg);
 	if (rc == RMA2_SUCCESS)
 		rc = rma2_register(rport, sbuf + 3, EAGER_SLOTS * EAGER_SLOT_SIZE, &send_reg);
-	if (rank == 0)
-		tap(rc == RMA2_SUCCESS && ring_reg != NULL && send_reg != NULL, "register_rings");
+	tap(rc == RMA2_SUCCESS && ring_reg != NULL && send_reg != NULL, "register_rings");
 	if (rc != RMA2_SUCCESS || !ring_reg || !send_reg)
 		return 1;
 	sbuf += 3;
@@ -292,8 +288,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 	ok = rc == RMA2_SUCCESS && h != NULL &&
 	     velo2_connect(&vport, &vcon, peer.velo_node, peer.velo_vpid) == VELO2_RET_SUCCESS &&
 	     vcon.state_map != NULL;
-	if (rank == 0)
-		tap(ok, "connect");
+	tap(ok, "connect");
 	if (!ok)
 		return 1;
 	expect_src = (uint32_t)VELO2_ADDR_PACK(peer.velo_node, peer.velo_vpid);
@@ -325,8 +320,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 			}
 			slot = (slot + 1) % EAGER_SLOTS;
 		}
-		if (rank == 0)
-			tap(!bad, "eager_ring_pingpong_tail_flag");
+		tap(!bad, "eager_ring_pingpong_tail_flag");
 		sync_tcp(fd);
 	}
 
@@ -343,6 +337,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 					       msg, 512, (uint16_t)i))
 					bad = 1;
 			}
+			tap(!bad, "eager_stream_16_slots");
 		} else {
 			for (i = 0; i < EAGER_SLOTS; i++) {
 				fill(msg, 512, 1000u + (uint32_t)i);
@@ -378,8 +373,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 					bad = 1;
 			}
 		}
-		if (rank == 0)
-			tap(!bad, "velo_pingpong_srcid_exact_length");
+		tap(!bad, "velo_pingpong_srcid_exact_length");
 		sync_tcp(fd);
 	}
 
@@ -400,6 +394,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 				}
 				off += n;
 			}
+			tap(!bad, "velo_byte_stream_64k");
 		} else {
 			while (off < 65536) {
 				if (velo_recv_tmo(&vport, rx + off, &len, &src, 20.0) != VELO2_RET_SUCCESS ||
@@ -499,6 +494,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 				bad = 1;
 			if (bad)
 				fprintf(stderr, "rank 1: rendezvous get failed\n");
+			tap(!bad, "rendezvous_get_target_passive");
 		}
 		if (rma2_unregister_nofree(rport, &rbuf_reg) != RMA2_SUCCESS)
 			bad = 1;
@@ -514,6 +510,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 			if (rma2_post_notification(rport, h, 0xAB, 0x1122334455667788ULL,
 						   RMA2_COMPLETER_NOTIFICATION, RMA2_CMD_DEFAULT))
 				bad = 1;
+			tap(!bad, "notification_put_class_payload_origin");
 		} else {
 			if (rma2_noti_get_block(rport, &n) != RMA2_SUCCESS ||
 			    rma2_noti_get_cmd(n) != RMA2_NOTIFICATION_PUT ||
@@ -542,6 +539,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 						    peer.ring_nla + 64, RMA2_NO_NOTIFICATION,
 						    RMA2_CMD_DEFAULT))
 				bad = 1;
+			tap(!bad, "immediate_put_polled");
 		} else {
 			double end = now_s() + 20.0;
 
@@ -560,8 +558,7 @@ static int run_rank(int rank, const char *peer_ip, unsigned int port)
 	     rma2_unregister(rport, send_reg) == RMA2_SUCCESS &&
 	     velo2_close(&vport) == VELO2_RET_SUCCESS && rma2_close(rport) == RMA2_SUCCESS;
 	sync_tcp(fd);
-	if (rank == 0)
-		tap(ok, "cleanup");
+	tap(ok, "cleanup");
 	close(fd);
 	return g_fail ? 1 : 0;
 }
