@@ -4,7 +4,9 @@
 #
 #   qemu-devices/tests/run-rdma-vm-tests.sh      (make qemu-rdma-vm-test)
 #
-# Env: QEMU, KERNEL, KEEP=1 as in run-vm-tests.sh; ITERS (bandwidth loops).
+# Env: QEMU, KERNEL, KEEP=1 as in run-vm-tests.sh; ITERS (bandwidth loops);
+# ONLY_BW=1 (only the two-node bandwidth run); EXTRA_QEMU="-global ..." for
+# every VM (e.g. exanet.rx-thread=off exercises the main-loop receive path).
 set -uo pipefail
 
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -55,7 +57,8 @@ qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
 		-append "console=ttyS0 quiet rdmatest=$args"
 		-device "exanet,id=exa0,node-id=$node,num-nodes=$nodes,fabric=$W/fabric")
 	for r in 0 1 2 3 4 5 6 7; do ARGV+=(-device "exanet-ctx,ni=exa0,rank=$r"); done
-	ARGV+=("$@")
+	# shellcheck disable=SC2206
+	ARGV+=(${EXTRA_QEMU:-} "$@")
 }
 
 n=0 fails=0
