@@ -589,7 +589,7 @@ class Cluster:
         n = self.nodes
         ranks = self.use_rdma_ranks()
         cmdline = ("console=ttyS0 exacluster.node=%d exacluster.nnodes=%d quiet panic=-1 "
-                   "mitigations=off sysrq_always_enabled tsc=reliable" % (i, n))
+                   "mitigations=off sysrq_always_enabled tsc=reliable no_timer_check" % (i, n))
         if self.iommu:
             cmdline += " intel_iommu=on"
         if self.append:
