@@ -31,3 +31,8 @@ qemu-vm-test: qemu
 # Driverless in-VM test of the RDMA engine (no IOMMU, ~1 min).
 qemu-rdma-vm-test: qemu
 	$(TOP)/qemu-devices/tests/run-rdma-vm-tests.sh
+
+# Driverless in-VM test of the EXTOLL model (loopback, 2 nodes, faults; ~1 min).
+.PHONY: qemu-extoll-vm-test
+qemu-extoll-vm-test: qemu
+	$(TOP)/qemu-devices/tests/run-extoll-vm-tests.sh

@@ -39,6 +39,8 @@ die() { echo "build-qemu: error: $*" >&2; exit 1; }
 hash_inputs() {
 	(cd "$TOP" && {
 		ls qemu-devices/common/*.[ch] qemu-devices/exanet/*.[ch] 2>/dev/null
+		ls qemu-devices/extoll/*.[ch] 2>/dev/null
+		echo uapi/extoll_hw.h
 		echo uapi/exanet.h
 		echo uapi/exanet_rdma.h
 		echo scripts/build-qemu.sh
@@ -168,6 +170,8 @@ sync_file() {	# src dst
 D=$SRC/$DEV_DIR
 for f in "$TOP"/qemu-devices/common/*.[ch]; do sync_file "$f" "$D/common/$(basename "$f")"; done
 for f in "$TOP"/qemu-devices/exanet/*.[ch]; do sync_file "$f" "$D/exanet/$(basename "$f")"; done
+for f in "$TOP"/qemu-devices/extoll/*.[ch]; do sync_file "$f" "$D/extoll/$(basename "$f")"; done
+sync_file "$TOP/uapi/extoll_hw.h" "$D/uapi/extoll_hw.h"
 sync_file "$TOP/uapi/exanet.h" "$D/uapi/exanet.h"
 sync_file "$TOP/uapi/exanet_rdma.h" "$D/uapi/exanet_rdma.h"
 cat > "$D/meson.build.tmp" <<'EOF'
@@ -175,7 +179,8 @@ cat > "$D/meson.build.tmp" <<'EOF'
 exafab_inc = include_directories('common', 'exanet', 'uapi')
 softmmu_ss.add(when: 'CONFIG_EXANET', if_true: [
   files('common/fabric.c', 'common/fabric-qemu.c', 'exanet/exanet.c',
-        'exanet/exanet_rdma.c', 'exanet/exanet_ctx.c'),
+        'exanet/exanet_rdma.c', 'exanet/exanet_ctx.c',
+        'extoll/extoll.c'),
   declare_dependency(include_directories: exafab_inc),
 ])
 EOF

@@ -1,0 +1,1905 @@
+/*
+ * EXTOLL NIC: emulated PCI device (VELO + RMA + ATU).
+ *
+ * The register map and every format shared with the driver and the
+ * libraries are in uapi/extoll_hw.h; Documentation/extoll/hardware.md
+ * describes the behaviour.  Packets between nodes use the shared host
+ * fabric (common/fabric.[ch], common/fabric-qemu.[ch]); on top of it the
+ * device runs one reliable, in-order stream per (this node -> peer node)
+ * pair: go-back-N with sequence numbers, cumulative ACKs, NACK when the
+ * receiver has no room (ring / notification queue full) and retransmission
+ * on timeout.  Packets to our own node take the same path through a
+ * loopback queue drained by a bottom half.
+ *
+ * Locking: MMIO callbacks, fabric receive (thread under the BQL or main
+ * loop), timers and bottom halves all run under the BQL.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/timer.h"
+#include "qemu/bswap.h"
+#include "qemu/guest-random.h"
+#include "qapi/error.h"
+#include "hw/pci/pci.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "sysemu/dma.h"
+#include "qom/object.h"
+
+#include "extoll_hw.h"
+#include "fabric-qemu.h"
+
+#define TYPE_EXTOLL "extoll"
+OBJECT_DECLARE_SIMPLE_TYPE(ExtollState, EXTOLL)
+
+/* ------------------------------------------------------------------ */
+/* Wire format of the EXTOLL fabric (fabric header 'type' byte) */
+
+enum {
+    EXT_T_DATA = 1,     /* reliable stream packet */
+    EXT_T_ACK = 2,      /* cumulative: every seq <= S received */
+    EXT_T_NACK = 3,     /* seq S could not be taken now: resend from S */
+};
+
+/* DATA body: common header */
+#define D_EPOCH     0   /* u32 sender's epoch */
+#define D_SEQ       4   /* u32 */
+#define D_KIND      8   /* u8 */
+#define D_SVPID     9   /* u8 source VPID */
+#define D_DVPID     10  /* u8 destination VPID */
+#define D_GEN       11  /* u8 generation of the origin VPID part (echoed) */
+#define D_HDR       12
+
+enum {
+    K_VELO = 1,     /* +12 u8 mtt, +13 u8 tag, +14 u8 len, +16 payload */
+    K_PUT = 2,      /* fragment of put / immediate put, see P_* */
+    K_NOTIPUT = 3,  /* +12 class, +13 spec, +14 mode, +16 u64 payload */
+    K_DONE = 4,     /* target -> origin: put-like command finished, see R_* */
+    K_GETREQ = 5,   /* see G_* */
+    K_GETRSP = 6,   /* fragment of get response, see P_* */
+};
+
+/* K_PUT / K_GETRSP */
+#define P_CMD       12  /* u8 */
+#define P_SPEC      13  /* u8 notification spec of the command */
+#define P_MODE      14  /* u8 origin page options (TE / IRQ / ...) */
+#define P_FLAGS     15  /* u8 F_* */
+#define P_ADDR      16  /* u64 destination address of this fragment */
+#define P_LEN       24  /* u32 fragment length */
+#define P_ECHO      32  /* u64 origin source address of the fragment / imm value */
+#define P_DATA      40
+#define F_FIRST     1
+#define F_LAST      2
+#define F_ERR       4   /* GETRSP: responder failed, no data */
+
+/* K_DONE */
+#define R_CMD       12
+#define R_SPEC      13
+#define R_MODE      14
+#define R_ERR       15
+#define R_ECHO      16  /* u64 word0 of the requester notification */
+#define R_SIZE      24  /* u32 size-1 / class field */
+#define R_END       28
+
+/* K_GETREQ */
+#define G_CMD       12
+#define G_SPEC      13
+#define G_MODE      14
+#define G_RADDR     16  /* u64 remote read address */
+#define G_WADDR     24  /* u64 origin write address */
+#define G_SIZE      32  /* u32 */
+#define G_END       36
+
+/* ACK / NACK body */
+#define A_EPOCH     0   /* epoch of the stream acknowledged */
+#define A_SEQ       4
+#define A_CHAN      8   /* stream channel */
+#define A_END       9
+
+#define EXT_WINDOW          128
+#define EXT_RTO_MIN_NS      (5 * SCALE_MS)
+#define EXT_RTO_MAX_NS      (100 * SCALE_MS)
+#define EXT_NACK_MIN_NS     (100 * SCALE_US)
+#define EXT_NACK_MAX_NS     (5 * SCALE_MS)
+#define EXT_POLL_NS         (1 * SCALE_MS)
+#define EXT_TXQ_BYTES_MAX   (48u << 20)      /* queued payload that stops new commands */
+#define EXT_BACKLOG_MAX     4096             /* local notifications waiting per VPID */
+
+static unsigned extoll_dma_depth;   /* re-entrancy guard (DMA into our BARs) */
+
+typedef struct ExtPkt {
+    uint32_t seq;
+    uint32_t len;
+    int16_t credit_vpid;    /* VELO credit to give back on ACK, -1 none */
+    uint8_t credit_gen;
+    uint8_t data[];
+} ExtPkt;
+
+typedef struct ExtollState ExtollState;
+
+/*
+ * Two independent streams per direction and peer: channel 0 carries
+ * requests (VELO, puts, notification puts, get requests), which the
+ * receiver may NACK when it has no room; channel 1 carries responses
+ * (DONE, get data), which are never NACKed, so responses can always
+ * drain even while requests are pushed back (no request/response
+ * deadlock).
+ */
+#define EXT_NCHAN 2
+
+typedef struct ExtPeer ExtPeer;
+
+typedef struct ExtTx {
+    ExtPeer *peer;
+    uint8_t chan;
+    GQueue txq;             /* ExtPkt*, unacknowledged, in seq order */
+    GList *next_unsent;     /* first element of txq not sent since the last rewind */
+    unsigned inflight;      /* elements of txq sent since the last rewind */
+    uint32_t next_seq;
+    unsigned retries;
+    unsigned nacks;
+    bool paused;            /* NACK back-off running */
+    QEMUTimer *timer;
+} ExtTx;
+
+struct ExtPeer {
+    ExtollState *s;
+    uint32_t node;
+    ExtTx tx[EXT_NCHAN];
+    uint32_t rx_epoch[EXT_NCHAN];
+    uint32_t rx_expected[EXT_NCHAN];
+    bool put_err;           /* sticky error of the put being received */
+    bool rsp_err;           /* sticky error of the get response being received */
+};
+
+typedef struct ExtNoti {
+    uint64_t w0, w1;
+} ExtNoti;
+
+typedef struct ExtVpid {
+    uint32_t ctrl;
+    uint64_t velo_ring;
+    uint32_t velo_slots;
+    uint32_t velo_wp;
+    uint64_t notiq;
+    uint32_t notiq_entries;
+    uint32_t notiq_wp;
+    uint32_t velo_rx_count;
+    /* VELO requester page */
+    uint64_t velo_hdr;
+    bool velo_hdr_valid;
+    uint32_t velo_mask;
+    uint64_t velo_data[15];
+    uint32_t velo_credits;
+    uint64_t velo_drops;
+    uint8_t velo_gen;
+    /* RMA */
+    uint64_t rma_cmd[EXTOLL_RMA_PAGES_PER_VPID][3];
+    uint8_t rma_mask[EXTOLL_RMA_PAGES_PER_VPID];
+    uint32_t rma_pending;
+    uint64_t rma_drops;
+    uint8_t rma_gen;
+    GQueue backlog;         /* ExtNoti* waiting for room in the queue */
+} ExtVpid;
+
+struct ExtollState {
+    PCIDevice parent_obj;
+
+    MemoryRegion bar_ctrl, bar_velo, bar_rma;
+
+    /* properties */
+    uint32_t node_id;
+    uint32_t num_nodes;
+    char *fabric_dir;
+    uint32_t drop_ppm, corrupt_ppm;
+    uint64_t seed;
+    bool rx_thread;
+    uint32_t rx_rtprio;
+
+    FabricQemu *fabric;
+    uint32_t epoch;
+    uint64_t atu_base;
+    uint32_t atu_entries;
+    ExtVpid vpid[EXTOLL_NUM_VPIDS];
+    ExtPeer **peers;        /* [num_nodes], lazily allocated */
+    uint64_t txq_bytes;     /* payload bytes in all transmit queues */
+    uint64_t counters[EXTOLL_NUM_COUNTERS];
+    GQueue loopq;           /* GByteArray* packets to our own node */
+    QEMUBH *loop_bh;
+    QEMUTimer *poll_timer;  /* retries notification backlogs */
+};
+
+static void ext_rx(void *opaque, uint32_t src, uint8_t type,
+                   const void *payload, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* DMA helpers */
+
+static bool ext_dma_read(ExtollState *s, uint64_t addr, void *buf, uint64_t len)
+{
+    MemTxResult r;
+
+    extoll_dma_depth++;
+    r = pci_dma_read(PCI_DEVICE(s), addr, buf, len);
+    extoll_dma_depth--;
+    if (r != MEMTX_OK) {
+        s->counters[EXTOLL_CNT_DMA_ERRORS]++;
+        return false;
+    }
+    return true;
+}
+
+static bool ext_dma_write(ExtollState *s, uint64_t addr, const void *buf,
+                          uint64_t len)
+{
+    MemTxResult r;
+
+    extoll_dma_depth++;
+    r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
+    extoll_dma_depth--;
+    if (r != MEMTX_OK) {
+        s->counters[EXTOLL_CNT_DMA_ERRORS]++;
+        return false;
+    }
+    return true;
+}
+
+static bool ext_read_u64(ExtollState *s, uint64_t addr, uint64_t *v)
+{
+    uint8_t b[8];
+
+    if (!ext_dma_read(s, addr, b, 8)) {
+        return false;
+    }
+    *v = ldq_le_p(b);
+    return true;
+}
+
+static bool ext_write_u64(ExtollState *s, uint64_t addr, uint64_t v)
+{
+    uint8_t b[8];
+
+    stq_le_p(b, v);
+    return ext_dma_write(s, addr, b, 8);
+}
+
+/* ------------------------------------------------------------------ */
+/* ATU */
+
+typedef struct ExtSeg {
+    uint64_t bus;
+    uint32_t len;
+} ExtSeg;
+
+/*
+ * Translate [addr, addr + len) for VPID vpid with permission perm
+ * (EXTOLL_ATU_READ / _WRITE).  te = NLA addressing, else bus addresses.
+ * Returns a GArray of ExtSeg, or NULL on a fault.
+ */
+static GArray *ext_translate(ExtollState *s, unsigned vpid, bool te,
+                             uint64_t addr, uint32_t len, uint64_t perm)
+{
+    GArray *a = g_array_new(false, false, sizeof(ExtSeg));
+
+    if (len == 0) {
+        return a;
+    }
+    if (addr + len < addr) {
+        goto fault;
+    }
+    if (!te) {
+        ExtSeg sg = { .bus = addr, .len = len };
+
+        g_array_append_val(a, sg);
+        return a;
+    }
+    while (len) {
+        uint64_t idx = addr >> 12, e;
+        uint32_t off = addr & 0xfff, n = MIN(len, 4096 - off);
+
+        if (!s->atu_entries || idx >= s->atu_entries ||
+            !ext_read_u64(s, s->atu_base + 8 * idx, &e) ||
+            !(e & EXTOLL_ATU_VALID) || (e & perm) != perm ||
+            EXTOLL_ATU_VPID(e) != vpid) {
+            goto fault;
+        }
+        ExtSeg sg = { .bus = EXTOLL_ATU_ADDR(e) + off, .len = n };
+        ExtSeg *last = a->len ? &g_array_index(a, ExtSeg, a->len - 1) : NULL;
+
+        if (last && last->bus + last->len == sg.bus) {
+            last->len += n;
+        } else {
+            g_array_append_val(a, sg);
+        }
+        addr += n;
+        len -= n;
+    }
+    return a;
+fault:
+    s->counters[EXTOLL_CNT_ATU_FAULTS]++;
+    g_array_free(a, true);
+    return NULL;
+}
+
+static bool ext_mem_rw(ExtollState *s, unsigned vpid, bool te, uint64_t addr,
+                       void *buf, uint32_t len, bool write)
+{
+    GArray *a = ext_translate(s, vpid, te, addr, len,
+                              write ? EXTOLL_ATU_WRITE : EXTOLL_ATU_READ);
+    uint8_t *p = buf;
+    bool ok = true;
+
+    if (!a) {
+        return false;
+    }
+    for (unsigned i = 0; i < a->len && ok; i++) {
+        ExtSeg *sg = &g_array_index(a, ExtSeg, i);
+
+        ok = write ? ext_dma_write(s, sg->bus, p, sg->len)
+                   : ext_dma_read(s, sg->bus, p, sg->len);
+        p += sg->len;
+    }
+    g_array_free(a, true);
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Notification queue */
+
+static bool ext_rma_on(ExtVpid *v)
+{
+    return v->ctrl & EXTOLL_VPID_RMA;
+}
+
+/* Room for one entry at the write index (and nothing waiting before it). */
+static bool ext_noti_room(ExtollState *s, ExtVpid *v)
+{
+    uint64_t w1;
+
+    if (!ext_rma_on(v) || !v->notiq_entries) {
+        return false;
+    }
+    if (!ext_read_u64(s, v->notiq + 16ull * v->notiq_wp + 8, &w1)) {
+        return false;
+    }
+    return w1 == 0;
+}
+
+/* Write one entry; caller checked ext_noti_room(). */
+static void ext_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
+{
+    uint64_t a = v->notiq + 16ull * v->notiq_wp;
+
+    ext_write_u64(s, a, w0);
+    smp_wmb();
+    ext_write_u64(s, a + 8, w1);
+    v->notiq_wp = (v->notiq_wp + 1) & (v->notiq_entries - 1);
+    s->counters[EXTOLL_CNT_NOTI_WRITTEN]++;
+    if ((w1 >> 61) & 7) {
+        s->counters[EXTOLL_CNT_RMA_ERRORS]++;
+    }
+}
+
+/* Remote-caused notification: false = no room now (caller NACKs). */
+static bool ext_noti_try(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
+{
+    if (!g_queue_is_empty(&v->backlog) || !ext_noti_room(s, v)) {
+        s->counters[EXTOLL_CNT_NOTI_FULL]++;
+        return false;
+    }
+    ext_noti_write(s, v, w0, w1);
+    return true;
+}
+
+static void ext_backlog_flush(ExtollState *s, ExtVpid *v)
+{
+    while (!g_queue_is_empty(&v->backlog) && ext_noti_room(s, v)) {
+        ExtNoti *n = g_queue_pop_head(&v->backlog);
+
+        ext_noti_write(s, v, n->w0, n->w1);
+        g_free(n);
+    }
+}
+
+static void ext_arm_poll(ExtollState *s)
+{
+    if (!timer_pending(s->poll_timer)) {
+        timer_mod(s->poll_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + EXT_POLL_NS);
+    }
+}
+
+/* Locally caused notification (bounded by our own commands): never lost
+ * unless the backlog overflows (counted). */
+static void ext_noti_post(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
+{
+    if (!ext_rma_on(v) || !v->notiq_entries) {
+        return;
+    }
+    ext_backlog_flush(s, v);
+    if (g_queue_is_empty(&v->backlog) && ext_noti_room(s, v)) {
+        ext_noti_write(s, v, w0, w1);
+        return;
+    }
+    s->counters[EXTOLL_CNT_NOTI_FULL]++;
+    if (g_queue_get_length(&v->backlog) >= EXT_BACKLOG_MAX) {
+        return;     /* lost; counted as NOTI_FULL */
+    }
+    ExtNoti *n = g_new(ExtNoti, 1);
+    n->w0 = w0;
+    n->w1 = w1;
+    g_queue_push_tail(&v->backlog, n);
+    ext_arm_poll(s);
+}
+
+static void ext_poll_timer(void *opaque)
+{
+    ExtollState *s = opaque;
+    bool more = false;
+
+    for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
+        ext_backlog_flush(s, &s->vpid[i]);
+        more |= !g_queue_is_empty(&s->vpid[i].backlog);
+    }
+    if (more) {
+        ext_arm_poll(s);
+    }
+}
+
+static void ext_backlog_clear(ExtVpid *v)
+{
+    ExtNoti *n;
+
+    while ((n = g_queue_pop_head(&v->backlog))) {
+        g_free(n);
+    }
+}
+
+/* Notification mode bits from requester page options */
+static unsigned ext_mode(unsigned opts)
+{
+    return ((opts & EXTOLL_RMA_OPT_IRQ) ? EXTOLL_NOTI_MODE_IRQ : 0) |
+           ((opts & EXTOLL_RMA_OPT_TE) ? EXTOLL_NOTI_MODE_TE : 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reliable stream, transmit side */
+
+static void ext_timer_cb(void *opaque);
+
+static unsigned ext_kind_chan(uint8_t kind)
+{
+    return kind == K_DONE || kind == K_GETRSP;
+}
+
+static ExtPeer *ext_peer(ExtollState *s, uint32_t node)
+{
+    ExtPeer *p;
+
+    if (node >= s->num_nodes) {
+        return NULL;
+    }
+    p = s->peers[node];
+    if (!p) {
+        p = g_new0(ExtPeer, 1);
+        p->s = s;
+        p->node = node;
+        for (unsigned c = 0; c < EXT_NCHAN; c++) {
+            ExtTx *t = &p->tx[c];
+
+            t->peer = p;
+            t->chan = c;
+            g_queue_init(&t->txq);
+            t->timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_timer_cb, t);
+        }
+        s->peers[node] = p;
+    }
+    return p;
+}
+
+static void ext_xmit(ExtollState *s, uint32_t dst, uint8_t type,
+                     const void *buf, size_t len)
+{
+    if (dst == s->node_id) {
+        GByteArray *b = g_byte_array_sized_new(len + 1);
+
+        g_byte_array_append(b, &type, 1);
+        g_byte_array_append(b, buf, len);
+        g_queue_push_tail(&s->loopq, b);
+        qemu_bh_schedule(s->loop_bh);
+        return;
+    }
+    if (s->fabric) {
+        fabric_qemu_send(s->fabric, dst, type, buf, len);
+    }
+}
+
+static void ext_loop_bh(void *opaque)
+{
+    ExtollState *s = opaque;
+    unsigned budget = 256;
+    GByteArray *b;
+
+    while (budget-- && (b = g_queue_pop_head(&s->loopq))) {
+        ext_rx(s, s->node_id, b->data[0], b->data + 1, b->len - 1);
+        g_byte_array_free(b, true);
+    }
+    if (!g_queue_is_empty(&s->loopq)) {
+        qemu_bh_schedule(s->loop_bh);
+    }
+}
+
+static int64_t ext_rto(ExtTx *t)
+{
+    int64_t ns = EXT_RTO_MIN_NS << MIN(t->retries, 6u);
+
+    return MIN(ns, EXT_RTO_MAX_NS);
+}
+
+static void ext_arm(ExtTx *t, int64_t ns)
+{
+    timer_mod(t->timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ns);
+}
+
+static void ext_push(ExtTx *t)
+{
+    ExtollState *s = t->peer->s;
+    bool sent = false;
+
+    if (t->paused) {
+        return;
+    }
+    while (t->next_unsent && t->inflight < EXT_WINDOW) {
+        ExtPkt *k = t->next_unsent->data;
+
+        t->next_unsent = t->next_unsent->next;
+        t->inflight++;
+        ext_xmit(s, t->peer->node, EXT_T_DATA, k->data, k->len);
+        sent = true;
+    }
+    if (sent && !timer_pending(t->timer)) {
+        ext_arm(t, ext_rto(t));
+    }
+}
+
+static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
+                            uint8_t kind, unsigned svpid, unsigned dvpid,
+                            uint8_t gen, size_t len)
+{
+    ExtPkt *k = g_malloc0(sizeof(*k) + len);
+
+    k->len = len;
+    k->credit_vpid = -1;
+    k->data[D_KIND] = kind;
+    k->data[D_SVPID] = svpid;
+    k->data[D_DVPID] = dvpid;
+    k->data[D_GEN] = gen;
+    *out = k;
+    return k->data;
+}
+
+static void ext_pkt_queue(ExtollState *s, ExtPeer *p, ExtPkt *k)
+{
+    ExtTx *t = &p->tx[ext_kind_chan(k->data[D_KIND])];
+
+    stl_le_p(k->data + D_EPOCH, s->epoch);
+    k->seq = t->next_seq++;
+    stl_le_p(k->data + D_SEQ, k->seq);
+    s->txq_bytes += k->len;
+    s->counters[EXTOLL_CNT_TX_PACKETS]++;
+    g_queue_push_tail(&t->txq, k);
+    if (!t->next_unsent) {
+        t->next_unsent = g_queue_peek_tail_link(&t->txq);
+    }
+    ext_push(t);
+}
+
+static void ext_pkt_done(ExtollState *s, ExtPkt *k)
+{
+    if (k->credit_vpid >= 0) {
+        ExtVpid *v = &s->vpid[k->credit_vpid];
+
+        if (v->velo_gen == k->credit_gen &&
+            v->velo_credits < EXTOLL_VELO_TX_CREDITS) {
+            v->velo_credits++;
+        }
+    }
+    s->txq_bytes -= k->len;
+    g_free(k);
+}
+
+/* Every packet with seq before 'upto' (exclusive) is acknowledged. */
+static void ext_ack_upto(ExtTx *t, uint32_t upto)
+{
+    ExtPkt *k;
+
+    while ((k = g_queue_peek_head(&t->txq)) && (int32_t)(upto - k->seq) > 0) {
+        if (t->next_unsent == g_queue_peek_head_link(&t->txq)) {
+            t->next_unsent = t->next_unsent->next;
+        } else if (t->inflight) {
+            t->inflight--;
+        }
+        g_queue_pop_head(&t->txq);
+        ext_pkt_done(t->peer->s, k);
+        t->retries = 0;
+    }
+}
+
+static void ext_rewind(ExtTx *t)
+{
+    t->next_unsent = g_queue_peek_head_link(&t->txq);
+    t->inflight = 0;
+}
+
+static void ext_rx_ack(ExtollState *s, uint32_t src, uint8_t type,
+                       const uint8_t *b, size_t len)
+{
+    ExtPeer *p = ext_peer(s, src);
+    uint32_t seq;
+    ExtTx *t;
+
+    if (!p || len < A_END || b[A_CHAN] >= EXT_NCHAN ||
+        ldl_le_p(b + A_EPOCH) != s->epoch) {
+        return;
+    }
+    t = &p->tx[b[A_CHAN]];
+    seq = ldl_le_p(b + A_SEQ);
+    if ((int32_t)(seq - t->next_seq) >= 0) {
+        return;     /* acknowledges something never sent */
+    }
+    if (type == EXT_T_ACK) {
+        ext_ack_upto(t, seq + 1);
+        t->nacks = 0;
+        if (!t->paused) {
+            timer_del(t->timer);
+            if (t->inflight) {
+                ext_arm(t, ext_rto(t));
+            }
+            ext_push(t);
+        }
+        return;
+    }
+    /* NACK: seq could not be taken; everything before it was */
+    ext_ack_upto(t, seq);
+    ext_rewind(t);
+    if (t->paused) {
+        return;
+    }
+    t->paused = true;
+    {
+        int64_t ns = EXT_NACK_MIN_NS << MIN(t->nacks, 6u);
+
+        t->nacks++;
+        ext_arm(t, MIN(ns, EXT_NACK_MAX_NS));
+    }
+}
+
+static void ext_timer_cb(void *opaque)
+{
+    ExtTx *t = opaque;
+
+    if (g_queue_is_empty(&t->txq)) {
+        t->paused = false;
+        return;
+    }
+    if (t->paused) {
+        t->paused = false;
+    } else {
+        t->retries++;
+        t->peer->s->counters[EXTOLL_CNT_RETRANSMITS] += t->inflight;
+    }
+    ext_rewind(t);
+    ext_push(t);
+    if (!timer_pending(t->timer)) {
+        ext_arm(t, ext_rto(t));
+    }
+}
+
+static void ext_send_ack(ExtollState *s, uint32_t dst, uint8_t type,
+                         unsigned chan, uint32_t epoch, uint32_t seq)
+{
+    uint8_t b[A_END];
+
+    stl_le_p(b + A_EPOCH, epoch);
+    stl_le_p(b + A_SEQ, seq);
+    b[A_CHAN] = chan;
+    ext_xmit(s, dst, type, b, sizeof(b));
+}
+
+static void ext_peer_free(ExtPeer *p)
+{
+    ExtPkt *k;
+
+    for (unsigned c = 0; c < EXT_NCHAN; c++) {
+        timer_free(p->tx[c].timer);
+        while ((k = g_queue_pop_head(&p->tx[c].txq))) {
+            ext_pkt_done(p->s, k);
+        }
+    }
+    g_free(p);
+}
+
+/* ------------------------------------------------------------------ */
+/* VELO */
+
+static void ext_velo_send(ExtollState *s, unsigned vi)
+{
+    ExtVpid *v = &s->vpid[vi];
+    uint64_t h = v->velo_hdr;
+    uint32_t len = EXTOLL_VELO_HDR_LEN(h), node = EXTOLL_VELO_HDR_NODE(h);
+    ExtPeer *p;
+    ExtPkt *k;
+    uint8_t *d;
+
+    v->velo_hdr_valid = false;
+    v->velo_mask = 0;
+    if (!(v->ctrl & EXTOLL_VPID_VELO_TX) || !v->velo_credits ||
+        len > EXTOLL_VELO_MAX_MSG || EXTOLL_VELO_HDR_MC_BITS(h) ||
+        !(p = ext_peer(s, node))) {
+        v->velo_drops++;
+        s->counters[EXTOLL_CNT_VELO_TX_DROPPED]++;
+        return;
+    }
+    d = ext_pkt_new(s, p, &k, K_VELO, vi, EXTOLL_VELO_HDR_VPID(h), v->velo_gen,
+                    D_HDR + 4 + len);
+    d[D_HDR] = EXTOLL_VELO_HDR_MTT(h);
+    d[D_HDR + 1] = EXTOLL_VELO_HDR_TAG(h);
+    d[D_HDR + 2] = len;
+    for (uint32_t i = 0; i < len; i++) {
+        d[D_HDR + 4 + i] = v->velo_data[i / 8] >> (8 * (i % 8));
+    }
+    k->credit_vpid = vi;
+    k->credit_gen = v->velo_gen;
+    v->velo_credits--;
+    s->counters[EXTOLL_CNT_VELO_TX]++;
+    ext_pkt_queue(s, p, k);
+}
+
+static void ext_velo_check(ExtollState *s, unsigned vi)
+{
+    ExtVpid *v = &s->vpid[vi];
+    uint32_t len, need;
+
+    if (!v->velo_hdr_valid) {
+        return;
+    }
+    len = EXTOLL_VELO_HDR_LEN(v->velo_hdr);
+    need = len > EXTOLL_VELO_MAX_MSG ? 0 : (1u << DIV_ROUND_UP(len, 8)) - 1;
+    if ((v->velo_mask & need) == need) {
+        ext_velo_send(s, vi);
+    }
+}
+
+/* true = consumed (delivered or dropped), false = no room (NACK) */
+static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
+                        size_t len)
+{
+    unsigned dv = b[D_DVPID], mlen;
+    ExtVpid *v;
+    uint64_t st, slot;
+
+    if (len < D_HDR + 4) {
+        return true;
+    }
+    mlen = b[D_HDR + 2];
+    if (mlen > EXTOLL_VELO_MAX_MSG || len < D_HDR + 4 + mlen) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    if (dv >= EXTOLL_NUM_VPIDS || !(s->vpid[dv].ctrl & EXTOLL_VPID_VELO_RX)) {
+        s->counters[EXTOLL_CNT_VELO_RX_DROPPED]++;
+        return true;
+    }
+    v = &s->vpid[dv];
+    slot = v->velo_ring + (uint64_t)EXTOLL_VELO_SLOT_SIZE * v->velo_wp;
+    if (!ext_read_u64(s, slot + EXTOLL_VELO_STATUS_OFF, &st)) {
+        s->counters[EXTOLL_CNT_VELO_RX_DROPPED]++;
+        return true;
+    }
+    if (st != 0) {
+        s->counters[EXTOLL_CNT_VELO_RX_FULL]++;
+        return false;
+    }
+    st = (uint64_t)(src & 0xffff) | ((uint64_t)b[D_SVPID] << 16) |
+         ((uint64_t)(b[D_HDR] & 3) << 32) | EXTOLL_VELO_ST_EOM |
+         ((uint64_t)b[D_HDR + 1] << 40) | ((uint64_t)mlen << 48);
+    if (mlen) {
+        ext_dma_write(s, slot, b + D_HDR + 4, mlen);
+    }
+    smp_wmb();
+    ext_write_u64(s, slot + EXTOLL_VELO_STATUS_OFF, st);
+    v->velo_wp = (v->velo_wp + 1) & (v->velo_slots - 1);
+    v->velo_rx_count++;
+    s->counters[EXTOLL_CNT_VELO_RX]++;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* RMA: origin side */
+
+static uint32_t ext_rma_free(ExtollState *s, ExtVpid *v)
+{
+    if (!ext_rma_on(v) || s->txq_bytes >= EXT_TXQ_BYTES_MAX ||
+        v->rma_pending >= EXTOLL_RMA_CMDQ_DEPTH) {
+        return 0;
+    }
+    return EXTOLL_RMA_CMDQ_DEPTH - v->rma_pending;
+}
+
+/* last-fragment offset for a transfer of len bytes */
+static uint32_t ext_last_off(uint32_t len)
+{
+    return len ? (len - 1) / EXTOLL_RMA_FRAG_SIZE * EXTOLL_RMA_FRAG_SIZE : 0;
+}
+
+static void ext_req_error(ExtollState *s, ExtVpid *v, unsigned cmd,
+                          unsigned node, unsigned dvpid, unsigned opts,
+                          uint64_t w0)
+{
+    ext_noti_post(s, v, w0,
+                  EXTOLL_NOTI_W1(0, dvpid, node, EXTOLL_NOTI_REQUESTER, cmd,
+                                 ext_mode(opts), EXTOLL_NOTI_ERR_REQ));
+}
+
+static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
+{
+    ExtVpid *v = &s->vpid[vi];
+    uint64_t w0 = v->rma_cmd[opts][0], w1 = v->rma_cmd[opts][1];
+    uint64_t w2 = v->rma_cmd[opts][2];
+    unsigned cmd = EXTOLL_RMA_W0_CMD(w0), node = EXTOLL_RMA_W0_NODE(w0);
+    unsigned dv = EXTOLL_RMA_W0_VPID(w0), spec = EXTOLL_RMA_W0_SPEC(w0);
+    unsigned mod = EXTOLL_RMA_W0_MOD(w0), count = EXTOLL_RMA_W0_COUNT(w0);
+    bool te = opts & EXTOLL_RMA_OPT_TE;
+    unsigned mode = ext_mode(opts);
+    ExtPeer *p;
+    ExtPkt *k;
+    uint8_t *d;
+
+    v->rma_mask[opts] = 0;
+    if (!ext_rma_free(s, v)) {
+        v->rma_drops++;
+        s->counters[EXTOLL_CNT_RMA_CMD_DROPPED]++;
+        return;
+    }
+    s->counters[EXTOLL_CNT_RMA_CMDS]++;
+    if ((w0 & 3) != EXTOLL_RMA_W0_MAGIC || (opts & EXTOLL_RMA_OPT_RRA) ||
+        (!te && !(v->ctrl & EXTOLL_VPID_RMA_PHYS)) ||
+        (mod & (EXTOLL_MOD_MC | EXTOLL_MOD_ERA | EXTOLL_MOD_EWA)) ||
+        !(p = ext_peer(s, node))) {
+        ext_req_error(s, v, cmd, node, dv, opts, 0);
+        return;
+    }
+    switch (cmd) {
+    case EXTOLL_CMD_BT_PUT:
+    case EXTOLL_CMD_QW_PUT: {
+        uint32_t size = count + 1, off;
+        uint8_t *buf;
+
+        if (cmd == EXTOLL_CMD_QW_PUT && (size & 7)) {
+            ext_req_error(s, v, cmd, node, dv, opts, w1);
+            return;
+        }
+        buf = g_malloc(size);
+        if (!ext_mem_rw(s, vi, te, w1, buf, size, false)) {
+            g_free(buf);
+            ext_req_error(s, v, cmd, node, dv, opts, w1);
+            return;
+        }
+        for (off = 0; off < size; off += EXTOLL_RMA_FRAG_SIZE) {
+            uint32_t n = MIN(size - off, EXTOLL_RMA_FRAG_SIZE);
+
+            d = ext_pkt_new(s, p, &k, K_PUT, vi, dv, v->rma_gen, P_DATA + n);
+            d[P_CMD] = cmd;
+            d[P_SPEC] = spec;
+            d[P_MODE] = opts;
+            d[P_FLAGS] = (off == 0 ? F_FIRST : 0) |
+                         (off + n == size ? F_LAST : 0);
+            stq_le_p(d + P_ADDR, w2 + off);
+            stl_le_p(d + P_LEN, n);
+            stq_le_p(d + P_ECHO, w1 + off);
+            memcpy(d + P_DATA, buf + off, n);
+            ext_pkt_queue(s, p, k);
+        }
+        g_free(buf);
+        v->rma_pending++;
+        return;
+    }
+    case EXTOLL_CMD_IMM_PUT: {
+        uint32_t n = (count & 7) + 1;
+
+        d = ext_pkt_new(s, p, &k, K_PUT, vi, dv, v->rma_gen, P_DATA + n);
+        d[P_CMD] = cmd;
+        d[P_SPEC] = spec;
+        d[P_MODE] = opts;
+        d[P_FLAGS] = F_FIRST | F_LAST;
+        stq_le_p(d + P_ADDR, w1);
+        stl_le_p(d + P_LEN, n);
+        stq_le_p(d + P_ECHO, w2);
+        for (uint32_t i = 0; i < n; i++) {
+            d[P_DATA + i] = w2 >> (8 * i);
+        }
+        ext_pkt_queue(s, p, k);
+        v->rma_pending++;
+        return;
+    }
+    case EXTOLL_CMD_NOTI_PUT:
+        d = ext_pkt_new(s, p, &k, K_NOTIPUT, vi, dv, v->rma_gen, D_HDR + 12);
+        d[D_HDR] = count & 0xff;
+        d[D_HDR + 1] = spec;
+        d[D_HDR + 2] = opts;
+        stq_le_p(d + D_HDR + 4, w1);
+        ext_pkt_queue(s, p, k);
+        v->rma_pending++;
+        return;
+    case EXTOLL_CMD_BT_GET:
+    case EXTOLL_CMD_QW_GET: {
+        uint32_t size = count + 1, lo = ext_last_off(size);
+
+        if (cmd == EXTOLL_CMD_QW_GET && (size & 7)) {
+            ext_req_error(s, v, cmd, node, dv, opts, w2);
+            return;
+        }
+        /* the local destination must be writable for us, checked up front */
+        GArray *a = ext_translate(s, vi, te, w2, size, EXTOLL_ATU_WRITE);
+        if (!a) {
+            ext_req_error(s, v, cmd, node, dv, opts, w2);
+            return;
+        }
+        g_array_free(a, true);
+        d = ext_pkt_new(s, p, &k, K_GETREQ, vi, dv, v->rma_gen, G_END);
+        d[G_CMD] = cmd;
+        d[G_SPEC] = spec;
+        d[G_MODE] = opts;
+        stq_le_p(d + G_RADDR, w1);
+        stq_le_p(d + G_WADDR, w2);
+        stl_le_p(d + G_SIZE, size);
+        ext_pkt_queue(s, p, k);
+        v->rma_pending++;
+        if (spec & EXTOLL_NOTI_REQUESTER) {
+            ext_noti_post(s, v, w2 + lo,
+                          EXTOLL_NOTI_W1(size - lo - 1, dv, node,
+                                         EXTOLL_NOTI_REQUESTER, cmd, mode, 0));
+        }
+        return;
+    }
+    default:    /* lock and invalid codes */
+        ext_req_error(s, v, cmd, node, dv, opts, w1);
+        return;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* RMA: target side and replies */
+
+static void ext_send_done(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                          uint64_t echo, uint32_t sizef, unsigned err)
+{
+    ExtPkt *k;
+    uint8_t *d = ext_pkt_new(s, p, &k, K_DONE, b[D_DVPID], b[D_SVPID],
+                             b[D_GEN], R_END);
+
+    d[R_CMD] = b[P_CMD];
+    d[R_SPEC] = b[P_SPEC];
+    d[R_MODE] = b[P_MODE];
+    d[R_ERR] = err;
+    stq_le_p(d + R_ECHO, echo);
+    stl_le_p(d + R_SIZE, sizef);
+    ext_pkt_queue(s, p, k);
+}
+
+static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
+{
+    unsigned dv = b[D_DVPID], flags, opts, cmd;
+    uint32_t n;
+    uint64_t addr;
+    bool te;
+    ExtVpid *v;
+
+    if (len < P_DATA) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    n = ldl_le_p(b + P_LEN);
+    if (n > EXTOLL_RMA_FRAG_SIZE || len < P_DATA + n) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    flags = b[P_FLAGS];
+    opts = b[P_MODE];
+    cmd = b[P_CMD];
+    te = opts & EXTOLL_RMA_OPT_TE;
+    addr = ldq_le_p(b + P_ADDR);
+    if (flags & F_FIRST) {
+        p->put_err = false;
+    }
+    v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
+    if (!v || !ext_rma_on(v) || (!te && !(v->ctrl & EXTOLL_VPID_RMA_PHYS))) {
+        p->put_err = true;
+    }
+    if ((flags & F_LAST) && !p->put_err &&
+        (b[P_SPEC] & EXTOLL_NOTI_COMPLETER) && !ext_noti_room(s, v)) {
+        s->counters[EXTOLL_CNT_NOTI_FULL]++;
+        return false;   /* NACK: retried when the consumer made room */
+    }
+    if (!p->put_err) {
+        if (ext_mem_rw(s, dv, te, addr, (void *)(b + P_DATA), n, true)) {
+            s->counters[EXTOLL_CNT_RMA_RX_BYTES] += n;
+        } else {
+            p->put_err = true;
+        }
+    }
+    if (!(flags & F_LAST)) {
+        return true;
+    }
+    if (!p->put_err && (b[P_SPEC] & EXTOLL_NOTI_COMPLETER)) {
+        ext_noti_write(s, v, addr,
+                       EXTOLL_NOTI_W1(n - 1, b[D_SVPID], p->node,
+                                      EXTOLL_NOTI_COMPLETER, cmd,
+                                      te ? EXTOLL_NOTI_MODE_TE : 0, 0));
+    }
+    ext_send_done(s, p, b, ldq_le_p(b + P_ECHO), n - 1,
+                  p->put_err ? EXTOLL_NOTI_ERR_CMPL : 0);
+    return true;
+}
+
+static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                           size_t len)
+{
+    unsigned dv = b[D_DVPID], cls, spec;
+    uint64_t payload;
+    ExtVpid *v;
+    unsigned err = 0;
+
+    if (len < D_HDR + 12) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    cls = b[D_HDR];
+    spec = b[D_HDR + 1];
+    payload = ldq_le_p(b + D_HDR + 4);
+    v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
+    if (!v || !ext_rma_on(v)) {
+        err = EXTOLL_NOTI_ERR_CMPL;
+    } else if (spec & EXTOLL_NOTI_COMPLETER) {
+        if (!ext_noti_try(s, v, payload,
+                          EXTOLL_NOTI_W1(cls, b[D_SVPID], p->node,
+                                         EXTOLL_NOTI_COMPLETER,
+                                         EXTOLL_CMD_NOTI_PUT, 0, 0))) {
+            return false;
+        }
+    }
+    {
+        ExtPkt *k;
+        uint8_t *d = ext_pkt_new(s, p, &k, K_DONE, dv, b[D_SVPID], b[D_GEN],
+                                 R_END);
+
+        d[R_CMD] = EXTOLL_CMD_NOTI_PUT;
+        d[R_SPEC] = spec;
+        d[R_MODE] = b[D_HDR + 2];
+        d[R_ERR] = err;
+        stq_le_p(d + R_ECHO, payload);
+        stl_le_p(d + R_SIZE, cls);
+        ext_pkt_queue(s, p, k);
+    }
+    return true;
+}
+
+/* Origin: a put-like command finished at the target. */
+static bool ext_done_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                        size_t len)
+{
+    unsigned dv = b[D_DVPID];
+    ExtVpid *v;
+
+    if (len < R_END || dv >= EXTOLL_NUM_VPIDS) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    v = &s->vpid[dv];
+    if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
+        return true;    /* the command's owner is gone */
+    }
+    if (v->rma_pending) {
+        v->rma_pending--;
+    }
+    if ((b[R_SPEC] & EXTOLL_NOTI_REQUESTER) || b[R_ERR]) {
+        ext_noti_post(s, v, ldq_le_p(b + R_ECHO),
+                      EXTOLL_NOTI_W1(ldl_le_p(b + R_SIZE), b[D_SVPID], p->node,
+                                     EXTOLL_NOTI_REQUESTER, b[R_CMD],
+                                     ext_mode(b[R_MODE]), b[R_ERR]));
+    }
+    return true;
+}
+
+/* Target: read and answer a get. */
+static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                          size_t len)
+{
+    unsigned dv = b[D_DVPID], cmd, spec, opts;
+    uint32_t size, lo, off;
+    uint64_t raddr, waddr;
+    uint8_t *buf = NULL;
+    bool te, ok = false;
+    ExtVpid *v;
+    ExtPkt *k;
+    uint8_t *d;
+
+    if (len < G_END) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    cmd = b[G_CMD];
+    spec = b[G_SPEC];
+    opts = b[G_MODE];
+    te = opts & EXTOLL_RMA_OPT_TE;
+    raddr = ldq_le_p(b + G_RADDR);
+    waddr = ldq_le_p(b + G_WADDR);
+    size = ldl_le_p(b + G_SIZE);
+    if (size == 0 || size > EXTOLL_RMA_MAX_SIZE) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    lo = ext_last_off(size);
+    v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
+    if (v && ext_rma_on(v) && (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS))) {
+        if (s->txq_bytes >= EXT_TXQ_BYTES_MAX) {
+            return false;   /* back-pressure */
+        }
+        if ((spec & EXTOLL_NOTI_RESPONDER) &&
+            (!g_queue_is_empty(&v->backlog) || !ext_noti_room(s, v))) {
+            s->counters[EXTOLL_CNT_NOTI_FULL]++;
+            return false;
+        }
+        buf = g_malloc(size);
+        ok = ext_mem_rw(s, dv, te, raddr, buf, size, false);
+    }
+    if (!ok) {
+        d = ext_pkt_new(s, p, &k, K_GETRSP, dv, b[D_SVPID], b[D_GEN], P_DATA);
+        d[P_CMD] = cmd;
+        d[P_SPEC] = spec;
+        d[P_MODE] = opts;
+        d[P_FLAGS] = F_FIRST | F_LAST | F_ERR;
+        stq_le_p(d + P_ADDR, waddr + lo);
+        stl_le_p(d + P_LEN, 0);
+        stq_le_p(d + P_ECHO, size - lo);
+        ext_pkt_queue(s, p, k);
+        g_free(buf);
+        return true;
+    }
+    for (off = 0; off < size; off += EXTOLL_RMA_FRAG_SIZE) {
+        uint32_t n = MIN(size - off, EXTOLL_RMA_FRAG_SIZE);
+
+        d = ext_pkt_new(s, p, &k, K_GETRSP, dv, b[D_SVPID], b[D_GEN],
+                        P_DATA + n);
+        d[P_CMD] = cmd;
+        d[P_SPEC] = spec;
+        d[P_MODE] = opts;
+        d[P_FLAGS] = (off == 0 ? F_FIRST : 0) | (off + n == size ? F_LAST : 0);
+        stq_le_p(d + P_ADDR, waddr + off);
+        stl_le_p(d + P_LEN, n);
+        stq_le_p(d + P_ECHO, raddr + off);
+        memcpy(d + P_DATA, buf + off, n);
+        ext_pkt_queue(s, p, k);
+    }
+    g_free(buf);
+    if (spec & EXTOLL_NOTI_RESPONDER) {
+        ext_noti_write(s, v, raddr + lo,
+                       EXTOLL_NOTI_W1(size - lo - 1, b[D_SVPID], p->node,
+                                      EXTOLL_NOTI_RESPONDER, cmd,
+                                      te ? EXTOLL_NOTI_MODE_TE : 0, 0));
+    }
+    return true;
+}
+
+/* Origin: data of our get arrives. */
+static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                          size_t len)
+{
+    unsigned dv = b[D_DVPID], flags, opts, cmd, spec;
+    uint32_t n;
+    uint64_t addr;
+    ExtVpid *v;
+    bool te;
+
+    if (len < P_DATA || dv >= EXTOLL_NUM_VPIDS) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    n = ldl_le_p(b + P_LEN);
+    if (n > EXTOLL_RMA_FRAG_SIZE || len < P_DATA + n) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    v = &s->vpid[dv];
+    flags = b[P_FLAGS];
+    opts = b[P_MODE];
+    cmd = b[P_CMD];
+    spec = b[P_SPEC];
+    te = opts & EXTOLL_RMA_OPT_TE;
+    addr = ldq_le_p(b + P_ADDR);
+    if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
+        return true;    /* owner gone: nothing is written */
+    }
+    if (flags & F_FIRST) {
+        p->rsp_err = false;
+    }
+    if (flags & F_ERR) {
+        if (v->rma_pending) {
+            v->rma_pending--;
+        }
+        ext_noti_post(s, v, addr,
+                      EXTOLL_NOTI_W1(ldq_le_p(b + P_ECHO) - 1, b[D_SVPID],
+                                     p->node, EXTOLL_NOTI_REQUESTER, cmd,
+                                     ext_mode(opts), EXTOLL_NOTI_ERR_RESP));
+        return true;
+    }
+    if (!p->rsp_err) {
+        if (ext_mem_rw(s, dv, te, addr, (void *)(b + P_DATA), n, true)) {
+            s->counters[EXTOLL_CNT_RMA_RX_BYTES] += n;
+        } else {
+            p->rsp_err = true;
+        }
+    }
+    if (!(flags & F_LAST)) {
+        return true;
+    }
+    if (v->rma_pending) {
+        v->rma_pending--;
+    }
+    if ((spec & EXTOLL_NOTI_COMPLETER) || p->rsp_err) {
+        ext_noti_post(s, v, addr,
+                      EXTOLL_NOTI_W1(n ? n - 1 : 0, b[D_SVPID], p->node,
+                                     EXTOLL_NOTI_COMPLETER,
+                                     cmd == EXTOLL_CMD_QW_GET ?
+                                     EXTOLL_CMD_GET_QW_RSP :
+                                     EXTOLL_CMD_GET_BT_RSP,
+                                     ext_mode(opts),
+                                     p->rsp_err ? EXTOLL_NOTI_ERR_CMPL : 0));
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive dispatch */
+
+static bool ext_rx_kind(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                        size_t len)
+{
+    switch (b[D_KIND]) {
+    case K_VELO:
+        return ext_velo_rx(s, p->node, b, len);
+    case K_PUT:
+        return ext_put_rx(s, p, b, len);
+    case K_NOTIPUT:
+        return ext_notiput_rx(s, p, b, len);
+    case K_DONE:
+        return ext_done_rx(s, p, b, len);
+    case K_GETREQ:
+        return ext_getreq_rx(s, p, b, len);
+    case K_GETRSP:
+        return ext_getrsp_rx(s, p, b, len);
+    default:
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+}
+
+static void ext_rx(void *opaque, uint32_t src, uint8_t type,
+                   const void *payload, size_t len)
+{
+    ExtollState *s = opaque;
+    const uint8_t *b = payload;
+    uint32_t epoch, seq;
+    unsigned c;
+    ExtPeer *p;
+
+    if (type == EXT_T_ACK || type == EXT_T_NACK) {
+        ext_rx_ack(s, src, type, b, len);
+        return;
+    }
+    p = ext_peer(s, src);
+    if (type != EXT_T_DATA || len < D_HDR || !p) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return;
+    }
+    epoch = ldl_le_p(b + D_EPOCH);
+    seq = ldl_le_p(b + D_SEQ);
+    c = ext_kind_chan(b[D_KIND]);
+    if (epoch != p->rx_epoch[c]) {
+        /* a new sender session starts at 0; a fresh receiver adopts any */
+        if (seq != 0 && p->rx_epoch[c] != 0) {
+            s->counters[EXTOLL_CNT_RX_DUPLICATES]++;
+            return;
+        }
+        p->rx_epoch[c] = epoch;
+        p->rx_expected[c] = seq;
+        if (c) {
+            p->rsp_err = false;
+        } else {
+            p->put_err = false;
+        }
+    }
+    if (seq != p->rx_expected[c]) {
+        s->counters[EXTOLL_CNT_RX_DUPLICATES]++;
+        ext_send_ack(s, src, EXT_T_ACK, c, epoch, p->rx_expected[c] - 1);
+        return;
+    }
+    if (!ext_rx_kind(s, p, b, len)) {
+        ext_send_ack(s, src, EXT_T_NACK, c, epoch, seq);
+        return;
+    }
+    p->rx_expected[c]++;
+    s->counters[EXTOLL_CNT_RX_PACKETS]++;
+    ext_send_ack(s, src, EXT_T_ACK, c, epoch, seq);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reset */
+
+static void ext_vpid_velo_reset(ExtVpid *v)
+{
+    v->velo_hdr_valid = false;
+    v->velo_mask = 0;
+    v->velo_credits = EXTOLL_VELO_TX_CREDITS;
+    v->velo_gen++;
+}
+
+static void ext_vpid_rma_reset(ExtVpid *v)
+{
+    memset(v->rma_mask, 0, sizeof(v->rma_mask));
+    v->rma_pending = 0;
+    v->rma_gen++;
+    ext_backlog_clear(v);
+}
+
+static void ext_reset_state(ExtollState *s)
+{
+    uint32_t e;
+
+    for (uint32_t n = 0; n < s->num_nodes && s->peers; n++) {
+        if (s->peers[n]) {
+            ext_peer_free(s->peers[n]);
+            s->peers[n] = NULL;
+        }
+    }
+    for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
+        ExtVpid *v = &s->vpid[i];
+
+        uint8_t vg = v->velo_gen + 1, rg = v->rma_gen + 1;
+
+        /* generations survive resets so late replies never match */
+        ext_backlog_clear(v);
+        memset(v, 0, sizeof(*v));
+        g_queue_init(&v->backlog);
+        v->velo_credits = EXTOLL_VELO_TX_CREDITS;
+        v->velo_gen = vg;
+        v->rma_gen = rg;
+    }
+    s->atu_base = 0;
+    s->atu_entries = 0;
+    s->txq_bytes = 0;
+    do {
+        qemu_guest_getrandom_nofail(&e, sizeof(e));
+    } while (e == 0 || e == s->epoch);
+    s->epoch = e;
+}
+
+/* ------------------------------------------------------------------ */
+/* BAR0 */
+
+static bool ext_reentered(void)
+{
+    if (extoll_dma_depth) {
+        qemu_log_mask(LOG_GUEST_ERROR, "extoll: MMIO access from DMA ignored\n");
+        return true;
+    }
+    return false;
+}
+
+static bool ext_pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
+{
+    return v >= lo && v <= hi && !(v & (v - 1));
+}
+
+static uint64_t ext_vpid_read(ExtollState *s, unsigned vi, hwaddr r)
+{
+    ExtVpid *v = &s->vpid[vi];
+
+    switch (r) {
+    case EXTOLL_VPID_CTRL:
+        return v->ctrl;
+    case EXTOLL_VPID_VELO_RING:
+        return v->velo_ring;
+    case EXTOLL_VPID_VELO_RING + 4:
+        return v->velo_ring >> 32;
+    case EXTOLL_VPID_VELO_SLOTS:
+        return v->velo_slots;
+    case EXTOLL_VPID_VELO_WP:
+        return v->velo_wp;
+    case EXTOLL_VPID_NOTIQ:
+        return v->notiq;
+    case EXTOLL_VPID_NOTIQ + 4:
+        return v->notiq >> 32;
+    case EXTOLL_VPID_NOTIQ_ENTRIES:
+        return v->notiq_entries;
+    case EXTOLL_VPID_NOTIQ_WP:
+        return v->notiq_wp;
+    case EXTOLL_VPID_VELO_RX_COUNT:
+        return v->velo_rx_count;
+    case EXTOLL_VPID_RMA_PENDING:
+        return v->rma_pending;
+    }
+    return 0;
+}
+
+static void ext_set64(uint64_t *reg, hwaddr half, uint64_t val, unsigned size)
+{
+    if (size == 8) {
+        *reg = val;
+    } else if (half) {
+        *reg = (*reg & 0xffffffffull) | (val << 32);
+    } else {
+        *reg = (*reg & ~0xffffffffull) | (uint32_t)val;
+    }
+}
+
+static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
+                           uint64_t val, unsigned size)
+{
+    ExtVpid *v = &s->vpid[vi];
+    bool velo_rx_on = v->ctrl & EXTOLL_VPID_VELO_RX;
+    bool rma_on = v->ctrl & EXTOLL_VPID_RMA;
+
+    switch (r) {
+    case EXTOLL_VPID_CTRL: {
+        uint32_t nv = val & (EXTOLL_VPID_VELO_RX | EXTOLL_VPID_VELO_TX |
+                             EXTOLL_VPID_RMA | EXTOLL_VPID_RMA_PHYS);
+
+        if ((nv & EXTOLL_VPID_VELO_RX) && !velo_rx_on) {
+            if (!v->velo_slots || (v->velo_ring & 0xfff)) {
+                qemu_log_mask(LOG_GUEST_ERROR,
+                              "extoll: VPID %u VELO ring not configured\n", vi);
+                nv &= ~EXTOLL_VPID_VELO_RX;
+            } else {
+                v->velo_wp = 0;
+                v->velo_rx_count = 0;
+            }
+        }
+        if ((nv ^ v->ctrl) & EXTOLL_VPID_VELO_TX) {
+            ext_vpid_velo_reset(v);
+        }
+        if ((nv & EXTOLL_VPID_RMA) && !rma_on) {
+            if (!v->notiq_entries || (v->notiq & 0xfff)) {
+                qemu_log_mask(LOG_GUEST_ERROR,
+                              "extoll: VPID %u notification queue not "
+                              "configured\n", vi);
+                nv &= ~(EXTOLL_VPID_RMA | EXTOLL_VPID_RMA_PHYS);
+            } else {
+                v->notiq_wp = 0;
+                ext_vpid_rma_reset(v);
+            }
+        } else if (!(nv & EXTOLL_VPID_RMA) && rma_on) {
+            ext_vpid_rma_reset(v);
+        }
+        if (!(nv & EXTOLL_VPID_RMA)) {
+            nv &= ~EXTOLL_VPID_RMA_PHYS;
+        }
+        v->ctrl = nv;
+        return;
+    }
+    case EXTOLL_VPID_VELO_RING:
+    case EXTOLL_VPID_VELO_RING + 4:
+        if (!velo_rx_on) {
+            ext_set64(&v->velo_ring, r - EXTOLL_VPID_VELO_RING, val, size);
+        }
+        return;
+    case EXTOLL_VPID_VELO_SLOTS:
+        if (!velo_rx_on) {
+            v->velo_slots = ext_pow2_in(val, EXTOLL_VELO_MIN_SLOTS,
+                                        EXTOLL_VELO_MAX_SLOTS) ? val : 0;
+        }
+        return;
+    case EXTOLL_VPID_NOTIQ:
+    case EXTOLL_VPID_NOTIQ + 4:
+        if (!rma_on) {
+            ext_set64(&v->notiq, r - EXTOLL_VPID_NOTIQ, val, size);
+        }
+        return;
+    case EXTOLL_VPID_NOTIQ_ENTRIES:
+        if (!rma_on) {
+            v->notiq_entries = ext_pow2_in(val, EXTOLL_NOTIQ_MIN_ENTRIES,
+                                           EXTOLL_NOTIQ_MAX_ENTRIES) ? val : 0;
+        }
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "extoll: write to VPID register 0x%x\n",
+                  (unsigned)r);
+}
+
+static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
+{
+    ExtollState *s = opaque;
+    uint64_t v = 0;
+    hwaddr base = off & ~7ull;
+
+    if (ext_reentered()) {
+        return 0;
+    }
+    if (off >= EXTOLL_REG_VPID(0) &&
+        off < EXTOLL_REG_VPID(EXTOLL_NUM_VPIDS)) {
+        unsigned vi = (off - EXTOLL_REG_VPID(0)) / 0x40;
+        hwaddr r = (off - EXTOLL_REG_VPID(0)) % 0x40;
+
+        v = ext_vpid_read(s, vi, r);
+        if (size == 8 && !(r & 7)) {
+            if (r == EXTOLL_VPID_VELO_RING) {
+                return s->vpid[vi].velo_ring;
+            }
+            if (r == EXTOLL_VPID_NOTIQ) {
+                return s->vpid[vi].notiq;
+            }
+            v = (uint32_t)v | (ext_vpid_read(s, vi, r + 4) << 32);
+        }
+        return size == 8 ? v : (uint32_t)v;
+    }
+    if (off >= EXTOLL_REG_COUNTER(0) &&
+        off < EXTOLL_REG_COUNTER(EXTOLL_NUM_COUNTERS)) {
+        v = s->counters[(base - EXTOLL_REG_COUNTER(0)) / 8];
+        if (size == 8) {
+            return v;
+        }
+        return (off & 4) ? v >> 32 : (uint32_t)v;
+    }
+    switch (off) {
+    case EXTOLL_REG_ID:
+        v = EXTOLL_ID_MAGIC;
+        break;
+    case EXTOLL_REG_VERSION:
+        v = EXTOLL_HW_VERSION;
+        break;
+    case EXTOLL_REG_NODE_ID:
+        v = s->node_id;
+        break;
+    case EXTOLL_REG_NUM_NODES:
+        v = s->num_nodes;
+        break;
+    case EXTOLL_REG_NUM_VPIDS:
+        v = EXTOLL_NUM_VPIDS;
+        break;
+    case EXTOLL_REG_RMA_FRAG:
+        v = EXTOLL_RMA_FRAG_SIZE;
+        break;
+    case EXTOLL_REG_VELO_SLOT:
+        v = EXTOLL_VELO_SLOT_SIZE;
+        break;
+    case EXTOLL_REG_ATU_BASE:
+        v = size == 8 ? s->atu_base : (uint32_t)s->atu_base;
+        break;
+    case EXTOLL_REG_ATU_BASE + 4:
+        v = s->atu_base >> 32;
+        break;
+    case EXTOLL_REG_ATU_ENTRIES:
+        v = s->atu_entries;
+        break;
+    case EXTOLL_REG_VELO_CREDITS:
+        v = EXTOLL_VELO_TX_CREDITS;
+        break;
+    case EXTOLL_REG_RMA_CMDQ:
+        v = EXTOLL_RMA_CMDQ_DEPTH;
+        break;
+    }
+    return v;
+}
+
+static void ext_ctrl_write(void *opaque, hwaddr off, uint64_t val,
+                           unsigned size)
+{
+    ExtollState *s = opaque;
+
+    if (ext_reentered()) {
+        return;
+    }
+    if (off >= EXTOLL_REG_VPID(0) &&
+        off < EXTOLL_REG_VPID(EXTOLL_NUM_VPIDS)) {
+        ext_vpid_write(s, (off - EXTOLL_REG_VPID(0)) / 0x40,
+                       (off - EXTOLL_REG_VPID(0)) % 0x40, val, size);
+        return;
+    }
+    switch (off) {
+    case EXTOLL_REG_CTRL:
+        if (val & EXTOLL_CTRL_RESET) {
+            ext_reset_state(s);
+        }
+        return;
+    case EXTOLL_REG_ATU_BASE:
+    case EXTOLL_REG_ATU_BASE + 4:
+        ext_set64(&s->atu_base, off - EXTOLL_REG_ATU_BASE, val, size);
+        s->atu_base &= ~0xfffull;
+        return;
+    case EXTOLL_REG_ATU_ENTRIES:
+        s->atu_entries = MIN((uint32_t)val, EXTOLL_ATU_MAX_ENTRIES);
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "extoll: write to ctrl 0x%x\n",
+                  (unsigned)off);
+}
+
+/* ------------------------------------------------------------------ */
+/* BAR2: VELO pages */
+
+static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
+{
+    ExtollState *s = opaque;
+    ExtVpid *v = &s->vpid[off / EXTOLL_HW_PAGE_SIZE];
+    hwaddr r = off % EXTOLL_HW_PAGE_SIZE;
+
+    if (ext_reentered() || size != 8) {
+        return 0;
+    }
+    if (r == EXTOLL_VELO_CREDITS) {
+        return (v->ctrl & EXTOLL_VPID_VELO_TX) ? v->velo_credits : 0;
+    }
+    if (r == EXTOLL_VELO_DROPS) {
+        return v->velo_drops;
+    }
+    return 0;
+}
+
+static void ext_velo_write(void *opaque, hwaddr off, uint64_t val,
+                           unsigned size)
+{
+    ExtollState *s = opaque;
+    unsigned vi = off / EXTOLL_HW_PAGE_SIZE;
+    ExtVpid *v = &s->vpid[vi];
+    hwaddr r = off % EXTOLL_HW_PAGE_SIZE;
+
+    if (ext_reentered() || size != 8) {
+        return;
+    }
+    if (r == EXTOLL_VELO_HDR) {
+        v->velo_hdr = val;
+        v->velo_hdr_valid = true;
+    } else if (r >= EXTOLL_VELO_DATA(0) && r < EXTOLL_VELO_DATA(15)) {
+        unsigned k = (r - EXTOLL_VELO_DATA(0)) / 8;
+
+        v->velo_data[k] = val;
+        v->velo_mask |= 1u << k;
+    } else {
+        return;
+    }
+    ext_velo_check(s, vi);
+}
+
+/* ------------------------------------------------------------------ */
+/* BAR4: RMA requester pages */
+
+static uint64_t ext_rmap_read(void *opaque, hwaddr off, unsigned size)
+{
+    ExtollState *s = opaque;
+    ExtVpid *v = &s->vpid[off / EXTOLL_RMA_VPID_STRIDE];
+    hwaddr r = off % EXTOLL_HW_PAGE_SIZE;
+
+    if (ext_reentered() || size != 8) {
+        return 0;
+    }
+    if (r == EXTOLL_RMA_CMD_FREE) {
+        return ext_rma_free(s, v);
+    }
+    if (r == EXTOLL_RMA_CMD_DROPS) {
+        return v->rma_drops;
+    }
+    return 0;
+}
+
+static void ext_rmap_write(void *opaque, hwaddr off, uint64_t val,
+                           unsigned size)
+{
+    ExtollState *s = opaque;
+    unsigned vi = off / EXTOLL_RMA_VPID_STRIDE;
+    unsigned pg = (off % EXTOLL_RMA_VPID_STRIDE) / EXTOLL_HW_PAGE_SIZE;
+    hwaddr r = off % EXTOLL_HW_PAGE_SIZE;
+    ExtVpid *v = &s->vpid[vi];
+
+    if (ext_reentered() || size != 8 || r > EXTOLL_RMA_CMD_WORD(2)) {
+        return;
+    }
+    v->rma_cmd[pg][r / 8] = val;
+    v->rma_mask[pg] |= 1u << (r / 8);
+    if (v->rma_mask[pg] == 7) {
+        ext_rma_cmd(s, vi, pg);
+    }
+}
+
+static const MemoryRegionOps ext_ctrl_ops = {
+    .read = ext_ctrl_read,
+    .write = ext_ctrl_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 8 },
+};
+
+static const MemoryRegionOps ext_velo_ops = {
+    .read = ext_velo_read,
+    .write = ext_velo_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+static const MemoryRegionOps ext_rmap_ops = {
+    .read = ext_rmap_read,
+    .write = ext_rmap_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 1, .max_access_size = 8 },
+    .impl = { .min_access_size = 1, .max_access_size = 8 },
+};
+
+/* ------------------------------------------------------------------ */
+
+static void ext_exit(PCIDevice *pdev);
+
+static void ext_realize(PCIDevice *pdev, Error **errp)
+{
+    ExtollState *s = EXTOLL(pdev);
+
+    if (s->num_nodes == 0 || s->num_nodes > EXTOLL_MAX_NODES) {
+        error_setg(errp, "extoll: num-nodes must be 1..%u", EXTOLL_MAX_NODES);
+        return;
+    }
+    if (s->node_id >= s->num_nodes) {
+        error_setg(errp, "extoll: node-id %u must be below num-nodes %u",
+                   s->node_id, s->num_nodes);
+        return;
+    }
+    if (s->drop_ppm > FABRIC_PPM || s->corrupt_ppm > FABRIC_PPM) {
+        error_setg(errp, "extoll: fabric-*-ppm must be at most %u", FABRIC_PPM);
+        return;
+    }
+    if (s->rx_rtprio > 99) {
+        error_setg(errp, "extoll: rx-rtprio must be 0..99");
+        return;
+    }
+    if ((!s->fabric_dir || !s->fabric_dir[0]) && s->num_nodes > 1) {
+        error_setg(errp, "extoll: num-nodes > 1 needs the fabric property");
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 0);
+    memory_region_init_io(&s->bar_ctrl, OBJECT(s), &ext_ctrl_ops, s,
+                          "extoll-ctrl", EXTOLL_BAR_CTRL_SIZE);
+    memory_region_init_io(&s->bar_velo, OBJECT(s), &ext_velo_ops, s,
+                          "extoll-velo", EXTOLL_BAR_VELO_SIZE);
+    memory_region_init_io(&s->bar_rma, OBJECT(s), &ext_rmap_ops, s,
+                          "extoll-rma", EXTOLL_BAR_RMA_SIZE);
+    pci_register_bar(pdev, EXTOLL_BAR_CTRL, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->bar_ctrl);
+    pci_register_bar(pdev, EXTOLL_BAR_VELO, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->bar_velo);
+    pci_register_bar(pdev, EXTOLL_BAR_RMA, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar_rma);
+
+    s->peers = g_new0(ExtPeer *, s->num_nodes);
+    g_queue_init(&s->loopq);
+    s->loop_bh = qemu_bh_new(ext_loop_bh, s);
+    s->poll_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_poll_timer, s);
+    for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
+        g_queue_init(&s->vpid[i].backlog);
+    }
+    ext_reset_state(s);
+    if (s->fabric_dir && s->fabric_dir[0]) {
+        struct fabric_config cfg = {
+            .dir = s->fabric_dir,
+            .node_id = s->node_id,
+            .num_nodes = s->num_nodes,
+            .drop_ppm = s->drop_ppm,
+            .corrupt_ppm = s->corrupt_ppm,
+            .seed = s->seed,
+        };
+        FabricQemuOptions opts = {
+            .rx_thread = s->rx_thread,
+            .rt_prio = s->rx_rtprio,
+            .name = "extoll-rx",
+        };
+
+        s->fabric = fabric_qemu_open(&cfg, &opts, ext_rx, s, errp);
+        if (!s->fabric) {
+            ext_exit(pdev);
+            return;
+        }
+    }
+}
+
+static void ext_exit(PCIDevice *pdev)
+{
+    ExtollState *s = EXTOLL(pdev);
+    GByteArray *b;
+
+    fabric_qemu_close(s->fabric);
+    s->fabric = NULL;
+    if (s->peers) {
+        for (uint32_t n = 0; n < s->num_nodes; n++) {
+            if (s->peers[n]) {
+                ext_peer_free(s->peers[n]);
+            }
+        }
+        g_free(s->peers);
+        s->peers = NULL;
+    }
+    for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
+        ext_backlog_clear(&s->vpid[i]);
+    }
+    while ((b = g_queue_pop_head(&s->loopq))) {
+        g_byte_array_free(b, true);
+    }
+    if (s->loop_bh) {
+        qemu_bh_delete(s->loop_bh);
+        s->loop_bh = NULL;
+    }
+    if (s->poll_timer) {
+        timer_free(s->poll_timer);
+        s->poll_timer = NULL;
+    }
+}
+
+static void ext_qdev_reset(DeviceState *dev)
+{
+    ext_reset_state(EXTOLL(dev));
+}
+
+static Property ext_properties[] = {
+    DEFINE_PROP_UINT32("node-id", ExtollState, node_id, 0),
+    DEFINE_PROP_UINT32("num-nodes", ExtollState, num_nodes, 1),
+    DEFINE_PROP_STRING("fabric", ExtollState, fabric_dir),
+    DEFINE_PROP_UINT32("fabric-drop-ppm", ExtollState, drop_ppm, 0),
+    DEFINE_PROP_UINT32("fabric-corrupt-ppm", ExtollState, corrupt_ppm, 0),
+    DEFINE_PROP_UINT64("fabric-seed", ExtollState, seed, 0),
+    DEFINE_PROP_BOOL("rx-thread", ExtollState, rx_thread, true),
+    DEFINE_PROP_UINT32("rx-rtprio", ExtollState, rx_rtprio, 1),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+static const VMStateDescription ext_vmstate = {
+    .name = "extoll",
+    .unmigratable = 1,
+};
+
+static void ext_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = ext_realize;
+    k->exit = ext_exit;
+    k->vendor_id = EXTOLL_PCI_VENDOR_ID;
+    k->device_id = EXTOLL_PCI_DEVICE_ID;
+    k->revision = EXTOLL_HW_VERSION;
+    k->class_id = PCI_CLASS_NETWORK_OTHER;
+    dc->desc = "EXTOLL NIC (VELO + RMA + ATU)";
+    dc->reset = ext_qdev_reset;
+    dc->vmsd = &ext_vmstate;
+    device_class_set_props(dc, ext_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo ext_info = {
+    .name = TYPE_EXTOLL,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(ExtollState),
+    .class_init = ext_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void ext_register_types(void)
+{
+    type_register_static(&ext_info);
+}
+
+type_init(ext_register_types)
