@@ -11,7 +11,7 @@
  * extra_device_args=["-device", "extoll,node-id={node},num-nodes={nodes},
  * fabric={sockdir}/extoll"])).
  *
- *   extoll_drvtest [basic,register,put,velo,kill]   default: all of them
+ *   extoll_drvtest [basic,register,put,velo,kill,hostile]   default: all
  *   extoll_drvtest hold     keep an endpoint + registration + mappings,
  *                           wait for /tmp/go (unbind the device meanwhile),
  *                           then expect ENODEV and SIGBUS
@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -381,6 +382,59 @@ static void test_hold(void)
 	exit(1);
 }
 
+static int storm_fd;
+static volatile int storm_stop;
+
+static void *storm(void *arg)
+{
+	char *b = arg;
+	struct rma2_ioc_region r;
+	unsigned int i = 0;
+
+	while (!storm_stop) {
+		if (reg(storm_fd, b + (i % 64) * 100, 4096 * (1 + i % 5), &r) == 0 && (i & 1))
+			ioctl(storm_fd, RMA2_IOCTL_UNREGISTER_REGION, &r);
+		i++;
+	}
+	return NULL;
+}
+
+static void test_hostile(void)
+{
+	struct ep a;
+	struct rma2_ioc_region r;
+	pthread_t th[3];
+	char *b = malloc(1 << 20);
+	void *m;
+	int i;
+
+	CHECK(ep_open(&a) == 0, "hostile: endpoint");
+	CHECK(reg(a.fd, (void *)a.req, 4096, &r) < 0 && errno == EFAULT, "register own MMIO mapping EFAULT");
+	CHECK(reg(a.fd, (void *)a.q, 4096, &r) < 0 && errno == EFAULT, "register own queue mapping EFAULT");
+	m = mmap(NULL, 4096, PROT_READ, MAP_SHARED, a.fd, (off_t)1 << 44);
+	CHECK(m == MAP_FAILED && errno == EINVAL, "mmap huge offset EINVAL");
+	m = mremap((void *)a.req, 33 * 4096, 40 * 4096, MREMAP_MAYMOVE);
+	CHECK(m == MAP_FAILED, "mremap grow refused");
+	CHECK(madvise((void *)a.q, 4096, MADV_DOFORK) == 0 || errno == EINVAL, "madvise DOFORK");
+	if (fork() == 0) {
+		/* the mapping must not exist in the child */
+		_exit(mincore((void *)a.q, 4096, (unsigned char *)b) == 0 ? 1 : 0);
+	}
+	{ int st; wait(&st); CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child has no queue mapping"); }
+	memset(b, 1, 1 << 20);
+	storm_fd = a.fd;
+	for (i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, storm, b);
+	usleep(1500000);
+	storm_stop = 1;
+	for (i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	CHECK(sysfs_u("registered_pages") > 0, "storm left registrations (%lu pages)", sysfs_u("registered_pages"));
+	munmap((void *)a.req, 33 * 4096); munmap((void *)a.q, 4096 + a.qsize);
+	close(a.fd);
+	CHECK(sysfs_u("registered_pages") == 0 && sysfs_u("vpids_in_use") == 0, "storm: close released everything");
+}
+
 /* 2 nodes: "target" on one node, then "source NODE VPID NLA" on another. */
 static void test_target(void)
 {
@@ -438,6 +492,7 @@ int main(int argc, char **argv)
 	if (!*only || strstr(only, "put")) test_put();
 	if (!*only || strstr(only, "velo")) test_velo();
 	if (!*only || strstr(only, "kill")) test_kill();
+	if (!*only || strstr(only, "hostile")) test_hostile();
 	if (strstr(only, "hold")) test_hold();
 	if (!strcmp(only, "target")) test_target();
 	if (!strcmp(only, "source") && argc == 5) test_source(argv + 2);
