@@ -414,7 +414,7 @@ class Cluster:
     def __init__(self, nodes=2, name=None, workdir=None, qemu=None, kernel=None,
                  initrd=None, extra_device_args=None, iommu="auto", exanet="auto",
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
-                 detach=False, mgmt_net=True):
+                 detach=False, mgmt_net=True, extoll=False):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
@@ -442,6 +442,12 @@ class Cluster:
         if env_ex is not None and exanet == "auto":
             exanet = {"0": False, "1": True}.get(env_ex, "auto")
         self.exanet = exanet
+        # EXTOLL NIC (-device extoll) on its own fabric directory, so a node
+        # can carry both NICs; off unless asked for (or EXACLUSTER_EXTOLL=1).
+        env_xt = os.environ.get("EXACLUSTER_EXTOLL")
+        if env_xt is not None and not extoll:
+            extoll = env_xt == "1"
+        self.extoll = bool(extoll)
         self.memory = memory
         self.smp = smp
         self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
@@ -526,7 +532,8 @@ class Cluster:
             p = os.path.join(self.rundir, fn)
             if os.path.islink(p) or not os.path.isdir(p):
                 os.unlink(p)
-        longest = os.path.join(self.rundir, "fabric", "node%d.sock" % (self.nodes * 10))
+        longest = os.path.join(self.rundir, "extoll-fabric" if self.extoll else "fabric",
+                               "node%d.sock" % (self.nodes * 10))
         if len(longest) < SUN_PATH_MAX:
             self.sockdir = self.rundir
         else:
@@ -538,6 +545,13 @@ class Cluster:
                 os.unlink(os.path.join(self._sock("fabric"), fn))
             except OSError:
                 pass
+        if self.extoll:
+            os.makedirs(self._sock("extoll-fabric"), exist_ok=True)
+            for fn in os.listdir(self._sock("extoll-fabric")):
+                try:
+                    os.unlink(os.path.join(self._sock("extoll-fabric"), fn))
+                except OSError:
+                    pass
 
     def _write_state(self):
         st = {"name": self.name, "nodes": self.nodes, "rundir": self.rundir,
@@ -621,6 +635,9 @@ class Cluster:
                   % (i, n, self._sock("fabric"))]
             for r in range(ranks):
                 a += ["-device", "exanet-ctx,ni=exa0,rank=%d" % r]
+        if self.extoll:
+            a += ["-device", "extoll,id=ext0,node-id=%d,num-nodes=%d,fabric=%s"
+                  % (i, n, self._sock("extoll-fabric"))]
         extra = self.extra_device_args
         if callable(extra):
             extra = extra(i)
@@ -1005,6 +1022,7 @@ def _cli(argv=None):
     up.add_argument("--initrd")
     up.add_argument("--iommu", action="store_true", help="add intel-iommu,aw-bits=48")
     up.add_argument("--no-exanet", action="store_true", help="omit the exanet device")
+    up.add_argument("--extoll", action="store_true", help="add the extoll device (EXTOLL NIC)")
     up.add_argument("--accel", help="tcg (default) or kvm")
     up.add_argument("--memory", default="512M")
     up.add_argument("--append", default="", help="extra kernel command line")
@@ -1032,6 +1050,7 @@ def _cli(argv=None):
         if a.cmd == "up":
             c = Cluster(nodes=a.nodes, name=a.name, qemu=a.qemu, initrd=a.initrd,
                         iommu=a.iommu, exanet=False if a.no_exanet else "auto",
+                        extoll=a.extoll,
                         accel=a.accel, memory=a.memory, append=a.append,
                         extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
                         detach=True)
