@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rma2-bw: EXTOLL RMA put (or get) bandwidth between two processes through
+ * librma2.
+ *
+ * put (default): the client posts --iters puts of 'size' bytes back to
+ * back into the server's buffer, only the last one with a completer
+ * notification; commands on one connection complete in order, so when the
+ * server sees that notification every put has landed, and it answers with
+ * an immediate put into the client's memory.  Bandwidth = size * iters /
+ * (first post .. answer).
+ * --get: the client pulls from the server's buffer; the last get carries a
+ * completer notification at the client.
+ */
+#include <getopt.h>
+
+#include <rma2.h>
+
+#include "extoll_tool.h"
+
+#define TOOL "rma2-bw"
+#define MAX_SIZE (8u * 1024u * 1024u)
+
+static const unsigned int def_sizes[] = { 64, 1024, 4096, 65536, 262144, 1048576, 4194304 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
+"       " TOOL " --client --oob HOST:PORT [options]\n"
+"\n"
+"Bandwidth of EXTOLL RMA puts (default) or gets (librma2) between two processes.\n"
+"\n"
+"  -s, --server           passive side\n"
+"  -c, --client           drive the measurement\n"
+"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
+"                         (default port %u)\n"
+"  -S, --sizes LIST       transfer sizes 1..%u bytes (default 64,1024,4096,65536,\n"
+"                         262144,1048576,4194304)\n"
+"  -i, --iters N          transfers per size (default 1000)\n"
+"  -w, --warmup N         untimed transfers per size first (default 100)\n"
+"  -t, --timeout SEC      per-size and connection timeout (default 60)\n"
+"      --get              measure gets instead of puts\n"
+"      --qw               quadword variants (sizes must be multiples of 8)\n"
+"  -j, --json             machine-readable output on stdout\n"
+"  -v, --verbose          progress on stderr\n"
+"  -h, --help             this help\n"
+"\n"
+"Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
+}
+
+static const struct pp_tool tool = { TOOL, MAX_SIZE, 60.0, 0, usage };
+
+struct bw_result {
+	unsigned int size;
+	unsigned long iters;
+	double seconds, mb_s, msg_s;
+};
+
+static int wait_noti(RMA2_Port port, double tmo)
+{
+	RMA2_Notification *n;
+	int64_t end = pp_now_ns() + (int64_t)(tmo * 1e9);
+	int err;
+
+	while (rma2_noti_probe(port, &n) != RMA2_SUCCESS) {
+		if (pp_now_ns() > end)
+			return -1;
+		sched_yield();
+	}
+	err = rma2_noti_get_error(n);
+	rma2_noti_free(port, n);
+	return err ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct pp_opts o;
+	struct xt_hello me, peer;
+	struct bw_result res[PP_MAX_SIZES];
+	RMA2_Port port = NULL;
+	RMA2_Handle h = NULL;
+	RMA2_Region *buf_reg = NULL;
+	RMA2_ERROR rc;
+	RMA2_NLA my_nla;
+	uint8_t *buf;
+	volatile uint64_t *ack;
+	int fd, qw, get, sizes_given;
+	unsigned int si;
+
+	qw = xt_take_flag(&argc, argv, "--qw");
+	get = xt_take_flag(&argc, argv, "--get");
+	sizes_given = xt_has_opt(argc, argv, "--sizes", "-S");
+	if (pp_parse_args(argc, argv, &tool, &o))
+		return PP_EXIT_USAGE;
+	if (!sizes_given) {
+		o.nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
+		memcpy(o.sizes, def_sizes, sizeof(def_sizes));
+	}
+	for (si = 0; qw && si < o.nsizes; si++)
+		if (o.sizes[si] & 7) {
+			fprintf(stderr, TOOL ": --qw needs sizes that are multiples of 8\n");
+			return PP_EXIT_USAGE;
+		}
+	rc = rma2_open(&port);
+	if (rc != RMA2_SUCCESS) {
+		rma2_perror(rc, TOOL ": rma2_open");
+		return 1;
+	}
+	/* one buffer: data area + an ack quadword after it */
+	buf = aligned_alloc(4096, MAX_SIZE + 4096);
+	if (!buf)
+		return 1;
+	pp_fill_pattern(buf, MAX_SIZE, 2);
+	ack = (volatile uint64_t *)(buf + MAX_SIZE);
+	*ack = 0;
+	rc = rma2_register(port, buf, MAX_SIZE + 4096, &buf_reg);
+	if (rc != RMA2_SUCCESS) {
+		rma2_perror(rc, TOOL ": rma2_register");
+		return 1;
+	}
+	rma2_get_nla(buf_reg, 0, &my_nla);
+	memset(&me, 0, sizeof(me));
+	me.node = rma2_get_nodeid(port);
+	me.vpid = rma2_get_vpid(port);
+	me.nla = my_nla;
+	me.buf_size = MAX_SIZE;
+	me.flags = (uint32_t)(qw | get << 1);
+	fd = xt_handshake(TOOL, &o, &me, &peer);
+	if (fd < 0)
+		return 1;
+	if (o.server) {
+		qw = peer.flags & 1;
+		get = (peer.flags >> 1) & 1;
+	}
+	rc = rma2_connect(port, (RMA2_Nodeid)peer.node, (RMA2_VPID)peer.vpid, RMA2_CONN_DEFAULT, &h);
+	if (rc != RMA2_SUCCESS) {
+		rma2_perror(rc, TOOL ": rma2_connect");
+		return 1;
+	}
+	for (si = 0; si < o.nsizes; si++) {
+		uint32_t size = o.sizes[si];
+		int64_t t0 = 0, t1;
+		int pass;
+
+		for (pass = 0; pass < 2; pass++) {	/* warm-up, then timed */
+			unsigned long n = pass ? o.iters : o.warmup, i;
+
+			if (!n)
+				continue;
+			*ack = 0;
+			if (xt_sync(fd, o.timeout_s))
+				return 1;
+			if (o.client) {
+				t0 = pp_now_ns();
+				for (i = 0; i < n; i++) {
+					RMA2_Notification_Spec spec = i == n - 1 ?
+						RMA2_COMPLETER_NOTIFICATION : RMA2_NO_NOTIFICATION;
+
+					if (get)
+						rc = qw ? rma2_post_get_qw(port, h, buf_reg, 0, size,
+									   peer.nla, spec, 0)
+							: rma2_post_get_bt(port, h, buf_reg, 0, size,
+									   peer.nla, spec, 0);
+					else
+						rc = qw ? rma2_post_put_qw(port, h, buf_reg, 0, size,
+									   peer.nla, spec, 0)
+							: rma2_post_put_bt(port, h, buf_reg, 0, size,
+									   peer.nla, spec, 0);
+					if (rc) {
+						rma2_perror(rc, TOOL ": post");
+						return 1;
+					}
+				}
+				if (get) {
+					if (wait_noti(port, o.timeout_s)) {
+						fprintf(stderr, TOOL ": size %u: no/failed completion\n", size);
+						return 1;
+					}
+				} else {
+					int64_t end = pp_now_ns() + (int64_t)(o.timeout_s * 1e9);
+
+					while (*ack == 0) {
+						if (pp_now_ns() > end) {
+							fprintf(stderr, TOOL ": size %u: no answer\n", size);
+							return 1;
+						}
+						sched_yield();
+					}
+				}
+				t1 = pp_now_ns();
+				if (pass) {
+					res[si].size = size;
+					res[si].iters = n;
+					res[si].seconds = (double)(t1 - t0) * 1e-9;
+					res[si].mb_s = (double)size * (double)n / res[si].seconds / 1e6;
+					res[si].msg_s = (double)n / res[si].seconds;
+					if (o.verbose)
+						fprintf(stderr, TOOL ": size %u: %.1f MB/s\n", size,
+							res[si].mb_s);
+				}
+			} else if (!get) {
+				/* last put's completer notification, then answer */
+				if (wait_noti(port, o.timeout_s)) {
+					fprintf(stderr, TOOL ": size %u: no/failed completion\n", size);
+					return 1;
+				}
+				rc = rma2_post_immediate_put(port, h, 8, 1, peer.nla + peer.buf_size, 0, 0);
+				if (rc)
+					return 1;
+			}
+		}
+	}
+	xt_sync(fd, o.timeout_s);
+	if (o.client) {
+		const char *what = get ? (qw ? "get-qw" : "get-bt") : (qw ? "put-qw" : "put-bt");
+
+		if (o.json) {
+			printf("{\"tool\":\"%s\",\"transport\":\"extoll-rma2-%s\",\"unit\":\"MB/s\","
+			       "\"local_node\":%u,\"peer_node\":%u,\"iters\":%lu,\"warmup\":%lu,"
+			       "\"results\":[", TOOL, what, me.node, peer.node, o.iters, o.warmup);
+			for (si = 0; si < o.nsizes; si++)
+				printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"mb_s\":%.2f,"
+				       "\"msg_s\":%.1f}", si ? "," : "", res[si].size, res[si].iters,
+				       res[si].seconds, res[si].mb_s, res[si].msg_s);
+			printf("]}\n");
+		} else {
+			printf("# %s: EXTOLL RMA %s, node %u -> node %u, %lu transfers per size\n",
+			       TOOL, what, me.node, peer.node, o.iters);
+			printf("%10s %12s %14s\n", "size", "MB/s", "msgs/s");
+			for (si = 0; si < o.nsizes; si++)
+				printf("%10u %12.2f %14.1f\n", res[si].size, res[si].mb_s, res[si].msg_s);
+		}
+	}
+	rma2_disconnect(port, h);
+	rma2_unregister(port, buf_reg);
+	rma2_close(port);
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shared by rma2-pingpong, rma2-bw and velo2-pingpong: the TCP handshake on
+ * the management network (exchange of EXTOLL addresses and run
+ * parameters) on top of tools/exanet-pingpong/pp_common.
+ */
+#ifndef EXTOLL_TOOL_H
+#define EXTOLL_TOOL_H
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pp_common.h"
+
+#define XT_MAGIC 0x58544f4cu	/* "XTOL" */
+#define XT_VERSION 1
+
+struct xt_hello {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t node;		/* RMA2 / VELO2 node id */
+	uint32_t vpid;
+	uint64_t nla;		/* receive buffer NLA (RMA tools) */
+	uint64_t buf_size;
+	uint32_t nsizes;
+	uint32_t flags;
+	uint32_t sizes[PP_MAX_SIZES];
+	uint64_t iters;
+	uint64_t warmup;
+	int32_t status;
+	uint32_t pad;
+};
+
+/* Connect (client) or accept (server); exchange hellos.  The server adopts
+ * the client's run parameters.  Returns the TCP fd or -1. */
+static inline int xt_handshake(const char *tool, struct pp_opts *o, struct xt_hello *me,
+			       struct xt_hello *peer)
+{
+	int fd;
+
+	me->magic = XT_MAGIC;
+	me->version = XT_VERSION;
+	if (o->client) {
+		me->nsizes = o->nsizes;
+		memcpy(me->sizes, o->sizes, sizeof(me->sizes));
+		me->iters = o->iters;
+		me->warmup = o->warmup;
+		fd = pp_tcp_connect(o->oob_host, o->oob_port, o->timeout_s);
+	} else {
+		int lfd = pp_tcp_listen(o->oob_host[0] ? o->oob_host : NULL, o->oob_port);
+
+		if (lfd < 0) {
+			fprintf(stderr, "%s: cannot listen on port %u: %s\n", tool, o->oob_port,
+				strerror(-lfd));
+			return -1;
+		}
+		if (o->verbose)
+			fprintf(stderr, "%s: waiting for a client on port %u\n", tool, o->oob_port);
+		fd = pp_tcp_accept(lfd, 3600);
+		close(lfd);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "%s: out-of-band connection failed: %s\n", tool, strerror(-fd));
+		return -1;
+	}
+	if (pp_write_full(fd, me, sizeof(*me), o->timeout_s) ||
+	    pp_read_full(fd, peer, sizeof(*peer), o->timeout_s) || peer->magic != XT_MAGIC ||
+	    peer->version != XT_VERSION) {
+		fprintf(stderr, "%s: handshake failed\n", tool);
+		close(fd);
+		return -1;
+	}
+	if (o->server) {
+		if (peer->nsizes > PP_MAX_SIZES || peer->nsizes == 0) {
+			close(fd);
+			return -1;
+		}
+		o->nsizes = peer->nsizes;
+		memcpy(o->sizes, peer->sizes, sizeof(o->sizes));
+		o->iters = peer->iters;
+		o->warmup = peer->warmup;
+	}
+	return fd;
+}
+
+/* Both sides: one byte each way (phase barrier). */
+static inline int xt_sync(int fd, double tmo)
+{
+	char c = 'x';
+
+	if (pp_write_full(fd, &c, 1, tmo) || pp_read_full(fd, &c, 1, tmo))
+		return -1;
+	return 0;
+}
+
+static inline int xt_has_opt(int argc, char **argv, const char *l, const char *s)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], l) || !strncmp(argv[i], l, strlen(l)) || (s && !strcmp(argv[i], s)))
+			return 1;
+	return 0;
+}
+
+/* Removes a flag (no argument) from argv; returns 1 if it was there. */
+static inline int xt_take_flag(int *argc, char **argv, const char *flag)
+{
+	int found = 0, j = 1;
+
+	for (int i = 1; i < *argc; i++) {
+		if (!strcmp(argv[i], flag)) {
+			found = 1;
+			continue;
+		}
+		argv[j++] = argv[i];
+	}
+	*argc = j;
+	argv[j] = NULL;
+	return found;
+}
+
+#endif

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rma2-pingpong: RMA put ping-pong latency between two nodes through
+ * librma2 (or on one node with two processes).
+ *
+ * Each side registers a receive buffer; the client puts 'size' bytes into
+ * the server's buffer with rma2_post_put_bt (no notification, as
+ * pscom4extoll does), the server polls the last byte of the message in its
+ * own memory, then puts the same size back.  The last byte carries a
+ * per-iteration tag; the NIC makes it visible only after the bytes before
+ * it.  No system calls in the loop.
+ */
+#include <getopt.h>
+
+#include <rma2.h>
+
+#include "extoll_tool.h"
+
+#define TOOL "rma2-pingpong"
+#define MAX_SIZE (8u * 1024u * 1024u)
+
+static const unsigned int def_sizes[] = { 1, 8, 64, 256, 1024, 4096, 16384, 65536 };
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
+"       " TOOL " --client --oob HOST:PORT [options]\n"
+"\n"
+"One-way latency (RTT/2) of EXTOLL RMA puts (librma2) between two processes.\n"
+"\n"
+"  -s, --server           wait for a client and echo its puts\n"
+"  -c, --client           drive the measurement\n"
+"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
+"                         (default port %u)\n"
+"  -S, --sizes LIST       message sizes 1..%u bytes, e.g. 8,64 or 1-64\n"
+"                         (default 1,8,64,256,1024,4096,16384,65536)\n"
+"  -i, --iters N          timed round trips per size (default 1000)\n"
+"  -w, --warmup N         untimed round trips per size first (default 100)\n"
+"  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
+"      --qw               quadword puts (sizes must be multiples of 8)\n"
+"      --no-timing        only the total time per size (avg only)\n"
+"      --clock MODE       auto (default), monotonic, tsc\n"
+"  -j, --json             machine-readable output on stdout\n"
+"  -v, --verbose          progress on stderr\n"
+"  -h, --help             this help\n"
+"\n"
+"Exit status: 0 success, 1 run-time failure (device, connection, data\n"
+"error), 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
+}
+
+static const struct pp_tool tool = { TOOL, MAX_SIZE, 10.0, 0, usage };
+
+static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
+{
+	unsigned long spins = 0;
+	int64_t end = pp_now_ns() + (int64_t)(tmo * 1e9);
+
+	while (*p != tag) {
+		if ((++spins & 0xffff) == 0) {
+			if (pp_now_ns() > end)
+				return -1;
+			sched_yield();
+		}
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct pp_opts o;
+	struct xt_hello me, peer;
+	struct pp_result res[PP_MAX_SIZES];
+	RMA2_Port port = NULL;
+	RMA2_Handle h = NULL;
+	RMA2_Region *rreg = NULL, *sreg = NULL;
+	RMA2_ERROR rc;
+	uint8_t *rbuf, *sbuf;
+	uint64_t *rtt;
+	int fd, qw, sizes_given;
+	unsigned int si;
+
+	qw = xt_take_flag(&argc, argv, "--qw");
+	sizes_given = xt_has_opt(argc, argv, "--sizes", "-S");
+	if (pp_parse_args(argc, argv, &tool, &o))
+		return PP_EXIT_USAGE;
+	if (!sizes_given) {
+		o.nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
+		memcpy(o.sizes, def_sizes, sizeof(def_sizes));
+	}
+	for (si = 0; qw && si < o.nsizes; si++)
+		if (o.sizes[si] & 7) {
+			fprintf(stderr, TOOL ": --qw needs sizes that are multiples of 8\n");
+			return PP_EXIT_USAGE;
+		}
+	if (pp_timer_init(o.clock ? o.clock : "auto"))
+		return 1;
+	rc = rma2_open(&port);
+	if (rc != RMA2_SUCCESS) {
+		rma2_perror(rc, TOOL ": rma2_open");
+		return 1;
+	}
+	rbuf = aligned_alloc(4096, MAX_SIZE);
+	sbuf = aligned_alloc(4096, MAX_SIZE);
+	rtt = calloc(o.iters, sizeof(*rtt));
+	if (!rbuf || !sbuf || !rtt)
+		return 1;
+	memset(rbuf, 0, MAX_SIZE);
+	pp_fill_pattern(sbuf, MAX_SIZE, 1);
+	if ((rc = rma2_register(port, rbuf, MAX_SIZE, &rreg)) != RMA2_SUCCESS ||
+	    (rc = rma2_register(port, sbuf, MAX_SIZE, &sreg)) != RMA2_SUCCESS) {
+		rma2_perror(rc, TOOL ": rma2_register");
+		return 1;
+	}
+	memset(&me, 0, sizeof(me));
+	me.node = rma2_get_nodeid(port);
+	me.vpid = rma2_get_vpid(port);
+	rma2_get_nla(rreg, 0, &me.nla);
+	me.buf_size = MAX_SIZE;
+	me.flags = (uint32_t)qw;
+	fd = xt_handshake(TOOL, &o, &me, &peer);
+	if (fd < 0)
+		return 1;
+	if (o.server)
+		qw = (int)peer.flags;
+	rc = rma2_connect(port, (RMA2_Nodeid)peer.node, (RMA2_VPID)peer.vpid, RMA2_CONN_DEFAULT, &h);
+	if (rc != RMA2_SUCCESS) {
+		rma2_perror(rc, TOOL ": rma2_connect");
+		return 1;
+	}
+	if (o.verbose)
+		fprintf(stderr, TOOL ": local node %u vpid %u, peer node %u vpid %u\n", me.node,
+			me.vpid, peer.node, peer.vpid);
+
+	for (si = 0; si < o.nsizes; si++) {
+		uint32_t size = o.sizes[si];
+		unsigned long total = o.warmup + o.iters, it;
+		volatile uint8_t *last = rbuf + size - 1;
+		int64_t t0 = 0, tstart = 0;
+		unsigned long errors = 0;
+
+		memset(rbuf, 0, size);
+		if (xt_sync(fd, o.timeout_s))
+			return 1;
+		for (it = 0; it < total; it++) {
+			uint8_t tag = (uint8_t)(it % 255 + 1);
+
+			sbuf[size - 1] = tag;
+			if (o.client) {
+				if (it == o.warmup)
+					tstart = pp_timer_ns();
+				if (!o.no_timing)
+					t0 = pp_timer_ns();
+				rc = qw ? rma2_post_put_qw(port, h, sreg, 0, size, peer.nla, 0, 0)
+					: rma2_post_put_bt(port, h, sreg, 0, size, peer.nla, 0, 0);
+				if (rc || wait_tag(last, tag, o.timeout_s)) {
+					fprintf(stderr, TOOL ": size %u iteration %lu: %s\n", size, it,
+						rc ? "post failed" : "timeout");
+					return 1;
+				}
+				if (!o.no_timing && it >= o.warmup)
+					rtt[it - o.warmup] = (uint64_t)(pp_timer_ns() - t0);
+			} else {
+				if (wait_tag(last, tag, o.timeout_s)) {
+					fprintf(stderr, TOOL ": size %u iteration %lu: timeout\n", size, it);
+					return 1;
+				}
+				rc = qw ? rma2_post_put_qw(port, h, sreg, 0, size, peer.nla, 0, 0)
+					: rma2_post_put_bt(port, h, sreg, 0, size, peer.nla, 0, 0);
+				if (rc)
+					return 1;
+			}
+		}
+		if (o.client) {
+			int64_t tend = pp_timer_ns();
+
+			/* data check of the last echo */
+			if (memcmp(rbuf, sbuf, size - 1))
+				errors++;
+			if (o.no_timing)
+				pp_stats_total((uint64_t)(tend - tstart), o.iters, &res[si]);
+			else
+				pp_stats(rtt, o.iters, &res[si]);
+			res[si].size = size;
+			res[si].errors = errors;
+			if (o.verbose)
+				fprintf(stderr, TOOL ": size %u: %.2f us\n", size, res[si].median_us);
+		}
+	}
+	xt_sync(fd, o.timeout_s);
+	if (o.client) {
+		if (o.json)
+			pp_print_json(TOOL, qw ? "extoll-rma2-put-qw" : "extoll-rma2-put-bt",
+				      me.node, peer.node, &o, res, o.nsizes);
+		else
+			pp_print_table(TOOL, "extoll-rma2", "librma2 put, tail polling", &o, res,
+				       o.nsizes);
+	}
+	rma2_disconnect(port, h);
+	rma2_unregister(port, rreg);
+	rma2_unregister(port, sreg);
+	rma2_close(port);
+	close(fd);
+	for (si = 0; o.client && si < o.nsizes; si++)
+		if (res[si].errors)
+			return 1;
+	return 0;
+}
