@@ -4,6 +4,7 @@
 #   make demo       boot a 2-node emulated cluster and run the ping-pong demo
 #   make check      build everything and run all tests (host + in-VM)
 #   make bench-msg  messaging benchmark, writes build/bench/msg.json
+#   make bench-rdma RDMA benchmark, writes build/bench/rdma.json
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).
@@ -26,7 +27,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps check demo bench-msg clean
+.PHONY: all deps check demo bench-msg bench-rdma clean
 all:
 
 deps:
@@ -55,6 +56,10 @@ demo: deps
 bench-msg: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-msg
+
+bench-rdma: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/bench-rdma
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)

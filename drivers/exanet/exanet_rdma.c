@@ -46,6 +46,11 @@ module_param(max_rdma_pages_per_file, uint, 0644);
 MODULE_PARM_DESC(max_rdma_pages_per_file,
 		 "RDMA pages one open file may hold, 1..16 (default 4)");
 
+static unsigned int rdma_window = 128;
+module_param(rdma_window, uint, 0444);
+MODULE_PARM_DESC(rdma_window,
+		 "RDMA blocks (16 KiB) in flight per transfer, 1..256, programmed at probe (default 128)");
+
 static unsigned int max_mr_per_file = 4096;
 module_param(max_mr_per_file, uint, 0644);
 MODULE_PARM_DESC(max_mr_per_file,
@@ -91,6 +96,8 @@ int exanet_rdma_probe(struct exanet_dev *edev)
 		return ret;
 	edev->rdma_bar_phys = pci_resource_start(pdev, EXANET_BAR_RDMA);
 	caps = exanet_rd(edev, EXANET_REG_RDMA_CAPS);
+	exanet_wr(edev, EXANET_REG_RDMA_WINDOW,
+		  clamp_val(rdma_window, 1, EXANET_RDMA_MAX_WINDOW));
 	edev->num_rpages = min_t(u32, EXANET_RDMA_CAPS_PAGES(caps),
 				 EXANET_RDMA_PAGES);
 	dev_info(&pdev->dev, "RDMA engine: %u pages, %u+%u channels, %u ranks\n",
