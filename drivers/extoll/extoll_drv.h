@@ -73,6 +73,7 @@ struct extoll_dev {
 	u32 in_use[EXTOLL_NUM_UNITS];
 	unsigned long *atu_map;		/* allocated ATU entries; bit 0 reserved */
 	u32 atu_used;			/* entries in use (registered pages) */
+	u64 q_bytes;			/* queue memory held by endpoints */
 	u64 atu_fences;
 };
 

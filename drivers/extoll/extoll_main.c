@@ -42,6 +42,28 @@ static const struct kernel_param_ops extoll_atu_param_ops = {
 };
 
 module_param_cb(atu_entries, &extoll_atu_param_ops, &atu_entries, 0444);
+
+/*
+ * Queues are DMA coherent kernel memory that any user can ask for (up to
+ * 2 x 64 endpoints x 4 MiB): cap the total per device.
+ */
+static unsigned int queue_budget_mb = 64;
+
+static int extoll_param_set_budget(const char *val,
+				   const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 4096);
+}
+
+static const struct kernel_param_ops extoll_budget_param_ops = {
+	.set = extoll_param_set_budget,
+	.get = param_get_uint,
+};
+
+module_param_cb(queue_budget_mb, &extoll_budget_param_ops, &queue_budget_mb,
+		0644);
+MODULE_PARM_DESC(queue_budget_mb,
+		 "MiB of notification queues + VELO rings (with their read-pointer pages) all endpoints of a device may hold, 1..4096 (default 64)");
 MODULE_PARM_DESC(atu_entries,
 		 "ATU entries per device = 4 KiB pages that can be registered at once, 2..524288 (default 65536 = 256 MiB)");
 
@@ -151,6 +173,7 @@ int extoll_ep_alloc_queue(struct extoll_ep *ep)
 {
 	struct extoll_dev *xdev = ep->xdev;
 	size_t alloc = PAGE_SIZE + ep->q_size;
+	u64 budget = (u64)READ_ONCE(queue_budget_mb) << 20;
 	dma_addr_t dma;
 	void *q;
 	int ret = 0;
@@ -158,12 +181,23 @@ int extoll_ep_alloc_queue(struct extoll_ep *ep)
 	lockdep_assert_held(&ep->lock);
 	if (ep->q)
 		return 0;
+	mutex_lock(&xdev->lock);
+	if (xdev->dead)
+		ret = -ENODEV;
+	else if (xdev->q_bytes + alloc > budget)
+		ret = -ENOMEM;
+	else
+		xdev->q_bytes += alloc;
+	mutex_unlock(&xdev->lock);
+	if (ret)
+		return ret;
+
 	/* Zeroed: every notification/slot starts "not present". */
 	q = dma_alloc_coherent(&xdev->pdev->dev, alloc, &dma, GFP_KERNEL);
-	if (!q)
-		return -ENOMEM;
 	mutex_lock(&xdev->lock);
-	if (xdev->dead) {
+	if (!q) {
+		ret = -ENOMEM;
+	} else if (xdev->dead) {
 		ret = -ENODEV;
 	} else {
 		extoll_hw_ep_set_queue(xdev, ep->unit, ep->vpid, dma,
@@ -173,8 +207,10 @@ int extoll_ep_alloc_queue(struct extoll_ep *ep)
 		/* Published last: the fault handler reads it without ep->lock. */
 		smp_store_release(&ep->q, q);
 	}
-	mutex_unlock(&xdev->lock);
 	if (ret)
+		xdev->q_bytes -= alloc;
+	mutex_unlock(&xdev->lock);
+	if (ret && q)
 		dma_free_coherent(&xdev->pdev->dev, alloc, q, dma);
 	return ret;
 }
@@ -198,6 +234,7 @@ int extoll_ep_release(struct inode *inode, struct file *file)
 	extoll_regions_hw_drop(xdev, &regions);
 	xdev->owner[ep->unit][ep->vpid] = NULL;
 	xdev->in_use[ep->unit]--;
+	xdev->q_bytes -= ep->q_alloc;
 	mutex_unlock(&xdev->lock);
 
 	extoll_regions_put(xdev, &regions);
@@ -286,10 +323,12 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	} else {
 		mutex_lock(&ep->lock);
-		ret = extoll_ep_alloc_queue(ep);
-		if (!ret && first - mmio_pages + npages >
-			    ep->q_alloc >> PAGE_SHIFT)
+		/* Checked before allocating: a failed mmap changes nothing. */
+		if (first - mmio_pages + npages >
+		    (PAGE_SIZE + ep->q_size) >> PAGE_SHIFT)
 			ret = -EINVAL;
+		else
+			ret = extoll_ep_alloc_queue(ep);
 		mutex_unlock(&ep->lock);
 		if (ret)
 			return ret;
@@ -351,7 +390,15 @@ static ssize_t atu_entries_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(atu_entries);
 
+static ssize_t queue_bytes_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", READ_ONCE(to_xdev(dev)->q_bytes));
+}
+static DEVICE_ATTR_RO(queue_bytes);
+
 static struct attribute *extoll_attrs[] = {
+	&dev_attr_queue_bytes.attr,
 	&dev_attr_node_id.attr,
 	&dev_attr_vpids.attr,
 	&dev_attr_vpids_in_use.attr,

@@ -133,6 +133,8 @@ static void test_basic(void)
 	CHECK(m == MAP_FAILED && errno == EINVAL, "mmap across areas EINVAL");
 	m = mmap(NULL, 4096 + 16384 + 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, RMA2_MMAP_NOTIQ_OFFSET);
 	CHECK(m == MAP_FAILED && errno == EINVAL, "queue mmap too long EINVAL");
+	CHECK(!ioctl(fd, RMA2_IOCTL_SET_NOTIQ_SIZE, 8192) && !ioctl(fd, RMA2_IOCTL_SET_NOTIQ_SIZE, 16384),
+	      "failed mmap leaves the size settable");
 	m = mmap(NULL, 4096 + 16384, PROT_READ | PROT_WRITE, MAP_SHARED, fd, RMA2_MMAP_NOTIQ_OFFSET);
 	CHECK(m != MAP_FAILED, "queue mmap");
 	CHECK(ioctl(fd, RMA2_IOCTL_SET_NOTIQ_SIZE, 32768) < 0 && errno == EBUSY, "notiq size after mmap EBUSY");
@@ -421,6 +423,24 @@ static void test_hostile(void)
 		_exit(mincore((void *)a.q, 4096, (unsigned char *)b) == 0 ? 1 : 0);
 	}
 	{ int st; wait(&st); CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child has no queue mapping"); }
+	{
+		FILE *f = fopen("/sys/module/extoll/parameters/queue_budget_mb", "w");
+		int q1 = open(EXTOLL_DEV_RMA2, O_RDWR), q2 = open(EXTOLL_DEV_RMA2, O_RDWR);
+		uint64_t before = sysfs_u("queue_bytes");
+
+		fprintf(f, "1\n");
+		fclose(f);
+		m = mmap(NULL, 4096 + 65536, PROT_READ | PROT_WRITE, MAP_SHARED, q1, RMA2_MMAP_NOTIQ_OFFSET);
+		CHECK(ioctl(q2, RMA2_IOCTL_SET_NOTIQ_SIZE, 1 << 20) == 0, "1 MiB queue size accepted");
+		CHECK(mmap(NULL, 4096 + (1 << 20), PROT_READ | PROT_WRITE, MAP_SHARED, q2, RMA2_MMAP_NOTIQ_OFFSET) == MAP_FAILED &&
+		      errno == ENOMEM, "queue budget 1 MiB: second queue ENOMEM (held %llu)", (unsigned long long)sysfs_u("queue_bytes"));
+		munmap(m, 4096 + 65536);
+		close(q1); close(q2);
+		CHECK(sysfs_u("queue_bytes") == before - 0, "queue_bytes back to %llu", (unsigned long long)before);
+		f = fopen("/sys/module/extoll/parameters/queue_budget_mb", "w");
+		fprintf(f, "64\n");
+		fclose(f);
+	}
 	memset(b, 1, 1 << 20);
 	storm_fd = a.fd;
 	for (i = 0; i < 3; i++)
