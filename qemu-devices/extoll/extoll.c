@@ -339,9 +339,25 @@ static bool ext_mem_rw(ExtollState *s, unsigned vpid, bool te, uint64_t addr,
     }
     for (unsigned i = 0; i < a->len && ok; i++) {
         ExtSeg *sg = &g_array_index(a, ExtSeg, i);
+        bool last = i + 1 == a->len;
 
-        ok = write ? ext_dma_write(s, sg->bus, p, sg->len)
-                   : ext_dma_read(s, sg->bus, p, sg->len);
+        if (!write) {
+            ok = ext_dma_read(s, sg->bus, p, sg->len);
+        } else if (last && sg->len > 8) {
+            /*
+             * The last quadword becomes visible only after everything
+             * below it (clients poll a tail flag at the end of a put).
+             */
+            ok = ext_dma_write(s, sg->bus, p, sg->len - 8);
+            smp_wmb();
+            ok = ok && ext_dma_write(s, sg->bus + sg->len - 8,
+                                     p + sg->len - 8, 8);
+        } else {
+            if (last) {
+                smp_wmb();
+            }
+            ok = ext_dma_write(s, sg->bus, p, sg->len);
+        }
         p += sg->len;
     }
     g_array_free(a, true);
@@ -1359,8 +1375,12 @@ static void ext_vpid_rma_reset(ExtVpid *v)
 
 static void ext_reset_state(ExtollState *s)
 {
+    GByteArray *b;
     uint32_t e;
 
+    while ((b = g_queue_pop_head(&s->loopq))) {
+        g_byte_array_free(b, true);
+    }
     for (uint32_t n = 0; n < s->num_nodes && s->peers; n++) {
         if (s->peers[n]) {
             ext_peer_free(s->peers[n]);
