@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/*
+ * librma2 / libvelo2 between two nodes (tests.list: 2 nodes): put and get
+ * integrity 1 B .. 16 MiB (byte and quadword variants) with notification
+ * contents checked on both sides (NLA, size, type, command, remote node and
+ * VPID), and VELO delivery from several sender processes on both nodes into
+ * one ring (per-sender order, sender id).  Ranks meet over the
+ * out-of-band TCP channel (selftests/lib/oob.h).
+ */
+#include <rma2.h>
+#include <velo2.h>
+#include <velo2_mod.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "../lib/harness.h"
+#include "../lib/oob.h"
+
+#define MiB (1024u * 1024u)
+#define BUF (16 * MiB + 8192)
+#define TMO_S 120
+
+struct addr {
+	uint32_t node, vpid, vnode, vvpid;
+	uint64_t src_nla, dst_nla;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void fill(uint8_t *b, size_t n, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 3;
+
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		b[i] = (uint8_t)(x >> 16);
+	}
+}
+
+static int next_noti(RMA2_Port p, RMA2_Notification *out, double tmo)
+{
+	RMA2_Notification *n;
+	double end = now_s() + tmo;
+
+	while (rma2_noti_probe(p, &n) != RMA2_SUCCESS) {
+		if (now_s() > end)
+			return -1;
+		sched_yield();
+	}
+	rma2_noti_dup(n, out);
+	return rma2_noti_free(p, n) == RMA2_SUCCESS ? 0 : -1;
+}
+
+FIXTURE(pair) {
+	struct oob oob;
+	int rank;
+	RMA2_Port port;
+	RMA2_Handle h;
+	uint8_t *src, *dst;
+	RMA2_Region *rs, *rd;
+	struct addr me, peer;
+};
+
+FIXTURE_SETUP(pair)
+{
+	struct addr all[2];
+	RMA2_ERROR rc;
+	int err = oob_init(&self->oob, (unsigned int)harness_test_index, 120000);
+
+	ASSERT_EQ(0, err);
+	if (self->oob.nnodes != 2)
+		SKIP("needs exactly 2 ranks");
+	self->rank = self->oob.rank;
+	rc = rma2_open(&self->port);
+	if (rc == RMA2_ERR_NO_DEVICE || rc == RMA2_ERR_FD) {
+		self->port = NULL;
+		SKIP("no EXTOLL device");
+	}
+	ASSERT_EQ(RMA2_SUCCESS, rc);
+	self->src = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	self->dst = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(self->src != MAP_FAILED && self->dst != MAP_FAILED);
+	memset(self->dst, 0, BUF);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(self->port, self->src, BUF, &self->rs));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(self->port, self->dst, BUF, &self->rd));
+	self->me.node = rma2_get_nodeid(self->port);
+	self->me.vpid = rma2_get_vpid(self->port);
+	rma2_get_nla(self->rs, 0, &self->me.src_nla);
+	rma2_get_nla(self->rd, 0, &self->me.dst_nla);
+	ASSERT_EQ(0, oob_allgather(&self->oob, &self->me, all, sizeof(self->me)));
+	self->peer = all[1 - self->rank];
+	ASSERT_NE(self->me.node, self->peer.node);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(self->port, (RMA2_Nodeid)self->peer.node,
+					     (RMA2_VPID)self->peer.vpid, RMA2_CONN_DEFAULT, &self->h));
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	oob_barrier(&self->oob);
+	if (self->port) {
+		rma2_disconnect(self->port, self->h);
+		rma2_unregister(self->port, self->rs);
+		rma2_unregister(self->port, self->rd);
+		rma2_close(self->port);
+	}
+	oob_fini(&self->oob);
+}
+
+static const size_t sizes[] = { 1, 3, 8, 13, 64, 1000, 1024, 1025, 4096, 65536 + 7, MiB + 3,
+				8 * MiB, 16 * MiB };
+
+/* rank 0 puts into rank 1; rank 1 checks completer notifications + data */
+static void put_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self, int qw)
+{
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = qw ? sizes[i] & ~(size_t)7 : sizes[i];
+		uint32_t so = qw ? 8 * (uint32_t)i : 5 * (uint32_t)i;
+		uint32_t dof = qw ? 16 * (uint32_t)i : 11 * (uint32_t)i;
+		size_t done = 0;
+
+		if (!size)
+			continue;
+		if (self->rank == 0)
+			fill(self->src + so, size, (uint32_t)(size + i));
+		else
+			memset(self->dst + dof, 0, size);
+		ASSERT_EQ(0, oob_barrier(&self->oob));
+		while (done < size) {
+			uint32_t c = size - done > 8 * MiB ? 8 * MiB : (uint32_t)(size - done);
+			RMA2_Notification n;
+			uint64_t dn = self->rank == 0 ? self->peer.dst_nla + dof + done :
+							self->me.dst_nla + dof + done;
+
+			if (self->rank == 0) {
+				RMA2_ERROR rc = qw ?
+					rma2_post_put_qw(self->port, self->h, self->rs, so + (uint32_t)done,
+							 c, dn, RMA2_REQCOMPL_NOTIFICATION, 0) :
+					rma2_post_put_bt(self->port, self->h, self->rs, so + (uint32_t)done,
+							 c, dn, RMA2_REQCOMPL_NOTIFICATION, 0);
+				ASSERT_EQ(RMA2_SUCCESS, rc);
+				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+				EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
+				EXPECT_EQ(self->peer.vpid, rma2_noti_get_remote_vpid(&n));
+			} else {
+				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+				EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+				EXPECT_EQ(qw ? RMA2_QW_PUT : RMA2_BT_PUT, rma2_noti_get_cmd(&n));
+				EXPECT_EQ(0, rma2_noti_get_error(&n));
+				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
+				EXPECT_EQ(self->peer.vpid, rma2_noti_get_remote_vpid(&n));
+				EXPECT_EQ(c, rma2_noti_get_total_size(dn, &n));
+			}
+			done += c;
+		}
+		if (self->rank == 1) {
+			uint8_t *want = malloc(size);
+
+			ASSERT_TRUE(want != NULL);
+			fill(want, size, (uint32_t)(size + i));
+			if (memcmp(want, self->dst + dof, size))
+				TH_LOG("put %zu bytes (qw %d): data mismatch", size, qw);
+			EXPECT_EQ(0, memcmp(want, self->dst + dof, size));
+			free(want);
+		}
+		ASSERT_EQ(0, oob_barrier(&self->oob));
+	}
+}
+
+TEST_F_TIMEOUT(pair, put_bt_1B_16MiB, 900)
+{
+	put_sizes(_metadata, self, 0);
+}
+
+TEST_F_TIMEOUT(pair, put_qw_8B_16MiB, 900)
+{
+	put_sizes(_metadata, self, 1);
+}
+
+/* rank 1 gets from rank 0: completer at rank 1 (cmd 10/11), responder at rank 0 */
+static void get_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self, int qw)
+{
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = qw ? sizes[i] & ~(size_t)7 : sizes[i];
+		uint32_t so = qw ? 24 * (uint32_t)i : 7 * (uint32_t)i;
+		uint32_t dof = qw ? 8 * (uint32_t)i : 3 * (uint32_t)i;
+		size_t done = 0;
+
+		if (!size)
+			continue;
+		if (self->rank == 0)
+			fill(self->src + so, size, (uint32_t)(size * 5 + i));
+		else
+			memset(self->dst + dof, 0, size);
+		ASSERT_EQ(0, oob_barrier(&self->oob));
+		while (done < size) {
+			uint32_t c = size - done > 8 * MiB ? 8 * MiB : (uint32_t)(size - done);
+			RMA2_Notification n;
+
+			if (self->rank == 1) {
+				uint64_t local = self->me.dst_nla + dof + done;
+				RMA2_ERROR rc = qw ?
+					rma2_post_get_qw_direct(self->port, self->h, local, c,
+								self->peer.src_nla + so + done,
+								RMA2_RESPCOMPL_NOTIFICATION, 0) :
+					rma2_post_get_bt_direct(self->port, self->h, local, c,
+								self->peer.src_nla + so + done,
+								RMA2_RESPCOMPL_NOTIFICATION, 0);
+				ASSERT_EQ(RMA2_SUCCESS, rc);
+				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+				EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+				EXPECT_EQ(qw ? RMA2_GET_QW_RSP : RMA2_GET_BT_RSP, rma2_noti_get_cmd(&n));
+				EXPECT_EQ(0, rma2_noti_get_error(&n));
+				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
+				EXPECT_EQ(c, rma2_noti_get_total_size(local, &n));
+			} else {
+				/* responder notification at the data owner */
+				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+				EXPECT_EQ(RMA2_RESPONDER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+				EXPECT_EQ(qw ? RMA2_QW_GET : RMA2_BT_GET, rma2_noti_get_cmd(&n));
+				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
+			}
+			done += c;
+		}
+		if (self->rank == 1) {
+			uint8_t *want = malloc(size);
+
+			ASSERT_TRUE(want != NULL);
+			fill(want, size, (uint32_t)(size * 5 + i));
+			EXPECT_EQ(0, memcmp(want, self->dst + dof, size));
+			free(want);
+		}
+		ASSERT_EQ(0, oob_barrier(&self->oob));
+	}
+}
+
+TEST_F_TIMEOUT(pair, get_bt_1B_16MiB, 900)
+{
+	get_sizes(_metadata, self, 0);
+}
+
+TEST_F_TIMEOUT(pair, get_qw_8B_16MiB, 900)
+{
+	get_sizes(_metadata, self, 1);
+}
+
+/* VELO: 2 sender processes per node into rank 0's ring */
+static int velo_sender(uint32_t node, uint32_t vpid, uint32_t idx, int count)
+{
+	velo2_port_t p;
+	velo2_connection_t c;
+	uint32_t m[8];
+
+	memset(&p, 0, sizeof(p));
+	if (velo2_open(&p) != VELO2_RET_SUCCESS || velo2_connect(&p, &c, node, vpid))
+		return 10;
+	for (int s = 0; s < count; s++) {
+		m[0] = idx;
+		m[1] = velo2_get_nodeid(&p);
+		m[2] = velo2_get_vpid(&p);
+		m[3] = (uint32_t)s;
+		if (velo2_send(&c, m, 16 + (uint32_t)(s % 3) * 8, (uint8_t)idx, 0) != VELO2_RET_SUCCESS)
+			return 11;
+	}
+	sleep(3);
+	velo2_close(&p);
+	return 0;
+}
+
+TEST_TIMEOUT(velo_senders_on_both_nodes_one_ring, 600)
+{
+	enum { PER_NODE = 2, COUNT = 2000 };
+	struct oob oob;
+	velo2_port_t rx;
+	uint32_t rxaddr[2], m[30], len, src;
+	uint8_t tag, mtt;
+	pid_t pid[PER_NODE];
+	int next[2 * PER_NODE] = { 0 }, got = 0, st;
+
+	ASSERT_EQ(0, oob_init(&oob, (unsigned int)harness_test_index, 120000));
+	if (oob.nnodes != 2)
+		SKIP("needs exactly 2 ranks");
+	memset(&rx, 0, sizeof(rx));
+	if (oob.rank == 0) {
+		if (velo2_open(&rx) == VELO2_RET_ERR_FDOPEN)
+			SKIP("no EXTOLL device");
+		rxaddr[0] = velo2_get_nodeid(&rx);
+		rxaddr[1] = velo2_get_vpid(&rx);
+	}
+	ASSERT_EQ(0, oob_bcast(&oob, rxaddr, sizeof(rxaddr), 0));
+	for (int i = 0; i < PER_NODE; i++) {
+		pid[i] = fork();
+		ASSERT_GE(pid[i], 0);
+		if (pid[i] == 0)
+			_exit(velo_sender(rxaddr[0], rxaddr[1],
+					  (uint32_t)(oob.rank * PER_NODE + i), COUNT));
+	}
+	if (oob.rank == 0) {
+		double end = now_s() + 300;
+
+		while (got < 2 * PER_NODE * COUNT) {
+			velo2_ret_t r = velo2_probe_recv(&rx, m, sizeof(m), &len, &src, &tag, &mtt);
+
+			if (r == VELO2_RET_NO_MSG) {
+				ASSERT_LT(now_s(), end);
+				sched_yield();
+				continue;
+			}
+			ASSERT_EQ(VELO2_RET_SUCCESS, r);
+			ASSERT_LT(m[0], 2 * PER_NODE);
+			ASSERT_EQ(m[0], tag);
+			ASSERT_EQ((uint32_t)VELO2_ADDR_PACK(m[1], m[2]), src);
+			ASSERT_EQ(m[0] / PER_NODE == 0 ? rxaddr[0] : m[1], m[1]);
+			ASSERT_EQ(16 + (m[3] % 3) * 8, len);
+			ASSERT_EQ(next[m[0]], (int)m[3]);	/* per-sender order */
+			next[m[0]]++;
+			got++;
+		}
+		/* remote senders really came from the other node */
+		velo2_close(&rx);
+	}
+	for (int i = 0; i < PER_NODE; i++) {
+		ASSERT_EQ(pid[i], waitpid(pid[i], &st, 0));
+		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	ASSERT_EQ(0, oob_barrier(&oob));
+	oob_fini(&oob);
+}
+
+TEST_HARNESS_MAIN
