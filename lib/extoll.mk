@@ -19,7 +19,7 @@ EXTOLL_HT_OUT := $(BUILD)/host-tests
 
 RMA2_DIR := $(TOP)/lib/librma2
 VELO2_DIR := $(TOP)/lib/libvelo2
-RMA2_PUB_HDRS := rma2.h sys_rma2.h extoll2_list.h rma2_region.h arch_define.h
+RMA2_PUB_HDRS := rma2.h sys_rma2.h extoll2_list.h rma2_region.h arch_define.h rma2_ioctl.h pmap.h
 VELO2_PUB_HDRS := velo2.h velo2_mod.h
 RMA2_HDRS := $(addprefix $(RMA2_DIR)/include/,$(RMA2_PUB_HDRS))
 VELO2_HDRS := $(addprefix $(VELO2_DIR)/include/,$(VELO2_PUB_HDRS))
@@ -40,7 +40,7 @@ VELO2_SO := $(EXTOLL_LIB_OUT)/libvelo2.so
 RMA2_LDLIBS := -L$(EXTOLL_LIB_OUT) -lrma2 -Wl,-rpath,'$$ORIGIN/../lib'
 VELO2_LDLIBS := -L$(EXTOLL_LIB_OUT) -lvelo2 -Wl,-rpath,'$$ORIGIN/../lib'
 
-EXTOLL_STAGED_HDRS := $(addprefix $(EXTOLL_INC_OUT)/,$(RMA2_PUB_HDRS) $(VELO2_PUB_HDRS))
+EXTOLL_STAGED_HDRS := $(addprefix $(EXTOLL_INC_OUT)/,$(RMA2_PUB_HDRS) $(VELO2_PUB_HDRS) extoll.h)
 EXTOLL_PCS := $(EXTOLL_LIB_OUT)/rma2.pc $(EXTOLL_LIB_OUT)/velo2.pc \
 	$(EXTOLL_PC_STAGED)/rma2.pc $(EXTOLL_PC_STAGED)/velo2.pc
 
@@ -73,6 +73,10 @@ $(EXTOLL_INC_OUT)/%.h: $(RMA2_DIR)/include/%.h
 	@mkdir -p $(@D)
 	cp $< $@
 $(EXTOLL_INC_OUT)/%.h: $(VELO2_DIR)/include/%.h
+	@mkdir -p $(@D)
+	cp $< $@
+# rma2_ioctl.h includes the kernel ABI header
+$(EXTOLL_INC_OUT)/extoll.h: $(TOP)/uapi/extoll.h
 	@mkdir -p $(@D)
 	cp $< $@
 
@@ -108,7 +112,7 @@ install-extoll-libs: librma2 libvelo2
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/rma2.pc
 	$(call EXTOLL_PC_SED,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) $(VELO2_DIR)/velo2.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/velo2.pc
-	install -m 0644 $(RMA2_HDRS) $(VELO2_HDRS) $(DESTDIR)$(INCLUDEDIR)/extoll/
+	install -m 0644 $(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(DESTDIR)$(INCLUDEDIR)/extoll/
 
 # ---------------------------------------------------------------- host tests
 # test_rma2_abi: layout/enum/constant/macro checks (static + TAP);
@@ -137,9 +141,10 @@ $(EXTOLL_HT_OUT)/test_velo2_fake: $(TOP)/selftests/host/test_velo2_fake.c $(EXTO
 		$(USER_LDFLAGS) -lpthread
 
 CXX ?= g++
-$(EXTOLL_HT_OUT)/test_rma2_cxx: $(TOP)/selftests/host/test_rma2_cxx.cpp $(EXTOLL_HT_DEPS) $(RMA2_SO) $(VELO2_SO)
+$(EXTOLL_HT_OUT)/test_rma2_cxx: $(TOP)/selftests/host/test_rma2_cxx.cpp $(EXTOLL_HT_DEPS) $(RMA2_SO) \
+		$(VELO2_SO) $(EXTOLL_STAGED_HDRS)
 	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -Wall -Wextra -Wshadow -Wundef -Werror $(EXTOLL_CFLAGS) -o $@ $< \
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Wshadow -Wundef -Werror -I$(EXTOLL_INC_OUT) -o $@ $< \
 		-L$(EXTOLL_LIB_OUT) -lrma2 -lvelo2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 ALL_TARGETS += $(EXTOLL_HT)

@@ -5,8 +5,11 @@
  * LIST_HEAD, INIT_LIST_HEAD, likely/unlikely after our headers.  Prints TAP.
  */
 #include <rma2.h>
+#include <rma2_ioctl.h>	/* nhtl-extoll / libhbp include it */
+#include <pmap.h>
 #include <velo2.h>
 #include <velo2_mod.h>
+#include <sys/ioctl.h>
 
 /* pscom's list.h (abridged): must not clash with anything from rma2.h */
 #ifndef _LINUX_LIST_H
@@ -42,7 +45,7 @@ int main()
 	char buf[100];
 
 	list_add(&e, &lh);
-	std::printf("TAP version 13\n1..4\n");
+	std::printf("TAP version 13\n1..5\n");
 	++n;
 	if (!(c.vpid == 0xffff && c.port == nullptr && o == 4)) { fail++; std::printf("not "); }
 	std::printf("ok %d cxx_defaults\n", n);
@@ -59,6 +62,13 @@ int main()
 	++n;
 	if (uint32_t(VELO2_ADDR_PACK(1, 2)) != 0x20001u) { fail++; std::printf("not "); }
 	std::printf("ok %d cxx_velo2_addr_pack\n", n);
+	++n;
+	if (_IOC_NR(RMA2_IOCTL_REGISTER_REGION) != 10 || _IOC_NR(PMAP_IOCTL_GET_PADDR) != 6 ||
+	    RMA2_IOC_MAGIC != 'k') {
+		fail++;
+		std::printf("not ");
+	}
+	std::printf("ok %d cxx_ioctl_headers\n", n);
 	rma2_perror(RMA2_SUCCESS, "test_rma2_cxx");
 	return fail ? 1 : 0;
 }

@@ -10,8 +10,4 @@
 #define EXTOLL_ARCH_X86 1
 #endif
 
-#ifndef EXTOLL_PAGE_SIZE
-#define EXTOLL_PAGE_SIZE 4096
-#endif
-
 #endif /* ARCH_DEFINE_H */
