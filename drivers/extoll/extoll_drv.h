@@ -71,7 +71,9 @@ struct extoll_dev {
 	struct extoll_ep *owner[EXTOLL_NUM_UNITS][EXTOLL_DRV_MAX_VPIDS];
 	u32 vpid_ctrl[EXTOLL_DRV_MAX_VPIDS];	/* shadow of EXTOLL_VPID_CTRL */
 	u32 in_use[EXTOLL_NUM_UNITS];
+	u32 vpid_next[EXTOLL_NUM_UNITS];	/* next-fit VPID allocation */
 	unsigned long *atu_map;		/* allocated ATU entries; bit 0 reserved */
+	u32 atu_next;			/* next-fit start of the ATU search */
 	u32 atu_used;			/* entries in use (registered pages) */
 	u64 q_bytes;			/* queue memory held by endpoints */
 	u64 atu_fences;

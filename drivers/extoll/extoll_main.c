@@ -119,7 +119,7 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 					      struct extoll_cdev, cdev);
 	struct extoll_dev *xdev = xc->xdev;
 	struct extoll_ep *ep;
-	u32 vpid;
+	u32 i, vpid = 0;
 	int ret = 0;
 
 	if (!current->mm)
@@ -141,13 +141,22 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 		ret = -ENODEV;
 		goto unlock;
 	}
-	for (vpid = 0; vpid < xdev->num_vpids[unit]; vpid++)
-		if (!xdev->owner[unit][vpid])
+	/*
+	 * Next fit, not lowest free: a VPID number just given back is reused
+	 * as late as possible, so late traffic of peers of a dead endpoint
+	 * rarely meets a new owner.
+	 */
+	ret = -EBUSY;
+	for (i = 0; i < xdev->num_vpids[unit]; i++) {
+		vpid = (xdev->vpid_next[unit] + i) % xdev->num_vpids[unit];
+		if (!xdev->owner[unit][vpid]) {
+			ret = 0;
 			break;
-	if (vpid == xdev->num_vpids[unit]) {
-		ret = -EBUSY;
-		goto unlock;
+		}
 	}
+	if (ret)
+		goto unlock;
+	xdev->vpid_next[unit] = (vpid + 1) % xdev->num_vpids[unit];
 	ep->vpid = vpid;
 	ep->xdev = xdev;
 	xdev->owner[unit][vpid] = ep;
@@ -526,6 +535,7 @@ static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto put;
 	}
 	set_bit(0, xdev->atu_map);	/* NLA 0 is never valid */
+	xdev->atu_next = 1;
 
 	mutex_lock(&xdev->lock);
 	extoll_hw_reset(xdev);

@@ -145,12 +145,19 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 		ret = -ENODEV;
 		goto unlock;
 	}
-	idx = bitmap_find_next_zero_area(xdev->atu_map, xdev->atu_entries, 1,
-					 reg->count, 0);
+	/* Next fit: NLAs just given back are reused as late as possible. */
+	idx = bitmap_find_next_zero_area(xdev->atu_map, xdev->atu_entries,
+					 xdev->atu_next, reg->count, 0);
+	if (idx >= xdev->atu_entries)
+		idx = bitmap_find_next_zero_area(xdev->atu_map,
+						 xdev->atu_entries, 1,
+						 reg->count, 0);
 	if (idx >= xdev->atu_entries) {
 		ret = -ENOSPC;
 		goto unlock;
 	}
+	xdev->atu_next = idx + reg->count < xdev->atu_entries ?
+			 idx + reg->count : 1;
 	bitmap_set(xdev->atu_map, idx, reg->count);
 	xdev->atu_used += reg->count;
 	reg->atu_first = idx;
