@@ -8,8 +8,12 @@
  * descriptor path with an illegal command, error codes of every call.
  */
 #include <rma2.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "../lib/harness.h"
 
@@ -531,6 +535,81 @@ TEST_F_TIMEOUT(lb, streaming_many_commands_in_order, 300)
 			last = (uint64_t)i + 1;
 		ASSERT_TRUE(((uint64_t *)self->dst)[k] == last);
 	}
+}
+
+/*
+ * Kernel bypass: after set-up, posting puts / immediate puts / notification
+ * puts and probing + freeing notifications run under SECCOMP_MODE_STRICT
+ * (only read, write, exit, sigreturn allowed; any other system call kills
+ * the process).
+ */
+static void no_syscall_child(volatile int *stage)
+{
+	RMA2_Port p;
+	RMA2_Handle h;
+	RMA2_Region *r;
+	RMA2_Notification *n;
+	RMA2_NLA s, d;
+	uint8_t *buf = aligned_alloc(4096, 8192);
+	int i, bad = 0;
+
+	if (!buf || rma2_open(&p) || rma2_connect(p, rma2_get_nodeid(p), rma2_get_vpid(p),
+						  RMA2_CONN_DEFAULT, &h) ||
+	    rma2_register(p, buf, 8192, &r))
+		syscall(SYS_exit, 20);
+	rma2_get_nla(r, 0, &s);
+	rma2_get_nla(r, 4096, &d);
+	memset(buf, 0x33, 4096);
+	*stage = 1;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+		syscall(SYS_exit, 21);
+	*stage = 2;
+	for (i = 0; i < 1000 && !bad; i++) {
+		RMA2_ERROR rc;
+
+		switch (i % 3) {
+		case 0:
+			rc = rma2_post_put_bt_direct(p, h, s, 1 + (uint32_t)i % 4096, d,
+						     RMA2_COMPLETER_NOTIFICATION, 0);
+			break;
+		case 1:
+			rc = rma2_post_immediate_put(p, h, 8, (uint64_t)i, d, RMA2_COMPLETER_NOTIFICATION, 0);
+			break;
+		default:
+			rc = rma2_post_notification(p, h, 1, (uint64_t)i, RMA2_COMPLETER_NOTIFICATION, 0);
+		}
+		if (rc)
+			bad = 1;
+		while (rma2_noti_probe(p, &n) != RMA2_SUCCESS)
+			;
+		if (rma2_noti_get_error(n) || rma2_noti_free(p, n))
+			bad = 1;
+	}
+	*stage = bad ? 3 : 4;
+	syscall(SYS_exit, bad);
+}
+
+TEST_TIMEOUT(post_and_poll_make_no_system_calls, 300)
+{
+	volatile int *stage = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				   -1, 0);
+	RMA2_Port probe = NULL;
+	pid_t pid;
+	int st;
+
+	OPEN_OR_SKIP(&probe);
+	rma2_close(probe);
+	ASSERT_TRUE(stage != MAP_FAILED);
+	*stage = 0;
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		no_syscall_child(stage);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	TH_LOG("child stage %d, status 0x%x", *stage, st);
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	EXPECT_EQ(4, *stage);
 }
 
 TEST_HARNESS_MAIN

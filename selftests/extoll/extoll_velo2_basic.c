@@ -8,7 +8,11 @@
  */
 #include <velo2.h>
 #include <velo2_mod.h>
+#include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "../lib/harness.h"
@@ -299,6 +303,68 @@ TEST_TIMEOUT(ring_full_blocking_send_waits, 300)
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	velo2_close(&rx);
+}
+
+/* Kernel bypass: send and probe/receive under SECCOMP_MODE_STRICT. */
+static void no_syscall_child(volatile int *stage)
+{
+	velo2_port_t p;
+	velo2_connection_t c;
+	uint8_t buf[120];
+	uint32_t len, src;
+	uint8_t tag, mtt;
+	int i, bad = 0;
+
+	memset(&p, 0, sizeof(p));
+	if (velo2_open(&p) || velo2_connect(&p, &c, velo2_get_nodeid(&p), velo2_get_vpid(&p)))
+		syscall(SYS_exit, 20);
+	*stage = 1;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+		syscall(SYS_exit, 21);
+	*stage = 2;
+	for (i = 0; i < 2000 && !bad; i++) {
+		memset(buf, i & 0xff, sizeof(buf));
+		if (velo2_send(&c, buf, (uint32_t)(i % 121), (uint8_t)i, 0))
+			bad = 1;
+		{
+			velo2_ret_t r;
+
+			/* (velo2_recv would sched_yield after a spin budget) */
+			while ((r = velo2_probe_recv(&p, buf, 120, &len, &src, &tag, &mtt)) ==
+			       VELO2_RET_NO_MSG)
+				;
+			if (r)
+				bad = 1;
+		}
+		if (len != (uint32_t)(i % 121) || tag != (uint8_t)i)
+			bad = 1;
+	}
+	*stage = bad ? 3 : 4;
+	syscall(SYS_exit, bad);
+}
+
+TEST_TIMEOUT(send_and_recv_make_no_system_calls, 300)
+{
+	volatile int *stage = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				   -1, 0);
+	velo2_port_t probe;
+	pid_t pid;
+	int st;
+
+	memset(&probe, 0, sizeof(probe));
+	OPEN_OR_SKIP(&probe);
+	velo2_close(&probe);
+	ASSERT_TRUE(stage != MAP_FAILED);
+	*stage = 0;
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		no_syscall_child(stage);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	TH_LOG("child stage %d, status 0x%x", *stage, st);
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	EXPECT_EQ(4, *stage);
 }
 
 TEST_HARNESS_MAIN
