@@ -218,3 +218,8 @@ $(BUILD)/bin/velo2-pingpong: $(TOP)/tools/velo2-pingpong/velo2-pingpong.c $(EXTO
 ALL_TARGETS += $(EXTOLL_TOOLS)
 .PHONY: extoll-tools
 extoll-tools: $(EXTOLL_TOOLS)
+
+$(EXTOLL_ST_OUT)/extoll_tools: $(TOP)/selftests/extoll/extoll_tools.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+ALL_TARGETS += $(EXTOLL_ST_OUT)/extoll_tools
