@@ -1,6 +1,7 @@
 # EXTOLL user-space: librma2 (soname librma2.so.2), libvelo2 (soname
 # libvelo2.so.2), their pkg-config files, public headers staged in
-# $(BUILD)/include/extoll/, the tools rma2-pingpong, rma2-bw, velo2-pingpong,
+# $(BUILD)/include/extoll/ (installed flat into $(INCLUDEDIR), the original
+# EXTOLL layout that pscom's FindExtoll.cmake expects), the tools rma2-pingpong, rma2-bw, velo2-pingpong,
 # the in-VM selftests (selftests/extoll/) and the host tests
 # (selftests/host/test_rma2_*, test_velo2_*).  See Documentation/extoll/.
 #
@@ -91,10 +92,10 @@ $(EXTOLL_LIB_OUT)/velo2.pc: $(VELO2_DIR)/velo2.pc.in
 	$(call EXTOLL_PC_SED,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) $< > $@
 $(EXTOLL_PC_STAGED)/rma2.pc: $(RMA2_DIR)/rma2.pc.in
 	@mkdir -p $(@D)
-	$(call EXTOLL_PC_SED,$(BUILD),$(EXTOLL_LIB_OUT),$(BUILD)/include) $< > $@
+	$(call EXTOLL_PC_SED,$(BUILD),$(EXTOLL_LIB_OUT),$(EXTOLL_INC_OUT)) $< > $@
 $(EXTOLL_PC_STAGED)/velo2.pc: $(VELO2_DIR)/velo2.pc.in
 	@mkdir -p $(@D)
-	$(call EXTOLL_PC_SED,$(BUILD),$(EXTOLL_LIB_OUT),$(BUILD)/include) $< > $@
+	$(call EXTOLL_PC_SED,$(BUILD),$(EXTOLL_LIB_OUT),$(EXTOLL_INC_OUT)) $< > $@
 
 .PHONY: librma2 libvelo2 install-extoll-libs
 librma2: $(RMA2_SO) $(EXTOLL_LIB_OUT)/rma2.pc $(EXTOLL_STAGED_HDRS)
@@ -102,7 +103,7 @@ libvelo2: $(VELO2_SO) $(EXTOLL_LIB_OUT)/velo2.pc $(EXTOLL_STAGED_HDRS)
 
 # make install-extoll-libs [DESTDIR=...] [PREFIX=/usr/local]
 install-extoll-libs: librma2 libvelo2
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/extoll
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 0755 $(RMA2_REAL) $(VELO2_REAL) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(RMA2_REAL)) $(DESTDIR)$(LIBDIR)/$(RMA2_SONAME)
 	ln -sf $(RMA2_SONAME) $(DESTDIR)$(LIBDIR)/librma2.so
@@ -112,7 +113,7 @@ install-extoll-libs: librma2 libvelo2
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/rma2.pc
 	$(call EXTOLL_PC_SED,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) $(VELO2_DIR)/velo2.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/velo2.pc
-	install -m 0644 $(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(DESTDIR)$(INCLUDEDIR)/extoll/
+	install -m 0644 $(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(DESTDIR)$(INCLUDEDIR)/
 
 # ---------------------------------------------------------------- host tests
 # test_rma2_abi: layout/enum/constant/macro checks (static + TAP);
