@@ -5,6 +5,8 @@
  * the same node, PDID protection between ranks.
  */
 #include "exa_rdma.h"
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
 
 #define NEED_RDMA(n, len, page)						\
 	do {								\
@@ -386,6 +388,70 @@ TEST_TIMEOUT(unregistered_target_and_absent_rank_fail_cleanly, 120)
 	rnode_down(&b);
 	rnode_down(&a);
 	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/* Kernel bypass: a child in seccomp strict mode posts RDMA writes and
+ * reads between two of its ranks and polls channels and notifications. */
+static int strict_rdma(void *arg)
+{
+	int *result_fd = arg, i, ok = 0;
+	struct rnode a, b;
+	struct exanet_raddr dst;
+	char r;
+
+	if (rnode_up(&a, 1 << 16, 1) || rnode_up(&b, 1 << 16, 0))
+		return 60;
+	if (exanet_mr_raddr(b.mr, b.buf, &dst))
+		return 61;
+	(void)exanet_rdma_status(a.rdma, 0);		/* fault the page in */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
+		return 62;
+	for (i = 0; i < 200; i++) {
+		struct exanet_rdma_opts op = { .notify_va = (uintptr_t)&b.rec[REC_IN], .tag = i };
+		size_t len = 1 + (size_t)i * 97;
+		int slot;
+
+		rpat_fill(a.buf, len, 0x5000 + i);
+		while ((slot = exanet_rdma_post_write(a.rdma, a.buf, &dst, len, &op)) == -EAGAIN)
+			;
+		if (slot < 0 || exanet_rdma_wait(a.rdma, slot, EXANET_WAIT_FOREVER, NULL))
+			break;
+		if (exanet_rdma_notif_wait(&b.rec[REC_IN], NULL, EXANET_WAIT_FOREVER) != 1)
+			break;
+		slot = exanet_rdma_post_read(a.rdma, a.buf + 32768, &dst, len, NULL);
+		if (slot < 0 || exanet_rdma_wait(a.rdma, slot, EXANET_WAIT_FOREVER, NULL))
+			break;
+		ok += rpat_check(b.buf, len, 0x5000 + i) < 0 &&
+		      rpat_check(a.buf + 32768, len, 0x5000 + i) < 0;
+	}
+	r = ok == 200 ? 'y' : 'n';
+	if (write(*result_fd, &r, 1) != 1)
+		syscall(SYS_exit, 63);
+	syscall(SYS_exit, 0);
+	return 64;
+}
+
+TEST_TIMEOUT(data_path_makes_no_syscalls, 120)
+{
+	struct rnode n;
+	int res[2], rc;
+	pid_t pid;
+	char r = 0;
+
+	NEED_RDMA(&n, 4096, 0);
+	rnode_down(&n);
+	ASSERT_EQ(0, pipe(res));
+	pid = exa_spawn_in_pdid(0, strict_rdma, &res[1]);
+	ASSERT_LT(0, pid);
+	close(res[1]);
+	rc = exa_wait_child(pid, 100000);
+	if (rc == 128 + SIGKILL)
+		TH_LOG("killed by seccomp: the RDMA data path made a system call");
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(1, read(res[0], &r, 1));
+	ASSERT_EQ('y', r);
+	/* the killed-by-exit child's registrations are gone */
+	EXPECT_EQ(0, exa_sysfs_long("rdma_registrations"));
 }
 
 TEST_HARNESS_MAIN
