@@ -102,6 +102,7 @@ enum {
 #define A_END       9
 
 #define EXT_WINDOW          128
+#define EXT_ACK_BATCH       32
 #define EXT_RTO_MIN_NS      (5 * SCALE_MS)
 #define EXT_RTO_MAX_NS      (100 * SCALE_MS)
 #define EXT_NACK_MIN_NS     (100 * SCALE_US)
@@ -155,6 +156,10 @@ struct ExtPeer {
     uint32_t rx_expected[EXT_NCHAN];
     bool put_err;           /* sticky error of the put being received */
     bool rsp_err;           /* sticky error of the get response being received */
+    /* delayed cumulative ACK per channel */
+    bool ack_due[EXT_NCHAN];
+    unsigned ack_count[EXT_NCHAN];
+    bool ack_listed;
 };
 
 typedef struct ExtNoti {
@@ -211,6 +216,8 @@ struct ExtollState {
     uint64_t counters[EXTOLL_NUM_COUNTERS];
     GQueue loopq;           /* GByteArray* packets to our own node */
     QEMUBH *loop_bh;
+    QEMUBH *ack_bh;         /* sends delayed ACKs */
+    GQueue ack_peers;       /* ExtPeer* with ack_due set */
     QEMUTimer *poll_timer;  /* retries notification backlogs */
 };
 
@@ -730,6 +737,10 @@ static void ext_send_ack(ExtollState *s, uint32_t dst, uint8_t type,
 static void ext_peer_free(ExtPeer *p)
 {
     ExtPkt *k;
+
+    if (p->ack_listed) {
+        g_queue_remove(&p->s->ack_peers, p);
+    }
 
     for (unsigned c = 0; c < EXT_NCHAN; c++) {
         timer_free(p->tx[c].timer);
@@ -1351,7 +1362,38 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
     }
     p->rx_expected[c]++;
     s->counters[EXTOLL_CNT_RX_PACKETS]++;
-    ext_send_ack(s, src, EXT_T_ACK, c, epoch, seq);
+    /* ACKs are cumulative: one per EXT_ACK_BATCH packets or per batch of
+     * received packets (bottom half), whichever comes first */
+    if (++p->ack_count[c] >= EXT_ACK_BATCH) {
+        ext_send_ack(s, src, EXT_T_ACK, c, epoch, seq);
+        p->ack_count[c] = 0;
+        p->ack_due[c] = false;
+        return;
+    }
+    p->ack_due[c] = true;
+    if (!p->ack_listed) {
+        p->ack_listed = true;
+        g_queue_push_tail(&s->ack_peers, p);
+    }
+    qemu_bh_schedule(s->ack_bh);
+}
+
+static void ext_ack_bh(void *opaque)
+{
+    ExtollState *s = opaque;
+    ExtPeer *p;
+
+    while ((p = g_queue_pop_head(&s->ack_peers))) {
+        p->ack_listed = false;
+        for (unsigned c = 0; c < EXT_NCHAN; c++) {
+            if (p->ack_due[c]) {
+                ext_send_ack(s, p->node, EXT_T_ACK, c, p->rx_epoch[c],
+                             p->rx_expected[c] - 1);
+                p->ack_due[c] = false;
+                p->ack_count[c] = 0;
+            }
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -1806,6 +1848,8 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
     s->peers = g_new0(ExtPeer *, s->num_nodes);
     g_queue_init(&s->loopq);
     s->loop_bh = qemu_bh_new(ext_loop_bh, s);
+    g_queue_init(&s->ack_peers);
+    s->ack_bh = qemu_bh_new(ext_ack_bh, s);
     s->poll_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_poll_timer, s);
     for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
         g_queue_init(&s->vpid[i].backlog);
@@ -1859,6 +1903,10 @@ static void ext_exit(PCIDevice *pdev)
     if (s->loop_bh) {
         qemu_bh_delete(s->loop_bh);
         s->loop_bh = NULL;
+    }
+    if (s->ack_bh) {
+        qemu_bh_delete(s->ack_bh);
+        s->ack_bh = NULL;
     }
     if (s->poll_timer) {
         timer_free(s->poll_timer);
