@@ -17,6 +17,7 @@
 #define TOOL "exanet-rdma-bw"
 #define MODE_READ 1
 #define MODE_BIDIR 2
+#define MODE_ITERS_EXACT 4	/* --iters given: exactly that many per size */
 #define MAX_WINDOW 32
 
 struct opts {
@@ -54,7 +55,7 @@ static void usage(FILE *f)
 "  -o, --oob HOST:PORT    TCP rendezvous (client: server address)\n"
 "  -S, --sizes LIST       transfer sizes in bytes, e.g. 1,4096 or 1-4194304\n"
 "                         (powers of two in a range; default 1..4 MiB)\n"
-"  -i, --iters N          transfers per size, at most (default: ~32 MiB per size)\n"
+"  -i, --iters N          transfers per size (default: ~32 MiB per size, >= 8)\n"
 "  -w, --warmup N         untimed transfers per size (default 4)\n"
 "  -W, --window N         transfers in flight, 1..%d (default 8)\n"
 "  -r, --read             RDMA read instead of write\n"
@@ -134,6 +135,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'i':
 			if (pp_parse_ulong(optarg, 1, 100000000, &o->iters))
 				return -1;
+			o->mode |= MODE_ITERS_EXACT;
 			break;
 		case 'w':
 			if (pp_parse_ulong(optarg, 0, 1000000, &o->warmup))
@@ -320,7 +322,7 @@ int main(int argc, char **argv)
 	active = o.client || (o.mode & MODE_BIDIR);
 	for (i = 0; i < o.nsizes; i++) {
 		unsigned int size = o.sizes[i];
-		unsigned long n = rt_iters_for(size, o.iters);
+		unsigned long n = (o.mode & MODE_ITERS_EXACT) ? o.iters : rt_iters_for(size, o.iters);
 		int64_t t0, t1;
 		long e = 0;
 		double my_mbps = 0, peer_mbps = 0;

@@ -279,11 +279,12 @@ int main(int argc, char **argv)
 
 		if (n > o.iters)
 			n = o.iters;
+		/* clear the record before the peer may write it (it pings after the sync) */
+		exanet_rdma_notif_reset(&rt.notif[NOTIF_IN]);
 		if (pp_write_full(fd, &sync, 4, o.timeout_s) || pp_read_full(fd, &sync, 4, o.timeout_s)) {
 			err = -EPIPE;
 			break;
 		}
-		exanet_rdma_notif_reset(&rt.notif[NOTIF_IN]);
 		for (k = 0; k < o.warmup + n && !err; k++) {
 			int64_t t0 = pp_timer_ns();
 
