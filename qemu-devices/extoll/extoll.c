@@ -1325,6 +1325,19 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
     unsigned c;
     ExtPeer *p;
 
+    /*
+     * Packets waiting for room in a peer's socket (the host's
+     * max_dgram_qlen is small) would otherwise wait for the main loop's
+     * write handler; the receive thread retries them on every arrival.
+     */
+    if (s->fabric && src != s->node_id) {
+        struct fabric *f = fabric_qemu_fabric(s->fabric);
+
+        if (fabric_queued(f)) {
+            fabric_flush(f);
+        }
+    }
+
     if (type == EXT_T_ACK || type == EXT_T_NACK) {
         ext_rx_ack(s, src, type, b, len);
         return;
