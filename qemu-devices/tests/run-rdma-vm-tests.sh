@@ -4,71 +4,24 @@
 #
 #   qemu-devices/tests/run-rdma-vm-tests.sh      (make qemu-rdma-vm-test)
 #
-# Env: QEMU, KERNEL, KEEP=1 as in run-vm-tests.sh; ITERS (bandwidth loops);
-# ONLY_BW=1 (only the two-node bandwidth run); EXTRA_QEMU="-global ..." for
-# every VM (e.g. exanet.rx-thread=off exercises the main-loop receive path).
+# Env: as in vm-lib.sh; ITERS (bandwidth loops); ONLY_BW=1 (only the
+# two-node bandwidth run); EXTRA_QEMU="-global ..." for every VM (e.g.
+# exanet.rx-thread=off exercises the main-loop receive path).
 set -uo pipefail
-
-TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-BUILD=${BUILD:-$TOP/build}
-CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
-QEMU=${QEMU:-$BUILD/qemu-system-x86_64}
-KVER=${KVER:-$("$TOP/scripts/kver.sh" 2>/dev/null)}
-KERNEL=${KERNEL:-/boot/vmlinuz-$KVER}
-FW=$CACHE/share/qemu
+. "$(dirname "$0")/vm-lib.sh"
 ITERS=${ITERS:-20}
 
-[ -x "$QEMU" ] || { echo "Bail out! no $QEMU (make qemu)"; exit 1; }
-[ -r "$KERNEL" ] || { echo "Bail out! no kernel $KERNEL"; exit 1; }
-BUSYBOX=$(command -v busybox) || { echo "Bail out! busybox-static missing"; exit 1; }
-
-W=$(mktemp -d /tmp/exanet-rdmatest.XXXXXX)
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	[ -n "${KEEP:-}" ] && echo "# kept $W" || rm -rf "$W"
-}
-trap cleanup EXIT
-
-R=$W/rootfs
-mkdir -p "$R"/{bin,proc,sys,dev,tmp}
-cp "$BUSYBOX" "$R/bin/busybox"
-gcc -static -O2 -Wall -Wextra -I"$TOP/uapi" -o "$R/bin/exanet-rdmatest" \
-	"$TOP/qemu-devices/tests/exanet-rdmatest.c" || { echo "Bail out! cannot build exanet-rdmatest"; exit 1; }
-cat > "$R/init" <<'EOI'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-for a in $(cat /proc/cmdline); do case $a in rdmatest=*) cmd="${a#rdmatest=}";; esac; done
-/bin/exanet-rdmatest $(echo "$cmd" | tr , ' ')
-echo "RDMATEST-EXIT: $?"
-poweroff -f
-EOI
-chmod +x "$R/init"
-(cd "$R" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$W/initrd.gz"
+vm_image exanet-rdmatest
+TAP_SHOW="FAIL|BW:|counters"
 
 qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
-	local node=$1 nodes=$2 args=$3
+	local node=$1 nodes=$2
+	vm_argv 512M "$3"
 	shift 3
-	ARGV=("$QEMU" -machine q35 -accel tcg -m 512M -nographic -no-reboot
-		-L "$FW" -nic none -kernel "$KERNEL" -initrd "$W/initrd.gz"
-		-append "console=ttyS0 quiet rdmatest=$args"
-		-device "exanet,id=exa0,node-id=$node,num-nodes=$nodes,fabric=$W/fabric")
+	ARGV+=(-device "exanet,id=exa0,node-id=$node,num-nodes=$nodes,fabric=$W/fabric")
 	for r in 0 1 2 3 4 5 6 7; do ARGV+=(-device "exanet-ctx,ni=exa0,rank=$r"); done
 	# shellcheck disable=SC2206
 	ARGV+=(${EXTRA_QEMU:-} "$@")
-}
-
-n=0 fails=0
-tap() {	# name log [extra regex]
-	local name=$1 log=$2 ok=1
-	n=$((n + 1))
-	grep -aq "RESULT: PASS" "$log" || ok=0
-	[ -z "${3:-}" ] || grep -aqE "$3" "$log" || ok=0
-	grep -a -E "FAIL|BW:|counters" "$log" | sed 's/^/# /'
-	if [ $ok = 1 ]; then echo "ok $n $name"; else echo "not ok $n $name"; fails=$((fails + 1)); fi
 }
 
 remote_run() {	# tag [extra qemu args]
