@@ -979,25 +979,9 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
 {
     ExanetState *s = EXANET(pdev);
 
-    if (s->num_nodes == 0 || s->num_nodes > EXANET_MAX_NODES) {
-        error_setg(errp, "exanet: num-nodes must be 1..%u", EXANET_MAX_NODES);
-        return;
-    }
-    if (s->node_id >= s->num_nodes) {
-        error_setg(errp, "exanet: node-id %u must be below num-nodes %u",
-                   s->node_id, s->num_nodes);
-        return;
-    }
-    if (s->drop_ppm > FABRIC_PPM || s->corrupt_ppm > FABRIC_PPM) {
-        error_setg(errp, "exanet: fabric-*-ppm must be at most %u", FABRIC_PPM);
-        return;
-    }
-    if (s->rx_rtprio > 99) {
-        error_setg(errp, "exanet: rx-rtprio must be 0..99");
-        return;
-    }
-    if ((!s->fabric_dir || !s->fabric_dir[0]) && s->num_nodes > 1) {
-        error_setg(errp, "exanet: num-nodes > 1 needs the fabric property");
+    if (!fabric_qemu_check_props("exanet", s->node_id, s->num_nodes, EXANET_MAX_NODES,
+                                 s->fabric_dir, s->drop_ppm, s->corrupt_ppm,
+                                 s->rx_rtprio, errp)) {
         return;
     }
 
