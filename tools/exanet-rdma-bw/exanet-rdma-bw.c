@@ -70,27 +70,6 @@ static void usage(FILE *f)
 		RT_DEFAULT_PORT, MAX_WINDOW);
 }
 
-/* "1-4194304" = powers of two in the range; else pp_parse_sizes lists. */
-static int parse_sizes(const char *s, unsigned int *sizes, unsigned int *n)
-{
-	unsigned long lo, hi;
-	char *end;
-
-	if (!strchr(s, ',') && strchr(s, '-')) {
-		lo = strtoul(s, &end, 10);
-		if (*end != '-')
-			return -1;
-		hi = strtoul(end + 1, &end, 10);
-		if (*end || !lo || hi < lo || hi > RT_MAX_SIZE)
-			return -1;
-		*n = 0;
-		for (unsigned long v = lo; v <= hi && *n < PP_MAX_SIZES; v *= 2)
-			sizes[(*n)++] = (unsigned int)v;
-		return 0;
-	}
-	return pp_parse_sizes(s, RT_MAX_SIZE, sizes, n);
-}
-
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option lopts[] = {
@@ -119,7 +98,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->warmup = 4;
 	o->window = 8;
 	o->timeout_s = 30;
-	parse_sizes("1-4194304", o->sizes, &o->nsizes);
+	rt_parse_sizes("1-4194304", o->sizes, &o->nsizes);
 	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbd:t:jvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->server = 1; break;
@@ -129,7 +108,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'S':
-			if (parse_sizes(optarg, o->sizes, &o->nsizes) || !o->nsizes)
+			if (rt_parse_sizes(optarg, o->sizes, &o->nsizes) || !o->nsizes)
 				return -1;
 			break;
 		case 'i':
