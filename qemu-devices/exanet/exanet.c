@@ -445,6 +445,18 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
                           EXANET_NACK_BAD_PACKET, seq, epoch);
         return;
     }
+    /*
+     * A copy of a packet we already delivered (our ACK was lost and the
+     * sender retransmitted) is ACKed again before any other check: it was
+     * accepted once, even if its mailbox has been disabled since.
+     */
+    key = dedup_key(src, iface, chan);
+    dd = g_hash_table_lookup(s->dedup, key);
+    if (dd && dd->epoch == epoch && dd->seq == seq) {
+        s->counters[EXANET_CNT_RX_DUPLICATES]++;
+        exanet_send_reply(s, src, EXA_PKT_ACK, iface, chan, 0, seq, epoch);
+        return;
+    }
     mb = &s->mbox[va];
     if (!mb->enabled) {
         s->counters[EXANET_CNT_RX_NACK_DISABLED]++;
@@ -456,14 +468,6 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
         s->counters[EXANET_CNT_RX_NACK_PDID]++;
         exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
                           EXANET_NACK_PDID, seq, epoch);
-        return;
-    }
-    key = dedup_key(src, iface, chan);
-    dd = g_hash_table_lookup(s->dedup, key);
-    if (dd && dd->epoch == epoch && dd->seq == seq) {
-        /* Our ACK was lost and the sender retransmitted: ACK again. */
-        s->counters[EXANET_CNT_RX_DUPLICATES]++;
-        exanet_send_reply(s, src, EXA_PKT_ACK, iface, chan, 0, seq, epoch);
         return;
     }
     if (mb->tail - mb->head >= mb->nslots) {
