@@ -1,13 +1,15 @@
 # Kernel modules (out of tree, Kbuild).  Included by the top-level Makefile,
 # which defines TOP, BUILD, KVER and KDIR.
 #
-#   make modules   build exanet.ko with W=1, copy it to build/modules/
+#   make modules   build exa_umem.ko, exanet.ko and extoll.ko with W=1, copy
+#                  them to build/modules/
 #   make sparse    rebuild the modules under sparse (C=2: check every file)
 #   make checkpatch  kernel style check (CHECKPATCH=path/to/checkpatch.pl;
 #                  the Debian headers package does not ship it, the
 #                  linux-source package does)
 
 KMOD_SRCS := $(wildcard $(TOP)/drivers/exanet/*.[ch] $(TOP)/drivers/common/*.[ch]) $(TOP)/drivers/exanet/Kbuild \
+	$(TOP)/drivers/common/Kbuild \
 	$(TOP)/Kbuild $(wildcard $(TOP)/uapi/*.h)
 KMOD_SRCS += $(wildcard $(TOP)/drivers/extoll/*.[ch]) $(TOP)/drivers/extoll/Kbuild \
 	$(TOP)/drivers/extoll/60-extoll.rules
@@ -25,13 +27,18 @@ $(BUILD)/modules/exanet.ko: $(KMOD_SRCS)
 	cp $(TOP)/drivers/exanet/exanet.ko $@
 	cp $(TOP)/drivers/exanet/60-exanet.rules $(BUILD)/modules/
 
-# extoll.ko is built by the same Kbuild run as exanet.ko.
-modules: $(BUILD)/modules/extoll.ko
+# extoll.ko and exa_umem.ko (which both drivers depend on) are built by the
+# same Kbuild run as exanet.ko.
+modules: $(BUILD)/modules/extoll.ko $(BUILD)/modules/exa_umem.ko
 
 $(BUILD)/modules/extoll.ko: $(BUILD)/modules/exanet.ko
 	@mkdir -p $(dir $@)
 	cp $(TOP)/drivers/extoll/extoll.ko $@
 	cp $(TOP)/drivers/extoll/60-extoll.rules $(BUILD)/modules/
+
+$(BUILD)/modules/exa_umem.ko: $(BUILD)/modules/exanet.ko
+	@mkdir -p $(dir $@)
+	cp $(TOP)/drivers/common/exa_umem.ko $@
 
 sparse:
 	@test -d "$(KDIR)" || { echo "sparse: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }
@@ -47,6 +54,9 @@ checkpatch:
 modules-clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 
+CLEAN_FILES += $(TOP)/drivers/common/*.o $(TOP)/drivers/common/*.ko \
+	$(TOP)/drivers/common/*.mod $(TOP)/drivers/common/*.mod.c \
+	$(TOP)/drivers/common/.*.cmd $(TOP)/drivers/common/modules.order
 CLEAN_FILES += $(TOP)/drivers/extoll/*.o $(TOP)/drivers/extoll/*.ko \
 	$(TOP)/drivers/extoll/*.mod $(TOP)/drivers/extoll/*.mod.c \
 	$(TOP)/drivers/extoll/.*.cmd $(TOP)/drivers/extoll/modules.order

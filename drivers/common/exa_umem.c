@@ -3,6 +3,9 @@
  * Generic user memory registration: pin + RLIMIT_MEMLOCK accounting, and
  * an unmanaged IOMMU domain per DMA context in which pinned pages are
  * mapped at their user virtual address.  See exa_umem.h.
+ *
+ * Built as its own module, exa_umem.ko, on which exanet.ko and extoll.ko
+ * depend; the helpers are exported in the EXA_UMEM symbol namespace.
  */
 
 #include <linux/capability.h>
@@ -108,6 +111,7 @@ unaccount:
 	atomic64_sub(npages, &mm->pinned_vm);
 	return ret;
 }
+EXPORT_SYMBOL_NS_GPL(exa_umem_get, EXA_UMEM);
 
 /**
  * exa_umem_release() - unpin and unaccount a range pinned by exa_umem_get()
@@ -125,6 +129,7 @@ void exa_umem_release(struct exa_umem *um)
 	kvfree(um->pages);
 	memset(um, 0, sizeof(*um));
 }
+EXPORT_SYMBOL_NS_GPL(exa_umem_release, EXA_UMEM);
 
 /* ------------------------------------------------------------- iospace */
 
@@ -166,6 +171,7 @@ int exa_iospace_init(struct exa_iospace *ios, struct device *dev)
 	xa_init(&ios->pages);
 	return 0;
 }
+EXPORT_SYMBOL_NS_GPL(exa_iospace_init, EXA_UMEM);
 
 /* Every registration must have been unmapped before. */
 void exa_iospace_destroy(struct exa_iospace *ios)
@@ -178,6 +184,7 @@ void exa_iospace_destroy(struct exa_iospace *ios)
 	xa_destroy(&ios->pages);
 	ios->domain = NULL;
 }
+EXPORT_SYMBOL_NS_GPL(exa_iospace_destroy, EXA_UMEM);
 
 /* Drop one reference on pages [0, n) of @um; flush before returning. */
 static void exa_iospace_put(struct exa_iospace *ios, struct exa_umem *um,
@@ -263,6 +270,7 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um, int prot)
 	mutex_unlock(&ios->lock);
 	return ret;
 }
+EXPORT_SYMBOL_NS_GPL(exa_iospace_map, EXA_UMEM);
 
 /**
  * exa_iospace_unmap() - undo exa_iospace_map()
@@ -279,3 +287,8 @@ void exa_iospace_unmap(struct exa_iospace *ios, struct exa_umem *um)
 	exa_iospace_put(ios, um, um->npages);
 	mutex_unlock(&ios->lock);
 }
+EXPORT_SYMBOL_NS_GPL(exa_iospace_unmap, EXA_UMEM);
+
+MODULE_DESCRIPTION("ExaNet/EXTOLL user memory registration (pin, accounting, IOMMU)");
+MODULE_AUTHOR("ExaNet fabric stack developers");
+MODULE_LICENSE("GPL");

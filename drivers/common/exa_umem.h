@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Generic user memory registration helpers shared by the fabric drivers
- * (ExaNet now, EXTOLL later):
+ * (exanet.ko, extoll.ko), exported by exa_umem.ko in the EXA_UMEM symbol
+ * namespace:
  *
  *  - exa_umem: pin a user range for DMA (FOLL_LONGTERM | FOLL_WRITE),
  *    accounted against RLIMIT_MEMLOCK through mm->pinned_vm, unpinned and
@@ -20,9 +21,13 @@
 #ifndef _EXA_UMEM_H
 #define _EXA_UMEM_H
 
+#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
+
+/* Every module that includes this header to call the helpers needs them. */
+MODULE_IMPORT_NS(EXA_UMEM);
 
 struct device;
 struct iommu_domain;
