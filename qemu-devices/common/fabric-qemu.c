@@ -246,32 +246,3 @@ struct fabric *fabric_qemu_fabric(FabricQemu *fq)
 {
     return fq->f;
 }
-
-bool fabric_qemu_check_props(const char *type, uint32_t node_id, uint32_t num_nodes,
-                             uint32_t max_nodes, const char *fabric_dir,
-                             uint32_t drop_ppm, uint32_t corrupt_ppm,
-                             uint32_t rx_rtprio, Error **errp)
-{
-    if (num_nodes == 0 || num_nodes > max_nodes) {
-        error_setg(errp, "%s: num-nodes must be 1..%u", type, max_nodes);
-        return false;
-    }
-    if (node_id >= num_nodes) {
-        error_setg(errp, "%s: node-id %u must be below num-nodes %u",
-                   type, node_id, num_nodes);
-        return false;
-    }
-    if (drop_ppm > FABRIC_PPM || corrupt_ppm > FABRIC_PPM) {
-        error_setg(errp, "%s: fabric-*-ppm must be at most %u", type, FABRIC_PPM);
-        return false;
-    }
-    if (rx_rtprio > 99) {
-        error_setg(errp, "%s: rx-rtprio must be 0..99", type);
-        return false;
-    }
-    if ((!fabric_dir || !fabric_dir[0]) && num_nodes > 1) {
-        error_setg(errp, "%s: num-nodes > 1 needs the fabric property", type);
-        return false;
-    }
-    return true;
-}

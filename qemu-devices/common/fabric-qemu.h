@@ -27,16 +27,6 @@ typedef struct FabricQemuOptions {
     void (*kick)(void *opaque);
 } FabricQemuOptions;
 
-/*
- * Checks the fabric properties every NIC model has (node-id, num-nodes,
- * fabric, fabric-*-ppm, rx-rtprio); on error sets errp, naming the device
- * type, and returns false.
- */
-bool fabric_qemu_check_props(const char *type, uint32_t node_id, uint32_t num_nodes,
-                             uint32_t max_nodes, const char *fabric_dir,
-                             uint32_t drop_ppm, uint32_t corrupt_ppm,
-                             uint32_t rx_rtprio, Error **errp);
-
 /* Returns NULL and sets errp on failure. */
 FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
                              const FabricQemuOptions *opts,

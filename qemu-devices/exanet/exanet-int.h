@@ -8,7 +8,7 @@
 #define EXANET_INT_H
 
 #include "hw/pci/pci.h"
-#include "fabric-qemu.h"
+#include "fabric-nic.h"
 
 #define TYPE_EXANET     "exanet"
 #define TYPE_EXANET_CTX "exanet-ctx"
@@ -16,8 +16,8 @@
 typedef struct ExanetRdma ExanetRdma;
 
 /*
- * Non-zero while an exanet device does DMA; MMIO to exanet devices is
- * then ignored (a guest pointing DMA at our own BARs cannot recurse).
+ * DMA in progress by any exanet device (fabric_nic_dma_rw()); MMIO to
+ * exanet devices is ignored while it is non-zero (fabric-nic.h).
  */
 extern unsigned exanet_dma_depth;
 

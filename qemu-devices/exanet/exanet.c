@@ -29,7 +29,7 @@
 
 #include "exanet.h"
 #include "exanet_rdma.h"
-#include "fabric-qemu.h"
+#include "fabric-nic.h"
 #include "exanet-int.h"
 
 OBJECT_DECLARE_SIMPLE_TYPE(ExanetState, EXANET)
@@ -143,17 +143,7 @@ struct ExanetState {
     MemoryRegion bar_mbox;
     ExanetRdma *rdma;       /* RDMA engine (exanet_rdma.c), BAR3 */
 
-    /* properties */
-    uint32_t node_id;
-    uint32_t num_nodes;
-    char *fabric_dir;
-    uint32_t drop_ppm;
-    uint32_t corrupt_ppm;
-    uint64_t seed;
-    bool rx_thread;
-    uint32_t rx_rtprio;
-
-    FabricQemu *fabric;
+    FabricNic nic;          /* properties and fabric transport */
     uint32_t epoch;
     uint32_t retx_timeout_us;
     uint32_t retx_max;
@@ -165,33 +155,18 @@ struct ExanetState {
     GHashTable *dedup;
 };
 
-/*
- * A hostile guest can point a mailbox queue at MMIO, even at our own BARs:
- * the DMA would then re-enter the device (doorbell -> delivery -> DMA ->
- * doorbell ...).  While any exanet device is doing DMA, MMIO accesses to
- * exanet devices are ignored (reads return 0).  BQL protected.
- */
 unsigned exanet_dma_depth;
 
 static bool exanet_reentered(void)
 {
-    if (exanet_dma_depth) {
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: MMIO access from mailbox "
-                      "DMA ignored\n");
-        return true;
-    }
-    return false;
+    return fabric_nic_reentered(exanet_dma_depth, TYPE_EXANET);
 }
 
 static MemTxResult exanet_dma_write(ExanetState *s, dma_addr_t addr,
                                     const void *buf, dma_addr_t len)
 {
-    MemTxResult r;
-
-    exanet_dma_depth++;
-    r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
-    exanet_dma_depth--;
-    return r;
+    return fabric_nic_dma_rw(PCI_DEVICE(s), &exanet_dma_depth, addr,
+                             (void *)buf, len, DMA_DIRECTION_FROM_DEVICE);
 }
 
 /* ------------------------------------------------------------------ */
@@ -200,10 +175,10 @@ static uint64_t exanet_fabric_bad(ExanetState *s)
 {
     struct fabric_stats st;
 
-    if (!s->fabric) {
+    if (!s->nic.fq) {
         return 0;
     }
-    fabric_get_stats(fabric_qemu_fabric(s->fabric), &st);
+    fabric_get_stats(fabric_qemu_fabric(s->nic.fq), &st);
     return st.rx_bad_magic + st.rx_bad_version + st.rx_bad_length +
            st.rx_bad_crc + st.rx_bad_addr;
 }
@@ -225,15 +200,11 @@ static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
 static void exanet_xmit(ExanetState *s, uint32_t dst, uint8_t type,
                         const void *buf, size_t len)
 {
-    if (dst == s->node_id) {
+    if (dst == s->nic.node_id) {
         exanet_rx(s, dst, type, buf, len);
         return;
     }
-    if (!s->fabric) {
-        return;     /* no fabric: the packet is lost, retransmission times out */
-    }
-    /* A lost packet (peer down, queue full) is recovered by retransmission. */
-    fabric_qemu_send(s->fabric, dst, type, buf, len);
+    fabric_nic_send(&s->nic, dst, type, buf, len);
 }
 
 static void exanet_send_reply(ExanetState *s, uint32_t dst, uint8_t type,
@@ -255,12 +226,8 @@ static void exanet_send_reply(ExanetState *s, uint32_t dst, uint8_t type,
 
 static int64_t exanet_retx_ns(ExanetState *s, unsigned retries)
 {
-    uint64_t us = s->retx_timeout_us;
-
-    while (retries-- && us < EXANET_RETX_CAP_US) {
-        us <<= 1;
-    }
-    return MIN(us, EXANET_RETX_CAP_US) * SCALE_US;
+    return fabric_nic_backoff(s->retx_timeout_us, retries,
+                              EXANET_RETX_CAP_US) * SCALE_US;
 }
 
 static void exanet_chan_arm(ExanetChan *ch)
@@ -329,7 +296,7 @@ static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
         exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_BAD_PACKET);
         return;
     }
-    if (node >= s->num_nodes) {
+    if (node >= s->nic.num_nodes) {
         exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_NO_ROUTE);
         return;
     }
@@ -344,7 +311,7 @@ static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
     memset(ch->pkt, 0, sizeof(ch->pkt));
     stw_le_p(ch->pkt + W_PDID, ifc->pdid);
     stq_le_p(ch->pkt + W_GVA, gva);
-    stl_le_p(ch->pkt + W_SRC_NODE, s->node_id);
+    stl_le_p(ch->pkt + W_SRC_NODE, s->nic.node_id);
     stw_le_p(ch->pkt + W_SRC_IFACE, i);
     ch->pkt[W_SRC_CHAN] = c;
     ch->pkt[W_FLAGS] = 0;
@@ -439,7 +406,7 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
     if (plen == 0 || plen > EXANET_MAX_PAYLOAD || len != W_PAYLOAD + plen ||
         snode != src || iface >= EXANET_NUM_PKT_IFACES ||
         chan >= EXANET_PKT_CHANNELS || b[W_FLAGS] != 0 ||
-        dnode != s->node_id || rank != 0 || va >= EXANET_NUM_MBOX_IFACES) {
+        dnode != s->nic.node_id || rank != 0 || va >= EXANET_NUM_MBOX_IFACES) {
         s->counters[EXANET_CNT_RX_NACK_BAD]++;
         exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
                           EXANET_NACK_BAD_PACKET, seq, epoch);
@@ -519,7 +486,7 @@ static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
 {
     ExanetState *s = opaque;
 
-    if (src >= s->num_nodes) {
+    if (src >= s->nic.num_nodes) {
         s->counters[EXANET_CNT_RX_NACK_BAD]++;
         return;
     }
@@ -548,8 +515,8 @@ static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
 
 static void exanet_poll_fabric(ExanetState *s)
 {
-    if (s->fabric) {
-        fabric_poll_rx(fabric_qemu_fabric(s->fabric), EXANET_MMIO_RX_BUDGET,
+    if (s->nic.fq) {
+        fabric_poll_rx(fabric_qemu_fabric(s->nic.fq), EXANET_MMIO_RX_BUDGET,
                        exanet_rx, s);
     }
 }
@@ -710,9 +677,9 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
     case EXANET_REG_VERSION:
         return EXANET_HW_VERSION;
     case EXANET_REG_NODE_ID:
-        return s->node_id;
+        return s->nic.node_id;
     case EXANET_REG_NUM_NODES:
-        return s->num_nodes;
+        return s->nic.num_nodes;
     case EXANET_REG_CAPS:
         return EXANET_NUM_PKT_IFACES | EXANET_NUM_MBOX_IFACES << 8 |
                EXANET_PKT_CHANNELS << 16;
@@ -982,27 +949,26 @@ static void exanet_exit(PCIDevice *pdev);
 static void exanet_realize(PCIDevice *pdev, Error **errp)
 {
     ExanetState *s = EXANET(pdev);
+    const FabricNicBar bars[] = {
+        { EXANET_BAR_CTRL, 0, &s->bar_ctrl, &exanet_ctrl_ops,
+          "exanet-ctrl", EXANET_BAR_CTRL_SIZE },
+        { EXANET_BAR_PKT, 0, &s->bar_pkt, &exanet_pkt_ops,
+          "exanet-pkt", EXANET_BAR_PKT_SIZE },
+        { EXANET_BAR_MBOX, 0, &s->bar_mbox, &exanet_mbox_ops,
+          "exanet-mbox", EXANET_BAR_MBOX_SIZE },
+    };
+    FabricQemuOptions opts = {
+        .name = "exanet-rx",
+        .bulk_rx = exanet_rdma_bulk_rx,
+        .kick = exanet_rdma_kick_work,
+    };
 
-    if (!fabric_qemu_check_props("exanet", s->node_id, s->num_nodes, EXANET_MAX_NODES,
-                                 s->fabric_dir, s->drop_ppm, s->corrupt_ppm,
-                                 s->rx_rtprio, errp)) {
+    if (!fabric_nic_realize(pdev, &s->nic, EXANET_MAX_NODES, bars,
+                            ARRAY_SIZE(bars), errp)) {
         return;
     }
-
-    pci_config_set_interrupt_pin(pdev->config, 0);
-    memory_region_init_io(&s->bar_ctrl, OBJECT(s), &exanet_ctrl_ops, s,
-                          "exanet-ctrl", EXANET_BAR_CTRL_SIZE);
-    memory_region_init_io(&s->bar_pkt, OBJECT(s), &exanet_pkt_ops, s,
-                          "exanet-pkt", EXANET_BAR_PKT_SIZE);
-    memory_region_init_io(&s->bar_mbox, OBJECT(s), &exanet_mbox_ops, s,
-                          "exanet-mbox", EXANET_BAR_MBOX_SIZE);
-    pci_register_bar(pdev, EXANET_BAR_CTRL, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->bar_ctrl);
-    pci_register_bar(pdev, EXANET_BAR_PKT, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->bar_pkt);
-    pci_register_bar(pdev, EXANET_BAR_MBOX, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->bar_mbox);
-    s->rdma = exanet_rdma_new(pdev, s->node_id, s->num_nodes, &s->retx_max);
+    s->rdma = exanet_rdma_new(pdev, s->nic.node_id, s->nic.num_nodes,
+                              &s->retx_max);
     pci_register_bar(pdev, EXANET_BAR_RDMA, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      exanet_rdma_bar(s->rdma));
 
@@ -1020,31 +986,14 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
     }
     exanet_reset_state(s);
     /* Last: from here on packets may arrive (under the BQL). */
-    if (s->fabric_dir && s->fabric_dir[0]) {
-        struct fabric_config cfg = {
-            .dir = s->fabric_dir,
-            .node_id = s->node_id,
-            .num_nodes = s->num_nodes,
-            .drop_ppm = s->drop_ppm,
-            .corrupt_ppm = s->corrupt_ppm,
-            .seed = s->seed,
-        };
-        FabricQemuOptions opts = {
-            .rx_thread = s->rx_thread,
-            .rt_prio = s->rx_rtprio,
-            .name = "exanet-rx",
-            .bulk_rx = exanet_rdma_bulk_rx,
-            .bulk_opaque = s->rdma,
-            .kick = exanet_rdma_kick_work,
-        };
-
-        s->fabric = fabric_qemu_open(&cfg, &opts, exanet_rx, s, errp);
-        if (!s->fabric) {
-            exanet_exit(pdev);
-            return;
-        }
+    opts.bulk_opaque = s->rdma;
+    if (!fabric_nic_open(&s->nic, &opts, exanet_rx, s, errp)) {
+        exanet_exit(pdev);
+        return;
+    }
+    if (s->nic.fq) {
         s->corrupt_base = exanet_fabric_bad(s);
-        exanet_rdma_set_fabric(s->rdma, s->fabric);
+        exanet_rdma_set_fabric(s->rdma, s->nic.fq);
     }
 }
 
@@ -1054,8 +1003,7 @@ static void exanet_exit(PCIDevice *pdev)
 
     /* First stop the receive side (may drop the BQL to join its thread). */
     exanet_rdma_free(s->rdma);
-    fabric_qemu_close(s->fabric);
-    s->fabric = NULL;
+    fabric_nic_close(&s->nic);
     for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
         for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
             ExanetChan *ch = &s->pkt[i].chan[c];
@@ -1078,14 +1026,7 @@ static void exanet_qdev_reset(DeviceState *dev)
 }
 
 static Property exanet_properties[] = {
-    DEFINE_PROP_UINT32("node-id", ExanetState, node_id, 0),
-    DEFINE_PROP_UINT32("num-nodes", ExanetState, num_nodes, 1),
-    DEFINE_PROP_STRING("fabric", ExanetState, fabric_dir),
-    DEFINE_PROP_UINT32("fabric-drop-ppm", ExanetState, drop_ppm, 0),
-    DEFINE_PROP_UINT32("fabric-corrupt-ppm", ExanetState, corrupt_ppm, 0),
-    DEFINE_PROP_UINT64("fabric-seed", ExanetState, seed, 0),
-    DEFINE_PROP_BOOL("rx-thread", ExanetState, rx_thread, true),
-    DEFINE_PROP_UINT32("rx-rtprio", ExanetState, rx_rtprio, 1),
+    DEFINE_FABRIC_NIC_PROPERTIES(ExanetState, nic),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -243,18 +243,14 @@ static void rdma_kick(ExanetRdma *r)
 static MemTxResult rdma_dma(ExanetRdma *r, unsigned rank, uint64_t va,
                             void *buf, uint64_t len, DMADirection dir)
 {
-    MemTxResult res;
-
     if (rank >= EXANET_RDMA_NUM_RANKS || !r->ctx[rank] || !r->ctx_en[rank]) {
         return MEMTX_ERROR;
     }
     if (va >= RDMA_VA_LIMIT || len > RDMA_VA_LIMIT - va) {
         return MEMTX_DECODE_ERROR;
     }
-    exanet_dma_depth++;
-    res = pci_dma_rw(r->ctx[rank], va, buf, len, dir, MEMTXATTRS_UNSPECIFIED);
-    exanet_dma_depth--;
-    return res;
+    return fabric_nic_dma_rw(r->ctx[rank], &exanet_dma_depth, va, buf, len,
+                             dir);
 }
 
 /* Notification / completion record: body first, then flags. */
@@ -366,12 +362,8 @@ static void rdma_send_ack(ExanetRdma *r, uint32_t dst, const RdBlkHdr *h,
 
 static int64_t rdma_retx_ns(ExanetRdma *r, unsigned retries)
 {
-    uint64_t us = r->retx_us;
-
-    while (retries-- && us < RDMA_RETX_CAP_US) {
-        us <<= 1;
-    }
-    return MIN(us, RDMA_RETX_CAP_US) * SCALE_US;
+    return fabric_nic_backoff(r->retx_us, retries, RDMA_RETX_CAP_US) *
+           SCALE_US;
 }
 
 static void rdma_tx_arm(RdmaTx *tx)

@@ -32,7 +32,7 @@
 #include "qom/object.h"
 
 #include "extoll_hw.h"
-#include "fabric-qemu.h"
+#include "fabric-nic.h"
 
 #define TYPE_EXTOLL "extoll"
 OBJECT_DECLARE_SIMPLE_TYPE(ExtollState, EXTOLL)
@@ -111,7 +111,7 @@ enum {
 #define EXT_TXQ_BYTES_MAX   (48u << 20)      /* queued payload that stops new commands */
 #define EXT_BACKLOG_MAX     4096             /* local notifications waiting per VPID */
 
-static unsigned extoll_dma_depth;   /* re-entrancy guard (DMA into our BARs) */
+static unsigned extoll_dma_depth;   /* DMA in progress, see fabric-nic.h */
 
 typedef struct ExtPkt {
     uint32_t seq;
@@ -197,16 +197,7 @@ struct ExtollState {
 
     MemoryRegion bar_ctrl, bar_velo, bar_rma;
 
-    /* properties */
-    uint32_t node_id;
-    uint32_t num_nodes;
-    char *fabric_dir;
-    uint32_t drop_ppm, corrupt_ppm;
-    uint64_t seed;
-    bool rx_thread;
-    uint32_t rx_rtprio;
-
-    FabricQemu *fabric;
+    FabricNic nic;          /* properties and fabric transport */
     uint32_t epoch;
     uint64_t atu_base;
     uint32_t atu_entries;
@@ -227,33 +218,26 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
 /* ------------------------------------------------------------------ */
 /* DMA helpers */
 
-static bool ext_dma_read(ExtollState *s, uint64_t addr, void *buf, uint64_t len)
+static bool ext_dma_rw(ExtollState *s, uint64_t addr, void *buf,
+                       uint64_t len, DMADirection dir)
 {
-    MemTxResult r;
-
-    extoll_dma_depth++;
-    r = pci_dma_read(PCI_DEVICE(s), addr, buf, len);
-    extoll_dma_depth--;
-    if (r != MEMTX_OK) {
+    if (fabric_nic_dma_rw(PCI_DEVICE(s), &extoll_dma_depth, addr, buf, len,
+                          dir) != MEMTX_OK) {
         s->counters[EXTOLL_CNT_DMA_ERRORS]++;
         return false;
     }
     return true;
 }
 
+static bool ext_dma_read(ExtollState *s, uint64_t addr, void *buf, uint64_t len)
+{
+    return ext_dma_rw(s, addr, buf, len, DMA_DIRECTION_TO_DEVICE);
+}
+
 static bool ext_dma_write(ExtollState *s, uint64_t addr, const void *buf,
                           uint64_t len)
 {
-    MemTxResult r;
-
-    extoll_dma_depth++;
-    r = pci_dma_write(PCI_DEVICE(s), addr, buf, len);
-    extoll_dma_depth--;
-    if (r != MEMTX_OK) {
-        s->counters[EXTOLL_CNT_DMA_ERRORS]++;
-        return false;
-    }
-    return true;
+    return ext_dma_rw(s, addr, (void *)buf, len, DMA_DIRECTION_FROM_DEVICE);
 }
 
 static bool ext_read_u64(ExtollState *s, uint64_t addr, uint64_t *v)
@@ -504,7 +488,7 @@ static ExtPeer *ext_peer(ExtollState *s, uint32_t node)
 {
     ExtPeer *p;
 
-    if (node >= s->num_nodes) {
+    if (node >= s->nic.num_nodes) {
         return NULL;
     }
     p = s->peers[node];
@@ -528,7 +512,7 @@ static ExtPeer *ext_peer(ExtollState *s, uint32_t node)
 static void ext_xmit(ExtollState *s, uint32_t dst, uint8_t type,
                      const void *buf, size_t len)
 {
-    if (dst == s->node_id) {
+    if (dst == s->nic.node_id) {
         GByteArray *b = g_byte_array_sized_new(len + 1);
 
         g_byte_array_append(b, &type, 1);
@@ -537,9 +521,7 @@ static void ext_xmit(ExtollState *s, uint32_t dst, uint8_t type,
         qemu_bh_schedule(s->loop_bh);
         return;
     }
-    if (s->fabric) {
-        fabric_qemu_send(s->fabric, dst, type, buf, len);
-    }
+    fabric_nic_send(&s->nic, dst, type, buf, len);
 }
 
 static void ext_loop_bh(void *opaque)
@@ -549,7 +531,7 @@ static void ext_loop_bh(void *opaque)
     GByteArray *b;
 
     while (budget-- && (b = g_queue_pop_head(&s->loopq))) {
-        ext_rx(s, s->node_id, b->data[0], b->data + 1, b->len - 1);
+        ext_rx(s, s->nic.node_id, b->data[0], b->data + 1, b->len - 1);
         g_byte_array_free(b, true);
     }
     if (!g_queue_is_empty(&s->loopq)) {
@@ -559,9 +541,7 @@ static void ext_loop_bh(void *opaque)
 
 static int64_t ext_rto(ExtTx *t)
 {
-    int64_t ns = EXT_RTO_MIN_NS << MIN(t->retries, 6u);
-
-    return MIN(ns, EXT_RTO_MAX_NS);
+    return fabric_nic_backoff(EXT_RTO_MIN_NS, t->retries, EXT_RTO_MAX_NS);
 }
 
 static void ext_arm(ExtTx *t, int64_t ns)
@@ -694,12 +674,8 @@ static void ext_rx_ack(ExtollState *s, uint32_t src, uint8_t type,
         return;
     }
     t->paused = true;
-    {
-        int64_t ns = EXT_NACK_MIN_NS << MIN(t->nacks, 6u);
-
-        t->nacks++;
-        ext_arm(t, MIN(ns, EXT_NACK_MAX_NS));
-    }
+    ext_arm(t, fabric_nic_backoff(EXT_NACK_MIN_NS, t->nacks++,
+                                  EXT_NACK_MAX_NS));
 }
 
 static void ext_timer_cb(void *opaque)
@@ -1330,8 +1306,8 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
      * max_dgram_qlen is small) would otherwise wait for the main loop's
      * write handler; the receive thread retries them on every arrival.
      */
-    if (s->fabric && src != s->node_id) {
-        struct fabric *f = fabric_qemu_fabric(s->fabric);
+    if (s->nic.fq && src != s->nic.node_id) {
+        struct fabric *f = fabric_qemu_fabric(s->nic.fq);
 
         if (fabric_queued(f)) {
             fabric_flush(f);
@@ -1436,7 +1412,7 @@ static void ext_reset_state(ExtollState *s)
     while ((b = g_queue_pop_head(&s->loopq))) {
         g_byte_array_free(b, true);
     }
-    for (uint32_t n = 0; n < s->num_nodes && s->peers; n++) {
+    for (uint32_t n = 0; n < s->nic.num_nodes && s->peers; n++) {
         if (s->peers[n]) {
             ext_peer_free(s->peers[n]);
             s->peers[n] = NULL;
@@ -1469,11 +1445,7 @@ static void ext_reset_state(ExtollState *s)
 
 static bool ext_reentered(void)
 {
-    if (extoll_dma_depth) {
-        qemu_log_mask(LOG_GUEST_ERROR, "extoll: MMIO access from DMA ignored\n");
-        return true;
-    }
-    return false;
+    return fabric_nic_reentered(extoll_dma_depth, TYPE_EXTOLL);
 }
 
 static bool ext_pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
@@ -1638,10 +1610,10 @@ static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
         v = EXTOLL_HW_VERSION;
         break;
     case EXTOLL_REG_NODE_ID:
-        v = s->node_id;
+        v = s->nic.node_id;
         break;
     case EXTOLL_REG_NUM_NODES:
-        v = s->num_nodes;
+        v = s->nic.num_nodes;
         break;
     case EXTOLL_REG_NUM_VPIDS:
         v = EXTOLL_NUM_VPIDS;
@@ -1821,28 +1793,21 @@ static void ext_exit(PCIDevice *pdev);
 static void ext_realize(PCIDevice *pdev, Error **errp)
 {
     ExtollState *s = EXTOLL(pdev);
+    const FabricNicBar bars[] = {
+        { EXTOLL_BAR_CTRL, 0, &s->bar_ctrl, &ext_ctrl_ops,
+          "extoll-ctrl", EXTOLL_BAR_CTRL_SIZE },
+        { EXTOLL_BAR_VELO, 0, &s->bar_velo, &ext_velo_ops,
+          "extoll-velo", EXTOLL_BAR_VELO_SIZE },
+        { EXTOLL_BAR_RMA, PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar_rma,
+          &ext_rmap_ops, "extoll-rma", EXTOLL_BAR_RMA_SIZE },
+    };
+    const FabricQemuOptions opts = { .name = "extoll-rx" };
 
-    if (!fabric_qemu_check_props("extoll", s->node_id, s->num_nodes, EXTOLL_MAX_NODES,
-                                 s->fabric_dir, s->drop_ppm, s->corrupt_ppm,
-                                 s->rx_rtprio, errp)) {
+    if (!fabric_nic_realize(pdev, &s->nic, EXTOLL_MAX_NODES, bars,
+                            ARRAY_SIZE(bars), errp)) {
         return;
     }
-
-    pci_config_set_interrupt_pin(pdev->config, 0);
-    memory_region_init_io(&s->bar_ctrl, OBJECT(s), &ext_ctrl_ops, s,
-                          "extoll-ctrl", EXTOLL_BAR_CTRL_SIZE);
-    memory_region_init_io(&s->bar_velo, OBJECT(s), &ext_velo_ops, s,
-                          "extoll-velo", EXTOLL_BAR_VELO_SIZE);
-    memory_region_init_io(&s->bar_rma, OBJECT(s), &ext_rmap_ops, s,
-                          "extoll-rma", EXTOLL_BAR_RMA_SIZE);
-    pci_register_bar(pdev, EXTOLL_BAR_CTRL, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->bar_ctrl);
-    pci_register_bar(pdev, EXTOLL_BAR_VELO, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->bar_velo);
-    pci_register_bar(pdev, EXTOLL_BAR_RMA, PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar_rma);
-
-    s->peers = g_new0(ExtPeer *, s->num_nodes);
+    s->peers = g_new0(ExtPeer *, s->nic.num_nodes);
     g_queue_init(&s->loopq);
     s->loop_bh = qemu_bh_new(ext_loop_bh, s);
     g_queue_init(&s->ack_peers);
@@ -1852,26 +1817,8 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
         g_queue_init(&s->vpid[i].backlog);
     }
     ext_reset_state(s);
-    if (s->fabric_dir && s->fabric_dir[0]) {
-        struct fabric_config cfg = {
-            .dir = s->fabric_dir,
-            .node_id = s->node_id,
-            .num_nodes = s->num_nodes,
-            .drop_ppm = s->drop_ppm,
-            .corrupt_ppm = s->corrupt_ppm,
-            .seed = s->seed,
-        };
-        FabricQemuOptions opts = {
-            .rx_thread = s->rx_thread,
-            .rt_prio = s->rx_rtprio,
-            .name = "extoll-rx",
-        };
-
-        s->fabric = fabric_qemu_open(&cfg, &opts, ext_rx, s, errp);
-        if (!s->fabric) {
-            ext_exit(pdev);
-            return;
-        }
+    if (!fabric_nic_open(&s->nic, &opts, ext_rx, s, errp)) {
+        ext_exit(pdev);
     }
 }
 
@@ -1880,10 +1827,9 @@ static void ext_exit(PCIDevice *pdev)
     ExtollState *s = EXTOLL(pdev);
     GByteArray *b;
 
-    fabric_qemu_close(s->fabric);
-    s->fabric = NULL;
+    fabric_nic_close(&s->nic);
     if (s->peers) {
-        for (uint32_t n = 0; n < s->num_nodes; n++) {
+        for (uint32_t n = 0; n < s->nic.num_nodes; n++) {
             if (s->peers[n]) {
                 ext_peer_free(s->peers[n]);
             }
@@ -1917,14 +1863,7 @@ static void ext_qdev_reset(DeviceState *dev)
 }
 
 static Property ext_properties[] = {
-    DEFINE_PROP_UINT32("node-id", ExtollState, node_id, 0),
-    DEFINE_PROP_UINT32("num-nodes", ExtollState, num_nodes, 1),
-    DEFINE_PROP_STRING("fabric", ExtollState, fabric_dir),
-    DEFINE_PROP_UINT32("fabric-drop-ppm", ExtollState, drop_ppm, 0),
-    DEFINE_PROP_UINT32("fabric-corrupt-ppm", ExtollState, corrupt_ppm, 0),
-    DEFINE_PROP_UINT64("fabric-seed", ExtollState, seed, 0),
-    DEFINE_PROP_BOOL("rx-thread", ExtollState, rx_thread, true),
-    DEFINE_PROP_UINT32("rx-rtprio", ExtollState, rx_rtprio, 1),
+    DEFINE_FABRIC_NIC_PROPERTIES(ExtollState, nic),
     DEFINE_PROP_END_OF_LIST(),
 };
 

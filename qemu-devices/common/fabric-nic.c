@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the NIC models on the fabric have in common, see fabric-nic.h.
+ */
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qemu/log.h"
+#include "fabric-nic.h"
+
+static bool fabric_nic_check(const FabricNic *nic, const char *type,
+                             uint32_t max_nodes, Error **errp)
+{
+    if (nic->num_nodes == 0 || nic->num_nodes > max_nodes) {
+        error_setg(errp, "%s: num-nodes must be 1..%u", type, max_nodes);
+        return false;
+    }
+    if (nic->node_id >= nic->num_nodes) {
+        error_setg(errp, "%s: node-id %u must be below num-nodes %u",
+                   type, nic->node_id, nic->num_nodes);
+        return false;
+    }
+    if (nic->drop_ppm > FABRIC_PPM || nic->corrupt_ppm > FABRIC_PPM) {
+        error_setg(errp, "%s: fabric-*-ppm must be at most %u", type,
+                   FABRIC_PPM);
+        return false;
+    }
+    if (nic->rx_rtprio > 99) {
+        error_setg(errp, "%s: rx-rtprio must be 0..99", type);
+        return false;
+    }
+    if ((!nic->dir || !nic->dir[0]) && nic->num_nodes > 1) {
+        error_setg(errp, "%s: num-nodes > 1 needs the fabric property", type);
+        return false;
+    }
+    return true;
+}
+
+bool fabric_nic_realize(PCIDevice *pdev, FabricNic *nic, uint32_t max_nodes,
+                        const FabricNicBar *bars, size_t nbars, Error **errp)
+{
+    if (!fabric_nic_check(nic, object_get_typename(OBJECT(pdev)), max_nodes,
+                          errp)) {
+        return false;
+    }
+    pci_config_set_interrupt_pin(pdev->config, 0);
+    for (size_t i = 0; i < nbars; i++) {
+        memory_region_init_io(bars[i].mr, OBJECT(pdev), bars[i].ops, pdev,
+                              bars[i].name, bars[i].size);
+        pci_register_bar(pdev, bars[i].index,
+                         PCI_BASE_ADDRESS_SPACE_MEMORY | bars[i].type,
+                         bars[i].mr);
+    }
+    return true;
+}
+
+bool fabric_nic_open(FabricNic *nic, const FabricQemuOptions *model_opts,
+                     fabric_rx_fn rx, void *opaque, Error **errp)
+{
+    struct fabric_config cfg = {
+        .dir = nic->dir,
+        .node_id = nic->node_id,
+        .num_nodes = nic->num_nodes,
+        .drop_ppm = nic->drop_ppm,
+        .corrupt_ppm = nic->corrupt_ppm,
+        .seed = nic->seed,
+    };
+    FabricQemuOptions opts = *model_opts;
+
+    if (!nic->dir || !nic->dir[0]) {
+        return true;
+    }
+    opts.rx_thread = nic->rx_thread;
+    opts.rt_prio = nic->rx_rtprio;
+    nic->fq = fabric_qemu_open(&cfg, &opts, rx, opaque, errp);
+    return nic->fq != NULL;
+}
+
+void fabric_nic_close(FabricNic *nic)
+{
+    fabric_qemu_close(nic->fq);
+    nic->fq = NULL;
+}
+
+void fabric_nic_send(FabricNic *nic, uint32_t dst, uint8_t type,
+                     const void *payload, size_t len)
+{
+    if (nic->fq) {
+        fabric_qemu_send(nic->fq, dst, type, payload, len);
+    }
+}
+
+uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap)
+{
+    while (retries-- && base < cap) {
+        base <<= 1;
+    }
+    return MIN(base, cap);
+}
+
+MemTxResult fabric_nic_dma_rw(PCIDevice *pdev, unsigned *depth,
+                              dma_addr_t addr, void *buf, dma_addr_t len,
+                              DMADirection dir)
+{
+    MemTxResult r;
+
+    (*depth)++;
+    r = pci_dma_rw(pdev, addr, buf, len, dir, MEMTXATTRS_UNSPECIFIED);
+    (*depth)--;
+    return r;
+}
+
+bool fabric_nic_reentered(unsigned depth, const char *type)
+{
+    if (depth) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: MMIO access from DMA ignored\n",
+                      type);
+        return true;
+    }
+    return false;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What every PCI NIC model on the fabric (exanet, extoll) has in common:
+ * the fabric properties, the memory BARs, opening and closing the fabric
+ * transport (fabric-qemu.h) and the guard against DMA into its own BARs.
+ * Everything here runs under the BQL.
+ */
+#ifndef EXANET_FABRIC_NIC_H
+#define EXANET_FABRIC_NIC_H
+
+#include "hw/pci/pci.h"
+#include "hw/qdev-properties.h"
+#include "sysemu/dma.h"
+#include "fabric-qemu.h"
+
+/* A NIC's place on the fabric (its properties) and its transport. */
+typedef struct FabricNic {
+    uint32_t node_id;
+    uint32_t num_nodes;
+    char *dir;              /* "fabric": socket directory; unset: one node */
+    uint32_t drop_ppm;
+    uint32_t corrupt_ppm;
+    uint64_t seed;
+    bool rx_thread;
+    uint32_t rx_rtprio;
+    FabricQemu *fq;         /* NULL while the fabric is not open */
+} FabricNic;
+
+#define DEFINE_FABRIC_NIC_PROPERTIES(_state, _nic)                          \
+    DEFINE_PROP_UINT32("node-id", _state, _nic.node_id, 0),                 \
+    DEFINE_PROP_UINT32("num-nodes", _state, _nic.num_nodes, 1),             \
+    DEFINE_PROP_STRING("fabric", _state, _nic.dir),                         \
+    DEFINE_PROP_UINT32("fabric-drop-ppm", _state, _nic.drop_ppm, 0),        \
+    DEFINE_PROP_UINT32("fabric-corrupt-ppm", _state, _nic.corrupt_ppm, 0),  \
+    DEFINE_PROP_UINT64("fabric-seed", _state, _nic.seed, 0),                \
+    DEFINE_PROP_BOOL("rx-thread", _state, _nic.rx_thread, true),            \
+    DEFINE_PROP_UINT32("rx-rtprio", _state, _nic.rx_rtprio, 1)
+
+/* One MMIO BAR; the device is the opaque of its ops. */
+typedef struct FabricNicBar {
+    int index;
+    uint8_t type;           /* 0 or PCI_BASE_ADDRESS_MEM_TYPE_64 */
+    MemoryRegion *mr;
+    const MemoryRegionOps *ops;
+    const char *name;
+    uint64_t size;
+} FabricNicBar;
+
+/*
+ * Checks the properties against the model's max_nodes, leaves the function
+ * without an interrupt pin and registers the BARs.  On error sets errp,
+ * naming the device type, and returns false.
+ */
+bool fabric_nic_realize(PCIDevice *pdev, FabricNic *nic, uint32_t max_nodes,
+                        const FabricNicBar *bars, size_t nbars, Error **errp);
+
+/*
+ * Opens the transport if the fabric property is set; from then on rx may
+ * be called.  model_opts gives the thread name and the bulk / kick
+ * handlers; the receive thread settings come from the properties.
+ * Returns false and sets errp on failure.
+ */
+bool fabric_nic_open(FabricNic *nic, const FabricQemuOptions *model_opts,
+                     fabric_rx_fn rx, void *opaque, Error **errp);
+/* May drop the BQL briefly (see fabric_qemu_close()). */
+void fabric_nic_close(FabricNic *nic);
+
+/*
+ * To another node; a packet that is lost (no fabric, peer down, queue
+ * full) is the retransmission's business.
+ */
+void fabric_nic_send(FabricNic *nic, uint32_t dst, uint8_t type,
+                     const void *payload, size_t len);
+
+/* Retransmission back-off: base doubled per retry, at most cap (any unit). */
+uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap);
+
+/*
+ * A guest can point a NIC's DMA at MMIO, even at the NIC's own BARs: the
+ * DMA would then re-enter the device (doorbell -> DMA -> doorbell ...).
+ * Each model counts its DMA in progress in *depth (fabric_nic_dma_rw())
+ * and ignores MMIO while it is non-zero (fabric_nic_reentered(): reads
+ * return 0).
+ */
+MemTxResult fabric_nic_dma_rw(PCIDevice *pdev, unsigned *depth,
+                              dma_addr_t addr, void *buf, dma_addr_t len,
+                              DMADirection dir);
+bool fabric_nic_reentered(unsigned depth, const char *type);
+
+#endif
