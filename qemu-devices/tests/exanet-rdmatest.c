@@ -10,96 +10,30 @@
  *   exanet-rdmatest remote NODE ITER  writes/reads to NODE, bandwidth
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+#include "devtest.h"
 #include "exanet.h"
 #include "exanet_rdma.h"
 
 static volatile uint8_t *bar0, *bar3;
-static int fails;
 static uint32_t my_node;
 static int sleepy = 1;	/* poll completions with usleep (frees the host core) */
 
-#define R32(b, o) (*(volatile uint32_t *)((b) + (o)))
-#define R64(b, o) (*(volatile uint64_t *)((b) + (o)))
-#define W32(b, o, v) (*(volatile uint32_t *)((b) + (o)) = (v))
-#define W64(b, o, v) (*(volatile uint64_t *)((b) + (o)) = (v))
-#define EXPECT(c, ...) do { if (c) printf("PASS: " __VA_ARGS__); else { fails++; printf("FAIL(%s:%d): ", __FILE__, __LINE__); printf(__VA_ARGS__); } fflush(stdout); } while (0)
-
 #define HP (2u << 20)
 #define NHP 24
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *map_res(const char *dev, int n, size_t len)
-{
-	char p[400];
-	snprintf(p, sizeof p, "%s/resource%d", dev, n);
-	int fd = open(p, O_RDWR | O_SYNC);
-	if (fd < 0) { perror(p); exit(2); }
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) { perror("mmap"); exit(2); }
-	return m;
-}
-
-static unsigned rd_hex(const char *dev, const char *f)
-{
-	char p[400], b[32] = "";
-	snprintf(p, sizeof p, "%s/%s", dev, f);
-	FILE *fp = fopen(p, "r");
-	if (!fp) return 0;
-	if (!fgets(b, sizeof b, fp)) b[0] = 0;
-	fclose(fp);
-	return strtoul(b, 0, 16);
-}
-
-static void busmaster(const char *dev)
-{
-	char p[300];
-	uint16_t cmd;
-	snprintf(p, sizeof p, "%s/config", dev);
-	int fd = open(p, O_RDWR);
-	if (pread(fd, &cmd, 2, 4) != 2) exit(2);
-	cmd |= 0x6;
-	if (pwrite(fd, &cmd, 2, 4) != 2) exit(2);
-	close(fd);
-}
 
 static char nidev[300];
 static int nctx;
 
 static void find_devs(void)
 {
-	DIR *d = opendir("/sys/bus/pci/devices");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char p[280];
-		if (e->d_name[0] == '.') continue;
-		snprintf(p, sizeof p, "/sys/bus/pci/devices/%s", e->d_name);
-		if (rd_hex(p, "vendor") != EXANET_PCI_VENDOR_ID) continue;
-		if (rd_hex(p, "device") == EXANET_PCI_DEVICE_ID) {
-			snprintf(nidev, sizeof nidev, "%s", p);
-			busmaster(p);
-		} else if (rd_hex(p, "device") == EXANET_CTX_PCI_DEVICE_ID) {
-			busmaster(p);
-			nctx++;
-		}
+	char p[300];
+
+	pci_open_dev(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, nidev, sizeof nidev);
+	while (pci_find(EXANET_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID, nctx, p, sizeof p)) {
+		enable_busmaster(p);
+		nctx++;
 	}
-	closedir(d);
-	if (!nidev[0]) { fprintf(stderr, "no exanet device\n"); exit(2); }
 	bar0 = map_res(nidev, 0, EXANET_BAR_CTRL_SIZE);
 	bar3 = map_res(nidev, 3, EXANET_BAR_RDMA_SIZE);
 	my_node = R32(bar0, EXANET_REG_NODE_ID);
@@ -117,13 +51,8 @@ static void hp_setup(void)
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE | MAP_LOCKED, -1, 0);
 	if (hp_va == MAP_FAILED) { perror("hugepages"); exit(2); }
 	memset(hp_va, 0, (size_t)NHP * HP);
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-	for (int i = 0; i < NHP; i++) {
-		uint64_t ent;
-		if (pread(fd, &ent, 8, ((uintptr_t)(hp_va + (size_t)i * HP) / 4096) * 8) != 8) exit(2);
-		hp_pa[i] = (ent & ((1ull << 55) - 1)) * 4096;
-	}
-	close(fd);
+	for (int i = 0; i < NHP; i++)
+		hp_pa[i] = phys_of(hp_va + (size_t)i * HP);
 }
 
 /* A physically contiguous region of n huge pages: index of the first VA page

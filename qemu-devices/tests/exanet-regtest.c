@@ -14,91 +14,19 @@
  *   exanet-regtest mmio            cost of MMIO accesses
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+#include "devtest.h"
 #include "exanet.h"
 
 static volatile uint8_t *bar0, *bar1, *bar2;
-static int fails;
 static int tailpoll;
 static char devpath[300];
-
-#define R32(b, o) (*(volatile uint32_t *)((b) + (o)))
-#define R64(b, o) (*(volatile uint64_t *)((b) + (o)))
-#define W32(b, o, v) (*(volatile uint32_t *)((b) + (o)) = (v))
-#define W64(b, o, v) (*(volatile uint64_t *)((b) + (o)) = (v))
-
-#define EXPECT(c, ...) do { if (c) printf("PASS: " __VA_ARGS__); else { fails++; printf("FAIL(%s:%d): ", __FILE__, __LINE__); printf(__VA_ARGS__); } } while (0)
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *map_res(const char *dev, int n, size_t len)
-{
-	char p[256];
-	snprintf(p, sizeof p, "%s/resource%d", dev, n);
-	int fd = open(p, O_RDWR | O_SYNC);
-	if (fd < 0) { perror(p); exit(2); }
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) { perror("mmap"); exit(2); }
-	return m;
-}
-
-static void find_dev(char *out, size_t len)
-{
-	DIR *d = opendir("/sys/bus/pci/devices");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char p[512], buf[32];
-		snprintf(p, sizeof p, "/sys/bus/pci/devices/%s/device", e->d_name);
-		FILE *f = fopen(p, "r");
-		if (!f) continue;
-		if (fgets(buf, sizeof buf, f) && strtoul(buf, 0, 16) == EXANET_PCI_DEVICE_ID) {
-			snprintf(out, len, "/sys/bus/pci/devices/%s", e->d_name);
-			fclose(f);
-			closedir(d);
-			return;
-		}
-		fclose(f);
-	}
-	fprintf(stderr, "no exanet device\n");
-	exit(2);
-}
-
-static void enable_busmaster(const char *dev)
-{
-	char p[512];
-	uint16_t cmd;
-	snprintf(p, sizeof p, "%s/config", dev);
-	int fd = open(p, O_RDWR);
-	pread(fd, &cmd, 2, 4);
-	cmd |= 0x6;
-	pwrite(fd, &cmd, 2, 4);
-	close(fd);
-}
 
 /* one locked page with known physical address */
 static void *dma_page(uint64_t *phys, size_t len)
 {
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED, -1, 0);
-	memset(m, 0, len);
-	int fd = open("/proc/self/pagemap", O_RDONLY);
-	uint64_t ent;
-	pread(fd, &ent, 8, ((uintptr_t)m / 4096) * 8);
-	close(fd);
-	*phys = (ent & ((1ull << 55) - 1)) * 4096;
+	void *m = locked(len);
+	*phys = phys_of(m);
 	return m;
 }
 
@@ -426,9 +354,8 @@ static void mmiocost(void)
 int main(int argc, char **argv)
 {
 	char dev[300];
-	find_dev(dev, sizeof dev);
+	pci_open_dev(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, dev, sizeof dev);
 	strcpy(devpath, dev);
-	enable_busmaster(dev);
 	bar0 = map_res(dev, 0, EXANET_BAR_CTRL_SIZE);
 	bar1 = map_res(dev, 1, EXANET_BAR_PKT_SIZE);
 	bar2 = map_res(dev, 2, EXANET_BAR_MBOX_SIZE);

@@ -13,95 +13,10 @@
  *   extoll-regtest fuzz N         N random MMIO accesses, then "self"
  */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+#include "devtest.h"
 #include "extoll_hw.h"
 
 static volatile uint8_t *bar0, *bar2, *bar4;
-static int fails;
-
-#define R32(b, o) (*(volatile uint32_t *)((b) + (o)))
-#define R64(b, o) (*(volatile uint64_t *)((b) + (o)))
-#define W32(b, o, v) (*(volatile uint32_t *)((b) + (o)) = (v))
-#define W64(b, o, v) (*(volatile uint64_t *)((b) + (o)) = (v))
-#define EXPECT(c, ...) do { if (c) printf("PASS: " __VA_ARGS__); else { fails++; \
-	printf("FAIL(%s:%d): ", __FILE__, __LINE__); printf(__VA_ARGS__); } } while (0)
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void *map_res(const char *dev, int n, size_t len)
-{
-	char p[300];
-	snprintf(p, sizeof p, "%s/resource%d", dev, n);
-	int fd = open(p, O_RDWR | O_SYNC);
-	if (fd < 0) { perror(p); exit(2); }
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) { perror("mmap"); exit(2); }
-	return m;
-}
-
-static void find_dev(char *out, size_t len)
-{
-	DIR *d = opendir("/sys/bus/pci/devices");
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char p[512], buf[32];
-		snprintf(p, sizeof p, "/sys/bus/pci/devices/%s/device", e->d_name);
-		FILE *f = fopen(p, "r");
-		if (!f) continue;
-		if (fgets(buf, sizeof buf, f) && strtoul(buf, 0, 16) == EXTOLL_PCI_DEVICE_ID) {
-			snprintf(out, len, "/sys/bus/pci/devices/%s", e->d_name);
-			fclose(f);
-			closedir(d);
-			return;
-		}
-		fclose(f);
-	}
-	fprintf(stderr, "no extoll device\n");
-	exit(2);
-}
-
-static void enable_busmaster(const char *dev)
-{
-	char p[512];
-	uint16_t cmd = 0;
-	snprintf(p, sizeof p, "%s/config", dev);
-	int fd = open(p, O_RDWR);
-	if (pread(fd, &cmd, 2, 4) != 2) exit(2);
-	cmd |= 0x6;
-	if (pwrite(fd, &cmd, 2, 4) != 2) exit(2);
-	close(fd);
-}
-
-static int pm_fd = -1;
-static uint64_t phys_of(void *va)
-{
-	uint64_t ent = 0;
-	if (pm_fd < 0) pm_fd = open("/proc/self/pagemap", O_RDONLY);
-	if (pread(pm_fd, &ent, 8, ((uintptr_t)va / 4096) * 8) != 8) exit(2);
-	return (ent & ((1ull << 55) - 1)) * 4096;
-}
-
-static void *locked(size_t len)
-{
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED, -1, 0);
-	if (m == MAP_FAILED) { perror("mmap"); exit(2); }
-	memset(m, 0, len);
-	return m;
-}
 
 /* ---------------------------------------------------------------- setup */
 
@@ -499,8 +414,7 @@ static void fuzz(long n)
 int main(int argc, char **argv)
 {
 	char dev[300];
-	find_dev(dev, sizeof dev);
-	enable_busmaster(dev);
+	pci_open_dev(EXTOLL_PCI_VENDOR_ID, EXTOLL_PCI_DEVICE_ID, dev, sizeof dev);
 	bar0 = map_res(dev, 0, EXTOLL_BAR_CTRL_SIZE);
 	bar2 = map_res(dev, 2, EXTOLL_BAR_VELO_SIZE);
 	bar4 = map_res(dev, 4, EXTOLL_BAR_RMA_SIZE);

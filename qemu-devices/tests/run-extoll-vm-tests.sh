@@ -12,10 +12,7 @@ vm_image extoll-regtest
 TAP_SHOW="FAIL|round trips|MB/s|retransmits"
 
 qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
-	local node=$1 nodes=$2
-	vm_argv 256M "$3"
-	shift 3
-	ARGV+=(-device "extoll,node-id=$node,num-nodes=$nodes,fabric=$W/fabric" "$@")
+	nic_argv extoll 256M "$@"
 }
 
 echo "1..4"

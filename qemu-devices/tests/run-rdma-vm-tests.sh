@@ -15,10 +15,8 @@ vm_image exanet-rdmatest
 TAP_SHOW="FAIL|BW:|counters"
 
 qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
-	local node=$1 nodes=$2
-	vm_argv 512M "$3"
+	nic_argv exanet,id=exa0 512M "$1" "$2" "$3"
 	shift 3
-	ARGV+=(-device "exanet,id=exa0,node-id=$node,num-nodes=$nodes,fabric=$W/fabric")
 	for r in 0 1 2 3 4 5 6 7; do ARGV+=(-device "exanet-ctx,ni=exa0,rank=$r"); done
 	# shellcheck disable=SC2206
 	ARGV+=(${EXTRA_QEMU:-} "$@")

@@ -12,10 +12,7 @@ vm_image exanet-regtest
 TAP_SHOW="FAIL|ping-pong|counters|TIMEOUT after"
 
 qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
-	local node=$1 nodes=$2
-	vm_argv 256M "$3"
-	shift 3
-	ARGV+=(-device "exanet,node-id=$node,num-nodes=$nodes,fabric=$W/fabric" "$@")
+	nic_argv exanet 256M "$@"
 }
 
 echo "1..5"

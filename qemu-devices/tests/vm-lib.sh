@@ -59,6 +59,16 @@ vm_argv() {
 		-append "console=ttyS0 quiet vmtest=$2")
 }
 
+# nic_argv DEVICE MEMORY NODE NODES ARGS [extra qemu args...]: vm_argv plus
+# the NIC DEVICE (exanet or extoll, may carry more properties) as node NODE
+# of NODES on the fabric in $W/fabric.
+nic_argv() {
+	local dev=$1 mem=$2 node=$3 nodes=$4
+	vm_argv "$mem" "$5"
+	shift 5
+	ARGV+=(-device "$dev,node-id=$node,num-nodes=$nodes,fabric=$W/fabric" "$@")
+}
+
 # tap NAME LOG [REGEX]: one TAP line; the log must say "RESULT: PASS", QEMU
 # must have exited 0 where the caller recorded it, and REGEX (if any) must
 # match.  Lines matching $TAP_SHOW are echoed as diagnostics.
