@@ -218,7 +218,6 @@ log "build done in $(( $(date +%s) - start )) s"
 
 cp "$OBJ/qemu-system-x86_64" "$BIN.tmp"
 mv "$BIN.tmp" "$BIN"
-# Keep the last few binaries only.
-ls -t "$BINDIR"/qemu-system-x86_64-* 2>/dev/null | tail -n +5 | xargs -r rm -f
+# Older binaries stay: other checkouts sharing $CACHE may run them.
 publish_link
 log "published $BIN"
