@@ -602,6 +602,44 @@ static void ext_pkt_queue(ExtollState *s, ExtPeer *p, ExtPkt *k)
     ext_push(t);
 }
 
+/* What every fragment of a put or of a get response carries (P_*). */
+typedef struct ExtXfer {
+    uint8_t kind;           /* K_PUT or K_GETRSP */
+    uint8_t svpid, dvpid, gen;
+    uint8_t cmd, spec, mode;
+    uint8_t flags;          /* F_ERR or 0, on top of F_FIRST / F_LAST */
+    uint64_t addr;          /* destination of byte 0 */
+    uint64_t echo;          /* origin address of byte 0 / immediate value */
+} ExtXfer;
+
+/* Queues buf as fragments of EXTOLL_RMA_FRAG_SIZE at most; size 0: one. */
+static void ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
+                           const uint8_t *buf, uint32_t size)
+{
+    uint32_t off = 0;
+
+    do {
+        uint32_t n = MIN(size - off, EXTOLL_RMA_FRAG_SIZE);
+        ExtPkt *k;
+        uint8_t *d = ext_pkt_new(s, p, &k, x->kind, x->svpid, x->dvpid,
+                                 x->gen, P_DATA + n);
+
+        d[P_CMD] = x->cmd;
+        d[P_SPEC] = x->spec;
+        d[P_MODE] = x->mode;
+        d[P_FLAGS] = x->flags | (off == 0 ? F_FIRST : 0) |
+                     (off + n == size ? F_LAST : 0);
+        stq_le_p(d + P_ADDR, x->addr + off);
+        stl_le_p(d + P_LEN, n);
+        stq_le_p(d + P_ECHO, x->echo + off);
+        if (n) {
+            memcpy(d + P_DATA, buf + off, n);
+        }
+        ext_pkt_queue(s, p, k);
+        off += n;
+    } while (off < size);
+}
+
 static void ext_pkt_done(ExtollState *s, ExtPkt *k)
 {
     if (k->credit_vpid >= 0) {
@@ -880,7 +918,11 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
     switch (cmd) {
     case EXTOLL_CMD_BT_PUT:
     case EXTOLL_CMD_QW_PUT: {
-        uint32_t size = count + 1, off;
+        uint32_t size = count + 1;
+        ExtXfer x = {
+            .kind = K_PUT, .svpid = vi, .dvpid = dv, .gen = v->rma_gen,
+            .cmd = cmd, .spec = spec, .mode = opts, .addr = w2, .echo = w1,
+        };
         uint8_t *buf;
 
         if (cmd == EXTOLL_CMD_QW_PUT && (size & 7)) {
@@ -893,40 +935,20 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
             ext_req_error(s, v, cmd, node, dv, opts, w1);
             return;
         }
-        for (off = 0; off < size; off += EXTOLL_RMA_FRAG_SIZE) {
-            uint32_t n = MIN(size - off, EXTOLL_RMA_FRAG_SIZE);
-
-            d = ext_pkt_new(s, p, &k, K_PUT, vi, dv, v->rma_gen, P_DATA + n);
-            d[P_CMD] = cmd;
-            d[P_SPEC] = spec;
-            d[P_MODE] = opts;
-            d[P_FLAGS] = (off == 0 ? F_FIRST : 0) |
-                         (off + n == size ? F_LAST : 0);
-            stq_le_p(d + P_ADDR, w2 + off);
-            stl_le_p(d + P_LEN, n);
-            stq_le_p(d + P_ECHO, w1 + off);
-            memcpy(d + P_DATA, buf + off, n);
-            ext_pkt_queue(s, p, k);
-        }
+        ext_xfer_queue(s, p, &x, buf, size);
         g_free(buf);
         v->rma_pending++;
         return;
     }
     case EXTOLL_CMD_IMM_PUT: {
-        uint32_t n = (count & 7) + 1;
+        ExtXfer x = {
+            .kind = K_PUT, .svpid = vi, .dvpid = dv, .gen = v->rma_gen,
+            .cmd = cmd, .spec = spec, .mode = opts, .addr = w1, .echo = w2,
+        };
+        uint8_t imm[8];
 
-        d = ext_pkt_new(s, p, &k, K_PUT, vi, dv, v->rma_gen, P_DATA + n);
-        d[P_CMD] = cmd;
-        d[P_SPEC] = spec;
-        d[P_MODE] = opts;
-        d[P_FLAGS] = F_FIRST | F_LAST;
-        stq_le_p(d + P_ADDR, w1);
-        stl_le_p(d + P_LEN, n);
-        stq_le_p(d + P_ECHO, w2);
-        for (uint32_t i = 0; i < n; i++) {
-            d[P_DATA + i] = w2 >> (8 * i);
-        }
-        ext_pkt_queue(s, p, k);
+        stq_le_p(imm, w2);
+        ext_xfer_queue(s, p, &x, imm, (count & 7) + 1);
         v->rma_pending++;
         return;
     }
@@ -979,20 +1001,51 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
 /* ------------------------------------------------------------------ */
 /* RMA: target side and replies */
 
+/* Answers the put-like command of packet b with K_DONE (see R_*). */
 static void ext_send_done(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                          unsigned cmd, unsigned spec, unsigned mode,
                           uint64_t echo, uint32_t sizef, unsigned err)
 {
     ExtPkt *k;
     uint8_t *d = ext_pkt_new(s, p, &k, K_DONE, b[D_DVPID], b[D_SVPID],
                              b[D_GEN], R_END);
 
-    d[R_CMD] = b[P_CMD];
-    d[R_SPEC] = b[P_SPEC];
-    d[R_MODE] = b[P_MODE];
+    d[R_CMD] = cmd;
+    d[R_SPEC] = spec;
+    d[R_MODE] = mode;
     d[R_ERR] = err;
     stq_le_p(d + R_ECHO, echo);
     stl_le_p(d + R_SIZE, sizef);
     ext_pkt_queue(s, p, k);
+}
+
+/* Payload length of a K_PUT / K_GETRSP fragment; false if malformed. */
+static bool ext_frag_len(ExtollState *s, const uint8_t *b, size_t len,
+                         uint32_t *n)
+{
+    if (len >= P_DATA) {
+        *n = ldl_le_p(b + P_LEN);
+        if (*n <= EXTOLL_RMA_FRAG_SIZE && len >= P_DATA + *n) {
+            return true;
+        }
+    }
+    s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+    return false;
+}
+
+/* Writes a received fragment unless its transfer failed (*err, sticky). */
+static void ext_frag_store(ExtollState *s, unsigned vpid, bool te,
+                           uint64_t addr, const uint8_t *b, uint32_t n,
+                           bool *err)
+{
+    if (*err) {
+        return;
+    }
+    if (ext_mem_rw(s, vpid, te, addr, (void *)(b + P_DATA), n, true)) {
+        s->counters[EXTOLL_CNT_RMA_RX_BYTES] += n;
+    } else {
+        *err = true;
+    }
 }
 
 static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
@@ -1003,13 +1056,7 @@ static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
     bool te;
     ExtVpid *v;
 
-    if (len < P_DATA) {
-        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
-        return true;
-    }
-    n = ldl_le_p(b + P_LEN);
-    if (n > EXTOLL_RMA_FRAG_SIZE || len < P_DATA + n) {
-        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+    if (!ext_frag_len(s, b, len, &n)) {
         return true;
     }
     flags = b[P_FLAGS];
@@ -1029,13 +1076,7 @@ static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
         s->counters[EXTOLL_CNT_NOTI_FULL]++;
         return false;   /* NACK: retried when the consumer made room */
     }
-    if (!p->put_err) {
-        if (ext_mem_rw(s, dv, te, addr, (void *)(b + P_DATA), n, true)) {
-            s->counters[EXTOLL_CNT_RMA_RX_BYTES] += n;
-        } else {
-            p->put_err = true;
-        }
-    }
+    ext_frag_store(s, dv, te, addr, b, n, &p->put_err);
     if (!(flags & F_LAST)) {
         return true;
     }
@@ -1045,7 +1086,7 @@ static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
                                       EXTOLL_NOTI_COMPLETER, cmd,
                                       te ? EXTOLL_NOTI_MODE_TE : 0, 0));
     }
-    ext_send_done(s, p, b, ldq_le_p(b + P_ECHO), n - 1,
+    ext_send_done(s, p, b, cmd, b[P_SPEC], opts, ldq_le_p(b + P_ECHO), n - 1,
                   p->put_err ? EXTOLL_NOTI_ERR_CMPL : 0);
     return true;
 }
@@ -1076,19 +1117,8 @@ static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
             return false;
         }
     }
-    {
-        ExtPkt *k;
-        uint8_t *d = ext_pkt_new(s, p, &k, K_DONE, dv, b[D_SVPID], b[D_GEN],
-                                 R_END);
-
-        d[R_CMD] = EXTOLL_CMD_NOTI_PUT;
-        d[R_SPEC] = spec;
-        d[R_MODE] = b[D_HDR + 2];
-        d[R_ERR] = err;
-        stq_le_p(d + R_ECHO, payload);
-        stl_le_p(d + R_SIZE, cls);
-        ext_pkt_queue(s, p, k);
-    }
+    ext_send_done(s, p, b, EXTOLL_CMD_NOTI_PUT, spec, b[D_HDR + 2], payload,
+                  cls, err);
     return true;
 }
 
@@ -1124,13 +1154,12 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                           size_t len)
 {
     unsigned dv = b[D_DVPID], cmd, spec, opts;
-    uint32_t size, lo, off;
+    uint32_t size, lo;
     uint64_t raddr, waddr;
     uint8_t *buf = NULL;
     bool te, ok = false;
     ExtVpid *v;
-    ExtPkt *k;
-    uint8_t *d;
+    ExtXfer x;
 
     if (len < G_END) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
@@ -1161,34 +1190,20 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         buf = g_malloc(size);
         ok = ext_mem_rw(s, dv, te, raddr, buf, size, false);
     }
+    x = (ExtXfer) {
+        .kind = K_GETRSP, .svpid = dv, .dvpid = b[D_SVPID], .gen = b[D_GEN],
+        .cmd = cmd, .spec = spec, .mode = opts, .addr = waddr, .echo = raddr,
+    };
     if (!ok) {
-        d = ext_pkt_new(s, p, &k, K_GETRSP, dv, b[D_SVPID], b[D_GEN], P_DATA);
-        d[P_CMD] = cmd;
-        d[P_SPEC] = spec;
-        d[P_MODE] = opts;
-        d[P_FLAGS] = F_FIRST | F_LAST | F_ERR;
-        stq_le_p(d + P_ADDR, waddr + lo);
-        stl_le_p(d + P_LEN, 0);
-        stq_le_p(d + P_ECHO, size - lo);
-        ext_pkt_queue(s, p, k);
+        /* one empty fragment: the size of the last one in echo */
+        x.flags = F_ERR;
+        x.addr = waddr + lo;
+        x.echo = size - lo;
+        ext_xfer_queue(s, p, &x, NULL, 0);
         g_free(buf);
         return true;
     }
-    for (off = 0; off < size; off += EXTOLL_RMA_FRAG_SIZE) {
-        uint32_t n = MIN(size - off, EXTOLL_RMA_FRAG_SIZE);
-
-        d = ext_pkt_new(s, p, &k, K_GETRSP, dv, b[D_SVPID], b[D_GEN],
-                        P_DATA + n);
-        d[P_CMD] = cmd;
-        d[P_SPEC] = spec;
-        d[P_MODE] = opts;
-        d[P_FLAGS] = (off == 0 ? F_FIRST : 0) | (off + n == size ? F_LAST : 0);
-        stq_le_p(d + P_ADDR, waddr + off);
-        stl_le_p(d + P_LEN, n);
-        stq_le_p(d + P_ECHO, raddr + off);
-        memcpy(d + P_DATA, buf + off, n);
-        ext_pkt_queue(s, p, k);
-    }
+    ext_xfer_queue(s, p, &x, buf, size);
     g_free(buf);
     if (spec & EXTOLL_NOTI_RESPONDER) {
         ext_noti_write(s, v, raddr + lo,
@@ -1209,12 +1224,10 @@ static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     ExtVpid *v;
     bool te;
 
-    if (len < P_DATA || dv >= EXTOLL_NUM_VPIDS) {
-        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+    if (!ext_frag_len(s, b, len, &n)) {
         return true;
     }
-    n = ldl_le_p(b + P_LEN);
-    if (n > EXTOLL_RMA_FRAG_SIZE || len < P_DATA + n) {
+    if (dv >= EXTOLL_NUM_VPIDS) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
         return true;
     }
@@ -1241,13 +1254,7 @@ static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                                      ext_mode(opts), EXTOLL_NOTI_ERR_RESP));
         return true;
     }
-    if (!p->rsp_err) {
-        if (ext_mem_rw(s, dv, te, addr, (void *)(b + P_DATA), n, true)) {
-            s->counters[EXTOLL_CNT_RMA_RX_BYTES] += n;
-        } else {
-            p->rsp_err = true;
-        }
-    }
+    ext_frag_store(s, dv, te, addr, b, n, &p->rsp_err);
     if (!(flags & F_LAST)) {
         return true;
     }
