@@ -2,8 +2,8 @@
 /*
  * What every PCI NIC model on the fabric (exanet, extoll) has in common:
  * the fabric properties, the memory BARs, opening and closing the fabric
- * transport (fabric-qemu.h) and the guard against DMA into its own BARs.
- * Everything here runs under the BQL.
+ * transport (fabric-qemu.h), the retransmission back-off and the guard
+ * against DMA into its own BARs.  Everything here runs under the BQL.
  */
 #ifndef EXANET_FABRIC_NIC_H
 #define EXANET_FABRIC_NIC_H
