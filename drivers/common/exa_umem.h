@@ -21,13 +21,9 @@
 #ifndef _EXA_UMEM_H
 #define _EXA_UMEM_H
 
-#include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
-
-/* Every module that includes this header to call the helpers needs them. */
-MODULE_IMPORT_NS(EXA_UMEM);
 
 struct device;
 struct iommu_domain;
