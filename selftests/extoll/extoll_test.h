@@ -153,6 +153,50 @@ static inline double xt_usage_wait(const struct xt_usage *want, double tmo,
 	}
 }
 
+/* Loopback put of 1 MiB + one VELO message: the device still works. */
+static inline void xt_expect_device_works(struct __test_metadata *_metadata)
+{
+	RMA2_Port p;
+	RMA2_Handle h;
+	RMA2_Region *r;
+	RMA2_Notification n;
+	RMA2_NLA s, d;
+	velo2_port_t vp;
+	velo2_connection_t vc;
+	uint32_t len, src;
+	uint8_t tag, mtt, msg[64];
+	uint8_t *buf = aligned_alloc(4096, 2 * MiB);
+
+	ASSERT_TRUE(buf != NULL);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&p));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(p, rma2_get_nodeid(p), rma2_get_vpid(p),
+					     RMA2_CONN_DEFAULT, &h));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(p, buf, 2 * MiB, &r));
+	xt_fill(buf, MiB, 31);
+	memset(buf + MiB, 0, MiB);
+	rma2_get_nla(r, 0, &s);
+	rma2_get_nla(r, MiB, &d);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(p, h, s, MiB, d,
+							RMA2_COMPLETER_NOTIFICATION, 0));
+	ASSERT_EQ(0, xt_next_noti(p, &n, 60));
+	EXPECT_EQ(0, rma2_noti_get_error(&n));
+	EXPECT_EQ(0, memcmp(buf, buf + MiB, MiB));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(p, r));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(p));
+	free(buf);
+
+	memset(&vp, 0, sizeof(vp));
+	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_open(&vp));
+	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_connect(&vp, &vc, velo2_get_nodeid(&vp),
+						   velo2_get_vpid(&vp)));
+	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_send(&vc, "alive", 5, 1, 0));
+	ASSERT_EQ(VELO2_RET_SUCCESS, xt_velo_recv_tmo(&vp, msg, sizeof(msg), &len, &src, &tag,
+						      &mtt, 60));
+	EXPECT_EQ(5, len);
+	EXPECT_EQ(0, memcmp(msg, "alive", 5));
+	EXPECT_EQ(VELO2_RET_SUCCESS, velo2_close(&vp));
+}
+
 /* Lines in the kernel log with Oops/BUG/WARNING/general protection/... */
 #define XT_KMSG_CHECK(before)							\
 	do {									\
