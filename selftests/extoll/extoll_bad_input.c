@@ -108,6 +108,41 @@ FIXTURE_TEARDOWN(raw)
 
 /* ------------------------------------------------ ioctl */
 
+/* The queries agree with each other and with sysfs. */
+TEST_F(raw, info_ioctls_match_sysfs)
+{
+	struct rma2_ioc_info ri;
+	struct velo2_ioc_info vi;
+	uint64_t v;
+
+	ASSERT_EQ(0, ioctl(self->fd, RMA2_IOCTL_GET_INFO, &ri));
+	EXPECT_EQ(EXTOLL_ABI_VERSION, ri.abi_version);
+	EXPECT_EQ(xt_sysfs("rma2", "node_id"), ri.nodeid);
+	EXPECT_EQ(xt_sysfs("rma2", "vpids"), ri.max_vpids);
+	EXPECT_LT(ri.vpid, ri.max_vpids);
+	EXPECT_EQ(RMA2_NOTI_SIZE, ri.noti_size);
+	EXPECT_EQ(RMA2_NOTIQ_DEFAULT_SIZE, ri.notiq_size);
+	EXPECT_EQ(RMA2_MMAP_NOTIQ_OFFSET, ri.notiq_offset);
+	ASSERT_EQ(0, ioctl(self->fd, RMA2_IOCTL_GET_NODEID, &v));
+	EXPECT_EQ(ri.nodeid, v);
+	ASSERT_EQ(0, ioctl(self->fd, RMA2_IOCTL_GET_VPID, &v));
+	EXPECT_EQ(ri.vpid, v);
+	ASSERT_EQ(0, ioctl(self->fd, RMA2_IOCTL_GET_MAXVPID, &v));
+	EXPECT_EQ(ri.max_vpids, v);
+	ASSERT_EQ(0, ioctl(self->fd, RMA2_IOCTL_GET_MAXNODEID, &v));
+	EXPECT_EQ(RMA2_NODES, v);
+	ASSERT_EQ(0, ioctl(self->vfd, VELO2_IOCG_GET_INFO, &vi));
+	EXPECT_EQ(EXTOLL_ABI_VERSION, vi.abi_version);
+	EXPECT_EQ(ri.nodeid, vi.nodeid);
+	EXPECT_EQ(xt_sysfs("velo2", "vpids"), vi.max_vpids);
+	EXPECT_EQ(EXTOLL_VELO_SLOT_SIZE, vi.slot_size);
+	EXPECT_EQ(VELO2_MBOX_DEFAULT_SIZE, vi.mbox_size);
+	ASSERT_EQ(0, ioctl(self->vfd, VELO2_IOCG_GET_VPID, &v));
+	EXPECT_EQ(vi.vpid, v);
+	ASSERT_EQ(0, ioctl(self->vfd, VELO2_IOCG_GET_PROCNUM, &v));
+	EXPECT_EQ(vi.max_vpids, v);
+}
+
 TEST_F(raw, unknown_ioctls_enotty)
 {
 	uint64_t v = 0;

@@ -216,6 +216,64 @@ TEST_F_TIMEOUT(td, killed_mid_transfer_releases_everything, 300)
 	xt_expect_device_works(_metadata);
 }
 
+/*
+ * Unregistering both ends while 8 MiB puts are in flight: every put ends
+ * with one requester notification (done, or refused with the unit that
+ * found the hole), and the device never writes the memory after its
+ * registration is gone.
+ */
+TEST_F_TIMEOUT(td, unregister_with_puts_in_flight, 300)
+{
+	const uint32_t len = 8 * MiB;
+	uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	RMA2_Port a, b;
+	RMA2_Handle h;
+	RMA2_Region *rs, *rd;
+	RMA2_Notification n;
+	RMA2_NLA s, d;
+	int done = 0, refused = 0;
+
+	ASSERT_TRUE(src != MAP_FAILED && dst != MAP_FAILED);
+	memset(src, 0x5a, len);
+	memset(dst, 0, len);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&a));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&b));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(a, src, len, &rs));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(b, dst, len, &rd));
+	rma2_get_nla(rs, 0, &s);
+	rma2_get_nla(rd, 0, &d);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(a, rma2_get_nodeid(b), rma2_get_vpid(b),
+					     RMA2_CONN_DEFAULT, &h));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(a, h, s, len, d,
+								RMA2_REQUESTER_NOTIFICATION, 0));
+	usleep(30000);	/* let the first one get going */
+	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(b, rd));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(a, rs));
+	memset(dst, 0, len);	/* from now on the device must not touch it */
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, xt_next_noti(a, &n, TMO_S));
+		EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+		if (rma2_noti_get_error(&n))
+			refused++;
+		else
+			done++;
+		EXPECT_TRUE(rma2_noti_get_error(&n) == 0 ||
+			    rma2_noti_get_error(&n) == RMA2_ERROR_REQ ||
+			    rma2_noti_get_error(&n) == RMA2_ERROR_CMPL);
+	}
+	TH_LOG("%d puts done, %d refused", done, refused);
+	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(a, &(RMA2_Notification *){ NULL }));
+	for (uint32_t i = 0; i < len; i += 4096)
+		ASSERT_EQ(0, dst[i]);
+	EXPECT_EQ(0, memcmp(dst, dst + 1, len - 1));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(a));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(b));
+	munmap(src, len);
+	munmap(dst, len);
+}
+
 /* ------------------------------------------------ VELO peers of a dead process */
 
 struct velo_box {
