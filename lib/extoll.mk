@@ -118,11 +118,14 @@ install-extoll-libs: librma2 libvelo2
 # ---------------------------------------------------------------- host tests
 # test_rma2_abi: layout/enum/constant/macro checks (static + TAP);
 # test_extoll2_list: the exported extoll2_list pools, through the .so;
+# test_extoll_kernel_fake: both libraries' sources against a fake kernel
+# (ld --wrap of open/ioctl/mmap/munmap/close/calloc/aligned_alloc);
 # test_rma2_fake / test_velo2_fake: the library sources linked with a fake
 # device (endpoint over plain memory); test_rma2_cxx: headers in C++ next to
 # a pscom-style list.h.
 EXTOLL_HT := $(EXTOLL_HT_OUT)/test_rma2_abi $(EXTOLL_HT_OUT)/test_rma2_fake $(EXTOLL_HT_OUT)/test_velo2_fake \
-	$(EXTOLL_HT_OUT)/test_rma2_cxx $(EXTOLL_HT_OUT)/test_extoll2_list
+	$(EXTOLL_HT_OUT)/test_rma2_cxx $(EXTOLL_HT_OUT)/test_extoll2_list \
+	$(EXTOLL_HT_OUT)/test_extoll_kernel_fake
 EXTOLL_HT_DEPS := $(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/selftests/lib/harness.h
 
 $(EXTOLL_HT_OUT)/test_rma2_abi: $(TOP)/selftests/host/test_rma2_abi.c $(EXTOLL_HT_DEPS) $(RMA2_SO) $(VELO2_SO)
@@ -134,6 +137,14 @@ $(EXTOLL_HT_OUT)/test_extoll2_list: $(TOP)/selftests/host/test_extoll2_list.c $(
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
 		-L$(EXTOLL_LIB_OUT) -lrma2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close \
+	-Wl,--wrap=calloc,--wrap=aligned_alloc
+$(EXTOLL_HT_OUT)/test_extoll_kernel_fake: $(TOP)/selftests/host/test_extoll_kernel_fake.c \
+		$(EXTOLL_HT_DEPS) $(RMA2_SRCS) $(RMA2_INT_H) $(VELO2_SRCS) $(VELO2_INT_H)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
+		$(EXTOLL_HT_WRAP) $(USER_LDFLAGS) -lpthread
 
 $(EXTOLL_HT_OUT)/test_rma2_fake: $(TOP)/selftests/host/test_rma2_fake.c $(EXTOLL_HT_DEPS) \
 		$(RMA2_SRCS) $(RMA2_INT_H)
