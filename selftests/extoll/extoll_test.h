@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <extoll_hw.h>
+
 #include "../lib/harness.h"
 #include "../lib/oob.h"
 #include "../lib/exa_util.h"
@@ -51,6 +53,109 @@ static inline int xt_next_noti(RMA2_Port p, RMA2_Notification *out, double tmo)
 	}
 	rma2_noti_dup(n, out);
 	return rma2_noti_free(p, n) == RMA2_SUCCESS ? 0 : -1;
+}
+
+/*
+ * What one notification must say, field by field (spec 4.1, the table of
+ * Documentation/extoll/hardware.md).  Transfers larger than a wire
+ * fragment (EXTOLL_RMA_FRAG_SIZE) are described by their last fragment.
+ */
+struct xt_noti {
+	unsigned int type;		/* RMA2_{REQUESTER,RESPONDER,COMPLETER}_NOTIFICATION */
+	unsigned int cmd;		/* RMA2_Command */
+	unsigned int err;		/* RMA2_ERROR_* bits */
+	unsigned int node, vpid;	/* the peer */
+	unsigned int mode;		/* RMA2_NOTI_* bits */
+	uint64_t word0;			/* local address, immediate value or payload */
+	uint32_t size;			/* bytes of the last fragment / count; 0: class below */
+	unsigned int cls;		/* notification put class */
+};
+
+static inline uint32_t xt_last_frag_off(uint32_t len)
+{
+	return len ? (len - 1) / EXTOLL_RMA_FRAG_SIZE * EXTOLL_RMA_FRAG_SIZE : 0;
+}
+
+/* A put/get notification about len bytes at local address 'start'. */
+static inline struct xt_noti xt_noti_xfer(unsigned int type, unsigned int cmd, unsigned int node,
+					  unsigned int vpid, uint64_t start, uint32_t len)
+{
+	struct xt_noti w = { type, cmd, 0, node, vpid, RMA2_NOTI_TE,
+			     start + xt_last_frag_off(len), len - xt_last_frag_off(len), 0 };
+
+	return w;
+}
+
+/* 0 if n says what w describes, else the first differing field in why. */
+static inline int xt_noti_differs(RMA2_Notification *n, const struct xt_noti *w, char *why,
+				  size_t len)
+{
+	char dump[256] = "";
+	const char *f = NULL;
+
+	if (rma2_noti_get_notification_type(n) != w->type)
+		f = "type";
+	else if (rma2_noti_get_cmd(n) != w->cmd)
+		f = "command";
+	else if (rma2_noti_get_error(n) != w->err)
+		f = "error";
+	else if (rma2_noti_get_remote_nodeid(n) != w->node)
+		f = "remote node";
+	else if (rma2_noti_get_remote_vpid(n) != w->vpid)
+		f = "remote VPID";
+	else if (rma2_noti_get_mode(n) != w->mode)
+		f = "mode";
+	else if (n->word0.value != w->word0)
+		f = "word0 (address/value/payload)";
+	else if (w->size && rma2_noti_get_size(n) != w->size)
+		f = "size";
+	else if (!w->size && rma2_noti_get_notiput_class(n) != w->cls)
+		f = "class";
+	if (!f)
+		return 0;
+	rma2_noti_sdump(n, dump, sizeof(dump));
+	snprintf(why, len, "%s differs (want word0 %#llx size %u): %s", f,
+		 (unsigned long long)w->word0, w->size, dump);
+	return 1;
+}
+
+/*
+ * The next k notifications on p, in any order, are exactly want[0..k-1]
+ * (matched by type).  Returns the number of mismatches, -1 on timeout.
+ */
+static inline int xt_expect_notis(struct __test_metadata *_metadata, RMA2_Port p,
+				  const struct xt_noti *want, int k, double tmo, const char *what)
+{
+	unsigned int seen = 0;
+	int bad = 0;
+
+	for (int i = 0; i < k; i++) {
+		RMA2_Notification n;
+		char why[400];
+		int j;
+
+		if (xt_next_noti(p, &n, tmo)) {
+			TH_LOG("%s: notification %d of %d missing", what, i + 1, k);
+			EXPECT_TRUE(0);
+			return -1;
+		}
+		for (j = 0; j < k; j++)
+			if (!(seen & (1u << j)) && rma2_noti_get_notification_type(&n) == want[j].type)
+				break;
+		if (j == k) {
+			rma2_noti_sdump(&n, why, sizeof(why));
+			TH_LOG("%s: unexpected %s", what, why);
+			bad++;
+			continue;
+		}
+		seen |= 1u << j;
+		if (xt_noti_differs(&n, &want[j], why, sizeof(why))) {
+			TH_LOG("%s: %s", what, why);
+			bad++;
+		}
+	}
+	EXPECT_EQ(0, bad);
+	return bad;
 }
 
 /* Probing VELO receive with a timeout (VELO2_RET_NO_MSG when it expires). */
