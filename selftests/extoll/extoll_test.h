@@ -233,7 +233,8 @@ static inline int xt_usage_equal(const struct xt_usage *a, const struct xt_usage
 
 static inline void xt_usage_str(const struct xt_usage *u, char *buf, size_t len)
 {
-	snprintf(buf, len, "rma vpids %ld, velo vpids %ld, ATU pages %ld, pinned pages %ld, queue bytes %ld",
+	snprintf(buf, len,
+		 "rma vpids %ld, velo vpids %ld, ATU pages %ld, pinned pages %ld, queue bytes %ld",
 		 u->rma_vpids, u->velo_vpids, u->registered_pages, u->pinned_pages,
 		 u->queue_bytes);
 }

@@ -76,7 +76,8 @@ TEST(loopback_sizes_tags_mtt)
 	/* too small buffer: not consumed */
 	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_send(&c, msg, 100, 0, 0));
 	for (double end = xt_now_s() + TMO_S;
-	     velo2_probe_recv(&p, buf, 50, &len, &src, &tag, &mtt) == VELO2_RET_NO_MSG && xt_now_s() < end;)
+	     velo2_probe_recv(&p, buf, 50, &len, &src, &tag, &mtt) == VELO2_RET_NO_MSG &&
+	     xt_now_s() < end;)
 		sched_yield();
 	EXPECT_EQ(VELO2_RET_INV_MSG, velo2_probe_recv(&p, buf, 50, &len, &src, &tag, &mtt));
 	EXPECT_EQ(VELO2_RET_SUCCESS, velo2_probe_recv(&p, buf, 120, &len, &src, &tag, &mtt));
