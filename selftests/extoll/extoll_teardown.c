@@ -10,7 +10,7 @@
  * and close; all VPIDs in use -> RMA2_ERR_PORTS_USED / VELO2_RET_ERR_FDOPEN,
  * and they are reusable afterwards.
  */
-#include <pwd.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 
 #include "extoll_test.h"
@@ -592,6 +592,30 @@ TEST_F(td, rlimit_memlock_accounting_returned)
 	if (st)
 		TH_LOG("child failed at step %d", st);
 	EXPECT_EQ(0, st);
+}
+
+/* No file descriptor left: the libraries say so and hold nothing. */
+TEST_F(td, no_free_file_descriptor)
+{
+	struct rlimit rl, lim;
+	RMA2_Port p = (RMA2_Port)0x1;
+	velo2_port_t vp;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &rl));
+	lim = rl;
+	lim.rlim_cur = (rlim_t)fd;	/* the lowest free descriptor is beyond the limit */
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+	EXPECT_EQ(RMA2_ERR_FD, rma2_open(&p));
+	EXPECT_TRUE(p == NULL);
+	memset(&vp, 0x5a, sizeof(vp));
+	EXPECT_EQ(VELO2_RET_ERR_FDOPEN, velo2_open(&vp));
+	EXPECT_TRUE(vp.map == NULL);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &rl));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&p));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(p));
 }
 
 /* Every VPID taken: clear error codes; all reusable afterwards. */
