@@ -117,17 +117,34 @@ install-extoll-libs: librma2 libvelo2
 
 # ---------------------------------------------------------------- host tests
 # test_rma2_abi: layout/enum/constant/macro checks (static + TAP);
+# test_extoll2_list: the exported extoll2_list pools, through the .so;
+# test_extoll_kernel_fake: both libraries' sources against a fake kernel
+# (ld --wrap of open/ioctl/mmap/munmap/close/calloc/aligned_alloc);
 # test_rma2_fake / test_velo2_fake: the library sources linked with a fake
 # device (endpoint over plain memory); test_rma2_cxx: headers in C++ next to
 # a pscom-style list.h.
 EXTOLL_HT := $(EXTOLL_HT_OUT)/test_rma2_abi $(EXTOLL_HT_OUT)/test_rma2_fake $(EXTOLL_HT_OUT)/test_velo2_fake \
-	$(EXTOLL_HT_OUT)/test_rma2_cxx
+	$(EXTOLL_HT_OUT)/test_rma2_cxx $(EXTOLL_HT_OUT)/test_extoll2_list \
+	$(EXTOLL_HT_OUT)/test_extoll_kernel_fake
 EXTOLL_HT_DEPS := $(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/selftests/lib/harness.h
 
 $(EXTOLL_HT_OUT)/test_rma2_abi: $(TOP)/selftests/host/test_rma2_abi.c $(EXTOLL_HT_DEPS) $(RMA2_SO) $(VELO2_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
 		-L$(EXTOLL_LIB_OUT) -lrma2 -lvelo2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+$(EXTOLL_HT_OUT)/test_extoll2_list: $(TOP)/selftests/host/test_extoll2_list.c $(EXTOLL_HT_DEPS) $(RMA2_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
+		-L$(EXTOLL_LIB_OUT) -lrma2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close \
+	-Wl,--wrap=calloc,--wrap=aligned_alloc
+$(EXTOLL_HT_OUT)/test_extoll_kernel_fake: $(TOP)/selftests/host/test_extoll_kernel_fake.c \
+		$(EXTOLL_HT_DEPS) $(RMA2_SRCS) $(RMA2_INT_H) $(VELO2_SRCS) $(VELO2_INT_H)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
+		$(EXTOLL_HT_WRAP) $(USER_LDFLAGS) -lpthread
 
 $(EXTOLL_HT_OUT)/test_rma2_fake: $(TOP)/selftests/host/test_rma2_fake.c $(EXTOLL_HT_DEPS) \
 		$(RMA2_SRCS) $(RMA2_INT_H)
@@ -178,10 +195,13 @@ HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
 # selftests/extoll/*.c -> $(BUILD)/selftests/extoll/ plus tests.list (same
 # format as selftests/exanet/tests.list; run on clusters with the extoll
 # device, see Documentation/extoll/librma2.md).
-EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node
+EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_protection \
+	extoll_teardown extoll_bad_input extoll_module
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
-EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c
+EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c $(TOP)/selftests/lib/exa_util.c
 EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(TOP)/selftests/lib/harness.h \
+	$(TOP)/selftests/lib/exa_util.h $(TOP)/selftests/extoll/extoll_test.h \
+	$(TOP)/selftests/extoll/extoll_raw.h \
 	$(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
 
 $(EXTOLL_ST_OUT)/%: $(TOP)/selftests/extoll/%.c $(EXTOLL_ST_DEPS)

@@ -6,6 +6,7 @@
 #ifndef _EXTOLL_DRV_H
 #define _EXTOLL_DRV_H
 
+#include <linux/atomic.h>
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/kref.h>
@@ -75,6 +76,7 @@ struct extoll_dev {
 	unsigned long *atu_map;		/* allocated ATU entries; bit 0 reserved */
 	u32 atu_next;			/* next-fit start of the ATU search */
 	u32 atu_used;			/* entries in use (registered pages) */
+	atomic64_t pinned_pages;	/* pages pinned by registrations */
 	u64 q_bytes;			/* queue memory held by endpoints */
 	u64 atu_fences;
 };

@@ -392,6 +392,15 @@ static ssize_t registered_pages_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(registered_pages);
 
+/* Evidence for tests that deregistration and teardown unpin everything. */
+static ssize_t pinned_pages_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  (long long)atomic64_read(&to_xdev(dev)->pinned_pages));
+}
+static DEVICE_ATTR_RO(pinned_pages);
+
 static ssize_t atu_entries_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
@@ -412,6 +421,7 @@ static struct attribute *extoll_attrs[] = {
 	&dev_attr_vpids.attr,
 	&dev_attr_vpids_in_use.attr,
 	&dev_attr_registered_pages.attr,
+	&dev_attr_pinned_pages.attr,
 	&dev_attr_atu_entries.attr,
 	NULL,
 };

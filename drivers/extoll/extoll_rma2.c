@@ -23,13 +23,20 @@
 
 /* ---------------------------------------------------------- registration */
 
+static void extoll_region_unpin(struct extoll_dev *xdev,
+				struct extoll_region *reg)
+{
+	atomic64_sub(reg->um.npages, &xdev->pinned_pages);
+	exa_umem_release(&reg->um);
+}
+
 static void extoll_region_unmap(struct extoll_dev *xdev,
 				struct extoll_region *reg)
 {
 	dma_unmap_sgtable(&xdev->pdev->dev, &reg->sgt,
 			  reg->readonly ? DMA_TO_DEVICE : DMA_BIDIRECTIONAL, 0);
 	sg_free_table(&reg->sgt);
-	exa_umem_release(&reg->um);
+	extoll_region_unpin(xdev, reg);
 	kfree(reg);
 }
 
@@ -127,6 +134,7 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 	ret = exa_umem_get(&reg->um, r.addr, r.len, !reg->readonly);
 	if (ret)
 		goto free;
+	atomic64_add(reg->um.npages, &xdev->pinned_pages);
 	reg->count = reg->um.npages;
 	ret = sg_alloc_table_from_pages(&reg->sgt, reg->um.pages,
 					reg->um.npages, 0,
@@ -207,7 +215,7 @@ unmap:
 free_sgt:
 	sg_free_table(&reg->sgt);
 unpin:
-	exa_umem_release(&reg->um);
+	extoll_region_unpin(xdev, reg);
 free:
 	kfree(reg);
 	return ret;

@@ -7,17 +7,8 @@
  * one ring (per-sender order, sender id).  Ranks meet over the
  * out-of-band TCP channel (selftests/lib/oob.h).
  */
-#include <rma2.h>
-#include <velo2.h>
-#include <velo2_mod.h>
-#include <sched.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
+#include "extoll_test.h"
 
-#include "../lib/harness.h"
-#include "../lib/oob.h"
-
-#define MiB (1024u * 1024u)
 #define BUF (16 * MiB + 8192)
 #define TMO_S 120
 
@@ -25,38 +16,6 @@ struct addr {
 	uint32_t node, vpid, vnode, vvpid;
 	uint64_t src_nla, dst_nla;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 3;
-
-	for (size_t i = 0; i < n; i++) {
-		x = x * 1103515245u + 12345u;
-		b[i] = (uint8_t)(x >> 16);
-	}
-}
-
-static int next_noti(RMA2_Port p, RMA2_Notification *out, double tmo)
-{
-	RMA2_Notification *n;
-	double end = now_s() + tmo;
-
-	while (rma2_noti_probe(p, &n) != RMA2_SUCCESS) {
-		if (now_s() > end)
-			return -1;
-		sched_yield();
-	}
-	rma2_noti_dup(n, out);
-	return rma2_noti_free(p, n) == RMA2_SUCCESS ? 0 : -1;
-}
 
 FIXTURE(pair) {
 	struct oob oob;
@@ -123,20 +82,26 @@ static void put_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *sel
 		size_t size = qw ? sizes[i] & ~(size_t)7 : sizes[i];
 		uint32_t so = qw ? 8 * (uint32_t)i : 5 * (uint32_t)i;
 		uint32_t dof = qw ? 16 * (uint32_t)i : 11 * (uint32_t)i;
+		unsigned int cmd = qw ? RMA2_QW_PUT : RMA2_BT_PUT;
 		size_t done = 0;
 
 		if (!size)
 			continue;
 		if (self->rank == 0)
-			fill(self->src + so, size, (uint32_t)(size + i));
+			xt_fill(self->src + so, size, (uint32_t)(size + i));
 		else
 			memset(self->dst + dof, 0, size);
 		ASSERT_EQ(0, oob_barrier(&self->oob));
 		while (done < size) {
 			uint32_t c = size - done > 8 * MiB ? 8 * MiB : (uint32_t)(size - done);
-			RMA2_Notification n;
 			uint64_t dn = self->rank == 0 ? self->peer.dst_nla + dof + done :
 							self->me.dst_nla + dof + done;
+
+			/* requester at the origin, completer at the target */
+			struct xt_noti want = xt_noti_xfer(self->rank == 0 ?
+				RMA2_REQUESTER_NOTIFICATION : RMA2_COMPLETER_NOTIFICATION, cmd,
+				self->peer.node, self->peer.vpid,
+				self->rank == 0 ? self->me.src_nla + so + done : dn, c);
 
 			if (self->rank == 0) {
 				RMA2_ERROR rc = qw ?
@@ -145,26 +110,15 @@ static void put_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *sel
 					rma2_post_put_bt(self->port, self->h, self->rs, so + (uint32_t)done,
 							 c, dn, RMA2_REQCOMPL_NOTIFICATION, 0);
 				ASSERT_EQ(RMA2_SUCCESS, rc);
-				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-				EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
-				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
-				EXPECT_EQ(self->peer.vpid, rma2_noti_get_remote_vpid(&n));
-			} else {
-				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-				EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n));
-				EXPECT_EQ(qw ? RMA2_QW_PUT : RMA2_BT_PUT, rma2_noti_get_cmd(&n));
-				EXPECT_EQ(0, rma2_noti_get_error(&n));
-				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
-				EXPECT_EQ(self->peer.vpid, rma2_noti_get_remote_vpid(&n));
-				EXPECT_EQ(c, rma2_noti_get_total_size(dn, &n));
 			}
+			ASSERT_EQ(0, xt_expect_notis(_metadata, self->port, &want, 1, TMO_S, "put"));
 			done += c;
 		}
 		if (self->rank == 1) {
 			uint8_t *want = malloc(size);
 
 			ASSERT_TRUE(want != NULL);
-			fill(want, size, (uint32_t)(size + i));
+			xt_fill(want, size, (uint32_t)(size + i));
 			if (memcmp(want, self->dst + dof, size))
 				TH_LOG("put %zu bytes (qw %d): data mismatch", size, qw);
 			EXPECT_EQ(0, memcmp(want, self->dst + dof, size));
@@ -196,36 +150,41 @@ static void get_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *sel
 		if (!size)
 			continue;
 		if (self->rank == 0)
-			fill(self->src + so, size, (uint32_t)(size * 5 + i));
+			xt_fill(self->src + so, size, (uint32_t)(size * 5 + i));
 		else
 			memset(self->dst + dof, 0, size);
 		ASSERT_EQ(0, oob_barrier(&self->oob));
 		while (done < size) {
 			uint32_t c = size - done > 8 * MiB ? 8 * MiB : (uint32_t)(size - done);
-			RMA2_Notification n;
+
+			unsigned int cmd = qw ? RMA2_QW_GET : RMA2_BT_GET;
+			uint64_t local = self->me.dst_nla + dof + done;
+			/* requester + completer (cmd 10/11) at the origin, responder at the owner */
+			struct xt_noti origin[2] = {
+				xt_noti_xfer(RMA2_REQUESTER_NOTIFICATION, cmd, self->peer.node,
+					     self->peer.vpid, local, c),
+				xt_noti_xfer(RMA2_COMPLETER_NOTIFICATION,
+					     qw ? RMA2_GET_QW_RSP : RMA2_GET_BT_RSP,
+					     self->peer.node, self->peer.vpid, local, c),
+			};
+			struct xt_noti owner = xt_noti_xfer(RMA2_RESPONDER_NOTIFICATION, cmd,
+							    self->peer.node, self->peer.vpid,
+							    self->me.src_nla + so + done, c);
 
 			if (self->rank == 1) {
-				uint64_t local = self->me.dst_nla + dof + done;
 				RMA2_ERROR rc = qw ?
 					rma2_post_get_qw_direct(self->port, self->h, local, c,
 								self->peer.src_nla + so + done,
-								RMA2_RESPCOMPL_NOTIFICATION, 0) :
+								RMA2_ALL_NOTIFICATIONS, 0) :
 					rma2_post_get_bt_direct(self->port, self->h, local, c,
 								self->peer.src_nla + so + done,
-								RMA2_RESPCOMPL_NOTIFICATION, 0);
+								RMA2_ALL_NOTIFICATIONS, 0);
 				ASSERT_EQ(RMA2_SUCCESS, rc);
-				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-				EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n));
-				EXPECT_EQ(qw ? RMA2_GET_QW_RSP : RMA2_GET_BT_RSP, rma2_noti_get_cmd(&n));
-				EXPECT_EQ(0, rma2_noti_get_error(&n));
-				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
-				EXPECT_EQ(c, rma2_noti_get_total_size(local, &n));
+				ASSERT_EQ(0, xt_expect_notis(_metadata, self->port, origin, 2, TMO_S,
+							     "get (origin)"));
 			} else {
-				/* responder notification at the data owner */
-				ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-				EXPECT_EQ(RMA2_RESPONDER_NOTIFICATION, rma2_noti_get_notification_type(&n));
-				EXPECT_EQ(qw ? RMA2_QW_GET : RMA2_BT_GET, rma2_noti_get_cmd(&n));
-				EXPECT_EQ(self->peer.node, rma2_noti_get_remote_nodeid(&n));
+				ASSERT_EQ(0, xt_expect_notis(_metadata, self->port, &owner, 1, TMO_S,
+							     "get (data owner)"));
 			}
 			done += c;
 		}
@@ -233,7 +192,7 @@ static void get_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *sel
 			uint8_t *want = malloc(size);
 
 			ASSERT_TRUE(want != NULL);
-			fill(want, size, (uint32_t)(size * 5 + i));
+			xt_fill(want, size, (uint32_t)(size * 5 + i));
 			EXPECT_EQ(0, memcmp(want, self->dst + dof, size));
 			free(want);
 		}
@@ -303,13 +262,13 @@ TEST_TIMEOUT(velo_senders_on_both_nodes_one_ring, 600)
 					  (uint32_t)(oob.rank * PER_NODE + i), COUNT));
 	}
 	if (oob.rank == 0) {
-		double end = now_s() + 300;
+		double end = xt_now_s() + 300;
 
 		while (got < 2 * PER_NODE * COUNT) {
 			velo2_ret_t r = velo2_probe_recv(&rx, m, sizeof(m), &len, &src, &tag, &mtt);
 
 			if (r == VELO2_RET_NO_MSG) {
-				ASSERT_LT(now_s(), end);
+				ASSERT_LT(xt_now_s(), end);
 				sched_yield();
 				continue;
 			}
@@ -317,13 +276,16 @@ TEST_TIMEOUT(velo_senders_on_both_nodes_one_ring, 600)
 			ASSERT_LT(m[0], 2 * PER_NODE);
 			ASSERT_EQ(m[0], tag);
 			ASSERT_EQ((uint32_t)VELO2_ADDR_PACK(m[1], m[2]), src);
-			ASSERT_EQ(m[0] / PER_NODE == 0 ? rxaddr[0] : m[1], m[1]);
+			/* senders of rank 0 are on this node, those of rank 1 are not */
+			if (m[0] / PER_NODE == 0)
+				ASSERT_EQ(rxaddr[0], m[1]);
+			else
+				ASSERT_NE(rxaddr[0], m[1]);
 			ASSERT_EQ(16 + (m[3] % 3) * 8, len);
 			ASSERT_EQ(next[m[0]], (int)m[3]);	/* per-sender order */
 			next[m[0]]++;
 			got++;
 		}
-		/* remote senders really came from the other node */
 		velo2_close(&rx);
 	}
 	for (int i = 0; i < PER_NODE; i++) {

@@ -7,59 +7,13 @@
  * type, command, class, origin), immediate put, notification put, the
  * descriptor path with an illegal command, error codes of every call.
  */
-#include <rma2.h>
 #include <linux/seccomp.h>
-#include <sched.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 
-#include "../lib/harness.h"
+#include "extoll_test.h"
 
-#define MiB (1024u * 1024u)
 #define TMO_S 60
-
-static void fill(uint8_t *b, size_t n, uint32_t seed)
-{
-	uint32_t x = seed * 2654435761u + 7;
-
-	for (size_t i = 0; i < n; i++) {
-		x = x * 1103515245u + 12345u;
-		b[i] = (uint8_t)(x >> 16);
-	}
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Wait for the next notification, copy it out and free it. */
-static int next_noti(RMA2_Port p, RMA2_Notification *out, double tmo)
-{
-	RMA2_Notification *n;
-	double end = now_s() + tmo;
-
-	while (rma2_noti_probe(p, &n) != RMA2_SUCCESS) {
-		if (now_s() > end)
-			return -1;
-		sched_yield();
-	}
-	rma2_noti_dup(n, out);
-	return rma2_noti_free(p, n) == RMA2_SUCCESS ? 0 : -1;
-}
-
-#define OPEN_OR_SKIP(pp)							\
-	do {									\
-		RMA2_ERROR __rc = rma2_open(pp);				\
-		if (__rc == RMA2_ERR_NO_DEVICE || __rc == RMA2_ERR_FD)		\
-			SKIP("no EXTOLL device (%d)", __rc);			\
-		ASSERT_EQ(RMA2_SUCCESS, __rc);					\
-	} while (0)
 
 FIXTURE(lb) {
 	RMA2_Port port;
@@ -71,7 +25,7 @@ FIXTURE(lb) {
 
 FIXTURE_SETUP(lb)
 {
-	OPEN_OR_SKIP(&self->port);
+	XT_RMA2_OPEN_OR_SKIP(&self->port);
 	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(self->port, rma2_get_nodeid(self->port),
 					     rma2_get_vpid(self->port), RMA2_CONN_DEFAULT, &self->h));
 	self->len = 16 * MiB + 8192;
@@ -102,7 +56,7 @@ TEST(open_close_endpoints)
 	RMA2_Notification *n;
 	int i, j;
 
-	OPEN_OR_SKIP(&p[0]);
+	XT_RMA2_OPEN_OR_SKIP(&p[0]);
 	for (i = 1; i < 4; i++)
 		ASSERT_EQ(RMA2_SUCCESS, rma2_open(&p[i]));
 	for (i = 0; i < 4; i++) {
@@ -113,6 +67,9 @@ TEST(open_close_endpoints)
 			EXPECT_NE(rma2_get_vpid(p[j]), rma2_get_vpid(p[i]));
 		EXPECT_GT(rma2_get_proc_num(p[i]), 0);
 		EXPECT_GE(rma2_get_queue_size(p[i]), 4096);
+		/* fixed by rma2_open: the current size is accepted, no other */
+		EXPECT_EQ(RMA2_SUCCESS, rma2_set_queue_size(p[i], rma2_get_queue_size(p[i])));
+		EXPECT_EQ(RMA2_ERR_NOT_YET, rma2_set_queue_size(p[i], 2 * rma2_get_queue_size(p[i])));
 		EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(p[i], &n));
 		EXPECT_EQ(RMA2_REPLAY_ALL, rma2_get_replay_buffer_mode(p[i]));
 	}
@@ -135,7 +92,7 @@ TEST(registration_device)
 	static uint8_t stackish[10000];
 	uint8_t *buf = malloc(100000);
 
-	OPEN_OR_SKIP(&p);
+	XT_RMA2_OPEN_OR_SKIP(&p);
 	ASSERT_TRUE(buf != NULL);
 	/* arbitrary alignment, overlapping and identical registrations */
 	ASSERT_EQ(RMA2_SUCCESS, rma2_register(p, buf + 0xb30, 5000, &r));
@@ -168,36 +125,41 @@ TEST(registration_device)
 	free(buf);
 }
 
-/* Put 'size' bytes src+so -> dst+dof (chunks <= 8 MiB), completer
- * notification per chunk, then compare. */
+/*
+ * Put 'size' bytes src+so -> dst+dof in commands of <= 8 MiB, each with a
+ * requester and a completer notification checked field by field, then
+ * compare the data and the bytes after it.
+ */
 static int do_put(struct __test_metadata *_metadata, FIXTURE_DATA(lb) *self, size_t size,
 		  uint32_t so, uint32_t dof, int qw)
 {
-	RMA2_NLA dnla;
+	unsigned int me = rma2_get_nodeid(self->port), vp = rma2_get_vpid(self->port);
+	unsigned int cmd = qw ? RMA2_QW_PUT : RMA2_BT_PUT;
+	RMA2_NLA snla, dnla;
 	size_t done = 0;
 	int bad = 0;
 
-	fill(self->src + so, size, (uint32_t)size + so);
+	xt_fill(self->src + so, size, (uint32_t)size + so);
 	memset(self->dst + dof, 0, size + 16);
+	rma2_get_nla(self->rs, so, &snla);
 	rma2_get_nla(self->rd, dof, &dnla);
 	while (done < size) {
 		uint32_t c = size - done > 8 * MiB ? 8 * MiB : (uint32_t)(size - done);
-		RMA2_Notification n;
+		struct xt_noti want[2] = {
+			xt_noti_xfer(RMA2_REQUESTER_NOTIFICATION, cmd, me, vp, snla + done, c),
+			xt_noti_xfer(RMA2_COMPLETER_NOTIFICATION, cmd, me, vp, dnla + done, c),
+		};
 		RMA2_ERROR rc = qw ? rma2_post_put_qw(self->port, self->h, self->rs, so + (uint32_t)done,
-						      c, dnla + done, RMA2_COMPLETER_NOTIFICATION, 0)
+						      c, dnla + done, RMA2_REQCOMPL_NOTIFICATION, 0)
 				   : rma2_post_put_bt(self->port, self->h, self->rs, so + (uint32_t)done,
-						      c, dnla + done, RMA2_COMPLETER_NOTIFICATION, 0);
+						      c, dnla + done, RMA2_REQCOMPL_NOTIFICATION, 0);
 		EXPECT_EQ(RMA2_SUCCESS, rc);
 		if (rc)
 			return 1;
-		if (next_noti(self->port, &n, TMO_S)) {
-			TH_LOG("no completer notification for %zu bytes", size);
+		if (xt_expect_notis(_metadata, self->port, want, 2, TMO_S, "put")) {
+			TH_LOG("put of %zu bytes (qw %d), command at %zu", size, qw, done);
 			return 1;
 		}
-		EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n));
-		EXPECT_EQ(qw ? RMA2_QW_PUT : RMA2_BT_PUT, rma2_noti_get_cmd(&n));
-		EXPECT_EQ(0, rma2_noti_get_error(&n));
-		EXPECT_EQ(c, rma2_noti_get_total_size(dnla + done, &n));
 		done += c;
 	}
 	if (memcmp(self->dst + dof, self->src + so, size))
@@ -210,35 +172,48 @@ static int do_put(struct __test_metadata *_metadata, FIXTURE_DATA(lb) *self, siz
 	return bad;
 }
 
+/* Get: requester, responder and completer notification, field by field. */
 static int do_get(struct __test_metadata *_metadata, FIXTURE_DATA(lb) *self, size_t size,
 		  uint32_t so, uint32_t dof, int qw)
 {
-	RMA2_NLA snla;
+	unsigned int me = rma2_get_nodeid(self->port), vp = rma2_get_vpid(self->port);
+	unsigned int cmd = qw ? RMA2_QW_GET : RMA2_BT_GET;
+	RMA2_NLA snla, dnla;
 	size_t done = 0;
 
-	fill(self->src + so, size, (uint32_t)size * 3 + so);
+	xt_fill(self->src + so, size, (uint32_t)size * 3 + so);
 	memset(self->dst + dof, 0, size + 16);
 	rma2_get_nla(self->rs, so, &snla);
+	rma2_get_nla(self->rd, dof, &dnla);
 	while (done < size) {
 		uint32_t c = size - done > 8 * MiB ? 8 * MiB : (uint32_t)(size - done);
-		RMA2_Notification n;
+		struct xt_noti want[3] = {
+			xt_noti_xfer(RMA2_REQUESTER_NOTIFICATION, cmd, me, vp, dnla + done, c),
+			xt_noti_xfer(RMA2_RESPONDER_NOTIFICATION, cmd, me, vp, snla + done, c),
+			xt_noti_xfer(RMA2_COMPLETER_NOTIFICATION,
+				     qw ? RMA2_GET_QW_RSP : RMA2_GET_BT_RSP, me, vp, dnla + done, c),
+		};
 		/* get: region/offset = local destination, dest_address = remote source */
 		RMA2_ERROR rc = qw ? rma2_post_get_qw(self->port, self->h, self->rd, dof + (uint32_t)done,
-						      c, snla + done, RMA2_COMPLETER_NOTIFICATION, 0)
+						      c, snla + done, RMA2_ALL_NOTIFICATIONS, 0)
 				   : rma2_post_get_bt(self->port, self->h, self->rd, dof + (uint32_t)done,
-						      c, snla + done, RMA2_COMPLETER_NOTIFICATION, 0);
+						      c, snla + done, RMA2_ALL_NOTIFICATIONS, 0);
 		EXPECT_EQ(RMA2_SUCCESS, rc);
-		if (rc || next_noti(self->port, &n, TMO_S))
+		if (rc || xt_expect_notis(_metadata, self->port, want, 3, TMO_S, "get")) {
+			TH_LOG("get of %zu bytes (qw %d), command at %zu", size, qw, done);
 			return 1;
-		EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n));
-		EXPECT_EQ(qw ? RMA2_GET_QW_RSP : RMA2_GET_BT_RSP, rma2_noti_get_cmd(&n));
-		EXPECT_EQ(0, rma2_noti_get_error(&n));
+		}
 		done += c;
 	}
 	if (memcmp(self->dst + dof, self->src + so, size)) {
 		TH_LOG("get %zu bytes: data mismatch", size);
 		return 1;
 	}
+	for (int i = 0; i < 16; i++)
+		if (self->dst[dof + size + i]) {
+			TH_LOG("get %zu bytes: wrote past the end", size);
+			return 1;
+		}
 	return 0;
 }
 
@@ -298,8 +273,28 @@ TEST_F(lb, alignment_rules)
 		  rma2_post_put_bt(self->port, self->h, self->rs, 0, 8 * MiB + 1, d, 0, 0));
 	EXPECT_EQ(RMA2_ERR_WRONG_ARG,
 		  rma2_post_get_bt_direct(self->port, self->h, d, 8 * MiB + 1, d, 0, 0));
+	/* quadword variants: size, local and remote address multiples of 8 */
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_get_qw(self->port, self->h, self->rd, 0, 8, d + 4,
+						       RMA2_COMPLETER_NOTIFICATION, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_get_qw(self->port, self->h, self->rd, 0, 20, d,
+						       RMA2_COMPLETER_NOTIFICATION, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_put_qw_direct(self->port, self->h, d + 1, 8, d + 64,
+							      RMA2_COMPLETER_NOTIFICATION, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_put_qw_direct(self->port, self->h, d, 8, d + 66,
+							      RMA2_COMPLETER_NOTIFICATION, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_get_qw_direct(self->port, self->h, d, 8, d + 3,
+							      RMA2_COMPLETER_NOTIFICATION, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_get_qw_direct(self->port, self->h, d, 4, d + 64,
+							      RMA2_COMPLETER_NOTIFICATION, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_put_qw(self->port, self->h, self->rs, 0,
+						       8 * MiB + 8, d, 0, 0));
 	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_post_put_bt(self->port, NULL, self->rs, 0, 8, d, 0, 0));
 	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_post_put_bt(NULL, self->h, self->rs, 0, 8, d, 0, 0));
+	/* nothing of that reached the device */
+	EXPECT_NE(0, xt_next_noti(self->port, &(RMA2_Notification){ { 0 }, { 0 } }, 0.5));
+	/* the byte variants take any size and address */
+	ASSERT_EQ(0, do_put(_metadata, self, 13, 5, 3, 0));
+	ASSERT_EQ(0, do_get(_metadata, self, 13, 7, 1, 0));
 }
 
 TEST_F(lb, put_notifications_content)
@@ -311,11 +306,11 @@ TEST_F(lb, put_notifications_content)
 
 	rma2_get_nla(self->rs, 100, &s);
 	rma2_get_nla(self->rd, 200, &d);
-	fill(self->src + 100, len, 1);
+	xt_fill(self->src + 100, len, 1);
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(self->port, self->h, s, len, d,
 							RMA2_REQCOMPL_NOTIFICATION, 0));
 	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, next_noti(self->port, &n[i], TMO_S));
+		ASSERT_EQ(0, xt_next_noti(self->port, &n[i], TMO_S));
 		rma2_noti_dump(&n[i]);
 		EXPECT_EQ(RMA2_BT_PUT, rma2_noti_get_cmd(&n[i]));
 		EXPECT_EQ(0, rma2_noti_get_error(&n[i]));
@@ -341,68 +336,43 @@ TEST_F(lb, put_notifications_content)
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(self->port, self->h, s, 64, d, 0, 0));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(self->port, self->h, s, 64, d,
 							RMA2_COMPLETER_NOTIFICATION, 0));
-	ASSERT_EQ(0, next_noti(self->port, &n[0], TMO_S));
+	ASSERT_EQ(0, xt_next_noti(self->port, &n[0], TMO_S));
 	EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n[0]));
 	EXPECT_EQ(64, rma2_noti_get_size(&n[0]));
 	EXPECT_TRUE(rma2_noti_get_local_address(&n[0]) == d);
 }
 
-TEST_F(lb, get_notifications_all_three)
-{
-	RMA2_NLA s, d;
-	RMA2_Notification n;
-	int types = 0;
-
-	rma2_get_nla(self->rs, 0, &s);
-	rma2_get_nla(self->rd, 0, &d);
-	fill(self->src, 3000, 2);
-	/* local destination first, remote source second */
-	ASSERT_EQ(RMA2_SUCCESS, rma2_post_get_bt_direct(self->port, self->h, d, 3000, s,
-							RMA2_ALL_NOTIFICATIONS, 0));
-	for (int i = 0; i < 3; i++) {
-		ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-		types |= rma2_noti_get_notification_type(&n);
-		EXPECT_EQ(0, rma2_noti_get_error(&n));
-		switch (rma2_noti_get_notification_type(&n)) {
-		case RMA2_COMPLETER_NOTIFICATION:
-			EXPECT_EQ(RMA2_GET_BT_RSP, rma2_noti_get_cmd(&n));
-			EXPECT_EQ(3000, rma2_noti_get_total_size(d, &n));
-			break;
-		case RMA2_RESPONDER_NOTIFICATION:
-			EXPECT_EQ(RMA2_BT_GET, rma2_noti_get_cmd(&n));
-			EXPECT_EQ(3000, rma2_noti_get_total_size(s, &n));
-			break;
-		default:
-			EXPECT_EQ(RMA2_BT_GET, rma2_noti_get_cmd(&n));
-		}
-	}
-	EXPECT_EQ(7, types);
-	EXPECT_EQ(0, memcmp(self->src, self->dst, 3000));
-}
-
 TEST_F(lb, immediate_put)
 {
-	RMA2_NLA d;
-	RMA2_Notification n;
+	unsigned int me = rma2_get_nodeid(self->port), vp = rma2_get_vpid(self->port);
+	const uint64_t value = 0x8877665544332211ull;
 	volatile uint64_t *t = (volatile uint64_t *)(self->dst + 4096);
+	RMA2_NLA d;
 
 	rma2_get_nla(self->rd, 4096, &d);
 	for (uint32_t c = 1; c <= 8; c++) {
-		uint64_t want = c == 8 ? 0x8877665544332211ull :
-				(0x8877665544332211ull & ((1ull << (8 * c)) - 1));
+		uint64_t want = c == 8 ? value : (value & ((1ull << (8 * c)) - 1));
+		/* requester: word0 = the value; completer: word0 = the address */
+		struct xt_noti notis[2] = {
+			{ RMA2_REQUESTER_NOTIFICATION, RMA2_IMMEDIATE_PUT, 0, me, vp, RMA2_NOTI_TE,
+			  value, c, 0 },
+			{ RMA2_COMPLETER_NOTIFICATION, RMA2_IMMEDIATE_PUT, 0, me, vp, RMA2_NOTI_TE,
+			  d, c, 0 },
+		};
 
-		*t = 0;
-		ASSERT_EQ(RMA2_SUCCESS, rma2_post_immediate_put(self->port, self->h, c,
-				0x8877665544332211ull, d, RMA2_COMPLETER_NOTIFICATION, 0));
-		ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-		EXPECT_EQ(RMA2_IMMEDIATE_PUT, rma2_noti_get_cmd(&n));
-		EXPECT_EQ(RMA2_COMPLETER_NOTIFICATION, rma2_noti_get_notification_type(&n));
-		EXPECT_TRUE(*t == want);
+		*t = 0xf0f0f0f0f0f0f0f0ull;
+		ASSERT_EQ(RMA2_SUCCESS, rma2_post_immediate_put(self->port, self->h, c, value, d,
+								RMA2_REQCOMPL_NOTIFICATION, 0));
+		ASSERT_EQ(0, xt_expect_notis(_metadata, self->port, notis, 2, TMO_S,
+					     "immediate put"));
+		/* the low c bytes written, the others untouched */
+		EXPECT_TRUE(*t == (want | (0xf0f0f0f0f0f0f0f0ull & ~(c == 8 ? ~0ull :
+								       ((1ull << (8 * c)) - 1)))));
 	}
 	/* without notification: poll target memory (rma2_pong style) */
 	*t = 0;
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_immediate_put(self->port, self->h, 8, 42, d, 0, 0));
-	for (double end = now_s() + TMO_S; *t == 0 && now_s() < end;)
+	for (double end = xt_now_s() + TMO_S; *t == 0 && xt_now_s() < end;)
 		sched_yield();
 	EXPECT_TRUE(*t == 42);
 	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_immediate_put(self->port, self->h, 0, 1, d, 0, 0));
@@ -411,27 +381,19 @@ TEST_F(lb, immediate_put)
 
 TEST_F(lb, notification_put)
 {
-	RMA2_Notification n, *np;
-	int req = 0, cmp = 0;
+	unsigned int me = rma2_get_nodeid(self->port), vp = rma2_get_vpid(self->port);
+	/* loopback with all notifications: requester + completer (no memory touched) */
+	struct xt_noti notis[2] = {
+		{ RMA2_REQUESTER_NOTIFICATION, RMA2_NOTIFICATION_PUT, 0, me, vp, RMA2_NOTI_TE,
+		  0xfeedf00dull, 0, 42 },
+		{ RMA2_COMPLETER_NOTIFICATION, RMA2_NOTIFICATION_PUT, 0, me, vp, 0,
+		  0xfeedf00dull, 0, 42 },
+	};
+	RMA2_Notification *np;
 
-	/* loopback with all notifications: requester + completer */
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_notification(self->port, self->h, 42, 0xfeedf00dull,
 						       RMA2_ALL_NOTIFICATIONS, 0));
-	for (int i = 0; i < 2; i++) {
-		ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-		EXPECT_EQ(RMA2_NOTIFICATION_PUT, rma2_noti_get_cmd(&n));
-		EXPECT_EQ(42, rma2_noti_get_notiput_class(&n));
-		EXPECT_TRUE(rma2_noti_get_notiput_payload(&n) == 0xfeedf00dull);
-		if (rma2_noti_get_notification_type(&n) == RMA2_COMPLETER_NOTIFICATION) {
-			cmp++;
-			EXPECT_EQ(rma2_get_vpid(self->port), rma2_noti_get_remote_vpid(&n));
-			EXPECT_EQ(rma2_get_nodeid(self->port), rma2_noti_get_remote_nodeid(&n));
-		} else {
-			req++;
-		}
-	}
-	EXPECT_EQ(1, req);
-	EXPECT_EQ(1, cmp);
+	ASSERT_EQ(0, xt_expect_notis(_metadata, self->port, notis, 2, TMO_S, "notification put"));
 	/* matching helpers on the device queue */
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_notification(self->port, self->h, 0xCD, 7,
 						       RMA2_COMPLETER_NOTIFICATION, 0));
@@ -456,23 +418,28 @@ TEST_F(lb, illegal_command_and_lock_give_error_notifications)
 	ASSERT_EQ(RMA2_SUCCESS, rma2_desc_set_put_get(&d, self->h, (RMA2_Command)4, 64,
 						      RMA2_ALL_NOTIFICATIONS, 0, s, t));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_descriptor(self->port, self->h, &d));
-	ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-	EXPECT_NE(0, rma2_noti_get_error(&n));
+	/* refused by the requester unit: exactly one notification */
+	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
+	EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+	EXPECT_EQ(4, rma2_noti_get_cmd(&n));
+	EXPECT_EQ(RMA2_ERROR_REQ, rma2_noti_get_error(&n));
+	EXPECT_NE(0, xt_next_noti(self->port, &n, 0.3));
 	EXPECT_EQ(0x5a, self->dst[0]);
-	/* put to an NLA nobody registered: error, no crash */
+	/* put to an NLA nobody registered: refused by the completer unit */
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt(self->port, self->h, self->rs, 0, 64,
 						 0x7ff0000000ull, RMA2_ALL_NOTIFICATIONS, 0));
-	ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-	EXPECT_NE(0, rma2_noti_get_error(&n));
-	while (next_noti(self->port, &n, 1) == 0)
-		;
-	/* locks are not implemented by the emulated NIC: error notification */
+	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
+	EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+	EXPECT_EQ(RMA2_BT_PUT, rma2_noti_get_cmd(&n));
+	EXPECT_EQ(RMA2_ERROR_CMPL, rma2_noti_get_error(&n));
+	EXPECT_NE(0, xt_next_noti(self->port, &n, 0.3));
+	/* locks are not implemented by the emulated NIC: requester error */
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_lock(self->port, self->h, 0, 1, 0, 1,
 					       RMA2_ALL_NOTIFICATIONS, 0));
-	ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
-	EXPECT_NE(0, rma2_noti_get_error(&n));
-	while (next_noti(self->port, &n, 1) == 0)
-		;
+	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
+	EXPECT_EQ(RMA2_LOCK_REQ, rma2_noti_get_cmd(&n));
+	EXPECT_EQ(RMA2_ERROR_REQ, rma2_noti_get_error(&n));
+	EXPECT_NE(0, xt_next_noti(self->port, &n, 0.3));
 	/* the endpoint still works */
 	ASSERT_EQ(0, do_put(_metadata, self, 100, 0, 0, 0));
 }
@@ -486,24 +453,24 @@ TEST_F(lb, descriptor_path)
 
 	rma2_get_nla(self->rs, 8, &s);
 	rma2_get_nla(self->rd, 16, &t);
-	fill(self->src + 8, 256, 3);
+	xt_fill(self->src + 8, 256, 3);
 	ASSERT_EQ(RMA2_SUCCESS, rma2_desc_alloc(self->port, &d));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_desc_query_free(self->port, &nfree));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_desc_set_put_get(d, self->h, RMA2_QW_PUT, 256,
 						      RMA2_COMPLETER_NOTIFICATION, 0, s, t));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_descriptor(self->port, self->h, d));
-	ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
 	EXPECT_EQ(0, rma2_noti_get_error(&n));
 	EXPECT_EQ(0, memcmp(self->src + 8, self->dst + 16, 256));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_desc_set_noti_put(d, self->h, RMA2_COMPLETER_NOTIFICATION, 0,
 						       0xEF, 99));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_descriptor(self->port, self->h, d));
-	ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
 	EXPECT_EQ(0xEF, rma2_noti_get_notiput_class(&n));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_desc_set_immediate_put(d, self->h, RMA2_COMPLETER_NOTIFICATION,
 							    0, 4, t, 0xa1b2c3d4));
 	ASSERT_EQ(RMA2_SUCCESS, rma2_post_descriptor(self->port, self->h, d));
-	ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
 	EXPECT_TRUE(*(uint32_t *)(self->dst + 16) == 0xa1b2c3d4);
 	EXPECT_EQ(RMA2_SUCCESS, rma2_desc_free(self->port, d));
 }
@@ -526,7 +493,7 @@ TEST_F_TIMEOUT(lb, streaming_many_commands_in_order, 300)
 				d + (uint64_t)(i % 512) * 8,
 				i == cmds - 1 ? RMA2_COMPLETER_NOTIFICATION : 0, 0));
 	}
-	ASSERT_EQ(0, next_noti(self->port, &n, TMO_S));
+	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
 	/* in-order execution: every slot holds the value of its last writer */
 	for (int k = 0; k < 512; k++) {
 		uint64_t last = 0;
@@ -597,7 +564,7 @@ TEST_TIMEOUT(post_and_poll_make_no_system_calls, 300)
 	pid_t pid;
 	int st;
 
-	OPEN_OR_SKIP(&probe);
+	XT_RMA2_OPEN_OR_SKIP(&probe);
 	rma2_close(probe);
 	ASSERT_TRUE(stage != MAP_FAILED);
 	*stage = 0;

@@ -6,48 +6,13 @@
  * codes, several sender processes into one ring (per-sender order, sender
  * id), ring full -> sender told to try again / blocked, nothing lost.
  */
-#include <velo2.h>
-#include <velo2_mod.h>
 #include <linux/seccomp.h>
-#include <sched.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 
-#include "../lib/harness.h"
+#include "extoll_test.h"
 
 #define TMO_S 60
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-#define OPEN_OR_SKIP(p)								\
-	do {									\
-		velo2_ret_t __r = velo2_open(p);				\
-		if (__r == VELO2_RET_ERR_FDOPEN)				\
-			SKIP("no EXTOLL VELO device");				\
-		ASSERT_EQ(VELO2_RET_SUCCESS, __r);				\
-	} while (0)
-
-static velo2_ret_t recv_tmo(velo2_port_t *p, void *buf, uint32_t buflen, uint32_t *len,
-			    uint32_t *src, uint8_t *tag, uint8_t *mtt, double tmo)
-{
-	double end = now_s() + tmo;
-	velo2_ret_t r;
-
-	while ((r = velo2_probe_recv(p, buf, buflen, len, src, tag, mtt)) == VELO2_RET_NO_MSG) {
-		if (now_s() > end)
-			return r;
-		sched_yield();
-	}
-	return r;
-}
 
 TEST(open_close)
 {
@@ -55,7 +20,7 @@ TEST(open_close)
 	int i, j;
 
 	memset(p, 0, sizeof(p));
-	OPEN_OR_SKIP(&p[0]);
+	XT_VELO2_OPEN_OR_SKIP(&p[0]);
 	for (i = 1; i < 4; i++)
 		ASSERT_EQ(VELO2_RET_SUCCESS, velo2_open(&p[i]));
 	for (i = 0; i < 4; i++) {
@@ -87,7 +52,7 @@ TEST(loopback_sizes_tags_mtt)
 
 	memset(&p, 0, sizeof(p));
 	memset(&c, 0, sizeof(c));
-	OPEN_OR_SKIP(&p);
+	XT_VELO2_OPEN_OR_SKIP(&p);
 	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_connect(&p, &c, velo2_get_nodeid(&p), velo2_get_vpid(&p)));
 	EXPECT_TRUE(c.state_map != NULL);
 	self_id = (uint32_t)VELO2_ADDR_PACK(velo2_get_nodeid(&p), velo2_get_vpid(&p));
@@ -97,7 +62,7 @@ TEST(loopback_sizes_tags_mtt)
 			msg[i] = (uint8_t)(l * 31 + i);
 		ASSERT_EQ(VELO2_RET_SUCCESS, velo2_send(&c, msg, l, (uint8_t)(l + 1), (uint8_t)(l & 3)));
 		memset(buf, 0, sizeof(buf));
-		ASSERT_EQ(VELO2_RET_SUCCESS, recv_tmo(&p, buf, 120, &len, &src, &tag, &mtt, TMO_S));
+		ASSERT_EQ(VELO2_RET_SUCCESS, xt_velo_recv_tmo(&p, buf, 120, &len, &src, &tag, &mtt, TMO_S));
 		ASSERT_EQ(l, len);
 		ASSERT_EQ(self_id, src);
 		ASSERT_EQ((uint8_t)(l + 1), tag);
@@ -110,8 +75,9 @@ TEST(loopback_sizes_tags_mtt)
 	EXPECT_EQ(5, len);
 	/* too small buffer: not consumed */
 	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_send(&c, msg, 100, 0, 0));
-	for (double end = now_s() + TMO_S;
-	     velo2_probe_recv(&p, buf, 50, &len, &src, &tag, &mtt) == VELO2_RET_NO_MSG && now_s() < end;)
+	for (double end = xt_now_s() + TMO_S;
+	     velo2_probe_recv(&p, buf, 50, &len, &src, &tag, &mtt) == VELO2_RET_NO_MSG &&
+	     xt_now_s() < end;)
 		sched_yield();
 	EXPECT_EQ(VELO2_RET_INV_MSG, velo2_probe_recv(&p, buf, 50, &len, &src, &tag, &mtt));
 	EXPECT_EQ(VELO2_RET_SUCCESS, velo2_probe_recv(&p, buf, 120, &len, &src, &tag, &mtt));
@@ -173,7 +139,7 @@ TEST_TIMEOUT(several_senders_one_ring, 300)
 	uint8_t tag, mtt;
 
 	memset(&p, 0, sizeof(p));
-	OPEN_OR_SKIP(&p);
+	XT_VELO2_OPEN_OR_SKIP(&p);
 	for (int i = 0; i < NS; i++) {
 		struct sender_arg a = { velo2_get_nodeid(&p), velo2_get_vpid(&p), i, COUNT };
 
@@ -183,7 +149,7 @@ TEST_TIMEOUT(several_senders_one_ring, 300)
 			_exit(sender(&a));
 	}
 	while (got < NS * COUNT) {
-		velo2_ret_t r = recv_tmo(&p, m, sizeof(m), &len, &src, &tag, &mtt, TMO_S);
+		velo2_ret_t r = xt_velo_recv_tmo(&p, m, sizeof(m), &len, &src, &tag, &mtt, TMO_S);
 
 		ASSERT_EQ(VELO2_RET_SUCCESS, r);
 		ASSERT_LT(m[0], NS);
@@ -215,7 +181,7 @@ TEST_TIMEOUT(ring_full_try_again_nothing_lost, 300)
 
 	memset(&rx, 0, sizeof(rx));
 	memset(&tx, 0, sizeof(tx));
-	OPEN_OR_SKIP(&rx);
+	XT_VELO2_OPEN_OR_SKIP(&rx);
 	setenv("VELO2_SEND_NONBLOCK", "1", 1);
 	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_open(&tx));
 	unsetenv("VELO2_SEND_NONBLOCK");
@@ -262,7 +228,7 @@ TEST_TIMEOUT(ring_full_try_again_nothing_lost, 300)
 		ASSERT_EQ(recvd, m[0]);
 		recvd++;
 	}
-	EXPECT_EQ(VELO2_RET_NO_MSG, recv_tmo(&rx, m, sizeof(m), &len, &src, &tag, &mtt, 1));
+	EXPECT_EQ(VELO2_RET_NO_MSG, xt_velo_recv_tmo(&rx, m, sizeof(m), &len, &src, &tag, &mtt, 1));
 	velo2_close(&tx);
 	velo2_close(&rx);
 }
@@ -277,7 +243,7 @@ TEST_TIMEOUT(ring_full_blocking_send_waits, 300)
 	int st;
 
 	memset(&rx, 0, sizeof(rx));
-	OPEN_OR_SKIP(&rx);
+	XT_VELO2_OPEN_OR_SKIP(&rx);
 	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
@@ -297,7 +263,7 @@ TEST_TIMEOUT(ring_full_blocking_send_waits, 300)
 	}
 	sleep(2);	/* let the ring overflow */
 	for (uint32_t i = 0; i < COUNT; i++) {
-		ASSERT_EQ(VELO2_RET_SUCCESS, recv_tmo(&rx, m, sizeof(m), &len, &src, &tag, &mtt, TMO_S));
+		ASSERT_EQ(VELO2_RET_SUCCESS, xt_velo_recv_tmo(&rx, m, sizeof(m), &len, &src, &tag, &mtt, TMO_S));
 		ASSERT_EQ(i, m[0]);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -352,7 +318,7 @@ TEST_TIMEOUT(send_and_recv_make_no_system_calls, 300)
 	int st;
 
 	memset(&probe, 0, sizeof(probe));
-	OPEN_OR_SKIP(&probe);
+	XT_VELO2_OPEN_OR_SKIP(&probe);
 	velo2_close(&probe);
 	ASSERT_TRUE(stage != MAP_FAILED);
 	*stage = 0;

@@ -697,6 +697,209 @@ TEST_F(rma2, configuration)
 	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_set_protectionid(NULL, 1));
 }
 
+/*
+ * Every post function with every documented error: the same arguments as
+ * a successful post except one, and nothing reaches the requester page.
+ */
+typedef RMA2_ERROR (*region_post)(RMA2_Port, RMA2_Handle, RMA2_Region *, uint32_t, uint32_t,
+				  RMA2_NLA, RMA2_Notification_Spec, RMA2_Command_Modifier);
+typedef RMA2_ERROR (*direct_post)(RMA2_Port, RMA2_Handle, RMA2_NLA, uint32_t, RMA2_NLA,
+				  RMA2_Notification_Spec, RMA2_Command_Modifier);
+
+struct post_variant {
+	const char *name;
+	region_post region;
+	direct_post direct;
+	int qw;
+};
+
+static const struct post_variant post_variants[] = {
+	{ "put_bt", rma2_post_put_bt, NULL, 0 },
+	{ "put_qw", rma2_post_put_qw, NULL, 1 },
+	{ "get_bt", rma2_post_get_bt, NULL, 0 },
+	{ "get_qw", rma2_post_get_qw, NULL, 1 },
+	{ "put_bt_direct", NULL, rma2_post_put_bt_direct, 0 },
+	{ "put_qw_direct", NULL, rma2_post_put_qw_direct, 1 },
+	{ "get_bt_direct", NULL, rma2_post_get_bt_direct, 0 },
+	{ "get_qw_direct", NULL, rma2_post_get_qw_direct, 1 },
+};
+
+/* local = offset into r (region variants) or NLA r->nla + offset (direct) */
+static RMA2_ERROR post_one(const struct post_variant *v, RMA2_Port p, RMA2_Handle h,
+			   RMA2_Region *r, uint32_t local, uint32_t size, RMA2_NLA remote,
+			   unsigned int spec, unsigned int mod)
+{
+	if (v->region)
+		return v->region(p, h, r, local, size, remote, (RMA2_Notification_Spec)spec,
+				 (RMA2_Command_Modifier)mod);
+	return v->direct(p, h, r->nla + r->offset + local, size, remote,
+			 (RMA2_Notification_Spec)spec, (RMA2_Command_Modifier)mod);
+}
+
+TEST_F(rma2, every_post_function_every_error_code)
+{
+	static uint8_t buf[2 * PG] __attribute__((aligned(PG)));
+	static uint8_t pages2[32 * PG] __attribute__((aligned(PG)));
+	volatile uint64_t *pg = (volatile uint64_t *)page_of(&self->f, RMA2_CONN_DEFAULT);
+	RMA2_Port p = self->f.port, p2 = NULL;
+	RMA2_Handle h = self->h, foreign = NULL;
+	RMA2_Notification q2[8];
+	volatile uint64_t rp2;
+	RMA2_Region *r;
+
+	*(uint64_t *)(pages2 + RMA2_CMD_FREE_OFF) = 10;
+	ASSERT_EQ(RMA2_SUCCESS, rma2__open_fake(&p2, 1, 1, pages2, PG, q2, 8, &rp2));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(p2, 1, 1, RMA2_CONN_DEFAULT, &foreign));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(p, buf, sizeof(buf), &r));
+	for (size_t i = 0; i < sizeof(post_variants) / sizeof(post_variants[0]); i++) {
+		const struct post_variant *v = &post_variants[i];
+
+		TH_LOG("%s", v->name);
+		pg[0] = 0;
+		ASSERT_EQ(RMA2_SUCCESS, post_one(v, p, h, r, 8, 64, 0x1000, 4, 0));
+		ASSERT_NE(0, pg[0]);
+		pg[0] = 0;
+		EXPECT_EQ(RMA2_ERR_INV_PORT, post_one(v, NULL, h, r, 8, 64, 0x1000, 4, 0));
+		EXPECT_EQ(RMA2_ERR_INV_HANDLE, post_one(v, p, NULL, r, 8, 64, 0x1000, 4, 0));
+		EXPECT_EQ(RMA2_ERR_INV_HANDLE, post_one(v, p, foreign, r, 8, 64, 0x1000, 4, 0));
+		EXPECT_EQ(RMA2_ERR_WRONG_ARG, post_one(v, p, h, r, 8, 0, 0x1000, 4, 0));
+		EXPECT_EQ(RMA2_ERR_WRONG_ARG, post_one(v, p, h, r, 8, RMA2_MAX_SIZE + 8, 0x1000, 4, 0));
+		EXPECT_EQ(RMA2_ERR_WRONG_ARG, post_one(v, p, h, r, 8, 64, 0x1000, 8, 0));
+		EXPECT_EQ(RMA2_ERR_WRONG_ARG, post_one(v, p, h, r, 8, 64, 0x1000, 4, 16));
+		if (v->qw) {
+			/* size, local and remote address: multiples of 8 */
+			EXPECT_EQ(RMA2_ERR_WRONG_ARG, post_one(v, p, h, r, 8, 60, 0x1000, 4, 0));
+			EXPECT_EQ(RMA2_ERR_WRONG_ARG, post_one(v, p, h, r, 4, 64, 0x1000, 4, 0));
+			EXPECT_EQ(RMA2_ERR_WRONG_ARG, post_one(v, p, h, r, 8, 64, 0x1004, 4, 0));
+		} else {
+			/* byte variants: no alignment rule */
+			EXPECT_EQ(RMA2_SUCCESS, post_one(v, p, h, r, 3, 61, 0x1005, 4, 0));
+			EXPECT_NE(0, pg[0]);
+			pg[0] = 0;
+		}
+		if (v->region)
+			EXPECT_EQ(RMA2_ERR_INV_VALUE, v->region(p, h, NULL, 8, 64, 0x1000,
+								RMA2_COMPLETER_NOTIFICATION, 0));
+		EXPECT_EQ(0, pg[0]);	/* no failed call posted anything */
+	}
+	/* the other posting functions */
+	pg[0] = 0;
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_post_immediate_put(NULL, h, 8, 1, 0x1000, 0, 0));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_post_immediate_put(p, foreign, 8, 1, 0x1000, 0, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_immediate_put(p, h, 8, 1, 0x1000,
+							      (RMA2_Notification_Spec)8, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_immediate_put(p, h, 8, 1, 0x1000, 0,
+							      (RMA2_Command_Modifier)16));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_post_notification(NULL, h, 1, 1, 4, 0));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_post_notification(p, foreign, 1, 1, 4, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_notification(p, h, 1, 1, (RMA2_Notification_Spec)9,
+							     0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_notification(p, h, 1, 1, 4,
+							     (RMA2_Command_Modifier)31));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_post_lock(NULL, h, 0, 1, 0, 1, 0, 0));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_post_lock(p, foreign, 0, 1, 0, 1, 0, 0));
+	EXPECT_EQ(RMA2_ERR_WRONG_ARG, rma2_post_lock(p, h, 0, 1, 0, 1, (RMA2_Notification_Spec)8, 0));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_post_descriptor(p, NULL, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_post_descriptor(p, foreign, NULL));
+	EXPECT_EQ(0, pg[0]);
+	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(p, r));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(p2));
+}
+
+/* Error codes of the remaining calls that take a port, handle or region. */
+TEST_F(rma2, remaining_error_codes)
+{
+	static uint8_t buf[PG] __attribute__((aligned(PG)));
+	static uint8_t pages2[32 * PG] __attribute__((aligned(PG)));
+	RMA2_Port p = self->f.port, p2 = NULL;
+	RMA2_Handle foreign = NULL;
+	RMA2_Notification q2[8], *n;
+	RMA2_Region *r, *r2, *keep = (RMA2_Region *)0x1;
+	volatile uint64_t rp2;
+	void *va;
+	size_t sz;
+
+	*(uint64_t *)(pages2 + RMA2_CMD_FREE_OFF) = 10;
+	ASSERT_EQ(RMA2_SUCCESS, rma2__open_fake(&p2, 1, 1, pages2, PG, q2, 8, &rp2));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(p2, 1, 1, RMA2_CONN_DEFAULT, &foreign));
+	/* a region or a handle of another port is not ours */
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(p2, buf, PG, &r2));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_unregister(p, r2));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_unregister_cached(p, r2));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_unregister_adhoc(p, r2));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_disconnect(p, foreign));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_request_interrupt(p, foreign));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_request_rra(p, foreign));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_request_tcs(p, foreign, 0, 0));
+	EXPECT_EQ(RMA2_ERR_INV_HANDLE, rma2_get_tcs(p, foreign, (uint32_t *)&sz, (uint32_t *)&sz));
+	EXPECT_EQ(0, rma2_get_interrupt(p, foreign));
+	EXPECT_EQ(0, rma2_get_physical_access(NULL, self->h));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_request_physical_access(NULL, self->h));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_request_tcs(NULL, self->h, 0, 0));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_get_tcs(NULL, self->h, (uint32_t *)&sz, (uint32_t *)&sz));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(p2, r2));
+	/* registration variants: port, address, size, output */
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_register_nomalloc(NULL, buf, 10, &(RMA2_Region){ 0 }));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_register_nomalloc(p, NULL, 10, &(RMA2_Region){ 0 }));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_register_nomalloc(p, buf, 0, &(RMA2_Region){ 0 }));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_register(p, (void *)(uintptr_t)-4096, 8192, &keep));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_register_cached(NULL, buf, 10, &keep));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_register_cached(p, buf, 0, &keep));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_register_adhoc(NULL, buf, &keep));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_register_adhoc(p, NULL, &keep));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_register_adhoc(p, buf, NULL));
+	EXPECT_TRUE(keep == (RMA2_Region *)0x1);
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_unregister_cached(NULL, keep));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_unregister_adhoc(NULL, keep));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(p, buf, PG, &r));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_get_va(r, 0, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_get_size(r, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_get_page_count(NULL, &sz));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_get_va(r, 1, &va));
+	EXPECT_EQ(0, rma2_get_region_overlap(NULL, buf, 1));
+	EXPECT_EQ(0, rma2_get_region_equal(NULL, buf, PG));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(p, r));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_unregister(p, r));	/* twice */
+	/* the blocking matchers check their arguments before they wait */
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_noti_match_block(NULL, RMA2_ANY, 1, 1, 4, 0, 0, &n));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_match_block(p, RMA2_ANY, 1, 1, 4, 0, 0, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_noti_noti_match_block(NULL, 1, 1, 1, &n));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_noti_match_block(p, 1, 1, 1, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_noti_lock_match_block(NULL, 1, 1, 1, &n));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_lock_match_block(p, 1, 1, 1, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_noti_match(p, 1, 1, 1, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_lock_match(p, 1, 1, 1, NULL));
+	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_noti_match(p, 1, 1, 1, &n));
+	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_lock_match(p, 1, 1, 1, &n));
+	/* a matching head and nowhere to put it: no write through NULL */
+	push(&self->f, 0, 5, mk_w1(1, 1, 1, 4, RMA2_NOTIFICATION_PUT, 0, 0));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_noti_match(p, 1, 1, 1, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_noti_match_block(p, 1, 1, 1, NULL));
+	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_match(p, RMA2_ANY, 1, 1, 4, RMA2_ANY_NLA, 0, NULL));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_noti_noti_match(p, 1, 1, 1, &n));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_noti_free(p, n));
+	/* every decoder survives NULL */
+	EXPECT_EQ(RMA2_ANY, rma2_noti_get_cmd(NULL));
+	EXPECT_EQ(RMA2_NO_NOTIFICATION, rma2_noti_get_notification_type(NULL));
+	EXPECT_EQ(0, rma2_noti_get_mode(NULL));
+	EXPECT_EQ(0xffff, rma2_noti_get_remote_vpid(NULL));
+	EXPECT_TRUE(rma2_noti_get_local_address(NULL) == 0);
+	EXPECT_EQ(0, rma2_noti_get_total_size(0x1000, NULL));
+	EXPECT_EQ(0, rma2_noti_get_lock_value(NULL));
+	EXPECT_EQ(0, rma2_noti_get_lock_number(NULL));
+	EXPECT_EQ(0, rma2_noti_get_lock_result(NULL));
+	EXPECT_TRUE(rma2_noti_get_notiput_payload(NULL) == 0);
+	EXPECT_EQ(0, rma2_noti_get_notiput_class(NULL));
+	rma2_noti_dump(NULL);
+	{
+		char s[64] = "";
+
+		rma2_noti_sdump(NULL, s, sizeof(s));
+		EXPECT_TRUE(strstr(s, "(null)") != NULL);
+	}
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(p2));
+}
+
 struct mt { RMA2_Port p; RMA2_Handle h; volatile int stop; };
 
 static void *poster(void *arg)

@@ -247,6 +247,48 @@ TEST_F(velo, recv_blocks)
 	pthread_join(t, NULL);
 }
 
+TEST_F(velo, remaining_error_codes)
+{
+	uint8_t data[100], buf[120];
+	uint32_t len = 7, src = 7;
+	uint8_t tag = 7, mtt = 7;
+	velo2_port_t other;
+	uint64_t oreq[512] = { 0 }, ostate[8];
+	uint8_t ombox[4 * SLOT];
+	volatile uint64_t orp;
+	velo2_connection_t oc;
+
+	memset(data, 0x3c, sizeof(data));
+	/* blocking receive, buffer too small: INV_MSG, message kept, nothing written */
+	deliver(self->mbox, 0, 1, 2, 0, 0, data, 100, 0);
+	memset(buf, 0xee, sizeof(buf));
+	EXPECT_EQ(VELO2_RET_INV_MSG, velo2_recv(&self->port, buf, 99, &len, &src, &tag, &mtt));
+	EXPECT_EQ(0xee, buf[0]);
+	EXPECT_EQ(7, len);
+	EXPECT_EQ(VELO2_RET_INV_MSG, velo2_recv(&self->port, NULL, 120, &len, &src, &tag, &mtt));
+	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_recv(&self->port, buf, 100, &len, &src, &tag, &mtt));
+	EXPECT_EQ(100, len);
+	/* blocking receive of a message with the error bit: consumed */
+	deliver(self->mbox, 1, 1, 2, 0, 0, data, 8, 1);
+	EXPECT_EQ(VELO2_RET_INV_MSG, velo2_recv(&self->port, buf, 120, &len, &src, &tag, &mtt));
+	EXPECT_EQ(VELO2_RET_NO_MSG, velo2_probe_recv(&self->port, buf, 120, &len, &src, &tag,
+						     &mtt));
+	/* a connection of another port cannot be disconnected here */
+	ASSERT_EQ(VELO2_RET_SUCCESS, velo2__open_fake(&other, 1, 1, oreq, ostate, ombox, 4, SLOT,
+						      &orp));
+	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_connect(&other, &oc, 1, 1));
+	EXPECT_EQ(VELO2_RET_ERROR, velo2_disconnect(&self->port, &oc));
+	EXPECT_TRUE(oc.state_map != NULL);
+	EXPECT_EQ(VELO2_RET_SUCCESS, velo2_disconnect(&other, &oc));
+	/* a connection whose port was closed sends nothing */
+	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_connect(&other, &oc, 1, 1));
+	EXPECT_EQ(VELO2_RET_SUCCESS, velo2_close(&other));
+	oreq[0] = 0;
+	EXPECT_EQ(VELO2_RET_ERROR, velo2_send(&oc, "x", 1, 0, 0));
+	EXPECT_TRUE(oreq[0] == 0);
+	EXPECT_EQ(VELO2_RET_ERROR, velo2_connect(NULL, &oc, 1, 1));
+}
+
 TEST(close_resets)
 {
 	uint64_t req[512] = { 0 }, state[8];

@@ -33,11 +33,15 @@ static void lh_del(extoll_list_head_t *n)
 static int pool_grow(extoll2_list_t *l, uint32_t n)
 {
 	size_t hdr = (sizeof(extoll_list_head_t) + l->align - 1) / l->align * l->align;
-	size_t bytes = hdr + (size_t)n * l->elem_size;
+	size_t bytes;
 	unsigned char *chunk;
 	uint32_t i;
 
-	bytes = (bytes + l->align - 1) / l->align * l->align;
+	/* hdr + n * elem_size rounded up to align; refuse what wraps */
+	if (__builtin_mul_overflow((size_t)n, l->elem_size, &bytes) ||
+	    __builtin_add_overflow(bytes, hdr + (l->align - 1), &bytes))
+		return -1;
+	bytes = bytes / l->align * l->align;
 	chunk = aligned_alloc(l->align, bytes);
 	if (!chunk)
 		return -1;
@@ -53,13 +57,16 @@ static int pool_grow(extoll2_list_t *l, uint32_t n)
 EXPORT int extoll2_construct_list(extoll2_list_t *l, size_t elem_size, size_t align,
 				  uint32_t initial, uint32_t grow)
 {
-	if (!l || elem_size < sizeof(extoll_list_head_t) || grow == 0)
+	if (!l)
+		return -1;
+	/* free.next == NULL: get/put refuse a list whose construction failed */
+	memset(l, 0, sizeof(*l));
+	if (elem_size < sizeof(extoll_list_head_t) || grow == 0)
 		return -1;
 	if (align < sizeof(void *))
 		align = sizeof(void *);
-	if (align & (align - 1))
+	if ((align & (align - 1)) || elem_size > SIZE_MAX - (align - 1))
 		return -1;
-	memset(l, 0, sizeof(*l));
 	lh_init(&l->free);
 	lh_init(&l->chunks);
 	l->align = align;

@@ -248,12 +248,22 @@ static RMA2_ERROR match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid, RM
 	return RMA2_SUCCESS;
 }
 
+/* The matchers' arguments, checked before anything may block. */
+static RMA2_ERROR match_args(RMA2_Port port, RMA2_Notification **notification)
+{
+	if (!port_ok(port))
+		return RMA2_ERR_INV_PORT;
+	return notification ? RMA2_SUCCESS : RMA2_ERR_INV_VALUE;
+}
+
 EXPORT RMA2_ERROR rma2_noti_match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid,
 				  RMA2_VPID vpid, RMA2_Notification_Spec type, RMA2_NLA nla,
 				  int flags, RMA2_Notification **notification)
 {
-	if (!notification)
-		return port_ok(port) ? RMA2_ERR_INV_VALUE : RMA2_ERR_INV_PORT;
+	RMA2_ERROR rc = match_args(port, notification);
+
+	if (rc)
+		return rc;
 	return match(port, cmd, nodeid, vpid, type, nla, flags,
 		     ((uint32_t)flags & RMA2_BLOCK_FLAG) != 0, notification);
 }
@@ -262,8 +272,10 @@ EXPORT RMA2_ERROR rma2_noti_match_block(RMA2_Port port, RMA2_Command cmd, RMA2_N
 					RMA2_VPID vpid, RMA2_Notification_Spec type, RMA2_NLA nla,
 					int flags, RMA2_Notification **notification)
 {
-	if (!notification)
-		return port_ok(port) ? RMA2_ERR_INV_VALUE : RMA2_ERR_INV_PORT;
+	RMA2_ERROR rc = match_args(port, notification);
+
+	if (rc)
+		return rc;
 	return match(port, cmd, nodeid, vpid, type, nla, flags, 1, notification);
 }
 
@@ -271,8 +283,11 @@ static RMA2_ERROR noti_match(RMA2_Port port, RMA2_Class mclass, RMA2_Nodeid node
 			     RMA2_VPID vpid, int block, RMA2_Notification **notification)
 {
 	RMA2_Notification *n;
-	RMA2_ERROR rc = get_head(port, block, &n);
+	RMA2_ERROR rc = match_args(port, notification);
 
+	if (rc)
+		return rc;
+	rc = get_head(port, block, &n);
 	if (rc)
 		return rc;
 	if (rma2_noti_get_notification_type(n) != RMA2_COMPLETER_NOTIFICATION ||
@@ -303,8 +318,11 @@ static RMA2_ERROR lock_match(RMA2_Port port, uint32_t lockid, RMA2_Nodeid nodeid
 {
 	RMA2_Notification *n;
 	RMA2_Command c;
-	RMA2_ERROR rc = get_head(port, block, &n);
+	RMA2_ERROR rc = match_args(port, notification);
 
+	if (rc)
+		return rc;
+	rc = get_head(port, block, &n);
 	if (rc)
 		return rc;
 	c = rma2_noti_get_cmd(n);
