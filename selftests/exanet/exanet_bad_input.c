@@ -33,39 +33,28 @@ FIXTURE_TEARDOWN(raw)
 	EXPECT_EQ(self->kmsg_bad, now);
 }
 
-#define EXPECT_ERRNO(err, call)						\
-	do {								\
-		errno = 0;						\
-		long __rc = (long)(call);				\
-		if (__rc != -1 || errno != (err))			\
-			TH_LOG("%s: rc %ld errno %d (%s), expected %s", #call, __rc, \
-			       errno, strerror(errno), #err);		\
-		ASSERT_EQ(-1, __rc);					\
-		ASSERT_EQ(err, errno);					\
-	} while (0)
-
 TEST_F(raw, unknown_ioctl_enotty)
 {
 	int arg = 0;
 
-	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IO(EXANET_IOC_MAGIC, 0x55)));
-	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IOWR(EXANET_IOC_MAGIC, 0x05, int), &arg));
-	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IOR('T', 0x01, int), &arg));
+	ASSERT_ERRNO(ENOTTY, ioctl(self->fd, _IO(EXANET_IOC_MAGIC, 0x55)));
+	ASSERT_ERRNO(ENOTTY, ioctl(self->fd, _IOWR(EXANET_IOC_MAGIC, 0x05, int), &arg));
+	ASSERT_ERRNO(ENOTTY, ioctl(self->fd, _IOR('T', 0x01, int), &arg));
 	/* right number, wrong size/direction encoding */
-	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IOR(EXANET_IOC_MAGIC, 0x00, int), &arg));
-	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, 0, &arg));
+	ASSERT_ERRNO(ENOTTY, ioctl(self->fd, _IOR(EXANET_IOC_MAGIC, 0x00, int), &arg));
+	ASSERT_ERRNO(ENOTTY, ioctl(self->fd, 0, &arg));
 }
 
 TEST_F(raw, bad_user_pointers_efault)
 {
-	EXPECT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_GET_INFO, NULL));
-	EXPECT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_GET_INFO, (void *)1));
-	EXPECT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_PKT_ALLOC, NULL));
-	EXPECT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_MBOX_ALLOC, (void *)16));
-	EXPECT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_PKT_FREE, NULL));
-	EXPECT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_MBOX_FREE, (void *)-4096L));
+	ASSERT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_GET_INFO, NULL));
+	ASSERT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_GET_INFO, (void *)1));
+	ASSERT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_PKT_ALLOC, NULL));
+	ASSERT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_MBOX_ALLOC, (void *)16));
+	ASSERT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_PKT_FREE, NULL));
+	ASSERT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_MBOX_FREE, (void *)-4096L));
 	/* kernel address */
-	EXPECT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_GET_INFO, (void *)0xffffffff81000000UL));
+	ASSERT_ERRNO(EFAULT, ioctl(self->fd, EXANET_IOC_GET_INFO, (void *)0xffffffff81000000UL));
 	ASSERT_EQ(0, exa_sysfs_long("pkt_in_use") < 0);
 }
 
@@ -80,11 +69,11 @@ TEST_F(raw, bad_nslots_and_flags_einval)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct exanet_mbox_alloc ma = { .nslots = bad[i] };
 
-		EXPECT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_MBOX_ALLOC, &ma));
+		ASSERT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_MBOX_ALLOC, &ma));
 	}
-	EXPECT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_ALLOC, &pa));
+	ASSERT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_ALLOC, &pa));
 	pa.flags = 0x80000000u;
-	EXPECT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_ALLOC, &pa));
+	ASSERT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_ALLOC, &pa));
 	ASSERT_EQ(mbox0, exa_sysfs_long("mbox_in_use"));
 	ASSERT_EQ(pkt0, exa_sysfs_long("pkt_in_use"));
 }
@@ -97,10 +86,10 @@ TEST_F(raw, free_bad_or_foreign_index_einval)
 	int other;
 
 	idx = EXANET_NUM_PKT_IFACES;
-	EXPECT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_FREE, &idx));
+	ASSERT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_FREE, &idx));
 	idx = 0xffffffffu;
-	EXPECT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_FREE, &idx));
-	EXPECT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_MBOX_FREE, &idx));
+	ASSERT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_PKT_FREE, &idx));
+	ASSERT_ERRNO(EINVAL, ioctl(self->fd, EXANET_IOC_MBOX_FREE, &idx));
 	/* allocated by another open file: not ours to free */
 	other = open(EXANET_DEFAULT_DEVICE, O_RDWR);
 	ASSERT_LE(0, other);
@@ -114,9 +103,9 @@ TEST_F(raw, free_bad_or_foreign_index_einval)
 	ASSERT_TRUE(errno == EINVAL || errno == EACCES);
 	/* free twice */
 	ASSERT_EQ(0, ioctl(other, EXANET_IOC_PKT_FREE, &pa.iface));
-	EXPECT_ERRNO(EINVAL, ioctl(other, EXANET_IOC_PKT_FREE, &pa.iface));
+	ASSERT_ERRNO(EINVAL, ioctl(other, EXANET_IOC_PKT_FREE, &pa.iface));
 	ASSERT_EQ(0, ioctl(other, EXANET_IOC_MBOX_FREE, &ma.mbox));
-	EXPECT_ERRNO(EINVAL, ioctl(other, EXANET_IOC_MBOX_FREE, &ma.mbox));
+	ASSERT_ERRNO(EINVAL, ioctl(other, EXANET_IOC_MBOX_FREE, &ma.mbox));
 	close(other);
 }
 
@@ -128,15 +117,15 @@ TEST_F(raw, mmap_wrong_length_or_private_einval)
 	ASSERT_EQ(0, ioctl(self->fd, EXANET_IOC_PKT_ALLOC, &pa));
 	ASSERT_EQ(0, ioctl(self->fd, EXANET_IOC_MBOX_ALLOC, &ma));
 	ASSERT_EQ(64 * EXANET_MBOX_SLOT_SIZE, ma.queue_size);
-	EXPECT_ERRNO(EINVAL, (long)mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+	ASSERT_ERRNO(EINVAL, (long)mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
 					(off_t)pa.mmap_offset));
-	EXPECT_ERRNO(EINVAL, (long)mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+	ASSERT_ERRNO(EINVAL, (long)mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
 					(off_t)ma.regs_offset));
-	EXPECT_ERRNO(EINVAL, (long)mmap(NULL, ma.queue_size + 4096, PROT_READ, MAP_SHARED,
+	ASSERT_ERRNO(EINVAL, (long)mmap(NULL, ma.queue_size + 4096, PROT_READ, MAP_SHARED,
 					self->fd, (off_t)ma.queue_offset));
-	EXPECT_ERRNO(EINVAL, (long)mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
+	ASSERT_ERRNO(EINVAL, (long)mmap(NULL, 4096, PROT_READ, MAP_SHARED, self->fd,
 					(off_t)ma.queue_offset));
-	EXPECT_ERRNO(EINVAL, (long)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd,
+	ASSERT_ERRNO(EINVAL, (long)mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd,
 					(off_t)pa.mmap_offset));
 	/* the right length works */
 	{

@@ -17,17 +17,6 @@
 #define KERNEL_PTR ((void *)0xffff888000000000ull)
 #define BUDGET_PARAM "/sys/module/extoll/parameters/queue_budget_mb"
 
-#define EXPECT_ERRNO(err, call)						\
-	do {								\
-		errno = 0;						\
-		long __rc = (long)(call);				\
-		if (__rc != -1 || errno != (err))			\
-			TH_LOG("%s: rc %ld errno %d (%s), expected %s", #call, __rc, \
-			       errno, strerror(errno), #err);		\
-		EXPECT_EQ(-1, __rc);					\
-		EXPECT_EQ(err, errno);					\
-	} while (0)
-
 #define EXPECT_MMAP_ERRNO(err, call)					\
 	do {								\
 		errno = 0;						\

@@ -194,17 +194,9 @@ static inline velo2_ret_t xt_velo_recv_tmo(velo2_port_t *p, void *buf, uint32_t 
 static inline long xt_sysfs(const char *unit, const char *attr)
 {
 	char path[128];
-	long v;
-	FILE *f;
-	int n;
 
 	snprintf(path, sizeof(path), "/sys/class/extoll/extoll0-%s/%s", unit, attr);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%li", &v);
-	fclose(f);
-	return n == 1 ? v : -EINVAL;
+	return exa_read_long(path);
 }
 
 /* What the driver holds for all endpoints of the device (sysfs). */

@@ -227,20 +227,26 @@ int exa_genl_dev_get(uint32_t index, long *node_id, long *pkt_in_use, long *mbox
 
 /* ------------------------------------------------------------ sysfs, kmsg */
 
-long exa_sysfs_long(const char *attr)
+long exa_read_long(const char *path)
 {
-	char path[256];
 	long v;
 	FILE *f;
 	int n;
 
-	snprintf(path, sizeof(path), "/sys/class/exanet/exanet0/%s", attr);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
 	n = fscanf(f, "%li", &v);
 	fclose(f);
 	return n == 1 ? v : -EINVAL;
+}
+
+long exa_sysfs_long(const char *attr)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/class/exanet/exanet0/%s", attr);
+	return exa_read_long(path);
 }
 
 int exa_kmsg_bad_lines(void)

@@ -16,6 +16,8 @@ int exa_genl_dev_get(uint32_t index, long *node_id, long *pkt_in_use, long *mbox
 /* Raw request with arbitrary u32 attributes, for bad-input tests. */
 int exa_genl_request(uint8_t cmd, int flags, const uint16_t *types, const uint32_t *vals, int n);
 
+/* The number in a (sysfs) file; negative errno on error. */
+long exa_read_long(const char *path);
 /* /sys/class/exanet/exanet0/<attr> as a number; negative errno on error. */
 long exa_sysfs_long(const char *attr);
 

@@ -203,6 +203,25 @@ static inline void __register_test(const char *name, __test_fn fn, int timeout)
 #define ASSERT_STREQ(a, b) __STRCMP(a, b, 1)
 #define EXPECT_STREQ(a, b) __STRCMP(a, b, 0)
 
+/* A system call that must fail with exactly 'err': returns -1, errno set. */
+#define __ERRNO(err, call, is_assert)					\
+	do {								\
+		errno = 0;						\
+		long __rc = (long)(call);				\
+		int __errno = errno;					\
+		if (__rc != -1 || __errno != (err)) {			\
+			fprintf(stdout, "# %s:%d:%s: %s: rc %ld errno %d (%s), expected -1 %s\n", \
+				__FILE__, __LINE__, __func__, #call, __rc, \
+				__errno, strerror(__errno), #err);	\
+			fflush(stdout);					\
+			_metadata->failed = 1;				\
+			if (is_assert)					\
+				__harness_abort_test();			\
+		}							\
+	} while (0)
+#define ASSERT_ERRNO(err, call) __ERRNO(err, call, 1)
+#define EXPECT_ERRNO(err, call) __ERRNO(err, call, 0)
+
 static inline void __harness_child(struct __test_metadata *t)
 {
 	setpgid(0, 0);
