@@ -26,6 +26,7 @@
 #include <linux/uaccess.h>
 
 #include "exanet_drv.h"
+#include "exa_pci.h"
 
 /* ------------------------------------------------------------ parameters */
 
@@ -728,17 +729,6 @@ static void exanet_dev_release(struct device *dev)
 	kfree(edev);
 }
 
-static int exanet_check_bar(struct pci_dev *pdev, int bar, resource_size_t size)
-{
-	if (!(pci_resource_flags(pdev, bar) & IORESOURCE_MEM) ||
-	    pci_resource_len(pdev, bar) < size) {
-		dev_err(&pdev->dev, "BAR%d missing or smaller than %#llx\n",
-			bar, (unsigned long long)size);
-		return -ENODEV;
-	}
-	return 0;
-}
-
 static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct exanet_dev *edev;
@@ -749,9 +739,9 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
-	ret = exanet_check_bar(pdev, EXANET_BAR_CTRL, EXANET_BAR_CTRL_SIZE) ?:
-	      exanet_check_bar(pdev, EXANET_BAR_PKT, EXANET_BAR_PKT_SIZE) ?:
-	      exanet_check_bar(pdev, EXANET_BAR_MBOX, EXANET_BAR_MBOX_SIZE);
+	ret = exa_pci_check_bar(pdev, EXANET_BAR_CTRL, EXANET_BAR_CTRL_SIZE) ?:
+	      exa_pci_check_bar(pdev, EXANET_BAR_PKT, EXANET_BAR_PKT_SIZE) ?:
+	      exa_pci_check_bar(pdev, EXANET_BAR_MBOX, EXANET_BAR_MBOX_SIZE);
 	if (ret)
 		return ret;
 	/* BAR0 is mapped for the kernel; BAR1/2 are only reserved. */

@@ -10,6 +10,7 @@
 #include <linux/pci.h>
 
 #include "extoll_drv.h"
+#include "exa_pci.h"
 
 static u32 extoll_rd(struct extoll_dev *xdev, unsigned int reg)
 {
@@ -26,18 +27,6 @@ static void extoll_wr64(struct extoll_dev *xdev, unsigned int reg, u64 val)
 	lo_hi_writeq(val, xdev->regs + reg);
 }
 
-static int extoll_check_bar(struct pci_dev *pdev, int bar,
-			    resource_size_t size)
-{
-	if (!(pci_resource_flags(pdev, bar) & IORESOURCE_MEM) ||
-	    pci_resource_len(pdev, bar) < size) {
-		dev_err(&pdev->dev, "BAR%d missing or smaller than %#llx\n",
-			bar, (unsigned long long)size);
-		return -ENODEV;
-	}
-	return 0;
-}
-
 /* Map BAR0 for the kernel, reserve the user BARs, read the geometry. */
 int extoll_hw_probe(struct extoll_dev *xdev)
 {
@@ -45,7 +34,7 @@ int extoll_hw_probe(struct extoll_dev *xdev)
 	u32 magic, version, vpids, slot;
 	int ret;
 
-	ret = extoll_check_bar(pdev, EXTOLL_BAR_CTRL, EXTOLL_BAR_CTRL_SIZE);
+	ret = exa_pci_check_bar(pdev, EXTOLL_BAR_CTRL, EXTOLL_BAR_CTRL_SIZE);
 	if (ret)
 		return ret;
 	ret = pcim_iomap_regions(pdev, BIT(EXTOLL_BAR_CTRL), EXTOLL_DRV_NAME);
@@ -69,9 +58,9 @@ int extoll_hw_probe(struct extoll_dev *xdev)
 		return -ENODEV;
 	}
 	/* The user BARs must hold every VPID's pages. */
-	ret = extoll_check_bar(pdev, EXTOLL_BAR_VELO,
+	ret = exa_pci_check_bar(pdev, EXTOLL_BAR_VELO,
 			       (resource_size_t)vpids * EXTOLL_HW_PAGE_SIZE) ?:
-	      extoll_check_bar(pdev, EXTOLL_BAR_RMA,
+	      exa_pci_check_bar(pdev, EXTOLL_BAR_RMA,
 			       (resource_size_t)vpids * EXTOLL_RMA_VPID_STRIDE);
 	if (ret)
 		return ret;
