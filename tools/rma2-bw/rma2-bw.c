@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	me.nla = my_nla;
 	me.buf_size = MAX_SIZE;
 	me.flags = (uint32_t)(qw | get << 1);
-	fd = xt_handshake(TOOL, &o, &me, &peer);
+	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
 	if (o.server) {

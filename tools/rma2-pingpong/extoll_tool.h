@@ -36,9 +36,10 @@ struct xt_hello {
 };
 
 /* Connect (client) or accept (server); exchange hellos.  The server adopts
- * the client's run parameters.  Returns the TCP fd or -1. */
-static inline int xt_handshake(const char *tool, struct pp_opts *o, struct xt_hello *me,
-			       struct xt_hello *peer)
+ * the client's run parameters after checking every size is within
+ * 1..max_size (the client is not trusted).  Returns the TCP fd or -1. */
+static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int max_size,
+			       struct xt_hello *me, struct xt_hello *peer)
 {
 	int fd;
 
@@ -76,9 +77,17 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, struct xt_he
 	}
 	if (o->server) {
 		if (peer->nsizes > PP_MAX_SIZES || peer->nsizes == 0) {
+			fprintf(stderr, "%s: client sent %u sizes\n", tool, peer->nsizes);
 			close(fd);
 			return -1;
 		}
+		for (unsigned int i = 0; i < peer->nsizes; i++)
+			if (peer->sizes[i] == 0 || peer->sizes[i] > max_size) {
+				fprintf(stderr, "%s: client sent size %u (1..%u)\n", tool,
+					peer->sizes[i], max_size);
+				close(fd);
+				return -1;
+			}
 		o->nsizes = peer->nsizes;
 		memcpy(o->sizes, peer->sizes, sizeof(o->sizes));
 		o->iters = peer->iters;

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 	rma2_get_nla(rreg, 0, &me.nla);
 	me.buf_size = MAX_SIZE;
 	me.flags = (uint32_t)qw;
-	fd = xt_handshake(TOOL, &o, &me, &peer);
+	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
 	if (o.server)

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 	memset(&me, 0, sizeof(me));
 	me.node = velo2_get_nodeid(&port);
 	me.vpid = velo2_get_vpid(&port);
-	fd = xt_handshake(TOOL, &o, &me, &peer);
+	fd = xt_handshake(TOOL, &o, VELO2_MAX_MSG_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
 	if (velo2_connect(&port, &con, peer.node, peer.vpid) != VELO2_RET_SUCCESS) {
