@@ -155,8 +155,9 @@ static inline void xt_print_bw(const char *tool, const char *transport, const ch
 }
 
 #ifdef LIBRMA2_H
-/* Waits for the next RMA notification and consumes it; -1 on timeout or
- * an error notification.  The clock is read only every 4096 probes. */
+/* Waits for the next RMA notification and consumes it; -1 (reported on
+ * stderr) on timeout or an error notification.  The clock is read only
+ * every 4096 probes. */
 static inline int xt_wait_noti(RMA2_Port port, double tmo)
 {
 	RMA2_Notification *n;
@@ -166,12 +167,17 @@ static inline int xt_wait_noti(RMA2_Port port, double tmo)
 
 	while (rma2_noti_probe(port, &n) != RMA2_SUCCESS) {
 		if ((++spins & 0xfff) == 0) {
-			if (pp_now_ns() > end)
+			if (pp_now_ns() > end) {
+				fprintf(stderr, "no RMA notification within %g s\n", tmo);
 				return -1;
+			}
 			sched_yield();
 		}
 	}
 	err = rma2_noti_get_error(n);
+	if (err)
+		fprintf(stderr, "RMA error notification: error %d, size %u, from node %u\n",
+			err, rma2_noti_get_size(n), rma2_noti_get_remote_nodeid(n));
 	rma2_noti_free(port, n);
 	return err ? -1 : 0;
 }
