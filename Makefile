@@ -5,6 +5,7 @@
 #   make check      build everything and run all tests (host + in-VM)
 #   make bench-msg  messaging benchmark, writes build/bench/msg.json
 #   make bench-rdma RDMA benchmark, writes build/bench/rdma.json
+#   make bench-extoll EXTOLL VELO/RMA benchmark, writes build/bench/extoll.json
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).
@@ -27,7 +28,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps check demo bench-msg bench-rdma clean
+.PHONY: all deps check demo bench-msg bench-rdma bench-extoll clean
 all:
 
 deps:
@@ -60,6 +61,10 @@ bench-msg: deps
 bench-rdma: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-rdma
+
+bench-extoll: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/bench-extoll
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)

@@ -25,11 +25,11 @@ def run_pair(cluster, server_cmd, client_cmd, timeout=300):
     """Run server_cmd on node 1 and client_cmd on node 0 at the same time.
     Returns the client's output; raises PairError if either side failed."""
     res = cluster.run_all({1: server_cmd, 0: client_cmd}, timeout=timeout)
-    for node in (0, 1):
-        r = res[node]
-        if r.rc != 0:
-            raise PairError("node %d: %r exited %d:\n%s" % (
-                node, server_cmd if node else client_cmd, r.rc, r.output))
+    failed = ["node %d: %r exited %d:\n%s" % (node, server_cmd if node else client_cmd,
+                                              res[node].rc, res[node].output)
+              for node in (0, 1) if res[node].rc != 0]
+    if failed:
+        raise PairError("\n".join(failed))
     return res[0].output, res[1].output
 
 

@@ -51,33 +51,11 @@ static void usage(FILE *f)
 
 static const struct pp_tool tool = { TOOL, MAX_SIZE, 60.0, 0, usage };
 
-struct bw_result {
-	unsigned int size;
-	unsigned long iters;
-	double seconds, mb_s, msg_s;
-};
-
-static int wait_noti(RMA2_Port port, double tmo)
-{
-	RMA2_Notification *n;
-	int64_t end = pp_now_ns() + (int64_t)(tmo * 1e9);
-	int err;
-
-	while (rma2_noti_probe(port, &n) != RMA2_SUCCESS) {
-		if (pp_now_ns() > end)
-			return -1;
-		sched_yield();
-	}
-	err = rma2_noti_get_error(n);
-	rma2_noti_free(port, n);
-	return err ? -1 : 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct pp_opts o;
 	struct xt_hello me, peer;
-	struct bw_result res[PP_MAX_SIZES];
+	struct xt_bw_result res[PP_MAX_SIZES];
 	RMA2_Port port = NULL;
 	RMA2_Handle h = NULL;
 	RMA2_Region *buf_reg = NULL;
@@ -102,6 +80,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, TOOL ": --qw needs sizes that are multiples of 8\n");
 			return PP_EXIT_USAGE;
 		}
+	memset(res, 0, sizeof(res));
 	rc = rma2_open(&port);
 	if (rc != RMA2_SUCCESS) {
 		rma2_perror(rc, TOOL ": rma2_open");
@@ -126,7 +105,7 @@ int main(int argc, char **argv)
 	me.nla = my_nla;
 	me.buf_size = MAX_SIZE;
 	me.flags = (uint32_t)(qw | get << 1);
-	fd = xt_handshake(TOOL, &o, &me, &peer);
+	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
 	if (o.server) {
@@ -173,7 +152,7 @@ int main(int argc, char **argv)
 					}
 				}
 				if (get) {
-					if (wait_noti(port, o.timeout_s)) {
+					if (xt_wait_noti(port, o.timeout_s)) {
 						fprintf(stderr, TOOL ": size %u: no/failed completion\n", size);
 						return 1;
 					}
@@ -190,18 +169,14 @@ int main(int argc, char **argv)
 				}
 				t1 = pp_now_ns();
 				if (pass) {
-					res[si].size = size;
-					res[si].iters = n;
-					res[si].seconds = (double)(t1 - t0) * 1e-9;
-					res[si].mb_s = (double)size * (double)n / res[si].seconds / 1e6;
-					res[si].msg_s = (double)n / res[si].seconds;
+					xt_bw_set(&res[si], size, n, t1 - t0);
 					if (o.verbose)
 						fprintf(stderr, TOOL ": size %u: %.1f MB/s\n", size,
 							res[si].mb_s);
 				}
 			} else if (!get) {
 				/* last put's completer notification, then answer */
-				if (wait_noti(port, o.timeout_s)) {
+				if (xt_wait_noti(port, o.timeout_s)) {
 					fprintf(stderr, TOOL ": size %u: no/failed completion\n", size);
 					return 1;
 				}
@@ -214,23 +189,11 @@ int main(int argc, char **argv)
 	xt_sync(fd, o.timeout_s);
 	if (o.client) {
 		const char *what = get ? (qw ? "get-qw" : "get-bt") : (qw ? "put-qw" : "put-bt");
+		char transport[64], desc[64];
 
-		if (o.json) {
-			printf("{\"tool\":\"%s\",\"transport\":\"extoll-rma2-%s\",\"unit\":\"MB/s\","
-			       "\"local_node\":%u,\"peer_node\":%u,\"iters\":%lu,\"warmup\":%lu,"
-			       "\"results\":[", TOOL, what, me.node, peer.node, o.iters, o.warmup);
-			for (si = 0; si < o.nsizes; si++)
-				printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"mb_s\":%.2f,"
-				       "\"msg_s\":%.1f}", si ? "," : "", res[si].size, res[si].iters,
-				       res[si].seconds, res[si].mb_s, res[si].msg_s);
-			printf("]}\n");
-		} else {
-			printf("# %s: EXTOLL RMA %s, node %u -> node %u, %lu transfers per size\n",
-			       TOOL, what, me.node, peer.node, o.iters);
-			printf("%10s %12s %14s\n", "size", "MB/s", "msgs/s");
-			for (si = 0; si < o.nsizes; si++)
-				printf("%10u %12.2f %14.1f\n", res[si].size, res[si].mb_s, res[si].msg_s);
-		}
+		snprintf(transport, sizeof(transport), "extoll-rma2-%s", what);
+		snprintf(desc, sizeof(desc), "EXTOLL RMA %s", what);
+		xt_print_bw(TOOL, transport, desc, &o, me.node, peer.node, res, o.nsizes);
 	}
 	rma2_disconnect(port, h);
 	rma2_unregister(port, buf_reg);

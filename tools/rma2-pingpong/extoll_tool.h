@@ -2,7 +2,8 @@
 /*
  * Shared by rma2-pingpong, rma2-bw and velo2-pingpong: the TCP handshake on
  * the management network (exchange of EXTOLL addresses and run
- * parameters) on top of tools/exanet-pingpong/pp_common.
+ * parameters) on top of tools/exanet-pingpong/pp_common, bandwidth
+ * results, and (with rma2.h included first) waiting for a notification.
  */
 #ifndef EXTOLL_TOOL_H
 #define EXTOLL_TOOL_H
@@ -36,9 +37,10 @@ struct xt_hello {
 };
 
 /* Connect (client) or accept (server); exchange hellos.  The server adopts
- * the client's run parameters.  Returns the TCP fd or -1. */
-static inline int xt_handshake(const char *tool, struct pp_opts *o, struct xt_hello *me,
-			       struct xt_hello *peer)
+ * the client's run parameters after checking every size is within
+ * 1..max_size (the client is not trusted).  Returns the TCP fd or -1. */
+static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int max_size,
+			       struct xt_hello *me, struct xt_hello *peer)
 {
 	int fd;
 
@@ -76,9 +78,17 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, struct xt_he
 	}
 	if (o->server) {
 		if (peer->nsizes > PP_MAX_SIZES || peer->nsizes == 0) {
+			fprintf(stderr, "%s: client sent %u sizes\n", tool, peer->nsizes);
 			close(fd);
 			return -1;
 		}
+		for (unsigned int i = 0; i < peer->nsizes; i++)
+			if (peer->sizes[i] == 0 || peer->sizes[i] > max_size) {
+				fprintf(stderr, "%s: client sent size %u (1..%u)\n", tool,
+					peer->sizes[i], max_size);
+				close(fd);
+				return -1;
+			}
 		o->nsizes = peer->nsizes;
 		memcpy(o->sizes, peer->sizes, sizeof(o->sizes));
 		o->iters = peer->iters;
@@ -96,6 +106,82 @@ static inline int xt_sync(int fd, double tmo)
 		return -1;
 	return 0;
 }
+
+/* One size of a bandwidth run (rma2-bw, velo2-pingpong --bw). */
+struct xt_bw_result {
+	unsigned int size;
+	unsigned long iters;
+	double seconds, mb_s, msg_s;
+	unsigned long send_retries;	/* sends refused by flow control, then retried */
+	unsigned long errors;		/* data errors seen by either side */
+};
+
+static inline void xt_bw_set(struct xt_bw_result *r, unsigned int size, unsigned long iters,
+			     int64_t ns)
+{
+	r->size = size;
+	r->iters = iters;
+	r->seconds = (double)ns * 1e-9;
+	r->mb_s = r->seconds > 0 ? (double)size * (double)iters / r->seconds / 1e6 : 0;
+	r->msg_s = r->seconds > 0 ? (double)iters / r->seconds : 0;
+}
+
+/* transport: JSON name ("extoll-rma2-put-bt"); desc: table title. */
+static inline void xt_print_bw(const char *tool, const char *transport, const char *desc,
+			       const struct pp_opts *o, uint32_t node, uint32_t peer_node,
+			       const struct xt_bw_result *res, unsigned int n)
+{
+	unsigned int i;
+
+	if (o->json) {
+		printf("{\"tool\":\"%s\",\"transport\":\"%s\",\"unit\":\"MB/s\","
+		       "\"local_node\":%u,\"peer_node\":%u,\"iters\":%lu,\"warmup\":%lu,"
+		       "\"results\":[", tool, transport, node, peer_node, o->iters, o->warmup);
+		for (i = 0; i < n; i++)
+			printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"mb_s\":%.2f,"
+			       "\"msg_s\":%.1f,\"send_retries\":%lu,\"errors\":%lu}", i ? "," : "",
+			       res[i].size, res[i].iters, res[i].seconds, res[i].mb_s, res[i].msg_s,
+			       res[i].send_retries, res[i].errors);
+		printf("]}\n");
+	} else {
+		printf("# %s: %s, node %u -> node %u, %lu transfers per size\n", tool, desc, node,
+		       peer_node, o->iters);
+		printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
+		for (i = 0; i < n; i++)
+			printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s,
+			       res[i].msg_s, res[i].send_retries, res[i].errors);
+	}
+	fflush(stdout);
+}
+
+#ifdef LIBRMA2_H
+/* Waits for the next RMA notification and consumes it; -1 (reported on
+ * stderr) on timeout or an error notification.  The clock is read only
+ * every 4096 probes. */
+static inline int xt_wait_noti(RMA2_Port port, double tmo)
+{
+	RMA2_Notification *n;
+	int64_t end = pp_now_ns() + (int64_t)(tmo * 1e9);
+	unsigned long spins = 0;
+	int err;
+
+	while (rma2_noti_probe(port, &n) != RMA2_SUCCESS) {
+		if ((++spins & 0xfff) == 0) {
+			if (pp_now_ns() > end) {
+				fprintf(stderr, "no RMA notification within %g s\n", tmo);
+				return -1;
+			}
+			sched_yield();
+		}
+	}
+	err = rma2_noti_get_error(n);
+	if (err)
+		fprintf(stderr, "RMA error notification: error %d, size %u, from node %u\n",
+			err, rma2_noti_get_size(n), rma2_noti_get_remote_nodeid(n));
+	rma2_noti_free(port, n);
+	return err ? -1 : 0;
+}
+#endif
 
 static inline int xt_has_opt(int argc, char **argv, const char *l, const char *s)
 {

@@ -8,7 +8,9 @@
  * pscom4extoll does), the server polls the last byte of the message in its
  * own memory, then puts the same size back.  The last byte carries a
  * per-iteration tag; the NIC makes it visible only after the bytes before
- * it.  No system calls in the loop.
+ * it.  --noti: every put carries a completer notification and the receiver
+ * waits for that instead (then the tag must already be there).  No system
+ * calls in the loop.
  */
 #include <getopt.h>
 
@@ -39,6 +41,8 @@ static void usage(FILE *f)
 "  -w, --warmup N         untimed round trips per size first (default 100)\n"
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
 "      --qw               quadword puts (sizes must be multiples of 8)\n"
+"      --noti             the receiver waits for a completer notification\n"
+"                         instead of polling the last byte\n"
 "      --no-timing        only the total time per size (avg only)\n"
 "      --clock MODE       auto (default), monotonic, tsc\n"
 "  -j, --json             machine-readable output on stdout\n"
@@ -67,6 +71,34 @@ static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
 	return 0;
 }
 
+static int put(RMA2_Port port, RMA2_Handle h, RMA2_Region *sreg, uint32_t size, RMA2_NLA dst,
+	       int qw, int noti)
+{
+	RMA2_Notification_Spec spec = noti ? RMA2_COMPLETER_NOTIFICATION : RMA2_NO_NOTIFICATION;
+	RMA2_ERROR rc = qw ? rma2_post_put_qw(port, h, sreg, 0, size, dst, spec, 0)
+			   : rma2_post_put_bt(port, h, sreg, 0, size, dst, spec, 0);
+
+	if (rc)
+		rma2_perror(rc, TOOL ": post put");
+	return rc ? -1 : 0;
+}
+
+/* The peer's put has landed: its last byte carries 'tag'. */
+static int wait_put(RMA2_Port port, volatile uint8_t *last, uint8_t tag, int noti, double tmo)
+{
+	if (!noti)
+		return wait_tag(last, tag, tmo);
+	if (xt_wait_noti(port, tmo)) {
+		fprintf(stderr, TOOL ": no or failed completer notification\n");
+		return -1;
+	}
+	if (*last != tag) {
+		fprintf(stderr, TOOL ": notification before the data\n");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pp_opts o;
@@ -78,10 +110,11 @@ int main(int argc, char **argv)
 	RMA2_ERROR rc;
 	uint8_t *rbuf, *sbuf;
 	uint64_t *rtt;
-	int fd, qw, sizes_given;
+	int fd, qw, noti, sizes_given;
 	unsigned int si;
 
 	qw = xt_take_flag(&argc, argv, "--qw");
+	noti = xt_take_flag(&argc, argv, "--noti");
 	sizes_given = xt_has_opt(argc, argv, "--sizes", "-S");
 	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
@@ -118,12 +151,14 @@ int main(int argc, char **argv)
 	me.vpid = rma2_get_vpid(port);
 	rma2_get_nla(rreg, 0, &me.nla);
 	me.buf_size = MAX_SIZE;
-	me.flags = (uint32_t)qw;
-	fd = xt_handshake(TOOL, &o, &me, &peer);
+	me.flags = (uint32_t)(qw | noti << 1);
+	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
-	if (o.server)
-		qw = (int)peer.flags;
+	if (o.server) {
+		qw = peer.flags & 1;
+		noti = (peer.flags >> 1) & 1;
+	}
 	rc = rma2_connect(port, (RMA2_Nodeid)peer.node, (RMA2_VPID)peer.vpid, RMA2_CONN_DEFAULT, &h);
 	if (rc != RMA2_SUCCESS) {
 		rma2_perror(rc, TOOL ": rma2_connect");
@@ -152,24 +187,19 @@ int main(int argc, char **argv)
 					tstart = pp_timer_ns();
 				if (!o.no_timing)
 					t0 = pp_timer_ns();
-				rc = qw ? rma2_post_put_qw(port, h, sreg, 0, size, peer.nla, 0, 0)
-					: rma2_post_put_bt(port, h, sreg, 0, size, peer.nla, 0, 0);
-				if (rc || wait_tag(last, tag, o.timeout_s)) {
-					fprintf(stderr, TOOL ": size %u iteration %lu: %s\n", size, it,
-						rc ? "post failed" : "timeout");
+				if (put(port, h, sreg, size, peer.nla, qw, noti) ||
+				    wait_put(port, last, tag, noti, o.timeout_s)) {
+					fprintf(stderr, TOOL ": size %u iteration %lu failed\n", size, it);
 					return 1;
 				}
 				if (!o.no_timing && it >= o.warmup)
 					rtt[it - o.warmup] = (uint64_t)(pp_timer_ns() - t0);
 			} else {
-				if (wait_tag(last, tag, o.timeout_s)) {
-					fprintf(stderr, TOOL ": size %u iteration %lu: timeout\n", size, it);
+				if (wait_put(port, last, tag, noti, o.timeout_s) ||
+				    put(port, h, sreg, size, peer.nla, qw, noti)) {
+					fprintf(stderr, TOOL ": size %u iteration %lu failed\n", size, it);
 					return 1;
 				}
-				rc = qw ? rma2_post_put_qw(port, h, sreg, 0, size, peer.nla, 0, 0)
-					: rma2_post_put_bt(port, h, sreg, 0, size, peer.nla, 0, 0);
-				if (rc)
-					return 1;
 			}
 		}
 		if (o.client) {
@@ -190,12 +220,15 @@ int main(int argc, char **argv)
 	}
 	xt_sync(fd, o.timeout_s);
 	if (o.client) {
+		char transport[64];
+
+		snprintf(transport, sizeof(transport), "extoll-rma2-put-%s%s", qw ? "qw" : "bt",
+			 noti ? "-noti" : "");
 		if (o.json)
-			pp_print_json(TOOL, qw ? "extoll-rma2-put-qw" : "extoll-rma2-put-bt",
-				      me.node, peer.node, &o, res, o.nsizes);
+			pp_print_json(TOOL, transport, me.node, peer.node, &o, res, o.nsizes);
 		else
-			pp_print_table(TOOL, "extoll-rma2", "librma2 put, tail polling", &o, res,
-				       o.nsizes);
+			pp_print_table(TOOL, transport, noti ? "librma2 put, completer notification"
+				       : "librma2 put, tail polling", &o, res, o.nsizes);
 	}
 	rma2_disconnect(port, h);
 	rma2_unregister(port, rreg);
