@@ -109,6 +109,30 @@ MemTxResult fabric_nic_dma_rw(PCIDevice *pdev, unsigned *depth,
     return r;
 }
 
+MemTxResult fabric_nic_dma_store(PCIDevice *pdev, unsigned *depth,
+                                 dma_addr_t addr, uint64_t val, unsigned size)
+{
+    AddressSpace *as = pci_get_address_space(pdev);
+    MemTxResult r = MEMTX_OK;
+    uint8_t buf[8];
+
+    assert(size == 4 || size == 8);
+    if (addr & (size - 1)) {
+        stq_le_p(buf, val);
+        return fabric_nic_dma_rw(pdev, depth, addr, buf, size,
+                                 DMA_DIRECTION_FROM_DEVICE);
+    }
+    (*depth)++;
+    smp_mb();   /* the body is visible before the word that publishes it */
+    if (size == 8) {
+        address_space_stq_le(as, addr, val, MEMTXATTRS_UNSPECIFIED, &r);
+    } else {
+        address_space_stl_le(as, addr, val, MEMTXATTRS_UNSPECIFIED, &r);
+    }
+    (*depth)--;
+    return r;
+}
+
 bool fabric_nic_reentered(unsigned depth, const char *type)
 {
     if (depth) {

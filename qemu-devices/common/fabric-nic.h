@@ -87,4 +87,15 @@ MemTxResult fabric_nic_dma_rw(PCIDevice *pdev, unsigned *depth,
                               DMADirection dir);
 bool fabric_nic_reentered(unsigned depth, const char *type);
 
+/*
+ * Store a 4- or 8-byte little-endian word that hands a slot to the guest
+ * (a status or flags word that software polls and then clears) with one
+ * store, after the body written before it.  pci_dma_rw() copies with
+ * memcpy(), which may store a small word twice (overlapping moves); if the
+ * guest consumed and cleared the slot between the two, the second store
+ * would hand it over again.  Unaligned words fall back to fabric_nic_dma_rw().
+ */
+MemTxResult fabric_nic_dma_store(PCIDevice *pdev, unsigned *depth,
+                                 dma_addr_t addr, uint64_t val, unsigned size);
+
 #endif

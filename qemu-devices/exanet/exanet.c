@@ -459,8 +459,8 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
                       EXANET_MBOX_SLOT_SIZE;
     /* Body first, then the flags word that hands the slot to software. */
     if (exanet_dma_write(s, addr, slot, SLOT_FLAGS_OFF) != MEMTX_OK ||
-        exanet_dma_write(s, addr + SLOT_FLAGS_OFF,
-                         slot + SLOT_FLAGS_OFF, 4) != MEMTX_OK) {
+        fabric_nic_dma_store(PCI_DEVICE(s), &exanet_dma_depth,
+                             addr + SLOT_FLAGS_OFF, flags, 4) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR, "exanet: DMA to mailbox %u at 0x%"
                       PRIx64 " failed\n", (unsigned)va, (uint64_t)addr);
         s->counters[EXANET_CNT_DMA_ERRORS]++;

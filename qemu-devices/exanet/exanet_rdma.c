@@ -240,8 +240,9 @@ static void rdma_kick(ExanetRdma *r)
 /* ------------------------------------------------------------------ */
 /* DMA through a rank's context */
 
-static MemTxResult rdma_dma(ExanetRdma *r, unsigned rank, uint64_t va,
-                            void *buf, uint64_t len, DMADirection dir)
+/* The context function through which rank's DMA to [va, va + len) goes. */
+static MemTxResult rdma_ctx(ExanetRdma *r, unsigned rank, uint64_t va,
+                            uint64_t len, PCIDevice **ctx)
 {
     if (rank >= EXANET_RDMA_NUM_RANKS || !r->ctx[rank] || !r->ctx_en[rank]) {
         return MEMTX_ERROR;
@@ -249,8 +250,29 @@ static MemTxResult rdma_dma(ExanetRdma *r, unsigned rank, uint64_t va,
     if (va >= RDMA_VA_LIMIT || len > RDMA_VA_LIMIT - va) {
         return MEMTX_DECODE_ERROR;
     }
-    return fabric_nic_dma_rw(r->ctx[rank], &exanet_dma_depth, va, buf, len,
-                             dir);
+    *ctx = r->ctx[rank];
+    return MEMTX_OK;
+}
+
+static MemTxResult rdma_dma(ExanetRdma *r, unsigned rank, uint64_t va,
+                            void *buf, uint64_t len, DMADirection dir)
+{
+    PCIDevice *ctx;
+    MemTxResult res = rdma_ctx(r, rank, va, len, &ctx);
+
+    return res != MEMTX_OK ? res :
+           fabric_nic_dma_rw(ctx, &exanet_dma_depth, va, buf, len, dir);
+}
+
+/* The flags word software polls and clears: one store (fabric-nic.h). */
+static MemTxResult rdma_store_flags(ExanetRdma *r, unsigned rank, uint64_t va,
+                                    uint32_t flags)
+{
+    PCIDevice *ctx;
+    MemTxResult res = rdma_ctx(r, rank, va, 4, &ctx);
+
+    return res != MEMTX_OK ? res :
+           fabric_nic_dma_store(ctx, &exanet_dma_depth, va, flags, 4);
 }
 
 /* Notification / completion record: body first, then flags. */
@@ -270,11 +292,10 @@ static bool rdma_write_notif(ExanetRdma *r, unsigned rank, uint64_t va,
     n.error = err;
     n.page = page;
     n.chan = cpu_to_le16(chan);
-    n.flags = cpu_to_le32(flags | EXANET_RDMA_N_VALID);
     if (rdma_dma(r, rank, va, &n, offsetof(struct exanet_rdma_notif, flags),
                  DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK ||
-        rdma_dma(r, rank, va + offsetof(struct exanet_rdma_notif, flags),
-                 &n.flags, 4, DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK) {
+        rdma_store_flags(r, rank, va + offsetof(struct exanet_rdma_notif, flags),
+                         flags | EXANET_RDMA_N_VALID) != MEMTX_OK) {
         r->cnt[EXANET_RCNT_RX_DMA_ERRORS]++;
         return false;
     }

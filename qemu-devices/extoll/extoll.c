@@ -108,7 +108,7 @@ enum {
 #define EXT_NACK_MIN_NS     (100 * SCALE_US)
 #define EXT_NACK_MAX_NS     (5 * SCALE_MS)
 #define EXT_POLL_NS         (1 * SCALE_MS)
-#define EXT_TXQ_BYTES_MAX   (48u << 20)      /* queued payload that stops new commands */
+#define EXT_TXQ_BYTES_MAX   (48u << 20)      /* queued payload that defers new commands */
 #define EXT_BACKLOG_MAX     4096             /* local notifications waiting per VPID */
 
 static unsigned extoll_dma_depth;   /* DMA in progress, see fabric-nic.h */
@@ -166,6 +166,12 @@ typedef struct ExtNoti {
     uint64_t w0, w1;
 } ExtNoti;
 
+/* An accepted RMA command waiting for room in the transmit queues. */
+typedef struct ExtCmd {
+    uint64_t w[3];
+    uint8_t opts;
+} ExtCmd;
+
 typedef struct ExtVpid {
     uint32_t ctrl;
     uint64_t velo_ring;
@@ -190,6 +196,7 @@ typedef struct ExtVpid {
     uint64_t rma_drops;
     uint8_t rma_gen;
     GQueue backlog;         /* ExtNoti* waiting for room in the queue */
+    GQueue cmdq;            /* ExtCmd* accepted, not yet executed */
 } ExtVpid;
 
 struct ExtollState {
@@ -204,6 +211,8 @@ struct ExtollState {
     ExtVpid vpid[EXTOLL_NUM_VPIDS];
     ExtPeer **peers;        /* [num_nodes], lazily allocated */
     uint64_t txq_bytes;     /* payload bytes in all transmit queues */
+    unsigned cmdq_len;      /* ExtCmd in all VPIDs' cmdq */
+    QEMUBH *cmdq_bh;        /* runs them once the transmit queues drain */
     uint64_t counters[EXTOLL_NUM_COUNTERS];
     GQueue loopq;           /* GByteArray* packets to our own node */
     QEMUBH *loop_bh;
@@ -251,12 +260,16 @@ static bool ext_read_u64(ExtollState *s, uint64_t addr, uint64_t *v)
     return true;
 }
 
+/* One store: status words and tail markers are polled and cleared by the
+ * guest (see fabric_nic_dma_store()). */
 static bool ext_write_u64(ExtollState *s, uint64_t addr, uint64_t v)
 {
-    uint8_t b[8];
-
-    stq_le_p(b, v);
-    return ext_dma_write(s, addr, b, 8);
+    if (fabric_nic_dma_store(PCI_DEVICE(s), &extoll_dma_depth, addr, v, 8)
+        != MEMTX_OK) {
+        s->counters[EXTOLL_CNT_DMA_ERRORS]++;
+        return false;
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -340,9 +353,8 @@ static bool ext_mem_rw(ExtollState *s, unsigned vpid, bool te, uint64_t addr,
              * below it (clients poll a tail flag at the end of a put).
              */
             ok = ext_dma_write(s, sg->bus, p, sg->len - 8);
-            smp_wmb();
-            ok = ok && ext_dma_write(s, sg->bus + sg->len - 8,
-                                     p + sg->len - 8, 8);
+            ok = ok && ext_write_u64(s, sg->bus + sg->len - 8,
+                                     ldq_le_p(p + sg->len - 8));
         } else {
             if (last) {
                 smp_wmb();
@@ -383,7 +395,6 @@ static void ext_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
     uint64_t a = v->notiq + 16ull * v->notiq_wp;
 
     ext_write_u64(s, a, w0);
-    smp_wmb();
     ext_write_u64(s, a + 8, w1);
     v->notiq_wp = (v->notiq_wp + 1) & (v->notiq_entries - 1);
     s->counters[EXTOLL_CNT_NOTI_WRITTEN]++;
@@ -652,6 +663,9 @@ static void ext_pkt_done(ExtollState *s, ExtPkt *k)
     }
     s->txq_bytes -= k->len;
     g_free(k);
+    if (s->cmdq_len && s->txq_bytes < EXT_TXQ_BYTES_MAX) {
+        qemu_bh_schedule(s->cmdq_bh);
+    }
 }
 
 /* Every packet with seq before 'upto' (exclusive) is acknowledged. */
@@ -852,7 +866,6 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
     if (mlen) {
         ext_dma_write(s, slot, b + D_HDR + 4, mlen);
     }
-    smp_wmb();
     ext_write_u64(s, slot + EXTOLL_VELO_STATUS_OFF, st);
     v->velo_wp = (v->velo_wp + 1) & (v->velo_slots - 1);
     v->velo_rx_count++;
@@ -863,13 +876,20 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
 /* ------------------------------------------------------------------ */
 /* RMA: origin side */
 
+/*
+ * Command slots of the VPID.  A count read here is a promise the library
+ * spends without reading again, so it depends only on the VPID's own
+ * commands: when the device-wide transmit queues are full, accepted
+ * commands wait in v->cmdq instead of being refused.
+ */
 static uint32_t ext_rma_free(ExtollState *s, ExtVpid *v)
 {
-    if (!ext_rma_on(v) || s->txq_bytes >= EXT_TXQ_BYTES_MAX ||
-        v->rma_pending >= EXTOLL_RMA_CMDQ_DEPTH) {
+    uint32_t used = v->rma_pending + g_queue_get_length(&v->cmdq);
+
+    if (!ext_rma_on(v) || used >= EXTOLL_RMA_CMDQ_DEPTH) {
         return 0;
     }
-    return EXTOLL_RMA_CMDQ_DEPTH - v->rma_pending;
+    return EXTOLL_RMA_CMDQ_DEPTH - used;
 }
 
 /* last-fragment offset for a transfer of len bytes */
@@ -887,11 +907,11 @@ static void ext_req_error(ExtollState *s, ExtVpid *v, unsigned cmd,
                                  ext_mode(opts), EXTOLL_NOTI_ERR_REQ));
 }
 
-static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
+static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
+                         const uint64_t *w)
 {
     ExtVpid *v = &s->vpid[vi];
-    uint64_t w0 = v->rma_cmd[opts][0], w1 = v->rma_cmd[opts][1];
-    uint64_t w2 = v->rma_cmd[opts][2];
+    uint64_t w0 = w[0], w1 = w[1], w2 = w[2];
     unsigned cmd = EXTOLL_RMA_W0_CMD(w0), node = EXTOLL_RMA_W0_NODE(w0);
     unsigned dv = EXTOLL_RMA_W0_VPID(w0), spec = EXTOLL_RMA_W0_SPEC(w0);
     unsigned mod = EXTOLL_RMA_W0_MOD(w0), count = EXTOLL_RMA_W0_COUNT(w0);
@@ -901,13 +921,6 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
     ExtPkt *k;
     uint8_t *d;
 
-    v->rma_mask[opts] = 0;
-    if (!ext_rma_free(s, v)) {
-        v->rma_drops++;
-        s->counters[EXTOLL_CNT_RMA_CMD_DROPPED]++;
-        return;
-    }
-    s->counters[EXTOLL_CNT_RMA_CMDS]++;
     if ((w0 & 3) != EXTOLL_RMA_W0_MAGIC || (opts & EXTOLL_RMA_OPT_RRA) ||
         (!te && !(v->ctrl & EXTOLL_VPID_RMA_PHYS)) ||
         (mod & (EXTOLL_MOD_MC | EXTOLL_MOD_ERA | EXTOLL_MOD_EWA)) ||
@@ -995,6 +1008,62 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
     default:    /* lock and invalid codes */
         ext_req_error(s, v, cmd, node, dv, opts, w1);
         return;
+    }
+}
+
+/* All three words of a command were stored on requester page 'opts'. */
+static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
+{
+    ExtVpid *v = &s->vpid[vi];
+    ExtCmd *c;
+
+    v->rma_mask[opts] = 0;
+    if (!ext_rma_free(s, v)) {
+        v->rma_drops++;
+        s->counters[EXTOLL_CNT_RMA_CMD_DROPPED]++;
+        return;
+    }
+    s->counters[EXTOLL_CNT_RMA_CMDS]++;
+    if (g_queue_is_empty(&v->cmdq) && s->txq_bytes < EXT_TXQ_BYTES_MAX) {
+        ext_rma_exec(s, vi, opts, v->rma_cmd[opts]);
+        return;
+    }
+    c = g_new(ExtCmd, 1);
+    memcpy(c->w, v->rma_cmd[opts], sizeof(c->w));
+    c->opts = opts;
+    g_queue_push_tail(&v->cmdq, c);
+    s->cmdq_len++;
+}
+
+/* Deferred commands, one per VPID in turn, while the queues have room. */
+static void ext_cmdq_bh(void *opaque)
+{
+    ExtollState *s = opaque;
+    bool ran = true;
+
+    while (ran && s->cmdq_len && s->txq_bytes < EXT_TXQ_BYTES_MAX) {
+        ran = false;
+        for (unsigned i = 0; i < EXTOLL_NUM_VPIDS &&
+                             s->txq_bytes < EXT_TXQ_BYTES_MAX; i++) {
+            ExtCmd *c = g_queue_pop_head(&s->vpid[i].cmdq);
+
+            if (c) {
+                s->cmdq_len--;
+                ext_rma_exec(s, i, c->opts, c->w);
+                g_free(c);
+                ran = true;
+            }
+        }
+    }
+}
+
+static void ext_cmdq_clear(ExtollState *s, ExtVpid *v)
+{
+    ExtCmd *c;
+
+    while ((c = g_queue_pop_head(&v->cmdq))) {
+        s->cmdq_len--;
+        g_free(c);
     }
 }
 
@@ -1403,8 +1472,9 @@ static void ext_vpid_velo_reset(ExtVpid *v)
     v->velo_gen++;
 }
 
-static void ext_vpid_rma_reset(ExtVpid *v)
+static void ext_vpid_rma_reset(ExtollState *s, ExtVpid *v)
 {
+    ext_cmdq_clear(s, v);
     memset(v->rma_mask, 0, sizeof(v->rma_mask));
     v->rma_pending = 0;
     v->rma_gen++;
@@ -1432,8 +1502,10 @@ static void ext_reset_state(ExtollState *s)
 
         /* generations survive resets so late replies never match */
         ext_backlog_clear(v);
+        ext_cmdq_clear(s, v);
         memset(v, 0, sizeof(*v));
         g_queue_init(&v->backlog);
+        g_queue_init(&v->cmdq);
         v->velo_credits = EXTOLL_VELO_TX_CREDITS;
         v->velo_gen = vg;
         v->rma_gen = rg;
@@ -1535,10 +1607,10 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
                 nv &= ~(EXTOLL_VPID_RMA | EXTOLL_VPID_RMA_PHYS);
             } else {
                 v->notiq_wp = 0;
-                ext_vpid_rma_reset(v);
+                ext_vpid_rma_reset(s, v);
             }
         } else if (!(nv & EXTOLL_VPID_RMA) && rma_on) {
-            ext_vpid_rma_reset(v);
+            ext_vpid_rma_reset(s, v);
         }
         if (!(nv & EXTOLL_VPID_RMA)) {
             nv &= ~EXTOLL_VPID_RMA_PHYS;
@@ -1820,8 +1892,10 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
     g_queue_init(&s->ack_peers);
     s->ack_bh = qemu_bh_new(ext_ack_bh, s);
     s->poll_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_poll_timer, s);
+    s->cmdq_bh = qemu_bh_new(ext_cmdq_bh, s);
     for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
         g_queue_init(&s->vpid[i].backlog);
+        g_queue_init(&s->vpid[i].cmdq);
     }
     ext_reset_state(s);
     if (!fabric_nic_open(&s->nic, &opts, ext_rx, s, errp)) {
@@ -1846,6 +1920,7 @@ static void ext_exit(PCIDevice *pdev)
     }
     for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
         ext_backlog_clear(&s->vpid[i]);
+        ext_cmdq_clear(s, &s->vpid[i]);
     }
     while ((b = g_queue_pop_head(&s->loopq))) {
         g_byte_array_free(b, true);
@@ -1857,6 +1932,10 @@ static void ext_exit(PCIDevice *pdev)
     if (s->ack_bh) {
         qemu_bh_delete(s->ack_bh);
         s->ack_bh = NULL;
+    }
+    if (s->cmdq_bh) {
+        qemu_bh_delete(s->cmdq_bh);
+        s->cmdq_bh = NULL;
     }
     if (s->poll_timer) {
         timer_free(s->poll_timer);

@@ -139,6 +139,68 @@ TEST_F_TIMEOUT(pair, put_qw_8B_16MiB, 900)
 }
 
 /* rank 1 gets from rank 0: completer at rank 1 (cmd 10/11), responder at rank 0 */
+/*
+ * More put data posted at once (384 MiB) than the device queues for
+ * transmission (48 MiB), the way a bandwidth test posts: no notification
+ * but on the last command.  The device must defer the commands the library
+ * already has credits for, not drop them: after each 4 MiB put an 8-byte
+ * put writes marker i, and every marker must have landed.
+ */
+#define BURST_PUTS 96
+#define BURST_SIZE (4 * MiB)
+#define BURST_BULK_OFF MiB	/* markers at offset 0 of both buffers */
+
+TEST_F_TIMEOUT(pair, put_burst_beyond_device_queues, 900)
+{
+	uint64_t *marker = (uint64_t *)(self->rank == 0 ? self->src : self->dst);
+	uint64_t dn = self->peer.dst_nla;
+	uint8_t *expect;
+	int missing = 0;
+
+	if (self->rank == 0) {
+		xt_fill(self->src + BURST_BULK_OFF, BURST_SIZE, 0xb5);
+		for (int i = 0; i < BURST_PUTS; i++)
+			marker[i] = 0x6d61726b00000000ull | (uint64_t)i;
+	} else {
+		memset(self->dst, 0, BURST_BULK_OFF + BURST_SIZE);
+	}
+	ASSERT_EQ(0, oob_barrier(&self->oob));
+	if (self->rank == 0) {
+		for (int i = 0; i < BURST_PUTS; i++) {
+			RMA2_Notification_Spec last = i == BURST_PUTS - 1 ?
+				RMA2_COMPLETER_NOTIFICATION : RMA2_NO_NOTIFICATION;
+
+			ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt(self->port, self->h, self->rs,
+								 BURST_BULK_OFF, BURST_SIZE,
+								 dn + BURST_BULK_OFF,
+								 RMA2_NO_NOTIFICATION, 0));
+			ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt(self->port, self->h, self->rs,
+								 8 * (uint32_t)i, 8, dn + 8 * i,
+								 last, 0));
+		}
+	} else {
+		/* commands of one connection complete in order: the last
+		 * marker's notification comes after everything before it */
+		struct xt_noti want = xt_noti_xfer(RMA2_COMPLETER_NOTIFICATION, RMA2_BT_PUT,
+						   self->peer.node, self->peer.vpid,
+						   self->me.dst_nla + 8 * (BURST_PUTS - 1), 8);
+
+		ASSERT_EQ(0, xt_expect_notis(_metadata, self->port, &want, 1, TMO_S, "burst"));
+		for (int i = 0; i < BURST_PUTS; i++)
+			if (marker[i] != (0x6d61726b00000000ull | (uint64_t)i))
+				missing++;
+		if (missing)
+			TH_LOG("%d of %d markers missing: commands lost", missing, BURST_PUTS);
+		EXPECT_EQ(0, missing);
+		expect = malloc(BURST_SIZE);
+		ASSERT_TRUE(expect != NULL);
+		xt_fill(expect, BURST_SIZE, 0xb5);
+		EXPECT_EQ(0, memcmp(expect, self->dst + BURST_BULK_OFF, BURST_SIZE));
+		free(expect);
+	}
+	ASSERT_EQ(0, oob_barrier(&self->oob));
+}
+
 static void get_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self, int qw)
 {
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
