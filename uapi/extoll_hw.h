@@ -227,7 +227,15 @@ enum extoll_counter {
  * immediate put (6): word1 = remote destination address, word2 = value (the
  *        low-order count bytes are written, little endian)
  * notification put (5): word1 = 64-bit payload, word2 ignored
- * lock (12): not implemented: answered with an error notification.
+ * lock (12): count bit 0 (word0 bit 40) = lock pool (0 completer unit,
+ *        1 responder unit); word1 = compare value (bits 32-63) | lock number
+ *        (bits 0-23, < EXTOLL_RMA_LOCKS); word2 = add value (bits 32-63).
+ *        Fetch-compare-and-add at the destination VPID: if lock <= compare
+ *        (signed 32-bit), lock += add and result 1, else result 0.  Locks
+ *        start at 0 for each owner of the VPID.  Notifications: requester
+ *        (cmd 12, value = compare, result 0), responder at the target (cmd
+ *        12), completer at the origin (cmd 13, EXTOLL_CMD_LOCK_RSP); word0 =
+ *        EXTOLL_LOCK_W0(number, result, value after the operation).
  *
  * Addresses are NLAs on pages with EXTOLL_RMA_OPT_TE, bus addresses
  * otherwise (only when the VPID has EXTOLL_VPID_RMA_PHYS).  Quadword
@@ -260,6 +268,11 @@ enum extoll_counter {
 #define EXTOLL_CMD_GET_QW_RSP		11
 #define EXTOLL_CMD_LOCK_REQ		12
 #define EXTOLL_CMD_LOCK_RSP		13
+#define EXTOLL_RMA_LOCKS		16384	/* per VPID and pool */
+/* word0 of a lock notification (spec 4.1) */
+#define EXTOLL_LOCK_W0(num, result, value)					\
+	(((uint64_t)((num) & 0xffffff)) | ((uint64_t)((result) & 0xff) << 24) |	\
+	 ((uint64_t)(uint32_t)(value) << 32))
 #define EXTOLL_RMA_MAX_SIZE		(1u << 23)
 
 /* modifier bits (RMA2_Command_Modifier) */

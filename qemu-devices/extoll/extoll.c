@@ -62,6 +62,8 @@ enum {
     K_DONE = 4,     /* target -> origin: put-like command finished, see R_* */
     K_GETREQ = 5,   /* see G_* */
     K_GETRSP = 6,   /* fragment of get response, see P_* */
+    K_LOCKREQ = 7,  /* see L_* */
+    K_LOCKRSP = 8,  /* target -> origin: result of a lock, see L_* */
 };
 
 /* K_PUT / K_GETRSP */
@@ -94,6 +96,16 @@ enum {
 #define G_WADDR     24  /* u64 origin write address */
 #define G_SIZE      32  /* u32 */
 #define G_END       36
+
+/* K_LOCKREQ / K_LOCKRSP */
+#define L_SPEC      12  /* u8 notification spec */
+#define L_MODE      13  /* u8 origin page options */
+#define L_UNIT      14  /* u8 lock pool: 0 completer, 1 responder unit */
+#define L_ERR       15  /* u8 K_LOCKRSP: EXTOLL_NOTI_ERR_* or 0 */
+#define L_NUM       16  /* u32 lock number */
+#define L_CMP       20  /* u32 request: compare value; response: result */
+#define L_ADD       24  /* u32 request: add value; response: value after */
+#define L_END       28
 
 /* ACK / NACK body */
 #define A_EPOCH     0   /* epoch of the stream acknowledged */
@@ -195,6 +207,7 @@ typedef struct ExtVpid {
     uint32_t rma_pending;
     uint64_t rma_drops;
     uint8_t rma_gen;
+    int32_t *locks;         /* [2][EXTOLL_RMA_LOCKS], allocated on first use */
     GQueue backlog;         /* ExtNoti* waiting for room in the queue */
     GQueue cmdq;            /* ExtCmd* accepted, not yet executed */
 } ExtVpid;
@@ -492,7 +505,7 @@ static void ext_timer_cb(void *opaque);
 
 static unsigned ext_kind_chan(uint8_t kind)
 {
-    return kind == K_DONE || kind == K_GETRSP;
+    return kind == K_DONE || kind == K_GETRSP || kind == K_LOCKRSP;
 }
 
 static ExtPeer *ext_peer(ExtollState *s, uint32_t node)
@@ -1005,7 +1018,31 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         }
         return;
     }
-    default:    /* lock and invalid codes */
+    case EXTOLL_CMD_LOCK_REQ: {
+        uint32_t num = w1 & 0xffffff, cmp = w1 >> 32;
+        uint64_t word0 = EXTOLL_LOCK_W0(num, 0, cmp);
+
+        if (num >= EXTOLL_RMA_LOCKS) {
+            ext_req_error(s, v, cmd, node, dv, opts, word0);
+            return;
+        }
+        d = ext_pkt_new(s, p, &k, K_LOCKREQ, vi, dv, v->rma_gen, L_END);
+        d[L_SPEC] = spec;
+        d[L_MODE] = opts;
+        d[L_UNIT] = count & 1;
+        stl_le_p(d + L_NUM, num);
+        stl_le_p(d + L_CMP, cmp);
+        stl_le_p(d + L_ADD, w2 >> 32);
+        ext_pkt_queue(s, p, k);
+        v->rma_pending++;
+        if (spec & EXTOLL_NOTI_REQUESTER) {
+            ext_noti_post(s, v, word0,
+                          EXTOLL_NOTI_W1(0, dv, node, EXTOLL_NOTI_REQUESTER,
+                                         cmd, mode, 0));
+        }
+        return;
+    }
+    default:    /* invalid codes */
         ext_req_error(s, v, cmd, node, dv, opts, w1);
         return;
     }
@@ -1283,6 +1320,103 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     return true;
 }
 
+/*
+ * Target: fetch-compare-and-add on a lock of the destination VPID (spec
+ * 2.6): if the value is <= compare (signed), add and succeed; else fail.
+ * The answer carries the value after the operation.
+ */
+static bool ext_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                           size_t len)
+{
+    unsigned dv = b[D_DVPID], spec, opts, result = 0, err = 0;
+    uint32_t num, value = 0;
+    ExtVpid *v;
+    ExtPkt *k;
+    uint8_t *d;
+
+    if (len < L_END) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    spec = b[L_SPEC];
+    opts = b[L_MODE];
+    num = ldl_le_p(b + L_NUM);
+    v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
+    if (!v || !ext_rma_on(v) || num >= EXTOLL_RMA_LOCKS || b[L_UNIT] > 1) {
+        err = EXTOLL_NOTI_ERR_RESP;
+    } else {
+        int32_t *lock;
+
+        if ((spec & EXTOLL_NOTI_RESPONDER) &&
+            (!g_queue_is_empty(&v->backlog) || !ext_noti_room(s, v))) {
+            s->counters[EXTOLL_CNT_NOTI_FULL]++;
+            return false;   /* retried; the lock is untouched */
+        }
+        if (!v->locks) {
+            v->locks = g_new0(int32_t, 2 * EXTOLL_RMA_LOCKS);
+        }
+        lock = &v->locks[b[L_UNIT] * EXTOLL_RMA_LOCKS + num];
+        if (*lock <= (int32_t)ldl_le_p(b + L_CMP)) {
+            *lock = (int32_t)((uint32_t)*lock + ldl_le_p(b + L_ADD));
+            result = 1;
+        }
+        value = (uint32_t)*lock;
+        if (spec & EXTOLL_NOTI_RESPONDER) {
+            ext_noti_write(s, v, EXTOLL_LOCK_W0(num, result, value),
+                           EXTOLL_NOTI_W1(0, b[D_SVPID], p->node,
+                                          EXTOLL_NOTI_RESPONDER,
+                                          EXTOLL_CMD_LOCK_REQ,
+                                          ext_mode(opts), 0));
+        }
+    }
+    d = ext_pkt_new(s, p, &k, K_LOCKRSP, dv, b[D_SVPID], b[D_GEN], L_END);
+    d[L_SPEC] = spec;
+    d[L_MODE] = opts;
+    d[L_UNIT] = b[L_UNIT];
+    d[L_ERR] = err;
+    stl_le_p(d + L_NUM, num);
+    stl_le_p(d + L_CMP, result);
+    stl_le_p(d + L_ADD, value);
+    ext_pkt_queue(s, p, k);
+    return true;
+}
+
+/* Origin: the result of our lock command. */
+static bool ext_lockrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                           size_t len)
+{
+    unsigned dv = b[D_DVPID];
+    uint64_t word0;
+    ExtVpid *v;
+
+    if (len < L_END || dv >= EXTOLL_NUM_VPIDS) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return true;
+    }
+    v = &s->vpid[dv];
+    if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
+        return true;    /* the command's owner is gone */
+    }
+    if (v->rma_pending) {
+        v->rma_pending--;
+    }
+    word0 = EXTOLL_LOCK_W0(ldl_le_p(b + L_NUM), ldl_le_p(b + L_CMP),
+                           ldl_le_p(b + L_ADD));
+    if (b[L_ERR]) {
+        /* like a failed get: the origin always learns of the error */
+        ext_noti_post(s, v, word0,
+                      EXTOLL_NOTI_W1(0, b[D_SVPID], p->node,
+                                     EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_LOCK_REQ,
+                                     ext_mode(b[L_MODE]), b[L_ERR]));
+    } else if (b[L_SPEC] & EXTOLL_NOTI_COMPLETER) {
+        ext_noti_post(s, v, word0,
+                      EXTOLL_NOTI_W1(0, b[D_SVPID], p->node,
+                                     EXTOLL_NOTI_COMPLETER, EXTOLL_CMD_LOCK_RSP,
+                                     ext_mode(b[L_MODE]), 0));
+    }
+    return true;
+}
+
 /* Origin: data of our get arrives. */
 static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                           size_t len)
@@ -1362,6 +1496,10 @@ static bool ext_rx_kind(ExtollState *s, ExtPeer *p, const uint8_t *b,
         return ext_getreq_rx(s, p, b, len);
     case K_GETRSP:
         return ext_getrsp_rx(s, p, b, len);
+    case K_LOCKREQ:
+        return ext_lockreq_rx(s, p, b, len);
+    case K_LOCKRSP:
+        return ext_lockrsp_rx(s, p, b, len);
     default:
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
         return true;
@@ -1475,6 +1613,8 @@ static void ext_vpid_velo_reset(ExtVpid *v)
 static void ext_vpid_rma_reset(ExtollState *s, ExtVpid *v)
 {
     ext_cmdq_clear(s, v);
+    g_free(v->locks);       /* locks start at 0 for the next owner */
+    v->locks = NULL;
     memset(v->rma_mask, 0, sizeof(v->rma_mask));
     v->rma_pending = 0;
     v->rma_gen++;
@@ -1503,6 +1643,7 @@ static void ext_reset_state(ExtollState *s)
         /* generations survive resets so late replies never match */
         ext_backlog_clear(v);
         ext_cmdq_clear(s, v);
+        g_free(v->locks);
         memset(v, 0, sizeof(*v));
         g_queue_init(&v->backlog);
         g_queue_init(&v->cmdq);
@@ -1921,6 +2062,8 @@ static void ext_exit(PCIDevice *pdev)
     for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
         ext_backlog_clear(&s->vpid[i]);
         ext_cmdq_clear(s, &s->vpid[i]);
+        g_free(s->vpid[i].locks);
+        s->vpid[i].locks = NULL;
     }
     while ((b = g_queue_pop_head(&s->loopq))) {
         g_byte_array_free(b, true);

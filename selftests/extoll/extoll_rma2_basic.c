@@ -405,7 +405,7 @@ TEST_F(lb, notification_put)
 	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(self->port, &np));
 }
 
-TEST_F(lb, illegal_command_and_lock_give_error_notifications)
+TEST_F(lb, illegal_command_and_lock_number_give_error_notifications)
 {
 	RMA2_Descriptor d __attribute__((aligned(16)));
 	RMA2_Notification n;
@@ -433,15 +433,74 @@ TEST_F(lb, illegal_command_and_lock_give_error_notifications)
 	EXPECT_EQ(RMA2_BT_PUT, rma2_noti_get_cmd(&n));
 	EXPECT_EQ(RMA2_ERROR_CMPL, rma2_noti_get_error(&n));
 	EXPECT_NE(0, xt_next_noti(self->port, &n, 0.3));
-	/* locks are not implemented by the emulated NIC: requester error */
-	ASSERT_EQ(RMA2_SUCCESS, rma2_post_lock(self->port, self->h, 0, 1, 0, 1,
+	/* a lock number beyond the pool: refused by the requester unit */
+	ASSERT_EQ(RMA2_SUCCESS, rma2_post_lock(self->port, self->h, 0, EXTOLL_RMA_LOCKS, 0, 1,
 					       RMA2_ALL_NOTIFICATIONS, 0));
 	ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
+	EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
 	EXPECT_EQ(RMA2_LOCK_REQ, rma2_noti_get_cmd(&n));
 	EXPECT_EQ(RMA2_ERROR_REQ, rma2_noti_get_error(&n));
+	EXPECT_EQ(EXTOLL_RMA_LOCKS, rma2_noti_get_lock_number(&n));
 	EXPECT_NE(0, xt_next_noti(self->port, &n, 0.3));
 	/* the endpoint still works */
 	ASSERT_EQ(0, do_put(_metadata, self, 100, 0, 0, 0));
+}
+
+/* One lock command with every notification; checks all three (spec 4.3). */
+static void lock_op(struct __test_metadata *_metadata, FIXTURE_DATA(lb) *self, uint32_t unit,
+		    uint32_t num, int32_t cmp, int32_t add, uint8_t want_result,
+		    int32_t want_value)
+{
+	RMA2_Nodeid node = rma2_get_nodeid(self->port);
+	RMA2_VPID vpid = rma2_get_vpid(self->port);
+	struct { unsigned int type, cmd; uint8_t result; int32_t value; } want[3] = {
+		{ RMA2_REQUESTER_NOTIFICATION, RMA2_LOCK_REQ, 0, cmp },
+		{ RMA2_RESPONDER_NOTIFICATION, RMA2_LOCK_REQ, want_result, want_value },
+		{ RMA2_COMPLETER_NOTIFICATION, RMA2_LOCK_RSP, want_result, want_value },
+	};
+
+	ASSERT_EQ(RMA2_SUCCESS, rma2_post_lock(self->port, self->h, unit, num, cmp, add,
+					       RMA2_ALL_NOTIFICATIONS, 0));
+	/* loopback: requester first, then the target's, then the origin's */
+	for (int i = 0; i < 3; i++) {
+		RMA2_Notification n;
+
+		ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
+		EXPECT_EQ(want[i].type, rma2_noti_get_notification_type(&n));
+		EXPECT_EQ(want[i].cmd, rma2_noti_get_cmd(&n));
+		EXPECT_EQ(0, rma2_noti_get_error(&n));
+		EXPECT_EQ(node, rma2_noti_get_remote_nodeid(&n));
+		EXPECT_EQ(vpid, rma2_noti_get_remote_vpid(&n));
+		EXPECT_EQ(num, rma2_noti_get_lock_number(&n));
+		EXPECT_EQ(want[i].result, rma2_noti_get_lock_result(&n));
+		EXPECT_EQ(want[i].value, (int32_t)rma2_noti_get_lock_value(&n));
+	}
+}
+
+TEST_F(lb, lock_fetch_compare_and_add)
+{
+	RMA2_Notification *np;
+
+	/* locks start at 0: take lock 1 (<= 0: add 1), then fail to take it again */
+	lock_op(_metadata, self, 0, 1, 0, 1, 1, 1);
+	lock_op(_metadata, self, 0, 1, 0, 1, 0, 1);
+	/* release with a negative add (tests/simple_lock.c) */
+	lock_op(_metadata, self, 0, 1, 1, -1, 1, 0);
+	/* the responder unit's pool and other lock numbers are separate */
+	lock_op(_metadata, self, 1, 1, 0, 5, 1, 5);
+	lock_op(_metadata, self, 0, 1, 0, 0, 1, 0);
+	lock_op(_metadata, self, 0, EXTOLL_RMA_LOCKS - 1, -1, 7, 0, 0);
+	lock_op(_metadata, self, 0, EXTOLL_RMA_LOCKS - 1, 0, -7, 1, -7);
+	lock_op(_metadata, self, 0, EXTOLL_RMA_LOCKS - 1, -8, 1, 0, -7);
+	/* responder only (at the target: loopback), found by the lock matcher */
+	ASSERT_EQ(RMA2_SUCCESS, rma2_post_lock(self->port, self->h, 1, 1, 5, 1,
+					       RMA2_RESPONDER_NOTIFICATION, 0));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_noti_lock_match_block(self->port, 1, RMA2_NODEID_ANY,
+							   RMA2_VPID_ANY, &np));
+	EXPECT_EQ(1, rma2_noti_get_lock_result(np));
+	EXPECT_EQ(6, rma2_noti_get_lock_value(np));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_noti_free(self->port, np));
+	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(self->port, &np));
 }
 
 TEST_F(lb, descriptor_path)
