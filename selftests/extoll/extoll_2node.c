@@ -201,6 +201,55 @@ TEST_F_TIMEOUT(pair, put_burst_beyond_device_queues, 900)
 	ASSERT_EQ(0, oob_barrier(&self->oob));
 }
 
+/*
+ * Both ranks add 1 to lock 7 of rank 0's endpoint at the same time (rank 0
+ * through a connection to itself): the lock is atomic if the values the
+ * completer notifications report are exactly 1 .. 2 * LOCK_ADDS.
+ */
+#define LOCK_ADDS 200
+
+TEST_F_TIMEOUT(pair, lock_adds_from_both_nodes_are_atomic, 300)
+{
+	uint32_t values[2][LOCK_ADDS], *mine = values[self->rank];
+	uint8_t seen[2 * LOCK_ADDS + 1] = { 0 };
+	uint32_t lock_node = self->rank == 0 ? self->me.node : self->peer.node;
+	RMA2_Handle h = self->h;
+	int bad = 0;
+
+	if (self->rank == 0)
+		ASSERT_EQ(RMA2_SUCCESS, rma2_connect(self->port, (RMA2_Nodeid)self->me.node,
+						     (RMA2_VPID)self->me.vpid, RMA2_CONN_DEFAULT, &h));
+	ASSERT_EQ(0, oob_barrier(&self->oob));
+	for (int i = 0; i < LOCK_ADDS; i++) {
+		RMA2_Notification n;
+
+		ASSERT_EQ(RMA2_SUCCESS, rma2_post_lock(self->port, h, 0, 7, INT32_MAX, 1,
+						       RMA2_COMPLETER_NOTIFICATION, 0));
+		ASSERT_EQ(0, xt_next_noti(self->port, &n, TMO_S));
+		ASSERT_EQ(RMA2_LOCK_RSP, rma2_noti_get_cmd(&n));
+		ASSERT_EQ(0, rma2_noti_get_error(&n));
+		ASSERT_EQ(1, rma2_noti_get_lock_result(&n));
+		ASSERT_EQ(lock_node, rma2_noti_get_remote_nodeid(&n));
+		mine[i] = rma2_noti_get_lock_value(&n);
+	}
+	ASSERT_EQ(0, oob_allgather(&self->oob, mine, values, sizeof(values[0])));
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < LOCK_ADDS; i++) {
+			uint32_t v = values[r][i];
+
+			/* each rank's own values grow; no value is given twice */
+			if (v < 1 || v > 2 * LOCK_ADDS || seen[v]++ ||
+			    (i && v <= values[r][i - 1]))
+				bad++;
+		}
+	if (bad)
+		TH_LOG("%d lock values out of place", bad);
+	EXPECT_EQ(0, bad);
+	if (self->rank == 0)
+		rma2_disconnect(self->port, h);
+	ASSERT_EQ(0, oob_barrier(&self->oob));
+}
+
 static void get_sizes(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self, int qw)
 {
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
