@@ -1228,23 +1228,39 @@ static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     return true;
 }
 
-/* Origin: a put-like command finished at the target. */
-static bool ext_done_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
-                        size_t len)
+/*
+ * Origin: the answer b (at least min bytes) finishes one of our commands.
+ * Returns its VPID, or NULL when the packet is malformed or the command's
+ * owner is gone (a new owner of the VPID has another generation).
+ */
+static ExtVpid *ext_command_finished(ExtollState *s, const uint8_t *b,
+                                     size_t len, size_t min)
 {
     unsigned dv = b[D_DVPID];
     ExtVpid *v;
 
-    if (len < R_END || dv >= EXTOLL_NUM_VPIDS) {
+    if (len < min || dv >= EXTOLL_NUM_VPIDS) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
-        return true;
+        return NULL;
     }
     v = &s->vpid[dv];
     if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
-        return true;    /* the command's owner is gone */
+        return NULL;
     }
     if (v->rma_pending) {
         v->rma_pending--;
+    }
+    return v;
+}
+
+/* Origin: a put-like command finished at the target. */
+static bool ext_done_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                        size_t len)
+{
+    ExtVpid *v = ext_command_finished(s, b, len, R_END);
+
+    if (!v) {
+        return true;
     }
     if ((b[R_SPEC] & EXTOLL_NOTI_REQUESTER) || b[R_ERR]) {
         ext_noti_post(s, v, ldq_le_p(b + R_ECHO),
@@ -1385,20 +1401,11 @@ static bool ext_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
 static bool ext_lockrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                            size_t len)
 {
-    unsigned dv = b[D_DVPID];
+    ExtVpid *v = ext_command_finished(s, b, len, L_END);
     uint64_t word0;
-    ExtVpid *v;
 
-    if (len < L_END || dv >= EXTOLL_NUM_VPIDS) {
-        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+    if (!v) {
         return true;
-    }
-    v = &s->vpid[dv];
-    if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
-        return true;    /* the command's owner is gone */
-    }
-    if (v->rma_pending) {
-        v->rma_pending--;
     }
     word0 = EXTOLL_LOCK_W0(ldl_le_p(b + L_NUM), ldl_le_p(b + L_CMP),
                            ldl_le_p(b + L_ADD));

@@ -364,11 +364,9 @@ TEST_F_TIMEOUT(td, killed_velo_receiver_sender_credits_return, 300)
 	struct velo_box *vb = shared_page();
 	velo2_port_t tx, rx;
 	velo2_connection_t to_sink, to_rx;
-	uint32_t m[4] = { 0 }, len, src, sent = 0, recvd = 0;
-	uint8_t tag, mtt;
+	uint32_t m[4] = { 0 }, sent = 0, recvd = 0;
 	struct xt_usage base;
 	int tries = 0;
-	double end;
 	pid_t pid;
 
 	ASSERT_TRUE(vb != NULL);
@@ -403,28 +401,8 @@ TEST_F_TIMEOUT(td, killed_velo_receiver_sender_credits_return, 300)
 	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_open(&rx));
 	ASSERT_EQ(VELO2_RET_SUCCESS, velo2_connect(&tx, &to_rx, velo2_get_nodeid(&rx),
 						   velo2_get_vpid(&rx)));
-	end = xt_now_s() + TMO_S;
-	for (sent = 0; recvd < 1000;) {
-		velo2_ret_t r;
-
-		ASSERT_GT(end, xt_now_s());
-		if (sent < 1000) {
-			m[0] = sent;
-			r = velo2_send(&to_rx, m, sizeof(m), 0, 0);
-			if (r == VELO2_RET_SUCCESS)
-				sent++;
-			else
-				ASSERT_EQ(VELO2_RET_TRY_AGAIN, r);
-		}
-		r = velo2_probe_recv(&rx, m, sizeof(m), &len, &src, &tag, &mtt);
-		if (r == VELO2_RET_NO_MSG) {
-			sched_yield();
-			continue;
-		}
-		ASSERT_EQ(VELO2_RET_SUCCESS, r);
-		ASSERT_EQ(recvd, m[0]);
-		recvd++;
-	}
+	sent = 0;
+	xt_velo_send_and_drain(_metadata, &to_rx, &rx, &sent, &recvd, 1000, sizeof(m), TMO_S);
 	EXPECT_EQ(VELO2_RET_SUCCESS, velo2_close(&tx));
 	EXPECT_EQ(VELO2_RET_SUCCESS, velo2_close(&rx));
 }

@@ -190,6 +190,44 @@ static inline velo2_ret_t xt_velo_recv_tmo(velo2_port_t *p, void *buf, uint32_t 
 		ASSERT_EQ(VELO2_RET_SUCCESS, __r);				\
 	} while (0)
 
+/*
+ * Send messages *sent .. count-1 (len bytes, the sequence number in the
+ * first word) on c while draining rx: the sender is told to try again when
+ * the ring is full, and every message still arrives once and in order
+ * (*recvd .. count-1) within tmo seconds.
+ */
+static inline void xt_velo_send_and_drain(struct __test_metadata *_metadata,
+					  velo2_connection_t *c, velo2_port_t *rx,
+					  uint32_t *sent, uint32_t *recvd, uint32_t count,
+					  uint32_t len, double tmo)
+{
+	double end = xt_now_s() + tmo;
+	uint32_t m[4] = { 0 }, rlen, src;
+	uint8_t tag, mtt;
+
+	while (*recvd < count) {
+		velo2_ret_t r;
+
+		ASSERT_GT(end, xt_now_s());
+		if (*sent < count) {
+			m[0] = *sent;
+			r = velo2_send(c, m, len, 0, 0);
+			if (r == VELO2_RET_SUCCESS)
+				(*sent)++;
+			else
+				ASSERT_EQ(VELO2_RET_TRY_AGAIN, r);
+		}
+		r = velo2_probe_recv(rx, m, sizeof(m), &rlen, &src, &tag, &mtt);
+		if (r == VELO2_RET_NO_MSG) {
+			sched_yield();
+			continue;
+		}
+		ASSERT_EQ(VELO2_RET_SUCCESS, r);
+		ASSERT_EQ(*recvd, m[0]);
+		(*recvd)++;
+	}
+}
+
 /* /sys/class/extoll/extoll0-<unit>/<attr> ("rma2" or "velo2"); -errno on error. */
 static inline long xt_sysfs(const char *unit, const char *attr)
 {

@@ -208,26 +208,7 @@ TEST_TIMEOUT(ring_full_try_again_nothing_lost, 300)
 	TH_LOG("sender told to try again after %u messages", sent);
 	ASSERT_GT(first_full, 0);
 	/* now drain while sending the rest: nothing lost, order kept */
-	while (recvd < COUNT) {
-		velo2_ret_t r;
-
-		if (sent < COUNT) {
-			m[0] = sent;
-			r = velo2_send(&c, m, 4, 0, 0);
-			if (r == VELO2_RET_SUCCESS)
-				sent++;
-			else
-				ASSERT_EQ(VELO2_RET_TRY_AGAIN, r);
-		}
-		r = velo2_probe_recv(&rx, m, sizeof(m), &len, &src, &tag, &mtt);
-		if (r == VELO2_RET_NO_MSG) {
-			sched_yield();
-			continue;
-		}
-		ASSERT_EQ(VELO2_RET_SUCCESS, r);
-		ASSERT_EQ(recvd, m[0]);
-		recvd++;
-	}
+	xt_velo_send_and_drain(_metadata, &c, &rx, &sent, &recvd, COUNT, 4, TMO_S);
 	EXPECT_EQ(VELO2_RET_NO_MSG, xt_velo_recv_tmo(&rx, m, sizeof(m), &len, &src, &tag, &mtt, 1));
 	velo2_close(&tx);
 	velo2_close(&rx);
