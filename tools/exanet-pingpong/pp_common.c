@@ -468,8 +468,13 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 	o->warmup = 100;
 	o->timeout_s = t->default_timeout_s;
 	o->slots = 64;
-	for (i = 0; i < sizeof(pp_default_sizes) / sizeof(pp_default_sizes[0]); i++)
-		o->sizes[i] = pp_default_sizes[i];
+	if (t->default_sizes) {
+		for (i = 0; i < t->n_default_sizes && i < PP_MAX_SIZES; i++)
+			o->sizes[i] = t->default_sizes[i];
+	} else {
+		for (i = 0; i < sizeof(pp_default_sizes) / sizeof(pp_default_sizes[0]); i++)
+			o->sizes[i] = pp_default_sizes[i];
+	}
 	o->nsizes = i;
 
 	while ((c = getopt_long(argc, argv, "sco:n:S:i:w:d:t:jvh", lopts, NULL)) != -1) {

@@ -39,6 +39,8 @@ struct pp_tool {
 	double default_timeout_s;
 	int has_device;			/* accepts --device and --slots */
 	void (*usage)(FILE *f);
+	const unsigned int *default_sizes;	/* without --sizes; NULL: the common list */
+	unsigned int n_default_sizes;
 };
 
 /*

@@ -49,7 +49,9 @@ static void usage(FILE *f)
 "Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
 }
 
-static const struct pp_tool tool = { TOOL, MAX_SIZE, 60.0, 0, usage };
+static const struct pp_tool tool = {
+	TOOL, MAX_SIZE, 60.0, 0, usage, def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+};
 
 int main(int argc, char **argv)
 {
@@ -63,23 +65,13 @@ int main(int argc, char **argv)
 	RMA2_NLA my_nla;
 	uint8_t *buf;
 	volatile uint64_t *ack;
-	int fd, qw, get, sizes_given;
+	int fd, qw, get;
 	unsigned int si;
 
 	qw = xt_take_flag(&argc, argv, "--qw");
 	get = xt_take_flag(&argc, argv, "--get");
-	sizes_given = xt_has_opt(argc, argv, "--sizes", "-S");
-	if (pp_parse_args(argc, argv, &tool, &o))
+	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
 		return PP_EXIT_USAGE;
-	if (!sizes_given) {
-		o.nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
-		memcpy(o.sizes, def_sizes, sizeof(def_sizes));
-	}
-	for (si = 0; qw && si < o.nsizes; si++)
-		if (o.sizes[si] & 7) {
-			fprintf(stderr, TOOL ": --qw needs sizes that are multiples of 8\n");
-			return PP_EXIT_USAGE;
-		}
 	memset(res, 0, sizeof(res));
 	rc = rma2_open(&port);
 	if (rc != RMA2_SUCCESS) {

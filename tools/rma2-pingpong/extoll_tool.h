@@ -183,11 +183,14 @@ static inline int xt_wait_noti(RMA2_Port port, double tmo)
 }
 #endif
 
-static inline int xt_has_opt(int argc, char **argv, const char *l, const char *s)
+/* Quadword commands move multiples of 8 bytes only. */
+static inline int xt_check_qw_sizes(const char *tool, const struct pp_opts *o)
 {
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], l) || !strncmp(argv[i], l, strlen(l)) || (s && !strcmp(argv[i], s)))
-			return 1;
+	for (unsigned int i = 0; i < o->nsizes; i++)
+		if (o->sizes[i] & 7) {
+			fprintf(stderr, "%s: --qw needs sizes that are multiples of 8\n", tool);
+			return -1;
+		}
 	return 0;
 }
 

@@ -53,7 +53,9 @@ static void usage(FILE *f)
 "error), 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
 }
 
-static const struct pp_tool tool = { TOOL, MAX_SIZE, 10.0, 0, usage };
+static const struct pp_tool tool = {
+	TOOL, MAX_SIZE, 10.0, 0, usage, def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+};
 
 static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
 {
@@ -110,23 +112,13 @@ int main(int argc, char **argv)
 	RMA2_ERROR rc;
 	uint8_t *rbuf, *sbuf;
 	uint64_t *rtt;
-	int fd, qw, noti, sizes_given;
+	int fd, qw, noti;
 	unsigned int si;
 
 	qw = xt_take_flag(&argc, argv, "--qw");
 	noti = xt_take_flag(&argc, argv, "--noti");
-	sizes_given = xt_has_opt(argc, argv, "--sizes", "-S");
-	if (pp_parse_args(argc, argv, &tool, &o))
+	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
 		return PP_EXIT_USAGE;
-	if (!sizes_given) {
-		o.nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
-		memcpy(o.sizes, def_sizes, sizeof(def_sizes));
-	}
-	for (si = 0; qw && si < o.nsizes; si++)
-		if (o.sizes[si] & 7) {
-			fprintf(stderr, TOOL ": --qw needs sizes that are multiples of 8\n");
-			return PP_EXIT_USAGE;
-		}
 	if (pp_timer_init(o.clock ? o.clock : "auto"))
 		return 1;
 	rc = rma2_open(&port);

@@ -72,8 +72,14 @@ static void usage(FILE *f)
 "error), 2 usage error.\n", PP_DEFAULT_PORT, FRAG_MAX_SIZE);
 }
 
-static const struct pp_tool tool_single = { TOOL, VELO2_MAX_MSG_SIZE, 10.0, 0, usage };
-static const struct pp_tool tool_frag = { TOOL, FRAG_MAX_SIZE, 10.0, 0, usage };
+static const struct pp_tool tool_single = {
+	TOOL, VELO2_MAX_MSG_SIZE, 10.0, 0, usage,
+	def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+};
+static const struct pp_tool tool_frag = {
+	TOOL, FRAG_MAX_SIZE, 10.0, 0, usage,
+	def_frag_sizes, sizeof(def_frag_sizes) / sizeof(def_frag_sizes[0])
+};
 
 struct link {
 	velo2_port_t port;
@@ -344,22 +350,14 @@ int main(int argc, char **argv)
 	struct link l;
 	struct run r;
 	uint32_t flags, max = 1;
-	int fd, sizes_given, failed = 0;
+	int fd, failed = 0;
 	unsigned int si;
 
 	flags = (uint32_t)(xt_take_flag(&argc, argv, "--frag") * FLAG_FRAG |
 			   xt_take_flag(&argc, argv, "--bw") * (FLAG_BW | FLAG_FRAG) |
 			   xt_take_flag(&argc, argv, "--verify") * FLAG_VERIFY);
-	sizes_given = xt_has_opt(argc, argv, "--sizes", "-S");
 	if (pp_parse_args(argc, argv, flags & FLAG_FRAG ? &tool_frag : &tool_single, &o))
 		return PP_EXIT_USAGE;
-	if (!sizes_given && (flags & FLAG_FRAG)) {
-		o.nsizes = sizeof(def_frag_sizes) / sizeof(def_frag_sizes[0]);
-		memcpy(o.sizes, def_frag_sizes, sizeof(def_frag_sizes));
-	} else if (!sizes_given) {
-		o.nsizes = sizeof(def_sizes) / sizeof(def_sizes[0]);
-		memcpy(o.sizes, def_sizes, sizeof(def_sizes));
-	}
 	if (pp_timer_init(o.clock ? o.clock : "auto"))
 		return 1;
 	/* credit shortage must come back as VELO2_RET_TRY_AGAIN (see send_frag) */
