@@ -213,13 +213,27 @@ static int cmd_matches(RMA2_Command want, RMA2_Command have)
 	return 0;
 }
 
-static RMA2_ERROR get_head(RMA2_Port port, int block, RMA2_Notification **n)
+/*
+ * The matchers inspect the head of the queue only (original semantics).
+ * Checks the arguments before anything may block, takes the head (waiting
+ * for one if block) and tests that it comes from nodeid / vpid (or any).
+ */
+static RMA2_ERROR peer_head(RMA2_Port port, int block, RMA2_Nodeid nodeid, RMA2_VPID vpid,
+			    RMA2_Notification **notification, RMA2_Notification **n)
 {
+	RMA2_ERROR rc;
+
 	if (!port_ok(port))
 		return RMA2_ERR_INV_PORT;
-	if (!n)
+	if (!notification)
 		return RMA2_ERR_INV_VALUE;
-	return block ? rma2_noti_get_block(port, n) : rma2_noti_probe(port, n);
+	rc = block ? rma2_noti_get_block(port, n) : rma2_noti_probe(port, n);
+	if (rc)
+		return rc;
+	if ((vpid != RMA2_VPID_ANY && vpid != rma2_noti_get_remote_vpid(*n)) ||
+	    (nodeid != RMA2_NODEID_ANY && nodeid != rma2_noti_get_remote_nodeid(*n)))
+		return RMA2_ERR_NO_MATCH;
+	return RMA2_SUCCESS;
 }
 
 static RMA2_ERROR match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid, RMA2_VPID vpid,
@@ -227,14 +241,11 @@ static RMA2_ERROR match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid, RM
 			RMA2_Notification **notification)
 {
 	RMA2_Notification *n;
-	RMA2_ERROR rc = get_head(port, block, &n);
+	RMA2_ERROR rc = peer_head(port, block, nodeid, vpid, notification, &n);
 
 	if (rc)
 		return rc;
-	if (rma2_noti_get_notification_type(n) != type ||
-	    !cmd_matches(cmd, rma2_noti_get_cmd(n)) ||
-	    (vpid != RMA2_VPID_ANY && vpid != rma2_noti_get_remote_vpid(n)) ||
-	    (nodeid != RMA2_NODEID_ANY && nodeid != rma2_noti_get_remote_nodeid(n)))
+	if (rma2_noti_get_notification_type(n) != type || !cmd_matches(cmd, rma2_noti_get_cmd(n)))
 		return RMA2_ERR_NO_MATCH;
 	if (nla != RMA2_ANY_NLA) {
 		uint64_t want = nla;
@@ -248,22 +259,10 @@ static RMA2_ERROR match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid, RM
 	return RMA2_SUCCESS;
 }
 
-/* The matchers' arguments, checked before anything may block. */
-static RMA2_ERROR match_args(RMA2_Port port, RMA2_Notification **notification)
-{
-	if (!port_ok(port))
-		return RMA2_ERR_INV_PORT;
-	return notification ? RMA2_SUCCESS : RMA2_ERR_INV_VALUE;
-}
-
 EXPORT RMA2_ERROR rma2_noti_match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid,
 				  RMA2_VPID vpid, RMA2_Notification_Spec type, RMA2_NLA nla,
 				  int flags, RMA2_Notification **notification)
 {
-	RMA2_ERROR rc = match_args(port, notification);
-
-	if (rc)
-		return rc;
 	return match(port, cmd, nodeid, vpid, type, nla, flags,
 		     ((uint32_t)flags & RMA2_BLOCK_FLAG) != 0, notification);
 }
@@ -272,10 +271,6 @@ EXPORT RMA2_ERROR rma2_noti_match_block(RMA2_Port port, RMA2_Command cmd, RMA2_N
 					RMA2_VPID vpid, RMA2_Notification_Spec type, RMA2_NLA nla,
 					int flags, RMA2_Notification **notification)
 {
-	RMA2_ERROR rc = match_args(port, notification);
-
-	if (rc)
-		return rc;
 	return match(port, cmd, nodeid, vpid, type, nla, flags, 1, notification);
 }
 
@@ -283,18 +278,13 @@ static RMA2_ERROR noti_match(RMA2_Port port, RMA2_Class mclass, RMA2_Nodeid node
 			     RMA2_VPID vpid, int block, RMA2_Notification **notification)
 {
 	RMA2_Notification *n;
-	RMA2_ERROR rc = match_args(port, notification);
+	RMA2_ERROR rc = peer_head(port, block, nodeid, vpid, notification, &n);
 
-	if (rc)
-		return rc;
-	rc = get_head(port, block, &n);
 	if (rc)
 		return rc;
 	if (rma2_noti_get_notification_type(n) != RMA2_COMPLETER_NOTIFICATION ||
 	    rma2_noti_get_cmd(n) != RMA2_NOTIFICATION_PUT ||
-	    (mclass != RMA2_CLASS_ANY && mclass != rma2_noti_get_notiput_class(n)) ||
-	    (nodeid != RMA2_NODEID_ANY && nodeid != rma2_noti_get_remote_nodeid(n)) ||
-	    (vpid != RMA2_VPID_ANY && vpid != rma2_noti_get_remote_vpid(n)))
+	    (mclass != RMA2_CLASS_ANY && mclass != rma2_noti_get_notiput_class(n)))
 		return RMA2_ERR_NO_MATCH;
 	*notification = n;
 	return RMA2_SUCCESS;
@@ -318,19 +308,14 @@ static RMA2_ERROR lock_match(RMA2_Port port, uint32_t lockid, RMA2_Nodeid nodeid
 {
 	RMA2_Notification *n;
 	RMA2_Command c;
-	RMA2_ERROR rc = match_args(port, notification);
+	RMA2_ERROR rc = peer_head(port, block, nodeid, vpid, notification, &n);
 
-	if (rc)
-		return rc;
-	rc = get_head(port, block, &n);
 	if (rc)
 		return rc;
 	c = rma2_noti_get_cmd(n);
 	if (!(rma2_noti_get_notification_type(n) & RMA2_RESPONDER_NOTIFICATION) ||
 	    (c != RMA2_LOCK_REQ && c != RMA2_LOCK_RSP) ||
-	    (lockid != RMA2_LOCK_ANY && (lockid & 0xffffff) != rma2_noti_get_lock_number(n)) ||
-	    (nodeid != RMA2_NODEID_ANY && nodeid != rma2_noti_get_remote_nodeid(n)) ||
-	    (vpid != RMA2_VPID_ANY && vpid != rma2_noti_get_remote_vpid(n)))
+	    (lockid != RMA2_LOCK_ANY && (lockid & 0xffffff) != rma2_noti_get_lock_number(n)))
 		return RMA2_ERR_NO_MATCH;
 	*notification = n;
 	return RMA2_SUCCESS;
