@@ -20,7 +20,7 @@ export TOP BUILD CACHE KVER KDIR
 
 CC ?= gcc
 USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
-	-I$(TOP)/uapi -I$(TOP)/lib/libexanet/include
+	-I$(TOP)/uapi -I$(TOP)/lib/libexanet/include -I$(TOP)/lib/common
 USER_LDFLAGS :=
 
 # Fragments append to these.

@@ -12,7 +12,7 @@ LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
 LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
 LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c
 LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h \
-	$(TOP)/uapi/exanet_rdma.h
+	$(TOP)/uapi/exanet_rdma.h $(TOP)/lib/common/exa_cpu.h
 LIBEXANET_INC_OUT := $(BUILD)/include/exanet
 
 # Users inside the tree link with these.  (The build-tree libexanet.pc

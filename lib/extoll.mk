@@ -26,8 +26,10 @@ RMA2_HDRS := $(addprefix $(RMA2_DIR)/include/,$(RMA2_PUB_HDRS))
 VELO2_HDRS := $(addprefix $(VELO2_DIR)/include/,$(VELO2_PUB_HDRS))
 RMA2_SRCS := $(RMA2_DIR)/src/librma2.c $(RMA2_DIR)/src/rma2_noti.c $(RMA2_DIR)/src/extoll2_list.c
 VELO2_SRCS := $(VELO2_DIR)/src/libvelo2.c
-RMA2_INT_H := $(RMA2_DIR)/src/rma2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h
-VELO2_INT_H := $(VELO2_DIR)/src/velo2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h
+RMA2_INT_H := $(RMA2_DIR)/src/rma2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h \
+	$(TOP)/lib/common/exa_cpu.h
+VELO2_INT_H := $(VELO2_DIR)/src/velo2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h \
+	$(TOP)/lib/common/exa_cpu.h
 
 EXTOLL_CFLAGS := -I$(RMA2_DIR)/include -I$(VELO2_DIR)/include
 

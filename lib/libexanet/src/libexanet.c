@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "libexanet.h"
+#include "exa_cpu.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -60,24 +61,6 @@ struct exanet_mbox {
 	const volatile struct exanet_mbox_slot *queue;
 	size_t queue_size;
 };
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
-}
-
-static inline void store_fence(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("sfence" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
 
 static inline void mmio_write64(volatile uint8_t *base, size_t off, uint64_t v)
 {

@@ -19,6 +19,7 @@
 
 #include "extoll.h"
 #include "rma2_int.h"
+#include "exa_cpu.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -30,24 +31,6 @@ EXPORT const RMA2_NLA RMA2_ANY_NLA = 0xffffffffffffffffull;
 EXPORT const uint32_t RMA2_DEFAULT_FLAG = 0;
 EXPORT const uint32_t RMA2_BLOCK_FLAG = 1;
 EXPORT const uint32_t RMA2_MATCH_LAST_NLA_FLAG = 2;
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("pause" ::: "memory");
-#else
-	__asm__ volatile("" ::: "memory");
-#endif
-}
-
-static inline void store_fence(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("sfence" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
 
 static int port_ok(RMA2_Port p)
 {

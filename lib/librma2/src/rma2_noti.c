@@ -11,17 +11,9 @@
 
 #include "extoll.h"
 #include "rma2_int.h"
+#include "exa_cpu.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("pause" ::: "memory");
-#else
-	__asm__ volatile("" ::: "memory");
-#endif
-}
 
 static int port_ok(RMA2_Port p)
 {

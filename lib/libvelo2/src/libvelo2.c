@@ -24,26 +24,9 @@
 #include "extoll.h"
 #include "extoll_hw.h"
 #include "velo2_int.h"
+#include "exa_cpu.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("pause" ::: "memory");
-#else
-	__asm__ volatile("" ::: "memory");
-#endif
-}
-
-static inline void store_fence(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ volatile("sfence" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
-}
 
 static int port_open(const velo2_port_t *p)
 {
