@@ -228,6 +228,33 @@ static inline void xt_velo_send_and_drain(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * Runs child(stage) in a forked process that enters SECCOMP_MODE_STRICT
+ * after its set-up (stages: 1 set up, 2 strict, 3 data error, 4 done; see
+ * the children): the data path must finish without a forbidden system call.
+ */
+static inline void xt_expect_no_syscalls(struct __test_metadata *_metadata,
+					 void (*child)(volatile int *stage))
+{
+	volatile int *stage = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				   -1, 0);
+	pid_t pid;
+	int st;
+
+	ASSERT_TRUE(stage != MAP_FAILED);
+	*stage = 0;
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		child(stage);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	TH_LOG("child stage %d, status 0x%x", *stage, st);
+	EXPECT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	EXPECT_EQ(4, *stage);
+	munmap((void *)stage, 4096);
+}
+
 /* /sys/class/extoll/extoll0-<unit>/<attr> ("rma2" or "velo2"); -errno on error. */
 static inline long xt_sysfs(const char *unit, const char *attr)
 {

@@ -292,26 +292,12 @@ static void no_syscall_child(volatile int *stage)
 
 TEST_TIMEOUT(send_and_recv_make_no_system_calls, 300)
 {
-	volatile int *stage = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-				   -1, 0);
 	velo2_port_t probe;
-	pid_t pid;
-	int st;
 
 	memset(&probe, 0, sizeof(probe));
 	XT_VELO2_OPEN_OR_SKIP(&probe);
 	velo2_close(&probe);
-	ASSERT_TRUE(stage != MAP_FAILED);
-	*stage = 0;
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0)
-		no_syscall_child(stage);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	TH_LOG("child stage %d, status 0x%x", *stage, st);
-	EXPECT_TRUE(WIFEXITED(st));
-	EXPECT_EQ(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	EXPECT_EQ(4, *stage);
+	xt_expect_no_syscalls(_metadata, no_syscall_child);
 }
 
 TEST_HARNESS_MAIN
