@@ -895,7 +895,7 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
  * commands: when the device-wide transmit queues are full, accepted
  * commands wait in v->cmdq instead of being refused.
  */
-static uint32_t ext_rma_free(ExtollState *s, ExtVpid *v)
+static uint32_t ext_rma_free(ExtVpid *v)
 {
     uint32_t used = v->rma_pending + g_queue_get_length(&v->cmdq);
 
@@ -1055,7 +1055,7 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
     ExtCmd *c;
 
     v->rma_mask[opts] = 0;
-    if (!ext_rma_free(s, v)) {
+    if (!ext_rma_free(v)) {
         v->rma_drops++;
         s->counters[EXTOLL_CNT_RMA_CMD_DROPPED]++;
         return;
@@ -1962,7 +1962,7 @@ static uint64_t ext_rmap_read(void *opaque, hwaddr off, unsigned size)
         return 0;
     }
     if (r == EXTOLL_RMA_CMD_FREE) {
-        return ext_rma_free(s, v);
+        return ext_rma_free(v);
     }
     if (r == EXTOLL_RMA_CMD_DROPS) {
         return v->rma_drops;
