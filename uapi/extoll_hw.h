@@ -55,7 +55,7 @@
 #define EXTOLL_REG_ID			0x000	/* RO 32: EXTOLL_ID_MAGIC */
 #define EXTOLL_ID_MAGIC			0x4c545845	/* "EXTL" */
 #define EXTOLL_REG_VERSION		0x004	/* RO 32: EXTOLL_HW_VERSION */
-#define EXTOLL_HW_VERSION		1
+#define EXTOLL_HW_VERSION		2	/* 2: protection IDs (VPID_*_PROT, ATU bits 48-63) */
 #define EXTOLL_REG_NODE_ID		0x008	/* RO 32: this node's id (16 bits) */
 #define EXTOLL_REG_NUM_NODES		0x00c	/* RO 32: nodes on the fabric */
 #define EXTOLL_REG_NUM_VPIDS		0x010	/* RO 32: EXTOLL_NUM_VPIDS */
@@ -90,8 +90,31 @@ enum extoll_counter {
 	EXTOLL_CNT_RX_DUPLICATES,	/* duplicates / out of order, dropped */
 	EXTOLL_CNT_FABRIC_BAD,		/* malformed fabric packets */
 	EXTOLL_CNT_DMA_ERRORS,		/* DMA reads/writes that failed */
+	EXTOLL_CNT_PROT_REFUSED,	/* packets for a local VPID / ATU entry refused: protection ID differs */
 	EXTOLL_NUM_COUNTERS
 };
+
+/* Names of the counters (sysfs "counters" of the driver, tests). */
+#define EXTOLL_COUNTER_NAMES_INIT					\
+	[EXTOLL_CNT_VELO_TX]		= "velo_tx",			\
+	[EXTOLL_CNT_VELO_TX_DROPPED]	= "velo_tx_dropped",		\
+	[EXTOLL_CNT_VELO_RX]		= "velo_rx",			\
+	[EXTOLL_CNT_VELO_RX_FULL]	= "velo_rx_full",		\
+	[EXTOLL_CNT_VELO_RX_DROPPED]	= "velo_rx_dropped",		\
+	[EXTOLL_CNT_RMA_CMDS]		= "rma_cmds",			\
+	[EXTOLL_CNT_RMA_CMD_DROPPED]	= "rma_cmd_dropped",		\
+	[EXTOLL_CNT_RMA_ERRORS]		= "rma_errors",			\
+	[EXTOLL_CNT_RMA_RX_BYTES]	= "rma_rx_bytes",		\
+	[EXTOLL_CNT_NOTI_WRITTEN]	= "noti_written",		\
+	[EXTOLL_CNT_NOTI_FULL]		= "noti_full",			\
+	[EXTOLL_CNT_ATU_FAULTS]		= "atu_faults",			\
+	[EXTOLL_CNT_TX_PACKETS]		= "tx_packets",			\
+	[EXTOLL_CNT_RETRANSMITS]	= "retransmits",		\
+	[EXTOLL_CNT_RX_PACKETS]		= "rx_packets",			\
+	[EXTOLL_CNT_RX_DUPLICATES]	= "rx_duplicates",		\
+	[EXTOLL_CNT_FABRIC_BAD]		= "fabric_bad",			\
+	[EXTOLL_CNT_DMA_ERRORS]		= "dma_errors",			\
+	[EXTOLL_CNT_PROT_REFUSED]	= "prot_refused",
 
 /* Per-VPID control block v at EXTOLL_REG_VPID(v) */
 #define EXTOLL_REG_VPID(v)		(0x1000 + 0x40 * (v))
@@ -108,6 +131,27 @@ enum extoll_counter {
 #define EXTOLL_VPID_NOTIQ_WP		0x24	/* RO 32: device write index (entry) */
 #define EXTOLL_VPID_VELO_RX_COUNT	0x28	/* RO 32: messages delivered to this VPID */
 #define EXTOLL_VPID_RMA_PENDING		0x2c	/* RO 32: RMA commands of this VPID not finished */
+#define EXTOLL_VPID_VELO_PROT		0x30	/* RW 32: protection ID of the VELO part (bits 0-15) */
+#define EXTOLL_VPID_RMA_PROT		0x34	/* RW 32: protection ID of the RMA part (bits 0-15) */
+#define EXTOLL_PROT_MASK		0xffff
+
+/*
+ * Protection IDs (Documentation/security.md).  Only the kernel writes the
+ * two PROT registers (BAR0); both reset to 0.  The device stamps the
+ * sending part's ID on every VELO message and RMA command it sends, and
+ * on every response it generates for a command (the ID of the request it
+ * answers).  The receiving device accepts a packet for VPID v only if the
+ * packet's ID equals the ID of the part of v it is for (VELO_PROT for a
+ * VELO message, RMA_PROT for puts, gets, immediate and notification puts,
+ * locks and their responses) and, for every ATU entry it uses, the
+ * entry's ID (bits 48-63) too; for local addresses the posting part's
+ * RMA_PROT is the ID that must match.  A refused VELO message is dropped
+ * (its credit is returned, EXTOLL_CNT_VELO_RX_DROPPED and
+ * EXTOLL_CNT_PROT_REFUSED count it; VELO has no error path to the sender);
+ * a refused RMA command ends with an error notification exactly as an ATU
+ * fault does (responder / completer error bits), nothing is written or
+ * read, and EXTOLL_CNT_PROT_REFUSED counts it at the refusing node.
+ */
 
 /* ---------------------------------------------------------------- 3. */
 
@@ -337,16 +381,21 @@ enum extoll_counter {
  * bit 2 writable (put/immediate put destination, get destination),
  * bits 4-11 owner VPID (must equal the VPID on whose behalf the device
  * accesses: the posting VPID for local addresses, the destination VPID of
- * the command for remote ones), bits 12-63 bus address of the 4 KiB page.
+ * the command for remote ones), bits 12-47 bus address of the 4 KiB page,
+ * bits 48-63 protection ID (must equal the ID of the access, see 2).
  */
 #define EXTOLL_ATU_MAX_ENTRIES		(1u << 22)	/* 16 GiB of NLA space */
 #define EXTOLL_ATU_VALID		0x1ull
 #define EXTOLL_ATU_READ			0x2ull
 #define EXTOLL_ATU_WRITE		0x4ull
 #define EXTOLL_ATU_VPID(e)		((uint32_t)(((e) >> 4) & 0xff))
-#define EXTOLL_ATU_ADDR(e)		((e) & ~0xfffull)
-#define EXTOLL_ATU_ENTRY(addr, vpid, perm)				\
-	(((uint64_t)(addr) & ~0xfffull) | ((uint64_t)((vpid) & 0xff) << 4) |	\
+#define EXTOLL_ATU_ADDR(e)		((e) & 0x0000fffffffff000ull)
+#define EXTOLL_ATU_PROT(e)		((uint32_t)(((e) >> 48) & 0xffff))
+#define EXTOLL_ATU_ADDR_MAX		(1ull << 48)	/* bus addresses must be below */
+#define EXTOLL_ATU_ENTRY(addr, vpid, perm, prot)			\
+	(((uint64_t)(addr) & 0x0000fffffffff000ull) |			\
+	 ((uint64_t)((prot) & 0xffff) << 48) |				\
+	 ((uint64_t)((vpid) & 0xff) << 4) |				\
 	 ((uint64_t)(perm) & 0x6) | EXTOLL_ATU_VALID)
 
 #endif /* _UAPI_EXTOLL_HW_H */
