@@ -17,9 +17,22 @@
  * Errors are returned as -1/errno: EINVAL (bad value), EFAULT (bad
  * pointer), EBUSY (open: every VPID of the device is in use; ioctl: the
  * state cannot change any more, e.g. the queue is mapped), ENOSPC (no
- * free ATU entries), ENOMEM (RLIMIT_MEMLOCK or no memory), EACCES
- * (descriptor used by another process than the opener), ENODEV (device
- * removed; mapped pages then raise SIGBUS), ENOTTY (unknown ioctl).
+ * free ATU entries), ENOMEM (RLIMIT_MEMLOCK, the device's queue budget or
+ * no memory), EACCES (open: the caller has no protection domain, see
+ * uapi/exa_domain.h; ioctl: descriptor used by another process than the
+ * opener), EDQUOT (the caller's user holds its share of the resource,
+ * module parameter max_user_percent), EAGAIN (the caller's rdma cgroup
+ * is at its rdma.max), EPERM (changing the protection ID without
+ * CAP_NET_ADMIN), ENODEV (device removed; mapped pages then raise
+ * SIGBUS), ENOTTY (unknown ioctl).
+ *
+ * Protection: every endpoint carries the 16-bit protection domain of its
+ * opener (uapi/exa_domain.h, the same value as the ExaNet PDID), set by the
+ * kernel at open and stamped by the NIC on everything the endpoint sends;
+ * the target NIC refuses traffic from another domain (Documentation/
+ * security.md).  The PROTDESC ioctls read it; setting it to another value
+ * needs CAP_NET_ADMIN (for an unprivileged caller, setting its own value
+ * is accepted and changes nothing).
  *
  * All sizes and offsets are in bytes; pages are 4 KiB (EXTOLL_PAGE_SIZE).
  */
@@ -108,6 +121,8 @@ struct rma2_ioc_info {
 #define RMA2_IOCTL_UNREGISTER_REGION		_IOW(RMA2_IOC_MAGIC, 11, struct rma2_ioc_region)
 #define RMA2_IOCTL_GET_MAXNODEID		_IOR(RMA2_IOC_MAGIC, 12, __u64)
 #define RMA2_IOCTL_GET_MAXVPID			_IOR(RMA2_IOC_MAGIC, 13, __u64)
+#define RMA2_IOCTL_SET_PROTDESC			_IOW(RMA2_IOC_MAGIC, 20, __u32)	/* value: domain */
+#define RMA2_IOCTL_GET_PROTDESC			_IOR(RMA2_IOC_MAGIC, 21, __u64)
 #define RMA2_IOCTL_GET_INFO			_IOR(RMA2_IOC_MAGIC, 32, struct rma2_ioc_info)
 
 /*
@@ -169,6 +184,11 @@ struct rma2_ioc_info {
 #define VELO2_IOCG_GET_SEGMENT_SIZE	_IOR(VELO2_IOC_MAGIC, 7, __u64)
 #define VELO2_IOCG_SET_SEGMENT_SIZE	_IOW(VELO2_IOC_MAGIC, 8, __u64)
 #define VELO2_IOCG_GET_NODEID		_IOR(VELO2_IOC_MAGIC, 12, __u64)
+/* The VELO part has one protection ID for sending and receiving. */
+#define VELO2_IOCG_SET_TX_PROTDESC	_IOW(VELO2_IOC_MAGIC, 13, __u64)
+#define VELO2_IOCG_GET_TX_PROTDESC	_IOR(VELO2_IOC_MAGIC, 14, __u64)
+#define VELO2_IOCG_SET_RX_PROTDESC	_IOW(VELO2_IOC_MAGIC, 15, __u64)
+#define VELO2_IOCG_GET_RX_PROTDESC	_IOR(VELO2_IOC_MAGIC, 16, __u64)
 #define VELO2_IOCG_GET_PROCNUM		_IOR(VELO2_IOC_MAGIC, 19, __u64)
 #define VELO2_IOCG_GET_NODENUM		_IOR(VELO2_IOC_MAGIC, 20, __u64)
 #define VELO2_IOCG_GET_SLOT_SIZE	_IOR(VELO2_IOC_MAGIC, 21, __u64)

@@ -18,19 +18,29 @@
 #include <exanet.h>
 #include <exanet_rdma.h>
 
+#include "exa_isolation.h"
+
 #define EXANET_DRV_NAME		"exanet"
 #define EXANET_MAX_DEVICES	32
 
 struct exanet_file;
 
+/* Resources capped per user (exa_quota) on each device. */
+enum exanet_res {
+	EXANET_RES_PKT,			/* packetizer interfaces */
+	EXANET_RES_MBOX,		/* mailboxes */
+	EXANET_RES_RANK,		/* RDMA ranks (DMA contexts) */
+	EXANET_RES_RPAGE,		/* RDMA descriptor pages */
+	EXANET_NUM_RES
+};
+
 /* A mailbox interface and the host memory queue the NI writes into. */
 struct exanet_mbox {
 	struct exanet_file *owner;	/* NULL when free */
-	void *queue;			/* slot array, dma_alloc_coherent() */
-	dma_addr_t queue_dma;
+	struct exa_dma_buf queue;	/* slot array, charged to the owner's memcg */
 	size_t queue_size;		/* nslots * EXANET_MBOX_SLOT_SIZE */
-	size_t alloc_size;		/* queue_size rounded up to pages */
 	u32 nslots;
+	struct rdma_cgroup *cg;		/* charged hca_object */
 };
 
 /*
@@ -60,13 +70,18 @@ struct exanet_dev {
 	u32 pkt_in_use;
 	u32 mbox_in_use;
 	struct exanet_file *pkt_owner[EXANET_NUM_PKT_IFACES];
+	struct rdma_cgroup *pkt_cg[EXANET_NUM_PKT_IFACES];
 	struct exanet_mbox mbox[EXANET_NUM_MBOX_IFACES];
+
+	/* Per-user caps and rdma cgroup device "exanetN"; own lock. */
+	struct exa_quota quota;
 
 	/* RDMA engine (exanet_rdma.c); num_rpages == 0: no RDMA engine. */
 	resource_size_t rdma_bar_phys;	/* BAR3 */
 	u32 num_rpages;
 	u32 rpages_in_use;
 	struct exanet_file *rpage_owner[EXANET_RDMA_PAGES];
+	struct rdma_cgroup *rpage_cg[EXANET_RDMA_PAGES];
 
 	struct list_head list;		/* on exanet_devices */
 };
@@ -77,6 +92,9 @@ struct exanet_file {
 	struct address_space *mapping;	/* to zap user mappings on free */
 	struct mm_struct *mm;		/* only the opener may use the file */
 	u32 pdid;
+	struct exa_quota_user *qu;	/* the opener's per-user account */
+	struct rdma_cgroup *cg;		/* charged hca_handle */
+	struct rdma_cgroup *rank_cg;	/* charged hca_object of the rank */
 	u32 npkt;			/* counts, protected by edev->lock */
 	u32 nmbox;
 	u32 nrpage;
@@ -96,6 +114,10 @@ extern struct list_head exanet_devices;
 u64 exanet_read_counter(struct exanet_dev *edev, unsigned int n);
 
 /* exanet_main.c helpers used by exanet_rdma.c */
+int exanet_charge(struct exanet_file *ef, enum exanet_res res,
+		  struct rdma_cgroup **cg);
+void exanet_uncharge(struct exanet_file *ef, enum exanet_res res,
+		     struct rdma_cgroup **cg);
 u32 exanet_rd(struct exanet_dev *edev, unsigned int reg);
 void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val);
 void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len);
@@ -114,15 +136,6 @@ int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
 int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn);
 extern const struct attribute_group exanet_rdma_group;
-
-/* exanet_pdid.c */
-u32 exanet_pdid_resolve(u32 default_pdid);
-int exanet_pdid_bind(pid_t nr, u32 pdid);
-int exanet_pdid_unbind(pid_t nr);
-typedef int (*exanet_pdid_visit_t)(void *arg, pid_t nr, u32 pdid);
-int exanet_pdid_for_each(unsigned long *pos, exanet_pdid_visit_t visit,
-			 void *arg);
-void exanet_pdid_exit(void);
 
 /* exanet_genl.c */
 int exanet_genl_init(void);

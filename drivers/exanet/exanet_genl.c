@@ -14,9 +14,10 @@
 
 #include "exanet_drv.h"
 
+/* Administrators bind job domains; user domains are never assigned. */
 static struct netlink_range_validation exanet_pdid_range = {
-	.min = 1,
-	.max = EXANET_PDID_MAX,
+	.min = EXA_DOMAIN_JOB_MIN,
+	.max = EXA_DOMAIN_JOB_MAX,
 };
 
 static struct netlink_range_validation exanet_pid_range = {
@@ -167,7 +168,7 @@ static int exanet_genl_pdid_bind_doit(struct sk_buff *skb,
 	    GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PDID))
 		return -EINVAL;
 
-	ret = exanet_pdid_bind(nla_get_u32(info->attrs[EXANET_ATTR_PID]),
+	ret = exa_domain_bind(nla_get_u32(info->attrs[EXANET_ATTR_PID]),
 			       nla_get_u32(info->attrs[EXANET_ATTR_PDID]));
 	if (ret == -ESRCH)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
@@ -185,7 +186,7 @@ static int exanet_genl_pdid_unbind_doit(struct sk_buff *skb,
 	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PID))
 		return -EINVAL;
 
-	ret = exanet_pdid_unbind(nla_get_u32(info->attrs[EXANET_ATTR_PID]));
+	ret = exa_domain_unbind(nla_get_u32(info->attrs[EXANET_ATTR_PID]));
 	if (ret == -ESRCH)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
 				    "no such process");
@@ -225,7 +226,7 @@ static int exanet_genl_pdid_get_dumpit(struct sk_buff *skb,
 	struct exanet_pdid_dump_ctx ctx = { .skb = skb, .cb = cb };
 	int ret;
 
-	ret = exanet_pdid_for_each(&cb->args[0], exanet_genl_put_binding, &ctx);
+	ret = exa_domain_for_each(&cb->args[0], exanet_genl_put_binding, &ctx);
 	if (ret == -EMSGSIZE && skb->len)
 		return skb->len;
 	return ret ? ret : skb->len;

@@ -30,7 +30,8 @@
 
 /* ------------------------------------------------------------ parameters */
 
-static unsigned int default_pdid = 1;
+static unsigned int default_pdid = EXA_DOMAIN_NONE;
+static unsigned int max_user_percent = 50;
 static unsigned int max_pkt_per_file = 8;
 static unsigned int max_mbox_per_file = 8;
 static unsigned int retx_timeout_us = EXANET_DEFAULT_RETX_TIMEOUT_US;
@@ -78,9 +79,23 @@ static const struct kernel_param_ops exanet_retries_param_ops = {
 	.get = param_get_uint,
 };
 
+static int exanet_param_set_percent(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 100);
+}
+
+static const struct kernel_param_ops exanet_percent_param_ops = {
+	.set = exanet_param_set_percent,
+	.get = param_get_uint,
+};
+
 module_param_cb(default_pdid, &exanet_pdid_param_ops, &default_pdid, 0644);
 MODULE_PARM_DESC(default_pdid,
-		 "PDID for processes without a bound ancestor, 0 = refuse open (default 1)");
+		 "Opt-in PDID shared by all processes without a bound ancestor (closed single-user systems only); 0 = each user its own domain (default 0)");
+module_param_cb(max_user_percent, &exanet_percent_param_ops, &max_user_percent, 0644);
+MODULE_PARM_DESC(max_user_percent,
+		 "Share of each NI resource (interfaces, mailboxes, ranks, RDMA pages) one user without CAP_SYS_RESOURCE may hold, 1..100 % (default 50)");
 module_param_cb(max_pkt_per_file, &exanet_limit_param_ops, &max_pkt_per_file, 0644);
 MODULE_PARM_DESC(max_pkt_per_file,
 		 "Packetizer interfaces one open file may hold, 1..64 (default 8)");
@@ -131,6 +146,42 @@ static void exanet_hw_reset(struct exanet_dev *edev)
 	exanet_rd(edev, EXANET_REG_ID);
 }
 
+/* ------------------------------------------------------ limits */
+
+static const char * const exanet_res_names[EXANET_NUM_RES] = {
+	[EXANET_RES_PKT]	= "pkt",
+	[EXANET_RES_MBOX]	= "mbox",
+	[EXANET_RES_RANK]	= "rank",
+	[EXANET_RES_RPAGE]	= "rdma_page",
+};
+
+/*
+ * Count one object of @res for the file's user (per-user cap) and its
+ * rdma cgroup (hca_object, remembered in @cg).  Not under edev->lock:
+ * the cgroup code sleeps on its own mutex.
+ */
+int exanet_charge(struct exanet_file *ef, enum exanet_res res,
+		  struct rdma_cgroup **cg)
+{
+	struct exanet_dev *edev = ef->edev;
+	int ret;
+
+	ret = exa_quota_charge(ef->qu, res, 1);
+	if (ret)
+		return ret;
+	ret = exa_cg_charge(&edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
+	if (ret)
+		exa_quota_uncharge(ef->qu, res, 1);
+	return ret;
+}
+
+void exanet_uncharge(struct exanet_file *ef, enum exanet_res res,
+		     struct rdma_cgroup **cg)
+{
+	exa_cg_uncharge(&ef->edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
+	exa_quota_uncharge(ef->qu, res, 1);
+}
+
 /* ------------------------------------------------------ mmap offset code */
 
 #define EXANET_MMAP_INDEX_MASK	0xffull
@@ -156,6 +207,7 @@ static void exanet_pkt_release(struct exanet_dev *edev, u32 i)
 	edev->pkt_owner[i] = NULL;
 	edev->pkt_in_use--;
 	ef->npkt--;
+	exanet_uncharge(ef, EXANET_RES_PKT, &edev->pkt_cg[i]);
 }
 
 static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
@@ -168,9 +220,9 @@ static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
 	exanet_wr(edev, EXANET_REG_MBOX_BASE(m) + EXANET_MBOX_ENABLE, 0);
 	exanet_rd(edev, EXANET_REG_MBOX_BASE(m) + EXANET_MBOX_ENABLE);
 	exanet_zap(ef, EXANET_MMAP_MBOX_REGS, m, EXANET_IFACE_PAGE_SIZE);
-	exanet_zap(ef, EXANET_MMAP_MBOX_QUEUE, m, mb->alloc_size);
-	dma_free_coherent(&edev->pdev->dev, mb->alloc_size, mb->queue,
-			  mb->queue_dma);
+	exanet_zap(ef, EXANET_MMAP_MBOX_QUEUE, m, mb->queue.size);
+	exa_dma_buf_free(&mb->queue, &edev->pdev->dev);
+	exanet_uncharge(ef, EXANET_RES_MBOX, &mb->cg);
 	memset(mb, 0, sizeof(*mb));
 	edev->mbox_in_use--;
 	ef->nmbox--;
@@ -208,6 +260,7 @@ static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
 {
 	struct exanet_dev *edev = ef->edev;
 	struct exanet_pkt_alloc req;
+	struct rdma_cgroup *cg = NULL;
 	u32 i;
 	int ret = 0;
 
@@ -215,6 +268,9 @@ static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
 		return -EFAULT;
 	if (req.flags)
 		return -EINVAL;
+	ret = exanet_charge(ef, EXANET_RES_PKT, &cg);
+	if (ret)
+		return ret;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
@@ -222,6 +278,7 @@ static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
 		goto unlock;
 	}
 	if (ef->npkt >= READ_ONCE(max_pkt_per_file)) {
+		dev_dbg(&edev->dev, "pkt alloc: file holds max_pkt_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -229,18 +286,22 @@ static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
 		if (!edev->pkt_owner[i])
 			break;
 	if (i == edev->num_pkt) {
+		dev_dbg(&edev->dev, "pkt alloc: no free interface\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
 	exanet_wr(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_PDID, ef->pdid);
 	exanet_wr(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_ENABLE, 1);
 	edev->pkt_owner[i] = ef;
+	edev->pkt_cg[i] = cg;
 	edev->pkt_in_use++;
 	ef->npkt++;
 unlock:
 	mutex_unlock(&edev->lock);
-	if (ret)
+	if (ret) {
+		exanet_uncharge(ef, EXANET_RES_PKT, &cg);
 		return ret;
+	}
 
 	req.iface = i;
 	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_PKT, i);
@@ -280,6 +341,8 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 {
 	struct exanet_dev *edev = ef->edev;
 	struct exanet_mbox_alloc req;
+	struct rdma_cgroup *cg = NULL;
+	struct exa_dma_buf queue;
 	struct exanet_mbox *mb;
 	void __iomem *regs;
 	int ret = 0;
@@ -290,6 +353,20 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 	if (req.nslots < EXANET_MBOX_MIN_SLOTS ||
 	    req.nslots > EXANET_MBOX_MAX_SLOTS || !is_power_of_2(req.nslots))
 		return -EINVAL;
+	ret = exanet_charge(ef, EXANET_RES_MBOX, &cg);
+	if (ret)
+		return ret;
+	/*
+	 * Zeroed, so every slot starts with phase 0 (not yet owned by SW);
+	 * charged to the caller's memory cgroup.  Allocated before the lock:
+	 * it may sleep for long.
+	 */
+	ret = exa_dma_buf_alloc(&queue, &edev->pdev->dev,
+				(size_t)req.nslots * EXANET_MBOX_SLOT_SIZE);
+	if (ret) {
+		exanet_uncharge(ef, EXANET_RES_MBOX, &cg);
+		return ret;
+	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
@@ -297,6 +374,7 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 		goto unlock;
 	}
 	if (ef->nmbox >= READ_ONCE(max_mbox_per_file)) {
+		dev_dbg(&edev->dev, "mbox alloc: file holds max_mbox_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -304,6 +382,7 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 		if (!edev->mbox[m].owner)
 			break;
 	if (m == edev->num_mbox) {
+		dev_dbg(&edev->dev, "mbox alloc: no free mailbox\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -311,18 +390,11 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 	mb = &edev->mbox[m];
 	mb->nslots = req.nslots;
 	mb->queue_size = (size_t)req.nslots * EXANET_MBOX_SLOT_SIZE;
-	mb->alloc_size = PAGE_ALIGN(mb->queue_size);
-	/* Zeroed, so every slot starts with phase 0 (not yet owned by SW). */
-	mb->queue = dma_alloc_coherent(&edev->pdev->dev, mb->alloc_size,
-				       &mb->queue_dma, GFP_KERNEL);
-	if (!mb->queue) {
-		memset(mb, 0, sizeof(*mb));
-		ret = -ENOMEM;
-		goto unlock;
-	}
+	mb->queue = queue;
+	mb->cg = cg;
 	regs = edev->ctrl + EXANET_REG_MBOX_BASE(m);
-	iowrite32(lower_32_bits(mb->queue_dma), regs + EXANET_MBOX_QBASE_LO);
-	iowrite32(upper_32_bits(mb->queue_dma), regs + EXANET_MBOX_QBASE_HI);
+	iowrite32(lower_32_bits(queue.dma), regs + EXANET_MBOX_QBASE_LO);
+	iowrite32(upper_32_bits(queue.dma), regs + EXANET_MBOX_QBASE_HI);
 	iowrite32(mb->nslots, regs + EXANET_MBOX_NSLOTS);
 	iowrite32(ef->pdid, regs + EXANET_MBOX_PDID);
 	iowrite32(1, regs + EXANET_MBOX_ENABLE);
@@ -331,8 +403,11 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 	ef->nmbox++;
 unlock:
 	mutex_unlock(&edev->lock);
-	if (ret)
+	if (ret) {
+		exa_dma_buf_free(&queue, &edev->pdev->dev);
+		exanet_uncharge(ef, EXANET_RES_MBOX, &cg);
 		return ret;
+	}
 
 	req.mbox = m;
 	req.regs_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_MBOX_REGS, m);
@@ -450,13 +525,10 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 		if (index >= edev->num_mbox)
 			goto out;
 		mb = &edev->mbox[index];
-		if (mb->owner != ef || page >= mb->alloc_size >> PAGE_SHIFT)
+		if (mb->owner != ef || page >= mb->queue.size >> PAGE_SHIFT)
 			goto out;
-		if (is_vmalloc_addr(mb->queue))
-			pfn = vmalloc_to_pfn(mb->queue + (page << PAGE_SHIFT));
-		else
-			pfn = PHYS_PFN(virt_to_phys(mb->queue +
-						    (page << PAGE_SHIFT)));
+		pfn = PHYS_PFN(virt_to_phys(mb->queue.va +
+					    (page << PAGE_SHIFT)));
 		break;
 	case EXANET_MMAP_RDMA:
 		if (exanet_rdma_fault_pfn(ef, index, page, &pfn))
@@ -518,7 +590,7 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 			ret = -EINVAL;
 		else if (edev->mbox[index].owner != ef)
 			ret = -EACCES;
-		else if (len != edev->mbox[index].alloc_size)
+		else if (len != edev->mbox[index].queue.size)
 			ret = -EINVAL;
 		else if (vma->vm_flags & VM_WRITE)
 			ret = -EPERM;
@@ -563,6 +635,7 @@ static int exanet_open(struct inode *inode, struct file *file)
 	struct exanet_file *ef;
 	bool dead;
 	u32 pdid;
+	int ret;
 
 	mutex_lock(&edev->lock);
 	dead = edev->dead;
@@ -572,20 +645,36 @@ static int exanet_open(struct inode *inode, struct file *file)
 	if (!current->mm)
 		return -EINVAL;
 
-	pdid = exanet_pdid_resolve(READ_ONCE(default_pdid));
-	if (pdid == EXANET_PDID_NONE)
+	pdid = exa_domain_of_current(READ_ONCE(default_pdid));
+	if (pdid == EXA_DOMAIN_NONE) {
+		dev_dbg(&edev->dev,
+			"open: uid %u has no user domain and no bound ancestor\n",
+			from_kuid(&init_user_ns, current_euid()));
 		return -EACCES;
+	}
 
 	ef = kzalloc(sizeof(*ef), GFP_KERNEL);
 	if (!ef)
 		return -ENOMEM;
+	ef->edev = edev;
+	ef->qu = exa_quota_user_get(&edev->quota);
+	if (IS_ERR(ef->qu)) {
+		ret = PTR_ERR(ef->qu);
+		kfree(ef);
+		return ret;
+	}
+	ret = exa_cg_charge(&edev->quota, &ef->cg, RDMACG_RESOURCE_HCA_HANDLE);
+	if (ret) {
+		exa_quota_user_put(ef->qu);
+		kfree(ef);
+		return ret;
+	}
 	ef->pdid = pdid;
 	ef->mapping = file->f_mapping;
 	ef->mm = current->mm;
 	exanet_rdma_file_init(ef);
 	mmgrab(ef->mm);		/* keeps the pointer unique while we compare */
 	get_device(&edev->dev);
-	ef->edev = edev;
 	file->private_data = ef;
 	return nonseekable_open(inode, file);
 }
@@ -609,6 +698,8 @@ static int exanet_release(struct inode *inode, struct file *file)
 	/* RDMA pages, rank context, registrations: quiesce, unmap, unpin. */
 	exanet_rdma_file_release(ef);
 
+	exa_cg_uncharge(&edev->quota, &ef->cg, RDMACG_RESOURCE_HCA_HANDLE);
+	exa_quota_user_put(ef->qu);
 	mmdrop(ef->mm);
 	put_device(&edev->dev);
 	kfree(ef);
@@ -660,6 +751,13 @@ static ssize_t mbox_in_use_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(mbox_in_use);
 
+static ssize_t user_usage_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return exa_quota_show(&to_exanet_dev(dev)->quota, buf);
+}
+static DEVICE_ATTR_RO(user_usage);
+
 static const char * const exanet_counter_names[EXANET_NUM_COUNTERS] = {
 	EXANET_COUNTER_NAMES_INIT
 };
@@ -691,6 +789,7 @@ static struct attribute *exanet_attrs[] = {
 	&dev_attr_pkt_in_use.attr,
 	&dev_attr_mbox_in_use.attr,
 	&dev_attr_counters.attr,
+	&dev_attr_user_usage.attr,
 	NULL,
 };
 
@@ -725,6 +824,8 @@ static void exanet_dev_release(struct device *dev)
 {
 	struct exanet_dev *edev = to_exanet_dev(dev);
 
+	if (edev->quota.names)
+		exa_quota_destroy(&edev->quota);
 	pci_dev_put(edev->pdev);
 	kfree(edev);
 }
@@ -819,6 +920,15 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = exanet_rdma_probe(edev);
 	if (ret)
 		goto put;
+	ret = exa_quota_init(&edev->quota, &edev->dev, dev_name(&edev->dev),
+			     exanet_res_names, EXANET_NUM_RES,
+			     &max_user_percent);
+	if (ret)
+		goto put;
+	edev->quota.total[EXANET_RES_PKT] = edev->num_pkt;
+	edev->quota.total[EXANET_RES_MBOX] = edev->num_mbox;
+	edev->quota.total[EXANET_RES_RANK] = EXANET_RDMA_NUM_RANKS;
+	edev->quota.total[EXANET_RES_RPAGE] = edev->num_rpages;
 
 	pci_set_master(pdev);
 
@@ -954,7 +1064,6 @@ static void __exit exanet_exit(void)
 	pci_unregister_driver(&exanet_pci_driver);
 	exanet_rdma_exit();
 	exanet_genl_exit();
-	exanet_pdid_exit();
 	class_unregister(&exanet_class);
 	unregister_chrdev_region(exanet_devt, EXANET_MAX_DEVICES);
 }

@@ -119,6 +119,7 @@ static void exanet_rpage_release(struct exanet_dev *edev, u32 p)
 	edev->rpage_owner[p] = NULL;
 	edev->rpages_in_use--;
 	ef->nrpage--;
+	exanet_uncharge(ef, EXANET_RES_RPAGE, &edev->rpage_cg[p]);
 }
 
 /* Disable rank r: when the write returns, nothing is DMAed through it. */
@@ -201,6 +202,7 @@ void exanet_rdma_file_release(struct exanet_file *ef)
 		exanet_ranks_in_use--;
 		mutex_unlock(&exanet_ctx_lock);
 		wake_up_all(&exanet_ctx_wq);
+		exanet_uncharge(ef, EXANET_RES_RANK, &ef->rank_cg);
 	}
 }
 
@@ -208,16 +210,22 @@ void exanet_rdma_file_release(struct exanet_file *ef)
 static int exanet_rank_get(struct exanet_file *ef)
 {
 	struct exanet_dev *edev = ef->edev;
+	struct rdma_cgroup *cg = NULL;
 	struct exanet_ctx *ctx;
-	int ret = -EBUSY;
 	bool any = false;
 	u32 r, st;
+	int ret;
 
 	if (READ_ONCE(ef->ctx))
 		return 0;
+	ret = exanet_charge(ef, EXANET_RES_RANK, &cg);
+	if (ret)
+		return ret;
+	ret = -EBUSY;
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_uncharge(ef, EXANET_RES_RANK, &cg);
 		return -ENODEV;
 	}
 	mutex_lock(&exanet_ctx_lock);
@@ -236,6 +244,8 @@ static int exanet_rank_get(struct exanet_file *ef)
 		if (ctx->owner)
 			continue;
 		ctx->owner = ef;
+		ef->rank_cg = cg;
+		cg = NULL;
 		exanet_ranks_in_use++;
 		exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_PDID, ef->pdid);
 		exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE, 1);
@@ -246,9 +256,15 @@ static int exanet_rank_get(struct exanet_file *ef)
 	/* No usable context at all (no IOMMU / no ctx functions): -ENODEV. */
 	if (ret && !any)
 		ret = -ENODEV;
+	if (ret)
+		dev_dbg(&edev->dev, "rank: %s\n",
+			any ? "every rank is taken" : "no DMA context");
 unlock:
 	mutex_unlock(&exanet_ctx_lock);
 	mutex_unlock(&edev->lock);
+	/* Not taken (error, or another thread gave the file a rank). */
+	if (cg || ret)
+		exanet_uncharge(ef, EXANET_RES_RANK, &cg);
 	return ret;
 }
 
@@ -313,6 +329,7 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 {
 	struct exanet_dev *edev = ef->edev;
 	struct exanet_rdma_alloc req;
+	struct rdma_cgroup *cg = NULL;
 	int ret;
 	u32 p;
 
@@ -325,6 +342,9 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 	ret = exanet_rank_get(ef);
 	if (ret)
 		return ret;
+	ret = exanet_charge(ef, EXANET_RES_RPAGE, &cg);
+	if (ret)
+		return ret;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
@@ -333,6 +353,7 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 	}
 	if (ef->nrpage >= clamp_val(READ_ONCE(max_rdma_pages_per_file), 1,
 				    EXANET_RDMA_PAGES)) {
+		dev_dbg(&edev->dev, "rdma page: file holds max_rdma_pages_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -340,6 +361,7 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 		if (!edev->rpage_owner[p])
 			break;
 	if (p == edev->num_rpages) {
+		dev_dbg(&edev->dev, "rdma page: none free\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -348,13 +370,16 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 		  ef->ctx->rank);
 	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 1);
 	edev->rpage_owner[p] = ef;
+	edev->rpage_cg[p] = cg;
 	edev->rpages_in_use++;
 	ef->nrpage++;
 	req.node_id = edev->node_id;
 unlock:
 	mutex_unlock(&edev->lock);
-	if (ret)
+	if (ret) {
+		exanet_uncharge(ef, EXANET_RES_RPAGE, &cg);
 		return ret;
+	}
 
 	req.page = p;
 	req.rank = ef->ctx->rank;

@@ -19,6 +19,7 @@
 #include <extoll.h>
 #include <extoll_hw.h>
 
+#include "exa_isolation.h"
 #include "exa_umem.h"
 
 #define EXTOLL_DRV_NAME		"extoll"
@@ -32,6 +33,15 @@ enum extoll_unit {
 };
 
 struct extoll_dev;
+
+/* Resources capped per user (exa_quota) on each device. */
+enum extoll_res {
+	EXTOLL_RES_RMA_VPID,		/* RMA endpoints */
+	EXTOLL_RES_VELO_VPID,		/* VELO endpoints */
+	EXTOLL_RES_ATU,			/* ATU entries (registered pages) */
+	EXTOLL_RES_QUEUE,		/* queue bytes (notification queues, rings) */
+	EXTOLL_NUM_RES
+};
 
 /* One class device + character device per unit (/dev/extoll/rma2, velo2). */
 struct extoll_cdev {
@@ -74,11 +84,13 @@ struct extoll_dev {
 	u32 in_use[EXTOLL_NUM_UNITS];
 	u32 vpid_next[EXTOLL_NUM_UNITS];	/* next-fit VPID allocation */
 	unsigned long *atu_map;		/* allocated ATU entries; bit 0 reserved */
-	u32 atu_next;			/* next-fit start of the ATU search */
 	u32 atu_used;			/* entries in use (registered pages) */
 	atomic64_t pinned_pages;	/* pages pinned by registrations */
 	u64 q_bytes;			/* queue memory held by endpoints */
 	u64 atu_fences;
+
+	/* Per-user caps and rdma cgroup device "extollN"; own lock. */
+	struct exa_quota quota;
 };
 
 /* A registered region of an RMA endpoint. */
@@ -91,27 +103,34 @@ struct extoll_region {
 	u64 nla;
 	bool readonly;
 	bool leak;			/* fence failed: never unpin */
+	struct rdma_cgroup *cg;		/* charged hca_object */
+	struct exa_quota_user *qu;	/* whose share holds the entries */
 };
 
 /*
- * One open file = one endpoint = one VPID of one unit.  The queue (RMA
- * notification queue or VELO receive mailbox) is one DMA coherent buffer:
- * the read-pointer page followed by the queue bytes.
+ * One open file = one endpoint = one VPID of one unit.  The queue area
+ * (RMA notification queue or VELO receive mailbox) is the read-pointer
+ * page followed by the queue bytes, two buffers charged to the opener's
+ * memory cgroup.
  */
 struct extoll_ep {
 	struct extoll_dev *xdev;
 	enum extoll_unit unit;
 	u32 vpid;
+	u32 prot;			/* protection domain (uapi/exa_domain.h) */
 	struct mm_struct *mm;		/* only the opener may use the file */
 	struct address_space *mapping;
+	struct exa_quota_user *qu;	/* the opener's per-user account */
+	struct rdma_cgroup *cg;		/* charged hca_handle */
 
 	/* Protects the fields below (not the hardware: xdev->lock). */
 	struct mutex lock;
 	u64 q_size;			/* queue bytes (without the RP page) */
 	u64 seg_size;			/* accepted for compatibility only */
-	void *q;			/* NULL until the queue area is mapped */
-	dma_addr_t q_dma;
-	size_t q_alloc;			/* PAGE_SIZE + q_size */
+	void *q;			/* read-pointer page; NULL until mapped */
+	struct exa_dma_buf rp;		/* read-pointer page */
+	struct exa_dma_buf qbuf;	/* the queue */
+	size_t q_alloc;			/* PAGE_SIZE + q_size once allocated */
 
 	/* RMA registrations, protected by lock. */
 	struct list_head regions;
@@ -129,6 +148,7 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		       unsigned long mmio_pages);
 int extoll_put_u64(unsigned long arg, u64 val);
 unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page);
+int extoll_ep_set_prot(struct extoll_ep *ep, u64 prot);
 
 /* extoll_hw.c: register level, callers hold xdev->lock and !dead */
 int extoll_hw_probe(struct extoll_dev *xdev);
@@ -136,7 +156,10 @@ void extoll_hw_reset(struct extoll_dev *xdev);
 void extoll_hw_atu_program(struct extoll_dev *xdev);
 u32 extoll_hw_rma_pending(struct extoll_dev *xdev, u32 vpid);
 void extoll_hw_ep_enable(struct extoll_dev *xdev, enum extoll_unit unit,
-			 u32 vpid);
+			 u32 vpid, u32 prot);
+void extoll_hw_ep_set_prot(struct extoll_dev *xdev, enum extoll_unit unit,
+			   u32 vpid, u32 prot);
+u64 extoll_hw_read_counter(struct extoll_dev *xdev, unsigned int n);
 void extoll_hw_ep_set_queue(struct extoll_dev *xdev, enum extoll_unit unit,
 			    u32 vpid, dma_addr_t rp_dma, dma_addr_t q_dma,
 			    u64 q_size);
@@ -145,7 +168,7 @@ void extoll_hw_ep_disable(struct extoll_dev *xdev, enum extoll_unit unit,
 u64 extoll_hw_ep_read_wp(struct extoll_dev *xdev, enum extoll_unit unit,
 			 u32 vpid);
 void extoll_hw_atu_set(struct extoll_dev *xdev, u32 idx, dma_addr_t addr,
-		       u32 vpid, bool readonly);
+		       u32 vpid, u32 prot, bool readonly);
 void extoll_hw_atu_clear(struct extoll_dev *xdev, u32 idx);
 int extoll_hw_atu_fence(struct extoll_dev *xdev);
 u64 extoll_hw_nla(u32 idx);

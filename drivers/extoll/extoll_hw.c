@@ -108,10 +108,26 @@ static void extoll_hw_vpid_ctrl(struct extoll_dev *xdev, u32 vpid, u32 set,
 	extoll_rd(xdev, reg);
 }
 
-/* Open: the VELO requester page accepts messages (RMA waits for its queue). */
-void extoll_hw_ep_enable(struct extoll_dev *xdev, enum extoll_unit unit,
-			 u32 vpid)
+/* The protection ID the part stamps on what it sends and accepts. */
+void extoll_hw_ep_set_prot(struct extoll_dev *xdev, enum extoll_unit unit,
+			   u32 vpid, u32 prot)
 {
+	unsigned int reg = EXTOLL_REG_VPID(vpid) +
+		(unit == EXTOLL_UNIT_VELO ? EXTOLL_VPID_VELO_PROT :
+					    EXTOLL_VPID_RMA_PROT);
+
+	extoll_wr(xdev, reg, prot & EXTOLL_PROT_MASK);
+	extoll_rd(xdev, reg);
+}
+
+/*
+ * Open: the part gets its owner's protection ID first, then the VELO
+ * requester page accepts messages (RMA waits for its queue).
+ */
+void extoll_hw_ep_enable(struct extoll_dev *xdev, enum extoll_unit unit,
+			 u32 vpid, u32 prot)
+{
+	extoll_hw_ep_set_prot(xdev, unit, vpid, prot);
 	if (unit == EXTOLL_UNIT_VELO)
 		extoll_hw_vpid_ctrl(xdev, vpid, EXTOLL_VPID_VELO_TX, 0);
 }
@@ -163,19 +179,24 @@ u64 extoll_hw_ep_read_wp(struct extoll_dev *xdev, enum extoll_unit unit,
 						     EXTOLL_VPID_NOTIQ_WP));
 }
 
+u64 extoll_hw_read_counter(struct extoll_dev *xdev, unsigned int n)
+{
+	return lo_hi_readq(xdev->regs + EXTOLL_REG_COUNTER(n));
+}
+
 u32 extoll_hw_rma_pending(struct extoll_dev *xdev, u32 vpid)
 {
 	return extoll_rd(xdev, EXTOLL_REG_VPID(vpid) + EXTOLL_VPID_RMA_PENDING);
 }
 
 void extoll_hw_atu_set(struct extoll_dev *xdev, u32 idx, dma_addr_t addr,
-		       u32 vpid, bool readonly)
+		       u32 vpid, u32 prot, bool readonly)
 {
 	u64 perm = EXTOLL_ATU_READ | (readonly ? 0 : EXTOLL_ATU_WRITE);
 
 	/* Entry first, NLA handed out after the ioctl's unlock. */
 	WRITE_ONCE(xdev->atu[idx],
-		   cpu_to_le64(EXTOLL_ATU_ENTRY(addr, vpid, perm)));
+		   cpu_to_le64(EXTOLL_ATU_ENTRY(addr, vpid, perm, prot)));
 	dma_wmb();
 }
 

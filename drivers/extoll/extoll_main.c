@@ -67,6 +67,50 @@ MODULE_PARM_DESC(queue_budget_mb,
 MODULE_PARM_DESC(atu_entries,
 		 "ATU entries per device = 4 KiB pages that can be registered at once, 2..524288 (default 65536 = 256 MiB)");
 
+/* Opt-in shared domain for closed single-user systems; 0: per user. */
+static unsigned int default_protid = EXA_DOMAIN_NONE;
+
+static int extoll_param_set_protid(const char *val,
+				   const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, EXA_DOMAIN_NONE, EXA_DOMAIN_MAX);
+}
+
+static const struct kernel_param_ops extoll_protid_param_ops = {
+	.set = extoll_param_set_protid,
+	.get = param_get_uint,
+};
+
+module_param_cb(default_protid, &extoll_protid_param_ops, &default_protid,
+		0644);
+MODULE_PARM_DESC(default_protid,
+		 "Opt-in protection ID shared by all processes without a bound ancestor (closed single-user systems only); 0 = each user its own domain (default 0)");
+
+static unsigned int max_user_percent = 50;
+
+static int extoll_param_set_percent(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 100);
+}
+
+static const struct kernel_param_ops extoll_percent_param_ops = {
+	.set = extoll_param_set_percent,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_user_percent, &extoll_percent_param_ops,
+		&max_user_percent, 0644);
+MODULE_PARM_DESC(max_user_percent,
+		 "Share of each NIC resource (RMA and VELO VPIDs, ATU entries, queue budget) one user without CAP_SYS_RESOURCE may hold, 1..100 % (default 50)");
+
+static const char * const extoll_res_names[EXTOLL_NUM_RES] = {
+	[EXTOLL_RES_RMA_VPID]	= "rma_vpid",
+	[EXTOLL_RES_VELO_VPID]	= "velo_vpid",
+	[EXTOLL_RES_ATU]	= "atu_entries",
+	[EXTOLL_RES_QUEUE]	= "queue_bytes",
+};
+
 static DEFINE_IDA(extoll_ids);
 static dev_t extoll_devt;
 
@@ -81,6 +125,8 @@ static void extoll_dev_free(struct kref *ref)
 {
 	struct extoll_dev *xdev = container_of(ref, struct extoll_dev, ref);
 
+	if (xdev->quota.names)
+		exa_quota_destroy(&xdev->quota);
 	if (xdev->atu)
 		dma_free_coherent(&xdev->pdev->dev,
 				  PAGE_ALIGN((size_t)xdev->atu_entries * 8),
@@ -118,15 +164,37 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 	struct extoll_cdev *xc = container_of(inode->i_cdev,
 					      struct extoll_cdev, cdev);
 	struct extoll_dev *xdev = xc->xdev;
+	enum extoll_res res = unit == EXTOLL_UNIT_RMA ? EXTOLL_RES_RMA_VPID :
+							 EXTOLL_RES_VELO_VPID;
 	struct extoll_ep *ep;
-	u32 i, vpid = 0;
+	u32 i, vpid = 0, prot;
 	int ret = 0;
 
 	if (!current->mm)
 		return -EINVAL;
+	prot = exa_domain_of_current(READ_ONCE(default_protid));
+	if (prot == EXA_DOMAIN_NONE) {
+		dev_dbg(&xc->dev,
+			"open: uid %u has no user domain and no bound ancestor\n",
+			from_kuid(&init_user_ns, current_euid()));
+		return -EACCES;
+	}
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep)
 		return -ENOMEM;
+	ep->qu = exa_quota_user_get(&xdev->quota);
+	if (IS_ERR(ep->qu)) {
+		ret = PTR_ERR(ep->qu);
+		kfree(ep);
+		return ret;
+	}
+	ret = exa_quota_charge(ep->qu, res, 1);
+	if (ret)
+		goto put_user;
+	ret = exa_cg_charge(&xdev->quota, &ep->cg, RDMACG_RESOURCE_HCA_HANDLE);
+	if (ret)
+		goto uncharge;
+	ep->prot = prot;
 	ep->unit = unit;
 	ep->mm = current->mm;
 	ep->mapping = file->f_mapping;
@@ -154,24 +222,31 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 			break;
 		}
 	}
-	if (ret)
+	if (ret) {
+		dev_dbg(&xc->dev, "open: every VPID is in use\n");
 		goto unlock;
+	}
 	xdev->vpid_next[unit] = (vpid + 1) % xdev->num_vpids[unit];
 	ep->vpid = vpid;
 	ep->xdev = xdev;
 	xdev->owner[unit][vpid] = ep;
 	xdev->in_use[unit]++;
-	extoll_hw_ep_enable(xdev, unit, vpid);
+	extoll_hw_ep_enable(xdev, unit, vpid, prot);
 	kref_get(&xdev->ref);
 unlock:
 	mutex_unlock(&xdev->lock);
-	if (ret) {
-		kfree(ep);
-		return ret;
+	if (!ret) {
+		mmgrab(ep->mm);
+		file->private_data = ep;
+		return nonseekable_open(inode, file);
 	}
-	mmgrab(ep->mm);
-	file->private_data = ep;
-	return nonseekable_open(inode, file);
+	exa_cg_uncharge(&xdev->quota, &ep->cg, RDMACG_RESOURCE_HCA_HANDLE);
+uncharge:
+	exa_quota_uncharge(ep->qu, res, 1);
+put_user:
+	exa_quota_user_put(ep->qu);
+	kfree(ep);
+	return ret;
 }
 
 /*
@@ -181,46 +256,60 @@ unlock:
 int extoll_ep_alloc_queue(struct extoll_ep *ep)
 {
 	struct extoll_dev *xdev = ep->xdev;
+	struct device *dmadev = &xdev->pdev->dev;
 	size_t alloc = PAGE_SIZE + ep->q_size;
 	u64 budget = (u64)READ_ONCE(queue_budget_mb) << 20;
-	dma_addr_t dma;
-	void *q;
+	struct exa_dma_buf rp = {}, qbuf = {};
 	int ret = 0;
 
 	lockdep_assert_held(&ep->lock);
 	if (ep->q)
 		return 0;
 	mutex_lock(&xdev->lock);
-	if (xdev->dead)
+	xdev->quota.total[EXTOLL_RES_QUEUE] = budget;
+	if (xdev->dead) {
 		ret = -ENODEV;
-	else if (xdev->q_bytes + alloc > budget)
+	} else if (xdev->q_bytes + alloc > budget) {
+		dev_dbg(dmadev, "queue: device budget (queue_budget_mb) used up\n");
 		ret = -ENOMEM;
-	else
+	} else {
 		xdev->q_bytes += alloc;
+	}
 	mutex_unlock(&xdev->lock);
 	if (ret)
 		return ret;
+	ret = exa_quota_charge(ep->qu, EXTOLL_RES_QUEUE, alloc);
+	if (ret)
+		goto unbudget;
 
 	/* Zeroed: every notification/slot starts "not present". */
-	q = dma_alloc_coherent(&xdev->pdev->dev, alloc, &dma, GFP_KERNEL);
+	ret = exa_dma_buf_alloc(&rp, dmadev, PAGE_SIZE) ?:
+	      exa_dma_buf_alloc(&qbuf, dmadev, ep->q_size);
+	if (ret)
+		goto free;
 	mutex_lock(&xdev->lock);
-	if (!q) {
-		ret = -ENOMEM;
-	} else if (xdev->dead) {
+	if (xdev->dead) {
 		ret = -ENODEV;
 	} else {
-		extoll_hw_ep_set_queue(xdev, ep->unit, ep->vpid, dma,
-				       dma + PAGE_SIZE, ep->q_size);
-		ep->q_dma = dma;
+		extoll_hw_ep_set_queue(xdev, ep->unit, ep->vpid, rp.dma,
+				       qbuf.dma, ep->q_size);
+		ep->rp = rp;
+		ep->qbuf = qbuf;
 		ep->q_alloc = alloc;
 		/* Published last: the fault handler reads it without ep->lock. */
-		smp_store_release(&ep->q, q);
+		smp_store_release(&ep->q, rp.va);
 	}
-	if (ret)
-		xdev->q_bytes -= alloc;
 	mutex_unlock(&xdev->lock);
-	if (ret && q)
-		dma_free_coherent(&xdev->pdev->dev, alloc, q, dma);
+	if (!ret)
+		return 0;
+free:
+	exa_dma_buf_free(&qbuf, dmadev);
+	exa_dma_buf_free(&rp, dmadev);
+	exa_quota_uncharge(ep->qu, EXTOLL_RES_QUEUE, alloc);
+unbudget:
+	mutex_lock(&xdev->lock);
+	xdev->q_bytes -= alloc;
+	mutex_unlock(&xdev->lock);
 	return ret;
 }
 
@@ -247,9 +336,13 @@ int extoll_ep_release(struct inode *inode, struct file *file)
 	mutex_unlock(&xdev->lock);
 
 	extoll_regions_put(xdev, &regions);
-	if (ep->q)
-		dma_free_coherent(&xdev->pdev->dev, ep->q_alloc, ep->q,
-				  ep->q_dma);
+	exa_dma_buf_free(&ep->qbuf, &xdev->pdev->dev);
+	exa_dma_buf_free(&ep->rp, &xdev->pdev->dev);
+	exa_quota_uncharge(ep->qu, EXTOLL_RES_QUEUE, ep->q_alloc);
+	exa_quota_uncharge(ep->qu, ep->unit == EXTOLL_UNIT_RMA ?
+			   EXTOLL_RES_RMA_VPID : EXTOLL_RES_VELO_VPID, 1);
+	exa_cg_uncharge(&xdev->quota, &ep->cg, RDMACG_RESOURCE_HCA_HANDLE);
+	exa_quota_user_put(ep->qu);
 	mmdrop(ep->mm);
 	kfree(ep);
 	extoll_dev_put(xdev);
@@ -258,18 +351,55 @@ int extoll_ep_release(struct inode *inode, struct file *file)
 
 /* ---------------------------------------------------------------- mmap */
 
+/* Page @page of the queue area: 0 the read-pointer page, then the queue. */
 unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page)
 {
 	/* Pairs with smp_store_release() in extoll_ep_alloc_queue(). */
 	void *q = smp_load_acquire(&ep->q);
-	void *va;
 
 	if (!q || page >= ep->q_alloc >> PAGE_SHIFT)
 		return 0;
-	va = q + (page << PAGE_SHIFT);
-	if (is_vmalloc_addr(va))
-		return vmalloc_to_pfn(va);
-	return PHYS_PFN(virt_to_phys(va));
+	if (!page)
+		return PHYS_PFN(virt_to_phys(q));
+	return PHYS_PFN(virt_to_phys(ep->qbuf.va +
+				     ((page - 1) << PAGE_SHIFT)));
+}
+
+/*
+ * PROTDESC ioctls: an endpoint's protection ID is its opener's domain.
+ * Only CAP_NET_ADMIN may move it to another one, and only while it has
+ * no registered memory (the ATU entries carry the ID).
+ */
+int extoll_ep_set_prot(struct extoll_ep *ep, u64 prot)
+{
+	struct extoll_dev *xdev = ep->xdev;
+	int ret = 0;
+
+	if (prot == EXA_DOMAIN_NONE || prot > EXA_DOMAIN_MAX)
+		return -EINVAL;
+	mutex_lock(&ep->lock);
+	if (prot == ep->prot)
+		goto unlock;
+	if (!capable(CAP_NET_ADMIN)) {
+		dev_dbg(&xdev->pdev->dev,
+			"vpid %u: protection id %llu refused (no CAP_NET_ADMIN)\n",
+			ep->vpid, prot);
+		ret = -EPERM;
+	} else if (!list_empty(&ep->regions)) {
+		ret = -EBUSY;
+	} else {
+		mutex_lock(&xdev->lock);
+		if (xdev->dead) {
+			ret = -ENODEV;
+		} else {
+			extoll_hw_ep_set_prot(xdev, ep->unit, ep->vpid, prot);
+			ep->prot = prot;
+		}
+		mutex_unlock(&xdev->lock);
+	}
+unlock:
+	mutex_unlock(&ep->lock);
+	return ret;
 }
 
 /*
@@ -415,7 +545,41 @@ static ssize_t queue_bytes_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(queue_bytes);
 
+static ssize_t user_usage_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return exa_quota_show(&to_xdev(dev)->quota, buf);
+}
+static DEVICE_ATTR_RO(user_usage);
+
+static const char * const extoll_counter_names[EXTOLL_NUM_COUNTERS] = {
+	EXTOLL_COUNTER_NAMES_INIT
+};
+
+static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct extoll_dev *xdev = to_xdev(dev);
+	ssize_t len = 0;
+	unsigned int n;
+
+	mutex_lock(&xdev->lock);
+	if (xdev->dead) {
+		mutex_unlock(&xdev->lock);
+		return -ENODEV;
+	}
+	for (n = 0; n < EXTOLL_NUM_COUNTERS; n++)
+		len += sysfs_emit_at(buf, len, "%s %llu\n",
+				     extoll_counter_names[n],
+				     extoll_hw_read_counter(xdev, n));
+	mutex_unlock(&xdev->lock);
+	return len;
+}
+static DEVICE_ATTR_RO(counters);
+
 static struct attribute *extoll_attrs[] = {
+	&dev_attr_user_usage.attr,
+	&dev_attr_counters.attr,
 	&dev_attr_queue_bytes.attr,
 	&dev_attr_node_id.attr,
 	&dev_attr_vpids.attr,
@@ -500,13 +664,15 @@ static int extoll_add_cdevs(struct extoll_dev *xdev)
 static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct extoll_dev *xdev;
+	char cg_name[16];
 	size_t atu_bytes;
 	int index, ret;
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
 		return ret;
-	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	/* ATU entries carry 48-bit bus addresses. */
+	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(48));
 	if (ret) {
 		dev_err(&pdev->dev, "no usable DMA configuration\n");
 		return ret;
@@ -545,7 +711,17 @@ static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto put;
 	}
 	set_bit(0, xdev->atu_map);	/* NLA 0 is never valid */
-	xdev->atu_next = 1;
+
+	snprintf(cg_name, sizeof(cg_name), EXTOLL_DRV_NAME "%d", index);
+	ret = exa_quota_init(&xdev->quota, &pdev->dev, cg_name,
+			     extoll_res_names, EXTOLL_NUM_RES,
+			     &max_user_percent);
+	if (ret)
+		goto put;
+	xdev->quota.total[EXTOLL_RES_RMA_VPID] = xdev->num_vpids[EXTOLL_UNIT_RMA];
+	xdev->quota.total[EXTOLL_RES_VELO_VPID] = xdev->num_vpids[EXTOLL_UNIT_VELO];
+	xdev->quota.total[EXTOLL_RES_ATU] = xdev->atu_entries - 1;
+	xdev->quota.total[EXTOLL_RES_QUEUE] = (u64)queue_budget_mb << 20;
 
 	mutex_lock(&xdev->lock);
 	extoll_hw_reset(xdev);

@@ -4,9 +4,12 @@
  * notification queue ioctls and memory registration into the ATU.
  *
  * Registration: pin (drivers/common exa_umem: FOLL_LONGTERM, accounted
- * against RLIMIT_MEMLOCK) -> DMA map -> contiguous ATU range, one entry
- * per 4 KiB page, stamped with the owner VPID and the permission.  The NLA
- * of ATU entry i is extoll_hw_nla(i), so a region's NLA space is linear.
+ * against RLIMIT_MEMLOCK) -> DMA map -> contiguous ATU range at a random
+ * place, one entry per 4 KiB page, stamped with the owner VPID, the
+ * endpoint's protection ID and the permission.  The NLA of ATU entry i is
+ * extoll_hw_nla(i), so a region's NLA space is linear.  Entries count
+ * against the user's share of the ATU (exa_quota) and each region is an
+ * hca_object of the rdma cgroup.
  * Deregistration: invalidate the entries -> ATU fence (the device has no
  * access in flight that used them) -> DMA unmap -> unpin.
  */
@@ -16,6 +19,7 @@
 #include <linux/fs.h>
 #include <linux/log2.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -78,13 +82,20 @@ int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list)
 	return ret;
 }
 
-/* DMA unmap, unpin and free regions dropped by extoll_regions_hw_drop(). */
+/*
+ * DMA unmap, unpin and free regions dropped by extoll_regions_hw_drop(),
+ * and give their entries back to the owner's share (a leaked region's
+ * entries stay allocated in the table, but are no longer the user's).
+ */
 void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list)
 {
 	struct extoll_region *reg, *tmp;
 
 	list_for_each_entry_safe(reg, tmp, list, node) {
 		list_del(&reg->node);
+		exa_cg_uncharge(&xdev->quota, &reg->cg,
+				RDMACG_RESOURCE_HCA_OBJECT);
+		exa_quota_uncharge(reg->qu, EXTOLL_RES_ATU, reg->count);
 		if (!reg->leak)
 			extoll_region_unmap(xdev, reg);
 	}
@@ -115,7 +126,7 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 	struct rma2_ioc_region r;
 	struct extoll_region *reg, *it;
 	struct sg_dma_page_iter iter;
-	unsigned long idx;
+	unsigned long idx, start, npages;
 	LIST_HEAD(undo);
 	u32 i;
 	int ret;
@@ -131,9 +142,22 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 	if (!reg)
 		return -ENOMEM;
 	reg->readonly = r.flags & RMA2_REGION_READONLY;
-	ret = exa_umem_get(&reg->um, r.addr, r.len, !reg->readonly);
+	reg->qu = ep->qu;
+	npages = (PAGE_ALIGN(r.addr + r.len) - (r.addr & PAGE_MASK)) >>
+		 PAGE_SHIFT;
+	ret = exa_quota_charge(ep->qu, EXTOLL_RES_ATU, npages);
 	if (ret)
 		goto free;
+	ret = exa_cg_charge(&xdev->quota, &reg->cg, RDMACG_RESOURCE_HCA_OBJECT);
+	if (ret)
+		goto uncharge;
+	ret = exa_umem_get(&reg->um, r.addr, r.len, !reg->readonly);
+	if (ret)
+		goto uncharge_cg;
+	if (WARN_ON(reg->um.npages != npages)) {
+		ret = -EINVAL;
+		goto unpin;
+	}
 	atomic64_add(reg->um.npages, &xdev->pinned_pages);
 	reg->count = reg->um.npages;
 	ret = sg_alloc_table_from_pages(&reg->sgt, reg->um.pages,
@@ -153,19 +177,24 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 		ret = -ENODEV;
 		goto unlock;
 	}
-	/* Next fit: NLAs just given back are reused as late as possible. */
+	/*
+	 * First free range from a random start: the NLA of a new region
+	 * tells nothing about where other users' regions are, and an NLA
+	 * just given back is rarely handed out again at once.
+	 */
+	start = 1 + get_random_u32() % (xdev->atu_entries - 1);
 	idx = bitmap_find_next_zero_area(xdev->atu_map, xdev->atu_entries,
-					 xdev->atu_next, reg->count, 0);
+					 start, reg->count, 0);
 	if (idx >= xdev->atu_entries)
 		idx = bitmap_find_next_zero_area(xdev->atu_map,
 						 xdev->atu_entries, 1,
 						 reg->count, 0);
 	if (idx >= xdev->atu_entries) {
+		dev_dbg(&xdev->pdev->dev, "register: no %u free ATU entries\n",
+			reg->count);
 		ret = -ENOSPC;
 		goto unlock;
 	}
-	xdev->atu_next = idx + reg->count < xdev->atu_entries ?
-			 idx + reg->count : 1;
 	bitmap_set(xdev->atu_map, idx, reg->count);
 	xdev->atu_used += reg->count;
 	reg->atu_first = idx;
@@ -175,7 +204,7 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 		if (WARN_ON(i >= reg->count))
 			break;
 		extoll_hw_atu_set(xdev, idx + i, sg_page_iter_dma_address(&iter),
-				  ep->vpid, reg->readonly);
+				  ep->vpid, READ_ONCE(ep->prot), reg->readonly);
 		i++;
 	}
 unlock:
@@ -216,6 +245,10 @@ free_sgt:
 	sg_free_table(&reg->sgt);
 unpin:
 	extoll_region_unpin(xdev, reg);
+uncharge_cg:
+	exa_cg_uncharge(&xdev->quota, &reg->cg, RDMACG_RESOURCE_HCA_OBJECT);
+uncharge:
+	exa_quota_uncharge(ep->qu, EXTOLL_RES_ATU, npages);
 free:
 	kfree(reg);
 	return ret;
@@ -405,6 +438,10 @@ static long extoll_rma2_ioctl(struct file *file, unsigned int cmd,
 		return extoll_put_u64(arg, xdev->num_vpids[EXTOLL_UNIT_RMA]);
 	case RMA2_IOCTL_GET_INFO:
 		return extoll_rma2_get_info(ep, uarg);
+	case RMA2_IOCTL_SET_PROTDESC:
+		return extoll_ep_set_prot(ep, arg);
+	case RMA2_IOCTL_GET_PROTDESC:
+		return extoll_put_u64(arg, READ_ONCE(ep->prot));
 	default:
 		return -ENOTTY;
 	}

@@ -45,6 +45,15 @@ static int extoll_velo2_set_seg_size(struct extoll_ep *ep, u64 __user *uarg)
 	return 0;
 }
 
+static int extoll_velo2_set_prot(struct extoll_ep *ep, u64 __user *uarg)
+{
+	u64 val;
+
+	if (get_user(val, uarg))
+		return -EFAULT;
+	return extoll_ep_set_prot(ep, val);
+}
+
 static int extoll_velo2_get_info(struct extoll_ep *ep, void __user *uarg)
 {
 	struct extoll_dev *xdev = ep->xdev;
@@ -107,6 +116,12 @@ static long extoll_velo2_ioctl(struct file *file, unsigned int cmd,
 		return extoll_put_u64(arg, EXTOLL_VELO_SLOT_SIZE);
 	case VELO2_IOCG_GET_INFO:
 		return extoll_velo2_get_info(ep, (void __user *)arg);
+	case VELO2_IOCG_SET_TX_PROTDESC:
+	case VELO2_IOCG_SET_RX_PROTDESC:
+		return extoll_velo2_set_prot(ep, (u64 __user *)arg);
+	case VELO2_IOCG_GET_TX_PROTDESC:
+	case VELO2_IOCG_GET_RX_PROTDESC:
+		return extoll_put_u64(arg, READ_ONCE(ep->prot));
 	default:
 		return -ENOTTY;
 	}

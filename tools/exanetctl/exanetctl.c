@@ -26,6 +26,7 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
+#include <exa_domain.h>
 #include <exanet.h>
 
 #define TOOL "exanetctl"
@@ -49,8 +50,10 @@ static void usage(FILE *f)
 "                  packetizer and mailbox interfaces in use\n"
 "  show [DEV]      device details and hardware counters (DEV: exanet0, 0 or\n"
 "                  /dev/exanet0; default all)\n"
-"  pdid bind       put process PID (and its future children) in protection\n"
-"                  domain N (1..%u); needs CAP_NET_ADMIN\n"
+"  pdid bind       put process PID (and its future children) in the job's\n"
+"                  protection domain N (1..%u) on both NICs (ExaNet PDID,\n"
+"                  EXTOLL protection ID); needs CAP_NET_ADMIN.  Unbound\n"
+"                  processes get the domain of their user\n"
 "  pdid unbind     remove the binding of PID; needs CAP_NET_ADMIN\n"
 "  pdid list       current bindings\n"
 "  run             start CMD bound to PDID N, optionally as USER (the child\n"
@@ -62,7 +65,7 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 success, 1 error (e.g. EPERM from the kernel), 2 usage error;\n"
 "run: CMD's exit status (128+N if killed by signal N, 127 if it could not start).\n",
-		EXANET_PDID_MAX);
+		EXA_DOMAIN_JOB_MAX);
 }
 
 static int json;
@@ -534,9 +537,9 @@ static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int n
 			have_pid = 1;
 			break;
 		case 'd':
-			if (parse_u32(optarg, 1, EXANET_PDID_MAX, pdid)) {
+			if (parse_u32(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, pdid)) {
 				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
-					EXANET_PDID_MAX);
+					EXA_DOMAIN_JOB_MAX);
 				return -EINVAL;
 			}
 			have_pdid = 1;
@@ -657,9 +660,9 @@ static int cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+d:u:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_u32(optarg, 1, EXANET_PDID_MAX, &pdid)) {
+			if (parse_u32(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, &pdid)) {
 				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
-					EXANET_PDID_MAX);
+					EXA_DOMAIN_JOB_MAX);
 				return EXIT_USAGE;
 			}
 			break;

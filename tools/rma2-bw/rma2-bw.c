@@ -62,8 +62,9 @@ int main(int argc, char **argv)
 	RMA2_Handle h = NULL;
 	RMA2_Region *buf_reg = NULL;
 	RMA2_ERROR rc;
-	RMA2_NLA my_nla;
+	struct xt_buffer mybuf, peerbuf;
 	uint8_t *buf;
+	size_t bsize;
 	volatile uint64_t *ack;
 	int fd, qw, get;
 	unsigned int si;
@@ -78,28 +79,32 @@ int main(int argc, char **argv)
 		rma2_perror(rc, TOOL ": rma2_open");
 		return 1;
 	}
-	/* one buffer: data area + an ack quadword after it */
-	buf = aligned_alloc(4096, MAX_SIZE + 4096);
-	if (!buf)
-		return 1;
-	pp_fill_pattern(buf, MAX_SIZE, 2);
-	ack = (volatile uint64_t *)(buf + MAX_SIZE);
-	*ack = 0;
-	rc = rma2_register(port, buf, MAX_SIZE + 4096, &buf_reg);
-	if (rc != RMA2_SUCCESS) {
-		rma2_perror(rc, TOOL ": rma2_register");
-		return 1;
-	}
-	rma2_get_nla(buf_reg, 0, &my_nla);
 	memset(&me, 0, sizeof(me));
 	me.node = rma2_get_nodeid(port);
 	me.vpid = rma2_get_vpid(port);
-	me.nla = my_nla;
-	me.buf_size = MAX_SIZE;
 	me.flags = (uint32_t)(qw | get << 1);
 	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
+	/* one buffer: the run's largest size + a page holding the ack quadword */
+	bsize = ((size_t)xt_max_size(&o) + 4095) & ~(size_t)4095;
+	buf = aligned_alloc(4096, bsize + 4096);
+	if (!buf)
+		return 1;
+	pp_fill_pattern(buf, bsize, 2);
+	ack = (volatile uint64_t *)(buf + bsize);
+	*ack = 0;
+	if (xt_register(TOOL, port, buf, bsize + 4096, bsize + 4096, &buf_reg))
+		return 1;
+	rma2_get_nla(buf_reg, 0, &mybuf.nla);
+	mybuf.size = bsize;
+	if (xt_exchange_buffer(TOOL, fd, o.timeout_s, &mybuf, &peerbuf))
+		return 1;
+	if (peerbuf.size < xt_max_size(&o)) {
+		fprintf(stderr, TOOL ": peer buffer of %llu bytes is too small\n",
+			(unsigned long long)peerbuf.size);
+		return 1;
+	}
 	if (o.server) {
 		qw = peer.flags & 1;
 		get = (peer.flags >> 1) & 1;
@@ -130,14 +135,14 @@ int main(int argc, char **argv)
 
 					if (get)
 						rc = qw ? rma2_post_get_qw(port, h, buf_reg, 0, size,
-									   peer.nla, spec, 0)
+									   peerbuf.nla, spec, 0)
 							: rma2_post_get_bt(port, h, buf_reg, 0, size,
-									   peer.nla, spec, 0);
+									   peerbuf.nla, spec, 0);
 					else
 						rc = qw ? rma2_post_put_qw(port, h, buf_reg, 0, size,
-									   peer.nla, spec, 0)
+									   peerbuf.nla, spec, 0)
 							: rma2_post_put_bt(port, h, buf_reg, 0, size,
-									   peer.nla, spec, 0);
+									   peerbuf.nla, spec, 0);
 					if (rc) {
 						rma2_perror(rc, TOOL ": post");
 						return 1;
@@ -172,7 +177,7 @@ int main(int argc, char **argv)
 					fprintf(stderr, TOOL ": size %u: no/failed completion\n", size);
 					return 1;
 				}
-				rc = rma2_post_immediate_put(port, h, 8, 1, peer.nla + peer.buf_size, 0, 0);
+				rc = rma2_post_immediate_put(port, h, 8, 1, peerbuf.nla + peerbuf.size, 0, 0);
 				if (rc)
 					return 1;
 			}

@@ -13,12 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "pp_common.h"
 
 #define XT_MAGIC 0x58544f4cu	/* "XTOL" */
-#define XT_VERSION 1
+#define XT_VERSION 2	/* 2: buffers are exchanged after the run parameters */
 
 struct xt_hello {
 	uint32_t magic;
@@ -97,6 +98,34 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int
 	return fd;
 }
 
+/* Largest size of the run (after xt_handshake: the client's sizes). */
+static inline unsigned int xt_max_size(const struct pp_opts *o)
+{
+	unsigned int i, max = 1;
+
+	for (i = 0; i < o->nsizes; i++)
+		if (o->sizes[i] > max)
+			max = o->sizes[i];
+	return max;
+}
+
+/* The registered receive buffers of both sides, once the sizes are known. */
+struct xt_buffer {
+	uint64_t nla;
+	uint64_t size;
+};
+
+static inline int xt_exchange_buffer(const char *tool, int fd, double tmo,
+				     const struct xt_buffer *me, struct xt_buffer *peer)
+{
+	if (pp_write_full(fd, me, sizeof(*me), tmo) ||
+	    pp_read_full(fd, peer, sizeof(*peer), tmo)) {
+		fprintf(stderr, "%s: buffer exchange failed\n", tool);
+		return -1;
+	}
+	return 0;
+}
+
 /* Both sides: one byte each way (phase barrier). */
 static inline int xt_sync(int fd, double tmo)
 {
@@ -155,6 +184,25 @@ static inline void xt_print_bw(const char *tool, const char *transport, const ch
 }
 
 #ifdef LIBRMA2_H
+/* rma2_register() with a clear message when RLIMIT_MEMLOCK is too small. */
+static inline int xt_register(const char *tool, RMA2_Port port, void *buf, size_t len,
+			      size_t total, RMA2_Region **reg)
+{
+	RMA2_ERROR rc = rma2_register(port, buf, len, reg);
+	struct rlimit rl;
+	int e = errno;
+
+	if (rc == RMA2_SUCCESS)
+		return 0;
+	rma2_perror(rc, "rma2_register");
+	if (e == ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < total)
+		fprintf(stderr, "%s: the run registers %zu KiB but RLIMIT_MEMLOCK is %llu KiB: "
+			"use smaller --sizes or raise it (ulimit -l)\n", tool, total >> 10,
+			(unsigned long long)rl.rlim_cur >> 10);
+	return -1;
+}
+
 /* Waits for the next RMA notification and consumes it; -1 (reported on
  * stderr) on timeout or an error notification.  The clock is read only
  * every 4096 probes. */

@@ -110,7 +110,9 @@ int main(int argc, char **argv)
 	RMA2_Handle h = NULL;
 	RMA2_Region *rreg = NULL, *sreg = NULL;
 	RMA2_ERROR rc;
+	struct xt_buffer mybuf, peerbuf;
 	uint8_t *rbuf, *sbuf;
+	size_t bsize;
 	uint64_t *rtt;
 	int fd, qw, noti;
 	unsigned int si;
@@ -126,27 +128,34 @@ int main(int argc, char **argv)
 		rma2_perror(rc, TOOL ": rma2_open");
 		return 1;
 	}
-	rbuf = aligned_alloc(4096, MAX_SIZE);
-	sbuf = aligned_alloc(4096, MAX_SIZE);
-	rtt = calloc(o.iters, sizeof(*rtt));
-	if (!rbuf || !sbuf || !rtt)
-		return 1;
-	memset(rbuf, 0, MAX_SIZE);
-	pp_fill_pattern(sbuf, MAX_SIZE, 1);
-	if ((rc = rma2_register(port, rbuf, MAX_SIZE, &rreg)) != RMA2_SUCCESS ||
-	    (rc = rma2_register(port, sbuf, MAX_SIZE, &sreg)) != RMA2_SUCCESS) {
-		rma2_perror(rc, TOOL ": rma2_register");
-		return 1;
-	}
 	memset(&me, 0, sizeof(me));
 	me.node = rma2_get_nodeid(port);
 	me.vpid = rma2_get_vpid(port);
-	rma2_get_nla(rreg, 0, &me.nla);
-	me.buf_size = MAX_SIZE;
 	me.flags = (uint32_t)(qw | noti << 1);
 	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
+	/* Only what the run's sizes need is allocated and registered. */
+	bsize = ((size_t)xt_max_size(&o) + 4095) & ~(size_t)4095;
+	rbuf = aligned_alloc(4096, bsize);
+	sbuf = aligned_alloc(4096, bsize);
+	rtt = calloc(o.iters, sizeof(*rtt));
+	if (!rbuf || !sbuf || !rtt)
+		return 1;
+	memset(rbuf, 0, bsize);
+	pp_fill_pattern(sbuf, bsize, 1);
+	if (xt_register(TOOL, port, rbuf, bsize, 2 * bsize, &rreg) ||
+	    xt_register(TOOL, port, sbuf, bsize, 2 * bsize, &sreg))
+		return 1;
+	rma2_get_nla(rreg, 0, &mybuf.nla);
+	mybuf.size = bsize;
+	if (xt_exchange_buffer(TOOL, fd, o.timeout_s, &mybuf, &peerbuf))
+		return 1;
+	if (peerbuf.size < xt_max_size(&o)) {
+		fprintf(stderr, TOOL ": peer buffer of %llu bytes is too small\n",
+			(unsigned long long)peerbuf.size);
+		return 1;
+	}
 	if (o.server) {
 		qw = peer.flags & 1;
 		noti = (peer.flags >> 1) & 1;
@@ -179,7 +188,7 @@ int main(int argc, char **argv)
 					tstart = pp_timer_ns();
 				if (!o.no_timing)
 					t0 = pp_timer_ns();
-				if (put(port, h, sreg, size, peer.nla, qw, noti) ||
+				if (put(port, h, sreg, size, peerbuf.nla, qw, noti) ||
 				    wait_put(port, last, tag, noti, o.timeout_s)) {
 					fprintf(stderr, TOOL ": size %u iteration %lu failed\n", size, it);
 					return 1;
@@ -188,7 +197,7 @@ int main(int argc, char **argv)
 					rtt[it - o.warmup] = (uint64_t)(pp_timer_ns() - t0);
 			} else {
 				if (wait_put(port, last, tag, noti, o.timeout_s) ||
-				    put(port, h, sreg, size, peer.nla, qw, noti)) {
+				    put(port, h, sreg, size, peerbuf.nla, qw, noti)) {
 					fprintf(stderr, TOOL ": size %u iteration %lu failed\n", size, it);
 					return 1;
 				}

@@ -102,7 +102,8 @@ static RMA2_ERROR errno_open(int e)
 {
 	if (e == ENOENT || e == ENODEV || e == ENXIO)
 		return RMA2_ERR_NO_DEVICE;
-	if (e == EBUSY || e == ENOSPC)
+	/* every VPID taken, the user's share taken, the rdma cgroup's limit */
+	if (e == EBUSY || e == ENOSPC || e == EDQUOT || e == EAGAIN)
 		return RMA2_ERR_PORTS_USED;
 	return RMA2_ERR_FD;
 }

@@ -794,13 +794,23 @@ EXPORT RMA2_ERROR rma2_get_tcs(RMA2_Port port, RMA2_Handle handle, uint32_t *req
 	return RMA2_SUCCESS;
 }
 
-/* Needs a kernel interface that does not exist yet. */
+/*
+ * The port's protection ID is its opener's domain (Documentation/
+ * security.md).  Moving it to another ID needs CAP_NET_ADMIN: an
+ * unprivileged caller gets RMA2_ERR_IOCTL with errno EPERM, unless @id is
+ * already the port's ID (then nothing changes).
+ */
 EXPORT RMA2_ERROR rma2_set_protectionid(RMA2_Port port, uint16_t id)
 {
-	(void)id;
 	if (!port_ok(port))
 		return RMA2_ERR_INV_PORT;
-	return RMA2_ERR_NOT_YET;
+	if (id == 0)
+		return RMA2_ERR_INV_VALUE;
+	if (port->fd < 0)
+		return RMA2_ERR_NOT_YET;	/* fake endpoint: no device */
+	if (ioctl(port->fd, RMA2_IOCTL_SET_PROTDESC, (unsigned long)id))
+		return errno == EINVAL ? RMA2_ERR_INV_VALUE : RMA2_ERR_IOCTL;
+	return RMA2_SUCCESS;
 }
 
 EXPORT uint32_t rma2_get_queue_size(RMA2_Port port)

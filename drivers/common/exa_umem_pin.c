@@ -289,6 +289,3 @@ void exa_iospace_unmap(struct exa_iospace *ios, struct exa_umem *um)
 }
 EXPORT_SYMBOL_NS_GPL(exa_iospace_unmap, EXA_UMEM);
 
-MODULE_DESCRIPTION("ExaNet/EXTOLL user memory registration (pin, accounting, IOMMU)");
-MODULE_AUTHOR("ExaNet fabric stack developers");
-MODULE_LICENSE("GPL");
