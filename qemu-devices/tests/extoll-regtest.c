@@ -49,13 +49,20 @@ static void ep_init(struct ep *e, int vpid, int phys)
 	       EXTOLL_VPID_RMA | (phys ? EXTOLL_VPID_RMA_PHYS : 0));
 }
 
-/* register len bytes at va as NLA pages starting at index first */
-static uint64_t reg(void *va, size_t len, unsigned first, int vpid, uint64_t perm)
+/* register len bytes at va as NLA pages starting at index first, protection ID prot */
+static uint64_t reg_prot(void *va, size_t len, unsigned first, int vpid, uint64_t perm,
+			 unsigned prot)
 {
 	for (size_t o = 0; o < len; o += 4096)
-		atu[first + o / 4096] = EXTOLL_ATU_ENTRY(phys_of((char *)va + o), vpid, perm);
+		atu[first + o / 4096] = EXTOLL_ATU_ENTRY(phys_of((char *)va + o), vpid, perm, prot);
 	(void)R32(bar0, EXTOLL_REG_ID);
 	return (uint64_t)first << 12;
+}
+
+/* the same with protection ID 0 (the reset value of the VPID registers) */
+static uint64_t reg(void *va, size_t len, unsigned first, int vpid, uint64_t perm)
+{
+	return reg_prot(va, len, first, vpid, perm, 0);
 }
 
 static void atu_init(void)
