@@ -46,19 +46,25 @@ enum {
     EXT_T_NACK = 3,     /* seq S could not be taken now: resend from S */
 };
 
-/* DATA body: common header */
+/*
+ * DATA body: common header.  D_PROT is the protection ID of the packet
+ * (uapi/extoll_hw.h, "Protection IDs"): the sending VPID part's VELO_PROT
+ * or RMA_PROT for VELO messages and RMA requests, the ID of the request
+ * for the responses the device generates (K_DONE, K_GETRSP, K_LOCKRSP).
+ */
 #define D_EPOCH     0   /* u32 sender's epoch */
 #define D_SEQ       4   /* u32 */
 #define D_KIND      8   /* u8 */
 #define D_SVPID     9   /* u8 source VPID */
 #define D_DVPID     10  /* u8 destination VPID */
 #define D_GEN       11  /* u8 generation of the origin VPID part (echoed) */
-#define D_HDR       12
+#define D_PROT      12  /* u16 protection ID */
+#define D_HDR       16  /* kind-specific fields follow, offsets below */
 
 enum {
-    K_VELO = 1,     /* +12 u8 mtt, +13 u8 tag, +14 u8 len, +16 payload */
+    K_VELO = 1,     /* see V_* */
     K_PUT = 2,      /* fragment of put / immediate put, see P_* */
-    K_NOTIPUT = 3,  /* +12 class, +13 spec, +14 mode, +16 u64 payload */
+    K_NOTIPUT = 3,  /* see N_* */
     K_DONE = 4,     /* target -> origin: put-like command finished, see R_* */
     K_GETREQ = 5,   /* see G_* */
     K_GETRSP = 6,   /* fragment of get response, see P_* */
@@ -66,46 +72,62 @@ enum {
     K_LOCKRSP = 8,  /* target -> origin: result of a lock, see L_* */
 };
 
+/* K_VELO */
+#define V_MTT       (D_HDR + 0)     /* u8 */
+#define V_TAG       (D_HDR + 1)     /* u8 */
+#define V_LEN       (D_HDR + 2)     /* u8 payload bytes */
+#define V_DATA      (D_HDR + 4)
+
+/* K_NOTIPUT */
+#define N_CLASS     (D_HDR + 0)     /* u8 */
+#define N_SPEC      (D_HDR + 1)     /* u8 notification spec */
+#define N_MODE      (D_HDR + 2)     /* u8 origin page options */
+#define N_PAYLOAD   (D_HDR + 4)     /* u64 */
+#define N_END       (D_HDR + 12)
+
 /* K_PUT / K_GETRSP */
-#define P_CMD       12  /* u8 */
-#define P_SPEC      13  /* u8 notification spec of the command */
-#define P_MODE      14  /* u8 origin page options (TE / IRQ / ...) */
-#define P_FLAGS     15  /* u8 F_* */
-#define P_ADDR      16  /* u64 destination address of this fragment */
-#define P_LEN       24  /* u32 fragment length */
-#define P_ECHO      32  /* u64 origin source address of the fragment / imm value */
-#define P_DATA      40
+#define P_CMD       (D_HDR + 0)     /* u8 */
+#define P_SPEC      (D_HDR + 1)     /* u8 notification spec of the command */
+#define P_MODE      (D_HDR + 2)     /* u8 origin page options (TE / IRQ / ...) */
+#define P_FLAGS     (D_HDR + 3)     /* u8 F_* */
+#define P_ADDR      (D_HDR + 4)     /* u64 destination address of this fragment */
+#define P_LEN       (D_HDR + 12)    /* u32 fragment length */
+#define P_ECHO      (D_HDR + 20)    /* u64 origin source address of the fragment / imm value */
+#define P_DATA      (D_HDR + 28)
 #define F_FIRST     1
 #define F_LAST      2
 #define F_ERR       4   /* GETRSP: responder failed, no data */
 
 /* K_DONE */
-#define R_CMD       12
-#define R_SPEC      13
-#define R_MODE      14
-#define R_ERR       15
-#define R_ECHO      16  /* u64 word0 of the requester notification */
-#define R_SIZE      24  /* u32 size-1 / class field */
-#define R_END       28
+#define R_CMD       (D_HDR + 0)     /* u8 */
+#define R_SPEC      (D_HDR + 1)     /* u8 */
+#define R_MODE      (D_HDR + 2)     /* u8 */
+#define R_ERR       (D_HDR + 3)     /* u8 EXTOLL_NOTI_ERR_* or 0 */
+#define R_ECHO      (D_HDR + 4)     /* u64 word0 of the requester notification */
+#define R_SIZE      (D_HDR + 12)    /* u32 size-1 / class field */
+#define R_END       (D_HDR + 16)
 
 /* K_GETREQ */
-#define G_CMD       12
-#define G_SPEC      13
-#define G_MODE      14
-#define G_RADDR     16  /* u64 remote read address */
-#define G_WADDR     24  /* u64 origin write address */
-#define G_SIZE      32  /* u32 */
-#define G_END       36
+#define G_CMD       (D_HDR + 0)     /* u8 */
+#define G_SPEC      (D_HDR + 1)     /* u8 */
+#define G_MODE      (D_HDR + 2)     /* u8 */
+#define G_RADDR     (D_HDR + 4)     /* u64 remote read address */
+#define G_WADDR     (D_HDR + 12)    /* u64 origin write address */
+#define G_SIZE      (D_HDR + 20)    /* u32 */
+#define G_END       (D_HDR + 24)
 
 /* K_LOCKREQ / K_LOCKRSP */
-#define L_SPEC      12  /* u8 notification spec */
-#define L_MODE      13  /* u8 origin page options */
-#define L_UNIT      14  /* u8 lock pool: 0 completer, 1 responder unit */
-#define L_ERR       15  /* u8 K_LOCKRSP: EXTOLL_NOTI_ERR_* or 0 */
-#define L_NUM       16  /* u32 lock number */
-#define L_CMP       20  /* u32 request: compare value; response: result */
-#define L_ADD       24  /* u32 request: add value; response: value after */
-#define L_END       28
+#define L_SPEC      (D_HDR + 0)     /* u8 notification spec */
+#define L_MODE      (D_HDR + 1)     /* u8 origin page options */
+#define L_UNIT      (D_HDR + 2)     /* u8 lock pool: 0 completer, 1 responder unit */
+#define L_ERR       (D_HDR + 3)     /* u8 K_LOCKRSP: EXTOLL_NOTI_ERR_* or 0 */
+#define L_NUM       (D_HDR + 4)     /* u32 lock number */
+#define L_CMP       (D_HDR + 8)     /* u32 request: compare value; response: result */
+#define L_ADD       (D_HDR + 12)    /* u32 request: add value; response: value after */
+#define L_END       (D_HDR + 16)
+
+QEMU_BUILD_BUG_ON(D_PROT + 2 > D_HDR);
+QEMU_BUILD_BUG_ON(P_DATA + EXTOLL_RMA_FRAG_SIZE > FABRIC_MAX_PAYLOAD);
 
 /* ACK / NACK body */
 #define A_EPOCH     0   /* epoch of the stream acknowledged */
@@ -182,6 +204,7 @@ typedef struct ExtNoti {
 typedef struct ExtCmd {
     uint64_t w[3];
     uint8_t opts;
+    uint16_t prot;          /* RMA_PROT of the VPID when the command was taken */
 } ExtCmd;
 
 typedef struct ExtVpid {
@@ -193,6 +216,8 @@ typedef struct ExtVpid {
     uint32_t notiq_entries;
     uint32_t notiq_wp;
     uint32_t velo_rx_count;
+    uint16_t velo_prot;     /* EXTOLL_VPID_VELO_PROT */
+    uint16_t rma_prot;      /* EXTOLL_VPID_RMA_PROT */
     /* VELO requester page */
     uint64_t velo_hdr;
     bool velo_hdr_valid;
@@ -286,6 +311,31 @@ static bool ext_write_u64(ExtollState *s, uint64_t addr, uint64_t v)
 }
 
 /* ------------------------------------------------------------------ */
+/* Protection IDs */
+
+/* Protection ID of a DATA packet */
+static uint16_t ext_pkt_prot(const uint8_t *b)
+{
+    return lduw_le_p(b + D_PROT);
+}
+
+/*
+ * A packet for local VPID dvpid refused because its protection ID differs
+ * from the one of the VPID part it is for (counted once per refused VELO
+ * message, RMA command or response).
+ */
+static void ext_prot_refused(ExtollState *s, const char *what, uint32_t node,
+                             unsigned svpid, unsigned dvpid, unsigned prot,
+                             unsigned expected)
+{
+    s->counters[EXTOLL_CNT_PROT_REFUSED]++;
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "extoll: %s from node %u VPID %u to VPID %u refused: "
+                  "protection ID 0x%04x, VPID has 0x%04x\n",
+                  what, node, svpid, dvpid, prot, expected);
+}
+
+/* ------------------------------------------------------------------ */
 /* ATU */
 
 typedef struct ExtSeg {
@@ -294,12 +344,15 @@ typedef struct ExtSeg {
 } ExtSeg;
 
 /*
- * Translate [addr, addr + len) for VPID vpid with permission perm
- * (EXTOLL_ATU_READ / _WRITE).  te = NLA addressing, else bus addresses.
- * Returns a GArray of ExtSeg, or NULL on a fault.
+ * Translate [addr, addr + len) for VPID vpid and protection ID prot with
+ * permission perm (EXTOLL_ATU_READ / _WRITE).  te = NLA addressing, else
+ * bus addresses.  prot is the ID of the access: the packet's for remote
+ * addresses, the posting VPID's RMA_PROT for local ones.  Returns a GArray
+ * of ExtSeg, or NULL on a fault.
  */
-static GArray *ext_translate(ExtollState *s, unsigned vpid, bool te,
-                             uint64_t addr, uint32_t len, uint64_t perm)
+static GArray *ext_translate(ExtollState *s, unsigned vpid, unsigned prot,
+                             bool te, uint64_t addr, uint32_t len,
+                             uint64_t perm)
 {
     GArray *a = g_array_new(false, false, sizeof(ExtSeg));
 
@@ -325,6 +378,14 @@ static GArray *ext_translate(ExtollState *s, unsigned vpid, bool te,
             EXTOLL_ATU_VPID(e) != vpid) {
             goto fault;
         }
+        if (EXTOLL_ATU_PROT(e) != prot) {
+            s->counters[EXTOLL_CNT_PROT_REFUSED]++;
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "extoll: ATU entry %" PRIu64 " (VPID %u) refused: "
+                          "protection ID 0x%04x, entry has 0x%04x\n",
+                          idx, vpid, prot, EXTOLL_ATU_PROT(e));
+            goto fault;
+        }
         ExtSeg sg = { .bus = EXTOLL_ATU_ADDR(e) + off, .len = n };
         ExtSeg *last = a->len ? &g_array_index(a, ExtSeg, a->len - 1) : NULL;
 
@@ -343,10 +404,10 @@ fault:
     return NULL;
 }
 
-static bool ext_mem_rw(ExtollState *s, unsigned vpid, bool te, uint64_t addr,
-                       void *buf, uint32_t len, bool write)
+static bool ext_mem_rw(ExtollState *s, unsigned vpid, unsigned prot, bool te,
+                       uint64_t addr, void *buf, uint32_t len, bool write)
 {
-    GArray *a = ext_translate(s, vpid, te, addr, len,
+    GArray *a = ext_translate(s, vpid, prot, te, addr, len,
                               write ? EXTOLL_ATU_WRITE : EXTOLL_ATU_READ);
     uint8_t *p = buf;
     bool ok = true;
@@ -596,7 +657,7 @@ static void ext_push(ExtTx *t)
 
 static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
                             uint8_t kind, unsigned svpid, unsigned dvpid,
-                            uint8_t gen, size_t len)
+                            uint8_t gen, uint16_t prot, size_t len)
 {
     ExtPkt *k = g_malloc0(sizeof(*k) + len);
 
@@ -606,6 +667,7 @@ static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
     k->data[D_SVPID] = svpid;
     k->data[D_DVPID] = dvpid;
     k->data[D_GEN] = gen;
+    stw_le_p(k->data + D_PROT, prot);
     *out = k;
     return k->data;
 }
@@ -630,6 +692,7 @@ static void ext_pkt_queue(ExtollState *s, ExtPeer *p, ExtPkt *k)
 typedef struct ExtXfer {
     uint8_t kind;           /* K_PUT or K_GETRSP */
     uint8_t svpid, dvpid, gen;
+    uint16_t prot;          /* D_PROT */
     uint8_t cmd, spec, mode;
     uint8_t flags;          /* F_ERR or 0, on top of F_FIRST / F_LAST */
     uint64_t addr;          /* destination of byte 0 */
@@ -646,7 +709,7 @@ static void ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
         uint32_t n = MIN(size - off, EXTOLL_RMA_FRAG_SIZE);
         ExtPkt *k;
         uint8_t *d = ext_pkt_new(s, p, &k, x->kind, x->svpid, x->dvpid,
-                                 x->gen, P_DATA + n);
+                                 x->gen, x->prot, P_DATA + n);
 
         d[P_CMD] = x->cmd;
         d[P_SPEC] = x->spec;
@@ -814,12 +877,12 @@ static void ext_velo_send(ExtollState *s, unsigned vi)
         return;
     }
     d = ext_pkt_new(s, p, &k, K_VELO, vi, EXTOLL_VELO_HDR_VPID(h), v->velo_gen,
-                    D_HDR + 4 + len);
-    d[D_HDR] = EXTOLL_VELO_HDR_MTT(h);
-    d[D_HDR + 1] = EXTOLL_VELO_HDR_TAG(h);
-    d[D_HDR + 2] = len;
+                    v->velo_prot, V_DATA + len);
+    d[V_MTT] = EXTOLL_VELO_HDR_MTT(h);
+    d[V_TAG] = EXTOLL_VELO_HDR_TAG(h);
+    d[V_LEN] = len;
     for (uint32_t i = 0; i < len; i++) {
-        d[D_HDR + 4 + i] = v->velo_data[i / 8] >> (8 * (i % 8));
+        d[V_DATA + i] = v->velo_data[i / 8] >> (8 * (i % 8));
     }
     k->credit_vpid = vi;
     k->credit_gen = v->velo_gen;
@@ -847,15 +910,15 @@ static void ext_velo_check(ExtollState *s, unsigned vi)
 static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
                         size_t len)
 {
-    unsigned dv = b[D_DVPID], mlen;
+    unsigned dv = b[D_DVPID], prot = ext_pkt_prot(b), mlen;
     ExtVpid *v;
     uint64_t st, slot;
 
-    if (len < D_HDR + 4) {
+    if (len < V_DATA) {
         return true;
     }
-    mlen = b[D_HDR + 2];
-    if (mlen > EXTOLL_VELO_MAX_MSG || len < D_HDR + 4 + mlen) {
+    mlen = b[V_LEN];
+    if (mlen > EXTOLL_VELO_MAX_MSG || len < V_DATA + mlen) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
         return true;
     }
@@ -864,6 +927,14 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
         return true;
     }
     v = &s->vpid[dv];
+    if (prot != v->velo_prot) {
+        /* dropped like a message for a disabled VPID: the ACK returns
+         * the sender's credit, nothing is retried */
+        s->counters[EXTOLL_CNT_VELO_RX_DROPPED]++;
+        ext_prot_refused(s, "VELO message", src, b[D_SVPID], dv, prot,
+                         v->velo_prot);
+        return true;
+    }
     slot = v->velo_ring + (uint64_t)EXTOLL_VELO_SLOT_SIZE * v->velo_wp;
     if (!ext_read_u64(s, slot + EXTOLL_VELO_STATUS_OFF, &st)) {
         s->counters[EXTOLL_CNT_VELO_RX_DROPPED]++;
@@ -874,10 +945,10 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
         return false;
     }
     st = (uint64_t)(src & 0xffff) | ((uint64_t)b[D_SVPID] << 16) |
-         ((uint64_t)(b[D_HDR] & 3) << 32) | EXTOLL_VELO_ST_EOM |
-         ((uint64_t)b[D_HDR + 1] << 40) | ((uint64_t)mlen << 48);
+         ((uint64_t)(b[V_MTT] & 3) << 32) | EXTOLL_VELO_ST_EOM |
+         ((uint64_t)b[V_TAG] << 40) | ((uint64_t)mlen << 48);
     if (mlen) {
-        ext_dma_write(s, slot, b + D_HDR + 4, mlen);
+        ext_dma_write(s, slot, b + V_DATA, mlen);
     }
     ext_write_u64(s, slot + EXTOLL_VELO_STATUS_OFF, st);
     v->velo_wp = (v->velo_wp + 1) & (v->velo_slots - 1);
@@ -920,8 +991,13 @@ static void ext_req_error(ExtollState *s, ExtVpid *v, unsigned cmd,
                                  ext_mode(opts), EXTOLL_NOTI_ERR_REQ));
 }
 
+/*
+ * Runs a command of VPID vi taken from requester page opts while the
+ * VPID's RMA_PROT was prot: every packet of the command carries prot, and
+ * local addresses are translated with it.
+ */
 static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
-                         const uint64_t *w)
+                         const uint64_t *w, uint16_t prot)
 {
     ExtVpid *v = &s->vpid[vi];
     uint64_t w0 = w[0], w1 = w[1], w2 = w[2];
@@ -947,7 +1023,8 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         uint32_t size = count + 1;
         ExtXfer x = {
             .kind = K_PUT, .svpid = vi, .dvpid = dv, .gen = v->rma_gen,
-            .cmd = cmd, .spec = spec, .mode = opts, .addr = w2, .echo = w1,
+            .prot = prot, .cmd = cmd, .spec = spec, .mode = opts,
+            .addr = w2, .echo = w1,
         };
         uint8_t *buf;
 
@@ -956,7 +1033,7 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             return;
         }
         buf = g_malloc(size);
-        if (!ext_mem_rw(s, vi, te, w1, buf, size, false)) {
+        if (!ext_mem_rw(s, vi, prot, te, w1, buf, size, false)) {
             g_free(buf);
             ext_req_error(s, v, cmd, node, dv, opts, w1);
             return;
@@ -969,7 +1046,8 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
     case EXTOLL_CMD_IMM_PUT: {
         ExtXfer x = {
             .kind = K_PUT, .svpid = vi, .dvpid = dv, .gen = v->rma_gen,
-            .cmd = cmd, .spec = spec, .mode = opts, .addr = w1, .echo = w2,
+            .prot = prot, .cmd = cmd, .spec = spec, .mode = opts,
+            .addr = w1, .echo = w2,
         };
         uint8_t imm[8];
 
@@ -979,11 +1057,11 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         return;
     }
     case EXTOLL_CMD_NOTI_PUT:
-        d = ext_pkt_new(s, p, &k, K_NOTIPUT, vi, dv, v->rma_gen, D_HDR + 12);
-        d[D_HDR] = count & 0xff;
-        d[D_HDR + 1] = spec;
-        d[D_HDR + 2] = opts;
-        stq_le_p(d + D_HDR + 4, w1);
+        d = ext_pkt_new(s, p, &k, K_NOTIPUT, vi, dv, v->rma_gen, prot, N_END);
+        d[N_CLASS] = count & 0xff;
+        d[N_SPEC] = spec;
+        d[N_MODE] = opts;
+        stq_le_p(d + N_PAYLOAD, w1);
         ext_pkt_queue(s, p, k);
         v->rma_pending++;
         return;
@@ -996,13 +1074,14 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             return;
         }
         /* the local destination must be writable for us, checked up front */
-        GArray *a = ext_translate(s, vi, te, w2, size, EXTOLL_ATU_WRITE);
+        GArray *a = ext_translate(s, vi, prot, te, w2, size,
+                                  EXTOLL_ATU_WRITE);
         if (!a) {
             ext_req_error(s, v, cmd, node, dv, opts, w2);
             return;
         }
         g_array_free(a, true);
-        d = ext_pkt_new(s, p, &k, K_GETREQ, vi, dv, v->rma_gen, G_END);
+        d = ext_pkt_new(s, p, &k, K_GETREQ, vi, dv, v->rma_gen, prot, G_END);
         d[G_CMD] = cmd;
         d[G_SPEC] = spec;
         d[G_MODE] = opts;
@@ -1026,7 +1105,7 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             ext_req_error(s, v, cmd, node, dv, opts, word0);
             return;
         }
-        d = ext_pkt_new(s, p, &k, K_LOCKREQ, vi, dv, v->rma_gen, L_END);
+        d = ext_pkt_new(s, p, &k, K_LOCKREQ, vi, dv, v->rma_gen, prot, L_END);
         d[L_SPEC] = spec;
         d[L_MODE] = opts;
         d[L_UNIT] = count & 1;
@@ -1062,12 +1141,13 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
     }
     s->counters[EXTOLL_CNT_RMA_CMDS]++;
     if (g_queue_is_empty(&v->cmdq) && s->txq_bytes < EXT_TXQ_BYTES_MAX) {
-        ext_rma_exec(s, vi, opts, v->rma_cmd[opts]);
+        ext_rma_exec(s, vi, opts, v->rma_cmd[opts], v->rma_prot);
         return;
     }
     c = g_new(ExtCmd, 1);
     memcpy(c->w, v->rma_cmd[opts], sizeof(c->w));
     c->opts = opts;
+    c->prot = v->rma_prot;
     g_queue_push_tail(&v->cmdq, c);
     s->cmdq_len++;
 }
@@ -1086,7 +1166,7 @@ static void ext_cmdq_bh(void *opaque)
 
             if (c) {
                 s->cmdq_len--;
-                ext_rma_exec(s, i, c->opts, c->w);
+                ext_rma_exec(s, i, c->opts, c->w, c->prot);
                 g_free(c);
                 ran = true;
             }
@@ -1107,6 +1187,21 @@ static void ext_cmdq_clear(ExtollState *s, ExtVpid *v)
 /* ------------------------------------------------------------------ */
 /* RMA: target side and replies */
 
+/*
+ * Target: may the RMA request b for local VPID v (enabled) be executed?
+ * Counts and logs a refusal.
+ */
+static bool ext_rma_prot_ok(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                            ExtVpid *v, const char *what)
+{
+    if (ext_pkt_prot(b) == v->rma_prot) {
+        return true;
+    }
+    ext_prot_refused(s, what, p->node, b[D_SVPID], b[D_DVPID],
+                     ext_pkt_prot(b), v->rma_prot);
+    return false;
+}
+
 /* Answers the put-like command of packet b with K_DONE (see R_*). */
 static void ext_send_done(ExtollState *s, ExtPeer *p, const uint8_t *b,
                           unsigned cmd, unsigned spec, unsigned mode,
@@ -1114,7 +1209,7 @@ static void ext_send_done(ExtollState *s, ExtPeer *p, const uint8_t *b,
 {
     ExtPkt *k;
     uint8_t *d = ext_pkt_new(s, p, &k, K_DONE, b[D_DVPID], b[D_SVPID],
-                             b[D_GEN], R_END);
+                             b[D_GEN], ext_pkt_prot(b), R_END);
 
     d[R_CMD] = cmd;
     d[R_SPEC] = spec;
@@ -1147,7 +1242,8 @@ static void ext_frag_store(ExtollState *s, unsigned vpid, bool te,
     if (*err) {
         return;
     }
-    if (ext_mem_rw(s, vpid, te, addr, (void *)(b + P_DATA), n, true)) {
+    if (ext_mem_rw(s, vpid, ext_pkt_prot(b), te, addr, (void *)(b + P_DATA),
+                   n, true)) {
         s->counters[EXTOLL_CNT_RMA_RX_BYTES] += n;
     } else {
         *err = true;
@@ -1176,6 +1272,8 @@ static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
     if (!v || !ext_rma_on(v) || (!te && !(v->ctrl & EXTOLL_VPID_RMA_PHYS))) {
         p->put_err = true;
+    } else if (!p->put_err && !ext_rma_prot_ok(s, p, b, v, "put")) {
+        p->put_err = true;  /* sticky: counted once per command */
     }
     if ((flags & F_LAST) && !p->put_err &&
         (b[P_SPEC] & EXTOLL_NOTI_COMPLETER) && !ext_noti_room(s, v)) {
@@ -1205,15 +1303,16 @@ static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     ExtVpid *v;
     unsigned err = 0;
 
-    if (len < D_HDR + 12) {
+    if (len < N_END) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
         return true;
     }
-    cls = b[D_HDR];
-    spec = b[D_HDR + 1];
-    payload = ldq_le_p(b + D_HDR + 4);
+    cls = b[N_CLASS];
+    spec = b[N_SPEC];
+    payload = ldq_le_p(b + N_PAYLOAD);
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
-    if (!v || !ext_rma_on(v)) {
+    if (!v || !ext_rma_on(v) ||
+        !ext_rma_prot_ok(s, p, b, v, "notification put")) {
         err = EXTOLL_NOTI_ERR_CMPL;
     } else if (spec & EXTOLL_NOTI_COMPLETER) {
         if (!ext_noti_try(s, v, payload,
@@ -1223,7 +1322,7 @@ static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
             return false;
         }
     }
-    ext_send_done(s, p, b, EXTOLL_CMD_NOTI_PUT, spec, b[D_HDR + 2], payload,
+    ext_send_done(s, p, b, EXTOLL_CMD_NOTI_PUT, spec, b[N_MODE], payload,
                   cls, err);
     return true;
 }
@@ -1231,10 +1330,11 @@ static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
 /*
  * Origin: the answer b (at least min bytes) finishes one of our commands.
  * Returns its VPID, or NULL when the packet is malformed or the command's
- * owner is gone (a new owner of the VPID has another generation).
+ * owner is gone (a new owner of the VPID has another generation or
+ * another protection ID).
  */
-static ExtVpid *ext_command_finished(ExtollState *s, const uint8_t *b,
-                                     size_t len, size_t min)
+static ExtVpid *ext_command_finished(ExtollState *s, ExtPeer *p,
+                                     const uint8_t *b, size_t len, size_t min)
 {
     unsigned dv = b[D_DVPID];
     ExtVpid *v;
@@ -1250,6 +1350,13 @@ static ExtVpid *ext_command_finished(ExtollState *s, const uint8_t *b,
     if (v->rma_pending) {
         v->rma_pending--;
     }
+    if (ext_pkt_prot(b) != v->rma_prot) {
+        /* finished, but the part has another ID now: nothing reported */
+        ext_prot_refused(s, b[D_KIND] == K_DONE ? "completion" :
+                         "lock response", p->node, b[D_SVPID], dv,
+                         ext_pkt_prot(b), v->rma_prot);
+        return NULL;
+    }
     return v;
 }
 
@@ -1257,7 +1364,7 @@ static ExtVpid *ext_command_finished(ExtollState *s, const uint8_t *b,
 static bool ext_done_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                         size_t len)
 {
-    ExtVpid *v = ext_command_finished(s, b, len, R_END);
+    ExtVpid *v = ext_command_finished(s, p, b, len, R_END);
 
     if (!v) {
         return true;
@@ -1300,7 +1407,8 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     }
     lo = ext_last_off(size);
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
-    if (v && ext_rma_on(v) && (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS))) {
+    if (v && ext_rma_on(v) && (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS)) &&
+        ext_rma_prot_ok(s, p, b, v, "get")) {
         if (s->txq_bytes >= EXT_TXQ_BYTES_MAX) {
             return false;   /* back-pressure */
         }
@@ -1310,11 +1418,12 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
             return false;
         }
         buf = g_malloc(size);
-        ok = ext_mem_rw(s, dv, te, raddr, buf, size, false);
+        ok = ext_mem_rw(s, dv, ext_pkt_prot(b), te, raddr, buf, size, false);
     }
     x = (ExtXfer) {
         .kind = K_GETRSP, .svpid = dv, .dvpid = b[D_SVPID], .gen = b[D_GEN],
-        .cmd = cmd, .spec = spec, .mode = opts, .addr = waddr, .echo = raddr,
+        .prot = ext_pkt_prot(b), .cmd = cmd, .spec = spec, .mode = opts,
+        .addr = waddr, .echo = raddr,
     };
     if (!ok) {
         /* one empty fragment: the size of the last one in echo */
@@ -1358,7 +1467,8 @@ static bool ext_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     opts = b[L_MODE];
     num = ldl_le_p(b + L_NUM);
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
-    if (!v || !ext_rma_on(v) || num >= EXTOLL_RMA_LOCKS || b[L_UNIT] > 1) {
+    if (!v || !ext_rma_on(v) || !ext_rma_prot_ok(s, p, b, v, "lock") ||
+        num >= EXTOLL_RMA_LOCKS || b[L_UNIT] > 1) {
         err = EXTOLL_NOTI_ERR_RESP;
     } else {
         int32_t *lock;
@@ -1385,7 +1495,8 @@ static bool ext_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                                           ext_mode(opts), 0));
         }
     }
-    d = ext_pkt_new(s, p, &k, K_LOCKRSP, dv, b[D_SVPID], b[D_GEN], L_END);
+    d = ext_pkt_new(s, p, &k, K_LOCKRSP, dv, b[D_SVPID], b[D_GEN],
+                    ext_pkt_prot(b), L_END);
     d[L_SPEC] = spec;
     d[L_MODE] = opts;
     d[L_UNIT] = b[L_UNIT];
@@ -1401,7 +1512,7 @@ static bool ext_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
 static bool ext_lockrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                            size_t len)
 {
-    ExtVpid *v = ext_command_finished(s, b, len, L_END);
+    ExtVpid *v = ext_command_finished(s, p, b, len, L_END);
     uint64_t word0;
 
     if (!v) {
@@ -1450,6 +1561,17 @@ static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     addr = ldq_le_p(b + P_ADDR);
     if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
         return true;    /* owner gone: nothing is written */
+    }
+    if (ext_pkt_prot(b) != v->rma_prot) {
+        /* the part has another ID now: nothing is written or reported */
+        if (flags & F_FIRST) {
+            ext_prot_refused(s, "get response", p->node, b[D_SVPID], dv,
+                             ext_pkt_prot(b), v->rma_prot);
+        }
+        if ((flags & F_LAST) && v->rma_pending) {
+            v->rma_pending--;
+        }
+        return true;
     }
     if (flags & F_FIRST) {
         p->rsp_err = false;
@@ -1707,6 +1829,10 @@ static uint64_t ext_vpid_read(ExtollState *s, unsigned vi, hwaddr r)
         return v->velo_rx_count;
     case EXTOLL_VPID_RMA_PENDING:
         return v->rma_pending;
+    case EXTOLL_VPID_VELO_PROT:
+        return v->velo_prot;
+    case EXTOLL_VPID_RMA_PROT:
+        return v->rma_prot;
     }
     return 0;
 }
@@ -1789,6 +1915,17 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
             v->notiq_entries = ext_pow2_in(val, EXTOLL_NOTIQ_MIN_ENTRIES,
                                            EXTOLL_NOTIQ_MAX_ENTRIES) ? val : 0;
         }
+        return;
+    /*
+     * Protection IDs: writable at any time, taken by every packet checked
+     * or sent from then on (RMA commands already taken keep theirs); reset
+     * to 0 only by a device reset.
+     */
+    case EXTOLL_VPID_VELO_PROT:
+        v->velo_prot = val & EXTOLL_PROT_MASK;
+        return;
+    case EXTOLL_VPID_RMA_PROT:
+        v->rma_prot = val & EXTOLL_PROT_MASK;
         return;
     }
     qemu_log_mask(LOG_GUEST_ERROR, "extoll: write to VPID register 0x%x\n",
