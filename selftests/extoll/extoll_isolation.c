@@ -16,9 +16,15 @@
  * positive control: an unbound root process (same user, same domain)
  * reaches the victim with every kind.
  */
+#include <fcntl.h>
 #include <grp.h>
+#include <sys/ioctl.h>
 
+#include "extoll.h"
 #include "extoll_test.h"
+
+/* Figures go to the TAP stream as comments. */
+#define ksft_print_msg(...) (printf("# " __VA_ARGS__), fflush(stdout))
 
 #define TMO_S 60
 #define VBYTES (64 * 1024)
