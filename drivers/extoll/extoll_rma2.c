@@ -126,7 +126,7 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 	struct rma2_ioc_region r;
 	struct extoll_region *reg, *it;
 	struct sg_dma_page_iter iter;
-	unsigned long idx, start, npages;
+	unsigned long idx, start, align, npages;
 	LIST_HEAD(undo);
 	u32 i;
 	int ret;
@@ -180,11 +180,19 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 	/*
 	 * First free range from a random start: the NLA of a new region
 	 * tells nothing about where other users' regions are, and an NLA
-	 * just given back is rarely handed out again at once.
+	 * just given back is rarely handed out again at once.  Ranges are
+	 * aligned to their size rounded up to a power of two, so regions of
+	 * one size tile the table instead of fragmenting it; the unaligned
+	 * search is the last resort.
 	 */
-	start = 1 + get_random_u32() % (xdev->atu_entries - 1);
+	align = roundup_pow_of_two(reg->count) - 1;
+	start = (get_random_u32() % xdev->atu_entries) & ~align;
 	idx = bitmap_find_next_zero_area(xdev->atu_map, xdev->atu_entries,
-					 start, reg->count, 0);
+					 start, reg->count, align);
+	if (idx >= xdev->atu_entries)
+		idx = bitmap_find_next_zero_area(xdev->atu_map,
+						 xdev->atu_entries, 0,
+						 reg->count, align);
 	if (idx >= xdev->atu_entries)
 		idx = bitmap_find_next_zero_area(xdev->atu_map,
 						 xdev->atu_entries, 1,

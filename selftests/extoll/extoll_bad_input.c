@@ -146,8 +146,12 @@ TEST_F(raw, unknown_ioctls_enotty)
 		EXPECT_ERRNO(ENOTTY, ioctl(fds[i], _IOR('k', 8, uint32_t), &v));
 		EXPECT_ERRNO(ENOTTY, ioctl(fds[i], _IOW('k', 32, struct rma2_ioc_info), &v));
 	}
-	/* one unit's numbers on the other unit's device */
-	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, VELO2_IOCG_GET_SLOT_SIZE, &v));
+	/*
+	 * One unit's numbers on the other unit's device (both units use
+	 * magic 'k', so VELO2_IOCG_GET_SLOT_SIZE is RMA2_IOCTL_GET_PROTDESC
+	 * on the RMA device, as in the original drivers).
+	 */
+	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, VELO2_IOCG_GET_PROCNUM, &v));
 	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, VELO2_IOCG_GET_INFO, &v));
 	EXPECT_ERRNO(ENOTTY, ioctl(self->vfd, RMA2_IOCTL_REGISTER_REGION, &v));
 	EXPECT_ERRNO(ENOTTY, ioctl(self->vfd, RMA2_IOCTL_GET_INFO, &v));
