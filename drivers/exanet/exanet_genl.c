@@ -169,7 +169,7 @@ static int exanet_genl_pdid_bind_doit(struct sk_buff *skb,
 		return -EINVAL;
 
 	ret = exa_domain_bind(nla_get_u32(info->attrs[EXANET_ATTR_PID]),
-			       nla_get_u32(info->attrs[EXANET_ATTR_PDID]));
+			      nla_get_u32(info->attrs[EXANET_ATTR_PDID]));
 	if (ret == -ESRCH)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
 				    "no such process");

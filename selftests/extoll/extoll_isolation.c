@@ -534,4 +534,62 @@ TEST(protdesc_unprivileged)
 	EXPECT_EQ(0, exa_wait_child(pid, TMO_S * 1000));
 }
 
-TEST_HARNESS_MAIN
+/* Protection IDs of fresh RMA and VELO endpoints, or 0. */
+static uint32_t own_protids(uint64_t *rma, uint64_t *velo)
+{
+	int fr = open(EXTOLL_DEV_RMA2, O_RDWR), fv = open(EXTOLL_DEV_VELO2, O_RDWR);
+
+	*rma = *velo = 0;
+	if (fr >= 0)
+		ioctl(fr, RMA2_IOCTL_GET_PROTDESC, rma);
+	if (fv >= 0)
+		ioctl(fv, VELO2_IOCG_GET_RX_PROTDESC, velo);
+	if (fr >= 0)
+		close(fr);
+	if (fv >= 0)
+		close(fv);
+	return *rma == *velo ? (uint32_t)*rma : 0;
+}
+
+/*
+ * One tool binds jobs for both NICs: a job bound with exanetctl gets its
+ * domain on the EXTOLL endpoints too, whatever user it runs as; unbound
+ * processes get their user's domain.
+ */
+TEST(job_binding_and_user_domains)
+{
+	char self_exe[512], cmd[700];
+	uint64_t rma, velo;
+	ssize_t n;
+	pid_t pid;
+
+	ASSERT_EQ(0x8000, own_protids(&rma, &velo));	/* root, unbound */
+	pid = fork();
+	if (pid == 0)
+		_exit(become(65534) || own_protids(&rma, &velo) != 0xffff);
+	EXPECT_EQ(0, exa_wait_child(pid, TMO_S * 1000));
+	pid = fork();
+	if (pid == 0)
+		_exit(become(1000) || own_protids(&rma, &velo) != 0x8000 + 1000);
+	EXPECT_EQ(0, exa_wait_child(pid, TMO_S * 1000));
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	ASSERT_LT(0, n);
+	self_exe[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "exanetctl run --pdid 77 --user nobody -- %s --print-protid",
+		 self_exe);
+	EXPECT_EQ(77, exa_system("%s", cmd));
+	snprintf(cmd, sizeof(cmd), "exanetctl run --pdid 78 -- %s --print-protid", self_exe);
+	EXPECT_EQ(78, exa_system("%s", cmd));
+}
+
+int main(int argc, char **argv)
+{
+	/* exit status: the job domain of both endpoints (< 256), else 1 */
+	if (argc == 2 && !strcmp(argv[1], "--print-protid")) {
+		uint64_t rma, velo;
+		uint32_t id = own_protids(&rma, &velo);
+
+		return id && id < 256 ? (int)id : 1;
+	}
+	return test_harness_run(argc, argv);
+}
