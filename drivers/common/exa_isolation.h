@@ -13,6 +13,7 @@
 #define _EXA_ISOLATION_H
 
 #include <linux/cgroup_rdma.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/types.h>
@@ -60,6 +61,8 @@ struct exa_quota_user {
 	refcount_t ref;
 	u64 used[EXA_QUOTA_MAX_RES];
 };
+
+extern const struct kernel_param_ops exa_percent_param_ops;
 
 int exa_quota_init(struct exa_quota *q, struct device *dev, const char *name,
 		   const char *const *names, unsigned int nres,

@@ -21,10 +21,24 @@
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
 #include "exa_isolation.h"
+
+static int exa_percent_param_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, 100);
+}
+
+/* For the drivers' max_user_percent parameters: 1..100. */
+const struct kernel_param_ops exa_percent_param_ops = {
+	.set = exa_percent_param_set,
+	.get = param_get_uint,
+};
+EXPORT_SYMBOL_NS_GPL(exa_percent_param_ops, EXA_UMEM);
 
 int exa_quota_init(struct exa_quota *q, struct device *dev, const char *name,
 		   const char *const *names, unsigned int nres,

@@ -79,21 +79,10 @@ static const struct kernel_param_ops exanet_retries_param_ops = {
 	.get = param_get_uint,
 };
 
-static int exanet_param_set_percent(const char *val,
-				    const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, 100);
-}
-
-static const struct kernel_param_ops exanet_percent_param_ops = {
-	.set = exanet_param_set_percent,
-	.get = param_get_uint,
-};
-
 module_param_cb(default_pdid, &exanet_pdid_param_ops, &default_pdid, 0644);
 MODULE_PARM_DESC(default_pdid,
 		 "Opt-in PDID shared by all processes without a bound ancestor (closed single-user systems only); 0 = each user its own domain (default 0)");
-module_param_cb(max_user_percent, &exanet_percent_param_ops, &max_user_percent, 0644);
+module_param_cb(max_user_percent, &exa_percent_param_ops, &max_user_percent, 0644);
 MODULE_PARM_DESC(max_user_percent,
 		 "Share of each NI resource (interfaces, mailboxes, ranks, RDMA pages) one user without CAP_SYS_RESOURCE may hold, 1..100 % (default 50)");
 module_param_cb(max_pkt_per_file, &exanet_limit_param_ops, &max_pkt_per_file, 0644);

@@ -88,18 +88,7 @@ MODULE_PARM_DESC(default_protid,
 
 static unsigned int max_user_percent = 50;
 
-static int extoll_param_set_percent(const char *val,
-				    const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, 100);
-}
-
-static const struct kernel_param_ops extoll_percent_param_ops = {
-	.set = extoll_param_set_percent,
-	.get = param_get_uint,
-};
-
-module_param_cb(max_user_percent, &extoll_percent_param_ops,
+module_param_cb(max_user_percent, &exa_percent_param_ops,
 		&max_user_percent, 0644);
 MODULE_PARM_DESC(max_user_percent,
 		 "Share of each NIC resource (RMA and VELO VPIDs, ATU entries, queue budget) one user without CAP_SYS_RESOURCE may hold, 1..100 % (default 50)");

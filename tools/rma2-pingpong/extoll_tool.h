@@ -115,12 +115,19 @@ struct xt_buffer {
 	uint64_t size;
 };
 
+/* Both sides need a peer buffer of at least 'need' bytes. */
 static inline int xt_exchange_buffer(const char *tool, int fd, double tmo,
-				     const struct xt_buffer *me, struct xt_buffer *peer)
+				     const struct xt_buffer *me, struct xt_buffer *peer,
+				     uint64_t need)
 {
 	if (pp_write_full(fd, me, sizeof(*me), tmo) ||
 	    pp_read_full(fd, peer, sizeof(*peer), tmo)) {
 		fprintf(stderr, "%s: buffer exchange failed\n", tool);
+		return -1;
+	}
+	if (peer->size < need) {
+		fprintf(stderr, "%s: peer buffer of %llu bytes is too small\n", tool,
+			(unsigned long long)peer->size);
 		return -1;
 	}
 	return 0;

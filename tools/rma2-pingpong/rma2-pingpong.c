@@ -149,13 +149,8 @@ int main(int argc, char **argv)
 		return 1;
 	rma2_get_nla(rreg, 0, &mybuf.nla);
 	mybuf.size = bsize;
-	if (xt_exchange_buffer(TOOL, fd, o.timeout_s, &mybuf, &peerbuf))
+	if (xt_exchange_buffer(TOOL, fd, o.timeout_s, &mybuf, &peerbuf, xt_max_size(&o)))
 		return 1;
-	if (peerbuf.size < xt_max_size(&o)) {
-		fprintf(stderr, TOOL ": peer buffer of %llu bytes is too small\n",
-			(unsigned long long)peerbuf.size);
-		return 1;
-	}
 	if (o.server) {
 		qw = peer.flags & 1;
 		noti = (peer.flags >> 1) & 1;
