@@ -26,7 +26,7 @@
  * delivered, RDMA writes land, RDMA reads fetch the victim's data.
  */
 #include "exa_rdma.h"
-#include "exa_kid.h"
+#include "../lib/exa_kid.h"
 
 #define NVMB		4		/* victim mailboxes */
 #define VSLOTS		1024

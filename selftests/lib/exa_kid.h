@@ -7,12 +7,24 @@
 #ifndef EXA_KID_H
 #define EXA_KID_H
 
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <exa_domain.h>
 
-#include "exa_test.h"
+#include "exa_util.h"
 
 #define UID_NOBODY	65534
 #define UID_USER	1000	/* an ordinary user; needs no passwd entry */
