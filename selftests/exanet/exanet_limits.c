@@ -395,7 +395,7 @@ TEST_TIMEOUT(rdma_cgroup_caps_handles_and_objects_eagain, 120)
 	TH_LOG("rdma.current after the child exited: exanet0 hca_handle=%lld hca_object=%lld", h, o);
 	EXPECT_EQ(0, h);
 	EXPECT_EQ(0, o);
-	EXPECT_EQ(0, cg_remove(cg));
+	EXPECT_EQ(0, cg_remove(cg, "exanet0"));
 }
 
 /* --------------------------------------------------------- memory cgroup */
@@ -450,7 +450,7 @@ TEST_TIMEOUT(mailbox_queues_charged_to_memory_cgroup, 120)
 	       MEMCG_MBOXES, EXANET_MBOX_MAX_SLOTS, queues >> 10, m2 >> 10);
 	EXPECT_LE(m0 + queues, m1);
 	EXPECT_GE(m1 - queues, m2);
-	EXPECT_EQ(0, cg_remove(cg));
+	EXPECT_EQ(0, cg_remove(cg, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -447,7 +447,7 @@ TEST_TIMEOUT(rdma_cgroup_caps_handles_and_regions_eagain, 120)
 	       h, o);
 	EXPECT_EQ(0, h);
 	EXPECT_EQ(0, o);
-	EXPECT_EQ(0, cg_remove(cg));
+	EXPECT_EQ(0, cg_remove(cg, "extoll0"));
 }
 
 /* --------------------------------------------------------- memory cgroup */
@@ -507,7 +507,7 @@ TEST_TIMEOUT(queues_charged_to_memory_cgroup, 120)
 	       m0 >> 10, m1 >> 10, MEMCG_EPS, MEMCG_QUEUE >> 10, queues >> 10, m2 >> 10);
 	EXPECT_LE(m0 + queues, m1);
 	EXPECT_GE(m1 - queues, m2);
-	EXPECT_EQ(0, cg_remove(cg));
+	EXPECT_EQ(0, cg_remove(cg, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -252,9 +252,25 @@ static inline int cg_rdma(const char *cg, const char *file, const char *dev, lon
 	return -ENOENT;
 }
 
-/* rmdir, retried while the last process is still leaving (EBUSY). */
-static inline int cg_remove(const char *cg)
+/*
+ * rmdir, retried while the last process is still leaving (EBUSY).
+ *
+ * rdma_dev (or NULL): the limits set for that device in rdma.max are
+ * reset to "max" first.  On Linux 6.1 an rdma cgroup removed while a
+ * device's resource pool in it is idle but limited keeps that pool on the
+ * device's list after the cgroup is freed (rdmacg_css_offline only resets
+ * the limits); unregistering the device later (rmmod, unbind) then does
+ * list_del() through freed memory: "list_del corruption", kernel BUG.
+ * Writing "max" while the pool is idle frees it.
+ */
+static inline int cg_remove(const char *cg, const char *rdma_dev)
 {
+	if (rdma_dev) {
+		char val[96];
+
+		snprintf(val, sizeof(val), "%s hca_handle=max hca_object=max", rdma_dev);
+		cg_write(cg, "rdma.max", val);
+	}
 	for (int i = 0; i < 100; i++) {
 		if (!rmdir(cg) || errno == ENOENT)
 			return 0;
