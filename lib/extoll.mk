@@ -198,12 +198,13 @@ HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
 # format as selftests/exanet/tests.list; run on clusters with the extoll
 # device, see Documentation/extoll/librma2.md).
 EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_protection extoll_isolation \
-	extoll_teardown extoll_bad_input extoll_module
+	extoll_teardown extoll_bad_input extoll_module extoll_limits
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
 EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c $(TOP)/selftests/lib/exa_util.c
 EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(TOP)/selftests/lib/harness.h \
 	$(TOP)/selftests/lib/exa_util.h $(TOP)/selftests/extoll/extoll_test.h \
-	$(TOP)/selftests/extoll/extoll_raw.h \
+	$(TOP)/selftests/extoll/extoll_raw.h $(TOP)/selftests/lib/exa_kid.h \
+	$(TOP)/selftests/lib/exa_limits.h $(TOP)/uapi/exa_domain.h \
 	$(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
 
 $(EXTOLL_ST_OUT)/%: $(TOP)/selftests/extoll/%.c $(EXTOLL_ST_DEPS)

@@ -7,6 +7,7 @@
 #include <linux/netlink.h>
 
 #include "exa_test.h"
+#include <exa_domain.h>
 
 FIXTURE(raw) {
 	int fd;
@@ -169,6 +170,21 @@ TEST_F(raw, netlink_bad_attributes)
 	ASSERT_NE(0, exa_genl_request(EXANET_CMD_PDID_BIND, NLM_F_ACK, t, v, 2));
 	v[1] = EXANET_PDID_MAX + 1;
 	ASSERT_NE(0, exa_genl_request(EXANET_CMD_PDID_BIND, NLM_F_ACK, t, v, 2));
+	/* user domains (0x8000 + uid, 0xffff) are never assigned: jobs only */
+	for (int i = 0; i < 3; i++) {
+		static const uint32_t user_dom[3] = { EXA_DOMAIN_USER_BASE, 0x83e8,
+						      EXA_DOMAIN_OVERFLOW_USER };
+
+		v[1] = user_dom[i];
+		err = exa_genl_request(EXANET_CMD_PDID_BIND, NLM_F_ACK, t, v, 2);
+		if (err != -ERANGE && err != -EINVAL)
+			TH_LOG("binding to user domain %#x: %d", v[1], err);
+		ASSERT_TRUE(err == -ERANGE || err == -EINVAL);
+	}
+	/* the last job domain is fine */
+	v[1] = EXA_DOMAIN_JOB_MAX;
+	ASSERT_EQ(0, exa_genl_request(EXANET_CMD_PDID_BIND, NLM_F_ACK, t, v, 2));
+	ASSERT_EQ(0, exa_genl_pdid_unbind(getpid()));
 	/* no such process */
 	v[0] = 0x3ffffff0u;
 	v[1] = 5;

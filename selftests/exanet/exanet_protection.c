@@ -5,6 +5,8 @@
  * cases drop to uid/gid 65534 in a forked child.
  */
 #include "exa_test.h"
+#include <exa_domain.h>
+#include <extoll.h>
 
 #define NOBODY 65534
 
@@ -278,6 +280,93 @@ TEST(queue_mapping_cannot_become_writable)
 	close(fd);
 }
 
+/*
+ * The domain model (uapi/exa_domain.h): an unbound process gets the domain
+ * of its user, 0x8000 + uid (0xffff for nobody); a uid without one cannot
+ * open the device (EACCES) unless an administrator binds it to a job.  The
+ * EXTOLL NIC (when present) reports the same value as protection ID.
+ */
+struct dom_case {
+	uid_t uid;
+	uint32_t bind;		/* job domain, 0 = unbound */
+	int want;		/* domain, or -errno of the open */
+};
+
+static int domain_of_uid(void *arg)
+{
+	const struct dom_case *c = arg;
+	struct exanet_dev *dev;
+	int err;
+
+	if (setgroups(0, NULL) || setresgid(c->uid, c->uid, c->uid) ||
+	    setresuid(c->uid, c->uid, c->uid))
+		return 100;
+	err = exanet_open(NULL, &dev);
+	if (err) {
+		if (err != c->want) {
+			printf("# uid %u (bound to %u): open: %s, expected domain %#x\n",
+			       (unsigned int)c->uid, c->bind, strerror(-err), (unsigned int)c->want);
+			return 1;
+		}
+	} else {
+		uint32_t pdid = exanet_pdid(dev);
+
+		exanet_close(dev);
+		if (c->want < 0 || pdid != (uint32_t)c->want) {
+			printf("# uid %u (bound to %u): PDID %#x, expected %d\n",
+			       (unsigned int)c->uid, c->bind, pdid, c->want);
+			return 2;
+		}
+	}
+	if (!access(EXTOLL_DEV_RMA2, F_OK)) {
+		uint64_t prot = 0;
+		int fd = open(EXTOLL_DEV_RMA2, O_RDWR | O_CLOEXEC);
+
+		if (c->want < 0) {
+			if (fd >= 0 || errno != -c->want) {
+				printf("# uid %u: EXTOLL open: %s\n", (unsigned int)c->uid,
+				       fd >= 0 ? "succeeded" : strerror(errno));
+				return 3;
+			}
+		} else if (fd < 0 || ioctl(fd, RMA2_IOCTL_GET_PROTDESC, &prot) ||
+			   prot != (uint64_t)c->want) {
+			printf("# uid %u: EXTOLL protection ID %#llx (%s), expected %#x\n",
+			       (unsigned int)c->uid, (unsigned long long)prot,
+			       fd < 0 ? strerror(errno) : "open", (unsigned int)c->want);
+			return 4;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return 0;
+}
+
+TEST(unbound_process_gets_its_users_domain)
+{
+	static const struct dom_case cases[] = {
+		{ 0, 0, EXA_DOMAIN_USER_BASE },
+		{ 1000, 0, EXA_DOMAIN_USER_BASE + 1000 },
+		{ EXA_DOMAIN_USER_UID_MAX, 0, EXA_DOMAIN_USER_BASE + EXA_DOMAIN_USER_UID_MAX },
+		{ NOBODY, 0, EXA_DOMAIN_OVERFLOW_USER },
+		{ EXA_DOMAIN_USER_UID_MAX + 1, 0, -EACCES },	/* no user domain */
+		{ 70000, 0, -EACCES },
+		{ 70000, 21, 21 },				/* a job domain instead */
+		{ 1000, EXA_DOMAIN_JOB_MAX, EXA_DOMAIN_JOB_MAX },
+	};
+	struct exanet_dev *dev;
+	unsigned int i;
+
+	OPEN_DEV_OR_SKIP(&dev);
+	EXPECT_EQ(EXA_DOMAIN_USER_BASE, exanet_pdid(dev));	/* the test runs as root */
+	exanet_close(dev);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pid_t pid = exa_spawn_in_pdid(cases[i].bind, domain_of_uid, (void *)&cases[i]);
+
+		ASSERT_LT(0, pid);
+		EXPECT_EQ(0, exa_wait_child(pid, 20000));
+	}
+}
+
 /* The tool path: exanetctl run binds the child before it execs. */
 TEST(exanetctl_run_binds_and_unprivileged_bind_is_eperm)
 {
@@ -301,8 +390,10 @@ TEST(exanetctl_run_binds_and_unprivileged_bind_is_eperm)
 	ASSERT_EQ(1, exa_system("exanetctl run --pdid 13 --user nobody -- "
 				"exanetctl pdid bind --pid 1 --pdid 3 2>/tmp/exanetctl.err"));
 	ASSERT_EQ(0, exa_system("grep -q 'Operation not permitted' /tmp/exanetctl.err"));
-	/* usage errors exit 2 */
+	/* usage errors exit 2; user domains (0x8000..0xffff) are not job domains */
 	ASSERT_EQ(2, exa_system("exanetctl pdid bind --pid 1 --pdid 0 2>/dev/null"));
+	ASSERT_EQ(2, exa_system("exanetctl pdid bind --pid 1 --pdid 32768 2>/dev/null"));
+	ASSERT_EQ(2, exa_system("exanetctl run --pdid 65535 -- true 2>/dev/null"));
 	ASSERT_EQ(2, exa_system("exanetctl run -- true 2>/dev/null"));
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <libexanet.h>
 
@@ -92,7 +93,15 @@ static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen)
 	if (!err)
 		err = exanet_reg_mr(c->dev, c->notif, 4096, 0, &c->mr_notif);
 	if (err) {
+		size_t total = ((2 * buflen + 4095) & ~(size_t)4095) + 4096;
+		struct rlimit rl;
+
 		fprintf(stderr, "register memory: %s\n", strerror(-err));
+		if (err == -ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < total)
+			fprintf(stderr, "the run registers %zu KiB but RLIMIT_MEMLOCK is %llu KiB: "
+				"use smaller --sizes or raise it (ulimit -l)\n", total >> 10,
+				(unsigned long long)rl.rlim_cur >> 10);
 		return err;
 	}
 	err = exanet_rdma_alloc(c->dev, &c->rdma);
