@@ -254,8 +254,14 @@ int extoll_ep_alloc_queue(struct extoll_ep *ep)
 	lockdep_assert_held(&ep->lock);
 	if (ep->q)
 		return 0;
+	/* The user's share first: a user at its cap learns that (EDQUOT). */
 	mutex_lock(&xdev->lock);
 	xdev->quota.total[EXTOLL_RES_QUEUE] = budget;
+	mutex_unlock(&xdev->lock);
+	ret = exa_quota_charge(ep->qu, EXTOLL_RES_QUEUE, alloc);
+	if (ret)
+		return ret;
+	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
 		ret = -ENODEV;
 	} else if (xdev->q_bytes + alloc > budget) {
@@ -265,11 +271,10 @@ int extoll_ep_alloc_queue(struct extoll_ep *ep)
 		xdev->q_bytes += alloc;
 	}
 	mutex_unlock(&xdev->lock);
-	if (ret)
+	if (ret) {
+		exa_quota_uncharge(ep->qu, EXTOLL_RES_QUEUE, alloc);
 		return ret;
-	ret = exa_quota_charge(ep->qu, EXTOLL_RES_QUEUE, alloc);
-	if (ret)
-		goto unbudget;
+	}
 
 	/* Zeroed: every notification/slot starts "not present". */
 	ret = exa_dma_buf_alloc(&rp, dmadev, PAGE_SIZE) ?:
@@ -294,11 +299,10 @@ int extoll_ep_alloc_queue(struct extoll_ep *ep)
 free:
 	exa_dma_buf_free(&qbuf, dmadev);
 	exa_dma_buf_free(&rp, dmadev);
-	exa_quota_uncharge(ep->qu, EXTOLL_RES_QUEUE, alloc);
-unbudget:
 	mutex_lock(&xdev->lock);
 	xdev->q_bytes -= alloc;
 	mutex_unlock(&xdev->lock);
+	exa_quota_uncharge(ep->qu, EXTOLL_RES_QUEUE, alloc);
 	return ret;
 }
 
