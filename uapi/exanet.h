@@ -256,7 +256,8 @@ struct exanet_mbox_alloc {
  * of the armed mailboxes, or the next RDMA notification / completion of the
  * file's rank, makes the file readable (poll POLLIN) until the next arm.
  * One-shot: each armed source raises at most one interrupt per arm; an
- * event that happened before the arm is not reported.  -EOPNOTSUPP when
+ * event that happened before the arm does not make the file readable, but
+ * 'events' tells whether one happened since the file's previous arm.  -EOPNOTSUPP when
  * the NI has no interrupts; -ENOENT when there is nothing to arm.
  */
 struct exanet_event_arm {
@@ -266,7 +267,8 @@ struct exanet_event_arm {
 				 * this file's; must be 0 with EXANET_EVENT_ALL_MBOX.
 				 * out: the mailboxes armed */
 	__u32 rank;		/* out: the rank armed, or EXANET_RDMA_NO_RANK */
-	__u32 reserved2;	/* out: 0 */
+	__u32 events;		/* out: sources of this file that fired between
+				 * its previous arm and this one (0: none) */
 };
 #define EXANET_EVENT_ALL_MBOX		0x1	/* every mailbox the file holds */
 #define EXANET_EVENT_RDMA		0x2	/* the file's rank, if it has one */

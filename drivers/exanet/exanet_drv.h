@@ -94,7 +94,7 @@ struct exanet_dev {
 	atomic64_t irq_wakeups;		/* files signalled */
 	/*
 	 * Protects the file that armed each source (NULL: none, or fired),
-	 * every exanet_file.ev_pending and the list of open files.  Taken in
+	 * every exanet_file.ev_count and the list of open files.  Taken in
 	 * the interrupt handler; inside edev->lock.
 	 */
 	spinlock_t irq_lock;
@@ -127,7 +127,7 @@ struct exanet_file {
 
 	/* Events (exanet_irq.c). */
 	wait_queue_head_t ev_wq;	/* poll() sleeps here */
-	bool ev_pending;		/* an event since the last arm */
+	u32 ev_count;			/* sources fired since the last arm */
 	u32 vec;			/* the file's MSI-X vector */
 	struct list_head irq_node;	/* on edev->files */
 };

@@ -9,8 +9,9 @@
  * it (mbox_armed[], rank_armed[]).  When a source fires, the NI disarms it,
  * sets its bit in a write-1-to-clear PENDING register and raises the vector;
  * the handler clears what it read, takes the file of each pending source
- * out of the table, marks the file's event and wakes its wait queue, so
- * poll() reports EPOLLIN until the next arm.
+ * out of the table, counts the file's event and wakes its wait queue, so
+ * poll() reports EPOLLIN until the next arm, which returns the count (an
+ * event between two arms is never lost to a caller that checks it).
  *
  * Lifetime: a file is in the tables only while it is open; release takes it
  * out under irq_lock, which the handler holds while it looks at a file, so
@@ -39,7 +40,7 @@ static void exanet_ev_signal(struct exanet_dev *edev, struct exanet_file *ef)
 	lockdep_assert_held(&edev->irq_lock);
 	if (!ef)
 		return;
-	WRITE_ONCE(ef->ev_pending, true);
+	WRITE_ONCE(ef->ev_count, ef->ev_count + 1);
 	atomic64_inc(&edev->irq_wakeups);
 	wake_up_interruptible_poll(&ef->ev_wq, EPOLLIN | EPOLLRDNORM);
 }
@@ -267,7 +268,8 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 	 * (an event before this arm is not reported).
 	 */
 	spin_lock_irq(&edev->irq_lock);
-	WRITE_ONCE(ef->ev_pending, false);
+	req.events = ef->ev_count;
+	WRITE_ONCE(ef->ev_count, 0);
 	for_each_set_bit(m, mask, EXANET_NUM_MBOX_IFACES)
 		edev->mbox_armed[m] = ef;
 	if (rank != EXANET_RDMA_NO_RANK)
@@ -290,7 +292,6 @@ unlock:
 
 	req.mbox_mask = mask64;
 	req.rank = rank;
-	req.reserved2 = 0;
 	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
 }
 
@@ -311,7 +312,7 @@ __poll_t exanet_poll(struct file *file, poll_table *wait)
 		return EPOLLERR | EPOLLHUP;
 	if (!edev->nvec || current->mm != ef->mm)
 		return EPOLLERR;
-	return READ_ONCE(ef->ev_pending) ? EPOLLIN | EPOLLRDNORM : 0;
+	return READ_ONCE(ef->ev_count) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
 /*
