@@ -270,6 +270,7 @@ struct exanet_event_arm {
 	__u32 events;		/* out: sources of this file that fired between
 				 * its previous arm and this one (0: none) */
 };
+/* flags 0 with a non-zero mbox_mask: exactly those mailboxes */
 #define EXANET_EVENT_ALL_MBOX		0x1	/* every mailbox the file holds */
 #define EXANET_EVENT_RDMA		0x2	/* the file's rank, if it has one */
 #define EXANET_EVENT_FLAGS		(EXANET_EVENT_ALL_MBOX | EXANET_EVENT_RDMA)

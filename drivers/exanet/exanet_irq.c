@@ -210,7 +210,8 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if ((req.flags & ~EXANET_EVENT_FLAGS) || !req.flags || req.reserved) {
+	if ((req.flags & ~EXANET_EVENT_FLAGS) || req.reserved ||
+	    (!req.flags && !req.mbox_mask)) {
 		dev_dbg(&edev->dev, "event arm: bad flags %#x or reserved fields\n",
 			req.flags);
 		return -EINVAL;
