@@ -220,15 +220,17 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 		dev_dbg(&edev->dev, "event arm: ALL_MBOX with a mailbox mask\n");
 		return -EINVAL;
 	}
-	if (!edev->nvec) {
-		dev_dbg(&edev->dev, "event arm: the NI has no interrupts\n");
-		return -EOPNOTSUPP;
-	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		dev_dbg(&edev->dev, "event arm: device removed\n");
 		ret = -ENODEV;
+		goto unlock;
+	}
+	/* Set at probe, cleared at removal (after dead): stable here. */
+	if (!edev->nvec) {
+		dev_dbg(&edev->dev, "event arm: the NI has no interrupts\n");
+		ret = -EOPNOTSUPP;
 		goto unlock;
 	}
 	if (req.flags & EXANET_EVENT_ALL_MBOX) {
@@ -320,8 +322,8 @@ __poll_t exanet_poll(struct file *file, poll_table *wait)
  * close() by the opening process (not by an exiting or exec'ing child that
  * inherited the descriptor): wake the file's sleepers, which would
  * otherwise sleep on until an event or their timeout because they hold a
- * reference on the file.  They see an event (EPOLLIN); their next call on
- * the closed descriptor fails.
+ * reference on the file.  A poll() on the closed descriptor then reports
+ * POLLNVAL; a poll on another descriptor of the file sees an event.
  */
 int exanet_flush(struct file *file, fl_owner_t id)
 {
