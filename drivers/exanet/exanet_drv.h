@@ -93,7 +93,7 @@ struct exanet_dev {
 	atomic64_t irq_count;		/* handler runs */
 	atomic64_t irq_wakeups;		/* files signalled */
 	/*
-	 * Protects the file that armed each source (NULL: none, or fired),
+	 * Protects the file that armed each source last (NULL: none),
 	 * every exanet_file.ev_count and the list of open files.  Taken in
 	 * the interrupt handler; inside edev->lock.
 	 */

@@ -6,12 +6,15 @@
  * The NI has MSI-X vectors (IRQ_CAPS) and one-shot interrupt sources: every
  * mailbox and every RDMA rank.  EXANET_IOC_EVENT_ARM arms the sources a file
  * owns with the file's vector and remembers, per source, which file armed
- * it (mbox_armed[], rank_armed[]).  When a source fires, the NI disarms it,
+ * it last (mbox_armed[], rank_armed[]; an entry stays until the source
+ * changes hands, so a handler that runs late never meets an entry taken
+ * away by a re-arm in between).  When a source fires, the NI disarms it,
  * sets its bit in a write-1-to-clear PENDING register and raises the vector;
- * the handler clears what it read, takes the file of each pending source
- * out of the table, counts the file's event and wakes its wait queue, so
- * poll() reports EPOLLIN until the next arm, which returns the count (an
- * event between two arms is never lost to a caller that checks it).
+ * the handler clears what it read, counts an event for the file of each
+ * pending source and wakes its wait queue, so poll() reports EPOLLIN until
+ * the next arm.  The arm returns the count, including sources that fired
+ * but whose interrupt was not handled yet (an event between two arms is
+ * never lost to a caller that checks it).
  *
  * Lifetime: a file is in the tables only while it is open; release takes it
  * out under irq_lock, which the handler holds while it looks at a file, so
@@ -64,14 +67,10 @@ static irqreturn_t exanet_irq_handler(int irq, void *data)
 	bitmap_from_u64(mbox, pending);
 
 	spin_lock(&edev->irq_lock);
-	for_each_set_bit(bit, mbox, EXANET_NUM_MBOX_IFACES) {
+	for_each_set_bit(bit, mbox, EXANET_NUM_MBOX_IFACES)
 		exanet_ev_signal(edev, edev->mbox_armed[bit]);
-		edev->mbox_armed[bit] = NULL;
-	}
-	for_each_set_bit(bit, &rank, EXANET_RDMA_NUM_RANKS) {
+	for_each_set_bit(bit, &rank, EXANET_RDMA_NUM_RANKS)
 		exanet_ev_signal(edev, edev->rank_armed[bit]);
-		edev->rank_armed[bit] = NULL;
-	}
 	spin_unlock(&edev->irq_lock);
 	/*
 	 * Never IRQ_NONE: with several vectors another handler may already
@@ -203,9 +202,9 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 	struct exanet_dev *edev = ef->edev;
 	DECLARE_BITMAP(mask, EXANET_NUM_MBOX_IFACES);
 	struct exanet_event_arm req;
-	u32 rank = EXANET_RDMA_NO_RANK;
+	u32 rank = EXANET_RDMA_NO_RANK, rpend = 0;
 	unsigned int m;
-	u64 mask64 = 0;
+	u64 mask64 = 0, pend;
 	int ret = 0;
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
@@ -266,28 +265,38 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 	}
 
 	/*
-	 * Table first, then the device: an interrupt right after the arm
-	 * finds the file.  A stale pending bit of an earlier arm is dropped
-	 * (an event before this arm is not reported).
+	 * Events since the previous arm: those the handler counted, plus our
+	 * sources that fired but whose interrupt was not handled yet (taken
+	 * here; the handler then finds the bit clear).  Then the table, then
+	 * the device: an interrupt right after the arm finds the file.
 	 */
 	spin_lock_irq(&edev->irq_lock);
-	req.events = ef->ev_count;
-	WRITE_ONCE(ef->ev_count, 0);
-	for_each_set_bit(m, mask, EXANET_NUM_MBOX_IFACES)
-		edev->mbox_armed[m] = ef;
+	pend = readq(edev->ctrl + EXANET_REG_IRQ_MBOX_PENDING) & mask64;
 	if (rank != EXANET_RDMA_NO_RANK)
+		rpend = exanet_rd(edev, EXANET_REG_IRQ_RANK_PENDING) & BIT(rank);
+	if (pend)
+		writeq(pend, edev->ctrl + EXANET_REG_IRQ_MBOX_PENDING);
+	if (rpend)
+		exanet_wr(edev, EXANET_REG_IRQ_RANK_PENDING, rpend);
+	req.events = ef->ev_count;
+	for_each_set_bit(m, mask, EXANET_NUM_MBOX_IFACES) {
+		if ((pend & BIT_ULL(m)) && edev->mbox_armed[m] == ef)
+			req.events++;
+		edev->mbox_armed[m] = ef;
+	}
+	if (rank != EXANET_RDMA_NO_RANK) {
+		if (rpend && edev->rank_armed[rank] == ef)
+			req.events++;
 		edev->rank_armed[rank] = ef;
+	}
+	WRITE_ONCE(ef->ev_count, 0);
 	spin_unlock_irq(&edev->irq_lock);
-	if (mask64)
-		writeq(mask64, edev->ctrl + EXANET_REG_IRQ_MBOX_PENDING);
 	for_each_set_bit(m, mask, EXANET_NUM_MBOX_IFACES)
 		exanet_wr(edev, EXANET_REG_MBOX_BASE(m) + EXANET_MBOX_IRQ,
 			  EXANET_IRQ_ARM(ef->vec));
-	if (rank != EXANET_RDMA_NO_RANK) {
-		exanet_wr(edev, EXANET_REG_IRQ_RANK_PENDING, BIT(rank));
+	if (rank != EXANET_RDMA_NO_RANK)
 		exanet_wr(edev, EXANET_REG_CTX_BASE(rank) + EXANET_CTX_IRQ,
 			  EXANET_IRQ_ARM(ef->vec));
-	}
 unlock:
 	mutex_unlock(&edev->lock);
 	if (ret)
@@ -368,19 +377,23 @@ static ssize_t irq_wakeups_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(irq_wakeups);
 
-/* Sources armed by open files and not fired yet. */
+/* Sources armed in the NI right now (armed and not fired yet). */
 static ssize_t irq_armed_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
 	struct exanet_dev *edev = dev_get_drvdata(dev);
 	u32 i, n = 0;
 
-	spin_lock_irq(&edev->irq_lock);
-	for (i = 0; i < EXANET_NUM_MBOX_IFACES; i++)
-		n += !!edev->mbox_armed[i];
-	for (i = 0; i < EXANET_RDMA_NUM_RANKS; i++)
-		n += !!edev->rank_armed[i];
-	spin_unlock_irq(&edev->irq_lock);
+	mutex_lock(&edev->lock);
+	if (!edev->dead && edev->nvec) {
+		for (i = 0; i < edev->num_mbox; i++)
+			n += exanet_rd(edev, EXANET_REG_MBOX_BASE(i) +
+				       EXANET_MBOX_IRQ) & EXANET_IRQ_ARMED;
+		for (i = 0; i < EXANET_RDMA_NUM_RANKS; i++)
+			n += exanet_rd(edev, EXANET_REG_CTX_BASE(i) +
+				       EXANET_CTX_IRQ) & EXANET_IRQ_ARMED;
+	}
+	mutex_unlock(&edev->lock);
 	return sysfs_emit(buf, "%u\n", n);
 }
 static DEVICE_ATTR_RO(irq_armed);
