@@ -131,7 +131,7 @@ void exanet_irq_remove(struct exanet_dev *edev)
 		free_irq(pci_irq_vector(edev->pdev, v), edev);
 	if (edev->nvec)
 		pci_free_irq_vectors(edev->pdev);
-	edev->nvec = 0;
+	WRITE_ONCE(edev->nvec, 0);
 }
 
 /*
@@ -154,9 +154,10 @@ void exanet_irq_quiesce(struct exanet_dev *edev)
 
 void exanet_irq_file_open(struct exanet_dev *edev, struct exanet_file *ef)
 {
+	u32 nvec = READ_ONCE(edev->nvec);	/* 0 from a removal on */
+
 	init_waitqueue_head(&ef->ev_wq);
-	ef->vec = edev->nvec ?
-		  (u32)atomic_inc_return(&edev->next_vec) % edev->nvec : 0;
+	ef->vec = nvec ? (u32)atomic_inc_return(&edev->next_vec) % nvec : 0;
 	spin_lock_irq(&edev->irq_lock);
 	list_add_tail(&ef->irq_node, &edev->files);
 	spin_unlock_irq(&edev->irq_lock);
