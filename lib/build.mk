@@ -2,7 +2,7 @@
 # public headers (libexanet.h next to the uapi exanet.h under include/exanet/).
 
 LIBEXANET_MAJOR := 1
-LIBEXANET_MINOR := 0
+LIBEXANET_MINOR := 1
 LIBEXANET_VERSION := $(LIBEXANET_MAJOR).$(LIBEXANET_MINOR)
 LIBEXANET_DIR := $(TOP)/lib/libexanet
 LIBEXANET_OUT := $(BUILD)/lib
@@ -38,7 +38,7 @@ $(LIBEXANET_OUT)/$(LIBEXANET_SONAME) $(LIBEXANET_SO): $(LIBEXANET_REAL)
 	ln -sf $(notdir $(LIBEXANET_REAL)) $(LIBEXANET_OUT)/$(LIBEXANET_SONAME)
 	ln -sf $(LIBEXANET_SONAME) $(LIBEXANET_SO)
 
-$(LIBEXANET_PC): $(LIBEXANET_DIR)/libexanet.pc.in
+$(LIBEXANET_PC): $(LIBEXANET_DIR)/libexanet.pc.in $(TOP)/lib/build.mk
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBEXANET_VERSION)|' $< > $@

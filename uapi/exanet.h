@@ -5,8 +5,9 @@
  *
  * Contents:
  *   1. PCI identity and geometry
- *   2. Register map (BAR0 privileged control, BAR1 packetizer pages,
- *      BAR2 mailbox pages) and the mailbox slot format in host memory
+ *   2. Register map (BAR0 privileged control with the interrupt registers,
+ *      BAR1 packetizer pages, BAR2 mailbox pages, BAR4 MSI-X) and the
+ *      mailbox slot format in host memory
  *   3. Character device ioctls and mmap offsets
  *   4. Generic netlink family "exanet"
  *
@@ -65,6 +66,31 @@
 #define EXANET_DEFAULT_RETX_TIMEOUT_US	5000	/* doubled per retry, capped at 200 ms */
 #define EXANET_DEFAULT_RETX_MAX		10
 
+/*
+ * Interrupts (MSI-X).  Sources: every mailbox m (a message written into
+ * it) and every RDMA rank r (a notification / completion record written
+ * through its context, or a transfer of the rank completing).  The kernel
+ * arms a source with a vector in the source's IRQ register
+ * (EXANET_MBOX_IRQ, EXANET_CTX_IRQ); when an armed source fires the NI
+ * disarms it (one-shot), sets its bit in the PENDING register and raises
+ * the vector.  An older NI without interrupts reads IRQ_CAPS as 0 and has
+ * no MSI-X capability.
+ */
+#define EXANET_BAR_MSIX			4	/* MSI-X table + PBA: kernel only */
+#define EXANET_NUM_IRQ_VECTORS		4
+#define EXANET_REG_IRQ_CAPS		0x028	/* RO 32: see EXANET_IRQ_CAPS_* */
+#define EXANET_IRQ_CAPS_VECTORS(c)	((c) & 0xff)	/* 0: no interrupts */
+#define EXANET_REG_IRQ_MBOX_PENDING	0x030	/* RW1C 64: bit m = mailbox m fired */
+#define EXANET_REG_IRQ_RANK_PENDING	0x038	/* RW1C 32: bit r = rank r fired */
+#define EXANET_REG_IRQ_COUNT		0x03c	/* RO 32: interrupts raised since reset */
+/* Per-source IRQ register: 0 = disarmed, EXANET_IRQ_ARM(vector) = armed */
+#define EXANET_IRQ_ARMED		0x1
+#define EXANET_IRQ_VECTOR_SHIFT		8
+#define EXANET_IRQ_VECTOR_MASK		0xffu
+#define EXANET_IRQ_ARM(vec)						\
+	(EXANET_IRQ_ARMED | (((__u32)(vec) & EXANET_IRQ_VECTOR_MASK) << EXANET_IRQ_VECTOR_SHIFT))
+#define EXANET_IRQ_VECTOR(v)		(((v) >> EXANET_IRQ_VECTOR_SHIFT) & EXANET_IRQ_VECTOR_MASK)
+
 /* RO 64-bit counters, index n at EXANET_REG_COUNTER(n) */
 #define EXANET_REG_COUNTER(n)		(0x100 + 8 * (n))
 enum exanet_counter {
@@ -115,6 +141,7 @@ enum exanet_counter {
 #define EXANET_MBOX_QBASE_LO		0x08	/* RW 32: DMA address of slot 0 */
 #define EXANET_MBOX_QBASE_HI		0x0c
 #define EXANET_MBOX_NSLOTS		0x10	/* RW 32: power of two */
+#define EXANET_MBOX_IRQ			0x14	/* RW 32: EXANET_IRQ_ARM(vector) or 0 */
 
 /*
  * BAR1: packetizer interface pages, page i belongs to interface i.
@@ -223,6 +250,32 @@ struct exanet_mbox_alloc {
 #define EXANET_IOC_PKT_FREE		_IOW(EXANET_IOC_MAGIC, 0x02, __u32)
 #define EXANET_IOC_MBOX_ALLOC		_IOWR(EXANET_IOC_MAGIC, 0x03, struct exanet_mbox_alloc)
 #define EXANET_IOC_MBOX_FREE		_IOW(EXANET_IOC_MAGIC, 0x04, __u32)
+
+/*
+ * Arm the NI's interrupt for this file: the next message written into one
+ * of the armed mailboxes, or the next RDMA notification / completion of the
+ * file's rank, makes the file readable (poll POLLIN) until the next arm.
+ * One-shot: each armed source raises at most one interrupt per arm; an
+ * event that happened before the arm does not make the file readable, but
+ * 'events' tells whether one happened since the file's previous arm.  -EOPNOTSUPP when
+ * the NI has no interrupts; -ENOENT when there is nothing to arm.
+ */
+struct exanet_event_arm {
+	__u32 flags;		/* in: EXANET_EVENT_* */
+	__u32 reserved;		/* in: must be 0 */
+	__u64 mbox_mask;	/* in: mailboxes to arm (bit m = mailbox m), every one
+				 * this file's; must be 0 with EXANET_EVENT_ALL_MBOX.
+				 * out: the mailboxes armed */
+	__u32 rank;		/* out: the rank armed, or EXANET_RDMA_NO_RANK */
+	__u32 events;		/* out: sources of this file that fired between
+				 * its previous arm and this one (0: none) */
+};
+/* flags 0 with a non-zero mbox_mask: exactly those mailboxes */
+#define EXANET_EVENT_ALL_MBOX		0x1	/* every mailbox the file holds */
+#define EXANET_EVENT_RDMA		0x2	/* the file's rank, if it has one */
+#define EXANET_EVENT_FLAGS		(EXANET_EVENT_ALL_MBOX | EXANET_EVENT_RDMA)
+
+#define EXANET_IOC_EVENT_ARM		_IOWR(EXANET_IOC_MAGIC, 0x05, struct exanet_event_arm)
 
 /*
  * RDMA (hardware ABI: uapi/exanet_rdma.h, scheme: Documentation/exanet/rdma.md).

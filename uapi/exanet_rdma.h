@@ -49,6 +49,7 @@
 #define EXANET_CTX_STATUS		0x08	/* RO 32: see EXANET_CTX_ST_* */
 #define EXANET_CTX_ST_PRESENT		0x1	/* an exanet-ctx function exists */
 #define EXANET_CTX_ST_BUSMASTER		0x2	/* its bus master bit is set */
+#define EXANET_CTX_IRQ			0x0c	/* RW 32: EXANET_IRQ_ARM(vector) or 0 */
 
 /* Per RDMA page p (BAR0 of the NI): 0x3100 + p * 0x10 */
 #define EXANET_REG_RPAGE_BASE(p)	(0x3100 + 0x10 * (p))

@@ -11,7 +11,10 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/poll.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 #include <linux/xarray.h>
 
@@ -83,6 +86,22 @@ struct exanet_dev {
 	struct exanet_file *rpage_owner[EXANET_RDMA_PAGES];
 	struct rdma_cgroup *rpage_cg[EXANET_RDMA_PAGES];
 
+	/* Interrupts (exanet_irq.c); nvec == 0: the NI has none. */
+	u32 nvec;			/* MSI-X vectors requested */
+	char irq_name[EXANET_NUM_IRQ_VECTORS][24];
+	atomic_t next_vec;		/* round robin of the files' vectors */
+	atomic64_t irq_count;		/* handler runs */
+	atomic64_t irq_wakeups;		/* files signalled */
+	/*
+	 * Protects the file that armed each source last (NULL: none),
+	 * every exanet_file.ev_count and the list of open files.  Taken in
+	 * the interrupt handler; inside edev->lock.
+	 */
+	spinlock_t irq_lock;
+	struct exanet_file *mbox_armed[EXANET_NUM_MBOX_IFACES];
+	struct exanet_file *rank_armed[EXANET_RDMA_NUM_RANKS];
+	struct list_head files;
+
 	struct list_head list;		/* on exanet_devices */
 };
 
@@ -105,6 +124,12 @@ struct exanet_file {
 	struct xarray mrs;		/* handle -> struct exanet_mr */
 	u32 mr_next;
 	u32 nmr;
+
+	/* Events (exanet_irq.c). */
+	wait_queue_head_t ev_wq;	/* poll() sleeps here */
+	u32 ev_count;			/* sources fired since the last arm */
+	u32 vec;			/* the file's MSI-X vector */
+	struct list_head irq_node;	/* on edev->files */
 };
 
 /* exanet_main.c: the device list, used by the netlink family. */
@@ -135,7 +160,20 @@ int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
 			   unsigned long len);
 int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn);
+u32 exanet_file_rank(struct exanet_file *ef);
 extern const struct attribute_group exanet_rdma_group;
+
+/* exanet_irq.c */
+void exanet_irq_probe(struct exanet_dev *edev);
+void exanet_irq_remove(struct exanet_dev *edev);
+void exanet_irq_quiesce(struct exanet_dev *edev);
+void exanet_irq_file_open(struct exanet_dev *edev, struct exanet_file *ef);
+void exanet_irq_file_release(struct exanet_file *ef);
+void exanet_irq_mbox_forget(struct exanet_dev *edev, u32 m);
+int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg);
+__poll_t exanet_poll(struct file *file, poll_table *wait);
+int exanet_flush(struct file *file, fl_owner_t id);
+extern const struct attribute_group exanet_irq_group;
 
 /* exanet_genl.c */
 int exanet_genl_init(void);

@@ -208,6 +208,7 @@ static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
 	/* No DMA into the queue once ENABLE reads back clear. */
 	exanet_wr(edev, EXANET_REG_MBOX_BASE(m) + EXANET_MBOX_ENABLE, 0);
 	exanet_rd(edev, EXANET_REG_MBOX_BASE(m) + EXANET_MBOX_ENABLE);
+	exanet_irq_mbox_forget(edev, m);
 	exanet_zap(ef, EXANET_MMAP_MBOX_REGS, m, EXANET_IFACE_PAGE_SIZE);
 	exanet_zap(ef, EXANET_MMAP_MBOX_QUEUE, m, mb->queue.size);
 	exa_dma_buf_free(&mb->queue, &edev->pdev->dev);
@@ -456,6 +457,8 @@ static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return exanet_ioctl_mbox_alloc(ef, uarg);
 	case EXANET_IOC_MBOX_FREE:
 		return exanet_ioctl_mbox_free(ef, uarg);
+	case EXANET_IOC_EVENT_ARM:
+		return exanet_ioctl_event_arm(ef, uarg);
 	default:
 		return exanet_rdma_ioctl(ef, cmd, uarg);
 	}
@@ -662,6 +665,7 @@ static int exanet_open(struct inode *inode, struct file *file)
 	ef->mapping = file->f_mapping;
 	ef->mm = current->mm;
 	exanet_rdma_file_init(ef);
+	exanet_irq_file_open(edev, ef);
 	mmgrab(ef->mm);		/* keeps the pointer unique while we compare */
 	get_device(&edev->dev);
 	file->private_data = ef;
@@ -674,6 +678,8 @@ static int exanet_release(struct inode *inode, struct file *file)
 	struct exanet_dev *edev = ef->edev;
 	u32 i;
 
+	/* No interrupt reaches the file from here on. */
+	exanet_irq_file_release(ef);
 	mutex_lock(&edev->lock);
 	if (!edev->dead) {
 		for (i = 0; i < edev->num_pkt; i++)
@@ -699,6 +705,8 @@ static const struct file_operations exanet_fops = {
 	.owner		= THIS_MODULE,
 	.open		= exanet_open,
 	.release	= exanet_release,
+	.flush		= exanet_flush,
+	.poll		= exanet_poll,
 	.unlocked_ioctl	= exanet_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.mmap		= exanet_mmap,
@@ -789,6 +797,7 @@ static const struct attribute_group exanet_group = {
 static const struct attribute_group *exanet_groups[] = {
 	&exanet_group,
 	&exanet_rdma_group,
+	&exanet_irq_group,
 	NULL,
 };
 
@@ -876,6 +885,8 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	edev->mbox_bar_phys = pci_resource_start(pdev, EXANET_BAR_MBOX);
 	mutex_init(&edev->lock);
 	INIT_LIST_HEAD(&edev->list);
+	spin_lock_init(&edev->irq_lock);
+	INIT_LIST_HEAD(&edev->files);
 
 	/* From here on, edev is freed by exanet_dev_release(). */
 	device_initialize(&edev->dev);
@@ -909,6 +920,7 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = exanet_rdma_probe(edev);
 	if (ret)
 		goto put;
+	exanet_irq_probe(edev);
 	ret = exa_quota_init(&edev->quota, &edev->dev, dev_name(&edev->dev),
 			     exanet_res_names, EXANET_NUM_RES,
 			     &max_user_percent);
@@ -939,6 +951,7 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 put:
+	exanet_irq_remove(edev);
 	put_device(&edev->dev);
 	ida_free(&exanet_minors, index);
 	return ret;
@@ -955,8 +968,10 @@ static void exanet_quiesce(struct exanet_dev *edev)
 	mutex_lock(&edev->lock);
 	if (edev->dead)
 		goto unlock;
-	edev->dead = true;
+	WRITE_ONCE(edev->dead, true);
+	/* Every interrupt source disarmed; sleepers see a dead device. */
 	exanet_hw_reset(edev);
+	exanet_irq_quiesce(edev);
 	for (i = 0; i < edev->num_pkt; i++)
 		if (edev->pkt_owner[i])
 			exanet_pkt_release(edev, i);
@@ -984,6 +999,8 @@ static void exanet_remove(struct pci_dev *pdev)
 	cdev_device_del(&edev->cdev, &edev->dev);
 	ida_free(&exanet_minors, edev->index);
 	exanet_quiesce(edev);
+	/* After the quiesce: waits for a handler still running. */
+	exanet_irq_remove(edev);
 	pci_clear_master(pdev);
 	dev_info(&pdev->dev, "%s removed\n", dev_name(&edev->dev));
 	put_device(&edev->dev);

@@ -268,7 +268,7 @@ unlock:
 	return ret;
 }
 
-static u32 exanet_file_rank(struct exanet_file *ef)
+u32 exanet_file_rank(struct exanet_file *ef)
 {
 	struct exanet_ctx *ctx = READ_ONCE(ef->ctx);
 

@@ -23,6 +23,15 @@ extern unsigned exanet_dma_depth;
 
 /* exanet.c: the RDMA engine of an exanet device, NULL if not one */
 ExanetRdma *exanet_get_rdma(Object *ni);
+/*
+ * exanet.c, interrupts: a kernel write val to the IRQ register *irq of a
+ * source (what, src name it in the log); false if refused (stays
+ * disarmed).  An event of rank's source *irq (a record written through
+ * its context or a transfer of the rank completed): fires if armed.
+ */
+bool exanet_irq_arm(PCIDevice *ni, uint32_t *irq, uint32_t val,
+                    const char *what, unsigned src);
+void exanet_irq_rank_event(PCIDevice *ni, unsigned rank, uint32_t *irq);
 
 /* exanet_rdma.c */
 ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,

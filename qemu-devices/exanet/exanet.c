@@ -11,17 +11,24 @@
  * Mailbox DMA is synchronous inside those callbacks, so once an MMIO write
  * that disables a mailbox returns, no DMA into its queue can follow.
  *
+ * Interrupts: MSI-X in BAR4 (table + PBA, EXANET_NUM_IRQ_VECTORS vectors).
+ * A mailbox or an RDMA rank armed by the kernel fires once: the NI writes
+ * the message (or record) first, then disarms the source, sets its bit in
+ * the PENDING register and sends the MSI-X message.
+ *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/timer.h"
 #include "qemu/bswap.h"
 #include "qapi/error.h"
 #include "hw/pci/pci.h"
+#include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
 #include "sysemu/dma.h"
@@ -127,6 +134,7 @@ typedef struct ExanetMbox {
     uint32_t tail;          /* free running; phase = !((tail / nslots) & 1) */
     uint32_t rx_count;
     uint32_t full_count;
+    uint32_t irq;           /* EXANET_IRQ_ARM(vector) or 0 */
 } ExanetMbox;
 
 /* Receive-side duplicate detection state per (source node, iface, chan). */
@@ -153,6 +161,11 @@ struct ExanetState {
     ExanetPktIface pkt[EXANET_NUM_PKT_IFACES];
     ExanetMbox mbox[EXANET_NUM_MBOX_IFACES];
     GHashTable *dedup;
+
+    bool msix;              /* property: off = no interrupts (older NIs) */
+    uint64_t irq_mbox_pending;
+    uint32_t irq_rank_pending;
+    uint32_t irq_count;
 };
 
 unsigned exanet_dma_depth;
@@ -195,6 +208,67 @@ static uint64_t exanet_counter(ExanetState *s, unsigned n)
 
 static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
                       const void *payload, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* Interrupts */
+
+static unsigned exanet_irq_vectors(ExanetState *s)
+{
+    return s->msix ? EXANET_NUM_IRQ_VECTORS : 0;
+}
+
+/*
+ * An event of a source whose IRQ register is *irq: if armed, disarm it
+ * (one-shot), mark it pending and raise its vector.  The caller has
+ * written the message / record before.
+ */
+static void exanet_irq_event(ExanetState *s, uint32_t *irq, bool rank,
+                             unsigned src)
+{
+    unsigned vec = EXANET_IRQ_VECTOR(*irq);
+
+    if (!(*irq & EXANET_IRQ_ARMED)) {
+        return;
+    }
+    *irq = 0;
+    if (rank) {
+        s->irq_rank_pending |= 1u << src;
+    } else {
+        s->irq_mbox_pending |= 1ull << src;
+    }
+    s->irq_count++;
+    /* Masked or MSI-X disabled: the PBA keeps it pending. */
+    if (msix_present(PCI_DEVICE(s))) {
+        msix_notify(PCI_DEVICE(s), vec);
+    }
+}
+
+void exanet_irq_rank_event(PCIDevice *ni, unsigned rank, uint32_t *irq)
+{
+    exanet_irq_event(EXANET(ni), irq, true, rank);
+}
+
+/* A kernel write to a source's IRQ register; false if refused. */
+bool exanet_irq_arm(PCIDevice *ni, uint32_t *irq, uint32_t val,
+                    const char *what, unsigned src)
+{
+    ExanetState *s = EXANET(ni);
+
+    if (!(val & EXANET_IRQ_ARMED)) {
+        *irq = 0;
+        return true;
+    }
+    if (val & ~EXANET_IRQ_ARM(EXANET_IRQ_VECTOR_MASK) ||
+        EXANET_IRQ_VECTOR(val) >= exanet_irq_vectors(s)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "exanet: %s %u: bad IRQ arm value "
+                      "0x%x (%u vectors), stays disarmed\n", what, src, val,
+                      exanet_irq_vectors(s));
+        *irq = 0;
+        return false;
+    }
+    *irq = val;
+    return true;
+}
 
 /* Send a packet to a node; our own node is served without the fabric. */
 static void exanet_xmit(ExanetState *s, uint32_t dst, uint8_t type,
@@ -471,6 +545,7 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
     mb->tail++;
     mb->rx_count++;
     s->counters[EXANET_CNT_RX_DELIVERED]++;
+    exanet_irq_event(s, &mb->irq, false, va);
     if (!dd) {
         dd = g_new(ExanetDedup, 1);
         g_hash_table_insert(s->dedup, key, dd);
@@ -561,6 +636,7 @@ static void exanet_mbox_enable(ExanetState *s, unsigned m)
     mb->tail = 0;
     mb->rx_count = 0;
     mb->full_count = 0;
+    mb->irq = 0;
     mb->enabled = true;
 }
 
@@ -596,6 +672,9 @@ static void exanet_reset_state(ExanetState *s)
         memset(&s->mbox[m], 0, sizeof(s->mbox[m]));
     }
     memset(s->counters, 0, sizeof(s->counters));
+    s->irq_mbox_pending = 0;
+    s->irq_rank_pending = 0;
+    s->irq_count = 0;
     s->corrupt_base = exanet_fabric_bad(s);
     s->retx_timeout_us = EXANET_DEFAULT_RETX_TIMEOUT_US;
     s->retx_max = EXANET_DEFAULT_RETX_MAX;
@@ -668,6 +747,8 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
             return mb->qbase_hi;
         case EXANET_MBOX_NSLOTS:
             return mb->nslots_reg;
+        case EXANET_MBOX_IRQ:
+            return mb->irq;
         }
         return 0;
     }
@@ -687,6 +768,16 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
         return s->retx_timeout_us;
     case EXANET_REG_RETX_MAX:
         return s->retx_max;
+    case EXANET_REG_IRQ_CAPS:
+        return exanet_irq_vectors(s);
+    case EXANET_REG_IRQ_MBOX_PENDING:
+        return (uint32_t)s->irq_mbox_pending;
+    case EXANET_REG_IRQ_MBOX_PENDING + 4:
+        return s->irq_mbox_pending >> 32;
+    case EXANET_REG_IRQ_RANK_PENDING:
+        return s->irq_rank_pending;
+    case EXANET_REG_IRQ_COUNT:
+        return s->irq_count;
     }
     return 0;
 }
@@ -729,7 +820,17 @@ static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
                 exanet_mbox_enable(s, m);
             } else {
                 mb->enabled = false;    /* no DMA from now on */
+                mb->irq = 0;
             }
+            break;
+        case EXANET_MBOX_IRQ:
+            if ((val & EXANET_IRQ_ARMED) && !mb->enabled) {
+                qemu_log_mask(LOG_GUEST_ERROR, "exanet: mailbox %u: IRQ "
+                              "armed while disabled, stays disarmed\n", m);
+                mb->irq = 0;
+                break;
+            }
+            exanet_irq_arm(PCI_DEVICE(s), &mb->irq, val, "mailbox", m);
             break;
         case EXANET_MBOX_QBASE_LO:
             mb->qbase_lo = val;
@@ -757,6 +858,15 @@ static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
         break;
     case EXANET_REG_RETX_MAX:
         s->retx_max = MIN(val, EXANET_RETX_MAX_RETRIES);
+        break;
+    case EXANET_REG_IRQ_MBOX_PENDING:
+        s->irq_mbox_pending &= ~(uint64_t)val;
+        break;
+    case EXANET_REG_IRQ_MBOX_PENDING + 4:
+        s->irq_mbox_pending &= ~((uint64_t)val << 32);
+        break;
+    case EXANET_REG_IRQ_RANK_PENDING:
+        s->irq_rank_pending &= ~val;
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "exanet: write to RO/unknown BAR0 "
@@ -971,6 +1081,20 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
                               &s->retx_max);
     pci_register_bar(pdev, EXANET_BAR_RDMA, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      exanet_rdma_bar(s->rdma));
+    if (s->msix) {
+        Error *err = NULL;
+
+        /* Its own BAR: the driver never maps it to user space. */
+        if (msix_init_exclusive_bar(pdev, EXANET_NUM_IRQ_VECTORS,
+                                    EXANET_BAR_MSIX, &err)) {
+            warn_reportf_err(err, "exanet: no MSI-X, interrupts disabled: ");
+            s->msix = false;
+        } else {
+            for (unsigned v = 0; v < EXANET_NUM_IRQ_VECTORS; v++) {
+                msix_vector_use(pdev, v);
+            }
+        }
+    }
 
     s->dedup = g_hash_table_new_full(g_direct_hash, g_direct_equal,
                                      NULL, g_free);
@@ -1018,6 +1142,10 @@ static void exanet_exit(PCIDevice *pdev)
         g_hash_table_destroy(s->dedup);
         s->dedup = NULL;
     }
+    if (msix_present(pdev)) {
+        msix_unuse_all_vectors(pdev);
+        msix_uninit_exclusive_bar(pdev);
+    }
 }
 
 static void exanet_qdev_reset(DeviceState *dev)
@@ -1027,6 +1155,7 @@ static void exanet_qdev_reset(DeviceState *dev)
 
 static Property exanet_properties[] = {
     DEFINE_FABRIC_NIC_PROPERTIES(ExanetState, nic),
+    DEFINE_PROP_BOOL("msix", ExanetState, msix, true),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -204,6 +204,7 @@ struct ExanetRdma {
     PCIDevice *ctx[EXANET_RDMA_NUM_RANKS];
     uint32_t ctx_pdid[EXANET_RDMA_NUM_RANKS];
     bool ctx_en[EXANET_RDMA_NUM_RANKS];
+    uint32_t ctx_irq[EXANET_RDMA_NUM_RANKS];    /* EXANET_CTX_IRQ */
 
     RdmaPage page[EXANET_RDMA_PAGES];
     GHashTable *rx;         /* key: rx_key() -> RdmaRx */
@@ -218,6 +219,14 @@ struct ExanetRdma {
 };
 
 static void rdma_tx_pump(RdmaTx *tx);
+
+/* An event for rank (record written, transfer completed): IRQ if armed. */
+static void rdma_rank_event(ExanetRdma *r, unsigned rank)
+{
+    if (rank < EXANET_RDMA_NUM_RANKS) {
+        exanet_irq_rank_event(r->ni, rank, &r->ctx_irq[rank]);
+    }
+}
 
 static gpointer rx_key(uint32_t node, unsigned page, unsigned chan)
 {
@@ -642,6 +651,8 @@ static void rdma_chan_complete(RdmaChan *ch, uint8_t err)
                          rd ? EXANET_RDMA_OP_READ : EXANET_RDMA_OP_WRITE, err,
                          ch->page, ch->chan, EXANET_RDMA_N_COMPLETION);
     }
+    /* After the completion record (if any) is in memory. */
+    rdma_rank_event(r, ch->rank);
 }
 
 static void rdma_wchan_done(RdmaTx *tx, uint8_t err)
@@ -935,6 +946,7 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
                 return;
             }
             r->cnt[EXANET_RCNT_NOTIFICATIONS]++;
+            rdma_rank_event(r, h->dst_rank);
         }
         if (rch) {
             rdma_chan_complete(rch, 0);
@@ -1209,6 +1221,8 @@ uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off)
             return r->ctx_pdid[k];
         case EXANET_CTX_ENABLE:
             return r->ctx_en[k];
+        case EXANET_CTX_IRQ:
+            return r->ctx_irq[k];
         case EXANET_CTX_STATUS:
             if (r->ctx[k]) {
                 st |= EXANET_CTX_ST_PRESENT;
@@ -1272,6 +1286,10 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
         case EXANET_CTX_ENABLE:
             /* Synchronous: no DMA through the context after this returns. */
             r->ctx_en[k] = val & 1;
+            r->ctx_irq[k] = 0;
+            return;
+        case EXANET_CTX_IRQ:
+            exanet_irq_arm(r->ni, &r->ctx_irq[k], val, "rank", k);
             return;
         }
     } else if (off >= EXANET_REG_RPAGE_BASE(0) &&
@@ -1473,6 +1491,7 @@ void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch)
     }
     memset(r->ctx_pdid, 0, sizeof(r->ctx_pdid));
     memset(r->ctx_en, 0, sizeof(r->ctx_en));
+    memset(r->ctx_irq, 0, sizeof(r->ctx_irq));
     memset(r->cnt, 0, sizeof(r->cnt));
     r->retx_us = EXANET_RDMA_DEFAULT_RETX_US;
     r->window = EXANET_RDMA_DEFAULT_WINDOW;
@@ -1516,5 +1535,6 @@ void exanet_rdma_detach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx)
     if (rank < EXANET_RDMA_NUM_RANKS && r->ctx[rank] == ctx) {
         r->ctx[rank] = NULL;
         r->ctx_en[rank] = false;
+        r->ctx_irq[rank] = 0;
     }
 }

@@ -15,10 +15,13 @@ qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
 	nic_argv exanet 256M "$@"
 }
 
-echo "1..5"
+echo "1..6"
 
 vm "$W/self.log" 0 2 self
 tap "local register, NACK, DMA, phase, FULL, re-entrancy checks" "$W/self.log"
+
+vm "$W/noirq.log" 0 2 self -global exanet.msix=off
+tap "without MSI-X (msix=off, like older NIs): IRQ_CAPS 0, nothing can be armed" "$W/noirq.log" "IRQ_CAPS 00000000"
 
 vm "$W/fuzz.log" 0 2 fuzz,200000
 tap "random MMIO fuzzing, then local checks" "$W/fuzz.log" "device alive"

@@ -37,6 +37,8 @@ static struct {
 	uint8_t *mbox_regs[EXANET_NUM_MBOX_IFACES];
 	uint8_t *mbox_queue[EXANET_NUM_MBOX_IFACES];
 	int maps;
+	int irq;		/* the fake NI has interrupts */
+	uint32_t arm_flags, arm_calls, arm_events;
 } fk = { .fd = -1 };
 
 int __wrap_open(const char *path, int flags, ...)
@@ -130,6 +132,20 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 			return -1;
 		}
 		used[k] = 0;
+		return 0;
+	}
+	case EXANET_IOC_EVENT_ARM: {
+		struct exanet_event_arm *a = arg;
+
+		if (!fk.irq) {
+			errno = EOPNOTSUPP;
+			return -1;
+		}
+		fk.arm_calls++;
+		fk.arm_flags = a->flags;
+		a->mbox_mask = 1;
+		a->rank = EXANET_RDMA_NO_RANK;
+		a->events = fk.arm_events;
 		return 0;
 	}
 	}
@@ -572,6 +588,32 @@ TEST(close_frees_everything)
 		ASSERT_EQ(0, fk.mbox_used[i]);
 	}
 	ASSERT_EQ(-1, fk.fd);
+}
+
+/* The event calls: one arm ioctl for every mailbox and the rank, errors
+ * mapped; the wait reports an event the arm announced without sleeping
+ * (the fake device is /dev/null, always readable, so poll says 1 too). */
+TEST_F(fake, event_arm_and_wait)
+{
+	int calls;
+
+	ASSERT_EQ(-EINVAL, exanet_event_arm(NULL));
+	ASSERT_EQ(-EINVAL, exanet_event_wait(NULL, 0));
+	fk.irq = 0;
+	calls = fk.ioctl_calls;
+	ASSERT_EQ(-EOPNOTSUPP, exanet_event_arm(self->dev));
+	ASSERT_EQ(-EOPNOTSUPP, exanet_event_wait(self->dev, 10));
+	ASSERT_EQ(calls + 2, fk.ioctl_calls);
+	fk.irq = 1;
+	ASSERT_EQ(0, exanet_event_arm(self->dev));
+	ASSERT_EQ(EXANET_EVENT_ALL_MBOX | EXANET_EVENT_RDMA, fk.arm_flags);
+	ASSERT_EQ(1, fk.arm_calls);
+	fk.arm_events = 2;
+	ASSERT_EQ(1, exanet_event_wait(self->dev, -1));
+	ASSERT_EQ(2, fk.arm_calls);
+	fk.arm_events = 0;
+	ASSERT_EQ(1, exanet_event_wait(self->dev, 0));
+	ASSERT_EQ(3, fk.arm_calls);
 }
 
 TEST(counter_names)

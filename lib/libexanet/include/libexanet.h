@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define LIBEXANET_VERSION_MAJOR 1
-#define LIBEXANET_VERSION_MINOR 0
+#define LIBEXANET_VERSION_MINOR 1
 
 #define EXANET_DEFAULT_DEVICE "/dev/exanet0"
 
@@ -77,6 +77,29 @@ uint32_t exanet_pdid(const struct exanet_dev *dev);
  * number filled.  Not a fast-path call. */
 int exanet_read_counters(const struct exanet_dev *dev, uint64_t *values, unsigned int n);
 const char *exanet_counter_name(unsigned int counter);
+
+/* ---- events: sleeping instead of polling ----
+ *
+ * The data path never enters the kernel; a caller that has nothing to do
+ * and would rather sleep than spin uses these (system calls: one ioctl to
+ * arm, poll() to sleep).  Spurious wake-ups are possible (e.g. another
+ * thread of the process closing the descriptor): after a wake-up, check
+ * the queues, and arm again before sleeping again. */
+
+/* Arm the NI's interrupt for this open device: the next message written
+ * into any mailbox of dev, or the next RDMA completion notification for
+ * dev's rank, makes exanet_dev_fd(dev) readable (POLLIN) and ends
+ * exanet_event_wait().  One-shot: arm again after each wake-up.
+ * Return 0 or -errno (-EOPNOTSUPP: the NI has no interrupts). */
+int exanet_event_arm(struct exanet_dev *dev);
+/* Arm, then sleep until an event or timeout_ms (-1: no timeout).
+ * Return 1 (event), 0 (timeout) or -errno.  Callers check their queues
+ * after arming and again after it returns (an event that arrived before
+ * the arm is not reported).
+ * Returns 1 at once if a source armed by the previous exanet_event_arm()
+ * or exanet_event_wait() of dev fired since (so "drain the queues; wait"
+ * in a loop misses nothing: each wait's arm covers the next drain). */
+int exanet_event_wait(struct exanet_dev *dev, int timeout_ms);
 
 /* ---- packetizer (send side) ---- */
 

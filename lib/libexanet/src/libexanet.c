@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,63 @@ EXPORT int exanet_read_counters(const struct exanet_dev *dev, uint64_t *values,
 	}
 	fclose(f);
 	return (int)(filled > n ? n : filled);
+}
+
+/* ------------------------------------------------------------ events */
+
+/* EXANET_IOC_EVENT_ARM for every mailbox and the rank; *events = sources
+ * that fired between the previous arm and this one. */
+static int event_arm(struct exanet_dev *dev, uint32_t *events)
+{
+	struct exanet_event_arm req = {
+		.flags = EXANET_EVENT_ALL_MBOX | EXANET_EVENT_RDMA,
+	};
+
+	if (!dev)
+		return -EINVAL;
+	if (ioctl(dev->fd, EXANET_IOC_EVENT_ARM, &req) < 0)
+		return -errno;
+	if (events)
+		*events = req.events;
+	return 0;
+}
+
+EXPORT int exanet_event_arm(struct exanet_dev *dev)
+{
+	return event_arm(dev, NULL);
+}
+
+EXPORT int exanet_event_wait(struct exanet_dev *dev, int timeout_ms)
+{
+	struct pollfd pfd;
+	uint32_t events = 0;
+	int err, n;
+
+	err = event_arm(dev, &events);
+	if (err)
+		return err;
+	/*
+	 * Something fired since the previous arm (e.g. between the caller's
+	 * arm, its check of the queues and this call): report it now instead
+	 * of sleeping on an event that already happened.
+	 */
+	if (events)
+		return 1;
+	pfd.fd = dev->fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	n = poll(&pfd, 1, timeout_ms < 0 ? -1 : timeout_ms);
+	if (n < 0)
+		return -errno;		/* -EINTR: a signal; arm and wait again */
+	if (n == 0)
+		return 0;
+	if (pfd.revents & POLLNVAL)
+		return -EBADF;
+	if (pfd.revents & POLLIN)
+		return 1;
+	/* POLLERR | POLLHUP: the device was removed (POLLERR alone: no
+	 * interrupts, or a descriptor inherited from another process). */
+	return (pfd.revents & POLLHUP) ? -ENODEV : -EIO;
 }
 
 /* ------------------------------------------------------------ packetizer */
