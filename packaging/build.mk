@@ -129,7 +129,13 @@ deb:
 	rm -rf $(DEB_OUT)/exanet-fabric-$(PKG_VERSION)
 	@ls -1 $(DEB_OUT)/*.deb
 
+# The emulated node of the modprobe check needs the emulator and the
+# management hub of tools/cluster (skipped with NO_VM=1).
+ifeq ($(NO_VM),1)
 check-packages:
+else
+check-packages: qemu $(BUILD)/bin/exanet-mgmt-hub
+endif
 	@$(TOP)/packaging/check-packages.sh
 
 # ---------------------------------------------------------------- host test

@@ -116,7 +116,7 @@ check "udev rules installed" test -f "$ROOT/lib/udev/rules.d/60-exanet.rules" -a
 
 umount_all
 if [ "${NO_VM:-0}" != 1 ] && [ -x "$TOP/packaging/node-modprobe.sh" ]; then
-	if "$TOP/packaging/node-modprobe.sh" "$ROOT/lib/modules/$KVER/updates/dkms" >"$WORK/node.log" 2>&1; then
+	if "$TOP/packaging/node-modprobe.sh" "$ROOT/lib/modules/$KVER/updates/dkms" "$ROOT/usr/bin" >"$WORK/node.log" 2>&1; then
 		ok "modprobe exanet and extoll (DKMS-built) on an emulated node"
 	else
 		notok "modprobe exanet and extoll (DKMS-built) on an emulated node"
