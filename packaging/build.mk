@@ -121,7 +121,7 @@ dkms-uninstall:
 .PHONY: deb check-packages
 deb:
 	@rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/exanet-fabric-$(PKG_VERSION)
-	cd $(TOP) && { git ls-files -co --exclude-standard 2>/dev/null || find . -path ./build -prune -o -type f -print; } | \
+	cd $(TOP) && { git ls-files -co --exclude-standard 2>/dev/null || find . -path ./build -prune -o -type f -print | sed 's|^\./||'; } | \
 		grep -v -e '^\.' -e '^build/' | while read -r f; do [ -e "$$f" ] && echo "$$f"; done | \
 		tar -cf - -T - | tar -C $(DEB_OUT)/exanet-fabric-$(PKG_VERSION) -xf -
 	cd $(DEB_OUT)/exanet-fabric-$(PKG_VERSION) && dpkg-buildpackage -us -uc -j2 > ../build.log 2>&1 || \
