@@ -6,6 +6,8 @@
 #   make bench-msg  messaging benchmark, writes build/bench/msg.json
 #   make bench-rdma RDMA benchmark, writes build/bench/rdma.json
 #   make bench-extoll EXTOLL VELO/RMA benchmark, writes build/bench/extoll.json
+#   make deb        Debian packages into build/deb/ (packaging/build.mk)
+#   make check-packages  install them into a clean root and test them
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).
@@ -39,6 +41,7 @@ include drivers/build.mk
 include lib/build.mk
 include lib/extoll.mk
 include tools/build.mk
+include packaging/build.mk
 include selftests/build.mk
 include tools/cluster/build.mk
 

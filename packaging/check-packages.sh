@@ -1,0 +1,129 @@
+#!/bin/bash
+# make check-packages: install the Debian packages of build/deb/ into a clean
+# bookworm root (packaging/mkroot.sh, cached) and check, as an
+# administrator on a real node would:
+#   - every package installs with dpkg (dependencies from the base root);
+#   - DKMS built exa_umem.ko, exanet.ko and extoll.ko for the node kernel
+#     (scripts/kver.sh) into /lib/modules/KVER/updates/dkms, vermagic KVER;
+#   - pkg-config --libs libexanet rma2 velo2, and a program using all three
+#     libraries compiles and links against the installed -dev packages;
+#   - every tool runs (--help exits 0) and its man page is installed;
+#   - the udev rules are in place;
+#   - unless NO_VM=1: the DKMS-built modules load (modprobe exanet, extoll)
+#     on an emulated node (packaging/node-modprobe.sh).
+# Output is TAP; the last line is "packages: N passed, N failed".
+set -uo pipefail
+TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+BUILD=${BUILD:-$TOP/build}
+KVER=${KVER:-$("$TOP/scripts/kver.sh")}
+DEBS=$BUILD/deb
+WORK=$BUILD/check-packages
+ROOT=$WORK/root
+TOOLS=(exanetctl:8 exanet-pingpong:1 exanet-rdma-bw:1 exanet-rdma-lat:1 udp-pingpong:1
+	rma2-pingpong:1 rma2-bw:1 velo2-pingpong:1)
+
+[ "$(id -u)" -eq 0 ] || { echo "check-packages: needs root (chroot)" >&2; exit 1; }
+ls "$DEBS"/exanet-dkms_*.deb >/dev/null 2>&1 || { echo "check-packages: no packages in $DEBS (make deb)" >&2; exit 1; }
+
+t0=$(date +%s)
+tarball=$("$TOP/packaging/mkroot.sh" "$KVER") || exit 1
+t_root=$(( $(date +%s) - t0 ))
+
+umount_all() {
+	for m in dev/pts dev sys proc; do
+		mountpoint -q "$ROOT/$m" 2>/dev/null && umount "$ROOT/$m"
+	done
+	return 0
+}
+umount_all
+rm -rf "$WORK"
+mkdir -p "$ROOT"
+trap 'umount_all' EXIT
+tar -C "$ROOT" -xf "$tarball"
+mount -t proc proc "$ROOT/proc"
+mount --bind /dev "$ROOT/dev"
+in_root() { chroot "$ROOT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
+
+n=0 fail=0 passed=0
+ok() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
+check() { local what=$1; shift; if "$@" >"$WORK/last.log" 2>&1; then ok "$what"; else notok "$what"; sed 's/^/#   /' "$WORK/last.log" | tail -n 20; fi; }
+
+echo "# root $(basename "$tarball") ready in ${t_root} s; node kernel $KVER"
+mkdir -p "$ROOT/tmp/debs"
+cp $(ls "$DEBS"/*.deb | grep -v -- '-dbgsym_') "$ROOT/tmp/debs/"
+t1=$(date +%s)
+check "dpkg -i of $(ls "$ROOT"/tmp/debs | wc -l) packages (DKMS build in exanet-dkms postinst)" \
+	in_root sh -c 'DEBIAN_FRONTEND=noninteractive dpkg -i /tmp/debs/*.deb'
+echo "# dpkg -i took $(( $(date +%s) - t1 )) s"
+grep -E 'Building module|Signing|Installing|Error|error' "$WORK/last.log" | sed 's/^/#   /' | head -n 10
+audit_clean() { [ -z "$(in_root dpkg --audit 2>&1)" ]; }
+check "dpkg --audit: nothing half-installed" audit_clean
+
+# DKMS: the postinst builds for the kernels whose headers are installed; the
+# running (host) kernel has none here, the node kernel's are in the root.
+dkms_ok() { in_root dkms status -m exanet -k "$KVER" | grep -q installed; }
+if ! dkms_ok; then
+	echo "# dkms status after postinst: $(in_root dkms status 2>&1 | tr '\n' ' ')"
+	in_root dkms install -m exanet -v "$(in_root dpkg-query -W -f '${Version}' exanet-dkms)" -k "$KVER" \
+		>"$WORK/dkms.log" 2>&1 || sed 's/^/#   /' "$WORK/dkms.log" | tail -n 20
+fi
+check "dkms status: exanet installed for $KVER" dkms_ok
+for m in exa_umem exanet extoll; do
+	f=$ROOT/lib/modules/$KVER/updates/dkms/$m.ko
+	[ -f "$f" ] || f=$f.xz
+	if [ -f "$f" ] && vm=$(in_root modinfo -F vermagic "${f#"$ROOT"}") && [ "${vm%% *}" = "$KVER" ]; then
+		ok "$m.ko in /lib/modules/$KVER/updates/dkms, vermagic ${vm%% *}"
+	else
+		notok "$m.ko for $KVER"; ls -l "$ROOT/lib/modules/$KVER/updates/dkms" 2>&1 | sed 's/^/#   /'
+	fi
+done
+check "modules.dep of $KVER lists exanet.ko (depmod ran)" \
+	grep -q 'updates/dkms/exanet.ko' "$ROOT/lib/modules/$KVER/modules.dep"
+
+libs=$(in_root pkg-config --libs libexanet rma2 velo2 2>&1)
+if [ $? -eq 0 ] && [ "$(echo $libs)" = "-lexanet -lrma2 -lvelo2" ]; then
+	ok "pkg-config --libs libexanet rma2 velo2: $libs"
+else
+	notok "pkg-config --libs libexanet rma2 velo2: $libs"
+fi
+cat > "$ROOT/tmp/use.c" <<'C'
+#include <libexanet.h>
+#include <rma2.h>
+#include <velo2.h>
+int main(void)
+{
+	struct exanet_dev *dev;
+	RMA2_Port port;
+	velo2_port_t vport;
+	/* No device in the root: each open fails cleanly. */
+	int a = exanet_open(NULL, &dev) < 0;
+	int b = rma2_open(&port) != RMA2_SUCCESS;
+	int c = velo2_open(&vport) != VELO2_RET_SUCCESS;
+	return a && b && c ? 0 : 1;
+}
+C
+check "a program using the three libraries builds with pkg-config and runs" \
+	in_root sh -c 'cc -o /tmp/use /tmp/use.c $(pkg-config --cflags --libs libexanet rma2 velo2) && /tmp/use'
+
+for t in "${TOOLS[@]}"; do
+	tool=${t%%:*} sec=${t##*:}
+	check "$tool --help exits 0" in_root "$tool" --help
+	check "man page $tool($sec) installed" test -e "$ROOT/usr/share/man/man$sec/$tool.$sec.gz"
+done
+check "libexanet(3) and exanet_send(3) link installed" test -e "$ROOT/usr/share/man/man3/exanet_send_wait.3.gz"
+check "udev rules installed" test -f "$ROOT/lib/udev/rules.d/60-exanet.rules" -a -f "$ROOT/lib/udev/rules.d/60-extoll.rules"
+
+umount_all
+if [ "${NO_VM:-0}" != 1 ] && [ -x "$TOP/packaging/node-modprobe.sh" ]; then
+	if "$TOP/packaging/node-modprobe.sh" "$ROOT/lib/modules/$KVER/updates/dkms" "$ROOT/usr/bin" >"$WORK/node.log" 2>&1; then
+		ok "modprobe exanet and extoll (DKMS-built) on an emulated node"
+	else
+		notok "modprobe exanet and extoll (DKMS-built) on an emulated node"
+		tail -n 30 "$WORK/node.log" | sed 's/^/#   /'
+	fi
+fi
+echo "1..$n"
+echo "# check-packages took $(( $(date +%s) - t0 )) s"
+echo "packages: $passed passed, $fail failed"
+[ "$fail" -eq 0 ]
