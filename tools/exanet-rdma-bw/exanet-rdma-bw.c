@@ -54,7 +54,7 @@ static void usage(FILE *f)
 "  -c, --client           active side (prints the results)\n"
 "  -o, --oob HOST:PORT    TCP rendezvous (client: server address)\n"
 "  -S, --sizes LIST       transfer sizes in bytes, e.g. 1,4096 or 1-4194304\n"
-"                         (powers of two in a range; default 1..4 MiB)\n"
+"                         (powers of two in a range; default 1..2 MiB)\n"
 "  -i, --iters N          transfers per size (default: ~32 MiB per size, >= 8)\n"
 "  -w, --warmup N         untimed transfers per size (default 4)\n"
 "  -W, --window N         transfers in flight, 1..%d (default 8)\n"
@@ -98,7 +98,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->warmup = 4;
 	o->window = 8;
 	o->timeout_s = 30;
-	rt_parse_sizes("1-4194304", o->sizes, &o->nsizes);
+	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
+	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
 	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbd:t:jvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->server = 1; break;

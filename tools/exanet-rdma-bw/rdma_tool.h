@@ -21,6 +21,8 @@
 
 #define RT_MAGIC 0x45524454u	/* "ERDT" */
 #define RT_MAX_SIZE (4u << 20)
+/* Two halves of the largest size + a notification page: 4 MiB + 4 KiB. */
+#define RT_DEFAULT_SIZES "1-2097152"
 #define RT_DEFAULT_PORT 18530
 #define RT_NOTIF_SLOTS 64
 

@@ -44,7 +44,7 @@ static void usage(FILE *f)
 "  -c, --client           active side (prints the results)\n"
 "  -o, --oob HOST:PORT    TCP rendezvous (client: server address)\n"
 "  -S, --sizes LIST       sizes, e.g. 8 or 1,8,4096 or 1-4194304 (powers of two)\n"
-"                         (default 1..4 MiB)\n"
+"                         (default 1..2 MiB)\n"
 "  -i, --iters N          timed iterations per size (default 1000, fewer above 64 KiB)\n"
 "  -w, --warmup N         untimed iterations per size (default 20)\n"
 "  -r, --read             RDMA read latency\n"
@@ -82,7 +82,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->iters = 1000;
 	o->warmup = 20;
 	o->timeout_s = 30;
-	rt_parse_sizes("1-4194304", o->sizes, &o->nsizes);
+	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
+	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
 	while ((c = getopt_long(argc, argv, "sco:S:i:w:rd:t:jvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->server = 1; break;
