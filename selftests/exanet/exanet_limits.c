@@ -25,7 +25,6 @@
 
 #define USAGE		EXANET_SYSFS "user_usage"
 #define HOLD_FILES	2	/* files per helper process */
-#define MAX_HELPERS	32
 
 enum { R_PKT, R_MBOX, R_RANK, R_RPAGE, NRES };
 static const char *const res_name[NRES] = { "pkt", "mbox", "rank", "rdma_page" };
@@ -100,17 +99,6 @@ static int holder_fn(struct kid_io *io)
 	return 0;
 }
 
-struct crowd {
-	struct kid kid[MAX_HELPERS];
-	int n;
-};
-
-static void crowd_release(struct __test_metadata *_metadata, struct crowd *cr)
-{
-	while (cr->n > 0)
-		EXPECT_EQ(0, kid_finish(&cr->kid[--cr->n], 20000));
-}
-
 /*
  * Helpers of uid take resource r, HOLD_FILES files each, until a refusal
  * other than a file's own limit, or until ENOSPC with none left on the
@@ -126,7 +114,7 @@ static void take(struct __test_metadata *_metadata, struct crowd *cr, uid_t uid,
 		struct hold_rep rep;
 		struct kid *k;
 
-		ASSERT_GT(MAX_HELPERS, cr->n);
+		ASSERT_GT(KID_CROWD_MAX, cr->n);
 		k = &cr->kid[cr->n];
 		ASSERT_EQ(0, kid_spawn(k, 0, uid, holder_fn, NULL));
 		cr->n++;
@@ -253,7 +241,7 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 300)
 		EXPECT_LE(total[r] / 2, held);
 		EXPECT_EQ(cap[r], usage_of(&u, UID_NOBODY, ri[r]));	/* A untouched */
 	}
-	crowd_release(_metadata, &b);
+	crowd_release(_metadata, &b, 20000);
 	ASSERT_EQ(0, usage_read(USAGE, &u));
 	EXPECT_EQ(0, usage_of(&u, UID_USER, ri[R_PKT]) + usage_of(&u, UID_USER, ri[R_MBOX]));
 
@@ -262,7 +250,7 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 300)
 		EXPECT_EQ(0, pingpong_loopback());
 		TH_LOG("root: exanet-pingpong (loopback) ran while user A held its cap");
 	}
-	crowd_release(_metadata, &a);
+	crowd_release(_metadata, &a, 20000);
 
 	ASSERT_EQ(0, usage_read(USAGE, &u));
 	EXPECT_EQ(0, u.nusers);
@@ -286,7 +274,7 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 300)
 		EXPECT_EQ(total[r] - base[r], held);
 		EXPECT_LT(cap[r], held);
 	}
-	crowd_release(_metadata, &root);
+	crowd_release(_metadata, &root, 20000);
 
 	/* all given back */
 	ASSERT_EQ(0, usage_read(USAGE, &u));

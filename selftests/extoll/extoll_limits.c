@@ -33,7 +33,6 @@
 
 #define USAGE		"/sys/class/extoll/extoll0-rma2/user_usage"
 #define MAX_FILES	40	/* files per helper */
-#define MAX_HELPERS	32
 #define CHUNK_PAGES	16
 
 enum { X_RMA, X_VELO, X_ATU, X_QUEUE, NX };
@@ -161,17 +160,6 @@ static int xholder_fn(struct kid_io *io)
 	return 0;
 }
 
-struct crowd {
-	struct kid kid[MAX_HELPERS];
-	int n;
-};
-
-static void crowd_release(struct __test_metadata *_metadata, struct crowd *cr)
-{
-	while (cr->n > 0)
-		EXPECT_EQ(0, kid_finish(&cr->kid[--cr->n], 30000));
-}
-
 /* Helpers of uid take resource r until refused (VPIDs: MAX_FILES per helper). */
 static void take(struct __test_metadata *_metadata, struct crowd *cr, uid_t uid, int r,
 		 int64_t queue_target, long long *held, int *err, int *chunk_err)
@@ -183,7 +171,7 @@ static void take(struct __test_metadata *_metadata, struct crowd *cr, uid_t uid,
 		struct xhold_rep rep;
 		struct kid *k;
 
-		ASSERT_GT(MAX_HELPERS, cr->n);
+		ASSERT_GT(KID_CROWD_MAX, cr->n);
 		k = &cr->kid[cr->n];
 		ASSERT_EQ(0, kid_spawn(k, 0, uid, xholder_fn, NULL));
 		cr->n++;
@@ -323,14 +311,14 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 600)
 		EXPECT_LE(total[r] / 2, held);
 		EXPECT_EQ(cap[r], usage_of(&u, UID_NOBODY, ri[r]));
 	}
-	crowd_release(_metadata, &b);
+	crowd_release(_metadata, &b, 30000);
 
 	/* root uses the NIC while A holds its cap */
 	if (!exa_system("command -v rma2-pingpong >/dev/null && command -v velo2-pingpong >/dev/null")) {
 		EXPECT_EQ(0, tools_loopback());
 		TH_LOG("root: rma2-pingpong and velo2-pingpong (loopback) ran while user A held its cap");
 	}
-	crowd_release(_metadata, &a);
+	crowd_release(_metadata, &a, 30000);
 	wait_released(_metadata, &base);
 
 	/* root (CAP_SYS_RESOURCE): every unit; only the device says no */
@@ -348,7 +336,7 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 600)
 		       xres_name[r], cap[r]);
 		EXPECT_EQ(total[r], held);
 	}
-	crowd_release(_metadata, &root);
+	crowd_release(_metadata, &root, 30000);
 	wait_released(_metadata, &base);
 }
 

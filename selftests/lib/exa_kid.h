@@ -201,4 +201,20 @@ static inline long long counter_in(const char *path, const char *name)
 
 #define EXANET_SYSFS "/sys/class/exanet/exanet0/"
 
+/* Helper processes of one user holding resources, released together. */
+#define KID_CROWD_MAX	32
+struct crowd {
+	struct kid kid[KID_CROWD_MAX];
+	int n;
+};
+
+#ifdef EXPECT_EQ
+static inline void crowd_release(struct __test_metadata *_metadata, struct crowd *cr,
+				 int timeout_ms)
+{
+	while (cr->n > 0)
+		EXPECT_EQ(0, kid_finish(&cr->kid[--cr->n], timeout_ms));
+}
+#endif
+
 #endif
