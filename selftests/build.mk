@@ -15,9 +15,9 @@ ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_uti
 
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
-	exanet_module $(ST_RDMA_PROGS)
+	exanet_module $(ST_RDMA_PROGS) exanet_ipd
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
-ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(TOP)/uapi/exanet_rdma.h
+ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(TOP)/uapi/exanet_rdma.h $(ST_DIR)/exanet/ipd_test.h
 
 $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet-ipd, IP over the fabric (Documentation/exanet/ipd.md), on 2 or 4
+ * nodes: every rank runs the daemon in the IP service's PDID and the cases
+ * send real traffic over exa0 between all ranks.  Cases build on each other
+ * (the daemons started by the first one serve the next ones); the last one
+ * stops them and checks that nothing leaked.
+ */
+#include "ipd_test.h"
+
+#define TCP_BYTES (64ull << 20)
+
+struct before {
+	long reg_pages, rdma_pages, ranks;
+};
+
+static struct before *saved(void)
+{
+	static struct before b;
+	FILE *f = fopen("/tmp/ipd-test.before", "r");
+
+	memset(&b, 0xff, sizeof(b));
+	if (f) {
+		if (fscanf(f, "%ld %ld %ld", &b.reg_pages, &b.rdma_pages, &b.ranks) != 3)
+			b.reg_pages = -1;
+		fclose(f);
+	}
+	return &b;
+}
+
+static void record_before(void)
+{
+	FILE *f = fopen("/tmp/ipd-test.before", "w");
+
+	if (f) {
+		fprintf(f, "%ld %ld %ld\n", exa_sysfs_long("rdma_registered_pages"),
+			exa_sysfs_long("rdma_pages_in_use"), exa_sysfs_long("rdma_ranks_in_use"));
+		fclose(f);
+	}
+}
+
+static int have_rdma(void)
+{
+	return exa_sysfs_long("rdma_registered_pages") >= 0 &&
+	       access("/sys/bus/pci/drivers/exanet-ctx", F_OK) == 0 &&
+	       exa_system("dmesg | grep -q 'exanet-ctx.*no IOMMU domain'") != 0;
+}
+
+/* Start this node's daemon in the given mode and wait for all peers. */
+static void start_all(struct __test_metadata *_metadata, struct oob *o, const char *mode)
+{
+	int err;
+
+	ASSERT_EQ(0, ipd_stop());
+	OOB_SYNC(o);
+	ASSERT_EQ(0, ipd_start(mode, NULL));
+	ASSERT_NE(0, ipd_pid());
+	err = ipd_wait_peers(30000, "up");
+	if (err)
+		exa_system("exanet-ipd --status; tail -n 20 " IPD_LOG);
+	ASSERT_EQ(0, err);
+	OOB_SYNC(o);
+}
+
+TEST_TIMEOUT(daemons_start_and_peers_up, 120)
+{
+	struct oob o;
+	char buf[64];
+
+	if (access("/dev/exanet0", F_OK))
+		SKIP("no /dev/exanet0");
+	if (!have_rdma())
+		SKIP("no RDMA contexts (IOMMU) on this node");
+	OOB_UP(&o);
+	ipd_stop();
+	record_before();
+	start_all(_metadata, &o, "busy");
+	/* the interface as documented */
+	ASSERT_EQ(65520, exa_read_long("/sys/class/net/exa0/mtu"));
+	ASSERT_EQ(0, exa_system("ip addr show exa0 | grep -q 'inet 10.43.0.%d/16'", my_rank() + 1));
+	/* the daemon runs in the IP service's PDID, so do its rings */
+	ASSERT_EQ(IPD_PDID, ipd_status_num("pdid"));
+	for (int r = 0; r < nranks(); r++) {
+		if (r == my_rank())
+			continue;
+		ASSERT_STREQ(exa_ip_str(r, buf + 32), ipd_peer_str(r, "ip", buf, 32));
+		ASSERT_LT(0, ipd_peer_num(r, "rtt_us"));
+	}
+	oob_fini(&o);
+}
+
+TEST_TIMEOUT(ping_all_pairs, 120)
+{
+	struct oob o;
+	char ip[20];
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	for (int r = 0; r < nranks(); r++) {
+		if (r == my_rank())
+			continue;
+		EXPECT_EQ(0, exa_system("ping -c 3 -w 20 -q %s", exa_ip_str(r, ip)));
+	}
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+struct tcp_result {
+	char tx_sha[72];	/* what this rank sent to rank + 1 */
+	char rx_sha[72];	/* what it received from rank - 1 */
+	long long rx_bytes;
+	int tx_err, rx_err;
+};
+
+static int tcp_receive(int lfd, uint64_t expect, char *sha, long long *got)
+{
+	uint8_t *buf = malloc(1 << 16);
+	FILE *s = sha_open("/tmp/ipd-rx.sha");
+	int fd, err = 0;
+
+	*got = 0;
+	if (!buf || !s)
+		return -ENOMEM;
+	if (wait_readable(lfd, 60000) <= 0)
+		return -ETIMEDOUT;
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (wait_readable(fd, 60000) <= 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		n = read(fd, buf, 1 << 16);
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		fwrite(buf, 1, (size_t)n, s);
+		*got += n;
+	}
+	close(fd);
+	if (sha_close(s, "/tmp/ipd-rx.sha", sha))
+		err = err ? err : -EIO;
+	if (!err && (uint64_t)*got != expect)
+		err = -EPROTO;
+	free(buf);
+	return err;
+}
+
+static int tcp_send(uint32_t ip, int port, uint64_t total, uint64_t seed, char *sha)
+{
+	uint8_t *buf = malloc(1 << 16);
+	FILE *s = sha_open("/tmp/ipd-tx.sha");
+	uint64_t sent = 0;
+	int fd, err = 0;
+
+	if (!buf || !s)
+		return -ENOMEM;
+	fd = tcp_connect_to(ip, port, 30000);
+	if (fd < 0)
+		return fd;
+	while (sent < total) {
+		size_t len = total - sent < (1 << 16) ? (size_t)(total - sent) : (1 << 16);
+		size_t off = 0;
+
+		fill_random(buf, len, &seed);
+		fwrite(buf, 1, len, s);
+		while (off < len) {
+			ssize_t n = write(fd, buf + off, len - off);
+
+			if (n < 0) {
+				err = -errno;
+				goto out;
+			}
+			off += (size_t)n;
+		}
+		sent += len;
+	}
+out:
+	close(fd);
+	if (sha_close(s, "/tmp/ipd-tx.sha", sha))
+		err = err ? err : -EIO;
+	free(buf);
+	return err;
+}
+
+/* Every rank sends `bytes` to the next one and receives from the previous
+ * one at the same time; the sha256 at both ends must match. */
+static void tcp_ring(struct __test_metadata *_metadata, struct oob *o, uint64_t bytes, int port)
+{
+	int me = my_rank(), k = nranks();
+	struct tcp_result mine, all[OOB_MAX_NODES];
+	int lfd, pfd[2];
+	pid_t child;
+
+	memset(&mine, 0, sizeof(mine));
+	lfd = tcp_listen_on(exa_ip(me), port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, pipe(pfd));
+	OOB_SYNC(o);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		mine.rx_err = tcp_receive(lfd, bytes, mine.rx_sha, &mine.rx_bytes);
+		if (write(pfd[1], &mine, sizeof(mine)) != sizeof(mine))
+			_exit(1);
+		_exit(0);
+	}
+	mine.tx_err = tcp_send(exa_ip((me + 1) % k), port, bytes, 0x9e3779b97f4a7c15ull * (me + 1),
+			       mine.tx_sha);
+	{
+		struct tcp_result rx;
+
+		ASSERT_EQ((ssize_t)sizeof(rx), read(pfd[0], &rx, sizeof(rx)));
+		memcpy(mine.rx_sha, rx.rx_sha, sizeof(rx.rx_sha));
+		mine.rx_bytes = rx.rx_bytes;
+		mine.rx_err = rx.rx_err;
+	}
+	ASSERT_EQ(0, exa_wait_child(child, 10000));
+	close(lfd);
+	EXPECT_EQ(0, mine.tx_err);
+	EXPECT_EQ(0, mine.rx_err);
+	EXPECT_EQ((long long)bytes, mine.rx_bytes);
+	ASSERT_EQ(0, oob_allgather(o, &mine, all, sizeof(mine)));
+	for (int r = 0; r < k; r++) {
+		TH_LOG("rank %d -> %d: sent %s, received %s", r, (r + 1) % k, all[r].tx_sha,
+		       all[(r + 1) % k].rx_sha);
+		EXPECT_EQ(64u, strlen(all[r].tx_sha));
+		EXPECT_STREQ(all[r].tx_sha, all[(r + 1) % k].rx_sha);
+	}
+}
+
+TEST_TIMEOUT(tcp_64MiB_each_way_sha256_matches, 300)
+{
+	struct oob o;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	tcp_ring(_metadata, &o, TCP_BYTES, IPD_PORT_BASE + 1);
+	/* nothing was dropped or malformed on the way */
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+	EXPECT_EQ(0, ipd_counter("conn_resets"));
+	EXPECT_EQ(0, ipd_counter("rdma_errors"));
+	EXPECT_EQ(0, ipd_counter("tun_write_errors"));
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+/* What the kernel counted on exa0 is what the daemon read and wrote. */
+TEST_TIMEOUT(interface_counters_match_daemon, 60)
+{
+	struct oob o;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	OOB_SYNC(&o);		/* quiet link */
+	usleep(300000);
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(net_stat("exa0", "tx_packets"), ipd_counter("tun_rx_packets"));
+	EXPECT_EQ(net_stat("exa0", "tx_bytes"), ipd_counter("tun_rx_bytes"));
+	EXPECT_EQ(net_stat("exa0", "rx_packets"),
+		  ipd_counter("tun_tx_packets") + ipd_counter("icmp_unreach_sent"));
+	EXPECT_LT((long)TCP_BYTES, net_stat("exa0", "rx_bytes"));
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+/* Stopping the daemons gives back every registered page, RDMA page and
+ * rank, and removes the interface. */
+TEST_TIMEOUT(stop_releases_everything, 60)
+{
+	struct before *b = saved();
+	struct oob o;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	OOB_SYNC(&o);
+	ASSERT_EQ(0, ipd_stop());
+	usleep(200000);
+	EXPECT_NE(0, access("/sys/class/net/exa0", F_OK));
+	EXPECT_EQ(b->reg_pages, exa_sysfs_long("rdma_registered_pages"));
+	EXPECT_EQ(b->rdma_pages, exa_sysfs_long("rdma_pages_in_use"));
+	EXPECT_EQ(b->ranks, exa_sysfs_long("rdma_ranks_in_use"));
+	EXPECT_EQ(0, exa_system("grep -q stopping " IPD_LOG));
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+TEST_HARNESS_MAIN
