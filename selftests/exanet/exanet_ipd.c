@@ -274,6 +274,159 @@ TEST_TIMEOUT(interface_counters_match_daemon, 60)
 	oob_fini(&o);
 }
 
+/* Pages one peer connection holds: receive region (notification page +
+ * ring) and the staging copy of the peer's ring (default 2 MiB rings). */
+#define CONN_PAGES (1 + 2 * (2u << 20) / 4096)
+
+struct xfer {
+	char sha[72];
+	long long bytes;
+	int err;
+};
+
+/* Background TCP transfer to/from rank peer: a child that reports its
+ * result through a pipe. */
+static pid_t xfer_start(int send, int peer, uint64_t bytes, int port, int *rfd)
+{
+	int pfd[2], lfd = -1;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -errno;
+	if (!send) {
+		lfd = tcp_listen_on(exa_ip(my_rank()), port);
+		if (lfd < 0)
+			return lfd;
+	}
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct xfer x;
+
+		memset(&x, 0, sizeof(x));
+		if (send) {
+			x.err = tcp_send(exa_ip(peer), port, bytes, 0x1234567ull + (uint64_t)peer, x.sha);
+			x.bytes = (long long)bytes;
+		} else {
+			x.err = tcp_receive(lfd, bytes, x.sha, &x.bytes);
+		}
+		_exit(write(pfd[1], &x, sizeof(x)) == sizeof(x) ? 0 : 1);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	close(pfd[1]);
+	*rfd = pfd[0];
+	return pid;
+}
+
+static int xfer_wait(pid_t pid, int rfd, struct xfer *x, int timeout_ms)
+{
+	memset(x, 0, sizeof(*x));
+	x->err = -ETIMEDOUT;
+	if (wait_readable(rfd, timeout_ms) <= 0 || read(rfd, x, sizeof(*x)) != sizeof(*x)) {
+		kill(pid, SIGKILL);
+		exa_wait_child(pid, 5000);
+		return -ETIMEDOUT;
+	}
+	close(rfd);
+	return exa_wait_child(pid, 10000);
+}
+
+/*
+ * kill -9 of the last rank's daemon while rank 0 streams to it over TCP:
+ * the peers declare it down within the heartbeat timeout, its driver
+ * resources come back, the restarted daemon (a new incarnation) is
+ * handshaken within seconds, and the TCP connection, which survived in
+ * both kernels, finishes with the right sha256: nothing of the old
+ * incarnation was delivered, nothing was lost.
+ */
+TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
+{
+	struct before *b = saved();
+	int me = my_rank(), k = nranks(), v = k - 1, rfd = -1;
+	long long pages_up = 0;
+	char old_inc[32] = "";
+	struct xfer x, all[OOB_MAX_NODES];
+	struct oob o;
+	pid_t xp = 0;
+	char buf[64];
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	if (me == v)
+		xp = xfer_start(0, 0, 48ull << 20, IPD_PORT_BASE + 2, &rfd);
+	OOB_SYNC(&o);
+	if (me == 0)
+		xp = xfer_start(1, v, 48ull << 20, IPD_PORT_BASE + 2, &rfd);
+	ASSERT_LT(0, xp);
+	if (me != v) {
+		ASSERT_EQ(0, ipd_status_refresh());
+		ipd_peer_str(v, "incarnation", old_inc, sizeof(old_inc));
+		ASSERT_EQ(16u, strlen(old_inc));
+		pages_up = exa_sysfs_long("rdma_registered_pages");
+	}
+	usleep(1500000);	/* mid-transfer */
+	if (me == v) {
+		int pid = ipd_pid();
+
+		ASSERT_LT(0, pid);
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
+			usleep(10000);
+		ASSERT_NE(0, kill(pid, 0));
+	}
+	OOB_SYNC(&o);		/* B: killed */
+	if (me != v) {
+		int64_t t0 = exa_now_ms();
+		int err = ipd_wait_peer(v, "down", 5000);
+
+		TH_LOG("peer %d declared down %lld ms after the kill was announced", v,
+		       (long long)(exa_now_ms() - t0));
+		ASSERT_EQ(0, err);
+		EXPECT_GE(2000, exa_now_ms() - t0);
+		/* its connection's pages are released here */
+		EXPECT_EQ(pages_up - CONN_PAGES, exa_sysfs_long("rdma_registered_pages"));
+	} else {
+		/* the driver took back everything the killed daemon held */
+		usleep(200000);
+		EXPECT_EQ(b->reg_pages, exa_sysfs_long("rdma_registered_pages"));
+		EXPECT_EQ(b->rdma_pages, exa_sysfs_long("rdma_pages_in_use"));
+		EXPECT_EQ(b->ranks, exa_sysfs_long("rdma_ranks_in_use"));
+		EXPECT_NE(0, access("/sys/class/net/exa0", F_OK));
+	}
+	OOB_SYNC(&o);		/* C: everybody saw it down */
+	if (me == v) {
+		ASSERT_EQ(0, ipd_start("busy", NULL));
+		ASSERT_EQ(0, ipd_wait_peers(15000, "up"));
+	} else {
+		int64_t t0 = exa_now_ms();
+
+		ASSERT_EQ(0, ipd_wait_peer(v, "up", 15000));
+		TH_LOG("peer %d up again %lld ms after the restart began", v,
+		       (long long)(exa_now_ms() - t0));
+		EXPECT_NE(0, strcmp(old_inc, ipd_peer_str(v, "incarnation", buf, sizeof(buf))));
+		EXPECT_LE(1, ipd_counter("peer_down_events"));
+		EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
+		EXPECT_EQ(pages_up, exa_sysfs_long("rdma_registered_pages"));
+	}
+	OOB_SYNC(&o);
+	if (me == 0 || me == v) {
+		EXPECT_EQ(0, xfer_wait(xp, rfd, &x, 240000));
+		EXPECT_EQ(0, x.err);
+		EXPECT_EQ(48ll << 20, x.bytes);
+	} else {
+		memset(&x, 0, sizeof(x));
+	}
+	ASSERT_EQ(0, oob_allgather(&o, &x, all, sizeof(x)));
+	TH_LOG("sent %s, received %s", all[0].sha, all[v].sha);
+	EXPECT_EQ(64u, strlen(all[0].sha));
+	EXPECT_STREQ(all[0].sha, all[v].sha);
+	oob_fini(&o);
+}
+
 /* Stopping the daemons gives back every registered page, RDMA page and
  * rank, and removes the interface. */
 TEST_TIMEOUT(stop_releases_everything, 60)

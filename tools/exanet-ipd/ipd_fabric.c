@@ -168,8 +168,6 @@ static void peer_drop_conn(struct ipd *d, struct peer *p)
 	region_free(&p->rx.mem, &p->rx.memlen, &p->rx.mr);
 	memset(&p->rx, 0, sizeof(p->rx));
 	p->rx.credit_chan = -1;
-	if (p->state == PEER_UP)
-		d->c.peer_down_events++;
 }
 
 void ipd_peer_down(struct ipd *d, struct peer *p, const char *why)
@@ -178,6 +176,7 @@ void ipd_peer_down(struct ipd *d, struct peer *p, const char *why)
 		return;
 	ipd_log(LOG_I, "peer node %u (incarnation %016llx) down: %s", p->node,
 		(unsigned long long)p->inc, why);
+	d->c.peer_down_events++;
 	peer_drop_conn(d, p);
 	p->state = PEER_DOWN;
 	p->inc_auth = false;
