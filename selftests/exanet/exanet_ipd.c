@@ -427,6 +427,80 @@ TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
 	oob_fini(&o);
 }
 
+/* Stop every rank's daemon and start it again in another mode. */
+static void restart_all(struct __test_metadata *_metadata, struct oob *o, const char *mode)
+{
+	OOB_SYNC(o);
+	start_all(_metadata, o, mode);
+	ASSERT_EQ(0, exa_system("exanet-ipd --status | grep -q 'mode %s'", mode));
+}
+
+/* Ping every other rank, move 16 MiB around the ring of ranks with
+ * matching sha256, then let the link idle and measure the daemon's CPU. */
+static double mode_check(struct __test_metadata *_metadata, struct oob *o, int port)
+{
+	char ip[20];
+	double cpu;
+
+	for (int r = 0; r < nranks(); r++)
+		if (r != my_rank())
+			EXPECT_EQ(0, exa_system("ping -c 3 -w 20 -q %s", exa_ip_str(r, ip)));
+	OOB_SYNC(o);
+	tcp_ring(_metadata, o, 16ull << 20, port);
+	OOB_SYNC(o);
+	usleep(500000);
+	cpu = ipd_cpu_pct(3000);
+	TH_LOG("daemon CPU over 3 s idle: %.1f%% of a core", cpu);
+	OOB_SYNC(o);
+	/* still answers after idling */
+	for (int r = 0; r < nranks(); r++)
+		if (r != my_rank())
+			EXPECT_EQ(0, exa_system("ping -c 1 -w 10 -q %s", exa_ip_str(r, ip)));
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+	EXPECT_EQ(0, ipd_counter("rdma_errors"));
+	return cpu;
+}
+
+/* sleep mode: spins briefly, then sleeps (growing to 1 ms) in ppoll on the
+ * TUN device: same traffic, a fraction of a core when idle. */
+TEST_TIMEOUT(sleep_mode_traffic_and_idle_cpu, 300)
+{
+	struct oob o;
+	double cpu;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	restart_all(_metadata, &o, "sleep");
+	cpu = mode_check(_metadata, &o, IPD_PORT_BASE + 3);
+	EXPECT_LE(0, cpu);
+	EXPECT_GE(50.0, cpu);
+	EXPECT_LT(0, ipd_counter("idle_sleeps"));
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+/* irq mode: sleeps in epoll on the TUN fd and the device fd, woken by the
+ * NI's interrupt; idle CPU under 5% of a core. */
+TEST_TIMEOUT(irq_mode_traffic_and_idle_cpu, 300)
+{
+	struct oob o;
+	double cpu;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	if (exa_system("exanet-ipd --mode irq --version >/dev/null 2>&1") == 2)
+		SKIP("this exanet-ipd was built without NI interrupts (EXANET_HAVE_EVENTS)");
+	OOB_UP(&o);
+	restart_all(_metadata, &o, "irq");
+	cpu = mode_check(_metadata, &o, IPD_PORT_BASE + 4);
+	EXPECT_LE(0, cpu);
+	EXPECT_GE(5.0, cpu);
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
 /* Stopping the daemons gives back every registered page, RDMA page and
  * rank, and removes the interface. */
 TEST_TIMEOUT(stop_releases_everything, 60)

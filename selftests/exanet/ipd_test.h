@@ -221,6 +221,46 @@ static inline long net_stat(const char *ifname, const char *name)
 	return exa_read_long(path);
 }
 
+/* utime + stime of a process, in clock ticks (-1 on error). */
+static inline long proc_cpu_ticks(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (long)(ut + st);
+}
+
+/* CPU use of the daemon over ms milliseconds, in percent of one core. */
+static inline double ipd_cpu_pct(int ms)
+{
+	int pid = ipd_pid();
+	long t0, t1, hz = sysconf(_SC_CLK_TCK);
+	int64_t w0, w1;
+
+	if (!pid)
+		return -1;
+	t0 = proc_cpu_ticks(pid);
+	w0 = exa_now_ms();
+	usleep((useconds_t)ms * 1000);
+	t1 = proc_cpu_ticks(pid);
+	w1 = exa_now_ms();
+	if (t0 < 0 || t1 < 0 || w1 <= w0)
+		return -1;
+	return 100.0 * (double)(t1 - t0) / (double)hz * 1000.0 / (double)(w1 - w0);
+}
+
 /* ---- data ---- */
 
 static inline uint64_t xs64(uint64_t *s)

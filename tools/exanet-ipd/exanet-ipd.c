@@ -263,7 +263,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 				o->mode = MODE_IRQ;
 #else
 				fprintf(stderr, TOOL ": --mode irq: this libexanet has no NI interrupts\n");
-				return -1;
+				return -2;
 #endif
 			} else {
 				fprintf(stderr, TOOL ": bad --mode '%s' (busy, sleep, irq)\n", optarg);
@@ -760,6 +760,8 @@ static void idle_sleep(struct ipd *d, unsigned int *idle, unsigned int *sleep_us
 	d->c.idle_sleeps++;
 	if (ppoll(&pfd, 1, &ts, NULL) > 0)
 		d->c.wakeups++;
+	else
+		d->tun_quiet = 1;	/* nothing to read: skip one read() */
 	*sleep_us *= 2;
 	if (*sleep_us > d->o.max_sleep_us)
 		*sleep_us = d->o.max_sleep_us;
@@ -841,8 +843,10 @@ int main(int argc, char **argv)
 	int status = 0, json = 0, ready_fd = -1, err;
 	uint64_t inc = 0;
 
-	if (parse_args(argc, argv, &d->o, &status, &json)) {
-		usage(stderr);
+	err = parse_args(argc, argv, &d->o, &status, &json);
+	if (err) {
+		if (err == -1)
+			usage(stderr);
 		return IPD_EXIT_USAGE;
 	}
 	if (status)

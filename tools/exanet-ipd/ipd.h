@@ -166,6 +166,7 @@ struct ipd {
 	struct ipd_counters c;
 	unsigned int status_seq;
 	int stopped;
+	int tun_quiet;			/* ppoll just said the TUN fd is empty */
 };
 
 const char *ipd_mode_name(enum ipd_mode m);

@@ -774,6 +774,10 @@ int ipd_tun_rx(struct ipd *d)
 			n++;
 		}
 	}
+	if (d->tun_quiet) {
+		d->tun_quiet = 0;
+		return n;
+	}
 	for (int i = 0; i < 64; i++) {
 		struct peer *p;
 		ssize_t len = read(d->tunfd, d->buf, d->o.mtu + 4);
