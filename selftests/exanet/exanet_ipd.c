@@ -7,6 +7,7 @@
  * stops them and checks that nothing leaked.
  */
 #include "ipd_test.h"
+#include "../../tools/exanet-ipd/ipd_proto.h"
 
 #define TCP_BYTES (64ull << 20)
 
@@ -103,6 +104,51 @@ TEST_TIMEOUT(ping_all_pairs, 120)
 		EXPECT_EQ(0, exa_system("ping -c 3 -w 20 -q %s", exa_ip_str(r, ip)));
 	}
 	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+/*
+ * Ping payloads at the edges: 0 .. MTU - 28 travel as one packet each way,
+ * above it the kernel fragments (two packets).  Each rank in turn pings
+ * the next one, so the daemon's per-peer packet counter tells exactly how
+ * many packets the request took.
+ */
+TEST_TIMEOUT(ping_sizes_edges_and_fragmentation, 300)
+{
+	static const int sizes[] = { 0, 1, 7, 8, 9, 56, 100, 1472, 1473, 4096, 9000, 16384,
+				     32768, 65464, 65491, 65492, 65493, 65500, 65507 };
+	int me = my_rank(), k = nranks(), next = (me + 1) % k;
+	struct oob o;
+	char ip[20];
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	for (int turn = 0; turn < k; turn++) {
+		if (turn == me) {
+			for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+				long long tx0, tx1, rx0, rx1;
+				int frags = sizes[i] + 28 > 65520 ? 2 : 1;
+
+				ASSERT_EQ(0, ipd_status_refresh());
+				tx0 = ipd_peer_num(next, "tx_packets");
+				rx0 = ipd_peer_num(next, "rx_packets");
+				EXPECT_EQ(0, exa_system("ping -c 1 -W 10 -q -s %d %s >/dev/null",
+							sizes[i], exa_ip_str(next, ip)));
+				ASSERT_EQ(0, ipd_status_refresh());
+				tx1 = ipd_peer_num(next, "tx_packets");
+				rx1 = ipd_peer_num(next, "rx_packets");
+				if (tx1 - tx0 != frags || rx1 - rx0 != frags)
+					TH_LOG("ping -s %d: %lld packets out, %lld back, expected %d",
+					       sizes[i], tx1 - tx0, rx1 - rx0, frags);
+				EXPECT_EQ(frags, tx1 - tx0);
+				EXPECT_EQ(frags, rx1 - rx0);
+			}
+		}
+		OOB_SYNC(&o);
+	}
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("drop_too_big"));
 	oob_fini(&o);
 }
 
@@ -254,6 +300,134 @@ TEST_TIMEOUT(tcp_64MiB_each_way_sha256_matches, 300)
 	oob_fini(&o);
 }
 
+#define UDP_MAGIC 0x55445031u
+#define UDP_PER_FLOW 800
+static const int udp_sizes[] = { 64, 1400, 9000, 32000, 65492, 65507, 200, 48000 };
+
+struct udp_hdr {
+	uint32_t magic, src, seq, len;
+};
+
+static void udp_fill(uint8_t *b, uint32_t src, uint32_t seq, uint32_t len)
+{
+	struct udp_hdr h = { UDP_MAGIC, src, seq, len };
+	uint64_t st = ((uint64_t)src << 32 | seq) * 0x9e3779b97f4a7c15ull | 1;
+
+	memcpy(b, &h, sizeof(h));
+	fill_random(b + sizeof(h), len - sizeof(h), &st);
+}
+
+struct udp_result {
+	uint32_t got[OOB_MAX_NODES];	/* per source */
+	uint32_t disorder, corrupt, bad_src;
+};
+
+static void udp_receive(int fd, int k, struct udp_result *r)
+{
+	uint8_t *buf = malloc(65536), *ref = malloc(65536);
+	int64_t last[OOB_MAX_NODES];
+
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < k; i++)
+		last[i] = -1;
+	for (;;) {
+		struct udp_hdr h;
+		ssize_t n;
+
+		if (wait_readable(fd, 3000) <= 0)
+			break;		/* 3 s of silence: the senders are done */
+		n = recv(fd, buf, 65536, 0);
+		if (n < (ssize_t)sizeof(h))
+			continue;
+		memcpy(&h, buf, sizeof(h));
+		if (h.magic == UDP_MAGIC + 1)
+			continue;	/* a "done" marker */
+		if (h.magic != UDP_MAGIC || h.src >= (uint32_t)k || h.len != (uint32_t)n) {
+			r->corrupt++;
+			continue;
+		}
+		udp_fill(ref, h.src, h.seq, h.len);
+		if (memcmp(buf, ref, (size_t)n)) {
+			r->corrupt++;
+			continue;
+		}
+		if ((int64_t)h.seq <= last[h.src])
+			r->disorder++;
+		last[h.src] = h.seq;
+		r->got[h.src]++;
+	}
+	free(buf);
+	free(ref);
+}
+
+/*
+ * UDP at the highest rate the senders manage, every rank to every other
+ * (one flow per pair, datagrams from 64 B to 65507 B, the largest ones
+ * fragmented): whatever arrives is intact and in order per flow.  Losses
+ * are allowed (socket buffers, queues) and reported.
+ */
+TEST_TIMEOUT(udp_max_rate_intact_in_order_per_flow, 300)
+{
+	int me = my_rank(), k = nranks(), fd, rfd, sz = 8 << 20;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IPD_PORT_BASE + 5) };
+	struct udp_result mine, all[OOB_MAX_NODES];
+	uint8_t *buf;
+	struct oob o;
+	pid_t child;
+	int pfd[2];
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, fd);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	a.sin_addr.s_addr = exa_ip(me);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, pipe(pfd));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		udp_receive(fd, k, &mine);
+		_exit(write(pfd[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
+	}
+	OOB_SYNC(&o);
+	buf = malloc(65536);
+	ASSERT_NE(NULL, buf);
+	for (uint32_t seq = 0; seq < UDP_PER_FLOW; seq++) {
+		for (int r = 0; r < k; r++) {
+			uint32_t len = (uint32_t)udp_sizes[(seq + (uint32_t)r) % 8];
+
+			if (r == me)
+				continue;
+			udp_fill(buf, (uint32_t)me, seq, len);
+			a.sin_addr.s_addr = exa_ip(r);
+			sendto(fd, buf, len, 0, (struct sockaddr *)&a, sizeof(a));
+		}
+	}
+	free(buf);
+	ASSERT_EQ((ssize_t)sizeof(mine), read(pfd[0], &mine, sizeof(mine)));
+	ASSERT_EQ(0, exa_wait_child(child, 10000));
+	close(fd);
+	(void)rfd;
+	ASSERT_EQ(0, oob_allgather(&o, &mine, all, sizeof(mine)));
+	for (int r = 0; r < k; r++) {
+		for (int s2 = 0; s2 < k; s2++) {
+			if (s2 == r)
+				continue;
+			TH_LOG("flow %d -> %d: %u of %u received", s2, r, all[r].got[s2],
+			       UDP_PER_FLOW);
+			EXPECT_LT(0u, all[r].got[s2]);
+		}
+		EXPECT_EQ(0u, all[r].corrupt);
+		EXPECT_EQ(0u, all[r].disorder);
+	}
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
 /* What the kernel counted on exa0 is what the daemon read and wrote. */
 TEST_TIMEOUT(interface_counters_match_daemon, 60)
 {
@@ -271,6 +445,327 @@ TEST_TIMEOUT(interface_counters_match_daemon, 60)
 		  ipd_counter("tun_tx_packets") + ipd_counter("icmp_unreach_sent"));
 	EXPECT_LT((long)TCP_BYTES, net_stat("exa0", "rx_bytes"));
 	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+/* ---- hostile input ---- */
+
+/* What rank 0 tells the attacker on rank 1 about its ring for node 1. */
+struct ring_info {
+	uint32_t node, rank, mbox, pid;
+	uint64_t va, cons, ring_bytes;
+	uint32_t wseq, cookie;
+};
+
+static void ring_info_get(struct __test_metadata *_metadata, int peer, struct ring_info *ri)
+{
+	memset(ri, 0, sizeof(*ri));
+	ASSERT_EQ(0, ipd_status_refresh());
+	ri->node = (uint32_t)ipd_peer_num(peer, "ring_node");
+	ri->rank = (uint32_t)ipd_peer_num(peer, "ring_rank");
+	ri->va = (uint64_t)ipd_peer_num(peer, "ring_va");
+	ri->cons = (uint64_t)ipd_peer_num(peer, "rx_consumed");
+	ri->wseq = (uint32_t)ipd_peer_num(peer, "rx_wseq");
+	ri->cookie = (uint32_t)ipd_peer_num(peer, "rx_cookie");
+	ri->ring_bytes = (uint64_t)ipd_peer_num(peer, "ring_bytes") - IPD_NOTIF_AREA;
+	ri->mbox = (uint32_t)ipd_status_num("mbox");
+	ri->pid = (uint32_t)ipd_pid();
+	ASSERT_NE(0u, ri->va);
+}
+
+/* CRC of the first len bytes of the daemon's memory at va. */
+static uint32_t daemon_mem_crc(int pid, uint64_t va, size_t len)
+{
+	char path[64];
+	uint8_t *b = malloc(len);
+	uint32_t crc = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0 && b && pread(fd, b, len, (off_t)va) == (ssize_t)len)
+		crc = exa_crc32(b, len);
+	if (fd >= 0)
+		close(fd);
+	free(b);
+	return crc;
+}
+
+/* An RDMA write from a separate process (its PDID decided by how it was
+ * spawned): data at ra, optional notification with tag. */
+struct put_job {
+	uint32_t node, rank;
+	uint64_t va, notify_va, tag;
+	size_t len;
+	uint8_t fill;
+	const uint8_t *data;	/* or NULL: fill */
+	uint32_t mbox;		/* also send a message to this mailbox, unless ~0 */
+};
+
+static int put_child(void *arg)
+{
+	struct put_job *j = arg;
+	struct exanet_rdma_opts op = { 0 };
+	struct exanet_raddr ra;
+	struct exanet_dev *dev;
+	struct exanet_rdma *r;
+	struct exanet_mr *mr;
+	size_t buflen = (j->len + 4095) & ~(size_t)4095;
+	uint8_t *buf;
+	int slot, err;
+
+	if (exanet_open(NULL, &dev))
+		return 100;
+	buf = aligned_alloc(4096, buflen);
+	if (!buf)
+		return 101;
+	if (j->data)
+		memcpy(buf, j->data, j->len);
+	else
+		memset(buf, j->fill, j->len);
+	if (exanet_reg_mr(dev, buf, buflen, 0, &mr) || exanet_rdma_alloc(dev, &r))
+		return 102;
+	if (exanet_raddr_make(j->node, j->rank, j->va, &ra))
+		return 103;
+	op.notify_va = j->notify_va;
+	op.tag = j->tag;
+	slot = exanet_rdma_post_write(r, buf, &ra, j->len, &op);
+	if (slot < 0)
+		return 104;
+	err = exanet_rdma_wait(r, (unsigned int)slot, 20 * SEC, NULL);
+	if (j->mbox != ~0u) {
+		struct exanet_pkt *pkt;
+		int e2;
+
+		if (exanet_pkt_alloc(dev, &pkt))
+			return 105;
+		e2 = exanet_send_wait(pkt, j->node, j->mbox, "forged", 6, 10 * SEC, NULL);
+		if (e2 != -EACCES)
+			return 106;
+	}
+	exanet_close(dev);
+	return -err & 0xff;
+}
+
+static int put_as(uint32_t pdid, struct put_job *j)
+{
+	pid_t pid = exa_spawn_in_pdid(pdid, put_child, j);
+
+	if (pid < 0)
+		return 120;
+	return exa_wait_child(pid, 60000);
+}
+
+/*
+ * A process of another PDID (root's own user domain) aims an RDMA write
+ * with a notification at the daemon's receive ring and a message at its
+ * mailbox: both are refused by the NI (PDID), the ring's memory is
+ * unchanged and the daemon saw nothing.
+ */
+TEST_TIMEOUT(hostile_other_pdid_write_to_ring_refused, 120)
+{
+	int me = my_rank();
+	struct ring_info ri;
+	struct oob o;
+	uint32_t crc0 = 0;
+	long long nack0 = 0, mnack0 = 0, notif0 = 0, msg0 = 0;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	if (me == 0) {
+		ring_info_get(_metadata, 1, &ri);
+		crc0 = daemon_mem_crc((int)ri.pid, ri.va, IPD_NOTIF_AREA + 65536);
+		ASSERT_NE(0u, crc0);
+		nack0 = sysfs_named("rdma_counters", "rx_nack_pdid");
+		mnack0 = sysfs_named("counters", "rx_nack_pdid");
+		notif0 = ipd_counter("notif_bad");
+		msg0 = ipd_counter("msg_rx");
+	}
+	ASSERT_EQ(0, oob_bcast(&o, &ri, sizeof(ri), 0));
+	if (me == 1) {
+		struct put_job j = { .node = ri.node, .rank = ri.rank, .va = ri.va + IPD_NOTIF_AREA,
+				     .notify_va = ri.va, .tag = 0, .len = 65536, .fill = 0xee,
+				     .mbox = ri.mbox };
+
+		/* unbound root: the per-user domain, not the IP service's */
+		EXPECT_EQ(EACCES, put_as(0, &j));
+	}
+	OOB_SYNC(&o);
+	if (me == 0) {
+		ASSERT_EQ(0, ipd_status_refresh());
+		EXPECT_EQ(crc0, daemon_mem_crc((int)ri.pid, ri.va, IPD_NOTIF_AREA + 65536));
+		EXPECT_LT(nack0, sysfs_named("rdma_counters", "rx_nack_pdid"));
+		EXPECT_LT(mnack0, sysfs_named("counters", "rx_nack_pdid"));
+		EXPECT_EQ(notif0, ipd_counter("notif_bad"));
+		EXPECT_EQ(msg0, ipd_counter("msg_rx"));
+		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+	}
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+static void send_hb(int fd, const struct sockaddr_in *to, const struct ipd_hb *hb)
+{
+	uint8_t w[IPD_HB_WIRE_SIZE];
+
+	ipd_hb_encode(hb, w);
+	sendto(fd, w, sizeof(w), 0, (const struct sockaddr *)to, sizeof(*to));
+}
+
+/*
+ * Forged heartbeats (another incarnation of a live peer, with and without
+ * the leaving flag; the victim's own node; another fabric; the real
+ * incarnation with the leaving flag) and garbage on the heartbeat port:
+ * counted, and the peer stays up with its incarnation.
+ */
+TEST_TIMEOUT(hostile_forged_heartbeats_and_garbage, 120)
+{
+	int me = my_rank();
+	long long bad0 = 0, inc0 = 0, self0 = 0, foreign0 = 0, hs0 = 0;
+	char real_inc[32] = "", buf[32];
+	struct oob o;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	if (me == 0) {
+		ASSERT_EQ(0, ipd_status_refresh());
+		bad0 = ipd_counter("hb_bad");
+		inc0 = ipd_counter("hb_bad_incarnation");
+		self0 = ipd_counter("hb_self_conflict");
+		foreign0 = ipd_counter("hb_foreign");
+		hs0 = ipd_peer_num(1, "handshakes");
+		ipd_peer_str(1, "incarnation", real_inc, sizeof(real_inc));
+	}
+	ASSERT_EQ(0, oob_bcast(&o, real_inc, sizeof(real_inc), 0));
+	if (me == 1) {
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(18650) };
+		struct ipd_hb hb = { .node = 1, .mbox = 0, .ipv4 = exa_ip(1), .mtu = 65520,
+				     .num_nodes = (uint32_t)exa_sysfs_long("num_nodes") };
+		uint8_t g[300];
+		uint64_t st = 12345;
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		ASSERT_LE(0, fd);
+		to.sin_addr.s_addr = htonl(0x0a2a0001);		/* node0 on eth0 */
+		for (int i = 0; i < 100; i++) {
+			size_t len = (size_t)(xs64(&st) % sizeof(g));
+
+			fill_random(g, len, &st);
+			sendto(fd, g, len, 0, (struct sockaddr *)&to, sizeof(to));
+		}
+		for (int i = 0; i < 20; i++) {
+			hb.incarnation = xs64(&st) | 1;			/* wrong incarnation */
+			hb.flags = i & 1 ? IPD_HB_F_LEAVING : 0;
+			send_hb(fd, &to, &hb);
+		}
+		hb.incarnation = strtoull(real_inc, NULL, 16);		/* real one, "leaving" */
+		hb.flags = IPD_HB_F_LEAVING;
+		for (int i = 0; i < 5; i++)
+			send_hb(fd, &to, &hb);
+		hb.flags = 0;
+		hb.node = 0;						/* the victim itself */
+		hb.incarnation = xs64(&st) | 1;
+		for (int i = 0; i < 5; i++)
+			send_hb(fd, &to, &hb);
+		hb.node = 1;
+		hb.num_nodes = 1000;					/* another fabric */
+		for (int i = 0; i < 5; i++)
+			send_hb(fd, &to, &hb);
+		close(fd);
+	}
+	OOB_SYNC(&o);
+	if (me == 0) {
+		usleep(500000);		/* a few ticks: the daemon reads heartbeats per tick */
+		ASSERT_EQ(0, ipd_status_refresh());
+		EXPECT_LE(bad0 + 100, ipd_counter("hb_bad"));
+		EXPECT_LE(inc0 + 20, ipd_counter("hb_bad_incarnation"));
+		EXPECT_LE(self0 + 5, ipd_counter("hb_self_conflict"));
+		EXPECT_LE(foreign0 + 5, ipd_counter("hb_foreign"));
+		EXPECT_STREQ("up", ipd_peer_str(1, "state", buf, sizeof(buf)));
+		EXPECT_STREQ(real_inc, ipd_peer_str(1, "incarnation", buf, sizeof(buf)));
+		EXPECT_EQ(hs0, ipd_peer_num(1, "handshakes"));
+		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+	}
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
+/*
+ * A process inside the IP service's PDID (it passes the NI's check) writes
+ * malformed batches into the daemon's ring with the right notification
+ * tags: a notification with a wrong tag, a record longer than its batch,
+ * a batch of impossible length.  Each is dropped and counted, nothing
+ * reaches the kernel, the daemon replaces the ring and keeps serving.
+ */
+TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
+{
+	int me = my_rank();
+	long long nb0 = 0, bad0 = 0, tun0 = 0;
+	struct ring_info ri;
+	struct oob o;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	for (int round = 0; round < 3; round++) {
+		if (me == 0) {
+			ASSERT_EQ(0, ipd_wait_peer(1, "up", 10000));
+			ring_info_get(_metadata, 1, &ri);
+			nb0 = ipd_counter("notif_bad");
+			bad0 = ipd_counter("rx_bad_batches");
+			tun0 = ipd_counter("tun_tx_packets");
+		}
+		ASSERT_EQ(0, oob_bcast(&o, &ri, sizeof(ri), 0));
+		if (me == 1) {
+			uint8_t batch[64];
+			uint64_t off = ri.cons % ri.ring_bytes;
+			struct put_job j = { .node = ri.node, .rank = ri.rank,
+					     .va = ri.va + IPD_NOTIF_AREA + off,
+					     .notify_va = ri.va + (ri.wseq % IPD_NSLOTS) *
+							  sizeof(struct exanet_rdma_notif),
+					     .len = sizeof(batch), .data = batch, .mbox = ~0u };
+
+			memset(batch, 0, sizeof(batch));
+			if (round == 0) {
+				/* well-formed record, but the tag of another connection */
+				uint8_t pkt[20] = { 0x45, 0, 0, 20 };
+
+				ipd_rec_put(batch, 20, 0);
+				memcpy(batch + IPD_REC_HDR, pkt, 20);
+				j.len = 48;
+				j.tag = ipd_tag(ri.cookie ^ 0x5a5a5a5a, ri.wseq);
+			} else if (round == 1) {
+				/* record longer than the batch */
+				ipd_rec_put(batch, 1000, 0);
+				j.tag = ipd_tag(ri.cookie, ri.wseq);
+			} else {
+				/* a batch length that is not a multiple of 16 */
+				j.len = 17;
+				j.tag = ipd_tag(ri.cookie, ri.wseq);
+			}
+			EXPECT_EQ(0, put_as(IPD_PDID, &j));
+		}
+		OOB_SYNC(&o);
+		if (me == 0) {
+			usleep(200000);
+			ASSERT_EQ(0, ipd_status_refresh());
+			if (round == 0) {
+				EXPECT_EQ(nb0 + 1, ipd_counter("notif_bad"));
+				EXPECT_EQ(bad0, ipd_counter("rx_bad_batches"));
+			} else {
+				EXPECT_EQ(bad0 + 1, ipd_counter("rx_bad_batches"));
+			}
+			EXPECT_EQ(tun0, ipd_counter("tun_tx_packets"));
+			/* a new ring after a bad batch, and the peer is back */
+			ASSERT_EQ(0, ipd_wait_peer(1, "up", 10000));
+			if (round > 0)
+				EXPECT_NE((long long)ri.cookie, ipd_peer_num(1, "rx_cookie"));
+			EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+		}
+		OOB_SYNC(&o);
+	}
 	oob_fini(&o);
 }
 
@@ -345,7 +840,7 @@ TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
 {
 	struct before *b = saved();
 	int me = my_rank(), k = nranks(), v = k - 1, rfd = -1;
-	long long pages_up = 0;
+	long long pages_up = 0, bad0 = 0;
 	char old_inc[32] = "";
 	struct xfer x, all[OOB_MAX_NODES];
 	struct oob o;
@@ -364,6 +859,7 @@ TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
 	if (me != v) {
 		ASSERT_EQ(0, ipd_status_refresh());
 		ipd_peer_str(v, "incarnation", old_inc, sizeof(old_inc));
+		bad0 = ipd_counter("rx_bad_batches");
 		ASSERT_EQ(16u, strlen(old_inc));
 		pages_up = exa_sysfs_long("rdma_registered_pages");
 	}
@@ -408,7 +904,7 @@ TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
 		       (long long)(exa_now_ms() - t0));
 		EXPECT_NE(0, strcmp(old_inc, ipd_peer_str(v, "incarnation", buf, sizeof(buf))));
 		EXPECT_LE(1, ipd_counter("peer_down_events"));
-		EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+		EXPECT_EQ(bad0, ipd_counter("rx_bad_batches"));
 		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
 		EXPECT_EQ(pages_up, exa_sysfs_long("rdma_registered_pages"));
 	}

@@ -261,6 +261,25 @@ static inline double ipd_cpu_pct(int ms)
 	return 100.0 * (double)(t1 - t0) / (double)hz * 1000.0 / (double)(w1 - w0);
 }
 
+/* "name value" line of a sysfs file of exanet0 (counters, rdma_counters). */
+static inline long long sysfs_named(const char *file, const char *name)
+{
+	char path[128], key[64];
+	unsigned long long v;
+	long long ret = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/exanet/exanet0/%s", file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", key, &v) == 2)
+		if (!strcmp(key, name))
+			ret = (long long)v;
+	fclose(f);
+	return ret;
+}
+
 /* ---- data ---- */
 
 static inline uint64_t xs64(uint64_t *s)

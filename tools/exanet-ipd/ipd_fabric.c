@@ -969,11 +969,11 @@ static void hb_handle(struct ipd *d, const struct ipd_hb *hb)
 			p->inc = hb->incarnation;
 			p->mbox = hb->mbox;
 		}
-		if (hb->flags & IPD_HB_F_LEAVING) {
-			ipd_peer_down(d, p, "leaving");
-			return;
-		}
-		p->last_seen = d->ticks;
+		/* IPD_HB_F_LEAVING is not acted upon: anybody on the management
+		 * network can forge it.  A stopping daemon says goodbye over the
+		 * fabric (BYE), where the NI vouches for the sender. */
+		if (!(hb->flags & IPD_HB_F_LEAVING))
+			p->last_seen = d->ticks;
 		return;
 	}
 	if (hb->flags & IPD_HB_F_LEAVING)

@@ -94,6 +94,8 @@ int ipd_status_write(struct ipd *d)
 			P("%#llx", "ring_va", (unsigned long long)p->rx.raddr.va);
 			P("%zu", "ring_bytes", p->rx.memlen);
 			P("%llu", "rx_consumed", (unsigned long long)p->rx.cons);
+			P("%u", "rx_wseq", p->rx.wseq);
+			P("%u", "rx_cookie", p->rx.cookie);
 		}
 #undef P
 	}
