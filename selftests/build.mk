@@ -32,6 +32,10 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
 
+# the same program, listed again for the 4-node cluster
+$(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
+	cp $< $@
+
 $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 	@mkdir -p $(@D)
 	cp $< $@
@@ -71,7 +75,7 @@ $(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ip
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS)
 
-ALL_TARGETS += $(ST_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
+ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
 
 .PHONY: selftests host-check
