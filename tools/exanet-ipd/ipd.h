@@ -50,13 +50,14 @@ struct ipd_opts {
 	const char *run_dir;
 	int verbose;
 	unsigned int txqlen;
+	int offload;			/* TUN checksum offload */
 };
 
 struct ipd_counters {
 	uint64_t tun_rx_packets, tun_rx_bytes, tun_tx_packets, tun_tx_bytes;
 	uint64_t tun_read_errors, tun_write_errors;
 	uint64_t drop_no_peer, drop_peer_down, drop_not_ipv4, drop_too_big, drop_bad_ip;
-	uint64_t icmp_unreach_sent;
+	uint64_t icmp_unreach_sent, csum_offloaded;
 	uint64_t hb_tx, hb_rx, hb_bad, hb_bad_incarnation, hb_self_conflict, hb_foreign;
 	uint64_t msg_rx, msg_bad, msg_stale, msg_tx, msg_tx_errors, msg_tx_busy;
 	uint64_t peer_up_events, peer_down_events, peer_restarts, conn_resets;
@@ -156,9 +157,10 @@ struct ipd {
 	struct peer **active;		/* peers ever heard of */
 	unsigned int nactive;
 
-	uint8_t *buf;			/* TUN read buffer */
+	uint8_t *buf;			/* TUN read buffer: record header + packet */
 	struct peer *held;		/* packet in buf waiting for room */
-	uint32_t held_len;
+	struct ipd_rec_hdr held_hdr;
+	struct peer *tx_guess;		/* where the last packet went */
 
 	uint64_t ticks;
 	uint64_t start_ns;

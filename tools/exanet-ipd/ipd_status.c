@@ -23,7 +23,7 @@ static const struct { const char *name; size_t off; } counters[] = {
 	CNT(tun_rx_packets), CNT(tun_rx_bytes), CNT(tun_tx_packets), CNT(tun_tx_bytes),
 	CNT(tun_read_errors), CNT(tun_write_errors),
 	CNT(drop_no_peer), CNT(drop_peer_down), CNT(drop_not_ipv4), CNT(drop_too_big),
-	CNT(drop_bad_ip), CNT(icmp_unreach_sent),
+	CNT(drop_bad_ip), CNT(icmp_unreach_sent), CNT(csum_offloaded),
 	CNT(hb_tx), CNT(hb_rx), CNT(hb_bad), CNT(hb_bad_incarnation), CNT(hb_self_conflict),
 	CNT(hb_foreign),
 	CNT(msg_rx), CNT(msg_bad), CNT(msg_stale), CNT(msg_tx), CNT(msg_tx_errors),
