@@ -890,6 +890,23 @@ TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
 		EXPECT_GE(2000, exa_now_ms() - t0);
 		/* its connection's pages are released here */
 		EXPECT_EQ(pages_up - CONN_PAGES, exa_sysfs_long("rdma_registered_pages"));
+		/* the kernel learns at once that the host is gone (ICMP host
+		 * unreachable from the daemon), instead of timing out */
+		{
+			struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9),
+						 .sin_addr.s_addr = exa_ip(v) };
+			long long un0 = ipd_counter("icmp_unreach_sent");
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			int64_t t1 = exa_now_ms();
+			int rc = connect(fd, (struct sockaddr *)&a, sizeof(a)), e = errno;
+
+			close(fd);
+			EXPECT_EQ(-1, rc);
+			EXPECT_EQ(EHOSTUNREACH, e);
+			EXPECT_GE(3000, exa_now_ms() - t1);
+			ASSERT_EQ(0, ipd_status_refresh());
+			EXPECT_LT(un0, ipd_counter("icmp_unreach_sent"));
+		}
 	} else {
 		/* the driver took back everything the killed daemon held */
 		usleep(200000);

@@ -756,9 +756,14 @@ static void send_unreach(struct ipd *d, const uint8_t *pkt, uint32_t len)
 	uint8_t out[600];
 	size_t n;
 
+	uint32_t from;
+
 	if (d->icmp_budget <= 0)
 		return;
-	n = ipd_icmp_unreach(out, sizeof(out), d->ip, pkt, len, 1 /* host unreachable */);
+	/* From the unreachable address itself: one of our own addresses
+	 * arriving on exa0 would be a martian source to the kernel. */
+	memcpy(&from, pkt + 16, 4);
+	n = ipd_icmp_unreach(out, sizeof(out), from, pkt, len, 1 /* host unreachable */);
 	if (!n)
 		return;
 	d->icmp_budget--;
