@@ -558,6 +558,42 @@ static int put_as(uint32_t pdid, struct put_job *j)
 	return exa_wait_child(pid, 60000);
 }
 
+/* Messages into a daemon's mailbox from a separate process: 20 garbage
+ * messages, then an OFFER for another incarnation of the daemon. */
+struct msg_job {
+	uint32_t node, mbox;
+};
+
+static int msg_child(void *arg)
+{
+	struct msg_job *j = arg;
+	struct exanet_dev *dev;
+	struct exanet_pkt *pkt;
+	struct ipd_msg m = { .type = IPD_MSG_OFFER, .ring_order = 21 };
+	uint8_t buf[IPD_MSG_MAX_SIZE];
+	uint64_t st = 99;
+	size_t len;
+
+	if (exanet_open(NULL, &dev) || exanet_pkt_alloc(dev, &pkt))
+		return 100;
+	for (int i = 0; i < 20; i++) {
+		len = 1 + (size_t)(xs64(&st) % 64);
+		fill_random(buf, len, &st);
+		buf[1] = (uint8_t)(i & 1);	/* never a valid version */
+		if (exanet_send_wait(pkt, j->node, j->mbox, buf, len, 10 * SEC, NULL))
+			return 101;
+	}
+	m.src_cookie = 1;
+	m.src_incarnation = 0x1234;
+	m.dst_incarnation = 0x5678;		/* not the daemon's */
+	m.u.offer.mtu = 65520;
+	len = ipd_msg_encode(&m, buf);
+	if (exanet_send_wait(pkt, j->node, j->mbox, buf, len, 10 * SEC, NULL))
+		return 102;
+	exanet_close(dev);
+	return 0;
+}
+
 /*
  * A process of another PDID (root's own user domain) aims an RDMA write
  * with a notification at the daemon's receive ring and a message at its
@@ -698,11 +734,13 @@ TEST_TIMEOUT(hostile_forged_heartbeats_and_garbage, 120)
 }
 
 /*
- * A process inside the IP service's PDID (it passes the NI's check) writes
- * malformed batches into the daemon's ring with the right notification
- * tags: a notification with a wrong tag, a record longer than its batch,
- * a batch of impossible length.  Each is dropped and counted, nothing
- * reaches the kernel, the daemon replaces the ring and keeps serving.
+ * A process inside the IP service's PDID (it passes the NI's check) sends
+ * garbage and stale handshake messages to the daemon's mailbox (counted,
+ * nothing changes), then writes malformed batches into the daemon's ring
+ * with the right notification tags: a notification with a wrong tag, a
+ * record longer than its batch, a batch of impossible length.  Each is
+ * dropped and counted, nothing reaches the kernel, the daemon replaces the
+ * ring and keeps serving.
  */
 TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
 {
@@ -714,6 +752,32 @@ TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
 	if (!ipd_pid())
 		SKIP("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
+	/* malformed and stale handshake messages: counted, nothing else */
+	if (me == 0) {
+		ASSERT_EQ(0, ipd_status_refresh());
+		nb0 = ipd_counter("msg_bad");
+		bad0 = ipd_counter("msg_stale");
+		ring_info_get(_metadata, 1, &ri);
+	}
+	ASSERT_EQ(0, oob_bcast(&o, &ri, sizeof(ri), 0));
+	if (me == 1) {
+		struct msg_job j = { .node = ri.node, .mbox = ri.mbox };
+		pid_t pid = exa_spawn_in_pdid(IPD_PDID, msg_child, &j);
+
+		ASSERT_LT(0, pid);
+		EXPECT_EQ(0, exa_wait_child(pid, 60000));
+	}
+	OOB_SYNC(&o);
+	if (me == 0) {
+		char buf[32];
+
+		ASSERT_EQ(0, ipd_status_refresh());
+		EXPECT_LE(nb0 + 20, ipd_counter("msg_bad"));
+		EXPECT_LE(bad0 + 1, ipd_counter("msg_stale"));
+		EXPECT_STREQ("up", ipd_peer_str(1, "state", buf, sizeof(buf)));
+		EXPECT_EQ((long long)ri.cookie, ipd_peer_num(1, "rx_cookie"));
+	}
+	OOB_SYNC(&o);
 	for (int round = 0; round < 3; round++) {
 		if (me == 0) {
 			ASSERT_EQ(0, ipd_wait_peer(1, "up", 10000));
