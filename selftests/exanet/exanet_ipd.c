@@ -430,6 +430,65 @@ TEST_TIMEOUT(udp_max_rate_intact_in_order_per_flow, 300)
 	oob_fini(&o);
 }
 
+/*
+ * Kernel bypass: while TCP traffic flows, the daemon's only system calls
+ * are its TUN reads and writes, its way of waiting, and the once-per-tick
+ * housekeeping (heartbeat socket, status file, timer signal).  Posting RDMA
+ * writes, polling notifications and completions, and mailbox messages are
+ * loads and stores: no ioctl, no mmap, no munmap on the data path.
+ */
+TEST_TIMEOUT(data_path_no_ioctl_or_mmap_under_traffic, 300)
+{
+	static const char *const allowed[] = {
+		"read", "write", "writev", "sched_yield", "ppoll", "epoll_wait", "epoll_pwait",
+		"rt_sigreturn", "sendto", "recvfrom", "openat", "close", "rename", "fstat",
+		"newfstatat", "lseek", "getpid", "clock_gettime", "kill", "brk", NULL,
+	};
+	struct oob o;
+	char line[256];
+	FILE *f;
+	int pid, straced, reads = 0;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	pid = ipd_pid();
+	ASSERT_LT(0, pid);
+	straced = exa_system("(strace -c -f -p %d -o /tmp/ipd-strace.txt & echo $! > "
+			     "/tmp/ipd-strace.pid; wait) >/dev/null 2>&1 &", pid);
+	ASSERT_EQ(0, straced);
+	usleep(1000000);	/* attached */
+	OOB_SYNC(&o);
+	tcp_ring(_metadata, &o, 8ull << 20, IPD_PORT_BASE + 8);
+	OOB_SYNC(&o);
+	ASSERT_EQ(0, exa_system("kill -INT $(cat /tmp/ipd-strace.pid); sleep 1"));
+	f = fopen("/tmp/ipd-strace.txt", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64];
+		long calls;
+		int ok = 0;
+
+		/* % time  seconds  usecs/call  calls  [errors]  syscall */
+		if (sscanf(line, "%*f %*f %*d %ld %*d %63s", &calls, name) != 2 &&
+		    sscanf(line, "%*f %*f %*d %ld %63s", &calls, name) != 2)
+			continue;
+		if (!strcmp(name, "total"))
+			continue;
+		for (int i = 0; allowed[i]; i++)
+			ok |= !strcmp(name, allowed[i]);
+		if (!strcmp(name, "read") || !strcmp(name, "writev"))
+			reads += (int)calls;
+		if (!ok)
+			TH_LOG("unexpected system call on the data path: %s (%ld)", name, calls);
+		EXPECT_TRUE(ok);
+	}
+	fclose(f);
+	EXPECT_LT(100, reads);		/* the trace did see the traffic */
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
 /* What the kernel counted on exa0 is what the daemon read and wrote. */
 TEST_TIMEOUT(interface_counters_match_daemon, 60)
 {

@@ -564,6 +564,12 @@ static int setup_fabric(struct ipd *d)
 		return err;
 	}
 	d->lcomp = (struct exanet_rdma_notif *)d->ctrl;
+	{
+		struct exanet_rdma_info ri;
+
+		/* the rank is the file's for good now: no ioctl later */
+		d->rank = exanet_rdma_query(d->dev, &ri) ? EXANET_RDMA_NO_RANK : ri.rank;
+	}
 	return 0;
 }
 
@@ -948,13 +954,11 @@ int main(int argc, char **argv)
 	ipd_status_write(d);
 	{
 		char ip[INET_ADDRSTRLEN];
-		struct exanet_rdma_info ri;
 
-		exanet_rdma_query(d->dev, &ri);
 		inet_ntop(AF_INET, &d->ip, ip, sizeof(ip));
 		ipd_log(LOG_I, "%s %s/%u mtu %u on node %u of %u, PDID %u, rank %u, mode %s, "
 			"incarnation %016llx", d->o.ifname, ip, d->o.prefix, d->o.mtu, d->node,
-			d->num_nodes, d->pdid, ri.rank, mode_name(d->o.mode),
+			d->num_nodes, d->pdid, d->rank, mode_name(d->o.mode),
 			(unsigned long long)d->inc);
 	}
 	if (ready_fd >= 0) {

@@ -146,7 +146,7 @@ struct ipd {
 	} ctl[EXANET_PKT_CHANNELS];
 	unsigned int ctl_busy;
 
-	uint32_t node, num_nodes, pdid;
+	uint32_t node, num_nodes, pdid, rank;
 	uint64_t inc;
 	uint32_t ip, netmask;
 	int tunfd, hbfd, epfd;

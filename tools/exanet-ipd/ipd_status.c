@@ -41,7 +41,6 @@ static void path_of(const struct ipd_opts *o, const char *ext, char *buf, size_t
 int ipd_status_write(struct ipd *d)
 {
 	char path[512], tmp[520], ip[INET_ADDRSTRLEN];
-	struct exanet_rdma_info ri;
 	FILE *f;
 
 	path_of(&d->o, "status", path, sizeof(path));
@@ -49,14 +48,12 @@ int ipd_status_write(struct ipd *d)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	if (exanet_rdma_query(d->dev, &ri))
-		ri.rank = EXANET_RDMA_NO_RANK;
 	inet_ntop(AF_INET, &d->ip, ip, sizeof(ip));
 	fprintf(f, "version 1\nseq %u\nrunning %d\npid %d\nifname %s\naddress %s/%u\nmtu %u\n"
 		"node %u\nnum_nodes %u\npdid %u\nrank %u\nmbox %u\nmode %s\n"
 		"incarnation %016llx\nring_kib %u\nuptime_ms %lld\nticks %llu\n",
 		++d->status_seq, !d->stopped, (int)getpid(), d->o.ifname, ip, d->o.prefix, d->o.mtu,
-		d->node, d->num_nodes, d->pdid, ri.rank, exanet_mbox_id(d->mbox),
+		d->node, d->num_nodes, d->pdid, d->rank, exanet_mbox_id(d->mbox),
 		ipd_mode_name(d->o.mode), (unsigned long long)d->inc,
 		1u << (d->o.ring_order - 10), (long long)((ipd_now_ns() - d->start_ns) / 1000000),
 		(unsigned long long)d->ticks);
