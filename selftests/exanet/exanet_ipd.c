@@ -1273,4 +1273,13 @@ TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 	oob_fini(&o2);
 }
 
+/* Whatever happened above, leave no daemon behind for the next program
+ * (exanet_module unloads the driver).  The cases run in children that end
+ * with _exit(); this runs when the harness itself exits. */
+static void __attribute__((destructor)) stop_leftover_daemon(void)
+{
+	if (ipd_pid())
+		ipd_stop();
+}
+
 TEST_HARNESS_MAIN
