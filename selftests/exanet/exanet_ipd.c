@@ -293,9 +293,14 @@ TEST_TIMEOUT(tcp_64MiB_each_way_sha256_matches, 300)
 	/* nothing was dropped or malformed on the way */
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+	EXPECT_EQ(0, ipd_counter("tun_write_errors"));
+	/* no peer was lost under load (a late heartbeat is checked over the
+	 * fabric first), so no ring was replaced and no write failed */
+	EXPECT_EQ(0, ipd_counter("peer_down_events"));
 	EXPECT_EQ(0, ipd_counter("conn_resets"));
 	EXPECT_EQ(0, ipd_counter("rdma_errors"));
-	EXPECT_EQ(0, ipd_counter("tun_write_errors"));
+	/* the kernels left the TCP checksums to the "hardware" */
+	EXPECT_LT(1000, ipd_counter("csum_offloaded"));
 	OOB_SYNC(&o);
 	oob_fini(&o);
 }
@@ -428,6 +433,65 @@ TEST_TIMEOUT(udp_max_rate_intact_in_order_per_flow, 300)
 	oob_fini(&o);
 }
 
+/*
+ * Kernel bypass: while TCP traffic flows, the daemon's only system calls
+ * are its TUN reads and writes, its way of waiting, and the once-per-tick
+ * housekeeping (heartbeat socket, status file, timer signal).  Posting RDMA
+ * writes, polling notifications and completions, and mailbox messages are
+ * loads and stores: no ioctl, no mmap, no munmap on the data path.
+ */
+TEST_TIMEOUT(data_path_no_ioctl_or_mmap_under_traffic, 300)
+{
+	static const char *const allowed[] = {
+		"read", "write", "writev", "sched_yield", "ppoll", "epoll_wait", "epoll_pwait",
+		"rt_sigreturn", "sendto", "recvfrom", "openat", "close", "rename", "fstat",
+		"newfstatat", "lseek", "getpid", "clock_gettime", "kill", "brk", NULL,
+	};
+	struct oob o;
+	char line[256];
+	FILE *f;
+	int pid, straced, reads = 0;
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	pid = ipd_pid();
+	ASSERT_LT(0, pid);
+	straced = exa_system("(strace -c -f -p %d -o /tmp/ipd-strace.txt & echo $! > "
+			     "/tmp/ipd-strace.pid; wait) >/dev/null 2>&1 &", pid);
+	ASSERT_EQ(0, straced);
+	usleep(1000000);	/* attached */
+	OOB_SYNC(&o);
+	tcp_ring(_metadata, &o, 8ull << 20, IPD_PORT_BASE + 8);
+	OOB_SYNC(&o);
+	ASSERT_EQ(0, exa_system("kill -INT $(cat /tmp/ipd-strace.pid); sleep 1"));
+	f = fopen("/tmp/ipd-strace.txt", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64];
+		long calls;
+		int ok = 0;
+
+		/* % time  seconds  usecs/call  calls  [errors]  syscall */
+		if (sscanf(line, "%*f %*f %*d %ld %*d %63s", &calls, name) != 2 &&
+		    sscanf(line, "%*f %*f %*d %ld %63s", &calls, name) != 2)
+			continue;
+		if (!strcmp(name, "total"))
+			continue;
+		for (int i = 0; allowed[i]; i++)
+			ok |= !strcmp(name, allowed[i]);
+		if (!strcmp(name, "read") || !strcmp(name, "writev"))
+			reads += (int)calls;
+		if (!ok)
+			TH_LOG("unexpected system call on the data path: %s (%ld)", name, calls);
+		EXPECT_TRUE(ok);
+	}
+	fclose(f);
+	EXPECT_LT(100, reads);		/* the trace did see the traffic */
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
 /* What the kernel counted on exa0 is what the daemon read and wrote. */
 TEST_TIMEOUT(interface_counters_match_daemon, 60)
 {
@@ -554,6 +618,42 @@ static int put_as(uint32_t pdid, struct put_job *j)
 	if (pid < 0)
 		return 120;
 	return exa_wait_child(pid, 60000);
+}
+
+/* Messages into a daemon's mailbox from a separate process: 20 garbage
+ * messages, then an OFFER for another incarnation of the daemon. */
+struct msg_job {
+	uint32_t node, mbox;
+};
+
+static int msg_child(void *arg)
+{
+	struct msg_job *j = arg;
+	struct exanet_dev *dev;
+	struct exanet_pkt *pkt;
+	struct ipd_msg m = { .type = IPD_MSG_OFFER, .ring_order = 21 };
+	uint8_t buf[IPD_MSG_MAX_SIZE];
+	uint64_t st = 99;
+	size_t len;
+
+	if (exanet_open(NULL, &dev) || exanet_pkt_alloc(dev, &pkt))
+		return 100;
+	for (int i = 0; i < 20; i++) {
+		len = 1 + (size_t)(xs64(&st) % 64);
+		fill_random(buf, len, &st);
+		buf[1] = (uint8_t)(i & 1);	/* never a valid version */
+		if (exanet_send_wait(pkt, j->node, j->mbox, buf, len, 10 * SEC, NULL))
+			return 101;
+	}
+	m.src_cookie = 1;
+	m.src_incarnation = 0x1234;
+	m.dst_incarnation = 0x5678;		/* not the daemon's */
+	m.u.offer.mtu = 65520;
+	len = ipd_msg_encode(&m, buf);
+	if (exanet_send_wait(pkt, j->node, j->mbox, buf, len, 10 * SEC, NULL))
+		return 102;
+	exanet_close(dev);
+	return 0;
 }
 
 /*
@@ -696,11 +796,13 @@ TEST_TIMEOUT(hostile_forged_heartbeats_and_garbage, 120)
 }
 
 /*
- * A process inside the IP service's PDID (it passes the NI's check) writes
- * malformed batches into the daemon's ring with the right notification
- * tags: a notification with a wrong tag, a record longer than its batch,
- * a batch of impossible length.  Each is dropped and counted, nothing
- * reaches the kernel, the daemon replaces the ring and keeps serving.
+ * A process inside the IP service's PDID (it passes the NI's check) sends
+ * garbage and stale handshake messages to the daemon's mailbox (counted,
+ * nothing changes), then writes malformed batches into the daemon's ring
+ * with the right notification tags: a notification with a wrong tag, a
+ * record longer than its batch, a batch of impossible length.  Each is
+ * dropped and counted, nothing reaches the kernel, the daemon replaces the
+ * ring and keeps serving.
  */
 TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
 {
@@ -712,6 +814,32 @@ TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
 	if (!ipd_pid())
 		SKIP("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
+	/* malformed and stale handshake messages: counted, nothing else */
+	if (me == 0) {
+		ASSERT_EQ(0, ipd_status_refresh());
+		nb0 = ipd_counter("msg_bad");
+		bad0 = ipd_counter("msg_stale");
+		ring_info_get(_metadata, 1, &ri);
+	}
+	ASSERT_EQ(0, oob_bcast(&o, &ri, sizeof(ri), 0));
+	if (me == 1) {
+		struct msg_job j = { .node = ri.node, .mbox = ri.mbox };
+		pid_t pid = exa_spawn_in_pdid(IPD_PDID, msg_child, &j);
+
+		ASSERT_LT(0, pid);
+		EXPECT_EQ(0, exa_wait_child(pid, 60000));
+	}
+	OOB_SYNC(&o);
+	if (me == 0) {
+		char buf[32];
+
+		ASSERT_EQ(0, ipd_status_refresh());
+		EXPECT_LE(nb0 + 20, ipd_counter("msg_bad"));
+		EXPECT_LE(bad0 + 1, ipd_counter("msg_stale"));
+		EXPECT_STREQ("up", ipd_peer_str(1, "state", buf, sizeof(buf)));
+		EXPECT_EQ((long long)ri.cookie, ipd_peer_num(1, "rx_cookie"));
+	}
+	OOB_SYNC(&o);
 	for (int round = 0; round < 3; round++) {
 		if (me == 0) {
 			ASSERT_EQ(0, ipd_wait_peer(1, "up", 10000));
@@ -769,6 +897,50 @@ TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
 		}
 		OOB_SYNC(&o);
 	}
+	oob_fini(&o);
+}
+
+/*
+ * A daemon that stalls (SIGSTOP for 1.5 s: no heartbeats, no polling) is
+ * not a dead one: after K missed heartbeats the others ask over the fabric,
+ * its NI answers for the mailbox it still owns, and it stays up with the
+ * same rings (no handshake, no reset); traffic resumes when it continues.
+ */
+TEST_TIMEOUT(stalled_daemon_stays_up_probe_answers, 120)
+{
+	int me = my_rank(), k = nranks(), v = k - 1;
+	long long hs0 = 0, alive0 = 0, down0 = 0;
+	struct oob o;
+	char buf[32];
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	if (me != v) {
+		ASSERT_EQ(0, ipd_status_refresh());
+		hs0 = ipd_peer_num(v, "handshakes");
+		alive0 = ipd_counter("probes_alive");
+		down0 = ipd_counter("peer_down_events");
+	}
+	OOB_SYNC(&o);
+	if (me == v) {
+		int pid = ipd_pid();
+
+		ASSERT_EQ(0, kill(pid, SIGSTOP));
+		usleep(1500000);
+		ASSERT_EQ(0, kill(pid, SIGCONT));
+	}
+	OOB_SYNC(&o);
+	if (me != v) {
+		usleep(300000);
+		ASSERT_EQ(0, ipd_status_refresh());
+		EXPECT_LT(alive0, ipd_counter("probes_alive"));
+		EXPECT_EQ(down0, ipd_counter("peer_down_events"));
+		EXPECT_EQ(hs0, ipd_peer_num(v, "handshakes"));
+		EXPECT_STREQ("up", ipd_peer_str(v, "state", buf, sizeof(buf)));
+		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
+	}
+	OOB_SYNC(&o);
 	oob_fini(&o);
 }
 
@@ -888,6 +1060,23 @@ TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
 		EXPECT_GE(2000, exa_now_ms() - t0);
 		/* its connection's pages are released here */
 		EXPECT_EQ(pages_up - CONN_PAGES, exa_sysfs_long("rdma_registered_pages"));
+		/* the kernel learns at once that the host is gone (ICMP host
+		 * unreachable from the daemon), instead of timing out */
+		{
+			struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9),
+						 .sin_addr.s_addr = exa_ip(v) };
+			long long un0 = ipd_counter("icmp_unreach_sent");
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			int64_t t1 = exa_now_ms();
+			int rc = connect(fd, (struct sockaddr *)&a, sizeof(a)), e = errno;
+
+			close(fd);
+			EXPECT_EQ(-1, rc);
+			EXPECT_EQ(EHOSTUNREACH, e);
+			EXPECT_GE(3000, exa_now_ms() - t1);
+			ASSERT_EQ(0, ipd_status_refresh());
+			EXPECT_LT(un0, ipd_counter("icmp_unreach_sent"));
+		}
 	} else {
 		/* the driver took back everything the killed daemon held */
 		usleep(200000);
@@ -991,7 +1180,7 @@ TEST_TIMEOUT(irq_mode_traffic_and_idle_cpu, 300)
 	if (!ipd_pid())
 		SKIP("no daemon (first case skipped or failed)");
 	if (exa_system("exanet-ipd --mode irq --version >/dev/null 2>&1") == 2)
-		SKIP("this exanet-ipd was built without NI interrupts (EXANET_HAVE_EVENTS)");
+		SKIP("this exanet-ipd was built without NI interrupts (libexanet < 1.1)");
 	OOB_UP(&o);
 	restart_all(_metadata, &o, "irq");
 	cpu = mode_check(_metadata, &o, IPD_PORT_BASE + 4);
@@ -1129,6 +1318,15 @@ TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 	EXPECT_EQ(b->rdma_pages, exa_sysfs_long("rdma_pages_in_use"));
 	EXPECT_EQ(b->ranks, exa_sysfs_long("rdma_ranks_in_use"));
 	oob_fini(&o2);
+}
+
+/* Whatever happened above, leave no daemon behind for the next program
+ * (exanet_module unloads the driver).  The cases run in children that end
+ * with _exit(); this runs when the harness itself exits. */
+static void __attribute__((destructor)) stop_leftover_daemon(void)
+{
+	if (ipd_pid())
+		ipd_stop();
 }
 
 TEST_HARNESS_MAIN

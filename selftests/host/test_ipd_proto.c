@@ -239,13 +239,13 @@ struct sink {
 	int bad;
 };
 
-static void sink_deliver(void *arg, const uint8_t *pkt, uint32_t len)
+static void sink_deliver(void *arg, const struct ipd_rec_hdr *h, const uint8_t *pkt)
 {
 	struct sink *s = arg;
 
 	s->n++;
-	s->bytes += len;
-	if (ipd_ip_check(pkt, len))
+	s->bytes += h->len;
+	if (ipd_ip_check(pkt, h->len) || ipd_rec_check(h, ipd_rec_size(h->len), 65535))
 		s->bad++;
 }
 
@@ -301,7 +301,16 @@ TEST(batch_parse_malformed_records_stop_delivery)
 	PARSE_BAD(65520);
 	memcpy(&h, b + second, sizeof(h)); h.flags = 1; memcpy(b + second, &h, sizeof(h));
 	PARSE_BAD(65520);
-	memcpy(&h, b + second, sizeof(h)); h.reserved = 1; memcpy(b + second, &h, sizeof(h));
+	/* checksum offload fields: only with the flag, inside the packet */
+	memcpy(&h, b + second, sizeof(h)); h.csum_start = 20; memcpy(b + second, &h, sizeof(h));
+	PARSE_BAD(65520);
+	memcpy(&h, b + second, sizeof(h)); h.flags = IPD_REC_F_CSUM; h.csum_start = 10;
+	h.csum_offset = 6; memcpy(b + second, &h, sizeof(h));
+	PARSE_BAD(65520);	/* inside the IP header */
+	memcpy(&h, b + second, sizeof(h)); h.flags = IPD_REC_F_CSUM; h.csum_start = 190;
+	h.csum_offset = 16; memcpy(b + second, &h, sizeof(h));
+	PARSE_BAD(65520);	/* beyond the packet */
+	memcpy(&h, b + second, sizeof(h)); h.flags = 4; memcpy(b + second, &h, sizeof(h));
 	PARSE_BAD(65520);
 	memcpy(&h, b + second, sizeof(h)); h.seq = 7; memcpy(b + second, &h, sizeof(h));
 	PARSE_BAD(65520);	/* reordered / replayed */
@@ -318,6 +327,28 @@ TEST(batch_parse_malformed_records_stop_delivery)
 	EXPECT_EQ(2u, s.n);
 	seq = 0;
 	EXPECT_EQ(-EBADMSG, ipd_batch_parse(b, len - 8, 65520, &seq, sink_deliver, &s));
+}
+
+TEST(batch_parse_checksum_offload_records)
+{
+	static uint8_t b[4096];
+	struct ipd_rec_hdr h = { .len = 1000, .flags = IPD_REC_F_CSUM, .seq = 5,
+				 .csum_start = 20, .csum_offset = 16 };	/* TCP */
+	struct sink s = { 0 };
+	uint32_t seq = 5;
+
+	ipd_rec_put_hdr(b, &h);
+	ip4(b + IPD_REC_HDR, 1000, 1);
+	h.seq = 6;
+	h.csum_start = 20;
+	h.csum_offset = 6;					/* UDP */
+	h.len = 998;		/* ends exactly at the checksum field + 2 = 28 .. ok */
+	ipd_rec_put_hdr(b + ipd_rec_size(1000), &h);
+	ip4(b + ipd_rec_size(1000) + IPD_REC_HDR, 998, 2);
+	ASSERT_EQ(2, ipd_batch_parse(b, ipd_rec_size(1000) + ipd_rec_size(998), 65520, &seq,
+				     sink_deliver, &s));
+	EXPECT_EQ(0, s.bad);
+	EXPECT_EQ(7u, seq);
 }
 
 TEST(batch_parse_fuzz_never_delivers_garbage)

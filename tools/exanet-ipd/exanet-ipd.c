@@ -92,6 +92,8 @@ static void usage(FILE *f)
 "  -a, --addr A.B.C.D/P    its address (default 10.43.0.0/16 + node + 1)\n"
 "  -m, --mtu N             MTU, %u..%u (default 65520)\n"
 "      --txqueuelen N      interface queue length (default 1000)\n"
+"      --no-offload        no checksum offload: the kernel checksums every\n"
+"                          packet it hands to the daemon\n"
 "Fabric:\n"
 "  -d, --device PATH       ExaNet device (default /dev/exanet0)\n"
 "      --pdid N            run in protection domain N: if the process is not\n"
@@ -107,7 +109,8 @@ static void usage(FILE *f)
 "      --max-sleep-us N    sleep mode: longest sleep (default 1000)\n"
 "      --ring-kib N        receive ring per peer, power of two, 512..262144\n"
 "                          (default 2048)\n"
-"      --batch-kib N       post a batch when it reaches N KiB (default 256)\n"
+"      --batch-kib N       post a batch when it reaches N KiB (default 256;\n"
+"                          0: one packet per RDMA write, no batching)\n"
 "      --max-inflight N    RDMA writes in flight per peer, 1..16 (default 4)\n"
 "Discovery:\n"
 "      --hb-iface IF       management interface for heartbeats (default eth0)\n"
@@ -167,7 +170,7 @@ static int parse_addr(const char *s, uint32_t *addr, uint32_t *prefix)
 enum {
 	O_TXQ = 256, O_PDID, O_MODE, O_SPIN, O_MAXSLEEP, O_RING, O_BATCH, O_INFLIGHT,
 	O_HBIF, O_HBPORT, O_HBINT, O_HBMISS, O_DAEMON, O_LOG, O_RUNDIR, O_STATUS, O_JSON,
-	O_VERSION,
+	O_VERSION, O_NOOFFLOAD,
 };
 
 static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *json)
@@ -197,6 +200,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 		{ "json", no_argument, NULL, O_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, O_VERSION },
+		{ "no-offload", no_argument, NULL, O_NOOFFLOAD },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int v;
@@ -217,6 +221,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 	o->spin_us = 200;
 	o->max_sleep_us = 1000;
 	o->run_dir = "/run/exanet-ipd";
+	o->offload = 1;
 	*status = *json = 0;
 	while ((c = getopt_long(argc, argv, "i:a:m:d:vh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -287,7 +292,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 			o->ring_order = (unsigned int)__builtin_ctz(v) + 10;
 			break;
 		case O_BATCH:
-			if (parse_uint(optarg, 1, 1 << 20, &o->batch_kib))
+			if (parse_uint(optarg, 0, 1 << 20, &o->batch_kib))
 				return -1;
 			break;
 		case O_INFLIGHT:
@@ -311,6 +316,9 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 			break;
 		case O_DAEMON:
 			o->daemon = 1;
+			break;
+		case O_NOOFFLOAD:
+			o->offload = 0;
 			break;
 		case O_LOG:
 			o->log_file = optarg;
@@ -556,6 +564,12 @@ static int setup_fabric(struct ipd *d)
 		return err;
 	}
 	d->lcomp = (struct exanet_rdma_notif *)d->ctrl;
+	{
+		struct exanet_rdma_info ri;
+
+		/* the rank is the file's for good now: no ioctl later */
+		d->rank = exanet_rdma_query(d->dev, &ri) ? EXANET_RDMA_NO_RANK : ri.rank;
+	}
 	return 0;
 }
 
@@ -589,7 +603,8 @@ static int setup_tun(struct ipd *d)
 		return -errno;
 	}
 	memset(&ifr, 0, sizeof(ifr));
-	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	/* every packet behind a virtio_net_hdr: checksum offload both ways */
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", d->o.ifname);
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
 		err = -errno;
@@ -599,6 +614,11 @@ static int setup_tun(struct ipd *d)
 		return err;
 	}
 	d->tunfd = fd;
+	/* The kernel may leave transport checksums to us (TUN_F_CSUM): we
+	 * pass them on to the peer's kernel, which accepts the packet as
+	 * checksummed by the "hardware"; the fabric is CRC-protected. */
+	if (ioctl(fd, TUNSETOFFLOAD, d->o.offload ? TUN_F_CSUM : 0) < 0)
+		ipd_log(LOG_W, "checksum offload on %s: %s", d->o.ifname, strerror(errno));
 	/* no IPv6 on the fabric interface (only IPv4 is routed) */
 	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", d->o.ifname);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -934,13 +954,11 @@ int main(int argc, char **argv)
 	ipd_status_write(d);
 	{
 		char ip[INET_ADDRSTRLEN];
-		struct exanet_rdma_info ri;
 
-		exanet_rdma_query(d->dev, &ri);
 		inet_ntop(AF_INET, &d->ip, ip, sizeof(ip));
 		ipd_log(LOG_I, "%s %s/%u mtu %u on node %u of %u, PDID %u, rank %u, mode %s, "
 			"incarnation %016llx", d->o.ifname, ip, d->o.prefix, d->o.mtu, d->node,
-			d->num_nodes, d->pdid, ri.rank, mode_name(d->o.mode),
+			d->num_nodes, d->pdid, d->rank, mode_name(d->o.mode),
 			(unsigned long long)d->inc);
 	}
 	if (ready_fd >= 0) {

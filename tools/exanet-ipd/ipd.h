@@ -12,6 +12,13 @@
 
 #include "ipd_proto.h"
 
+/* NI interrupts (exanet_event_arm(), exanet_dev_fd() readable on an event)
+ * arrived in libexanet 1.1; a library may also announce them itself. */
+#if !defined(EXANET_HAVE_EVENTS) && \
+	(LIBEXANET_VERSION_MAJOR > 1 || (LIBEXANET_VERSION_MAJOR == 1 && LIBEXANET_VERSION_MINOR >= 1))
+#define EXANET_HAVE_EVENTS 1
+#endif
+
 #define TOOL "exanet-ipd"
 #define IPD_VERSION "1.0"
 
@@ -50,16 +57,18 @@ struct ipd_opts {
 	const char *run_dir;
 	int verbose;
 	unsigned int txqlen;
+	int offload;			/* TUN checksum offload */
 };
 
 struct ipd_counters {
 	uint64_t tun_rx_packets, tun_rx_bytes, tun_tx_packets, tun_tx_bytes;
 	uint64_t tun_read_errors, tun_write_errors;
 	uint64_t drop_no_peer, drop_peer_down, drop_not_ipv4, drop_too_big, drop_bad_ip;
-	uint64_t icmp_unreach_sent;
+	uint64_t icmp_unreach_sent, csum_offloaded;
 	uint64_t hb_tx, hb_rx, hb_bad, hb_bad_incarnation, hb_self_conflict, hb_foreign;
 	uint64_t msg_rx, msg_bad, msg_stale, msg_tx, msg_tx_errors, msg_tx_busy;
 	uint64_t peer_up_events, peer_down_events, peer_restarts, conn_resets;
+	uint64_t probes, probes_alive;
 	uint64_t rdma_errors, notif_bad, rx_bad_batches, credit_bad;
 	uint64_t held_packets;
 	uint64_t loops, idle_sleeps, wakeups;
@@ -77,6 +86,9 @@ struct peer {
 	uint64_t up_since_tick;
 	int64_t rtt_ns;			/* last handshake */
 	uint32_t last_tx_cookie;	/* the peer's ring we last wrote into */
+	int probe_chan;			/* packetizer channel of a PROBE in flight, -1 */
+	uint64_t probe_tick;		/* when the heartbeats stopped: first probe */
+	bool suspect;			/* heartbeats missed, asking the fabric */
 	uint64_t dead_inc[4];		/* its past incarnations, never accepted again */
 	unsigned int dead_idx;
 
@@ -140,12 +152,12 @@ struct ipd {
 	struct inflight chan[IPD_WCHANS];
 	uint32_t chan_busy;		/* bitmask */
 	struct {
-		struct peer *p;		/* credit tracked on this channel, or NULL */
+		struct peer *p;		/* credit or probe tracked on this channel */
 		int busy;
 	} ctl[EXANET_PKT_CHANNELS];
 	unsigned int ctl_busy;
 
-	uint32_t node, num_nodes, pdid;
+	uint32_t node, num_nodes, pdid, rank;
 	uint64_t inc;
 	uint32_t ip, netmask;
 	int tunfd, hbfd, epfd;
@@ -156,9 +168,10 @@ struct ipd {
 	struct peer **active;		/* peers ever heard of */
 	unsigned int nactive;
 
-	uint8_t *buf;			/* TUN read buffer */
+	uint8_t *buf;			/* TUN read buffer: record header + packet */
 	struct peer *held;		/* packet in buf waiting for room */
-	uint32_t held_len;
+	struct ipd_rec_hdr held_hdr;
+	struct peer *tx_guess;		/* where the last packet went */
 
 	uint64_t ticks;
 	uint64_t start_ns;

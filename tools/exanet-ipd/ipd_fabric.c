@@ -12,7 +12,9 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <netinet/in.h>
+#include <linux/virtio_net.h>
 #include <unistd.h>
 
 #include "ipd.h"
@@ -63,6 +65,7 @@ struct peer *ipd_peer_get(struct ipd *d, uint32_t node)
 	p->node = node;
 	p->state = PEER_UNKNOWN;
 	p->rx.credit_chan = -1;
+	p->probe_chan = -1;
 	d->peers[node] = p;
 	d->active[d->nactive++] = p;
 	return p;
@@ -120,6 +123,8 @@ static int send_msg(struct ipd *d, struct peer *p, struct ipd_msg *m);
  * cookie no longer matches and they are only reaped. */
 static void tx_drop(struct ipd *d, struct peer *p)
 {
+	if (d->tx_guess == p)
+		d->tx_guess = NULL;
 	if (d->held == p) {
 		d->held = NULL;
 		p->c.tx_drops++;
@@ -180,6 +185,8 @@ void ipd_peer_down(struct ipd *d, struct peer *p, const char *why)
 	peer_drop_conn(d, p);
 	p->state = PEER_DOWN;
 	p->inc_auth = false;
+	p->probe_chan = -1;
+	p->suspect = false;
 }
 
 static void send_offer(struct ipd *d, struct peer *p)
@@ -286,6 +293,50 @@ static int peer_auth(struct ipd *d, struct peer *p, const struct ipd_msg *m)
 
 /* ----------------------------------------------- packetizer messages */
 
+/*
+ * Missed heartbeats are confirmed over the fabric before the peer is
+ * declared down.  A PROBE into its mailbox is ACKed by its NI only while
+ * the daemon lives (its mailbox is freed with it: NACK at once after a
+ * kill); a node that is gone does not answer (TIMEOUT).  A peer whose
+ * heartbeats were merely late (its VM or daemon stalled, the management
+ * network lost some) stays up with its rings.
+ */
+static void probe_done(struct ipd *d, struct peer *p, int err)
+{
+	if (!p->suspect)
+		return;
+	if (!err) {
+		d->c.probes_alive++;
+		p->suspect = false;
+		p->last_seen = d->ticks;
+		ipd_log(LOG_I, "peer node %u missed %u heartbeats but answers over the fabric",
+			p->node, d->o.hb_miss);
+		return;
+	}
+	{
+		char why[96];
+
+		snprintf(why, sizeof(why), "heartbeats missed, fabric probe: %s", strerror(-err));
+		ipd_peer_down(d, p, why);
+	}
+}
+
+static void send_probe(struct ipd *d, struct peer *p)
+{
+	struct ipd_msg m = { .type = IPD_MSG_PROBE };
+	int ch;
+
+	m.src_cookie = p->rx.cookie;
+	m.dst_cookie = p->tx.cookie;
+	m.dst_incarnation = p->inc;
+	ch = send_msg(d, p, &m);
+	if (ch < 0)
+		return;		/* again at the next tick */
+	d->c.probes++;
+	d->ctl[ch].p = p;
+	p->probe_chan = ch;
+}
+
 /* Reap finished control channels (MMIO status reads: only while busy). */
 void ipd_ctl_poll(struct ipd *d)
 {
@@ -311,6 +362,10 @@ void ipd_ctl_poll(struct ipd *d)
 				p->rx.credit_chan = -1;
 				if (err)	/* send the latest values again */
 					p->rx.credit_due = true;
+			}
+			if (p->probe_chan == (int)ch) {
+				p->probe_chan = -1;
+				probe_done(d, p, err);
 			}
 		}
 	}
@@ -527,6 +582,8 @@ int ipd_mbox_poll(struct ipd *d)
 		case IPD_MSG_BYE:
 			ipd_peer_down(d, p, "it said goodbye");
 			break;
+		case IPD_MSG_PROBE:
+			break;		/* the NI's ACK answered it */
 		}
 	}
 	return n;
@@ -662,16 +719,50 @@ static void comp_check_stale(struct ipd *d)
 }
 
 /*
- * Append one packet to p's open batch.  -EAGAIN: no room (credits), the
- * caller holds the packet and stops reading the TUN device.
+ * Where the next record for a packet of up to MTU bytes goes in p's staging
+ * copy if it can be written there directly (no end of ring, no closed batch
+ * in the way, room granted by credits), else NULL.
  */
-static int tx_append(struct ipd *d, struct peer *p, const uint8_t *pkt, uint32_t len)
+static uint8_t *tx_reserve(struct ipd *d, struct peer *p)
 {
-	uint64_t need = ipd_rec_size(len), off = p->tx.tail % p->tx.size;
+	uint64_t need, off;
+
+	if (!p || p->state != PEER_UP || !p->tx.ready)
+		return NULL;
+	need = ipd_rec_size(p->mtu < d->o.mtu ? d->o.mtu : p->mtu);
+	off = p->tx.tail % p->tx.size;
+	if ((off == 0 || !d->o.batch_kib) && p->tx.tail != p->tx.bstart)
+		return NULL;
+	if (off + need > p->tx.size || p->tx.tail + need - p->tx.credit_pos > p->tx.size)
+		return NULL;
+	return p->tx.stage + off;
+}
+
+/* The record at the tail (header h, packet already in place) joins the
+ * open batch. */
+static void tx_commit(struct ipd *d, struct peer *p, uint8_t *rec, struct ipd_rec_hdr *h)
+{
+	h->seq = p->tx.rseq++;
+	ipd_rec_put_hdr(rec, h);
+	p->tx.tail += ipd_rec_size(h->len);
+	p->c.tx_packets++;
+	p->c.tx_bytes += h->len;
+	if (p->tx.tail - p->tx.bstart >= (uint64_t)d->o.batch_kib << 10)
+		tx_post(d, p);
+}
+
+/*
+ * Append one packet (header h, payload pkt) to p's open batch by copying
+ * it.  -EAGAIN: no room (credits), the caller holds the packet and stops
+ * reading the TUN device.
+ */
+static int tx_append(struct ipd *d, struct peer *p, struct ipd_rec_hdr *h, const uint8_t *pkt)
+{
+	uint64_t need = ipd_rec_size(h->len), off = p->tx.tail % p->tx.size;
 
 	/* a batch never crosses the end of the ring: a record ending exactly
-	 * there closes it too */
-	if (off == 0 && p->tx.tail != p->tx.bstart && !tx_post(d, p))
+	 * there closes it too; --batch-kib 0: one packet per write */
+	if ((off == 0 || !d->o.batch_kib) && p->tx.tail != p->tx.bstart && !tx_post(d, p))
 		return -EAGAIN;
 	if (off + need > p->tx.size) {
 		uint64_t skip = p->tx.size - off;
@@ -687,45 +778,62 @@ static int tx_append(struct ipd *d, struct peer *p, const uint8_t *pkt, uint32_t
 	}
 	if (p->tx.tail + need - p->tx.credit_pos > p->tx.size)
 		return -EAGAIN;
-	ipd_rec_put(p->tx.stage + off, len, p->tx.rseq);
-	memcpy(p->tx.stage + off + IPD_REC_HDR, pkt, len);
-	p->tx.rseq++;
-	p->tx.tail += need;
-	p->c.tx_packets++;
-	p->c.tx_bytes += len;
-	if (p->tx.tail - p->tx.bstart >= (uint64_t)d->o.batch_kib << 10)
-		tx_post(d, p);
+	memcpy(p->tx.stage + off + IPD_REC_HDR, pkt, h->len);
+	tx_commit(d, p, p->tx.stage + off, h);
 	return 0;
+}
+
+/* Write one packet into the TUN device, behind its virtio_net_hdr. */
+static int tun_write(struct ipd *d, const struct ipd_rec_hdr *h, const uint8_t *pkt)
+{
+	struct virtio_net_hdr v = { 0 };
+	struct iovec iov[2] = {
+		{ .iov_base = &v, .iov_len = sizeof(v) },
+		{ .iov_base = (void *)pkt, .iov_len = h->len },
+	};
+
+	if (h->flags & IPD_REC_F_CSUM) {
+		v.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		v.csum_start = h->csum_start;
+		v.csum_offset = h->csum_offset;
+	}
+	if (writev(d->tunfd, iov, 2) == (ssize_t)(sizeof(v) + h->len))
+		return 0;
+	d->c.tun_write_errors++;
+	return -1;
 }
 
 static void send_unreach(struct ipd *d, const uint8_t *pkt, uint32_t len)
 {
+	struct ipd_rec_hdr h = { 0 };
 	uint8_t out[600];
 	size_t n;
 
+	uint32_t from;
+
 	if (d->icmp_budget <= 0)
 		return;
-	n = ipd_icmp_unreach(out, sizeof(out), d->ip, pkt, len, 1 /* host unreachable */);
+	/* From the unreachable address itself: one of our own addresses
+	 * arriving on exa0 would be a martian source to the kernel. */
+	memcpy(&from, pkt + 16, 4);
+	n = ipd_icmp_unreach(out, sizeof(out), from, pkt, len, 1 /* host unreachable */);
 	if (!n)
 		return;
 	d->icmp_budget--;
-	if (write(d->tunfd, out, n) == (ssize_t)n)
+	h.len = (uint32_t)n;
+	if (!tun_write(d, &h, out))
 		d->c.icmp_unreach_sent++;
-	else
-		d->c.tun_write_errors++;
 }
 
-/* Route one packet read from the TUN device.  Returns -EAGAIN if it must
- * be held (no room at its peer), 0 otherwise (queued or dropped). */
-static int route_packet(struct ipd *d, const uint8_t *pkt, uint32_t len, struct peer **pp)
+/* The peer a packet goes to (NULL: dropped, counted, maybe answered). */
+static struct peer *route_packet(struct ipd *d, const uint8_t *pkt, uint32_t len)
 {
 	struct peer *p;
 	uint32_t dst;
 
-	*pp = NULL;
 	if (len < 20 || (pkt[0] >> 4) != 4) {
 		d->c.drop_not_ipv4++;
-		return 0;
+		return NULL;
 	}
 	memcpy(&dst, pkt + 16, 4);
 	p = ipd_peer_by_ip(d, dst);
@@ -733,7 +841,7 @@ static int route_packet(struct ipd *d, const uint8_t *pkt, uint32_t len, struct 
 		d->c.drop_no_peer++;
 		if ((dst & d->netmask) == (d->ip & d->netmask))
 			send_unreach(d, pkt, len);
-		return 0;
+		return NULL;
 	}
 	if (p->state != PEER_UP || !p->tx.ready) {
 		d->c.drop_peer_down++;
@@ -741,28 +849,50 @@ static int route_packet(struct ipd *d, const uint8_t *pkt, uint32_t len, struct 
 		/* a host that is gone, not one whose rings are being replaced */
 		if (p->state == PEER_DOWN || p->state == PEER_UNKNOWN)
 			send_unreach(d, pkt, len);
-		return 0;
+		return NULL;
 	}
 	if (len > p->mtu) {
 		d->c.drop_too_big++;
 		p->c.tx_drops++;
-		return 0;
+		return NULL;
 	}
-	*pp = p;
-	return tx_append(d, p, pkt, len);
+	return p;
 }
 
-/* Read packets from the TUN device into the peers' open batches. */
+/* The record header of a packet read behind its virtio_net_hdr, or -1 to
+ * drop it (GSO, which we never enable, or a checksum position outside). */
+static int vnet_to_rec(const struct virtio_net_hdr *v, uint32_t len, struct ipd_rec_hdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->len = len;
+	h->type = IPD_REC_IP;
+	if (v->gso_type != VIRTIO_NET_HDR_GSO_NONE)
+		return -1;
+	if (v->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+		h->flags = IPD_REC_F_CSUM;
+		h->csum_start = v->csum_start;
+		h->csum_offset = v->csum_offset;
+	}
+	return ipd_rec_check(h, ipd_rec_size(len), len);
+}
+
+/*
+ * Read packets from the TUN device into the peers' open batches.  A packet
+ * is read straight into the staging copy of the peer the previous one went
+ * to (its record header then overwrites the virtio_net_hdr in front of it);
+ * it is copied only when it goes elsewhere or that peer has no room.
+ */
 int ipd_tun_rx(struct ipd *d)
 {
+	const size_t vl = sizeof(struct virtio_net_hdr);
 	int n = 0;
 
 	if (d->held) {
 		struct peer *p = d->held;
 
-		if (p->state != PEER_UP) {
+		if (p->state != PEER_UP || !p->tx.ready) {
 			d->held = NULL;
-		} else if (tx_append(d, p, d->buf, d->held_len) == -EAGAIN) {
+		} else if (tx_append(d, p, &d->held_hdr, d->buf + IPD_REC_HDR) == -EAGAIN) {
 			if (!p->tx.stalled) {
 				p->tx.stalled = true;
 				p->c.credit_stalls++;
@@ -778,25 +908,52 @@ int ipd_tun_rx(struct ipd *d)
 		d->tun_quiet = 0;
 		return n;
 	}
-	for (int i = 0; i < 64; i++) {
-		struct peer *p;
-		ssize_t len = read(d->tunfd, d->buf, d->o.mtu + 4);
+	for (int i = 0; i < 64 && !(i && ipd_tick_pending); i++) {
+		struct peer *g = d->tx_guess, *p;
+		uint8_t *rec = tx_reserve(d, g);
+		struct virtio_net_hdr v;
+		struct ipd_rec_hdr h;
+		uint32_t len;
+		ssize_t got;
 
-		if (len < 0) {
+		if (!rec) {
+			rec = d->buf;
+			g = NULL;
+		}
+		got = read(d->tunfd, rec + IPD_REC_HDR - vl, d->o.mtu + vl);
+		if (got < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN)
 				d->c.tun_read_errors++;
 			break;
 		}
-		if (len == 0)
+		if ((size_t)got <= vl)
 			break;
 		n++;
+		len = (uint32_t)((size_t)got - vl);
 		d->c.tun_rx_packets++;
-		d->c.tun_rx_bytes += (uint64_t)len;
-		if (route_packet(d, d->buf, (uint32_t)len, &p) == -EAGAIN) {
+		d->c.tun_rx_bytes += len;
+		memcpy(&v, rec + IPD_REC_HDR - vl, vl);
+		if (vnet_to_rec(&v, len, &h)) {
+			d->c.drop_bad_ip++;
+			continue;
+		}
+		if (h.flags & IPD_REC_F_CSUM)
+			d->c.csum_offloaded++;
+		p = route_packet(d, rec + IPD_REC_HDR, len);
+		if (!p)
+			continue;
+		d->tx_guess = p;
+		if (p == g) {
+			tx_commit(d, p, rec, &h);
+			continue;
+		}
+		if (tx_append(d, p, &h, rec + IPD_REC_HDR) == -EAGAIN) {
+			if (rec != d->buf)
+				memcpy(d->buf + IPD_REC_HDR, rec + IPD_REC_HDR, len);
 			d->held = p;
-			d->held_len = (uint32_t)len;
+			d->held_hdr = h;
 			d->c.held_packets++;
 			p->tx.stalled = true;
 			p->c.credit_stalls++;
@@ -808,15 +965,13 @@ int ipd_tun_rx(struct ipd *d)
 
 /* -------------------------------------------------- RDMA: receiving */
 
-static void deliver(void *arg, const uint8_t *pkt, uint32_t len)
+static void deliver(void *arg, const struct ipd_rec_hdr *h, const uint8_t *pkt)
 {
 	struct ipd *d = arg;
 
-	if (write(d->tunfd, pkt, len) == (ssize_t)len) {
+	if (!tun_write(d, h, pkt)) {
 		d->c.tun_tx_packets++;
-		d->c.tun_tx_bytes += len;
-	} else {
-		d->c.tun_write_errors++;
+		d->c.tun_tx_bytes += h->len;
 	}
 }
 
@@ -837,7 +992,10 @@ static int rx_poll(struct ipd *d, struct peer *p)
 	uint64_t ring = (uint64_t)1 << d->o.ring_order;
 	int n = 0;
 
-	while (n < 16) {
+	/* Bounded work: each batch's packets go through the kernel's receive
+	 * path in our write(), which under load takes milliseconds; a tick
+	 * (heartbeats, timeouts) must not wait for 16 of them. */
+	while (n < 16 && !(n && ipd_tick_pending)) {
 		struct exanet_rdma_notif rec;
 		int64_t skip;
 		uint64_t start;
@@ -1025,8 +1183,23 @@ void ipd_tick(struct ipd *d)
 
 		if (p->state == PEER_UP || p->state == PEER_CONNECTING) {
 			if (d->ticks - p->last_seen > d->o.hb_miss) {
-				ipd_peer_down(d, p, "heartbeats missed");
-				continue;
+				if (!p->suspect) {
+					p->suspect = true;
+					p->probe_tick = d->ticks;
+				}
+				if (!p->inc_auth) {
+					/* never confirmed over the fabric: nothing to ask */
+					ipd_peer_down(d, p, "heartbeats missed");
+					continue;
+				}
+				if (d->ticks - p->probe_tick > 10000 / d->o.hb_interval_ms) {
+					ipd_peer_down(d, p, "heartbeats missed, no answer over the fabric");
+					continue;
+				}
+				if (p->probe_chan < 0)
+					send_probe(d, p);
+			} else {
+				p->suspect = false;
 			}
 		}
 		if (p->state == PEER_CONNECTING) {

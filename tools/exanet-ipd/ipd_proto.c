@@ -102,6 +102,7 @@ static const size_t msg_len[] = {
 	[IPD_MSG_CREDIT] = MSG_HDR + 12,
 	[IPD_MSG_BYE] = MSG_HDR,
 	[IPD_MSG_NEED_RING] = MSG_HDR,
+	[IPD_MSG_PROBE] = MSG_HDR,
 };
 
 size_t ipd_msg_encode(const struct ipd_msg *m, uint8_t out[IPD_MSG_MAX_SIZE])
@@ -232,8 +233,32 @@ void ipd_rec_put(uint8_t *at, uint32_t len, uint32_t seq)
 	memcpy(at, &h, sizeof(h));
 }
 
+void ipd_rec_put_hdr(uint8_t *at, const struct ipd_rec_hdr *h)
+{
+	struct ipd_rec_hdr c = *h;
+
+	c.type = IPD_REC_IP;
+	memcpy(at, &c, sizeof(c));
+}
+
+int ipd_rec_check(const struct ipd_rec_hdr *h, size_t room, uint32_t mtu)
+{
+	if (h->type != IPD_REC_IP || (h->flags & ~IPD_REC_F_CSUM) || !h->len || h->len > mtu ||
+	    ipd_rec_size(h->len) > room)
+		return -EBADMSG;
+	if (h->flags & IPD_REC_F_CSUM) {
+		/* the checksum field lies in the packet, after the IP header */
+		if (h->csum_start < 20 || (uint32_t)h->csum_start + h->csum_offset + 2 > h->len)
+			return -EBADMSG;
+	} else if (h->csum_start || h->csum_offset) {
+		return -EBADMSG;
+	}
+	return 0;
+}
+
 int ipd_batch_parse(const uint8_t *batch, size_t len, uint32_t mtu, uint32_t *seq,
-		    void (*deliver)(void *arg, const uint8_t *pkt, uint32_t len), void *arg)
+		    void (*deliver)(void *arg, const struct ipd_rec_hdr *h, const uint8_t *pkt),
+		    void *arg)
 {
 	size_t off = 0;
 	int n = 0;
@@ -242,22 +267,17 @@ int ipd_batch_parse(const uint8_t *batch, size_t len, uint32_t mtu, uint32_t *se
 		return -EBADMSG;
 	while (off < len) {
 		struct ipd_rec_hdr h;
-		uint32_t sz;
 
 		if (len - off < IPD_REC_HDR)
 			return -EBADMSG;
 		memcpy(&h, batch + off, sizeof(h));
-		if (h.type != IPD_REC_IP || h.flags || h.reserved || h.seq != *seq ||
-		    !h.len || h.len > mtu)
-			return -EBADMSG;
-		sz = ipd_rec_size(h.len);
-		if (sz > len - off)
+		if (h.seq != *seq || ipd_rec_check(&h, len - off, mtu))
 			return -EBADMSG;
 		if (ipd_ip_check(batch + off + IPD_REC_HDR, h.len))
 			return -EBADMSG;
-		deliver(arg, batch + off + IPD_REC_HDR, h.len);
+		deliver(arg, &h, batch + off + IPD_REC_HDR);
 		(*seq)++;
-		off += sz;
+		off += ipd_rec_size(h.len);
 		n++;
 	}
 	return n;

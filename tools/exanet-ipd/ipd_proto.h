@@ -49,8 +49,9 @@ enum ipd_msg_type {
 	IPD_MSG_BYE = 4,	/* I am stopping */
 	IPD_MSG_NEED_RING = 5,	/* I cannot write into your ring dst_cookie (0: I
 				 * have none): offer me a fresh one */
+	IPD_MSG_PROBE = 6,	/* are you there?  (the NI's ACK is the answer) */
 };
-#define IPD_MSG_LAST IPD_MSG_NEED_RING
+#define IPD_MSG_LAST IPD_MSG_PROBE
 #define IPD_MSG_VERSION		1
 
 /*
@@ -123,10 +124,16 @@ int ipd_msg_decode(const void *buf, size_t len, struct ipd_msg *m);
 struct ipd_rec_hdr {
 	uint32_t len;		/* IP packet bytes */
 	uint16_t type;		/* IPD_REC_IP */
-	uint16_t flags;		/* 0 */
+	uint16_t flags;		/* IPD_REC_F_* */
 	uint32_t seq;		/* record number on this connection, from 0 */
-	uint32_t reserved;	/* 0 */
+	uint16_t csum_start;	/* IPD_REC_F_CSUM: the transport checksum */
+	uint16_t csum_offset;	/* still to be completed (else both 0) */
 };
+/* The sender's kernel left the transport checksum to the device (TUN
+ * checksum offload): csum_start/csum_offset say where, as in a
+ * virtio_net_hdr with VIRTIO_NET_HDR_F_NEEDS_CSUM.  The receiver hands
+ * them to its kernel the same way; the fabric is CRC-protected. */
+#define IPD_REC_F_CSUM		0x1
 
 static inline uint32_t ipd_rec_size(uint32_t len)
 {
@@ -155,16 +162,23 @@ int ipd_ip_check(const uint8_t *pkt, size_t len);
 
 /*
  * Walk the records of one batch: for each valid record call
- * deliver(arg, payload, len).  Stops at the first malformed record
- * (header fields, length beyond the batch or above mtu, sequence, bad IP
- * packet) and returns -EBADMSG; returns the number of records otherwise.
- * *seq is the expected next record sequence number and is advanced.
+ * deliver(arg, header, packet).  Stops at the first malformed record
+ * (header fields, length beyond the batch or above mtu, sequence,
+ * checksum position outside the packet, bad IP packet) and returns
+ * -EBADMSG; returns the number of records otherwise.  *seq is the expected
+ * next record sequence number and is advanced.
  */
 int ipd_batch_parse(const uint8_t *batch, size_t len, uint32_t mtu, uint32_t *seq,
-		    void (*deliver)(void *arg, const uint8_t *pkt, uint32_t len), void *arg);
+		    void (*deliver)(void *arg, const struct ipd_rec_hdr *h, const uint8_t *pkt),
+		    void *arg);
 
 /* Write the record header for a packet of len bytes (payload follows). */
 void ipd_rec_put(uint8_t *at, uint32_t len, uint32_t seq);
+/* Same with checksum offload information (h->seq included). */
+void ipd_rec_put_hdr(uint8_t *at, const struct ipd_rec_hdr *h);
+/* 0 if a record header is acceptable for a packet in a batch with
+ * 'room' bytes left (header included) and the given MTU, else -EBADMSG. */
+int ipd_rec_check(const struct ipd_rec_hdr *h, size_t room, uint32_t mtu);
 
 /*
  * ICMP destination unreachable (type 3, code) from 'from' (network order)

@@ -23,12 +23,13 @@ static const struct { const char *name; size_t off; } counters[] = {
 	CNT(tun_rx_packets), CNT(tun_rx_bytes), CNT(tun_tx_packets), CNT(tun_tx_bytes),
 	CNT(tun_read_errors), CNT(tun_write_errors),
 	CNT(drop_no_peer), CNT(drop_peer_down), CNT(drop_not_ipv4), CNT(drop_too_big),
-	CNT(drop_bad_ip), CNT(icmp_unreach_sent),
+	CNT(drop_bad_ip), CNT(icmp_unreach_sent), CNT(csum_offloaded),
 	CNT(hb_tx), CNT(hb_rx), CNT(hb_bad), CNT(hb_bad_incarnation), CNT(hb_self_conflict),
 	CNT(hb_foreign),
 	CNT(msg_rx), CNT(msg_bad), CNT(msg_stale), CNT(msg_tx), CNT(msg_tx_errors),
 	CNT(msg_tx_busy),
 	CNT(peer_up_events), CNT(peer_down_events), CNT(peer_restarts), CNT(conn_resets),
+	CNT(probes), CNT(probes_alive),
 	CNT(rdma_errors), CNT(notif_bad), CNT(rx_bad_batches), CNT(credit_bad),
 	CNT(held_packets), CNT(loops), CNT(idle_sleeps), CNT(wakeups),
 };
@@ -41,7 +42,6 @@ static void path_of(const struct ipd_opts *o, const char *ext, char *buf, size_t
 int ipd_status_write(struct ipd *d)
 {
 	char path[512], tmp[520], ip[INET_ADDRSTRLEN];
-	struct exanet_rdma_info ri;
 	FILE *f;
 
 	path_of(&d->o, "status", path, sizeof(path));
@@ -49,14 +49,12 @@ int ipd_status_write(struct ipd *d)
 	f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	if (exanet_rdma_query(d->dev, &ri))
-		ri.rank = EXANET_RDMA_NO_RANK;
 	inet_ntop(AF_INET, &d->ip, ip, sizeof(ip));
 	fprintf(f, "version 1\nseq %u\nrunning %d\npid %d\nifname %s\naddress %s/%u\nmtu %u\n"
 		"node %u\nnum_nodes %u\npdid %u\nrank %u\nmbox %u\nmode %s\n"
 		"incarnation %016llx\nring_kib %u\nuptime_ms %lld\nticks %llu\n",
 		++d->status_seq, !d->stopped, (int)getpid(), d->o.ifname, ip, d->o.prefix, d->o.mtu,
-		d->node, d->num_nodes, d->pdid, ri.rank, exanet_mbox_id(d->mbox),
+		d->node, d->num_nodes, d->pdid, d->rank, exanet_mbox_id(d->mbox),
 		ipd_mode_name(d->o.mode), (unsigned long long)d->inc,
 		1u << (d->o.ring_order - 10), (long long)((ipd_now_ns() - d->start_ns) / 1000000),
 		(unsigned long long)d->ticks);
