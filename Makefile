@@ -8,6 +8,7 @@
 #   make bench-extoll EXTOLL VELO/RMA benchmark, writes build/bench/extoll.json
 #   make deb        Debian packages into build/deb/ (packaging/build.mk)
 #   make check-packages  install them into a clean root and test them
+#   make bench-ip   IP over the fabric vs the management network, writes build/bench/ip.json
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).
@@ -30,7 +31,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps check demo bench-msg bench-rdma bench-extoll clean
+.PHONY: all deps check demo bench-msg bench-rdma bench-extoll bench-ip clean
 all:
 
 deps:
@@ -68,6 +69,10 @@ bench-rdma: deps
 bench-extoll: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-extoll
+
+bench-ip: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/bench-ip
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)

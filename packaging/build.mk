@@ -74,7 +74,7 @@ install-libexanet: install-man-libexanet
 install-extoll-libs: install-man-extoll
 
 # ---------------------------------------------------------------- tools, udev
-PKG_TOOLS := $(USER_TOOLS) $(RDMA_TOOLS) $(EXTOLL_TOOLS)
+PKG_TOOLS := $(USER_TOOLS) $(RDMA_TOOLS) $(EXTOLL_TOOLS) $(TOOLS_OUT)/exanet-ipd
 
 .PHONY: pkg-userspace install-tools install-udev
 # What the packages contain, without the modules and the tests.

@@ -19,7 +19,7 @@ KVER=${KVER:-$("$TOP/scripts/kver.sh")}
 DEBS=$BUILD/deb
 WORK=$BUILD/check-packages
 ROOT=$WORK/root
-TOOLS=(exanetctl:8 exanet-pingpong:1 exanet-rdma-bw:1 exanet-rdma-lat:1 udp-pingpong:1
+TOOLS=(exanetctl:8 exanet-ipd:8 exanet-pingpong:1 exanet-rdma-bw:1 exanet-rdma-lat:1 udp-pingpong:1
 	rma2-pingpong:1 rma2-bw:1 velo2-pingpong:1)
 
 [ "$(id -u)" -eq 0 ] || { echo "check-packages: needs root (chroot)" >&2; exit 1; }

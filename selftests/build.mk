@@ -15,15 +15,28 @@ ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_uti
 
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
-	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown
+	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
+	exanet_ipd
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
-	$(TOP)/uapi/exa_domain.h
+	$(TOP)/uapi/exa_domain.h $(ST_DIR)/exanet/ipd_test.h
 
 $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+
+# exanet_ipd forges heartbeats with the daemon's own encoder
+$(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
+		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/tools/exanet-ipd/ipd_proto.c \
+		$(TOP)/tools/exanet-ipd/ipd_proto.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(TOP)/tools/exanet-ipd/ipd_proto.c \
+		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+
+# the same program, listed again for the 4-node cluster
+$(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
+	cp $< $@
 
 $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 	@mkdir -p $(@D)
@@ -31,7 +44,7 @@ $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
-HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common
+HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -59,7 +72,12 @@ $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMO
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
 
-ALL_TARGETS += $(ST_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
+$(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ipd/ipd_proto.c \
+		$(TOP)/tools/exanet-ipd/ipd_proto.h $(ST_DIR)/lib/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS)
+
+ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
 
 .PHONY: selftests host-check

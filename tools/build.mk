@@ -45,3 +45,14 @@ $(TOOLS_OUT)/exanet-rdma-bw: $(TOP)/tools/exanet-rdma-bw/exanet-rdma-bw.c $(RDMA
 $(TOOLS_OUT)/exanet-rdma-lat: $(TOP)/tools/exanet-rdma-lat/exanet-rdma-lat.c $(RDMA_TOOL_DEPS)
 	@mkdir -p $(@D)
 	$(RDMA_TOOL_CC)
+
+# IP over the fabric daemon (Documentation/exanet/ipd.md).  ipd_proto.c is
+# also linked into the host unit test selftests/host/test_ipd_proto.c.
+IPD_DIR := $(TOP)/tools/exanet-ipd
+IPD_SRCS := $(addprefix $(IPD_DIR)/,exanet-ipd.c ipd_fabric.c ipd_proto.c ipd_status.c)
+IPD_HDRS := $(addprefix $(IPD_DIR)/,ipd.h ipd_fabric.h ipd_proto.h)
+ALL_TARGETS += $(TOOLS_OUT)/exanet-ipd
+
+$(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $(IPD_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)

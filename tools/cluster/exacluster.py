@@ -1020,7 +1020,11 @@ def _cli(argv=None):
     up.add_argument("--name", default="default")
     up.add_argument("--qemu")
     up.add_argument("--initrd")
-    up.add_argument("--iommu", action="store_true", help="add intel-iommu,aw-bits=48")
+    up.add_argument("--iommu", action="store_true",
+                    help="add intel-iommu,aw-bits=48 (default: when the nodes have RDMA contexts)")
+    up.add_argument("--ip", nargs="?", const="sleep", choices=["busy", "sleep", "irq"],
+                    help="start exanet-ipd (IP over the fabric, exa0 = 10.43.0.<node+1>) "
+                         "in this mode at boot (default sleep)")
     up.add_argument("--no-exanet", action="store_true", help="omit the exanet device")
     up.add_argument("--extoll", action="store_true", help="add the extoll device (EXTOLL NIC)")
     up.add_argument("--accel", help="tcg (default) or kvm")
@@ -1048,10 +1052,14 @@ def _cli(argv=None):
 
     try:
         if a.cmd == "up":
+            append = a.append
+            if a.ip:
+                append = (append + " exacluster.ip=%s" % a.ip).strip()
             c = Cluster(nodes=a.nodes, name=a.name, qemu=a.qemu, initrd=a.initrd,
-                        iommu=a.iommu, exanet=False if a.no_exanet else "auto",
+                        iommu=True if a.iommu else "auto",
+                        exanet=False if a.no_exanet else "auto",
                         extoll=a.extoll,
-                        accel=a.accel, memory=a.memory, append=a.append,
+                        accel=a.accel, memory=a.memory, append=append,
                         extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
                         detach=True)
             try:

@@ -1,0 +1,994 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet-ipd: IP over the ExaNet fabric.  Owns a TUN interface (default
+ * exa0) and carries its IP packets to the daemons of the other nodes in
+ * RDMA-written receive rings.  Reference: Documentation/exanet/ipd.md and
+ * --help.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/genetlink.h>
+#include <linux/if_tun.h>
+#include <linux/netlink.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <exa_cpu.h>
+
+#include "ipd.h"
+#include "ipd_fabric.h"
+
+volatile sig_atomic_t ipd_tick_pending, ipd_stop, ipd_status_req;
+
+static FILE *log_fp;
+static int log_syslog;
+static int log_verbose;
+
+void ipd_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level >= LOG_D && !log_verbose)
+		return;
+	va_start(ap, fmt);
+	if (log_syslog) {
+		vsyslog(level, fmt, ap);
+	} else {
+		struct timespec ts;
+		FILE *f = log_fp ? log_fp : stderr;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		fprintf(f, "%lld.%03ld " TOOL ": ", (long long)ts.tv_sec, ts.tv_nsec / 1000000);
+		vfprintf(f, fmt, ap);
+		fputc('\n', f);
+		fflush(f);
+	}
+	va_end(ap);
+}
+
+int64_t ipd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------ usage */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: " TOOL " [OPTIONS]            run the daemon (root)\n"
+"       " TOOL " --status [--json] [--ifname NAME] [--run-dir DIR]\n"
+"\n"
+"IP over the ExaNet fabric: creates the TUN interface NAME (default exa0),\n"
+"addresses it, and carries its packets to the daemons of the other nodes\n"
+"in RDMA-written receive rings.  Peers are found by heartbeats on the\n"
+"management network and handshaken over the fabric.\n"
+"\n"
+"Interface:\n"
+"  -i, --ifname NAME       interface name (default exa0)\n"
+"  -a, --addr A.B.C.D/P    its address (default 10.43.0.0/16 + node + 1)\n"
+"  -m, --mtu N             MTU, %u..%u (default 65520)\n"
+"      --txqueuelen N      interface queue length (default 1000)\n"
+"      --no-offload        no checksum offload: the kernel checksums every\n"
+"                          packet it hands to the daemon\n"
+"Fabric:\n"
+"  -d, --device PATH       ExaNet device (default /dev/exanet0)\n"
+"      --pdid N            run in protection domain N: if the process is not\n"
+"                          already bound to it (exanetctl run --pdid N), bind\n"
+"                          itself (needs CAP_NET_ADMIN).  Every node's daemon\n"
+"                          must use the same PDID.\n"
+"      --mode MODE         busy | sleep | irq (default sleep):\n"
+"                          busy: spin on TUN and notifications (lowest latency,\n"
+"                          one core); sleep: spin briefly, then sleeps growing\n"
+"                          to --max-sleep-us; irq: sleep in epoll until the NI\n"
+"                          interrupts or the TUN device has a packet\n"
+"      --spin N            sleep mode: idle polls before the first sleep (200)\n"
+"      --max-sleep-us N    sleep mode: longest sleep (default 1000)\n"
+"      --ring-kib N        receive ring per peer, power of two, 512..262144\n"
+"                          (default 2048)\n"
+"      --batch-kib N       post a batch when it reaches N KiB (default 256;\n"
+"                          0: one packet per RDMA write, no batching)\n"
+"      --max-inflight N    RDMA writes in flight per peer, 1..16 (default 4)\n"
+"Discovery:\n"
+"      --hb-iface IF       management interface for heartbeats (default eth0)\n"
+"      --hb-port PORT      UDP port (default 18650)\n"
+"      --hb-interval MS    heartbeat interval (default 100)\n"
+"      --hb-miss K         heartbeats missed before a peer is down (default 3)\n"
+"Process:\n"
+"      --daemon            detach once the interface is up (logs to syslog or\n"
+"                          --log-file)\n"
+"      --log-file FILE     append logs to FILE\n"
+"      --run-dir DIR       pid and status files (default /run/exanet-ipd)\n"
+"  -v, --verbose           debug logs\n"
+"      --status            print the running daemon's peers and counters\n"
+"      --json              with --status: JSON\n"
+"  -h, --help, --version\n"
+"\n"
+"Exit status: 0 stopped by SIGTERM/SIGINT (or --status printed), 1 error,\n"
+"2 usage (also --mode irq without NI interrupts), 3 --status: no daemon.\n"
+"Reference: Documentation/exanet/ipd.md\n", IPD_MTU_MIN, 65520);
+}
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned int *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || end == s || *end || v < min || v > max || *s == '-')
+		return -1;
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int parse_addr(const char *s, uint32_t *addr, uint32_t *prefix)
+{
+	char buf[64], *slash;
+	struct in_addr a;
+	unsigned int p = 16;
+
+	if (strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash) {
+		*slash = 0;
+		if (parse_uint(slash + 1, 1, 30, &p))
+			return -1;
+	}
+	if (inet_pton(AF_INET, buf, &a) != 1)
+		return -1;
+	*addr = a.s_addr;
+	*prefix = p;
+	return 0;
+}
+
+enum {
+	O_TXQ = 256, O_PDID, O_MODE, O_SPIN, O_MAXSLEEP, O_RING, O_BATCH, O_INFLIGHT,
+	O_HBIF, O_HBPORT, O_HBINT, O_HBMISS, O_DAEMON, O_LOG, O_RUNDIR, O_STATUS, O_JSON,
+	O_VERSION, O_NOOFFLOAD,
+};
+
+static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *json)
+{
+	static const struct option lopts[] = {
+		{ "ifname", required_argument, NULL, 'i' },
+		{ "addr", required_argument, NULL, 'a' },
+		{ "mtu", required_argument, NULL, 'm' },
+		{ "txqueuelen", required_argument, NULL, O_TXQ },
+		{ "device", required_argument, NULL, 'd' },
+		{ "pdid", required_argument, NULL, O_PDID },
+		{ "mode", required_argument, NULL, O_MODE },
+		{ "spin", required_argument, NULL, O_SPIN },
+		{ "max-sleep-us", required_argument, NULL, O_MAXSLEEP },
+		{ "ring-kib", required_argument, NULL, O_RING },
+		{ "batch-kib", required_argument, NULL, O_BATCH },
+		{ "max-inflight", required_argument, NULL, O_INFLIGHT },
+		{ "hb-iface", required_argument, NULL, O_HBIF },
+		{ "hb-port", required_argument, NULL, O_HBPORT },
+		{ "hb-interval", required_argument, NULL, O_HBINT },
+		{ "hb-miss", required_argument, NULL, O_HBMISS },
+		{ "daemon", no_argument, NULL, O_DAEMON },
+		{ "log-file", required_argument, NULL, O_LOG },
+		{ "run-dir", required_argument, NULL, O_RUNDIR },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "status", no_argument, NULL, O_STATUS },
+		{ "json", no_argument, NULL, O_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ "no-offload", no_argument, NULL, O_NOOFFLOAD },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned int v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->ifname = "exa0";
+	o->mtu = 65520;
+	o->txqlen = 1000;
+	o->mode = MODE_SLEEP;
+	o->hb_iface = "eth0";
+	o->hb_port = 18650;
+	o->hb_interval_ms = 100;
+	o->hb_miss = 3;
+	o->ring_order = 21;
+	o->batch_kib = 256;
+	o->max_inflight = 4;
+	o->spin_us = 200;
+	o->max_sleep_us = 1000;
+	o->run_dir = "/run/exanet-ipd";
+	o->offload = 1;
+	*status = *json = 0;
+	while ((c = getopt_long(argc, argv, "i:a:m:d:vh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (!*optarg || strlen(optarg) >= IFNAMSIZ || strchr(optarg, '/')) {
+				fprintf(stderr, TOOL ": bad interface name '%s'\n", optarg);
+				return -1;
+			}
+			o->ifname = optarg;
+			break;
+		case 'a':
+			if (parse_addr(optarg, &o->addr, &o->prefix)) {
+				fprintf(stderr, TOOL ": bad --addr '%s' (A.B.C.D[/P])\n", optarg);
+				return -1;
+			}
+			o->addr_set = 1;
+			break;
+		case 'm':
+			if (parse_uint(optarg, IPD_MTU_MIN, 65520, &o->mtu)) {
+				fprintf(stderr, TOOL ": bad --mtu '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case O_TXQ:
+			if (parse_uint(optarg, 1, 100000, &o->txqlen))
+				return -1;
+			break;
+		case 'd':
+			o->device = optarg;
+			break;
+		case O_PDID:
+			if (parse_uint(optarg, 1, 0x7fff, &o->pdid)) {
+				fprintf(stderr, TOOL ": bad --pdid '%s' (1..32767)\n", optarg);
+				return -1;
+			}
+			break;
+		case O_MODE:
+			if (!strcmp(optarg, "busy")) {
+				o->mode = MODE_BUSY;
+			} else if (!strcmp(optarg, "sleep")) {
+				o->mode = MODE_SLEEP;
+			} else if (!strcmp(optarg, "irq")) {
+#ifdef EXANET_HAVE_EVENTS
+				o->mode = MODE_IRQ;
+#else
+				fprintf(stderr, TOOL ": --mode irq: this libexanet has no NI interrupts\n");
+				return -2;
+#endif
+			} else {
+				fprintf(stderr, TOOL ": bad --mode '%s' (busy, sleep, irq)\n", optarg);
+				return -1;
+			}
+			break;
+		case O_SPIN:
+			if (parse_uint(optarg, 0, 100000000, &o->spin_us))
+				return -1;
+			break;
+		case O_MAXSLEEP:
+			if (parse_uint(optarg, 1, 1000000, &o->max_sleep_us))
+				return -1;
+			break;
+		case O_RING:
+			if (parse_uint(optarg, 1u << (IPD_RING_ORDER_MIN - 10),
+				       1u << (IPD_RING_ORDER_MAX - 10), &v) || (v & (v - 1))) {
+				fprintf(stderr, TOOL ": bad --ring-kib '%s'\n", optarg);
+				return -1;
+			}
+			o->ring_order = (unsigned int)__builtin_ctz(v) + 10;
+			break;
+		case O_BATCH:
+			if (parse_uint(optarg, 0, 1 << 20, &o->batch_kib))
+				return -1;
+			break;
+		case O_INFLIGHT:
+			if (parse_uint(optarg, 1, 16, &o->max_inflight))
+				return -1;
+			break;
+		case O_HBIF:
+			o->hb_iface = optarg;
+			break;
+		case O_HBPORT:
+			if (parse_uint(optarg, 1, 65535, &o->hb_port))
+				return -1;
+			break;
+		case O_HBINT:
+			if (parse_uint(optarg, 10, 60000, &o->hb_interval_ms))
+				return -1;
+			break;
+		case O_HBMISS:
+			if (parse_uint(optarg, 1, 1000, &o->hb_miss))
+				return -1;
+			break;
+		case O_DAEMON:
+			o->daemon = 1;
+			break;
+		case O_NOOFFLOAD:
+			o->offload = 0;
+			break;
+		case O_LOG:
+			o->log_file = optarg;
+			break;
+		case O_RUNDIR:
+			o->run_dir = optarg;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case O_STATUS:
+			*status = 1;
+			break;
+		case O_JSON:
+			*json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case O_VERSION:
+			printf(TOOL " " IPD_VERSION "\n");
+			exit(0);
+		default:
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, TOOL ": unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (*json && !*status) {
+		fprintf(stderr, TOOL ": --json goes with --status\n");
+		return -1;
+	}
+	if ((1ull << o->ring_order) < 4ull * ((uint64_t)o->mtu + IPD_REC_HDR * 2)) {
+		fprintf(stderr, TOOL ": --ring-kib too small for the MTU\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------- PDID binding */
+
+struct nlreq {
+	struct nlmsghdr n;
+	struct genlmsghdr g;
+	char buf[256];
+};
+
+static void nl_attr(struct nlreq *r, uint16_t type, const void *data, size_t len)
+{
+	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+
+	a->nla_type = type;
+	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
+	memcpy((char *)a + NLA_HDRLEN, data, len);
+	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
+}
+
+/* Send r, return the family id found in the answer (GETFAMILY) or 0, or a
+ * negative errno from the kernel's acknowledgement. */
+static int nl_transact(int fd, struct nlreq *r, uint16_t *family)
+{
+	char buf[4096];
+	ssize_t len;
+
+	if (send(fd, r, r->n.nlmsg_len, 0) < 0)
+		return -errno;
+	for (;;) {
+		struct nlmsghdr *h;
+
+		len = recv(fd, buf, sizeof(buf), 0);
+		if (len < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)len);
+		     h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_type == NLMSG_ERROR)
+				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (family) {
+				struct nlattr *a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
+				int rem = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
+
+				while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
+				       a->nla_len <= rem) {
+					if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
+						memcpy(family, (char *)a + NLA_HDRLEN, 2);
+					rem -= NLA_ALIGN(a->nla_len);
+					a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
+				}
+				return 0;
+			}
+		}
+	}
+}
+
+int ipd_pdid_bind_self(uint32_t pdid)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 5 };
+	struct nlreq r;
+	uint16_t family = 0;
+	uint32_t pid = (uint32_t)getpid();
+	int fd, err;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	memset(&r, 0, sizeof(r));
+	r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	r.n.nlmsg_type = GENL_ID_CTRL;
+	r.n.nlmsg_flags = NLM_F_REQUEST;
+	r.n.nlmsg_seq = 1;
+	r.g.cmd = CTRL_CMD_GETFAMILY;
+	r.g.version = 1;
+	nl_attr(&r, CTRL_ATTR_FAMILY_NAME, EXANET_GENL_NAME, sizeof(EXANET_GENL_NAME));
+	err = nl_transact(fd, &r, &family);
+	if (!err && !family)
+		err = -ENOENT;
+	if (!err) {
+		memset(&r, 0, sizeof(r));
+		r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+		r.n.nlmsg_type = family;
+		r.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+		r.n.nlmsg_seq = 2;
+		r.g.cmd = EXANET_CMD_PDID_BIND;
+		r.g.version = EXANET_GENL_VERSION;
+		nl_attr(&r, EXANET_ATTR_PID, &pid, 4);
+		nl_attr(&r, EXANET_ATTR_PDID, &pdid, 4);
+		err = nl_transact(fd, &r, NULL);
+	}
+	close(fd);
+	return err;
+}
+
+/* ----------------------------------------------------------- setup */
+
+static void on_signal(int sig)
+{
+	switch (sig) {
+	case SIGALRM:
+		ipd_tick_pending = 1;
+		break;
+	case SIGUSR1:
+		ipd_status_req = 1;
+		break;
+	default:
+		ipd_stop = 1;
+		break;
+	}
+}
+
+static int setup_signals(const struct ipd_opts *o)
+{
+	struct sigaction sa;
+	struct itimerval it;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	sa.sa_flags = 0;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	memset(&it, 0, sizeof(it));
+	it.it_interval.tv_sec = o->hb_interval_ms / 1000;
+	it.it_interval.tv_usec = (o->hb_interval_ms % 1000) * 1000;
+	it.it_value = it.it_interval;
+	return setitimer(ITIMER_REAL, &it, NULL) ? -errno : 0;
+}
+
+static int open_device(struct ipd *d)
+{
+	int err = exanet_open(d->o.device, &d->dev);
+
+	if (err) {
+		ipd_log(LOG_E, "open %s: %s", d->o.device ? d->o.device : EXANET_DEFAULT_DEVICE,
+			strerror(-err));
+		return err;
+	}
+	if (d->o.pdid && exanet_pdid(d->dev) != d->o.pdid) {
+		exanet_close(d->dev);
+		d->dev = NULL;
+		err = ipd_pdid_bind_self(d->o.pdid);
+		if (err) {
+			ipd_log(LOG_E, "binding to PDID %u: %s%s", d->o.pdid, strerror(-err),
+				err == -EPERM ? " (needs CAP_NET_ADMIN; or start under "
+				"'exanetctl run --pdid N --')" : "");
+			return err;
+		}
+		err = exanet_open(d->o.device, &d->dev);
+		if (err) {
+			ipd_log(LOG_E, "open: %s", strerror(-err));
+			return err;
+		}
+		if (exanet_pdid(d->dev) != d->o.pdid) {
+			ipd_log(LOG_E, "bound to PDID %u but the device gives %u", d->o.pdid,
+				exanet_pdid(d->dev));
+			return -EACCES;
+		}
+	}
+	d->pdid = exanet_pdid(d->dev);
+	if (d->pdid >= 0x8000)
+		ipd_log(LOG_W, "running in the per-user domain %#x: every process of this "
+			"user can reach the rings; give the IP service its own PDID "
+			"(--pdid N or exanetctl run --pdid N --)", d->pdid);
+	d->node = exanet_node_id(d->dev);
+	d->num_nodes = exanet_num_nodes(d->dev);
+	return 0;
+}
+
+static int setup_fabric(struct ipd *d)
+{
+	int err;
+
+	err = exanet_pkt_alloc(d->dev, &d->pkt);
+	if (!err)
+		err = exanet_mbox_alloc(d->dev, IPD_MBOX_SLOTS, &d->mbox);
+	if (!err)
+		err = exanet_rdma_alloc(d->dev, &d->rdma);
+	if (err) {
+		ipd_log(LOG_E, "ExaNet interfaces: %s", strerror(-err));
+		return err;
+	}
+	d->ctrl = aligned_alloc(4096, 4096);
+	if (!d->ctrl)
+		return -ENOMEM;
+	memset(d->ctrl, 0, 4096);
+	err = exanet_reg_mr(d->dev, d->ctrl, 4096, 0, &d->ctrl_mr);
+	if (err) {
+		ipd_log(LOG_E, "register completion records: %s", strerror(-err));
+		return err;
+	}
+	d->lcomp = (struct exanet_rdma_notif *)d->ctrl;
+	{
+		struct exanet_rdma_info ri;
+
+		/* the rank is the file's for good now: no ioctl later */
+		d->rank = exanet_rdma_query(d->dev, &ri) ? EXANET_RDMA_NO_RANK : ri.rank;
+	}
+	return 0;
+}
+
+static int if_ioctl(int s, unsigned long req, struct ifreq *ifr, const char *what)
+{
+	if (ioctl(s, req, ifr) < 0) {
+		int err = -errno;
+
+		ipd_log(LOG_E, "%s %s: %s", what, ifr->ifr_name, strerror(errno));
+		return err;
+	}
+	return 0;
+}
+
+static void set_sin(struct sockaddr *sa, uint32_t addr)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = addr };
+
+	memcpy(sa, &sin, sizeof(sin));
+}
+
+static int setup_tun(struct ipd *d)
+{
+	struct ifreq ifr;
+	char path[128];
+	int s, err, fd;
+
+	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		ipd_log(LOG_E, "/dev/net/tun: %s (modprobe tun)", strerror(errno));
+		return -errno;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	/* every packet behind a virtio_net_hdr: checksum offload both ways */
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", d->o.ifname);
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+		err = -errno;
+		ipd_log(LOG_E, "create %s: %s%s", d->o.ifname, strerror(errno),
+			errno == EBUSY ? " (another daemon owns it?)" : "");
+		close(fd);
+		return err;
+	}
+	d->tunfd = fd;
+	/* The kernel may leave transport checksums to us (TUN_F_CSUM): we
+	 * pass them on to the peer's kernel, which accepts the packet as
+	 * checksummed by the "hardware"; the fabric is CRC-protected. */
+	if (ioctl(fd, TUNSETOFFLOAD, d->o.offload ? TUN_F_CSUM : 0) < 0)
+		ipd_log(LOG_W, "checksum offload on %s: %s", d->o.ifname, strerror(errno));
+	/* no IPv6 on the fabric interface (only IPv4 is routed) */
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", d->o.ifname);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "1", 1) != 1)
+			ipd_log(LOG_D, "disable IPv6 on %s failed", d->o.ifname);
+		close(fd);
+	}
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", d->o.ifname);
+	set_sin(&ifr.ifr_addr, d->ip);
+	err = if_ioctl(s, SIOCSIFADDR, &ifr, "set address of");
+	if (!err) {
+		set_sin(&ifr.ifr_netmask, d->netmask);
+		err = if_ioctl(s, SIOCSIFNETMASK, &ifr, "set netmask of");
+	}
+	if (!err) {
+		ifr.ifr_mtu = (int)d->o.mtu;
+		err = if_ioctl(s, SIOCSIFMTU, &ifr, "set MTU of");
+	}
+	if (!err) {
+		ifr.ifr_qlen = (int)d->o.txqlen;
+		err = if_ioctl(s, SIOCSIFTXQLEN, &ifr, "set queue length of");
+	}
+	if (!err)
+		err = if_ioctl(s, SIOCGIFFLAGS, &ifr, "get flags of");
+	if (!err) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		err = if_ioctl(s, SIOCSIFFLAGS, &ifr, "bring up");
+	}
+	close(s);
+	return err;
+}
+
+static int setup_heartbeat(struct ipd *d)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct ifreq ifr;
+	int one = 1, fd;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof(one));
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", d->o.hb_iface);
+	if (ioctl(fd, SIOCGIFBRDADDR, &ifr) < 0) {
+		int err = -errno;
+
+		ipd_log(LOG_E, "heartbeat interface %s: %s", d->o.hb_iface, strerror(errno));
+		close(fd);
+		return err;
+	}
+	memcpy(&sa, &ifr.ifr_broadaddr, sizeof(sa));
+	d->hb_bcast = sa.sin_addr.s_addr;
+	if (!d->hb_bcast) {
+		/* no broadcast address configured (busybox `ip addr add`
+		 * without brd): address | ~netmask */
+		uint32_t a, m;
+
+		if (ioctl(fd, SIOCGIFADDR, &ifr) < 0) {
+			int err = -errno;
+
+			ipd_log(LOG_E, "heartbeat interface %s has no address: %s",
+				d->o.hb_iface, strerror(errno));
+			close(fd);
+			return err;
+		}
+		memcpy(&sa, &ifr.ifr_addr, sizeof(sa));
+		a = sa.sin_addr.s_addr;
+		if (ioctl(fd, SIOCGIFNETMASK, &ifr) < 0) {
+			close(fd);
+			return -errno;
+		}
+		memcpy(&sa, &ifr.ifr_netmask, sizeof(sa));
+		m = sa.sin_addr.s_addr;
+		d->hb_bcast = a | ~m;
+	}
+	/* only heartbeats from the management network */
+	setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, d->o.hb_iface, (socklen_t)strlen(d->o.hb_iface));
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)d->o.hb_port);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = -errno;
+
+		ipd_log(LOG_E, "heartbeat port %u: %s", d->o.hb_port, strerror(errno));
+		close(fd);
+		return err;
+	}
+	d->hbfd = fd;
+	return 0;
+}
+
+/* ------------------------------------------------------- main loop */
+
+#ifdef EXANET_HAVE_EVENTS
+static int setup_irq(struct ipd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int err = exanet_event_arm(d->dev);
+
+	if (err == -EOPNOTSUPP) {
+		ipd_log(LOG_E, "--mode irq: the NI has no interrupts");
+		return -EOPNOTSUPP;
+	}
+	if (err) {
+		ipd_log(LOG_E, "arming the NI interrupt: %s", strerror(-err));
+		return err;
+	}
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		return -errno;
+	ev.data.fd = d->tunfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tunfd, &ev) < 0)
+		return -errno;
+	ev.data.fd = exanet_dev_fd(d->dev);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Arm the NI interrupt, look once more, then sleep in epoll. */
+static void idle_irq(struct ipd *d)
+{
+	struct epoll_event ev[4];
+	int timeout;
+
+	if (exanet_event_arm(d->dev) < 0) {
+		usleep(100);
+		return;
+	}
+	if (ipd_mbox_poll(d) + ipd_rx_poll_all(d) + ipd_comp_poll(d))
+		return;
+	/* completions of our own writes do not interrupt: poll for them
+	 * while something waits for a channel or credit */
+	timeout = ipd_tx_pending(d) ? 1 : -1;
+	d->c.idle_sleeps++;
+	if (epoll_wait(d->epfd, ev, 4, timeout) > 0)
+		d->c.wakeups++;
+}
+#endif
+
+static void idle_sleep(struct ipd *d, unsigned int *idle, unsigned int *sleep_us)
+{
+	struct pollfd pfd = { .fd = d->tunfd, .events = POLLIN };
+	struct timespec ts;
+
+	if (++*idle < d->o.spin_us) {
+		cpu_relax();
+		return;
+	}
+	ts.tv_sec = *sleep_us / 1000000;
+	ts.tv_nsec = (long)(*sleep_us % 1000000) * 1000;
+	d->c.idle_sleeps++;
+	if (ppoll(&pfd, 1, &ts, NULL) > 0)
+		d->c.wakeups++;
+	else
+		d->tun_quiet = 1;	/* nothing to read: skip one read() */
+	*sleep_us *= 2;
+	if (*sleep_us > d->o.max_sleep_us)
+		*sleep_us = d->o.max_sleep_us;
+}
+
+static void run(struct ipd *d)
+{
+	unsigned int idle = 0, sleep_us = 20;
+
+	while (!ipd_stop) {
+		int work;
+
+		if (ipd_tick_pending) {
+			ipd_tick_pending = 0;
+			ipd_tick(d);
+			if (d->ticks % 10 == 0)
+				ipd_status_write(d);
+		}
+		if (ipd_status_req) {
+			ipd_status_req = 0;
+			ipd_status_write(d);
+		}
+		d->c.loops++;
+		work = ipd_mbox_poll(d);
+		if (d->ctl_busy)
+			ipd_ctl_poll(d);
+		if (d->chan_busy)
+			work += ipd_comp_poll(d);
+		work += ipd_rx_poll_all(d);
+		work += ipd_tun_rx(d);
+		work += ipd_tx_flush(d);
+		if (work) {
+			idle = 0;
+			sleep_us = 20;
+			continue;
+		}
+		switch (d->o.mode) {
+		case MODE_BUSY:
+			sched_yield();
+			break;
+		case MODE_SLEEP:
+			idle_sleep(d, &idle, &sleep_us);
+			break;
+		case MODE_IRQ:
+#ifdef EXANET_HAVE_EVENTS
+			idle_irq(d);
+#endif
+			break;
+		}
+	}
+}
+
+static const char *mode_name(enum ipd_mode m)
+{
+	return m == MODE_BUSY ? "busy" : m == MODE_SLEEP ? "sleep" : "irq";
+}
+
+static void write_pidfile(struct ipd *d, int remove_it)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.pid", d->o.run_dir, d->o.ifname);
+	if (remove_it) {
+		unlink(path);
+		return;
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct ipd ipd;
+	struct ipd *d = &ipd;
+	int status = 0, json = 0, ready_fd = -1, err;
+	uint64_t inc = 0;
+
+	err = parse_args(argc, argv, &d->o, &status, &json);
+	if (err) {
+		if (err == -1)
+			usage(stderr);
+		return IPD_EXIT_USAGE;
+	}
+	if (status)
+		return ipd_status_show(&d->o, json);
+	log_verbose = d->o.verbose;
+	if (d->o.log_file) {
+		log_fp = fopen(d->o.log_file, "a");
+		if (!log_fp) {
+			fprintf(stderr, TOOL ": %s: %s\n", d->o.log_file, strerror(errno));
+			return IPD_EXIT_ERR;
+		}
+	}
+	if (d->o.daemon) {
+		int pfd[2];
+		pid_t pid;
+		char c;
+
+		if (pipe2(pfd, O_CLOEXEC) < 0) {
+			perror(TOOL ": pipe");
+			return IPD_EXIT_ERR;
+		}
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			perror(TOOL ": fork");
+			return IPD_EXIT_ERR;
+		}
+		if (pid > 0) {
+			/* Wait until the child is up (it opens the device while we
+			 * are alive, so a PDID binding of ours reaches it). */
+			close(pfd[1]);
+			if (read(pfd[0], &c, 1) == 1 && c == 'r')
+				return IPD_EXIT_OK;
+			waitpid(pid, &status, 0);
+			return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status)
+								       : IPD_EXIT_ERR;
+		}
+		close(pfd[0]);
+		ready_fd = pfd[1];
+		setsid();
+		if (!log_fp)
+			log_syslog = 1;
+		openlog(TOOL, LOG_PID, LOG_DAEMON);
+	}
+
+	d->tunfd = d->hbfd = d->epfd = -1;
+	while (!inc)
+		if (getrandom(&inc, sizeof(inc), 0) != sizeof(inc))
+			inc = (uint64_t)ipd_now_ns() ^ ((uint64_t)getpid() << 32);
+	d->inc = inc;
+	d->buf = malloc(d->o.mtu + 64);
+	if (!d->buf)
+		return IPD_EXIT_ERR;
+	err = open_device(d);
+	if (!err)
+		err = setup_fabric(d);
+	if (err)
+		return IPD_EXIT_ERR;
+	if (d->num_nodes > IPD_MAX_NODES)
+		d->num_nodes = IPD_MAX_NODES;
+	d->peers = calloc(d->num_nodes, sizeof(*d->peers));
+	d->active = calloc(d->num_nodes, sizeof(*d->active));
+	if (!d->peers || !d->active)
+		return IPD_EXIT_ERR;
+	if (!d->o.addr_set) {
+		d->o.addr = htonl(ntohl(inet_addr("10.43.0.0")) + d->node + 1);
+		d->o.prefix = 16;
+	}
+	d->ip = d->o.addr;
+	d->netmask = htonl(~0u << (32 - d->o.prefix));
+	if (setup_tun(d) || setup_heartbeat(d))
+		return IPD_EXIT_ERR;
+#ifdef EXANET_HAVE_EVENTS
+	if (d->o.mode == MODE_IRQ) {
+		err = setup_irq(d);
+		if (err)
+			return err == -EOPNOTSUPP ? IPD_EXIT_USAGE : IPD_EXIT_ERR;
+	}
+#endif
+	mkdir(d->o.run_dir, 0755);
+	if (setup_signals(&d->o))
+		return IPD_EXIT_ERR;
+	d->start_ns = ipd_now_ns();
+	write_pidfile(d, 0);
+	ipd_status_write(d);
+	{
+		char ip[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &d->ip, ip, sizeof(ip));
+		ipd_log(LOG_I, "%s %s/%u mtu %u on node %u of %u, PDID %u, rank %u, mode %s, "
+			"incarnation %016llx", d->o.ifname, ip, d->o.prefix, d->o.mtu, d->node,
+			d->num_nodes, d->pdid, d->rank, mode_name(d->o.mode),
+			(unsigned long long)d->inc);
+	}
+	if (ready_fd >= 0) {
+		int fd = open("/dev/null", O_RDWR);
+
+		if (write(ready_fd, "r", 1) != 1)
+			ipd_log(LOG_W, "parent gone");
+		close(ready_fd);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			if (!log_fp || log_syslog)
+				dup2(fd, 2);
+			if (fd > 2)
+				close(fd);
+		}
+	}
+	run(d);
+	ipd_log(LOG_I, "stopping");
+	ipd_goodbye(d);
+	d->stopped = 1;
+	ipd_status_write(d);
+	write_pidfile(d, 1);
+	exanet_close(d->dev);
+	close(d->tunfd);
+	return IPD_EXIT_OK;
+}
+
+/* Exposed for ipd_status.c */
+const char *ipd_mode_name(enum ipd_mode m)
+{
+	return mode_name(m);
+}
