@@ -1209,6 +1209,31 @@ TEST_TIMEOUT(irq_mode_traffic_and_idle_cpu, 300)
 	oob_fini(&o);
 }
 
+/* Without --mode the daemon waits for the NI interrupt when the NI has
+ * one (irq measured best, Documentation/exanet/ipd.md) and falls back to
+ * sleep mode when it has none; either way the link works. */
+TEST_TIMEOUT(default_mode_irq_or_sleep_without_interrupts, 120)
+{
+	const char *expect = exa_sysfs_long("irq_vectors") > 0 ? "irq" : "sleep";
+	struct oob o;
+	char ip[20];
+
+	if (!ipd_pid())
+		SKIP("no daemon (first case skipped or failed)");
+	OOB_UP(&o);
+	ASSERT_EQ(0, ipd_stop());
+	OOB_SYNC(&o);
+	ASSERT_EQ(0, ipd_start(NULL, NULL));
+	ASSERT_EQ(0, ipd_wait_peers(30000, "up"));
+	EXPECT_EQ(0, exa_system("exanet-ipd --status | grep -q 'mode %s,'", expect));
+	OOB_SYNC(&o);
+	for (int r = 0; r < nranks(); r++)
+		if (r != my_rank())
+			EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(r, ip)));
+	OOB_SYNC(&o);
+	oob_fini(&o);
+}
+
 /* Stopping the daemons gives back every registered page, RDMA page and
  * rank, and removes the interface. */
 TEST_TIMEOUT(stop_releases_everything, 60)

@@ -171,8 +171,10 @@ static inline int ipd_start(const char *mode, const char *extra)
 {
 	const char *dbg = getenv("EXA_IPD_ARGS");	/* e.g. -v when debugging */
 
-	return exa_system("exanetctl run --pdid %d -- exanet-ipd --daemon --pdid %d --mode %s "
-			  "--log-file " IPD_LOG " %s %s", IPD_PDID, IPD_PDID, mode,
+	/* mode NULL: the daemon's default */
+	return exa_system("exanetctl run --pdid %d -- exanet-ipd --daemon --pdid %d %s%s "
+			  "--log-file " IPD_LOG " %s %s", IPD_PDID, IPD_PDID,
+			  mode ? "--mode " : "", mode ? mode : "",
 			  extra ? extra : "", dbg ? dbg : "");
 }
 

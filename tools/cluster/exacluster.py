@@ -1022,9 +1022,10 @@ def _cli(argv=None):
     up.add_argument("--initrd")
     up.add_argument("--iommu", action="store_true",
                     help="add intel-iommu,aw-bits=48 (default: when the nodes have RDMA contexts)")
-    up.add_argument("--ip", nargs="?", const="sleep", choices=["busy", "sleep", "irq"],
+    up.add_argument("--ip", nargs="?", const="default",
+                    choices=["default", "busy", "sleep", "irq"],
                     help="start exanet-ipd (IP over the fabric, exa0 = 10.43.0.<node+1>) "
-                         "in this mode at boot (default sleep)")
+                         "in this mode at boot (default: the daemon's, irq or sleep)")
     up.add_argument("--no-exanet", action="store_true", help="omit the exanet device")
     up.add_argument("--extoll", action="store_true", help="add the extoll device (EXTOLL NIC)")
     up.add_argument("--accel", help="tcg (default) or kvm")

@@ -100,7 +100,8 @@ static void usage(FILE *f)
 "                          already bound to it (exanetctl run --pdid N), bind\n"
 "                          itself (needs CAP_NET_ADMIN).  Every node's daemon\n"
 "                          must use the same PDID.\n"
-"      --mode MODE         busy | sleep | irq (default sleep):\n"
+"      --mode MODE         busy | sleep | irq (default irq, sleep if the NI\n"
+"                          has no interrupts):\n"
 "                          busy: spin on TUN and notifications (lowest latency,\n"
 "                          one core); sleep: spin briefly, then sleeps growing\n"
 "                          to --max-sleep-us; irq: sleep in epoll until the NI\n"
@@ -210,7 +211,11 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 	o->ifname = "exa0";
 	o->mtu = 65520;
 	o->txqlen = 1000;
+#ifdef EXANET_HAVE_EVENTS
+	o->mode = MODE_IRQ;
+#else
 	o->mode = MODE_SLEEP;
+#endif
 	o->hb_iface = "eth0";
 	o->hb_port = 18650;
 	o->hb_interval_ms = 100;
@@ -259,6 +264,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 			}
 			break;
 		case O_MODE:
+			o->mode_set = 1;
 			if (!strcmp(optarg, "busy")) {
 				o->mode = MODE_BUSY;
 			} else if (!strcmp(optarg, "sleep")) {
@@ -726,7 +732,8 @@ static int setup_irq(struct ipd *d)
 	int err = exanet_event_arm(d->dev);
 
 	if (err == -EOPNOTSUPP) {
-		ipd_log(LOG_E, "--mode irq: the NI has no interrupts");
+		if (d->o.mode_set)
+			ipd_log(LOG_E, "--mode irq: the NI has no interrupts");
 		return -EOPNOTSUPP;
 	}
 	if (err) {
@@ -942,8 +949,13 @@ int main(int argc, char **argv)
 #ifdef EXANET_HAVE_EVENTS
 	if (d->o.mode == MODE_IRQ) {
 		err = setup_irq(d);
-		if (err)
+		if (err == -EOPNOTSUPP && !d->o.mode_set) {
+			/* the default: fall back to the next cheapest wait */
+			ipd_log(LOG_I, "the NI has no interrupts: sleep mode");
+			d->o.mode = MODE_SLEEP;
+		} else if (err) {
 			return err == -EOPNOTSUPP ? IPD_EXIT_USAGE : IPD_EXIT_ERR;
+		}
 	}
 #endif
 	mkdir(d->o.run_dir, 0755);

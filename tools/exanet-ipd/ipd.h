@@ -42,6 +42,7 @@ struct ipd_opts {
 	int addr_set;
 	unsigned int mtu;
 	enum ipd_mode mode;
+	int mode_set;			/* --mode given: no fallback */
 	const char *device;
 	unsigned int pdid;		/* 0: keep what the process has */
 	const char *hb_iface;
