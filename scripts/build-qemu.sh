@@ -10,7 +10,14 @@
 #   qemu-7.2-src/                unpacked tree (dpkg-source -x, Debian patches)
 #   qemu-7.2-build/              persistent build directory (ninja)
 #   bin/qemu-system-x86_64-<h>   published binary, <h> = hash of the device
-#                                sources, uapi/exanet.h and this script
+#                                sources, their build glue and trace-events
+#                                (qemu-devices/), the uapi headers and this
+#                                script
+#
+# qemu-devices/ goes to hw/exafab/ of the QEMU tree (meson.build, Kconfig
+# with EXAFAB, EXANET_NI, EXTOLL_NIC; common/ exanet/ extoll/ each with
+# trace-events and trace.h); the device list is qemu-devices/x86_64-softmmu.mak.
+# The trace backend is QEMU's default, "log": -trace enable=PATTERN,file=F.
 #   share/qemu/                  firmware (SeaBIOS, option ROMs, iPXE)
 #
 # $BUILD/qemu-system-x86_64 is a symlink to the published binary.  The
