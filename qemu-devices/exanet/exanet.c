@@ -289,8 +289,9 @@ static void exanet_send_reply(ExanetState *s, uint32_t dst, uint8_t type,
 {
     uint8_t b[A_SIZE];
 
-    trace_exanet_reply(s->nic.node_id, dst, type == EXA_PKT_ACK ? "ACK" : "NACK",
-                       iface, chan, seq, reason);
+    trace_exanet_reply(s->nic.node_id, dst,
+                       type == EXA_PKT_ACK ? "ACK" : "NACK", iface, chan, seq,
+                       reason);
     stw_le_p(b + A_IFACE, iface);
     b[A_CHAN] = chan;
     b[A_REASON] = reason;
@@ -653,7 +654,8 @@ static void exanet_mbox_enable(ExanetState *s, unsigned m)
         !is_power_of_2(n) || (base & (EXANET_MBOX_SLOT_SIZE - 1)) ||
         base + (uint64_t)n * EXANET_MBOX_SLOT_SIZE < base) {
         EXANET_GUEST_ERR(exanet_err_mbox_queue, "mailbox %u: invalid queue "
-                         "0x%" PRIx64 " x %u slots, stays disabled", m, base, n);
+                         "0x%" PRIx64 " x %u slots, stays disabled", m, base,
+                         n);
         return;
     }
     mb->base = base;
