@@ -2044,6 +2044,7 @@ static void ext_ctrl_write(void *opaque, hwaddr off, uint64_t val,
     if (ext_reentered()) {
         return;
     }
+    trace_extoll_ctrl_write(s->nic.node_id, off, val, size);
     if (off >= EXTOLL_REG_VPID(0) &&
         off < EXTOLL_REG_VPID(EXTOLL_NUM_VPIDS)) {
         ext_vpid_write(s, (off - EXTOLL_REG_VPID(0)) / 0x40,
