@@ -210,18 +210,22 @@ def messages(events_by_node):
 
 
 def quantile(xs, q):
+    """Linear interpolation between the closest ranks (the median of an
+    even count is the mean of the middle two)."""
     if not xs:
         return None
     s = sorted(xs)
-    k = min(len(s) - 1, max(0, int(round(q * (len(s) - 1)))))
-    return s[k]
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
 def summary(xs):
     if not xs:
         return {"samples": 0, "median_us": None, "p99_us": None, "mean_us": None}
-    return {"samples": len(xs), "median_us": float(quantile(xs, 0.5)),
-            "p99_us": float(quantile(xs, 0.99)), "mean_us": round(sum(xs) / len(xs), 2)}
+    return {"samples": len(xs), "median_us": round(quantile(xs, 0.5), 2),
+            "p99_us": round(quantile(xs, 0.99), 2), "mean_us": round(sum(xs) / len(xs), 2)}
 
 
 def breakdown(msgs, skip=0):
