@@ -1077,6 +1077,8 @@ def _cli(argv=None):
 
     try:
         if a.cmd == "up":
+            if any("," in t or "=" in t for t in a.trace):
+                ap.error("--trace takes one event pattern (no ',' or '='); repeat it for more")
             append = a.append
             if a.ip:
                 append = (append + " exacluster.ip=%s" % a.ip).strip()
