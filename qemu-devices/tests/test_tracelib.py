@@ -12,13 +12,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
+sys.path.insert(0, os.path.join(TOP, "qemu-devices", "tests"))
 import tracelib  # noqa: E402
-
-results = []
-
-
-def check(name, cond, diag=None):
-    results.append((bool(cond), name, diag))
+from taplib import check, report  # noqa: E402
 
 
 def trace_formats():
@@ -127,18 +123,6 @@ def main():
         os.unlink(p)
     os.rmdir(d)
     return report()
-
-
-def report():
-    print("1..%d" % len(results))
-    fails = 0
-    for n, (ok, name, diag) in enumerate(results, 1):
-        print("%s %d %s" % ("ok" if ok else "not ok", n, name))
-        if not ok:
-            fails += 1
-            for line in str(diag).splitlines()[:20]:
-                print("# " + line)
-    return 1 if fails else 0
 
 
 if __name__ == "__main__":

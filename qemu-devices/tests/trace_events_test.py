@@ -18,16 +18,13 @@ BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
 sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
 
+sys.path.insert(0, HERE)
 from exacluster import Cluster, ClusterError  # noqa: E402
 import tracelib  # noqa: E402
+from taplib import check, report  # noqa: E402
 
 ENABLED = ["exanet_tx", "exanet_rx", "exanet_mbox_notify", "fabric_nic_send*"]
 PORT = 5190
-results = []
-
-
-def check(name, cond, diag=None):
-    results.append((bool(cond), name, diag))
 
 
 def events(path):
@@ -121,18 +118,6 @@ def main():
     if rc:
         print("# trace files kept in %s" % rundir)
     return rc
-
-
-def report():
-    print("1..%d" % len(results))
-    fails = 0
-    for n, (ok, name, diag) in enumerate(results, 1):
-        print("%s %d %s" % ("ok" if ok else "not ok", n, name))
-        if not ok:
-            fails += 1
-            for line in str(diag).splitlines()[:20]:
-                print("# " + line)
-    return 1 if fails else 0
 
 
 if __name__ == "__main__":
