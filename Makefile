@@ -9,6 +9,8 @@
 #   make deb        Debian packages into build/deb/ (packaging/build.mk)
 #   make check-packages  install them into a clean root and test them
 #   make bench-ip   IP over the fabric vs the management network, writes build/bench/ip.json
+#   make bench-latency  where the microseconds of an 8 B message go (QEMU trace
+#                   events), writes build/bench/latency-breakdown.json
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).
@@ -31,7 +33,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps check demo bench-msg bench-rdma bench-extoll bench-ip clean
+.PHONY: all deps check demo bench-msg bench-rdma bench-extoll bench-ip bench-latency clean
 all:
 
 deps:
@@ -73,6 +75,10 @@ bench-extoll: deps
 bench-ip: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-ip
+
+bench-latency: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/latency-breakdown
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)

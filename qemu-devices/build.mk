@@ -20,8 +20,16 @@ $(FABRIC_TEST): $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_DIR)/fabric.c $
 test-fabric: $(FABRIC_TEST)
 	$(FABRIC_TEST)
 
-ALL_TARGETS += qemu $(FABRIC_TEST)
-HOST_TESTS += $(FABRIC_TEST)
+# The trace reader of make bench-latency against the trace-events formats.
+TRACELIB_TEST := $(BUILD)/host-tests/test_tracelib
+$(TRACELIB_TEST): $(TOP)/qemu-devices/tests/test_tracelib.py $(TOP)/tools/bench/tracelib.py \
+		$(TOP)/qemu-devices/tests/taplib.py \
+		$(wildcard $(TOP)/qemu-devices/*/trace-events)
+	@mkdir -p $(dir $@)
+	install -m 0755 $< $@
+
+ALL_TARGETS += qemu $(FABRIC_TEST) $(TRACELIB_TEST)
+HOST_TESTS += $(FABRIC_TEST) $(TRACELIB_TEST)
 
 # Driverless in-VM test of the device model (boots throw-away VMs, ~1 min).
 .PHONY: qemu-vm-test qemu-rdma-vm-test

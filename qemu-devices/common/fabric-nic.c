@@ -6,6 +6,7 @@
 #include "qapi/error.h"
 #include "qemu/log.h"
 #include "fabric-nic.h"
+#include "trace.h"
 
 static bool fabric_nic_check(const FabricNic *nic, const char *type,
                              uint32_t max_nodes, Error **errp)
@@ -84,9 +85,17 @@ void fabric_nic_close(FabricNic *nic)
 void fabric_nic_send(FabricNic *nic, uint32_t dst, uint8_t type,
                      const void *payload, size_t len)
 {
+    int r;
+
     if (nic->fq) {
-        fabric_qemu_send(nic->fq, dst, type, payload, len);
+        r = fabric_qemu_send(nic->fq, dst, type, payload, len);
+        trace_fabric_nic_send(nic->node_id, dst, type, len, r);
     }
+}
+
+int fabric_nic_poll(FabricNic *nic, int budget)
+{
+    return nic->fq ? fabric_qemu_poll(nic->fq, budget) : 0;
 }
 
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap)
@@ -106,6 +115,11 @@ MemTxResult fabric_nic_dma_rw(PCIDevice *pdev, unsigned *depth,
     (*depth)++;
     r = pci_dma_rw(pdev, addr, buf, len, dir, MEMTXATTRS_UNSPECIFIED);
     (*depth)--;
+    if (dir == DMA_DIRECTION_TO_DEVICE) {
+        trace_fabric_nic_dma_read(pdev->name, addr, len, r);
+    } else {
+        trace_fabric_nic_dma_write(pdev->name, addr, len, r);
+    }
     return r;
 }
 
@@ -130,14 +144,15 @@ MemTxResult fabric_nic_dma_store(PCIDevice *pdev, unsigned *depth,
         address_space_stl_le(as, addr, val, MEMTXATTRS_UNSPECIFIED, &r);
     }
     (*depth)--;
+    trace_fabric_nic_dma_store(pdev->name, addr, val, size, r);
     return r;
 }
 
 bool fabric_nic_reentered(unsigned depth, const char *type)
 {
     if (depth) {
-        qemu_log_mask(LOG_GUEST_ERROR, "%s: MMIO access from DMA ignored\n",
-                      type);
+        FABRIC_GUEST_ERR(fabric_nic_err_reentered, "%s: MMIO access from DMA "
+                         "ignored", type);
         return true;
     }
     return false;

@@ -11,7 +11,20 @@
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
 #include "sysemu/dma.h"
+#include "qemu/log.h"
 #include "fabric-qemu.h"
+
+/*
+ * A guest programming error: logged with -d guest_errors and traced by the
+ * trace event of that name (whose arguments are the format's arguments).
+ * Each model wraps it (EXANET_GUEST_ERR, EXTOLL_GUEST_ERR) with its prefix.
+ */
+#define FABRIC_GUEST_ERR(event, fmt, ...)                                   \
+    do {                                                                    \
+        trace_##event(__VA_ARGS__);                                         \
+        qemu_log_mask(LOG_GUEST_ERROR, fmt " (" #event ")\n",              \
+                      ## __VA_ARGS__);                                      \
+    } while (0)
 
 /* A NIC's place on the fabric (its properties) and its transport. */
 typedef struct FabricNic {
@@ -71,6 +84,12 @@ void fabric_nic_close(FabricNic *nic);
  */
 void fabric_nic_send(FabricNic *nic, uint32_t dst, uint8_t type,
                      const void *payload, size_t len);
+
+/*
+ * Receive up to budget waiting packets now, from the calling context (an
+ * MMIO read the guest spins on); returns the number of datagrams read.
+ */
+int fabric_nic_poll(FabricNic *nic, int budget);
 
 /* Retransmission back-off: base doubled per retry, at most cap (any unit). */
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap);

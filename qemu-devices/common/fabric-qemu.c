@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <sched.h>
 #include "fabric-qemu.h"
+#include "trace.h"
 
 /* Packets handled per BQL acquisition / read-handler call. */
 #define FABRIC_QEMU_RX_BUDGET 64
@@ -23,6 +24,8 @@
 
 struct FabricQemu {
     struct fabric *f;
+    uint32_t node;          /* for the trace events */
+    const char *rx_ctx;     /* who is receiving: "thread", "loop" or "poll" */
     fabric_rx_fn rx;
     void *opaque;
     bool thread_running;
@@ -38,22 +41,59 @@ struct FabricQemu {
     QEMUBH *kick_bh;        /* main-loop mode */
 };
 
-/* Under the BQL: datagrams, then bulk records.  Returns true if more wait. */
-static bool fabric_qemu_rx_once(FabricQemu *fq)
+/* Every packet goes through here on its way to the model (under the BQL). */
+static void fabric_qemu_rx_packet(void *opaque, uint32_t src, uint8_t type,
+                                  const void *payload, size_t len)
 {
-    fabric_poll_rx(fq->f, FABRIC_QEMU_RX_BUDGET, fq->rx, fq->opaque);
+    FabricQemu *fq = opaque;
+
+    trace_fabric_qemu_rx(fq->node, fq->rx_ctx, src, type, len);
+    fq->rx(fq->opaque, src, type, payload, len);
+}
+
+static void fabric_qemu_bulk_record(void *opaque, uint32_t src, uint8_t type,
+                                    const void *hdr, size_t hlen,
+                                    const void *data, size_t dlen,
+                                    bool data_ok)
+{
+    FabricQemu *fq = opaque;
+
+    trace_fabric_qemu_bulk_rx(fq->node, src, type, hlen, dlen, data_ok);
+    fq->bulk_rx(fq->bulk_opaque, src, type, hdr, hlen, data, dlen, data_ok);
+}
+
+static int fabric_qemu_poll_ctx(FabricQemu *fq, int budget, const char *ctx)
+{
+    const char *outer = fq->rx_ctx;
+    int n;
+
+    fq->rx_ctx = ctx;
+    n = fabric_poll_rx(fq->f, budget, fabric_qemu_rx_packet, fq);
+    fq->rx_ctx = outer;
+    return n;
+}
+
+/* Under the BQL: datagrams, then bulk records.  Returns true if more wait. */
+static bool fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
+{
+    fabric_qemu_poll_ctx(fq, FABRIC_QEMU_RX_BUDGET, ctx);
     if (!fq->bulk_rx) {
         return false;
     }
-    fabric_poll_bulk(fq->f, FABRIC_QEMU_BULK_BUDGET, fq->bulk_rx,
-                     fq->bulk_opaque);
+    fabric_poll_bulk(fq->f, FABRIC_QEMU_BULK_BUDGET, fabric_qemu_bulk_record,
+                     fq);
     return fabric_bulk_pending(fq->f);
+}
+
+int fabric_qemu_poll(FabricQemu *fq, int budget)
+{
+    return fabric_qemu_poll_ctx(fq, budget, "poll");
 }
 
 static void fabric_qemu_read(void *opaque)
 {
     FabricQemu *fq = opaque;
-    bool more = fabric_qemu_rx_once(fq);
+    bool more = fabric_qemu_rx_once(fq, "loop");
 
     if (fq->bulk_rx && fabric_bulk_active(fq->f)) {
         timer_mod(fq->bulk_timer, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
@@ -64,8 +104,9 @@ static void fabric_qemu_read(void *opaque)
 static void fabric_qemu_write(void *opaque)
 {
     FabricQemu *fq = opaque;
+    size_t left = fabric_flush(fq->f);
 
-    fabric_flush(fq->f);
+    trace_fabric_qemu_flush(fq->node, left);
 }
 
 static void fabric_qemu_watch(void *opaque, int fd, bool want_write)
@@ -119,12 +160,13 @@ static void *fabric_qemu_rx_thread(void *opaque)
             kicked = true;
         }
         if (p[0].revents || more || kicked || (active && n == 0)) {
+            trace_fabric_qemu_rx_wake(fq->node, !!p[0].revents, kicked);
             qemu_mutex_lock_iothread();
             if (!qatomic_read(&fq->stopping) && kicked && fq->kick) {
                 fq->kick(fq->bulk_opaque);
             }
             if (!qatomic_read(&fq->stopping)) {
-                more = fabric_qemu_rx_once(fq);
+                more = fabric_qemu_rx_once(fq, "thread");
                 active = fq->bulk_rx && fabric_bulk_active(fq->f);
             }
             qemu_mutex_unlock_iothread();
@@ -145,6 +187,8 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
 
     fq->rx = rx;
     fq->opaque = opaque;
+    fq->node = cfg->node_id;
+    fq->rx_ctx = "loop";
     if (opts) {
         fq->bulk_rx = opts->bulk_rx;
         fq->bulk_opaque = opts->bulk_opaque;
@@ -231,6 +275,7 @@ int fabric_qemu_send(FabricQemu *fq, uint32_t dst, uint8_t type,
 
 void fabric_qemu_kick(FabricQemu *fq)
 {
+    trace_fabric_qemu_kick(fq->node);
     if (fq->thread_running) {
         char c = 0;
 

@@ -37,6 +37,11 @@ int fabric_qemu_send(FabricQemu *fq, uint32_t dst, uint8_t type,
                      const void *payload, size_t len);
 struct fabric *fabric_qemu_fabric(FabricQemu *fq);
 /*
+ * Under the BQL: hand up to budget waiting packets to rx now, in the
+ * caller's context; returns the number of datagrams read.
+ */
+int fabric_qemu_poll(FabricQemu *fq, int budget);
+/*
  * Ask the receive thread (or, without one, a main-loop bottom half) to call
  * opts->kick(bulk_opaque) soon.  Callable from any thread.
  */

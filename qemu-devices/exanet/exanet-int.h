@@ -15,6 +15,10 @@
 
 typedef struct ExanetRdma ExanetRdma;
 
+/* A guest programming error: LOG_GUEST_ERROR and the trace event 'event'. */
+#define EXANET_GUEST_ERR(event, fmt, ...) \
+    FABRIC_GUEST_ERR(event, "exanet: " fmt, ## __VA_ARGS__)
+
 /*
  * DMA in progress by any exanet device (fabric_nic_dma_rw()); MMIO to
  * exanet devices is ignored while it is non-zero (fabric-nic.h).

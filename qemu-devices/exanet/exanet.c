@@ -38,6 +38,7 @@
 #include "exanet_rdma.h"
 #include "fabric-nic.h"
 #include "exanet-int.h"
+#include "trace.h"
 
 OBJECT_DECLARE_SIMPLE_TYPE(ExanetState, EXANET)
 
@@ -230,6 +231,7 @@ static void exanet_irq_event(ExanetState *s, uint32_t *irq, bool rank,
     if (!(*irq & EXANET_IRQ_ARMED)) {
         return;
     }
+    trace_exanet_irq(s->nic.node_id, rank ? "rank" : "mailbox", src, vec);
     *irq = 0;
     if (rank) {
         s->irq_rank_pending |= 1u << src;
@@ -260,9 +262,9 @@ bool exanet_irq_arm(PCIDevice *ni, uint32_t *irq, uint32_t val,
     }
     if (val & ~EXANET_IRQ_ARM(EXANET_IRQ_VECTOR_MASK) ||
         EXANET_IRQ_VECTOR(val) >= exanet_irq_vectors(s)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: %s %u: bad IRQ arm value "
-                      "0x%x (%u vectors), stays disarmed\n", what, src, val,
-                      exanet_irq_vectors(s));
+        EXANET_GUEST_ERR(exanet_err_irq_arm, "%s %u: bad IRQ arm value 0x%x "
+                         "(%u vectors), stays disarmed", what, src, val,
+                         exanet_irq_vectors(s));
         *irq = 0;
         return false;
     }
@@ -287,6 +289,9 @@ static void exanet_send_reply(ExanetState *s, uint32_t dst, uint8_t type,
 {
     uint8_t b[A_SIZE];
 
+    trace_exanet_reply(s->nic.node_id, dst,
+                       type == EXA_PKT_ACK ? "ACK" : "NACK", iface, chan, seq,
+                       reason);
     stw_le_p(b + A_IFACE, iface);
     b[A_CHAN] = chan;
     b[A_REASON] = reason;
@@ -334,14 +339,26 @@ static void exanet_retx_timer(void *opaque)
         return;
     }
     if (ch->retries >= s->retx_max) {
+        trace_exanet_tx_timeout(s->nic.node_id, ch->iface, ch->chan,
+                                ch->dst_node, ch->seq);
         exanet_chan_finish(ch, EXANET_CHAN_TIMEOUT, EXANET_NACK_NONE);
         s->counters[EXANET_CNT_TX_TIMEOUTS]++;
         return;
     }
     ch->retries++;
     s->counters[EXANET_CNT_TX_RETRANSMITS]++;
+    trace_exanet_retransmit(s->nic.node_id, ch->iface, ch->chan, ch->dst_node,
+                            ch->seq, ch->retries);
     exanet_chan_arm(ch);
     exanet_xmit(s, ch->dst_node, EXA_PKT_DATA, ch->pkt, ch->pkt_len);
+}
+
+/* A doorbell the NI answers itself with a NACK (nothing is sent). */
+static void exanet_doorbell_refuse(ExanetChan *ch, uint8_t reason)
+{
+    trace_exanet_doorbell_refused(ch->s->nic.node_id, ch->iface, ch->chan,
+                                  reason);
+    exanet_chan_finish(ch, EXANET_CHAN_NACK, reason);
 }
 
 static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
@@ -356,26 +373,28 @@ static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
     uint32_t node = (db >> EXANET_DB_NODE_SHIFT) & EXANET_DB_NODE_MASK;
     uint64_t gva;
 
+    trace_exanet_doorbell(s->nic.node_id, i, c, db);
     if (!ifc->enabled) {
         return;
     }
     if (ch->state == EXANET_CHAN_ONGOING) {
+        trace_exanet_doorbell_busy(s->nic.node_id, i, c);
         s->counters[EXANET_CNT_DOORBELL_BUSY]++;
         return;
     }
     ch->retries = 0;
     if ((db & ~known) || size == 0 || size > EXANET_MAX_PAYLOAD) {
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: bad doorbell 0x%" PRIx64
-                      " on iface %u chan %u\n", db, i, c);
-        exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_BAD_PACKET);
+        EXANET_GUEST_ERR(exanet_err_doorbell, "bad doorbell 0x%" PRIx64
+                         " on iface %u chan %u", db, i, c);
+        exanet_doorbell_refuse(ch, EXANET_NACK_BAD_PACKET);
         return;
     }
     if (node >= s->nic.num_nodes) {
-        exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_NO_ROUTE);
+        exanet_doorbell_refuse(ch, EXANET_NACK_NO_ROUTE);
         return;
     }
     if (ifc->pdid == EXANET_PDID_NONE) {
-        exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_PDID);
+        exanet_doorbell_refuse(ch, EXANET_NACK_PDID);
         return;
     }
 
@@ -398,6 +417,7 @@ static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
     ch->state = EXANET_CHAN_ONGOING;
     ch->reason = EXANET_NACK_NONE;
     s->counters[EXANET_CNT_TX_PACKETS]++;
+    trace_exanet_tx(s->nic.node_id, i, c, node, mbox, ch->seq, size);
     exanet_chan_arm(ch);
     /* May complete synchronously (self delivery): the timer is armed first. */
     exanet_xmit(s, node, EXA_PKT_DATA, ch->pkt, ch->pkt_len);
@@ -424,9 +444,12 @@ static void exanet_rx_reply(ExanetState *s, uint32_t src, uint8_t type,
     /* Stale answers (older sequence, previous epoch, aborted) are ignored. */
     if (ch->state != EXANET_CHAN_ONGOING || ch->dst_node != src ||
         ldl_le_p(b + A_SEQ) != ch->seq || ldl_le_p(b + A_EPOCH) != s->epoch) {
+        trace_exanet_reply_stale(s->nic.node_id, src, i, c,
+                                 ldl_le_p(b + A_SEQ));
         return;
     }
     if (type == EXA_PKT_ACK) {
+        trace_exanet_ack(s->nic.node_id, src, i, c, ch->seq);
         exanet_chan_finish(ch, EXANET_CHAN_ACK, EXANET_NACK_NONE);
         s->counters[EXANET_CNT_TX_ACKED]++;
     } else {
@@ -434,6 +457,7 @@ static void exanet_rx_reply(ExanetState *s, uint32_t src, uint8_t type,
         if (reason == EXANET_NACK_NONE || reason > EXANET_NACK_NO_ROUTE) {
             reason = EXANET_NACK_BAD_PACKET;
         }
+        trace_exanet_nack(s->nic.node_id, src, i, c, ch->seq, reason);
         exanet_chan_finish(ch, EXANET_CHAN_NACK, reason);
         s->counters[EXANET_CNT_TX_NACKED]++;
     }
@@ -491,9 +515,11 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
      * sender retransmitted) is ACKed again before any other check: it was
      * accepted once, even if its mailbox has been disabled since.
      */
+    trace_exanet_rx(s->nic.node_id, src, iface, chan, va, seq, plen);
     key = dedup_key(src, iface, chan);
     dd = g_hash_table_lookup(s->dedup, key);
     if (dd && dd->epoch == epoch && dd->seq == seq) {
+        trace_exanet_rx_duplicate(s->nic.node_id, src, iface, chan, seq);
         s->counters[EXANET_CNT_RX_DUPLICATES]++;
         exanet_send_reply(s, src, EXA_PKT_ACK, iface, chan, 0, seq, epoch);
         return;
@@ -532,16 +558,20 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
     addr = mb->base + (dma_addr_t)(mb->tail & (mb->nslots - 1)) *
                       EXANET_MBOX_SLOT_SIZE;
     /* Body first, then the flags word that hands the slot to software. */
+    trace_exanet_mbox_write(s->nic.node_id, va, mb->tail & (mb->nslots - 1),
+                            addr, plen);
     if (exanet_dma_write(s, addr, slot, SLOT_FLAGS_OFF) != MEMTX_OK ||
         fabric_nic_dma_store(PCI_DEVICE(s), &exanet_dma_depth,
                              addr + SLOT_FLAGS_OFF, flags, 4) != MEMTX_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: DMA to mailbox %u at 0x%"
-                      PRIx64 " failed\n", (unsigned)va, (uint64_t)addr);
+        EXANET_GUEST_ERR(exanet_err_mbox_dma, "DMA to mailbox %u at 0x%" PRIx64
+                         " failed", (unsigned)va, (uint64_t)addr);
         s->counters[EXANET_CNT_DMA_ERRORS]++;
         exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
                           EXANET_NACK_DISABLED, seq, epoch);
         return;
     }
+    trace_exanet_mbox_notify(s->nic.node_id, va, mb->tail & (mb->nslots - 1),
+                             flags);
     mb->tail++;
     mb->rx_count++;
     s->counters[EXANET_CNT_RX_DELIVERED]++;
@@ -590,10 +620,7 @@ static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
 
 static void exanet_poll_fabric(ExanetState *s)
 {
-    if (s->nic.fq) {
-        fabric_poll_rx(fabric_qemu_fabric(s->nic.fq), EXANET_MMIO_RX_BUDGET,
-                       exanet_rx, s);
-    }
+    fabric_nic_poll(&s->nic, EXANET_MMIO_RX_BUDGET);
 }
 
 /* ------------------------------------------------------------------ */
@@ -626,8 +653,9 @@ static void exanet_mbox_enable(ExanetState *s, unsigned m)
     if (n < EXANET_MBOX_MIN_SLOTS || n > EXANET_MBOX_MAX_SLOTS ||
         !is_power_of_2(n) || (base & (EXANET_MBOX_SLOT_SIZE - 1)) ||
         base + (uint64_t)n * EXANET_MBOX_SLOT_SIZE < base) {
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: mailbox %u: invalid queue "
-                      "0x%" PRIx64 " x %u slots, stays disabled\n", m, base, n);
+        EXANET_GUEST_ERR(exanet_err_mbox_queue, "mailbox %u: invalid queue "
+                         "0x%" PRIx64 " x %u slots, stays disabled", m, base,
+                         n);
         return;
     }
     mb->base = base;
@@ -657,6 +685,7 @@ static void exanet_mbox_head(ExanetState *s, unsigned m, uint32_t val)
     if (delta <= mb->tail - mb->head) {
         mb->head += delta;
     }
+    trace_exanet_mbox_head(s->nic.node_id, m, mb->head);
 }
 
 static void exanet_reset_state(ExanetState *s)
@@ -784,6 +813,7 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
 
 static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
 {
+    trace_exanet_ctrl_write(s->nic.node_id, off, val);
     if (exanet_rdma_ctrl_owns(off)) {
         exanet_rdma_ctrl_write(s->rdma, off, val);
         return;
@@ -825,8 +855,9 @@ static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
             break;
         case EXANET_MBOX_IRQ:
             if ((val & EXANET_IRQ_ARMED) && !mb->enabled) {
-                qemu_log_mask(LOG_GUEST_ERROR, "exanet: mailbox %u: IRQ "
-                              "armed while disabled, stays disarmed\n", m);
+                EXANET_GUEST_ERR(exanet_err_mbox_irq_disabled, "mailbox %u: "
+                                 "IRQ armed while disabled, stays disarmed",
+                                 m);
                 mb->irq = 0;
                 break;
             }
@@ -869,8 +900,8 @@ static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
         s->irq_rank_pending &= ~val;
         break;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: write to RO/unknown BAR0 "
-                      "offset 0x%" HWADDR_PRIx "\n", off);
+        EXANET_GUEST_ERR(exanet_err_ctrl_write, "write to RO/unknown BAR0 "
+                         "offset 0x%" HWADDR_PRIx, off);
         break;
     }
 }
@@ -954,6 +985,7 @@ static void exanet_pkt_write(void *opaque, hwaddr off, uint64_t val,
         if (ch->state == EXANET_CHAN_ONGOING) {
             return;     /* payload is frozen while the packet is in flight */
         }
+        trace_exanet_pkt_payload(s->nic.node_id, i, c, reg, size);
         if (size == 8) {
             stq_le_p(ch->payload + reg, val);
         } else {

@@ -30,6 +30,7 @@
 #include "exanet.h"
 #include "exanet_rdma.h"
 #include "exanet-int.h"
+#include "trace.h"
 
 #define RDMA_RETX_CAP_US   200000u
 #define RDMA_RETX_MIN_US   100u
@@ -301,6 +302,7 @@ static bool rdma_write_notif(ExanetRdma *r, unsigned rank, uint64_t va,
     n.error = err;
     n.page = page;
     n.chan = cpu_to_le16(chan);
+    trace_exanet_rdma_notify(r->node_id, rank, va, tag, op, err, flags);
     if (rdma_dma(r, rank, va, &n, offsetof(struct exanet_rdma_notif, flags),
                  DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK ||
         rdma_store_flags(r, rank, va + offsetof(struct exanet_rdma_notif, flags),
@@ -340,6 +342,7 @@ static void *rdma_reserve(ExanetRdma *r, uint32_t dst, size_t hlen,
 
 static void rdma_commit(ExanetRdma *r, uint32_t dst, uint8_t type)
 {
+    trace_exanet_rdma_send(r->node_id, dst, type);
     if (dst == r->node_id) {
         RdmaLoop *l = r->loop_rsv;
 
@@ -433,6 +436,7 @@ static void rdma_tx_timer(void *opaque)
         return;
     }
     if (tx->retries >= *r->retx_max) {
+        trace_exanet_rdma_timeout(r->node_id, tx->dst_node, tx->h.seq);
         r->cnt[EXANET_RCNT_TX_TIMEOUTS]++;
         rdma_tx_finish(tx, EXANET_RDMA_E_TIMEOUT);
         return;
@@ -444,6 +448,8 @@ static void rdma_tx_timer(void *opaque)
             tx->nresend++;
         }
     }
+    trace_exanet_rdma_retransmit(r->node_id, tx->dst_node, tx->h.seq,
+                                 tx->retries, tx->nresend);
     rdma_tx_arm(tx);
     tx->want_pump = true;
     rdma_tx_pump(tx);
@@ -639,6 +645,7 @@ static void rdma_chan_complete(RdmaChan *ch, uint8_t err)
     if (ch->rtimer) {
         timer_del(ch->rtimer);
     }
+    trace_exanet_rdma_complete(r->node_id, ch->page, ch->chan, err);
     ch->state = err ? EXANET_RDMA_ERROR : EXANET_RDMA_DONE;
     ch->err = err;
     r->cnt[err ? EXANET_RCNT_TX_ERRORS : EXANET_RCNT_TX_DONE]++;
@@ -749,8 +756,8 @@ static void rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
         (ch->lcomp_va & 7) || ch->lcomp_va >= RDMA_VA_LIMIT ||
         (remote & ~(EXANET_RDMA_REMOTE_NODE_MASK |
                     EXANET_RDMA_REMOTE_RANK_MASK << EXANET_RDMA_REMOTE_RANK_SHIFT))) {
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: bad RDMA descriptor on page %u "
-                      "chan %u\n", p, c);
+        EXANET_GUEST_ERR(exanet_err_rdma_desc, "bad RDMA descriptor on page %u "
+                         "chan %u", p, c);
         ch->state = EXANET_RDMA_ERROR;
         ch->err = EXANET_RDMA_E_BAD_DESC;
         r->cnt[EXANET_RCNT_TX_ERRORS]++;
@@ -770,6 +777,8 @@ static void rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     }
     ch->seq++;
     ch->state = EXANET_RDMA_ONGOING;
+    trace_exanet_rdma_trigger(r->node_id, p, c, ch->rnode, ch->rrank, ch->len,
+                              ch->seq);
     if (rd) {
         r->cnt[EXANET_RCNT_TX_READS]++;
         rdma_send_rreq(ch);
@@ -853,6 +862,8 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
         return;
     }
     rd = h->op == EXANET_RDMA_OP_READ;
+    trace_exanet_rdma_rx_block(r->node_id, src, h->page, h->chan, h->seq,
+                               h->block, h->op, ok);
     if (!ok) {
         r->cnt[EXANET_RCNT_RX_CORRUPT]++;
         rdma_send_ack(r, src, h, RD_NACK_RETRY);
@@ -916,8 +927,8 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
     if (rdma_dma(r, h->dst_rank, h->dst_va, (void *)data, blen,
                  DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK) {
         r->cnt[EXANET_RCNT_RX_DMA_ERRORS]++;
-        qemu_log_mask(LOG_GUEST_ERROR, "exanet: RDMA write to rank %u VA 0x%"
-                      PRIx64 " failed\n", h->dst_rank, h->dst_va);
+        EXANET_GUEST_ERR(exanet_err_rdma_dma, "RDMA write to rank %u VA 0x%"
+                         PRIx64 " failed", h->dst_rank, h->dst_va);
         err = rd ? EXANET_RDMA_E_LOCAL_DMA : EXANET_RDMA_E_REMOTE_DMA;
         goto fail;
     }
@@ -970,6 +981,8 @@ static void rdma_rx_ack(ExanetRdma *r, uint32_t src, const RdAckHdr *a)
         r->cnt[EXANET_RCNT_RX_BAD]++;
         return;
     }
+    trace_exanet_rdma_ack(r->node_id, src, a->page, a->chan, a->seq, a->block,
+                          a->code);
     if (a->op == EXANET_RDMA_OP_WRITE) {
         RdmaChan *ch = &r->page[a->page].ch[a->chan];
 
@@ -1112,6 +1125,7 @@ static void rdma_rx_rnack(ExanetRdma *r, uint32_t src, const RdNackHdr *n)
     RdmaChan *ch = rdma_my_rchan(r, n->page, n->chan, n->seq, n->epoch);
     uint8_t e = n->code;
 
+    trace_exanet_rdma_rnack(r->node_id, src, n->page, n->chan, n->seq, e);
     if (!ch || ch->rnode != src) {
         return;
     }
@@ -1332,8 +1346,8 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
             return;
         }
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "exanet: write to RO/unknown RDMA register "
-                  "0x%" HWADDR_PRIx "\n", off);
+    EXANET_GUEST_ERR(exanet_err_rdma_reg, "write to RO/unknown RDMA register "
+                     "0x%" HWADDR_PRIx, off);
 }
 
 /* BAR3: RDMA pages */

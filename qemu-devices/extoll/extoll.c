@@ -33,6 +33,11 @@
 
 #include "extoll_hw.h"
 #include "fabric-nic.h"
+#include "trace.h"
+
+/* A guest programming error: LOG_GUEST_ERROR and the trace event 'event'. */
+#define EXTOLL_GUEST_ERR(event, fmt, ...) \
+    FABRIC_GUEST_ERR(event, "extoll: " fmt, ## __VA_ARGS__)
 
 #define TYPE_EXTOLL "extoll"
 OBJECT_DECLARE_SIMPLE_TYPE(ExtollState, EXTOLL)
@@ -329,10 +334,9 @@ static void ext_prot_refused(ExtollState *s, const char *what, uint32_t node,
                              unsigned expected)
 {
     s->counters[EXTOLL_CNT_PROT_REFUSED]++;
-    qemu_log_mask(LOG_GUEST_ERROR,
-                  "extoll: %s from node %u VPID %u to VPID %u refused: "
-                  "protection ID 0x%04x, VPID has 0x%04x\n",
-                  what, node, svpid, dvpid, prot, expected);
+    EXTOLL_GUEST_ERR(extoll_err_prot, "%s from node %u VPID %u to VPID %u "
+                     "refused: protection ID 0x%04x, VPID has 0x%04x",
+                     what, node, svpid, dvpid, prot, expected);
 }
 
 /* ------------------------------------------------------------------ */
@@ -380,10 +384,10 @@ static GArray *ext_translate(ExtollState *s, unsigned vpid, unsigned prot,
         }
         if (EXTOLL_ATU_PROT(e) != prot) {
             s->counters[EXTOLL_CNT_PROT_REFUSED]++;
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "extoll: ATU entry %" PRIu64 " (VPID %u) refused: "
-                          "protection ID 0x%04x, entry has 0x%04x\n",
-                          idx, vpid, prot, EXTOLL_ATU_PROT(e));
+            EXTOLL_GUEST_ERR(extoll_err_atu_prot, "ATU entry %" PRIu64
+                             " (VPID %u) refused: protection ID 0x%04x, "
+                             "entry has 0x%04x", idx, vpid, prot,
+                             (unsigned)EXTOLL_ATU_PROT(e));
             goto fault;
         }
         ExtSeg sg = { .bus = EXTOLL_ATU_ADDR(e) + off, .len = n };
@@ -468,6 +472,7 @@ static void ext_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
 {
     uint64_t a = v->notiq + 16ull * v->notiq_wp;
 
+    trace_extoll_noti_write(s->nic.node_id, v - s->vpid, v->notiq_wp, w0, w1);
     ext_write_u64(s, a, w0);
     ext_write_u64(s, a + 8, w1);
     v->notiq_wp = (v->notiq_wp + 1) & (v->notiq_entries - 1);
@@ -481,6 +486,7 @@ static void ext_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
 static bool ext_noti_try(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
 {
     if (!g_queue_is_empty(&v->backlog) || !ext_noti_room(s, v)) {
+        trace_extoll_noti_full(s->nic.node_id, v - s->vpid);
         s->counters[EXTOLL_CNT_NOTI_FULL]++;
         return false;
     }
@@ -647,6 +653,8 @@ static void ext_push(ExtTx *t)
 
         t->next_unsent = t->next_unsent->next;
         t->inflight++;
+        trace_extoll_tx(s->nic.node_id, t->peer->node, t - t->peer->tx, k->seq,
+                        k->data[D_KIND], k->len);
         ext_xmit(s, t->peer->node, EXT_T_DATA, k->data, k->len);
         sent = true;
     }
@@ -780,6 +788,8 @@ static void ext_rx_ack(ExtollState *s, uint32_t src, uint8_t type,
     }
     t = &p->tx[b[A_CHAN]];
     seq = ldl_le_p(b + A_SEQ);
+    trace_extoll_ack_rx(s->nic.node_id, src, type == EXT_T_ACK ? "ACK" : "NACK",
+                        b[A_CHAN], seq);
     if ((int32_t)(seq - t->next_seq) >= 0) {
         return;     /* acknowledges something never sent */
     }
@@ -819,6 +829,8 @@ static void ext_timer_cb(void *opaque)
     } else {
         t->retries++;
         t->peer->s->counters[EXTOLL_CNT_RETRANSMITS] += t->inflight;
+        trace_extoll_retransmit(t->peer->s->nic.node_id, t->peer->node,
+                                t - t->peer->tx, t->inflight, t->retries);
     }
     ext_rewind(t);
     ext_push(t);
@@ -832,6 +844,8 @@ static void ext_send_ack(ExtollState *s, uint32_t dst, uint8_t type,
 {
     uint8_t b[A_END];
 
+    trace_extoll_ack_tx(s->nic.node_id, dst, type == EXT_T_ACK ? "ACK" : "NACK",
+                        chan, seq);
     stl_le_p(b + A_EPOCH, epoch);
     stl_le_p(b + A_SEQ, seq);
     b[A_CHAN] = chan;
@@ -872,6 +886,7 @@ static void ext_velo_send(ExtollState *s, unsigned vi)
     if (!(v->ctrl & EXTOLL_VPID_VELO_TX) || !v->velo_credits ||
         len > EXTOLL_VELO_MAX_MSG || EXTOLL_VELO_HDR_MC_BITS(h) ||
         !(p = ext_peer(s, node))) {
+        trace_extoll_velo_drop(s->nic.node_id, vi, len, v->velo_credits);
         v->velo_drops++;
         s->counters[EXTOLL_CNT_VELO_TX_DROPPED]++;
         return;
@@ -887,6 +902,8 @@ static void ext_velo_send(ExtollState *s, unsigned vi)
     k->credit_vpid = vi;
     k->credit_gen = v->velo_gen;
     v->velo_credits--;
+    trace_extoll_velo_send(s->nic.node_id, vi, node, EXTOLL_VELO_HDR_VPID(h),
+                           len, v->velo_credits);
     s->counters[EXTOLL_CNT_VELO_TX]++;
     ext_pkt_queue(s, p, k);
 }
@@ -941,9 +958,11 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
         return true;
     }
     if (st != 0) {
+        trace_extoll_velo_rx_full(s->nic.node_id, src, dv);
         s->counters[EXTOLL_CNT_VELO_RX_FULL]++;
         return false;
     }
+    trace_extoll_velo_rx(s->nic.node_id, src, b[D_SVPID], dv, mlen, v->velo_wp);
     st = (uint64_t)(src & 0xffff) | ((uint64_t)b[D_SVPID] << 16) |
          ((uint64_t)(b[V_MTT] & 3) << 32) | EXTOLL_VELO_ST_EOM |
          ((uint64_t)b[V_TAG] << 40) | ((uint64_t)mlen << 48);
@@ -1135,11 +1154,18 @@ static void ext_rma_cmd(ExtollState *s, unsigned vi, unsigned opts)
 
     v->rma_mask[opts] = 0;
     if (!ext_rma_free(v)) {
+        trace_extoll_rma_cmd_drop(s->nic.node_id, vi);
         v->rma_drops++;
         s->counters[EXTOLL_CNT_RMA_CMD_DROPPED]++;
         return;
     }
     s->counters[EXTOLL_CNT_RMA_CMDS]++;
+    trace_extoll_rma_cmd(s->nic.node_id, vi,
+                         EXTOLL_RMA_W0_CMD(v->rma_cmd[opts][0]),
+                         EXTOLL_RMA_W0_NODE(v->rma_cmd[opts][0]),
+                         EXTOLL_RMA_W0_VPID(v->rma_cmd[opts][0]),
+                         !(g_queue_is_empty(&v->cmdq) &&
+                           s->txq_bytes < EXT_TXQ_BYTES_MAX));
     if (g_queue_is_empty(&v->cmdq) && s->txq_bytes < EXT_TXQ_BYTES_MAX) {
         ext_rma_exec(s, vi, opts, v->rma_cmd[opts], v->rma_prot);
         return;
@@ -1669,6 +1695,7 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
     epoch = ldl_le_p(b + D_EPOCH);
     seq = ldl_le_p(b + D_SEQ);
     c = ext_kind_chan(b[D_KIND]);
+    trace_extoll_rx(s->nic.node_id, src, c, seq, b[D_KIND], len);
     if (epoch != p->rx_epoch[c]) {
         /* a new sender session starts at 0; a fresh receiver adopts any */
         if (seq != 0 && p->rx_epoch[c] != 0) {
@@ -1684,6 +1711,8 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
         }
     }
     if (seq != p->rx_expected[c]) {
+        trace_extoll_rx_duplicate(s->nic.node_id, src, c, seq,
+                                  p->rx_expected[c]);
         s->counters[EXTOLL_CNT_RX_DUPLICATES]++;
         ext_send_ack(s, src, EXT_T_ACK, c, epoch, p->rx_expected[c] - 1);
         return;
@@ -1862,8 +1891,8 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
 
         if ((nv & EXTOLL_VPID_VELO_RX) && !velo_rx_on) {
             if (!v->velo_slots || (v->velo_ring & 0xfff)) {
-                qemu_log_mask(LOG_GUEST_ERROR,
-                              "extoll: VPID %u VELO ring not configured\n", vi);
+                EXTOLL_GUEST_ERR(extoll_err_velo_ring,
+                                 "VPID %u VELO ring not configured", vi);
                 nv &= ~EXTOLL_VPID_VELO_RX;
             } else {
                 v->velo_wp = 0;
@@ -1875,9 +1904,9 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
         }
         if ((nv & EXTOLL_VPID_RMA) && !rma_on) {
             if (!v->notiq_entries || (v->notiq & 0xfff)) {
-                qemu_log_mask(LOG_GUEST_ERROR,
-                              "extoll: VPID %u notification queue not "
-                              "configured\n", vi);
+                EXTOLL_GUEST_ERR(extoll_err_notiq,
+                                 "VPID %u notification queue not configured",
+                                 vi);
                 nv &= ~(EXTOLL_VPID_RMA | EXTOLL_VPID_RMA_PHYS);
             } else {
                 v->notiq_wp = 0;
@@ -1928,8 +1957,8 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
         v->rma_prot = val & EXTOLL_PROT_MASK;
         return;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "extoll: write to VPID register 0x%x\n",
-                  (unsigned)r);
+    EXTOLL_GUEST_ERR(extoll_err_vpid_reg, "write to VPID register 0x%x",
+                     (unsigned)r);
 }
 
 static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
@@ -2015,6 +2044,7 @@ static void ext_ctrl_write(void *opaque, hwaddr off, uint64_t val,
     if (ext_reentered()) {
         return;
     }
+    trace_extoll_ctrl_write(s->nic.node_id, off, val, size);
     if (off >= EXTOLL_REG_VPID(0) &&
         off < EXTOLL_REG_VPID(EXTOLL_NUM_VPIDS)) {
         ext_vpid_write(s, (off - EXTOLL_REG_VPID(0)) / 0x40,
@@ -2036,8 +2066,8 @@ static void ext_ctrl_write(void *opaque, hwaddr off, uint64_t val,
         s->atu_entries = MIN((uint32_t)val, EXTOLL_ATU_MAX_ENTRIES);
         return;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "extoll: write to ctrl 0x%x\n",
-                  (unsigned)off);
+    EXTOLL_GUEST_ERR(extoll_err_ctrl_reg, "write to ctrl 0x%x",
+                     (unsigned)off);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2072,6 +2102,7 @@ static void ext_velo_write(void *opaque, hwaddr off, uint64_t val,
     if (ext_reentered() || size != 8) {
         return;
     }
+    trace_extoll_velo_store(s->nic.node_id, vi, r, val);
     if (r == EXTOLL_VELO_HDR) {
         v->velo_hdr = val;
         v->velo_hdr_valid = true;
@@ -2119,6 +2150,7 @@ static void ext_rmap_write(void *opaque, hwaddr off, uint64_t val,
     if (ext_reentered() || size != 8 || r > EXTOLL_RMA_CMD_WORD(2)) {
         return;
     }
+    trace_extoll_rma_store(s->nic.node_id, vi, pg, r / 8, val);
     v->rma_cmd[pg][r / 8] = val;
     v->rma_mask[pg] |= 1u << (r / 8);
     if (v->rma_mask[pg] == 7) {

@@ -15,10 +15,18 @@ qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
 	nic_argv exanet 256M "$@"
 }
 
-echo "1..6"
+echo "1..8"
 
-vm "$W/self.log" 0 2 self
+# Guest errors (bad DMA address, re-entrant MMIO) are both logged (-d
+# guest_errors) and traced; -trace file= sends both to $W/self.trace.
+vm "$W/self.log" 0 2 self -d guest_errors -trace "enable=*_err_*" \
+	-trace "file=$W/self.trace"
 tap "local register, NACK, DMA, phase, FULL, re-entrancy checks" "$W/self.log"
+cat "$W/self.log" "$W/self.trace" > "$W/self-err.log" 2>/dev/null
+tap "guest error traced: exanet_err_mbox_dma" "$W/self-err.log" \
+	"^exanet_err_mbox_dma DMA to mailbox [0-9]+ at 0x[0-9a-f]+ failed$"
+tap "guest error logged (LOG_GUEST_ERROR) with its trace event name" "$W/self-err.log" \
+	"^exanet: DMA to mailbox [0-9]+ at 0x[0-9a-f]+ failed \(exanet_err_mbox_dma\)$"
 
 vm "$W/noirq.log" 0 2 self -global exanet.msix=off
 tap "without MSI-X (msix=off, like older NIs): IRQ_CAPS 0, nothing can be armed" "$W/noirq.log" "IRQ_CAPS 00000000"

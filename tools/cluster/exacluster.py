@@ -16,6 +16,9 @@ console (ttyS0) logged to <rundir>/n<i>.console, command agent on ttyS1
 MAC 52:54:00:42:00:<i>) over QEMU dgram unix sockets (direct pair for 2
 nodes, exanet-mgmt-hub otherwise), and the exanet device
 (-device exanet,node-id=<i>,num-nodes=<N>,fabric=<sockdir>/fabric).
+With trace=[patterns] (exacluster up --trace PATTERN) each QEMU enables
+those trace events (log backend, host-clock timestamps) and writes them to
+<rundir>/n<i>.trace.
 
 Every process started is recorded in <rundir>/pids and state.json; teardown
 powers nodes off through the agent, then SIGTERM/SIGKILLs exactly the recorded
@@ -414,7 +417,7 @@ class Cluster:
     def __init__(self, nodes=2, name=None, workdir=None, qemu=None, kernel=None,
                  initrd=None, extra_device_args=None, iommu="auto", exanet="auto",
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
-                 detach=False, mgmt_net=True, extoll=False):
+                 detach=False, mgmt_net=True, extoll=False, trace=None):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
@@ -448,6 +451,14 @@ class Cluster:
         if env_xt is not None and not extoll:
             extoll = env_xt == "1"
         self.extoll = bool(extoll)
+        # QEMU trace event patterns (e.g. "exanet_*"); EXACLUSTER_TRACE is a
+        # comma-separated list used when none are given.
+        if trace is None and os.environ.get("EXACLUSTER_TRACE"):
+            trace = os.environ["EXACLUSTER_TRACE"].split(",")
+        self.trace = [t.strip() for t in (trace or []) if t.strip()]
+        for t in self.trace:
+            if "," in t or "=" in t:
+                raise ValueError("bad trace event pattern %r" % t)
         self.memory = memory
         self.smp = smp
         self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
@@ -472,6 +483,10 @@ class Cluster:
 
     def qemu_log(self, node):
         return os.path.join(self.rundir, "n%d.qemu.log" % node)
+
+    def trace_log(self, node):
+        """Trace output of the node's QEMU (when started with trace=...)."""
+        return os.path.join(self.rundir, "n%d.trace" % node)
 
     @staticmethod
     def node_ip(node):
@@ -559,6 +574,7 @@ class Cluster:
               else self.sockdir, "pids": self.pids, "qemu": self.qemu,
               "initrd": self.initrd, "kernel": self.kernel, "owner": os.getpid(),
               "detached": self.detach, "boot_times": self.boot_times,
+              "trace": self.trace,
               "ips": [self.node_ip(i) for i in range(self.nodes)]}
         tmp = os.path.join(self.rundir, "state.json.tmp")
         with open(tmp, "w") as f:
@@ -620,6 +636,11 @@ class Cluster:
         fw = firmware_dir(self.qemu)
         if fw:
             a[1:1] = ["-L", fw]
+        if self.trace:
+            # log backend: "<tid>@<sec>.<usec>:<event> <args>" lines
+            for t in self.trace:
+                a += ["-trace", "enable=" + t]
+            a += ["-trace", "file=" + self.trace_log(i), "-msg", "timestamp=on"]
         if self.iommu:
             a += ["-device", "intel-iommu,aw-bits=48"]
         if self.mgmt_net:
@@ -968,7 +989,8 @@ class Cluster:
             raise ClusterError("no cluster in %s (exacluster up)" % rundir) from e
         c = cls.__new__(cls)
         c.__init__(nodes=st["nodes"], name=st["name"], workdir=rundir, qemu=st["qemu"],
-                   kernel=st["kernel"], initrd=st["initrd"], detach=True)
+                   kernel=st["kernel"], initrd=st["initrd"], detach=True,
+                   trace=st.get("trace") or [])
         c.sockdir = st["sockdir"]
         c.pids = {k: int(v) for k, v in st["pids"].items()}
         c.boot_times = st.get("boot_times", [])
@@ -1034,6 +1056,9 @@ def _cli(argv=None):
     up.add_argument("--device-arg", action="append", default=[],
                     help="extra QEMU argument ({node} {nodes} {fabric} are substituted)")
     up.add_argument("--boot-timeout", type=float)
+    up.add_argument("--trace", action="append", default=[], metavar="PATTERN",
+                    help="enable QEMU trace events matching PATTERN (e.g. 'exanet_*'; "
+                         "repeatable); node i writes them to <rundir>/n<i>.trace")
     rn = sub.add_parser("run", help="run a shell command on node(s)")
     rn.add_argument("--name", default="default")
     g = rn.add_mutually_exclusive_group()
@@ -1053,6 +1078,8 @@ def _cli(argv=None):
 
     try:
         if a.cmd == "up":
+            if any("," in t or "=" in t for t in a.trace):
+                ap.error("--trace takes one event pattern (no ',' or '='); repeat it for more")
             append = a.append
             if a.ip:
                 append = (append + " exacluster.ip=%s" % a.ip).strip()
@@ -1062,7 +1089,7 @@ def _cli(argv=None):
                         extoll=a.extoll,
                         accel=a.accel, memory=a.memory, append=append,
                         extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
-                        detach=True)
+                        detach=True, trace=a.trace)
             try:
                 c.start()
             except KeyboardInterrupt:
@@ -1072,6 +1099,9 @@ def _cli(argv=None):
                 a_.close()
             print("cluster %s: %d node(s) up in %s (boot %s s); IPs %s"
                   % (c.name, c.nodes, c.rundir, c.boot_times, c.peers()))
+            if c.trace:
+                print("trace events %s -> %s" % (",".join(c.trace),
+                                                 " ".join(c.trace_log(i) for i in range(c.nodes))))
             return 0
         if a.cmd == "run":
             cmd = a.command[1:] if a.command[:1] == ["--"] else a.command

@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Read the QEMU trace files of an emulated cluster (exacluster --trace,
+log backend with -msg timestamp=on) and break one-way ExaNet packetizer
+messages down into stages.
+
+A trace line is "<tid>@<sec>.<usec>:<event> <message>"; the message is the
+format of the event in qemu-devices/*/trace-events.  Timestamps are the
+host's wall clock (gettimeofday, microseconds), the same clock in every
+node's QEMU, so events of two nodes can be subtracted."""
+
+import re
+
+LINE_RE = re.compile(r"^(\d+)@(\d+)\.(\d{6}):(\w+) (.*)$")
+
+# Message formats of the events the breakdown uses (qemu-devices/*/trace-events).
+_N = r"^node (?P<node>\d+)"
+FIELDS = {
+    "exanet_pkt_payload": _N + r" iface (?P<iface>\d+) chan (?P<chan>\d+) payload store "
+                          r"off (?P<off>\d+) size (?P<size>\d+)$",
+    "exanet_doorbell": _N + r" iface (?P<iface>\d+) chan (?P<chan>\d+) doorbell "
+                       r"(?P<db>0x[0-9a-f]+)$",
+    "exanet_tx": _N + r" iface (?P<iface>\d+) chan (?P<chan>\d+) -> node (?P<dst>\d+) "
+                 r"mbox (?P<mbox>\d+) seq (?P<seq>\d+) len (?P<len>\d+)$",
+    "exanet_retransmit": _N + r" iface (?P<iface>\d+) chan (?P<chan>\d+) -> node (?P<dst>\d+) "
+                         r"seq (?P<seq>\d+) retry (?P<retries>\d+)$",
+    "exanet_rx": _N + r" <- node (?P<src>\d+) iface (?P<iface>\d+) chan (?P<chan>\d+) "
+                 r"mbox (?P<mbox>\d+) seq (?P<seq>\d+) len (?P<len>\d+)$",
+    "exanet_mbox_write": _N + r" mbox (?P<mbox>\d+) slot (?P<slot>\d+) "
+                         r"addr (?P<addr>0x[0-9a-f]+) len (?P<len>\d+)$",
+    "exanet_mbox_notify": _N + r" mbox (?P<mbox>\d+) slot (?P<slot>\d+) "
+                          r"flags (?P<flags>0x[0-9a-f]+)$",
+    "exanet_reply": _N + r" -> node (?P<dst>\d+) (?P<what>ACK|NACK) iface (?P<iface>\d+) "
+                    r"chan (?P<chan>\d+) seq (?P<seq>\d+) reason (?P<reason>\d+)$",
+    "exanet_ack": _N + r" <- node (?P<src>\d+) ACK iface (?P<iface>\d+) chan (?P<chan>\d+) "
+                  r"seq (?P<seq>\d+)$",
+    "exanet_nack": _N + r" <- node (?P<src>\d+) NACK iface (?P<iface>\d+) chan (?P<chan>\d+) "
+                   r"seq (?P<seq>\d+) reason (?P<reason>\d+)$",
+    "fabric_nic_send": _N + r" -> (?P<dst>\d+) type (?P<type>\d+) len (?P<len>\d+): "
+                       r"(?P<ret>-?\d+)$",
+    "fabric_qemu_rx_wake": _N + r": receive thread woke \(rx (?P<rx>\d) kick (?P<kick>\d)\)$",
+    "fabric_qemu_rx": _N + r" (?P<ctx>\w+): from (?P<src>\d+) type (?P<type>\d+) "
+                      r"len (?P<len>\d+)$",
+}
+
+# What latency-breakdown enables (no DMA events: mbox_write / mbox_notify
+# bracket the mailbox DMA, and fewer events cost less).
+BREAKDOWN_EVENTS = ["exanet_pkt_payload", "exanet_doorbell", "exanet_tx", "exanet_retransmit",
+                    "exanet_rx", "exanet_mbox_write", "exanet_mbox_notify", "exanet_reply",
+                    "exanet_ack", "exanet_nack", "fabric_nic_send", "fabric_qemu_rx_wake",
+                    "fabric_qemu_rx"]
+
+EXA_PKT_DATA = 1
+
+# (name, from, to, description); "from"/"to" are per-message timestamps.
+STAGES = [
+    ("guest_store", "payload", "doorbell",
+     "sender guest: first payload store to the doorbell store (MMIO exits)"),
+    ("device_tx", "doorbell", "tx",
+     "sender NI: doorbell decoded, packet built, retransmit timer armed"),
+    ("fabric_wakeup", "tx", "wake",
+     "host: send() of the datagram until the receiving QEMU's fabric thread is awake"),
+    ("rx_bql", "wake", "dispatch",
+     "receiving QEMU: fabric thread awake to packet handled (waits for the BQL)"),
+    ("rx_handle", "dispatch", "dma",
+     "receiver NI: packet checks, dedup, slot built"),
+    ("dma_notify", "dma", "notify",
+     "receiver NI: slot body DMA into the mailbox, then the flags word (notification)"),
+    ("guest_poll", "notify", "seen",
+     "receiver guest: slot visible to its next payload store (poll, turnaround)"),
+]
+
+
+class TraceError(Exception):
+    pass
+
+
+def parse_line(line):
+    """(tid, usec, event, message) or None for non-trace lines."""
+    m = LINE_RE.match(line.rstrip("\n"))
+    if not m:
+        return None
+    return int(m.group(1)), int(m.group(2)) * 1000000 + int(m.group(3)), m.group(4), m.group(5)
+
+
+def fields(event, message):
+    """The named fields of a message (ints where numeric), or None if the
+    event is unknown or its message does not have the expected format."""
+    rx = FIELDS.get(event)
+    if rx is None:
+        return None
+    m = re.match(rx, message)
+    if not m:
+        return None
+    out = {}
+    for k, v in m.groupdict().items():
+        if re.fullmatch(r"-?\d+", v):
+            out[k] = int(v)
+        elif v.startswith("0x"):
+            out[k] = int(v, 16)
+        else:
+            out[k] = v
+    return out
+
+
+def read_events(path):
+    """All known events of one trace file, in file order:
+    list of dicts with tid, t (microseconds), ev, and the event's fields.
+    Raises TraceError for a known event whose message does not parse."""
+    evs = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            p = parse_line(line)
+            if not p or p[2] not in FIELDS:
+                continue
+            fl = fields(p[2], p[3])
+            if fl is None:
+                raise TraceError("%s: unexpected format: %s" % (path, line.strip()))
+            fl.update(tid=p[0], t=p[1], ev=p[2])
+            evs.append(fl)
+    return evs
+
+
+def _sender_side(evs, msgs):
+    """Walk one node's events: payload, doorbell, tx and send times of the
+    messages it sent, and ACK arrival."""
+    first_store = {}
+    doorbell = {}
+    pending = None
+    for e in evs:
+        ev = e["ev"]
+        if ev == "exanet_pkt_payload":
+            first_store.setdefault((e["iface"], e["chan"]), e["t"])
+        elif ev == "exanet_doorbell":
+            doorbell[(e["iface"], e["chan"])] = e["t"]
+        elif ev == "exanet_tx":
+            ic = (e["iface"], e["chan"])
+            key = (e["node"], e["iface"], e["chan"], e["seq"])
+            m = msgs.setdefault(key, {})
+            m.update(payload=first_store.pop(ic, None), doorbell=doorbell.get(ic),
+                     tx=e["t"], dst=e["dst"], retransmits=0)
+            pending = (key, e["dst"])
+        elif ev == "fabric_nic_send" and pending and e["type"] == EXA_PKT_DATA \
+                and e["dst"] == pending[1]:
+            msgs[pending[0]]["send"] = e["t"]
+            pending = None
+        elif ev == "exanet_retransmit":
+            key = (e["node"], e["iface"], e["chan"], e["seq"])
+            if key in msgs:
+                msgs[key]["retransmits"] += 1
+        elif ev in ("exanet_ack", "exanet_nack"):
+            # the answer names our own channel and sequence number
+            key = (e["node"], e["iface"], e["chan"], e["seq"])
+            if key in msgs:
+                msgs[key]["ack" if ev == "exanet_ack" else "nack"] = e["t"]
+
+
+def _receiver_side(evs, msgs):
+    """Walk one node's events: wake-up, dispatch, DMA, notification of the
+    messages it received, and the next payload store after each."""
+    last_wake = {}          # tid -> t
+    last_rx = None
+    cur = None
+    waiting_seen = []
+    for e in evs:
+        ev = e["ev"]
+        if ev == "fabric_qemu_rx_wake":
+            last_wake[e["tid"]] = e["t"]
+        elif ev == "fabric_qemu_rx" and e["type"] == EXA_PKT_DATA:
+            last_rx = e
+        elif ev == "exanet_rx":
+            key = (e["src"], e["iface"], e["chan"], e["seq"])
+            m = msgs.get(key)
+            cur = None
+            if m is None or "rx" in m:
+                continue        # unknown sender side, or a duplicate
+            m["rx"] = e["t"]
+            if last_rx and last_rx["src"] == e["src"] and last_rx["tid"] == e["tid"]:
+                m["dispatch"] = last_rx["t"]
+                m["ctx"] = last_rx["ctx"]
+                w = last_wake.get(e["tid"])
+                # only a wake-up of the thread that handled it, after the send
+                if last_rx["ctx"] == "thread" and w is not None and \
+                        m.get("tx") is not None and w >= m["tx"]:
+                    m["wake"] = w
+                else:
+                    m["wake"] = last_rx["t"]
+            cur = m
+        elif ev == "exanet_mbox_write" and cur is not None:
+            cur["dma"] = e["t"]
+        elif ev == "exanet_mbox_notify" and cur is not None:
+            cur["notify"] = e["t"]
+            waiting_seen.append(cur)
+            cur = None
+        elif ev == "exanet_pkt_payload" and waiting_seen:
+            for m in waiting_seen:
+                m["seen"] = e["t"]
+            waiting_seen = []
+
+
+def messages(events_by_node):
+    """One-way messages of all nodes: dict key (src node, iface, chan, seq)
+    -> dict of timestamps (payload, doorbell, tx, send, wake, dispatch, rx,
+    dma, notify, seen, ack) plus ctx, dst, retransmits."""
+    msgs = {}
+    for evs in events_by_node:
+        _sender_side(evs, msgs)
+    for evs in events_by_node:
+        _receiver_side(evs, msgs)
+    return msgs
+
+
+def quantile(xs, q):
+    """Linear interpolation between the closest ranks (the median of an
+    even count is the mean of the middle two)."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def summary(xs):
+    if not xs:
+        return {"samples": 0, "median_us": None, "p99_us": None, "mean_us": None}
+    return {"samples": len(xs), "median_us": round(quantile(xs, 0.5), 2),
+            "p99_us": round(quantile(xs, 0.99), 2), "mean_us": round(sum(xs) / len(xs), 2)}
+
+
+def breakdown(msgs, skip=0):
+    """Stage statistics over the complete messages (all timestamps present,
+    no retransmission), in sending order, the first `skip` left out."""
+    need = ["payload", "doorbell", "tx", "send", "wake", "dispatch", "dma", "notify", "seen"]
+    done = sorted((m for m in msgs.values() if all(m.get(k) is not None for k in need)
+                   and not m.get("retransmits")), key=lambda m: m["payload"])
+    used = done[skip:]
+    stages = []
+    for name, a, b, desc in STAGES:
+        st = summary([m[b] - m[a] for m in used])
+        st.update(name=name, start=a, end=b, description=desc)
+        stages.append(st)
+    total = summary([m["seen"] - m["payload"] for m in used])
+    ack = summary([m["ack"] - m["tx"] for m in used if m.get("ack") is not None])
+    # The send() can return after the receiver has handled the packet: on
+    # this host the receiving fabric thread may preempt the sender.
+    send = summary([m["send"] - m["tx"] for m in used])
+    early = sum(1 for m in used if m["send"] > m["dispatch"])
+    ctx = {}
+    for m in used:
+        ctx[m.get("ctx", "?")] = ctx.get(m.get("ctx", "?"), 0) + 1
+    return {
+        "messages_traced": len(msgs),
+        "messages_complete": len(done),
+        "messages_used": len(used),
+        "retransmitted": sum(1 for m in msgs.values() if m.get("retransmits")),
+        "stages": stages,
+        "total": total,
+        "ack_round_trip": ack,
+        "send_syscall": send,
+        "send_returned_after_receive": early,
+        "receive_context": ctx,
+    }
+
+
+def table(bd):
+    rows = ["%-14s %9s %9s %9s  %s" % ("stage", "median", "p99", "mean", "what")]
+    for s in bd["stages"] + [dict(bd["total"], name="one-way total",
+                                  description="payload store on A to next payload store on B")]:
+        rows.append("%-14s %9s %9s %9s  %s" % (
+            s["name"], _us(s["median_us"]), _us(s["p99_us"]), _us(s["mean_us"]),
+            s["description"]))
+    return "\n".join(rows)
+
+
+def _us(v):
+    return "-" if v is None else "%.1f" % v
