@@ -12,6 +12,8 @@
  * A 'session' number (e.g. the harness test index) keeps successive tests
  * of the same program apart: each session uses its own TCP port
  * (EXA_OOB_PORT, default 47100, plus session) and a hello carrying it.
+ * The emulated nodes reserve 47100-47299 (ip_local_reserved_ports) so no
+ * outgoing connection takes one of these ports; do the same on real nodes.
  */
 #ifndef SELFTEST_OOB_H
 #define SELFTEST_OOB_H
