@@ -834,7 +834,7 @@ static ssize_t xfi_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint
 	if (!msg)
 		return -FI_EINVAL;
 	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
-			     (flags & (FI_COMPLETION | FI_MULTI_RECV)) | FI_MSG, msg->context);
+			     (flags & FI_COMPLETION) | FI_MSG, msg->context);
 }
 
 static ssize_t xfi_msg_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
