@@ -48,6 +48,7 @@ extern struct fi_provider xfi_prov;
 /* Tunables (fi_param_define), read once at load. */
 struct xfi_params {
 	char *device;			/* FI_EXANET_DEVICE */
+	size_t rndv_threshold;		/* FI_EXANET_RNDV_THRESHOLD */
 	size_t mbox_slots;		/* FI_EXANET_MBOX_SLOTS */
 	size_t max_msg_size;		/* FI_EXANET_MAX_MSG_SIZE */
 };
@@ -68,6 +69,8 @@ struct xfi_domain {
 	uint32_t node_id;
 	int refs;			/* AVs, CQs, EPs, MRs open on it */
 	uint64_t next_mr_key;
+	struct exanet_rdma *rdma;	/* for rendezvous reads, allocated on first use */
+	int rdma_unavailable;		/* no rank / no IOMMU: eager only */
 };
 
 struct xfi_av {
@@ -146,12 +149,20 @@ struct xfi_rx_msg {
 	uint8_t *buf;			/* unexpected: the whole message */
 	struct xfi_rx_entry *rx;	/* receive it will land in */
 	int complete;
+	int rndv;			/* rendezvous: data stays at the sender */
+	struct xfi_rndv rd;
 	int queued;			/* on an unexpected queue */
 	int discard;			/* FI_DISCARD or no memory: drop the bytes */
 };
 
+enum xfi_op_kind {
+	XFI_OP_SEND,
+	XFI_OP_FIN,		/* internal: tells a rendezvous sender we are done */
+};
+
 struct xfi_tx_op {
 	struct xfi_link link;
+	enum xfi_op_kind kind;
 	void *context;
 	uint64_t flags;			/* FI_SEND | FI_MSG/FI_TAGGED, op flags */
 	uint64_t tag, data;
@@ -165,6 +176,29 @@ struct xfi_tx_op {
 	struct xfi_peer *peer;
 	unsigned int outstanding;	/* packets not yet ACKed */
 	int err;			/* first error (negative errno) */
+	/* rendezvous sender: the buffer stays registered until the FIN */
+	struct exanet_mr *mr;
+	uint64_t cookie;
+	int fin_received;
+	/* XFI_OP_FIN */
+	uint64_t fin_cookie;
+	int32_t fin_status;
+};
+
+/* A rendezvous receive: RDMA reads from the sender into the buffer. */
+struct xfi_rndv_rx {
+	struct xfi_link link;
+	struct xfi_rx_entry *rx;
+	uint32_t src_key;
+	uint64_t tag, data, len;
+	uint32_t flags;
+	struct xfi_rndv rd;
+	struct exanet_mr *mr[XFI_IOV_LIMIT];
+	int slot[XFI_IOV_LIMIT];	/* RDMA read channel, -1: not posted */
+	int seg_done[XFI_IOV_LIMIT];
+	size_t seg_len[XFI_IOV_LIMIT];
+	unsigned int nseg;
+	int err;
 };
 
 struct xfi_chan {
@@ -213,6 +247,9 @@ struct xfi_ep {
 	struct xfi_chan chans[XFI_CHANNELS];
 	struct xfi_queue posted_tagged, posted_msg;	/* xfi_rx_entry */
 	struct xfi_queue unexp_tagged, unexp_msg;	/* xfi_rx_msg */
+	struct xfi_queue rndv_wait;	/* xfi_tx_op: RTS delivered, waiting for the FIN */
+	struct xfi_queue rndv_rx;	/* xfi_rndv_rx: reads in progress */
+	uint64_t next_cookie;
 	unsigned int npeers;
 	uint64_t rx_dropped;		/* malformed or out-of-window packets */
 };

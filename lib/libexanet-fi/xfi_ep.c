@@ -108,6 +108,14 @@ static fi_addr_t xfi_peer_addr(struct xfi_ep *ep, struct xfi_peer *p)
 
 /* ---- completions ---- */
 
+static void xfi_tx_op_free(struct xfi_tx_op *op)
+{
+	if (op->mr)
+		exanet_dereg_mr(op->mr);
+	free(op->bounce);
+	free(op);
+}
+
 static void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	struct xfi_cq_entry e = {
@@ -116,15 +124,14 @@ static void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
-	if (ep->tx_cq) {
+	if (ep->tx_cq && op->kind == XFI_OP_SEND) {
 		if (op->err)
 			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
 		else if (!(op->flags & FI_INJECT) &&
 			 (!ep->tx_selective || (op->flags & FI_COMPLETION)))
 			xfi_cq_push(ep->tx_cq, &e);
 	}
-	free(op->bounce);
-	free(op);
+	xfi_tx_op_free(op);
 }
 
 static size_t xfi_iov_copy_in(const struct xfi_rx_entry *rx, size_t off, const uint8_t *src,
@@ -205,9 +212,44 @@ static void xfi_msg_free(struct xfi_rx_msg *msg)
 	free(msg);
 }
 
-/* Drop a message taken off the unexpected queue (its rest is consumed). */
-static void xfi_msg_discard(struct xfi_rx_msg *msg)
+/* Queue a FIN for the rendezvous send cookie of the endpoint key. */
+static void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int err)
 {
+	struct xfi_tx_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return;		/* the sender's operation stays pending: no memory to tell it */
+	op->kind = XFI_OP_FIN;
+	op->flags = FI_INJECT;
+	op->key = key;
+	op->peer = xfi_peer_get(ep, key);
+	op->fin_cookie = cookie;
+	op->fin_status = err < 0 ? -err : err;
+	if (!op->peer) {
+		free(op);
+		return;
+	}
+	xfi_q_push(&ep->txq, &op->link);
+}
+
+/* The domain's RDMA page, allocated on first use; NULL without RDMA. */
+static struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom)
+{
+	if (!dom->rdma && !dom->rdma_unavailable && exanet_rdma_alloc(dom->dev, &dom->rdma))
+		dom->rdma_unavailable = 1;
+	return dom->rdma;
+}
+
+static void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx);
+
+/* Drop a message taken off the unexpected queue (its rest is consumed). */
+static void xfi_msg_discard(struct xfi_ep *ep, struct xfi_rx_msg *msg)
+{
+	if (msg->rndv) {	/* nothing to read: release the sender */
+		xfi_send_fin(ep, msg->src_key, msg->rd.cookie, 0);
+		xfi_msg_free(msg);
+		return;
+	}
 	if (msg->complete) {
 		xfi_msg_free(msg);
 		return;
@@ -251,6 +293,10 @@ static void xfi_msg_bytes(struct xfi_rx_msg *msg, const uint8_t *src, size_t n)
 /* Hand a (possibly incomplete) unexpected message to the receive rx. */
 static void xfi_msg_attach(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx)
 {
+	if (msg->rndv) {
+		xfi_rndv_start(ep, msg, rx);
+		return;
+	}
 	if (msg->buf && msg->received)
 		xfi_iov_copy_in(rx, 0, msg->buf, msg->received);
 	free(msg->buf);
@@ -338,6 +384,20 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 	msg->flags = si.flags;
 	msg->len = si.len;
 	msg->rx = xfi_take_posted(ep, msg);
+	if (si.flags & XFI_START_RNDV) {
+		/* the data stays at the sender until a receive takes it */
+		msg->rndv = 1;
+		msg->rd = si.rndv;
+		msg->received = msg->len;
+		msg->complete = 1;
+		if (msg->rx) {
+			xfi_rndv_start(ep, msg, msg->rx);
+		} else {
+			xfi_q_push(xfi_unexp_queue(ep, msg->flags), &msg->link);
+			msg->queued = 1;
+		}
+		return;
+	}
 	if (!msg->rx) {
 		msg->buf = malloc(si.len ? si.len : 1);
 		if (msg->buf) {
@@ -380,13 +440,50 @@ static void xfi_rx_cont(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t 
 }
 
 /* An in-sequence packet (already validated by xfi_parse_hdr). */
+static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op);
+
+/* The rendezvous send with this cookie to peer is over (receiver's FIN). */
+static void xfi_rx_fin(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len)
+{
+	struct xfi_queue *queues[2] = { &ep->rndv_wait, &ep->tx_wait };
+	uint64_t cookie;
+	int32_t status;
+	unsigned int i;
+
+	if (xfi_parse_fin(pkt, len, &cookie, &status)) {
+		ep->rx_dropped++;
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		struct xfi_link *prev = NULL, *cur;
+
+		for (cur = queues[i]->head; cur; prev = cur, cur = cur->next) {
+			struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
+
+			if (!op->mr || op->cookie != cookie || op->key != peer->key)
+				continue;
+			op->fin_received = 1;
+			if (status && !op->err)
+				op->err = -status;
+			if (i == 0) {
+				xfi_q_unlink(queues[i], prev, cur);
+				xfi_complete_tx(ep, op);
+			}	/* else: completes with the RTS's ACK */
+			return;
+		}
+	}
+	ep->rx_dropped++;	/* unknown or repeated cookie */
+}
+
 static void xfi_rx_deliver(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt,
 			   size_t len)
 {
 	if (pkt[0] == XFI_PKT_START)
 		xfi_rx_start(ep, peer, pkt, len);
-	else
+	else if (pkt[0] == XFI_PKT_CONT)
 		xfi_rx_cont(ep, peer, pkt, len);
+	else
+		xfi_rx_fin(ep, peer, pkt, len);
 }
 
 static void xfi_peer_rx_reset(struct xfi_ep *ep, struct xfi_peer *peer, uint16_t epoch)
@@ -483,6 +580,11 @@ static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 	if (op->outstanding)
 		return;
 	xfi_q_remove(&ep->tx_wait, &op->link);
+	if (op->mr && !op->err && !op->fin_received) {
+		/* RTS delivered: the receiver reads the buffer, then sends a FIN */
+		xfi_q_push(&ep->rndv_wait, &op->link);
+		return;
+	}
 	xfi_complete_tx(ep, op);
 }
 
@@ -576,7 +678,9 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 			return;
 		ch = &ep->chans[c];
 		h.seq = peer->tx_seq;
-		if (!op->start_sent)
+		if (op->kind == XFI_OP_FIN)
+			plen = xfi_build_fin(ch->pkt, &h, op->fin_cookie, op->fin_status), n = 0;
+		else if (!op->start_sent)
 			plen = xfi_build_start(ch->pkt, &h, op->tag, (uint32_t)op->len,
 					       op->start_flags, op->data, src, &n);
 		else
@@ -600,12 +704,141 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 	}
 }
 
+/* ---- rendezvous receive: RDMA reads straight into the receive buffer ---- */
+
+static void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx)
+{
+	struct xfi_rndv_rx *r = calloc(1, sizeof(*r));
+	uint64_t want;
+	size_t i;
+
+	if (!r) {
+		xfi_rx_error(ep, rx, xfi_rx_cq_flags(msg), FI_ENOMEM);
+		xfi_send_fin(ep, msg->src_key, msg->rd.cookie, FI_ENOMEM);
+		xfi_msg_free(msg);
+		return;
+	}
+	r->rx = rx;
+	r->src_key = msg->src_key;
+	r->tag = msg->tag;
+	r->data = msg->data;
+	r->len = msg->len;
+	r->flags = msg->flags;
+	r->rd = msg->rd;
+	xfi_msg_free(msg);
+	want = r->len < rx->capacity ? r->len : rx->capacity;
+	if (want && !xfi_dom_rdma(ep->dom))
+		r->err = -FI_ENODEV;
+	/* register the part of each receive segment the message fills (a
+	 * system call: the cost of the rendezvous path until an MR cache) */
+	for (i = 0; i < rx->iov_count && want && !r->err; i++) {
+		size_t seg = rx->iov[i].iov_len < want ? rx->iov[i].iov_len : (size_t)want;
+
+		if (!seg)
+			continue;
+		r->err = exanet_reg_mr(ep->dom->dev, rx->iov[i].iov_base, seg, 0, &r->mr[r->nseg]);
+		if (r->err)
+			break;
+		r->seg_len[r->nseg] = seg;
+		r->slot[r->nseg] = -1;
+		r->nseg++;
+		want -= seg;
+	}
+	xfi_q_push(&ep->rndv_rx, &r->link);
+}
+
+/* Post and poll the reads of r; 1 when nothing is in flight any more. */
+static int xfi_rndv_advance(struct xfi_ep *ep, struct xfi_rndv_rx *r)
+{
+	struct exanet_rdma *rdma = ep->dom->rdma;
+	uint64_t off = 0;
+	int busy = 0;
+	unsigned int i;
+
+	for (i = 0; i < r->nseg; off += r->seg_len[i], i++) {
+		int ret;
+
+		if (r->seg_done[i])
+			continue;
+		if (r->slot[i] < 0) {
+			struct exanet_raddr src;
+
+			if (r->err) {
+				r->seg_done[i] = 1;	/* never posted */
+				continue;
+			}
+			ret = exanet_raddr_make(r->rd.node, r->rd.rank, r->rd.va, &src);
+			if (!ret)
+				ret = exanet_raddr_add(&src, off);
+			if (!ret)
+				ret = exanet_rdma_post_read(rdma, r->mr[i]->addr, &src, r->seg_len[i],
+							    NULL);
+			if (ret == -EAGAIN) {	/* all read channels busy: later */
+				busy = 1;
+				continue;
+			}
+			if (ret < 0) {
+				r->err = ret;
+				r->seg_done[i] = 1;
+				continue;
+			}
+			r->slot[i] = ret;
+		}
+		ret = exanet_rdma_poll(rdma, (unsigned int)r->slot[i], NULL);
+		if (ret == -EINPROGRESS) {
+			busy = 1;
+			continue;
+		}
+		r->seg_done[i] = 1;
+		if (ret && !r->err)
+			r->err = ret;
+	}
+	return !busy;
+}
+
+static void xfi_rndv_finish(struct xfi_ep *ep, struct xfi_rndv_rx *r)
+{
+	struct xfi_rx_msg m = {
+		.src_key = r->src_key, .tag = r->tag, .data = r->data, .flags = r->flags,
+		.len = r->len,
+	};
+	unsigned int i;
+
+	for (i = 0; i < r->nseg; i++)
+		exanet_dereg_mr(r->mr[i]);
+	if (r->err)
+		xfi_rx_error(ep, r->rx, xfi_rx_cq_flags(&m), -r->err);
+	else
+		xfi_complete_rx(ep, r->rx, &m);
+	xfi_send_fin(ep, r->src_key, r->rd.cookie, r->err);
+	free(r);
+}
+
+static void xfi_rndv_progress(struct xfi_ep *ep)
+{
+	struct xfi_link *prev = NULL, *cur, *next;
+
+	for (cur = ep->rndv_rx.head; cur; cur = next) {
+		struct xfi_rndv_rx *r = XFI_ITEM(cur, struct xfi_rndv_rx);
+
+		next = cur->next;
+		if (!xfi_rndv_advance(ep, r)) {
+			prev = cur;
+			continue;
+		}
+		xfi_q_unlink(&ep->rndv_rx, prev, cur);
+		xfi_rndv_finish(ep, r);
+	}
+}
+
 static void xfi_ep_progress(struct xfi_ep *ep)
 {
 	if (!ep->enabled)
 		return;
 	xfi_tx_reap(ep);
 	xfi_rx_poll(ep);
+	if (ep->rndv_rx.head)
+		xfi_rndv_progress(ep);
 	xfi_tx_fill(ep);
 }
 
@@ -653,7 +886,23 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	op->len = len;
 	op->start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
 		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
-	if (count == 1 && !(flags & FI_INJECT)) {
+	if (count == 1 && len > xfi_params.rndv_threshold && !(flags & FI_INJECT) &&
+	    !ep->dom->rdma_unavailable &&
+	    exanet_reg_mr(ep->dom->dev, iov[0].iov_base, len, 0, &op->mr) == 0) {
+		/* rendezvous: the START carries where to read from (a system
+		 * call to register; read-only memory or no RDMA: eager) */
+		struct xfi_rndv *rd = calloc(1, sizeof(*rd));
+
+		if (!rd) {
+			xfi_tx_op_free(op);
+			return -FI_ENOMEM;
+		}
+		rd->node = op->mr->node;
+		rd->rank = op->mr->rank;
+		rd->va = (uintptr_t)iov[0].iov_base;
+		op->bounce = (uint8_t *)rd;
+		op->start_flags |= XFI_START_RNDV;
+	} else if (count == 1 && !(flags & FI_INJECT)) {
 		op->buf = iov[0].iov_base;
 	} else if (len) {
 		/* inject: the caller may reuse the buffer at once; iov: gather */
@@ -661,7 +910,7 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 
 		op->bounce = malloc(len);
 		if (!op->bounce) {
-			free(op);
+			xfi_tx_op_free(op);
 			return -FI_ENOMEM;
 		}
 		for (i = 0; i < count; i++) {
@@ -673,11 +922,14 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	if (!ep->enabled || !ep->av || xfi_av_key(ep->av, dest, &key) ||
 	    !(op->peer = xfi_peer_get(ep, key))) {
 		pthread_mutex_unlock(&ep->dom->lock);
-		free(op->bounce);
-		free(op);
+		xfi_tx_op_free(op);
 		return ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
 	}
 	op->key = key;
+	if (op->mr) {
+		op->cookie = ++ep->next_cookie;
+		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
+	}
 	xfi_q_push(&ep->txq, &op->link);
 	xfi_tx_fill(ep);	/* start at once: lowest latency */
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -706,7 +958,7 @@ static void xfi_peek(struct xfi_ep *ep, struct xfi_rx_entry *rx)
 		e.src = p ? xfi_peer_addr(ep, p) : FI_ADDR_NOTAVAIL;
 	}
 	if (rx->flags & FI_DISCARD) {
-		xfi_msg_discard(msg);
+		xfi_msg_discard(ep, msg);
 	} else if (rx->flags & FI_CLAIM) {
 		((struct fi_context *)rx->context)->internal[0] = msg;
 	}
@@ -769,7 +1021,7 @@ static ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t 
 			struct xfi_cq_entry e = { .op_context = context, .flags = xfi_rx_cq_flags(msg),
 				.tag = msg->tag, .src = FI_ADDR_NOTAVAIL };
 
-			xfi_msg_discard(msg);
+			xfi_msg_discard(ep, msg);
 			if (ep->rx_cq)
 				xfi_cq_push(ep->rx_cq, &e);
 			free(rx);
@@ -1156,10 +1408,18 @@ static void xfi_free_queue(struct xfi_queue *q, void (*fn)(struct xfi_link *))
 
 static void xfi_free_tx_link(struct xfi_link *l)
 {
-	struct xfi_tx_op *op = XFI_ITEM(l, struct xfi_tx_op);
+	xfi_tx_op_free(XFI_ITEM(l, struct xfi_tx_op));
+}
 
-	free(op->bounce);
-	free(op);
+static void xfi_free_rndv_link(struct xfi_link *l)
+{
+	struct xfi_rndv_rx *r = XFI_ITEM(l, struct xfi_rndv_rx);
+	unsigned int i;
+
+	for (i = 0; i < r->nseg; i++)	/* reads still in flight then fail */
+		exanet_dereg_mr(r->mr[i]);
+	free(r->rx);
+	free(r);
 }
 
 static void xfi_free_rx_link(struct xfi_link *l)
@@ -1195,6 +1455,8 @@ static int xfi_ep_close(struct fid *fid)
 	dom->refs--;
 	xfi_free_queue(&ep->txq, xfi_free_tx_link);
 	xfi_free_queue(&ep->tx_wait, xfi_free_tx_link);
+	xfi_free_queue(&ep->rndv_wait, xfi_free_tx_link);
+	xfi_free_queue(&ep->rndv_rx, xfi_free_rndv_link);
 	xfi_free_queue(&ep->posted_tagged, xfi_free_rx_link);
 	xfi_free_queue(&ep->posted_msg, xfi_free_rx_link);
 	xfi_free_queue(&ep->unexp_tagged, xfi_free_msg_link);

@@ -25,11 +25,13 @@
 enum xfi_pkt_type {
 	XFI_PKT_START = 1,
 	XFI_PKT_CONT = 2,
+	XFI_PKT_FIN = 3,	/* rendezvous: the receiver is done reading */
 };
 
 #define XFI_START_TAGGED	0x1	/* FI_TAGGED message, else FI_MSG */
 #define XFI_START_DATA		0x2	/* carries remote CQ data */
-#define XFI_START_FLAGS		(XFI_START_TAGGED | XFI_START_DATA)
+#define XFI_START_RNDV		0x4	/* payload is a struct xfi_rndv, not data */
+#define XFI_START_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_RNDV)
 
 struct xfi_hdr {
 	uint8_t type;
@@ -44,6 +46,21 @@ struct xfi_start {
 	uint32_t len;		/* whole message */
 	uint32_t flags;		/* XFI_START_* */
 	/* uint64_t data if XFI_START_DATA, then payload */
+};
+
+/* Rendezvous (RTS): where the receiver RDMA-reads the message from. */
+struct xfi_rndv {
+	uint32_t node;
+	uint32_t rank;
+	uint64_t va;
+	uint64_t cookie;	/* names the send operation in the FIN */
+};
+
+struct xfi_fin {
+	struct xfi_hdr hdr;
+	uint64_t cookie;
+	int32_t status;		/* 0 or a positive FI_E* code */
+	uint32_t reserved;
 };
 
 #define XFI_HDR_SIZE		sizeof(struct xfi_hdr)			/* 8 */
@@ -76,6 +93,7 @@ struct xfi_start_info {
 	uint32_t flags;
 	const uint8_t *payload;
 	size_t payload_len;
+	struct xfi_rndv rndv;	/* XFI_START_RNDV */
 };
 
 /*
@@ -87,7 +105,8 @@ int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr);
 
 /*
  * Parse a START packet: unknown flag bits, a message longer than max_len,
- * or a payload that is not exactly what the length implies -> -1.
+ * or a payload that is not exactly what the length implies (a struct
+ * xfi_rndv for XFI_START_RNDV) -> -1.
  */
 int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 		    struct xfi_start_info *out);
@@ -99,11 +118,16 @@ int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
  */
 int xfi_parse_cont(size_t pkt_len, uint64_t remaining);
 
-/* Build a START packet into pkt (XFI_PKT_MAX bytes); copies the first
- * payload bytes from src.  Returns the packet length. */
+/* Build a START packet into pkt (XFI_PKT_MAX bytes) for a message of len
+ * bytes; copies the first payload bytes from src (for XFI_START_RNDV, src
+ * is the struct xfi_rndv).  *payload_len = message bytes the packet
+ * accounts for (all of them for a rendezvous).  Returns the packet length. */
 size_t xfi_build_start(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
 		       uint32_t len, uint32_t flags, uint64_t data, const uint8_t *src,
 		       size_t *payload_len);
+size_t xfi_build_fin(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t cookie, int32_t status);
+/* Parse a FIN packet: -1 if malformed. */
+int xfi_parse_fin(const uint8_t *pkt, size_t pkt_len, uint64_t *cookie, int32_t *status);
 /* Build a CONT packet carrying min(remaining, XFI_CONT_PAYLOAD) bytes. */
 size_t xfi_build_cont(uint8_t *pkt, const struct xfi_hdr *hdr, const uint8_t *src,
 		      uint64_t remaining, size_t *payload_len);

@@ -12,6 +12,7 @@
 #include "xfi.h"
 
 struct xfi_params xfi_params = {
+	.rndv_threshold = 1024,
 	.mbox_slots = 4096,
 	.max_msg_size = 64u << 20,
 };
@@ -380,6 +381,8 @@ static int xfi_domain_close(struct fid *fid)
 
 	if (dom->refs)
 		return -FI_EBUSY;
+	if (dom->rdma)
+		exanet_rdma_free(dom->rdma);
 	exanet_close(dom->dev);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
@@ -597,7 +600,12 @@ static void xfi_read_params(void)
 			"receive mailbox slots per endpoint, power of two (default 4096)");
 	fi_param_define(&xfi_prov, "max_msg_size", FI_PARAM_SIZE_T,
 			"largest message in bytes (default 64 MiB)");
+	fi_param_define(&xfi_prov, "rndv_threshold", FI_PARAM_SIZE_T,
+			"messages longer than this go by rendezvous (RDMA read), shorter "
+			"ones eagerly through the packetizer (default 1024)");
 	fi_param_get_str(&xfi_prov, "device", &xfi_params.device);
+	if (!fi_param_get_size_t(&xfi_prov, "rndv_threshold", &v))
+		xfi_params.rndv_threshold = v;
 	if (!fi_param_get_size_t(&xfi_prov, "mbox_slots", &v) && v >= EXANET_MBOX_MIN_SLOTS &&
 	    v <= EXANET_MBOX_MAX_SLOTS && !(v & (v - 1)))
 		xfi_params.mbox_slots = v;
