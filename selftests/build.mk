@@ -51,7 +51,8 @@ $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
-HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto
+HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
+	test_xfi_proto
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -78,6 +79,11 @@ $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMO
 		$(PP_COMMON_H) $(ST_DIR)/lib/harness.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+
+$(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
+		$(TOP)/lib/libexanet-fi/xfi_proto.h $(ST_DIR)/lib/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c $(USER_LDFLAGS)
 
 $(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(TOP)/tools/exanet-ipd/ipd_proto.h $(ST_DIR)/lib/harness.h
