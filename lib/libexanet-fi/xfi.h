@@ -260,6 +260,10 @@ int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_
 int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
 int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **dom, void *context);
+/* Count an object opened on dom / drop it, unless *users (objects bound to
+ * it) is non-zero: then -FI_EBUSY. */
+void xfi_domain_get(struct xfi_domain *dom);
+int xfi_domain_put(struct xfi_domain *dom, const int *users);
 int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
 		void *context);
 
@@ -291,6 +295,15 @@ int xfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **op
 int xfi_no_tostr(const struct fid *fid, char *buf, size_t len);
 int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
 		   void *context);
+
+/* The struct fi_ops of an object whose only own operation is close. */
+#define XFI_CLOSE_ONLY_OPS(name, close_fn)					\
+	static struct fi_ops name = {						\
+		.size = sizeof(struct fi_ops), .close = close_fn,		\
+		.bind = xfi_no_bind, .control = xfi_no_control,			\
+		.ops_open = xfi_no_ops_open, .tostr = xfi_no_tostr,		\
+		.ops_set = xfi_no_ops_set,					\
+	}
 
 #define XFI_CONTAINER(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))

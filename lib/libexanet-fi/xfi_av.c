@@ -186,29 +186,15 @@ static int xfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 static int xfi_av_close(struct fid *fid)
 {
 	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid.fid);
-	struct xfi_domain *dom = av->dom;
 
-	pthread_mutex_lock(&dom->lock);
-	if (av->refs) {
-		pthread_mutex_unlock(&dom->lock);
+	if (xfi_domain_put(av->dom, &av->refs))
 		return -FI_EBUSY;
-	}
-	dom->refs--;
-	pthread_mutex_unlock(&dom->lock);
 	free(av->keys);
 	free(av);
 	return 0;
 }
 
-static struct fi_ops xfi_av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = xfi_av_close,
-	.bind = xfi_no_bind,
-	.control = xfi_no_control,
-	.ops_open = xfi_no_ops_open,
-	.tostr = xfi_no_tostr,
-	.ops_set = xfi_no_ops_set,
-};
+XFI_CLOSE_ONLY_OPS(xfi_av_fi_ops, xfi_av_close);
 
 static struct fi_ops_av xfi_av_ops = {
 	.size = sizeof(struct fi_ops_av),
@@ -245,9 +231,7 @@ int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_a
 	av->av_fid.fid.context = context;
 	av->av_fid.fid.ops = &xfi_av_fi_ops;
 	av->av_fid.ops = &xfi_av_ops;
-	pthread_mutex_lock(&dom->lock);
-	dom->refs++;
-	pthread_mutex_unlock(&dom->lock);
+	xfi_domain_get(dom);
 	*avp = &av->av_fid;
 	return 0;
 }

@@ -197,13 +197,8 @@ static int xfi_cq_close(struct fid *fid)
 	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid.fid);
 	struct xfi_cq_err *q, *next;
 
-	pthread_mutex_lock(&cq->dom->lock);
-	if (cq->refs) {
-		pthread_mutex_unlock(&cq->dom->lock);
+	if (xfi_domain_put(cq->dom, &cq->refs))
 		return -FI_EBUSY;
-	}
-	cq->dom->refs--;
-	pthread_mutex_unlock(&cq->dom->lock);
 	for (q = cq->err_head; q; q = next) {
 		next = q->next;
 		free(q);
@@ -213,15 +208,7 @@ static int xfi_cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops xfi_cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = xfi_cq_close,
-	.bind = xfi_no_bind,
-	.control = xfi_no_control,
-	.ops_open = xfi_no_ops_open,
-	.tostr = xfi_no_tostr,
-	.ops_set = xfi_no_ops_set,
-};
+XFI_CLOSE_ONLY_OPS(xfi_cq_fi_ops, xfi_cq_close);
 
 static struct fi_ops_cq xfi_cq_ops = {
 	.size = sizeof(struct fi_ops_cq),
@@ -268,9 +255,7 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = &xfi_cq_fi_ops;
 	cq->cq_fid.ops = &xfi_cq_ops;
-	pthread_mutex_lock(&dom->lock);
-	dom->refs++;
-	pthread_mutex_unlock(&dom->lock);
+	xfi_domain_get(dom);
 	*cqp = &cq->cq_fid;
 	return 0;
 }

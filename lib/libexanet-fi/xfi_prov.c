@@ -257,15 +257,7 @@ static const char *xfi_eq_strerror(struct fid_eq *eq, int prov_errno, const void
 	return fi_strerror(prov_errno);
 }
 
-static struct fi_ops xfi_eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = xfi_eq_close,
-	.bind = xfi_no_bind,
-	.control = xfi_no_control,
-	.ops_open = xfi_no_ops_open,
-	.tostr = xfi_no_tostr,
-	.ops_set = xfi_no_ops_set,
-};
+XFI_CLOSE_ONLY_OPS(xfi_eq_fi_ops, xfi_eq_close);
 
 static struct fi_ops_eq xfi_eq_ops = {
 	.size = sizeof(struct fi_ops_eq),
@@ -303,22 +295,12 @@ static int xfi_mr_close(struct fid *fid)
 {
 	struct xfi_mr *mr = XFI_CONTAINER(fid, struct xfi_mr, mr_fid.fid);
 
-	pthread_mutex_lock(&mr->dom->lock);
-	mr->dom->refs--;
-	pthread_mutex_unlock(&mr->dom->lock);
+	xfi_domain_put(mr->dom, NULL);
 	free(mr);
 	return 0;
 }
 
-static struct fi_ops xfi_mr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = xfi_mr_close,
-	.bind = xfi_no_bind,
-	.control = xfi_no_control,
-	.ops_open = xfi_no_ops_open,
-	.tostr = xfi_no_tostr,
-	.ops_set = xfi_no_ops_set,
-};
+XFI_CLOSE_ONLY_OPS(xfi_mr_fi_ops, xfi_mr_close);
 
 static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
 			  struct fid_mr **mrp)
@@ -375,6 +357,25 @@ static struct fi_ops_mr xfi_mr_ops = {
 
 /* ---- domain ---- */
 
+void xfi_domain_get(struct xfi_domain *dom)
+{
+	pthread_mutex_lock(&dom->lock);
+	dom->refs++;
+	pthread_mutex_unlock(&dom->lock);
+}
+
+int xfi_domain_put(struct xfi_domain *dom, const int *users)
+{
+	pthread_mutex_lock(&dom->lock);
+	if (users && *users) {
+		pthread_mutex_unlock(&dom->lock);
+		return -FI_EBUSY;
+	}
+	dom->refs--;
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+}
+
 static int xfi_domain_close(struct fid *fid)
 {
 	struct xfi_domain *dom = XFI_CONTAINER(fid, struct xfi_domain, domain_fid.fid);
@@ -389,15 +390,7 @@ static int xfi_domain_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops xfi_domain_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = xfi_domain_close,
-	.bind = xfi_no_bind,
-	.control = xfi_no_control,
-	.ops_open = xfi_no_ops_open,
-	.tostr = xfi_no_tostr,
-	.ops_set = xfi_no_ops_set,
-};
+XFI_CLOSE_ONLY_OPS(xfi_domain_fi_ops, xfi_domain_close);
 
 static int xfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			      struct fid_ep **sep, void *context)
@@ -510,15 +503,7 @@ static int xfi_fabric_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops xfi_fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = xfi_fabric_close,
-	.bind = xfi_no_bind,
-	.control = xfi_no_control,
-	.ops_open = xfi_no_ops_open,
-	.tostr = xfi_no_tostr,
-	.ops_set = xfi_no_ops_set,
-};
+XFI_CLOSE_ONLY_OPS(xfi_fabric_fi_ops, xfi_fabric_close);
 
 static int xfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 			     struct fid_pep **pep, void *context)
