@@ -20,6 +20,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_prov.h>
 
@@ -32,8 +33,12 @@
 #define XFI_PROV_VERSION	FI_VERSION(0, 1)
 #define XFI_API_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
+#define XFI_RMA_CAPS		(FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define XFI_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
-				 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM)
+				 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | XFI_RMA_CAPS)
+/* RMA targets are (node, rank, virtual address): keys come from the
+ * provider and the address is the virtual address of the target. */
+#define XFI_RMA_MR_MODE		(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED)
 #define XFI_IOV_LIMIT		4
 #define XFI_TAG_FORMAT		0xaaaaaaaaaaaaaaaaULL	/* all 64 bits, no structure */
 #define XFI_QUEUE_SIZE		4096	/* advertised; queues grow on demand */
@@ -114,10 +119,17 @@ struct xfi_eq {
 	struct fid_eq eq_fid;
 };
 
+/* key = handle << 8 | rank: the initiator needs the rank for the RDMA
+ * address; the NI checks the rest (PDID, the rank's IOMMU mappings). */
+#define XFI_MR_KEY(mr)		((uint64_t)(mr)->handle << 8 | (mr)->rank)
+#define XFI_KEY_RANK(key)	((uint32_t)((key) & 0xff))
+
 struct xfi_mr {
 	struct fid_mr mr_fid;
 	struct xfi_domain *dom;
+	struct exanet_mr *xmr;		/* NULL if the memory could not be registered */
 };
+
 
 /* Intrusive singly linked FIFO: items start with a struct xfi_link. */
 struct xfi_link {
@@ -125,6 +137,16 @@ struct xfi_link {
 };
 struct xfi_queue {
 	struct xfi_link *head, *tail;
+};
+
+/* An RMA operation on the RDMA engine. */
+struct xfi_rma_op {
+	struct xfi_link link;
+	void *context;
+	uint64_t flags;			/* FI_RMA | FI_READ or FI_WRITE, op flags */
+	size_t len;
+	int slot;
+	struct exanet_mr *tmp_mr;	/* registered for this operation only */
 };
 
 /* A posted receive, or the buffer a claimed message is delivered into. */
@@ -249,6 +271,7 @@ struct xfi_ep {
 	struct xfi_queue unexp_tagged, unexp_msg;	/* xfi_rx_msg */
 	struct xfi_queue rndv_wait;	/* xfi_tx_op: RTS delivered, waiting for the FIN */
 	struct xfi_queue rndv_rx;	/* xfi_rndv_rx: reads in progress */
+	struct xfi_queue rma_ops;	/* xfi_rma_op in flight */
 	uint64_t next_cookie;
 	unsigned int npeers;
 	uint64_t rx_dropped;		/* malformed or out-of-window packets */
@@ -281,6 +304,12 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e);
 int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen);
 
+/* rma */
+extern struct fi_ops_rma xfi_rma_ops;
+void xfi_rma_progress(struct xfi_ep *ep);
+void xfi_rma_free_all(struct xfi_ep *ep);
+struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom);
+
 /* ep */
 int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 		void *context);
@@ -307,5 +336,43 @@ int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
 
 #define XFI_CONTAINER(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define XFI_ITEM(l, type) XFI_CONTAINER(l, type, link)
+
+/* ---- queues ---- */
+
+static inline void xfi_q_push(struct xfi_queue *q, struct xfi_link *l)
+{
+	l->next = NULL;
+	if (q->tail)
+		q->tail->next = l;
+	else
+		q->head = l;
+	q->tail = l;
+}
+
+/* Unlink l, whose predecessor is prev (NULL: l is the head). */
+static inline void xfi_q_unlink(struct xfi_queue *q, struct xfi_link *prev, struct xfi_link *l)
+{
+	if (prev)
+		prev->next = l->next;
+	else
+		q->head = l->next;
+	if (q->tail == l)
+		q->tail = prev;
+	l->next = NULL;
+}
+
+static inline int xfi_q_remove(struct xfi_queue *q, struct xfi_link *l)
+{
+	struct xfi_link *prev = NULL, *cur;
+
+	for (cur = q->head; cur; prev = cur, cur = cur->next) {
+		if (cur == l) {
+			xfi_q_unlink(q, prev, cur);
+			return 1;
+		}
+	}
+	return 0;
+}
 
 #endif

@@ -27,45 +27,6 @@
 
 #define XFI_ANY_SRC UINT32_MAX
 
-/* ---- queues ---- */
-
-static void xfi_q_push(struct xfi_queue *q, struct xfi_link *l)
-{
-	l->next = NULL;
-	if (q->tail)
-		q->tail->next = l;
-	else
-		q->head = l;
-	q->tail = l;
-}
-
-/* Unlink l, whose predecessor is prev (NULL: l is the head). */
-static void xfi_q_unlink(struct xfi_queue *q, struct xfi_link *prev, struct xfi_link *l)
-{
-	if (prev)
-		prev->next = l->next;
-	else
-		q->head = l->next;
-	if (q->tail == l)
-		q->tail = prev;
-	l->next = NULL;
-}
-
-static int xfi_q_remove(struct xfi_queue *q, struct xfi_link *l)
-{
-	struct xfi_link *prev = NULL, *cur;
-
-	for (cur = q->head; cur; prev = cur, cur = cur->next) {
-		if (cur == l) {
-			xfi_q_unlink(q, prev, cur);
-			return 1;
-		}
-	}
-	return 0;
-}
-
-#define XFI_ITEM(l, type) XFI_CONTAINER(l, type, link)
-
 static struct xfi_ep *xfi_ep_of(struct fid_ep *fid)
 {
 	return XFI_CONTAINER(fid, struct xfi_ep, ep_fid);
@@ -233,7 +194,7 @@ static void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int e
 }
 
 /* The domain's RDMA page, allocated on first use; NULL without RDMA. */
-static struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom)
+struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom)
 {
 	if (!dom->rdma && !dom->rdma_unavailable && exanet_rdma_alloc(dom->dev, &dom->rdma))
 		dom->rdma_unavailable = 1;
@@ -839,6 +800,8 @@ static void xfi_ep_progress(struct xfi_ep *ep)
 	xfi_rx_poll(ep);
 	if (ep->rndv_rx.head)
 		xfi_rndv_progress(ep);
+	if (ep->rma_ops.head)
+		xfi_rma_progress(ep);
 	xfi_tx_fill(ep);
 }
 
@@ -1457,6 +1420,7 @@ static int xfi_ep_close(struct fid *fid)
 	xfi_free_queue(&ep->tx_wait, xfi_free_tx_link);
 	xfi_free_queue(&ep->rndv_wait, xfi_free_tx_link);
 	xfi_free_queue(&ep->rndv_rx, xfi_free_rndv_link);
+	xfi_rma_free_all(ep);
 	xfi_free_queue(&ep->posted_tagged, xfi_free_rx_link);
 	xfi_free_queue(&ep->posted_msg, xfi_free_rx_link);
 	xfi_free_queue(&ep->unexp_tagged, xfi_free_msg_link);
@@ -1596,6 +1560,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->ep_fid.cm = &xfi_cm_ops;
 	ep->ep_fid.msg = &xfi_msg_ops;
 	ep->ep_fid.tagged = &xfi_tagged_ops;
+	ep->ep_fid.rma = &xfi_rma_ops;
 	pthread_mutex_lock(&dom->lock);
 	ep->dom_next = dom->eps;
 	dom->eps = ep;

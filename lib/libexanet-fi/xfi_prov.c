@@ -111,13 +111,35 @@ static int xfi_hints_ok(const struct fi_info *hints)
 	return 1;
 }
 
+/* Whether the caller's hints accept the memory registration mode RMA needs. */
+static int xfi_hints_mr_mode_ok(const struct fi_info *hints)
+{
+	int m;
+
+	if (!hints || !hints->domain_attr)
+		return 1;
+	m = hints->domain_attr->mr_mode;
+	if (m == FI_MR_BASIC)
+		return 1;	/* the old name of exactly this mode */
+	return (m & XFI_RMA_MR_MODE) == XFI_RMA_MR_MODE;
+}
+
 static struct fi_info *xfi_make_info(const struct fi_info *hints)
 {
-	struct fi_info *fi = fi_allocinfo();
+	struct fi_info *fi;
 	uint64_t caps = hints && hints->caps ? hints->caps : XFI_CAPS;
 
+	/* RMA only for callers that handle provider keys and virtual addresses */
+	if ((caps & XFI_RMA_CAPS) && !xfi_hints_mr_mode_ok(hints)) {
+		if (hints && hints->caps)
+			return NULL;
+		caps &= ~(uint64_t)XFI_RMA_CAPS;
+	}
+	fi = fi_allocinfo();
 	if (!fi)
 		return NULL;
+	if ((caps & FI_RMA) && !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	/* FI_MSG/FI_TAGGED alone imply both directions */
 	if (!(caps & (FI_SEND | FI_RECV)))
 		caps |= FI_SEND | FI_RECV;
@@ -126,16 +148,17 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
 
-	fi->tx_attr->caps = caps & ~(uint64_t)(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+	fi->tx_attr->caps = caps & ~(uint64_t)(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
+					       FI_REMOTE_READ | FI_REMOTE_WRITE);
 	fi->tx_attr->op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
 	fi->tx_attr->msg_order = FI_ORDER_SAS;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = XFI_INJECT_SIZE;
 	fi->tx_attr->size = XFI_QUEUE_SIZE;
 	fi->tx_attr->iov_limit = XFI_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = 0;
+	fi->tx_attr->rma_iov_limit = (caps & FI_RMA) ? 1 : 0;
 
-	fi->rx_attr->caps = caps & ~(uint64_t)FI_SEND;
+	fi->rx_attr->caps = caps & ~(uint64_t)(FI_SEND | FI_READ | FI_WRITE);
 	fi->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
 	fi->rx_attr->msg_order = FI_ORDER_SAS;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
@@ -164,7 +187,8 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = hints && hints->domain_attr ? hints->domain_attr->av_type :
 		FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = 0;	/* no registration needed for messages */
+	/* messages need no registration; RMA needs provider keys */
+	fi->domain_attr->mr_mode = (caps & FI_RMA) ? XFI_RMA_MR_MODE : 0;
 	fi->domain_attr->mr_key_size = 8;
 	fi->domain_attr->cq_data_size = 8;
 	fi->domain_attr->cq_cnt = 64;
@@ -203,7 +227,7 @@ int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_
 	if (!xfi_hints_ok(hints))
 		return -FI_ENODATA;
 	*info = xfi_make_info(hints);
-	return *info ? 0 : -FI_ENOMEM;
+	return *info ? 0 : -FI_ENODATA;
 }
 
 /* ---- event queue (nothing is ever reported on it: RDM needs no CM) ---- */
@@ -295,6 +319,8 @@ static int xfi_mr_close(struct fid *fid)
 {
 	struct xfi_mr *mr = XFI_CONTAINER(fid, struct xfi_mr, mr_fid.fid);
 
+	if (mr->xmr)
+		exanet_dereg_mr(mr->xmr);
 	xfi_domain_put(mr->dom, NULL);
 	free(mr);
 	return 0;
@@ -315,12 +341,27 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 	if (!mr)
 		return -FI_ENOMEM;
 	mr->dom = dom;
+	if (attr->access & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+		/* memory for RMA: pinned and mapped for the NI, one range */
+		int err = -FI_EINVAL;
+
+		if (attr->iov_count == 1 && attr->mr_iov[0].iov_len)
+			err = exanet_reg_mr(dom->dev, attr->mr_iov[0].iov_base,
+					    attr->mr_iov[0].iov_len, 0, &mr->xmr);
+		if (err) {
+			free(mr);
+			return err;
+		}
+	}
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;
 	mr->mr_fid.fid.context = attr->context;
 	mr->mr_fid.fid.ops = &xfi_mr_fi_ops;
 	mr->mr_fid.mem_desc = mr;
 	pthread_mutex_lock(&dom->lock);
-	mr->mr_fid.key = attr->requested_key ? attr->requested_key : ++dom->next_mr_key;
+	if (mr->xmr)
+		mr->mr_fid.key = XFI_MR_KEY(mr->xmr);
+	else
+		mr->mr_fid.key = attr->requested_key ? attr->requested_key : ++dom->next_mr_key;
 	dom->refs++;
 	pthread_mutex_unlock(&dom->lock);
 	*mrp = &mr->mr_fid;

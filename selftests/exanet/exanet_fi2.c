@@ -15,6 +15,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "exa_test.h"
@@ -49,8 +50,8 @@ static struct fi_info *exanet_hints(void)
 	return h;
 }
 
-static void fi_open_all(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
-			enum fi_av_type av_type)
+static void fi_open_caps(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
+			 enum fi_av_type av_type, uint64_t caps)
 {
 	struct fi_info *hints = exanet_hints();
 	struct fi_av_attr av_attr = { .type = av_type };
@@ -61,6 +62,8 @@ static void fi_open_all(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *sel
 
 	ASSERT_NE(NULL, hints);
 	hints->domain_attr->av_type = av_type;
+	hints->caps = caps;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &self->info);
 	fi_freeinfo(hints);
 	if (ret)
@@ -80,6 +83,12 @@ static void fi_open_all(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *sel
 	ASSERT_EQ(0, oob_allgather(&self->oob, addr, all, sizeof(addr)));
 	ASSERT_EQ(1, fi_av_insert(self->av, all[1 - self->rank], 1, &self->peer, 0, NULL));
 	ASSERT_NE(FI_ADDR_NOTAVAIL, self->peer);
+}
+
+static void fi_open_all(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
+			enum fi_av_type av_type)
+{
+	fi_open_caps(_metadata, self, av_type, FI_TAGGED | FI_MSG);
 }
 
 FIXTURE_SETUP(fi)
@@ -548,6 +557,64 @@ TEST_F_TIMEOUT(fi, peek_claim_and_cancel, 300)
 		ASSERT_EQ(0, check(self->rbuf, 2000, 42));
 		EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
 	}
+}
+
+/* FI_RMA: rank 0 writes into and reads back from rank 1's registered
+ * buffer with its key; a key naming a rank nobody holds and an address
+ * outside the registration end in error completions, and the target's
+ * memory outside the one good write is unchanged. */
+TEST_F_TIMEOUT(fi, rma_write_read_with_keys, 300)
+{
+	const size_t len = 100000, off = 4096;
+	struct { uint64_t addr, key; } mine, all[2];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	struct fid_mr *mr = NULL;
+	size_t i;
+
+	fi_open_caps(_metadata, self, FI_AV_TABLE, FI_TAGGED | FI_MSG | FI_RMA);
+	ASSERT_EQ(FI_RMA, self->info->caps & FI_RMA);
+	ASSERT_EQ(FI_MR_PROV_KEY, self->info->domain_attr->mr_mode & FI_MR_PROV_KEY);
+	memset(self->rbuf, 0x5a, MAX_SIZE);
+	ASSERT_EQ(0, fi_mr_reg(self->domain, self->rbuf, MAX_SIZE,
+			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			       NULL));
+	mine.addr = (uintptr_t)self->rbuf;
+	mine.key = fi_mr_key(mr);
+	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+	if (self->rank == 0) {
+		uint64_t bad_rank_key = (all[1].key & ~0xffull) | ((all[1].key + 1) & 7);
+
+		fill(self->sbuf, len, 0x77);	/* unregistered: registered for the write */
+		ASSERT_EQ(0, fi_write(self->ep, self->sbuf, len, NULL, self->peer,
+				      all[1].addr + off, all[1].key, self->sbuf));
+		ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+		EXPECT_EQ(FI_RMA | FI_WRITE, e.flags);
+		EXPECT_EQ(self->sbuf, e.op_context);
+		ASSERT_EQ(0, fi_read(self->ep, self->rbuf, len, fi_mr_desc(mr), self->peer,
+				     all[1].addr + off, all[1].key, self->rbuf));
+		ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+		EXPECT_EQ(FI_RMA | FI_READ, e.flags);
+		ASSERT_EQ(0, check(self->rbuf, len, 0x77));
+		/* a rank nobody holds on the target node */
+		ASSERT_EQ(0, fi_write(self->ep, self->sbuf, 1000, NULL, self->peer, all[1].addr,
+				      bad_rank_key, NULL));
+		EXPECT_GT(0, wait_comp(self->cq, &e, &ee));
+		/* an address the target never registered */
+		ASSERT_EQ(0, fi_write(self->ep, self->sbuf, 1000, NULL, self->peer,
+				      all[1].addr + MAX_SIZE + (64u << 20), all[1].key, NULL));
+		EXPECT_GT(0, wait_comp(self->cq, &e, &ee));
+	}
+	OOB_SYNC(&self->oob);
+	if (self->rank == 1) {
+		for (i = 0; i < off; i++)
+			ASSERT_EQ(0x5a, self->rbuf[i]);
+		ASSERT_EQ(0, check(self->rbuf + off, len, 0x77));
+		for (i = off + len; i < MAX_SIZE; i++)
+			ASSERT_EQ(0x5a, self->rbuf[i]);
+	}
+	OOB_SYNC(&self->oob);
+	EXPECT_EQ(0, fi_close(&mr->fid));
 }
 
 /* Debian's fi_pingpong between the two nodes over the provider, with data
