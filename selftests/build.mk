@@ -39,7 +39,7 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(XFI_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric
+	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
 
 # the same program, listed again for the 4-node cluster
 $(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd

@@ -10,6 +10,10 @@
  * FI_PROVIDER_PATH (/usr/lib/x86_64-linux-gnu/libfabric/).
  */
 #include <arpa/inet.h>
+#include <linux/seccomp.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sys/prctl.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -615,6 +619,90 @@ TEST_F_TIMEOUT(fi, rma_write_read_with_keys, 300)
 	}
 	OOB_SYNC(&self->oob);
 	EXPECT_EQ(0, fi_close(&mr->fid));
+}
+
+/* The eager data path (fi_tsend, fi_trecv, fi_cq_read) makes no system
+ * call: a thread in seccomp strict mode (only read, write, exit and
+ * sigreturn; anything else kills the process) exchanges 2000 tagged
+ * messages.  The thread warms its malloc arena first and leaves with a raw
+ * exit (pthread_exit would make other calls). */
+struct strict_arg {
+	FIXTURE_DATA(fi) *self;
+	volatile int result;	/* 0 ok, 1 entered strict mode, < 0 error */
+	volatile unsigned int done;
+};
+
+static void *strict_thread(void *p)
+{
+	struct strict_arg *a = p;
+	FIXTURE_DATA(fi) *self = a->self;
+	struct fi_cq_tagged_entry e;
+	void *warm[256];
+	unsigned int i, posted = 0, sent = 0, completed = 0, n = 2000;
+	int err = 0;
+
+	/* memory the provider's malloc calls can take without brk/mmap */
+	warm[0] = malloc(8u << 20);
+	for (i = 1; i < 256; i++)
+		warm[i] = malloc(64 + (i % 8) * 32);
+	for (i = 0; i < 256; i++)
+		free(warm[i]);
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0) {
+		a->result = -1;
+		return NULL;
+	}
+	a->result = 1;
+	while (completed < n && !err) {
+		ssize_t r;
+
+		if (self->rank == 0 && sent < n) {
+			r = fi_tsend(self->ep, self->sbuf + (sent % 64) * 32, 1 + sent % 32, NULL,
+				     self->peer, 0x9000 + sent, NULL);
+			if (r == 0)
+				sent++;
+			else if (r != -FI_EAGAIN)
+				err = -2;
+		}
+		if (self->rank == 1 && posted < n && posted < completed + 64) {
+			r = fi_trecv(self->ep, self->rbuf + (posted % 64) * 32, 32, NULL,
+				     FI_ADDR_UNSPEC, 0x9000 + posted, 0, NULL);
+			if (r == 0)
+				posted++;
+			else if (r != -FI_EAGAIN)
+				err = -3;
+		}
+		r = fi_cq_read(self->cq, &e, 1);
+		if (r == 1)
+			completed++;
+		else if (r != -FI_EAGAIN)
+			err = -4;
+		a->done = completed;
+	}
+	a->result = err ? err : 0;
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(fi, eager_data_path_makes_no_syscalls_seccomp_strict, 300)
+{
+	struct strict_arg a = { .self = self, .result = 1 };
+	pthread_t t;
+
+	/* one heap (the main one) that keeps what is freed and grows in
+	 * large steps: the warm-up above covers the whole exchange */
+	ASSERT_EQ(1, mallopt(M_ARENA_MAX, 1));
+	ASSERT_EQ(1, mallopt(M_MMAP_THRESHOLD, 64 << 20));
+	ASSERT_EQ(1, mallopt(M_TRIM_THRESHOLD, 256 << 20));
+	fi_open_all(_metadata, self, FI_AV_TABLE);
+	memset(self->sbuf, 0x33, 64 * 32);
+	OOB_SYNC(&self->oob);
+	ASSERT_EQ(0, pthread_create(&t, NULL, strict_thread, &a));
+	ASSERT_EQ(0, pthread_join(t, NULL));	/* a system call there kills us all */
+	if (a.result)
+		TH_LOG("strict thread: result %d after %u completions", a.result, a.done);
+	ASSERT_EQ(0, a.result);
+	ASSERT_EQ(2000, a.done);
+	OOB_SYNC(&self->oob);
 }
 
 /* Debian's fi_pingpong between the two nodes over the provider, with data
