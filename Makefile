@@ -43,6 +43,7 @@ include qemu-devices/build.mk
 include drivers/build.mk
 include lib/build.mk
 include lib/extoll.mk
+include lib/fabric.mk
 include tools/build.mk
 include packaging/build.mk
 include selftests/build.mk

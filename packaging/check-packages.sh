@@ -112,6 +112,10 @@ for t in "${TOOLS[@]}"; do
 	check "man page $tool($sec) installed" test -e "$ROOT/usr/share/man/man$sec/$tool.$sec.gz"
 done
 check "libexanet(3) and exanet_send(3) link installed" test -e "$ROOT/usr/share/man/man3/exanet_send_wait.3.gz"
+# libfabric loads the provider from its own directory; with any readable
+# device path it lists the provider (the root has no NI)
+check "fi_info -p exanet lists the provider installed by libfabric-exanet" \
+	in_root sh -c 'FI_EXANET_DEVICE=/dev/null fi_info -p exanet | grep -q "provider: exanet"'
 check "udev rules installed" test -f "$ROOT/lib/udev/rules.d/60-exanet.rules" -a -f "$ROOT/lib/udev/rules.d/60-extoll.rules"
 
 umount_all

@@ -15,6 +15,8 @@ PKGS=(
 	busybox-static cpio udev
 	# user space: libraries and tools
 	gcc make libnl-3-dev libnl-genl-3-dev libudev-dev
+	# libfabric provider (headers) and the node image's fi_info / fi_pingpong
+	libfabric-dev libfabric-bin
 	# packages, man pages and their install test (make deb, make check-packages)
 	debhelper dh-dkms dkms fakeroot lintian scdoc man-db debootstrap
 	# benchmarks and diagnostics

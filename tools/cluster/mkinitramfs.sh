@@ -9,7 +9,8 @@
 #
 # Contents: busybox-static (+ applet links), kmod, systemd-udevd/udevadm with
 # 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
-# iperf3, virtio/tun kernel modules with deps, $BUILD/modules/*.ko in
+# iperf3, fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
+# /usr/lib/x86_64-linux-gnu/libfabric, virtio/tun kernel modules with deps, $BUILD/modules/*.ko in
 # /lib/modules/$KVER/extra, $BUILD/bin -> /usr/bin, $BUILD/lib -> /usr/lib,
 # $BUILD/selftests -> /usr/lib/exanet/selftests, tools/cluster/tests ->
 # /usr/lib/exanet/cluster-tests, plus the shared libraries of every ELF.
@@ -83,7 +84,7 @@ done
 echo "udev_log=err" > etc/udev/udev.conf
 
 # --- diagnostics ---
-for b in /usr/bin/flock /usr/bin/strace /usr/bin/iperf3; do
+for b in /usr/bin/flock /usr/bin/strace /usr/bin/iperf3 /usr/bin/fi_info /usr/bin/fi_pingpong; do
 	if [ -x "$b" ]; then copy_host "$b"; fi
 done
 for f in ${EXTRA_FILES:-}; do copy_host "$f"; done
@@ -123,6 +124,11 @@ depmod -b "$STAGE" "$KVER"
 	cp -a "$f" usr/bin/
 done
 [ -d "$BUILD/lib" ] && cp -a "$BUILD"/lib/. usr/lib/
+# the libfabric provider where Debian's libfabric looks without FI_PROVIDER_PATH
+if [ -f "$BUILD/lib/libexanet-fi.so" ]; then
+	mkdir -p usr/lib/x86_64-linux-gnu/libfabric
+	cp "$BUILD/lib/libexanet-fi.so" usr/lib/x86_64-linux-gnu/libfabric/
+fi
 [ -d "$BUILD/selftests" ] && cp -a "$BUILD"/selftests usr/lib/exanet/selftests
 if [ -d "$HERE/tests" ]; then
 	mkdir -p usr/lib/exanet/cluster-tests

@@ -1,0 +1,30 @@
+# libexanet-fi: the libfabric provider "exanet", an external (dlopen'ed)
+# provider for Debian's libfabric: libfabric loads every lib*-fi.so of
+# $FI_PROVIDER_PATH (else /usr/lib/<triplet>/libfabric/) and calls its
+# fi_prov_ini.  Documentation/exanet/libfabric.md.
+
+XFI_DIR := $(TOP)/lib/libexanet-fi
+XFI_SO := $(BUILD)/lib/libexanet-fi.so
+XFI_SRCS := $(addprefix $(XFI_DIR)/,xfi_prov.c xfi_av.c xfi_cq.c xfi_ep.c xfi_rma.c xfi_proto.c)
+XFI_HDRS := $(XFI_DIR)/xfi.h $(XFI_DIR)/xfi_proto.h $(LIBEXANET_DIR)/include/libexanet.h \
+	$(TOP)/uapi/exanet.h
+# where Debian's libfabric looks for external providers
+XFI_PROVDIR ?= $(shell gcc -print-multiarch 2>/dev/null | sed 's|^|/usr/lib/|;s|$$|/libfabric|')
+
+ALL_TARGETS += $(XFI_SO)
+
+$(XFI_SO): $(XFI_SRCS) $(XFI_HDRS) $(XFI_DIR)/libexanet-fi.map $(LIBEXANET_SO)
+	@mkdir -p $(@D)
+	@test -f /usr/include/rdma/providers/fi_prov.h || \
+		{ echo "libexanet-fi: libfabric-dev missing (make deps)" >&2; exit 1; }
+	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -shared \
+		-Wl,--version-script=$(XFI_DIR)/libexanet-fi.map -Wl,-z,defs \
+		-o $@ $(XFI_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
+
+.PHONY: libexanet-fi install-libexanet-fi
+libexanet-fi: $(XFI_SO)
+
+# make install-libexanet-fi [DESTDIR=...] [XFI_PROVDIR=...]
+install-libexanet-fi: $(XFI_SO)
+	install -d $(DESTDIR)$(XFI_PROVDIR)
+	install -m 0644 $(XFI_SO) $(DESTDIR)$(XFI_PROVDIR)/

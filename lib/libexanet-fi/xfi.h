@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exanet libfabric provider: internal objects.  See
+ * Documentation/exanet/libfabric.md for the design.
+ *
+ * Locking: one mutex per domain covers every object of the domain (AVs,
+ * CQs, endpoints); an uncontended pthread mutex makes no system call.
+ */
+#ifndef XFI_H
+#define XFI_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <libexanet.h>
+
+#include "xfi_proto.h"
+
+#define XFI_PROV_NAME		"exanet"
+#define XFI_FABRIC_NAME		"exanet"
+#define XFI_PROV_VERSION	FI_VERSION(0, 1)
+#define XFI_API_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
+
+#define XFI_RMA_CAPS		(FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+#define XFI_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
+				 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | XFI_RMA_CAPS)
+/* RMA targets are (node, rank, virtual address): keys come from the
+ * provider and the address is the virtual address of the target. */
+#define XFI_RMA_MR_MODE		(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED)
+#define XFI_IOV_LIMIT		4
+#define XFI_TAG_FORMAT		0xaaaaaaaaaaaaaaaaULL	/* all 64 bits, no structure */
+#define XFI_QUEUE_SIZE		4096	/* advertised; queues grow on demand */
+#define XFI_REORDER_WINDOW	16	/* packets in flight per peer */
+#define XFI_CHANNELS		EXANET_PKT_CHANNELS
+#define XFI_PEER_BUCKETS	256
+#define XFI_RX_BUDGET		256	/* mailbox slots handled per progress call */
+#define XFI_MAX_PEERS		65536	/* receive state kept for at most this many senders */
+
+extern struct fi_provider xfi_prov;
+
+/* Tunables (fi_param_define), read once at load. */
+struct xfi_params {
+	char *device;			/* FI_EXANET_DEVICE */
+	size_t rndv_threshold;		/* FI_EXANET_RNDV_THRESHOLD */
+	size_t mbox_slots;		/* FI_EXANET_MBOX_SLOTS */
+	size_t max_msg_size;		/* FI_EXANET_MAX_MSG_SIZE */
+};
+extern struct xfi_params xfi_params;
+
+struct xfi_fabric {
+	struct fid_fabric fabric_fid;
+};
+
+struct xfi_ep;
+
+struct xfi_domain {
+	struct fid_domain domain_fid;
+	struct xfi_fabric *fabric;
+	struct exanet_dev *dev;
+	pthread_mutex_t lock;
+	struct xfi_ep *eps;		/* progressed by every CQ read */
+	uint32_t node_id;
+	int refs;			/* AVs, CQs, EPs, MRs open on it */
+	uint64_t next_mr_key;
+	struct exanet_rdma *rdma;	/* for rendezvous reads, allocated on first use */
+	int rdma_unavailable;		/* no rank / no IOMMU: eager only */
+};
+
+struct xfi_av {
+	struct fid_av av_fid;
+	struct xfi_domain *dom;
+	enum fi_av_type type;
+	uint32_t *keys;			/* FI_AV_TABLE: index -> key (UINT32_MAX: removed) */
+	size_t count, cap;
+	uint64_t gen;			/* bumped by inserts/removes: invalidates caches */
+	int refs;
+};
+
+/* One completion as stored; converted to the CQ format on read. */
+struct xfi_cq_entry {
+	void *op_context;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data;
+	uint64_t tag;
+	fi_addr_t src;
+};
+
+struct xfi_cq_err {
+	struct xfi_cq_err *next;
+	struct fi_cq_err_entry err;
+	fi_addr_t src;
+};
+
+struct xfi_cq {
+	struct fid_cq cq_fid;
+	struct xfi_domain *dom;
+	enum fi_cq_format format;
+	struct xfi_cq_entry *ring;
+	size_t head, count, cap;	/* power-of-two ring, grows when full */
+	struct xfi_cq_err *err_head, *err_tail;
+	int refs;
+};
+
+struct xfi_eq {
+	struct fid_eq eq_fid;
+};
+
+/* key = handle << 8 | rank: the initiator needs the rank for the RDMA
+ * address; the NI checks the rest (PDID, the rank's IOMMU mappings). */
+#define XFI_MR_KEY(mr)		((uint64_t)(mr)->handle << 8 | (mr)->rank)
+#define XFI_KEY_RANK(key)	((uint32_t)((key) & 0xff))
+
+struct xfi_mr {
+	struct fid_mr mr_fid;
+	struct xfi_domain *dom;
+	struct exanet_mr *xmr;		/* NULL if the memory could not be registered */
+};
+
+
+/* Intrusive singly linked FIFO: items start with a struct xfi_link. */
+struct xfi_link {
+	struct xfi_link *next;
+};
+struct xfi_queue {
+	struct xfi_link *head, *tail;
+};
+
+/* An RMA operation on the RDMA engine. */
+struct xfi_rma_op {
+	struct xfi_link link;
+	void *context;
+	uint64_t flags;			/* FI_RMA | FI_READ or FI_WRITE, op flags */
+	size_t len;
+	int slot;
+	struct exanet_mr *tmp_mr;	/* registered for this operation only */
+};
+
+/* A posted receive, or the buffer a claimed message is delivered into. */
+struct xfi_rx_entry {
+	struct xfi_link link;
+	void *context;
+	struct iovec iov[XFI_IOV_LIMIT];
+	size_t iov_count;
+	size_t capacity;
+	uint64_t tag, ignore;
+	uint32_t src_key;		/* UINT32_MAX: any source */
+	uint64_t flags;			/* FI_MSG or FI_TAGGED, plus op flags */
+};
+
+/* A message being reassembled: matched (rx set) or unexpected (buf). */
+struct xfi_rx_msg {
+	struct xfi_link link;
+	uint32_t src_key;
+	uint64_t tag, data;
+	uint32_t flags;			/* XFI_START_* */
+	uint64_t len, received;
+	uint8_t *buf;			/* unexpected: the whole message */
+	struct xfi_rx_entry *rx;	/* receive it will land in */
+	int complete;
+	int rndv;			/* rendezvous: data stays at the sender */
+	struct xfi_rndv rd;
+	int queued;			/* on an unexpected queue */
+	int discard;			/* FI_DISCARD or no memory: drop the bytes */
+};
+
+enum xfi_op_kind {
+	XFI_OP_SEND,
+	XFI_OP_FIN,		/* internal: tells a rendezvous sender we are done */
+};
+
+struct xfi_tx_op {
+	struct xfi_link link;
+	enum xfi_op_kind kind;
+	void *context;
+	uint64_t flags;			/* FI_SEND | FI_MSG/FI_TAGGED, op flags */
+	uint64_t tag, data;
+	uint32_t start_flags;
+	const uint8_t *buf;
+	uint8_t *bounce;		/* inject / iov: private copy */
+	uint64_t len, sent;		/* payload bytes handed to channels */
+	int start_sent;
+	int retired;			/* moved to tx_wait: completes at the last ACK */
+	uint32_t key;			/* destination */
+	struct xfi_peer *peer;
+	unsigned int outstanding;	/* packets not yet ACKed */
+	int err;			/* first error (negative errno) */
+	/* rendezvous sender: the buffer stays registered until the FIN */
+	struct exanet_mr *mr;
+	uint64_t cookie;
+	int fin_received;
+	/* XFI_OP_FIN */
+	uint64_t fin_cookie;
+	int32_t fin_status;
+};
+
+/* A rendezvous receive: RDMA reads from the sender into the buffer. */
+struct xfi_rndv_rx {
+	struct xfi_link link;
+	struct xfi_rx_entry *rx;
+	uint32_t src_key;
+	uint64_t tag, data, len;
+	uint32_t flags;
+	struct xfi_rndv rd;
+	struct exanet_mr *mr[XFI_IOV_LIMIT];
+	int slot[XFI_IOV_LIMIT];	/* RDMA read channel, -1: not posted */
+	int seg_done[XFI_IOV_LIMIT];
+	size_t seg_len[XFI_IOV_LIMIT];
+	unsigned int nseg;
+	int err;
+};
+
+struct xfi_chan {
+	int busy;
+	struct xfi_tx_op *op;
+	struct xfi_peer *peer;
+	uint32_t seq;
+	uint8_t len;
+	uint8_t pkt[XFI_PKT_MAX];
+};
+
+struct xfi_peer {
+	struct xfi_peer *hnext;
+	uint32_t key;
+	/* transmit */
+	uint32_t tx_seq;
+	int tx_error;			/* a packet to it failed: stream broken */
+	/* receive */
+	int rx_known;
+	uint16_t rx_epoch;
+	uint32_t rx_seq;		/* next expected */
+	uint8_t reorder_len[XFI_REORDER_WINDOW];	/* 0: empty slot */
+	uint8_t reorder[XFI_REORDER_WINDOW][XFI_PKT_MAX];
+	struct xfi_rx_msg *rx_cur;
+	/* FI_AV_TABLE reverse lookup cache */
+	fi_addr_t fi_addr;
+	uint64_t av_gen;
+};
+
+struct xfi_ep {
+	struct fid_ep ep_fid;
+	struct xfi_domain *dom;
+	struct xfi_ep *dom_next;
+	struct xfi_av *av;
+	struct xfi_cq *tx_cq, *rx_cq;
+	int tx_selective, rx_selective;
+	int enabled;
+	uint64_t caps;
+	struct exanet_pkt *pkt;
+	struct exanet_mbox *mbox;
+	uint32_t mbox_id;
+	uint16_t epoch;
+	struct xfi_peer *peers[XFI_PEER_BUCKETS];
+	struct xfi_queue txq;		/* xfi_tx_op not fully packetized yet */
+	struct xfi_queue tx_wait;	/* xfi_tx_op packetized, waiting for ACKs */
+	struct xfi_chan chans[XFI_CHANNELS];
+	struct xfi_queue posted_tagged, posted_msg;	/* xfi_rx_entry */
+	struct xfi_queue unexp_tagged, unexp_msg;	/* xfi_rx_msg */
+	struct xfi_queue rndv_wait;	/* xfi_tx_op: RTS delivered, waiting for the FIN */
+	struct xfi_queue rndv_rx;	/* xfi_rndv_rx: reads in progress */
+	struct xfi_queue rma_ops;	/* xfi_rma_op in flight */
+	uint64_t next_cookie;
+	unsigned int npeers;
+	uint64_t rx_dropped;		/* malformed or out-of-window packets */
+};
+
+/* prov */
+int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		const struct fi_info *hints, struct fi_info **info);
+int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **dom, void *context);
+/* Count an object opened on dom / drop it, unless *users (objects bound to
+ * it) is non-zero: then -FI_EBUSY. */
+void xfi_domain_get(struct xfi_domain *dom);
+int xfi_domain_put(struct xfi_domain *dom, const int *users);
+int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		void *context);
+
+/* av */
+int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		void *context);
+/* fi_addr -> peer key; -FI_EINVAL for an unknown address. */
+int xfi_av_key(const struct xfi_av *av, fi_addr_t addr, uint32_t *key);
+/* peer key -> fi_addr (FI_ADDR_NOTAVAIL if not in the AV). */
+fi_addr_t xfi_av_addr(const struct xfi_av *av, uint32_t key);
+
+/* cq */
+int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		void *context);
+int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e);
+int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen);
+
+/* rma */
+extern struct fi_ops_rma xfi_rma_ops;
+void xfi_rma_progress(struct xfi_ep *ep);
+void xfi_rma_free_all(struct xfi_ep *ep);
+struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom);
+
+/* ep */
+int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		void *context);
+/* Progress every endpoint of the domain (lock held). */
+void xfi_domain_progress(struct xfi_domain *dom);
+
+/* stubs shared by the object tables */
+int xfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int xfi_no_control(struct fid *fid, int command, void *arg);
+int xfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		    void *context);
+int xfi_no_tostr(const struct fid *fid, char *buf, size_t len);
+int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
+		   void *context);
+
+/* The struct fi_ops of an object whose only own operation is close. */
+#define XFI_CLOSE_ONLY_OPS(name, close_fn)					\
+	static struct fi_ops name = {						\
+		.size = sizeof(struct fi_ops), .close = close_fn,		\
+		.bind = xfi_no_bind, .control = xfi_no_control,			\
+		.ops_open = xfi_no_ops_open, .tostr = xfi_no_tostr,		\
+		.ops_set = xfi_no_ops_set,					\
+	}
+
+#define XFI_CONTAINER(ptr, type, member) \
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+#define XFI_ITEM(l, type) XFI_CONTAINER(l, type, link)
+
+/* ---- queues ---- */
+
+static inline void xfi_q_push(struct xfi_queue *q, struct xfi_link *l)
+{
+	l->next = NULL;
+	if (q->tail)
+		q->tail->next = l;
+	else
+		q->head = l;
+	q->tail = l;
+}
+
+/* Unlink l, whose predecessor is prev (NULL: l is the head). */
+static inline void xfi_q_unlink(struct xfi_queue *q, struct xfi_link *prev, struct xfi_link *l)
+{
+	if (prev)
+		prev->next = l->next;
+	else
+		q->head = l->next;
+	if (q->tail == l)
+		q->tail = prev;
+	l->next = NULL;
+}
+
+static inline int xfi_q_remove(struct xfi_queue *q, struct xfi_link *l)
+{
+	struct xfi_link *prev = NULL, *cur;
+
+	for (cur = q->head; cur; prev = cur, cur = cur->next) {
+		if (cur == l) {
+			xfi_q_unlink(q, prev, cur);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+#endif

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Address vectors.  An address is (fabric node, mailbox id) of the peer
+ * endpoint (struct xfi_addr).  FI_AV_MAP: the fi_addr_t is the compact key
+ * itself; FI_AV_TABLE: an index into a table of keys.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xfi.h"
+
+#define XFI_KEY_NONE UINT32_MAX
+
+int xfi_av_key(const struct xfi_av *av, fi_addr_t addr, uint32_t *key)
+{
+	if (!av || addr == FI_ADDR_NOTAVAIL)
+		return -FI_EINVAL;
+	if (av->type == FI_AV_MAP) {
+		if (addr >= (fi_addr_t)XFI_NODE_LIMIT << 6)
+			return -FI_EINVAL;
+		*key = (uint32_t)addr;
+		return 0;
+	}
+	if (addr >= av->count || av->keys[addr] == XFI_KEY_NONE)
+		return -FI_EINVAL;
+	*key = av->keys[addr];
+	return 0;
+}
+
+fi_addr_t xfi_av_addr(const struct xfi_av *av, uint32_t key)
+{
+	size_t i;
+
+	if (!av)
+		return FI_ADDR_NOTAVAIL;
+	if (av->type == FI_AV_MAP)
+		return key;
+	for (i = 0; i < av->count; i++)
+		if (av->keys[i] == key)
+			return i;
+	return FI_ADDR_NOTAVAIL;
+}
+
+static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
+			 fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid);
+	const struct xfi_addr *in = addr;
+	size_t i;
+	int done = 0;
+
+	(void)context;
+	if (flags || (count && !addr))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->dom->lock);
+	if (av->type == FI_AV_TABLE && av->count + count > av->cap) {
+		size_t cap = av->cap ? av->cap : 64;
+		uint32_t *k;
+
+		while (cap < av->count + count)
+			cap *= 2;
+		k = realloc(av->keys, cap * sizeof(*k));
+		if (!k) {
+			pthread_mutex_unlock(&av->dom->lock);
+			return -FI_ENOMEM;
+		}
+		av->keys = k;
+		av->cap = cap;
+	}
+	for (i = 0; i < count; i++) {
+		struct xfi_addr a;
+		fi_addr_t out = FI_ADDR_NOTAVAIL;
+
+		memcpy(&a, &in[i], sizeof(a));
+		if (xfi_addr_check(&a) == 0) {
+			uint32_t key = xfi_key(a.node, a.mbox);
+
+			if (av->type == FI_AV_MAP) {
+				out = key;
+			} else {
+				out = av->count;
+				av->keys[av->count++] = key;
+			}
+			done++;
+		} else if (av->type == FI_AV_TABLE) {
+			/* keep indices aligned with the input */
+			av->keys[av->count++] = XFI_KEY_NONE;
+		}
+		if (fi_addr)
+			fi_addr[i] = out;
+	}
+	av->gen++;
+	pthread_mutex_unlock(&av->dom->lock);
+	return done;
+}
+
+static int xfi_av_insertsvc(struct fid_av *av, const char *node, const char *service,
+			    fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	(void)av; (void)node; (void)service; (void)fi_addr; (void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+			    const char *service, size_t svccnt, fi_addr_t *fi_addr,
+			    uint64_t flags, void *context)
+{
+	(void)av; (void)node; (void)nodecnt; (void)service; (void)svccnt; (void)fi_addr;
+	(void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, uint64_t flags)
+{
+	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid);
+	size_t i;
+	int err = 0;
+
+	if (flags || (count && !fi_addr))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->dom->lock);
+	for (i = 0; i < count; i++) {
+		uint32_t key;
+
+		if (xfi_av_key(av, fi_addr[i], &key)) {
+			err = -FI_EINVAL;
+			continue;
+		}
+		if (av->type == FI_AV_TABLE)
+			av->keys[fi_addr[i]] = XFI_KEY_NONE;
+	}
+	av->gen++;
+	pthread_mutex_unlock(&av->dom->lock);
+	return err;
+}
+
+static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
+{
+	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid);
+	struct xfi_addr a = { .version = 1, .magic = XFI_ADDR_MAGIC };
+	uint32_t key;
+	size_t n;
+	int err;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->dom->lock);
+	err = xfi_av_key(av, fi_addr, &key);
+	pthread_mutex_unlock(&av->dom->lock);
+	if (err)
+		return err;
+	a.node = xfi_key_node(key);
+	a.mbox = (uint8_t)xfi_key_mbox(key);
+	n = *addrlen < sizeof(a) ? *addrlen : sizeof(a);
+	if (addr && n)
+		memcpy(addr, &a, n);
+	*addrlen = sizeof(a);
+	return 0;
+}
+
+static const char *xfi_av_straddr(struct fid_av *fid, const void *addr, char *buf, size_t *len)
+{
+	struct xfi_addr a;
+	int n;
+
+	(void)fid;
+	if (!addr || !buf || !len)
+		return NULL;
+	memcpy(&a, addr, sizeof(a));
+	if (xfi_addr_check(&a))
+		n = snprintf(buf, *len, "exanet://invalid");
+	else
+		n = snprintf(buf, *len, "exanet://node%u/mbox%u", a.node, a.mbox);
+	*len = n >= 0 ? (size_t)n + 1 : 0;
+	return buf;
+}
+
+static int xfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+			 struct fid_av_set **av_set, void *context)
+{
+	(void)av; (void)attr; (void)av_set; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_av_close(struct fid *fid)
+{
+	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid.fid);
+
+	if (xfi_domain_put(av->dom, &av->refs))
+		return -FI_EBUSY;
+	free(av->keys);
+	free(av);
+	return 0;
+}
+
+XFI_CLOSE_ONLY_OPS(xfi_av_fi_ops, xfi_av_close);
+
+static struct fi_ops_av xfi_av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = xfi_av_insert,
+	.insertsvc = xfi_av_insertsvc,
+	.insertsym = xfi_av_insertsym,
+	.remove = xfi_av_remove,
+	.lookup = xfi_av_lookup,
+	.straddr = xfi_av_straddr,
+	.av_set = xfi_no_av_set,
+};
+
+int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **avp,
+		void *context)
+{
+	struct xfi_domain *dom = XFI_CONTAINER(domain, struct xfi_domain, domain_fid);
+	struct xfi_av *av;
+
+	if (!attr || !avp)
+		return -FI_EINVAL;
+	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP && attr->type != FI_AV_TABLE)
+		return -FI_EINVAL;
+	if (attr->flags & ~(uint64_t)FI_SYMMETRIC)
+		return -FI_ENOSYS;	/* FI_EVENT, FI_READ, FI_SYNC_ERR: not supported */
+	if (attr->name)
+		return -FI_ENOSYS;	/* no shared AVs */
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	av->dom = dom;
+	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
+	attr->type = av->type;
+	av->av_fid.fid.fclass = FI_CLASS_AV;
+	av->av_fid.fid.context = context;
+	av->av_fid.fid.ops = &xfi_av_fi_ops;
+	av->av_fid.ops = &xfi_av_ops;
+	xfi_domain_get(dom);
+	*avp = &av->av_fid;
+	return 0;
+}

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Completion queues.  Reading progresses every endpoint of the domain
+ * (manual progress).  Entries are kept in an internal form and converted
+ * to the queue's format on read; the ring grows instead of overflowing so
+ * no completion is ever lost.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xfi.h"
+
+static size_t xfi_cq_entry_size(enum fi_cq_format format)
+{
+	switch (format) {
+	case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
+	case FI_CQ_FORMAT_TAGGED: return sizeof(struct fi_cq_tagged_entry);
+	default: return 0;
+	}
+}
+
+static void xfi_cq_format_entry(enum fi_cq_format format, const struct xfi_cq_entry *e,
+				void *out)
+{
+	struct fi_cq_tagged_entry t = {
+		.op_context = e->op_context, .flags = e->flags, .len = e->len,
+		.buf = e->buf, .data = e->data, .tag = e->tag,
+	};
+
+	/* the formats are prefixes of the tagged one */
+	memcpy(out, &t, xfi_cq_entry_size(format));
+}
+
+int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e)
+{
+	if (cq->count == cq->cap) {
+		size_t cap = cq->cap * 2, i;
+		struct xfi_cq_entry *ring = malloc(cap * sizeof(*ring));
+
+		if (!ring)
+			return -FI_ENOMEM;
+		for (i = 0; i < cq->count; i++)
+			ring[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
+		free(cq->ring);
+		cq->ring = ring;
+		cq->head = 0;
+		cq->cap = cap;
+	}
+	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *e;
+	cq->count++;
+	return 0;
+}
+
+int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen)
+{
+	struct xfi_cq_err *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return -FI_ENOMEM;
+	q->err.op_context = e->op_context;
+	q->err.flags = e->flags;
+	q->err.len = e->len;
+	q->err.buf = e->buf;
+	q->err.data = e->data;
+	q->err.tag = e->tag;
+	q->err.olen = olen;
+	q->err.err = err < 0 ? -err : err;
+	q->err.prov_errno = q->err.err;
+	q->src = e->src;
+	if (cq->err_tail)
+		cq->err_tail->next = q;
+	else
+		cq->err_head = q;
+	cq->err_tail = q;
+	return 0;
+}
+
+static ssize_t xfi_cq_readfrom_locked(struct xfi_cq *cq, void *buf, size_t count,
+				      fi_addr_t *src_addr)
+{
+	size_t esz = xfi_cq_entry_size(cq->format), n;
+
+	xfi_domain_progress(cq->dom);
+	if (cq->err_head)
+		return -FI_EAVAIL;
+	if (!cq->count)
+		return -FI_EAGAIN;
+	for (n = 0; n < count && cq->count; n++) {
+		const struct xfi_cq_entry *e = &cq->ring[cq->head];
+
+		xfi_cq_format_entry(cq->format, e, (char *)buf + n * esz);
+		if (src_addr)
+			src_addr[n] = e->src;
+		cq->head = (cq->head + 1) & (cq->cap - 1);
+		cq->count--;
+	}
+	return (ssize_t)n;
+}
+
+static ssize_t xfi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src_addr)
+{
+	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid);
+	ssize_t ret;
+
+	if (count && !buf)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&cq->dom->lock);
+	ret = xfi_cq_readfrom_locked(cq, buf, count, src_addr);
+	pthread_mutex_unlock(&cq->dom->lock);
+	return ret;
+}
+
+static ssize_t xfi_cq_read(struct fid_cq *fid, void *buf, size_t count)
+{
+	return xfi_cq_readfrom(fid, buf, count, NULL);
+}
+
+static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, uint64_t flags)
+{
+	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid);
+	struct xfi_cq_err *q;
+
+	(void)flags;
+	if (!buf)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&cq->dom->lock);
+	q = cq->err_head;
+	if (q) {
+		cq->err_head = q->next;
+		if (!cq->err_head)
+			cq->err_tail = NULL;
+	}
+	pthread_mutex_unlock(&cq->dom->lock);
+	if (!q)
+		return -FI_EAGAIN;
+	/* we never hand out provider error data */
+	buf->op_context = q->err.op_context;
+	buf->flags = q->err.flags;
+	buf->len = q->err.len;
+	buf->buf = q->err.buf;
+	buf->data = q->err.data;
+	buf->tag = q->err.tag;
+	buf->olen = q->err.olen;
+	buf->err = q->err.err;
+	buf->prov_errno = q->err.prov_errno;
+	buf->err_data_size = 0;
+	free(q);
+	return 1;
+}
+
+/* No wait object: sread busy-polls (manual progress needs the polling anyway). */
+static ssize_t xfi_cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
+				fi_addr_t *src_addr, const void *cond, int timeout)
+{
+	int64_t end = timeout >= 0 ? exanet_now_ns() + (int64_t)timeout * 1000000 : 0;
+	unsigned long spins = 0;
+	ssize_t ret;
+
+	(void)cond;
+	for (;;) {
+		ret = xfi_cq_readfrom(fid, buf, count, src_addr);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		if (timeout >= 0 && (++spins & 255) == 0 && exanet_now_ns() >= end)
+			return -FI_EAGAIN;
+	}
+}
+
+static ssize_t xfi_cq_sread(struct fid_cq *fid, void *buf, size_t count, const void *cond,
+			    int timeout)
+{
+	return xfi_cq_sreadfrom(fid, buf, count, NULL, cond, timeout);
+}
+
+static int xfi_cq_signal(struct fid_cq *fid)
+{
+	(void)fid;
+	return 0;
+}
+
+static const char *xfi_cq_strerror(struct fid_cq *fid, int prov_errno, const void *err_data,
+				   char *buf, size_t len)
+{
+	(void)fid; (void)err_data;
+	if (buf && len) {
+		strncpy(buf, fi_strerror(prov_errno), len - 1);
+		buf[len - 1] = 0;
+		return buf;
+	}
+	return fi_strerror(prov_errno);
+}
+
+static int xfi_cq_close(struct fid *fid)
+{
+	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid.fid);
+	struct xfi_cq_err *q, *next;
+
+	if (xfi_domain_put(cq->dom, &cq->refs))
+		return -FI_EBUSY;
+	for (q = cq->err_head; q; q = next) {
+		next = q->next;
+		free(q);
+	}
+	free(cq->ring);
+	free(cq);
+	return 0;
+}
+
+XFI_CLOSE_ONLY_OPS(xfi_cq_fi_ops, xfi_cq_close);
+
+static struct fi_ops_cq xfi_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = xfi_cq_read,
+	.readfrom = xfi_cq_readfrom,
+	.readerr = xfi_cq_readerr,
+	.sread = xfi_cq_sread,
+	.sreadfrom = xfi_cq_sreadfrom,
+	.signal = xfi_cq_signal,
+	.strerror = xfi_cq_strerror,
+};
+
+int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cqp,
+		void *context)
+{
+	struct xfi_domain *dom = XFI_CONTAINER(domain, struct xfi_domain, domain_fid);
+	enum fi_cq_format format = attr ? attr->format : FI_CQ_FORMAT_UNSPEC;
+	struct xfi_cq *cq;
+
+	if (!cqp)
+		return -FI_EINVAL;
+	if (format == FI_CQ_FORMAT_UNSPEC)
+		format = FI_CQ_FORMAT_TAGGED;
+	if (!xfi_cq_entry_size(format))
+		return -FI_ENOSYS;
+	if (attr && attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC)
+		return -FI_ENOSYS;
+	if (attr && (attr->flags & FI_AFFINITY))
+		return -FI_ENOSYS;
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->cap = 256;
+	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
+	if (!cq->ring) {
+		free(cq);
+		return -FI_ENOMEM;
+	}
+	cq->dom = dom;
+	cq->format = format;
+	if (attr)
+		attr->format = format;
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &xfi_cq_fi_ops;
+	cq->cq_fid.ops = &xfi_cq_ops;
+	xfi_domain_get(dom);
+	*cqp = &cq->cq_fid;
+	return 0;
+}

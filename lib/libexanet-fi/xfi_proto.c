@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/* Wire format of the exanet libfabric provider (see xfi_proto.h). */
+#include <string.h>
+
+#include "xfi_proto.h"
+
+_Static_assert(sizeof(struct xfi_hdr) == 8, "header layout");
+_Static_assert(sizeof(struct xfi_start) == 24, "START layout");
+_Static_assert(sizeof(struct xfi_addr) == 8, "address layout");
+_Static_assert(sizeof(struct xfi_rndv) == 24, "rendezvous layout");
+_Static_assert(sizeof(struct xfi_fin) == 24, "FIN layout");
+_Static_assert(XFI_START_SIZE + 8 + sizeof(struct xfi_rndv) <= XFI_PKT_MAX, "RTS fits");
+
+/* Payload bytes a START packet carries for a message of len bytes. */
+static size_t xfi_start_payload(uint32_t len, uint32_t flags)
+{
+	size_t n = xfi_start_capacity(flags);
+
+	if (flags & XFI_START_RNDV)
+		return sizeof(struct xfi_rndv);
+	return len < n ? len : n;
+}
+
+int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr)
+{
+	if (!pkt || pkt_len < XFI_HDR_SIZE || pkt_len > XFI_PKT_MAX)
+		return -1;
+	memcpy(hdr, pkt, sizeof(*hdr));
+	if (hdr->src_mbox >= XFI_MBOX_LIMIT)
+		return -1;
+	if (hdr->type != XFI_PKT_START && hdr->type != XFI_PKT_CONT && hdr->type != XFI_PKT_FIN)
+		return -1;
+	return hdr->type;
+}
+
+int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
+		    struct xfi_start_info *out)
+{
+	struct xfi_start st;
+	size_t off = XFI_START_SIZE, expect;
+
+	if (pkt_len < XFI_START_SIZE || pkt_len > XFI_PKT_MAX)
+		return -1;
+	memcpy(&st, pkt, sizeof(st));
+	if (st.flags & ~(uint32_t)XFI_START_FLAGS || st.len > max_len)
+		return -1;
+	out->data = 0;
+	if (st.flags & XFI_START_DATA) {
+		if (pkt_len < off + 8)
+			return -1;
+		memcpy(&out->data, pkt + off, 8);
+		off += 8;
+	}
+	if ((st.flags & XFI_START_RNDV) && st.len == 0)
+		return -1;
+	expect = xfi_start_payload(st.len, st.flags);
+	if (pkt_len - off != expect)
+		return -1;
+	if (st.flags & XFI_START_RNDV)
+		memcpy(&out->rndv, pkt + off, sizeof(out->rndv));
+	out->tag = st.tag;
+	out->len = st.len;
+	out->flags = st.flags;
+	out->payload = pkt + off;
+	out->payload_len = expect;
+	return 0;
+}
+
+int xfi_parse_cont(size_t pkt_len, uint64_t remaining)
+{
+	uint64_t expect = remaining < XFI_CONT_PAYLOAD ? remaining : XFI_CONT_PAYLOAD;
+
+	if (remaining == 0 || pkt_len < XFI_HDR_SIZE || pkt_len > XFI_PKT_MAX ||
+	    pkt_len - XFI_HDR_SIZE != expect)
+		return -1;
+	return (int)expect;
+}
+
+size_t xfi_build_start(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
+		       uint32_t len, uint32_t flags, uint64_t data, const uint8_t *src,
+		       size_t *payload_len)
+{
+	struct xfi_start st = { .hdr = *hdr, .tag = tag, .len = len, .flags = flags };
+	size_t off = XFI_START_SIZE, n = xfi_start_payload(len, flags);
+
+	st.hdr.type = XFI_PKT_START;
+	memcpy(pkt, &st, sizeof(st));
+	if (flags & XFI_START_DATA) {
+		memcpy(pkt + off, &data, 8);
+		off += 8;
+	}
+	if (n)
+		memcpy(pkt + off, src, n);
+	*payload_len = (flags & XFI_START_RNDV) ? len : n;
+	return off + n;
+}
+
+size_t xfi_build_fin(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t cookie, int32_t status)
+{
+	struct xfi_fin f = { .hdr = *hdr, .cookie = cookie, .status = status };
+
+	f.hdr.type = XFI_PKT_FIN;
+	memcpy(pkt, &f, sizeof(f));
+	return sizeof(f);
+}
+
+int xfi_parse_fin(const uint8_t *pkt, size_t pkt_len, uint64_t *cookie, int32_t *status)
+{
+	struct xfi_fin f;
+
+	if (pkt_len != sizeof(f))
+		return -1;
+	memcpy(&f, pkt, sizeof(f));
+	if (f.status < 0 || f.reserved)
+		return -1;
+	*cookie = f.cookie;
+	*status = f.status;
+	return 0;
+}
+
+size_t xfi_build_cont(uint8_t *pkt, const struct xfi_hdr *hdr, const uint8_t *src,
+		      uint64_t remaining, size_t *payload_len)
+{
+	struct xfi_hdr h = *hdr;
+	size_t n = remaining < XFI_CONT_PAYLOAD ? (size_t)remaining : XFI_CONT_PAYLOAD;
+
+	h.type = XFI_PKT_CONT;
+	memcpy(pkt, &h, sizeof(h));
+	memcpy(pkt + XFI_HDR_SIZE, src, n);
+	*payload_len = n;
+	return XFI_HDR_SIZE + n;
+}
+
+int xfi_addr_check(const struct xfi_addr *a)
+{
+	if (a->magic != XFI_ADDR_MAGIC || a->version != 1 || a->node >= XFI_NODE_LIMIT ||
+	    a->mbox >= XFI_MBOX_LIMIT)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wire format of the exanet libfabric provider: every packet is one ExaNet
+ * packetizer message (<= EXANET_MAX_PAYLOAD bytes) into the peer
+ * endpoint's mailbox.  Little-endian host layout (both ends are x86-64).
+ *
+ * A message is a START packet (header, tag, length, optional CQ data, the
+ * first payload bytes) followed by as many CONT packets as the length
+ * needs.  Packets of one sender endpoint to one receiver endpoint carry a
+ * sequence number; the receiver puts them back in order (the NI may
+ * reorder packets of different channels) before reassembling.
+ *
+ * Pure functions only: host-testable without a device.
+ */
+#ifndef XFI_PROTO_H
+#define XFI_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XFI_PKT_MAX		64	/* EXANET_MAX_PAYLOAD */
+#define XFI_MBOX_LIMIT		64	/* mailbox ids are 6 bits */
+#define XFI_NODE_LIMIT		(1u << 22)
+
+enum xfi_pkt_type {
+	XFI_PKT_START = 1,
+	XFI_PKT_CONT = 2,
+	XFI_PKT_FIN = 3,	/* rendezvous: the receiver is done reading */
+};
+
+#define XFI_START_TAGGED	0x1	/* FI_TAGGED message, else FI_MSG */
+#define XFI_START_DATA		0x2	/* carries remote CQ data */
+#define XFI_START_RNDV		0x4	/* payload is a struct xfi_rndv, not data */
+#define XFI_START_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_RNDV)
+
+struct xfi_hdr {
+	uint8_t type;
+	uint8_t src_mbox;	/* sender endpoint's mailbox (its address) */
+	uint16_t epoch;		/* sender endpoint incarnation */
+	uint32_t seq;		/* per (sender, receiver) endpoint pair */
+};
+
+struct xfi_start {
+	struct xfi_hdr hdr;
+	uint64_t tag;
+	uint32_t len;		/* whole message */
+	uint32_t flags;		/* XFI_START_* */
+	/* uint64_t data if XFI_START_DATA, then payload */
+};
+
+/* Rendezvous (RTS): where the receiver RDMA-reads the message from. */
+struct xfi_rndv {
+	uint32_t node;
+	uint32_t rank;
+	uint64_t va;
+	uint64_t cookie;	/* names the send operation in the FIN */
+};
+
+struct xfi_fin {
+	struct xfi_hdr hdr;
+	uint64_t cookie;
+	int32_t status;		/* 0 or a positive FI_E* code */
+	uint32_t reserved;
+};
+
+#define XFI_HDR_SIZE		sizeof(struct xfi_hdr)			/* 8 */
+#define XFI_START_SIZE		sizeof(struct xfi_start)		/* 24 */
+#define XFI_CONT_PAYLOAD	(XFI_PKT_MAX - XFI_HDR_SIZE)		/* 56 */
+/* Largest message that fits in one START packet with CQ data: inject size. */
+#define XFI_INJECT_SIZE		(XFI_PKT_MAX - XFI_START_SIZE - 8)	/* 32 */
+
+/* Payload capacity of the START packet. */
+static inline size_t xfi_start_capacity(uint32_t flags)
+{
+	return XFI_PKT_MAX - XFI_START_SIZE - ((flags & XFI_START_DATA) ? 8 : 0);
+}
+
+/* Number of packets a message of len bytes takes. */
+static inline uint64_t xfi_msg_packets(uint64_t len, uint32_t flags)
+{
+	size_t first = xfi_start_capacity(flags);
+
+	if (len <= first)
+		return 1;
+	return 1 + (len - first + XFI_CONT_PAYLOAD - 1) / XFI_CONT_PAYLOAD;
+}
+
+/* A parsed START packet. */
+struct xfi_start_info {
+	uint64_t tag;
+	uint64_t data;
+	uint32_t len;
+	uint32_t flags;
+	const uint8_t *payload;
+	size_t payload_len;
+	struct xfi_rndv rndv;	/* XFI_START_RNDV */
+};
+
+/*
+ * Validate a received packet of pkt_len bytes (hostile input).  Returns its
+ * type (XFI_PKT_*) with *hdr filled, or -1 for anything malformed: too
+ * short, unknown type, mailbox id out of range.
+ */
+int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr);
+
+/*
+ * Parse a START packet: unknown flag bits, a message longer than max_len,
+ * or a payload that is not exactly what the length implies (a struct
+ * xfi_rndv for XFI_START_RNDV) -> -1.
+ */
+int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
+		    struct xfi_start_info *out);
+
+/*
+ * Check a CONT packet against the bytes still expected: its payload must
+ * be exactly min(remaining, XFI_CONT_PAYLOAD).  Returns the payload length
+ * or -1.
+ */
+int xfi_parse_cont(size_t pkt_len, uint64_t remaining);
+
+/* Build a START packet into pkt (XFI_PKT_MAX bytes) for a message of len
+ * bytes; copies the first payload bytes from src (for XFI_START_RNDV, src
+ * is the struct xfi_rndv).  *payload_len = message bytes the packet
+ * accounts for (all of them for a rendezvous).  Returns the packet length. */
+size_t xfi_build_start(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
+		       uint32_t len, uint32_t flags, uint64_t data, const uint8_t *src,
+		       size_t *payload_len);
+size_t xfi_build_fin(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t cookie, int32_t status);
+/* Parse a FIN packet: -1 if malformed. */
+int xfi_parse_fin(const uint8_t *pkt, size_t pkt_len, uint64_t *cookie, int32_t *status);
+/* Build a CONT packet carrying min(remaining, XFI_CONT_PAYLOAD) bytes. */
+size_t xfi_build_cont(uint8_t *pkt, const struct xfi_hdr *hdr, const uint8_t *src,
+		      uint64_t remaining, size_t *payload_len);
+
+/* Signed distance a - b of 32-bit sequence numbers. */
+static inline int32_t xfi_seq_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b);
+}
+
+/* Address of an endpoint as fi_getname() returns it (8 bytes). */
+#define XFI_ADDR_MAGIC 0x5846	/* "XF" */
+struct xfi_addr {
+	uint32_t node;
+	uint8_t mbox;
+	uint8_t version;	/* 1 */
+	uint16_t magic;
+};
+
+/* Compact peer key: node << 6 | mailbox; also the FI_AV_MAP fi_addr. */
+static inline uint32_t xfi_key(uint32_t node, uint32_t mbox)
+{
+	return node << 6 | (mbox & 63u);
+}
+static inline uint32_t xfi_key_node(uint32_t key) { return key >> 6; }
+static inline uint32_t xfi_key_mbox(uint32_t key) { return key & 63u; }
+
+/* 0 if a is a well-formed address, -1 otherwise. */
+int xfi_addr_check(const struct xfi_addr *a);
+
+#endif

@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet libfabric provider: entry point, fi_getinfo, fabric, event queue,
+ * domain and memory registration.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xfi.h"
+
+struct xfi_params xfi_params = {
+	.rndv_threshold = 1024,
+	.mbox_slots = 4096,
+	.max_msg_size = 64u << 20,
+};
+
+/* ---- stubs ---- */
+
+int xfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid; (void)bfid; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int xfi_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid; (void)command; (void)arg;
+	return -FI_ENOSYS;
+}
+
+int xfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		    void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+int xfi_no_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	(void)fid; (void)buf; (void)len;
+	return -FI_ENOSYS;
+}
+
+int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
+		   void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* ---- fi_getinfo ---- */
+
+static const char *xfi_device_path(void)
+{
+	return xfi_params.device && *xfi_params.device ? xfi_params.device :
+		EXANET_DEFAULT_DEVICE;
+}
+
+static int xfi_hints_ok(const struct fi_info *hints)
+{
+	if (!hints)
+		return 1;
+	if (hints->caps & ~(uint64_t)XFI_CAPS)
+		return 0;
+	if (hints->addr_format != FI_FORMAT_UNSPEC)
+		return 0;
+	if (hints->ep_attr) {
+		if (hints->ep_attr->type != FI_EP_UNSPEC && hints->ep_attr->type != FI_EP_RDM)
+			return 0;
+		if (hints->ep_attr->max_msg_size > xfi_params.max_msg_size)
+			return 0;
+		if (hints->ep_attr->tx_ctx_cnt > 1 || hints->ep_attr->rx_ctx_cnt > 1)
+			return 0;
+	}
+	if (hints->fabric_attr && hints->fabric_attr->name &&
+	    strcmp(hints->fabric_attr->name, XFI_FABRIC_NAME))
+		return 0;
+	if (hints->domain_attr) {
+		const struct fi_domain_attr *d = hints->domain_attr;
+
+		if (d->name && strncmp(d->name, "exanet", 6))
+			return 0;
+		if (d->control_progress == FI_PROGRESS_AUTO || d->data_progress == FI_PROGRESS_AUTO)
+			return 0;
+		if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP &&
+		    d->av_type != FI_AV_TABLE)
+			return 0;
+		if (d->cq_data_size > 8)
+			return 0;
+	}
+	if (hints->tx_attr) {
+		if (hints->tx_attr->inject_size > XFI_INJECT_SIZE ||
+		    hints->tx_attr->iov_limit > XFI_IOV_LIMIT)
+			return 0;
+		if (hints->tx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS)
+			return 0;
+		if (hints->tx_attr->caps & ~(uint64_t)XFI_CAPS)
+			return 0;
+	}
+	if (hints->rx_attr) {
+		if (hints->rx_attr->iov_limit > XFI_IOV_LIMIT)
+			return 0;
+		if (hints->rx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS)
+			return 0;
+		if (hints->rx_attr->caps & ~(uint64_t)XFI_CAPS)
+			return 0;
+	}
+	return 1;
+}
+
+/* Whether the caller's hints accept the memory registration mode RMA needs. */
+static int xfi_hints_mr_mode_ok(const struct fi_info *hints)
+{
+	int m;
+
+	if (!hints || !hints->domain_attr)
+		return 1;
+	m = hints->domain_attr->mr_mode;
+	if (m == FI_MR_BASIC)
+		return 1;	/* the old name of exactly this mode */
+	return (m & XFI_RMA_MR_MODE) == XFI_RMA_MR_MODE;
+}
+
+static struct fi_info *xfi_make_info(const struct fi_info *hints)
+{
+	struct fi_info *fi;
+	uint64_t caps = hints && hints->caps ? hints->caps : XFI_CAPS;
+
+	/* RMA only for callers that handle provider keys and virtual addresses */
+	if ((caps & XFI_RMA_CAPS) && !xfi_hints_mr_mode_ok(hints)) {
+		if (hints && hints->caps)
+			return NULL;
+		caps &= ~(uint64_t)XFI_RMA_CAPS;
+	}
+	fi = fi_allocinfo();
+	if (!fi)
+		return NULL;
+	if ((caps & FI_RMA) && !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	/* FI_MSG/FI_TAGGED alone imply both directions */
+	if (!(caps & (FI_SEND | FI_RECV)))
+		caps |= FI_SEND | FI_RECV;
+	caps |= caps & (FI_LOCAL_COMM | FI_REMOTE_COMM) ? 0 : FI_LOCAL_COMM | FI_REMOTE_COMM;
+	fi->caps = caps;
+	fi->mode = 0;
+	fi->addr_format = FI_FORMAT_UNSPEC;
+
+	fi->tx_attr->caps = caps & ~(uint64_t)(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
+					       FI_REMOTE_READ | FI_REMOTE_WRITE);
+	fi->tx_attr->op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
+	fi->tx_attr->msg_order = FI_ORDER_SAS;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->inject_size = XFI_INJECT_SIZE;
+	fi->tx_attr->size = XFI_QUEUE_SIZE;
+	fi->tx_attr->iov_limit = XFI_IOV_LIMIT;
+	fi->tx_attr->rma_iov_limit = (caps & FI_RMA) ? 1 : 0;
+
+	fi->rx_attr->caps = caps & ~(uint64_t)(FI_SEND | FI_READ | FI_WRITE);
+	fi->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
+	fi->rx_attr->msg_order = FI_ORDER_SAS;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->total_buffered_recv = 0;
+	fi->rx_attr->size = XFI_QUEUE_SIZE;
+	fi->rx_attr->iov_limit = XFI_IOV_LIMIT;
+
+	fi->ep_attr->type = FI_EP_RDM;
+	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
+	fi->ep_attr->protocol_version = 1;
+	fi->ep_attr->max_msg_size = xfi_params.max_msg_size;
+	fi->ep_attr->msg_prefix_size = 0;
+	fi->ep_attr->max_order_raw_size = 0;
+	fi->ep_attr->max_order_war_size = 0;
+	fi->ep_attr->max_order_waw_size = 0;
+	fi->ep_attr->mem_tag_format = hints && hints->ep_attr && hints->ep_attr->mem_tag_format ?
+		hints->ep_attr->mem_tag_format : XFI_TAG_FORMAT;
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->name = strdup("exanet0");
+	fi->domain_attr->threading = hints && hints->domain_attr &&
+		hints->domain_attr->threading ? hints->domain_attr->threading : FI_THREAD_SAFE;
+	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	fi->domain_attr->av_type = hints && hints->domain_attr ? hints->domain_attr->av_type :
+		FI_AV_UNSPEC;
+	/* messages need no registration; RMA needs provider keys */
+	fi->domain_attr->mr_mode = (caps & FI_RMA) ? XFI_RMA_MR_MODE : 0;
+	fi->domain_attr->mr_key_size = 8;
+	fi->domain_attr->cq_data_size = 8;
+	fi->domain_attr->cq_cnt = 64;
+	fi->domain_attr->ep_cnt = EXANET_NUM_MBOX_IFACES;
+	fi->domain_attr->tx_ctx_cnt = EXANET_NUM_PKT_IFACES;
+	fi->domain_attr->rx_ctx_cnt = EXANET_NUM_MBOX_IFACES;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->max_ep_stx_ctx = 0;
+	fi->domain_attr->max_ep_srx_ctx = 0;
+	fi->domain_attr->mr_cnt = 1024;
+	fi->domain_attr->mr_iov_limit = XFI_IOV_LIMIT;
+	fi->domain_attr->caps = caps & (FI_LOCAL_COMM | FI_REMOTE_COMM);
+
+	fi->fabric_attr->name = strdup(XFI_FABRIC_NAME);
+	/* prov_name is filled in by libfabric itself */
+	fi->fabric_attr->prov_version = XFI_PROV_VERSION;
+
+	if (!fi->domain_attr->name || !fi->fabric_attr->name) {
+		fi_freeinfo(fi);
+		return NULL;
+	}
+	return fi;
+}
+
+int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		const struct fi_info *hints, struct fi_info **info)
+{
+	(void)node; (void)service; (void)flags;
+
+	if (FI_MAJOR(version) != 1 || FI_MINOR(version) < 5)
+		return -FI_ENODATA;
+	/* no NI on this machine (or no access): no fabric to offer */
+	if (access(xfi_device_path(), R_OK | W_OK))
+		return -FI_ENODATA;
+	if (!xfi_hints_ok(hints))
+		return -FI_ENODATA;
+	*info = xfi_make_info(hints);
+	return *info ? 0 : -FI_ENODATA;
+}
+
+/* ---- event queue (nothing is ever reported on it: RDM needs no CM) ---- */
+
+static int xfi_eq_close(struct fid *fid)
+{
+	free(XFI_CONTAINER(fid, struct xfi_eq, eq_fid.fid));
+	return 0;
+}
+
+static ssize_t xfi_eq_read(struct fid_eq *eq, uint32_t *event, void *buf, size_t len,
+			   uint64_t flags)
+{
+	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
+	return -FI_EAGAIN;
+}
+
+static ssize_t xfi_eq_readerr(struct fid_eq *eq, struct fi_eq_err_entry *buf, uint64_t flags)
+{
+	(void)eq; (void)buf; (void)flags;
+	return -FI_EAGAIN;
+}
+
+static ssize_t xfi_eq_write(struct fid_eq *eq, uint32_t event, const void *buf, size_t len,
+			    uint64_t flags)
+{
+	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t xfi_eq_sread(struct fid_eq *eq, uint32_t *event, void *buf, size_t len,
+			    int timeout, uint64_t flags)
+{
+	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
+	if (timeout > 0) {
+		struct timespec ts = { timeout / 1000, (long)(timeout % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return -FI_EAGAIN;
+}
+
+static const char *xfi_eq_strerror(struct fid_eq *eq, int prov_errno, const void *err_data,
+				   char *buf, size_t len)
+{
+	(void)eq; (void)err_data;
+	if (buf && len) {
+		strncpy(buf, fi_strerror(prov_errno), len - 1);
+		buf[len - 1] = 0;
+	}
+	return fi_strerror(prov_errno);
+}
+
+XFI_CLOSE_ONLY_OPS(xfi_eq_fi_ops, xfi_eq_close);
+
+static struct fi_ops_eq xfi_eq_ops = {
+	.size = sizeof(struct fi_ops_eq),
+	.read = xfi_eq_read,
+	.readerr = xfi_eq_readerr,
+	.write = xfi_eq_write,
+	.sread = xfi_eq_sread,
+	.strerror = xfi_eq_strerror,
+};
+
+int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
+		void *context)
+{
+	struct xfi_eq *q;
+
+	(void)fabric;
+	if (attr && attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC)
+		return -FI_ENOSYS;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -FI_ENOMEM;
+	q->eq_fid.fid.fclass = FI_CLASS_EQ;
+	q->eq_fid.fid.context = context;
+	q->eq_fid.fid.ops = &xfi_eq_fi_ops;
+	q->eq_fid.ops = &xfi_eq_ops;
+	*eq = &q->eq_fid;
+	return 0;
+}
+
+/* ---- memory registration ----
+ * Messages are copied through the packetizer, so a registration only
+ * needs to exist (FI_MR_LOCAL users pass its descriptor along). */
+
+static int xfi_mr_close(struct fid *fid)
+{
+	struct xfi_mr *mr = XFI_CONTAINER(fid, struct xfi_mr, mr_fid.fid);
+
+	if (mr->xmr)
+		exanet_dereg_mr(mr->xmr);
+	xfi_domain_put(mr->dom, NULL);
+	free(mr);
+	return 0;
+}
+
+XFI_CLOSE_ONLY_OPS(xfi_mr_fi_ops, xfi_mr_close);
+
+static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64_t flags,
+			  struct fid_mr **mrp)
+{
+	struct xfi_domain *dom = XFI_CONTAINER(fid, struct xfi_domain, domain_fid.fid);
+	struct xfi_mr *mr;
+
+	(void)flags;
+	if (!attr || !mrp || (attr->iov_count && !attr->mr_iov))
+		return -FI_EINVAL;
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return -FI_ENOMEM;
+	mr->dom = dom;
+	if (attr->access & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+		/* memory for RMA: pinned and mapped for the NI, one range */
+		int err = -FI_EINVAL;
+
+		if (attr->iov_count == 1 && attr->mr_iov[0].iov_len)
+			err = exanet_reg_mr(dom->dev, attr->mr_iov[0].iov_base,
+					    attr->mr_iov[0].iov_len, 0, &mr->xmr);
+		if (err) {
+			free(mr);
+			return err;
+		}
+	}
+	mr->mr_fid.fid.fclass = FI_CLASS_MR;
+	mr->mr_fid.fid.context = attr->context;
+	mr->mr_fid.fid.ops = &xfi_mr_fi_ops;
+	mr->mr_fid.mem_desc = mr;
+	pthread_mutex_lock(&dom->lock);
+	if (mr->xmr)
+		mr->mr_fid.key = XFI_MR_KEY(mr->xmr);
+	else
+		mr->mr_fid.key = attr->requested_key ? attr->requested_key : ++dom->next_mr_key;
+	dom->refs++;
+	pthread_mutex_unlock(&dom->lock);
+	*mrp = &mr->mr_fid;
+	return 0;
+}
+
+static int xfi_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		       uint64_t access, uint64_t offset, uint64_t requested_key,
+		       uint64_t flags, struct fid_mr **mr, void *context)
+{
+	struct fi_mr_attr attr = {
+		.mr_iov = iov, .iov_count = count, .access = access, .offset = offset,
+		.requested_key = requested_key, .context = context,
+	};
+
+	return xfi_mr_regattr(fid, &attr, flags, mr);
+}
+
+static int xfi_mr_reg(struct fid *fid, const void *buf, size_t len, uint64_t access,
+		      uint64_t offset, uint64_t requested_key, uint64_t flags,
+		      struct fid_mr **mr, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return xfi_mr_regv(fid, &iov, 1, access, offset, requested_key, flags, mr, context);
+}
+
+static struct fi_ops_mr xfi_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = xfi_mr_reg,
+	.regv = xfi_mr_regv,
+	.regattr = xfi_mr_regattr,
+};
+
+/* ---- domain ---- */
+
+void xfi_domain_get(struct xfi_domain *dom)
+{
+	pthread_mutex_lock(&dom->lock);
+	dom->refs++;
+	pthread_mutex_unlock(&dom->lock);
+}
+
+int xfi_domain_put(struct xfi_domain *dom, const int *users)
+{
+	pthread_mutex_lock(&dom->lock);
+	if (users && *users) {
+		pthread_mutex_unlock(&dom->lock);
+		return -FI_EBUSY;
+	}
+	dom->refs--;
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+}
+
+static int xfi_domain_close(struct fid *fid)
+{
+	struct xfi_domain *dom = XFI_CONTAINER(fid, struct xfi_domain, domain_fid.fid);
+
+	if (dom->refs)
+		return -FI_EBUSY;
+	if (dom->rdma)
+		exanet_rdma_free(dom->rdma);
+	exanet_close(dom->dev);
+	pthread_mutex_destroy(&dom->lock);
+	free(dom);
+	return 0;
+}
+
+XFI_CLOSE_ONLY_OPS(xfi_domain_fi_ops, xfi_domain_close);
+
+static int xfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+			      struct fid_ep **sep, void *context)
+{
+	(void)domain; (void)info; (void)sep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+			    struct fid_cntr **cntr, void *context)
+{
+	(void)domain; (void)attr; (void)cntr; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+			    struct fid_poll **pollset)
+{
+	(void)domain; (void)attr; (void)pollset;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			  struct fid_stx **stx, void *context)
+{
+	(void)domain; (void)attr; (void)stx; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context)
+{
+	(void)domain; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			       enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags)
+{
+	(void)domain; (void)datatype; (void)op; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
+				   struct fi_collective_attr *attr, uint64_t flags)
+{
+	(void)domain; (void)coll; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int xfi_endpoint2(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+			 uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return xfi_ep_open(domain, info, ep, context);
+}
+
+static struct fi_ops_domain xfi_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = xfi_av_open,
+	.cq_open = xfi_cq_open,
+	.endpoint = xfi_ep_open,
+	.scalable_ep = xfi_no_scalable_ep,
+	.cntr_open = xfi_no_cntr_open,
+	.poll_open = xfi_no_poll_open,
+	.stx_ctx = xfi_no_stx_ctx,
+	.srx_ctx = xfi_no_srx_ctx,
+	.query_atomic = xfi_no_query_atomic,
+	.query_collective = xfi_no_query_collective,
+	.endpoint2 = xfi_endpoint2,
+};
+
+int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **domp, void *context)
+{
+	struct xfi_domain *dom;
+	int err;
+
+	if (!info || !domp)
+		return -FI_EINVAL;
+	if (info->domain_attr && info->domain_attr->name &&
+	    strncmp(info->domain_attr->name, "exanet", 6))
+		return -FI_EINVAL;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -FI_ENOMEM;
+	err = exanet_open(xfi_device_path(), &dom->dev);
+	if (err) {
+		free(dom);
+		return err;	/* negative errno = -FI_E* for the common codes */
+	}
+	pthread_mutex_init(&dom->lock, NULL);
+	dom->fabric = XFI_CONTAINER(fabric, struct xfi_fabric, fabric_fid);
+	dom->node_id = exanet_node_id(dom->dev);
+	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	dom->domain_fid.fid.context = context;
+	dom->domain_fid.fid.ops = &xfi_domain_fi_ops;
+	dom->domain_fid.ops = &xfi_domain_ops;
+	dom->domain_fid.mr = &xfi_mr_ops;
+	*domp = &dom->domain_fid;
+	return 0;
+}
+
+/* ---- fabric ---- */
+
+static int xfi_fabric_close(struct fid *fid)
+{
+	free(XFI_CONTAINER(fid, struct xfi_fabric, fabric_fid.fid));
+	return 0;
+}
+
+XFI_CLOSE_ONLY_OPS(xfi_fabric_fi_ops, xfi_fabric_close);
+
+static int xfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+			     struct fid_pep **pep, void *context)
+{
+	(void)fabric; (void)info; (void)pep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+			    struct fid_wait **waitset)
+{
+	(void)fabric; (void)attr; (void)waitset;
+	return -FI_ENOSYS;
+}
+
+static int xfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	(void)fabric; (void)fids; (void)count;
+	return -FI_EAGAIN;	/* manual progress: keep polling */
+}
+
+static int xfi_domain2(struct fid_fabric *fabric, struct fi_info *info,
+		       struct fid_domain **dom, uint64_t flags, void *context)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	return xfi_domain_open(fabric, info, dom, context);
+}
+
+static struct fi_ops_fabric xfi_fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = xfi_domain_open,
+	.passive_ep = xfi_no_passive_ep,
+	.eq_open = xfi_eq_open,
+	.wait_open = xfi_no_wait_open,
+	.trywait = xfi_trywait,
+	.domain2 = xfi_domain2,
+};
+
+int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabricp, void *context)
+{
+	struct xfi_fabric *fab;
+
+	if (attr && attr->name && strcmp(attr->name, XFI_FABRIC_NAME))
+		return -FI_ENODATA;
+	fab = calloc(1, sizeof(*fab));
+	if (!fab)
+		return -FI_ENOMEM;
+	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	fab->fabric_fid.fid.context = context;
+	fab->fabric_fid.fid.ops = &xfi_fabric_fi_ops;
+	fab->fabric_fid.ops = &xfi_fabric_ops;
+	*fabricp = &fab->fabric_fid;
+	return 0;
+}
+
+/* ---- provider ---- */
+
+static void xfi_cleanup(void)
+{
+}
+
+struct fi_provider xfi_prov = {
+	.version = XFI_PROV_VERSION,
+	.fi_version = XFI_API_VERSION,
+	.name = XFI_PROV_NAME,
+	.getinfo = xfi_getinfo,
+	.fabric = xfi_fabric_open,
+	.cleanup = xfi_cleanup,
+};
+
+static void xfi_read_params(void)
+{
+	size_t v;
+
+	fi_param_define(&xfi_prov, "device", FI_PARAM_STRING,
+			"ExaNet device (default " EXANET_DEFAULT_DEVICE ")");
+	fi_param_define(&xfi_prov, "mbox_slots", FI_PARAM_SIZE_T,
+			"receive mailbox slots per endpoint, power of two (default 4096)");
+	fi_param_define(&xfi_prov, "max_msg_size", FI_PARAM_SIZE_T,
+			"largest message in bytes (default 64 MiB)");
+	fi_param_define(&xfi_prov, "rndv_threshold", FI_PARAM_SIZE_T,
+			"messages longer than this go by rendezvous (RDMA read), shorter "
+			"ones eagerly through the packetizer (default 1024)");
+	fi_param_get_str(&xfi_prov, "device", &xfi_params.device);
+	if (!fi_param_get_size_t(&xfi_prov, "rndv_threshold", &v))
+		xfi_params.rndv_threshold = v;
+	if (!fi_param_get_size_t(&xfi_prov, "mbox_slots", &v) && v >= EXANET_MBOX_MIN_SLOTS &&
+	    v <= EXANET_MBOX_MAX_SLOTS && !(v & (v - 1)))
+		xfi_params.mbox_slots = v;
+	if (!fi_param_get_size_t(&xfi_prov, "max_msg_size", &v) && v > 0 && v <= UINT32_MAX)
+		xfi_params.max_msg_size = v;
+}
+
+FI_EXT_INI
+{
+	xfi_read_params();
+	return &xfi_prov;
+}

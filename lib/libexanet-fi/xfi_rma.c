@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: MIT
+/*
+ * FI_RMA: fi_write / fi_read straight on the ExaNet RDMA engine.  The
+ * target is (node of the AV address, rank carried in the key, virtual
+ * address); the NI checks the protection domain and that the address is
+ * registered in the target rank's IOMMU domain, and reports anything else
+ * as an error completion (the target's memory is not touched).  The local
+ * buffer must be registered: the descriptor of an RMA registration, or it
+ * is registered for the operation (a system call).  Posting and polling
+ * make no system call.  Completion = the RDMA channel is DONE (write: all
+ * data acknowledged by the target; read: all data landed here).
+ */
+#include <stdlib.h>
+
+#include "xfi.h"
+
+static struct exanet_mr *xfi_local_mr(void *desc, const void *buf, size_t len)
+{
+	const struct xfi_mr *mr = desc;
+	const struct exanet_mr *x = mr ? mr->xmr : NULL;
+	uintptr_t b = (uintptr_t)buf, s;
+
+	if (!x)
+		return NULL;
+	s = (uintptr_t)x->addr;
+	return b >= s && len <= x->len && b - s <= x->len - len ? (struct exanet_mr *)x : NULL;
+}
+
+static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t len, void *desc,
+			    fi_addr_t peer, uint64_t addr, uint64_t key, uint64_t flags,
+			    void *context)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid);
+	struct xfi_rma_op *op;
+	struct exanet_rdma *rdma;
+	struct exanet_raddr ra;
+	uint32_t peer_key;
+	int err = 0, slot;
+
+	if ((len && !buf) || len > EXANET_RDMA_MAX_LEN)
+		return -FI_EINVAL;
+	if (!(ep->caps & FI_RMA))
+		return -FI_EOPNOTSUPP;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -FI_ENOMEM;
+	op->context = context;
+	op->flags = FI_RMA | (is_read ? FI_READ : FI_WRITE) | (flags & FI_COMPLETION);
+	op->len = len;
+	op->slot = -1;
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->enabled)
+		err = -FI_EOPBADSTATE;
+	else if (xfi_av_key(ep->av, peer, &peer_key))
+		err = -FI_EINVAL;
+	if (err || !len)
+		goto out;
+	rdma = xfi_dom_rdma(ep->dom);
+	if (!rdma) {
+		err = -FI_ENODEV;
+		goto out;
+	}
+	err = exanet_raddr_make(xfi_key_node(peer_key), XFI_KEY_RANK(key), addr, &ra);
+	if (err)
+		goto out;
+	if (!xfi_local_mr(desc, buf, len)) {
+		err = exanet_reg_mr(ep->dom->dev, buf, len, 0, &op->tmp_mr);
+		if (err)
+			goto out;
+	}
+	slot = is_read ? exanet_rdma_post_read(rdma, buf, &ra, len, NULL) :
+		exanet_rdma_post_write(rdma, buf, &ra, len, NULL);
+	if (slot < 0) {
+		err = slot == -EAGAIN ? -FI_EAGAIN : slot;	/* all channels busy: retry */
+		goto out;
+	}
+	op->slot = slot;
+out:
+	if (!err)
+		xfi_q_push(&ep->rma_ops, &op->link);
+	pthread_mutex_unlock(&ep->dom->lock);
+	if (err) {
+		if (op->tmp_mr)
+			exanet_dereg_mr(op->tmp_mr);
+		free(op);
+	}
+	return err;
+}
+
+void xfi_rma_progress(struct xfi_ep *ep)
+{
+	struct xfi_link *prev = NULL, *cur, *next;
+
+	for (cur = ep->rma_ops.head; cur; cur = next) {
+		struct xfi_rma_op *op = XFI_ITEM(cur, struct xfi_rma_op);
+		struct xfi_cq_entry e = { .op_context = op->context,
+			.flags = op->flags & ~(uint64_t)FI_COMPLETION, .src = FI_ADDR_NOTAVAIL };
+		int ret = 0;
+
+		next = cur->next;
+		if (op->slot >= 0)
+			ret = exanet_rdma_poll(ep->dom->rdma, (unsigned int)op->slot, NULL);
+		if (ret == -EINPROGRESS) {
+			prev = cur;
+			continue;
+		}
+		xfi_q_unlink(&ep->rma_ops, prev, cur);
+		if (ep->tx_cq) {
+			if (ret)
+				xfi_cq_push_err(ep->tx_cq, &e, ret, 0);
+			else if (!ep->tx_selective || (op->flags & FI_COMPLETION))
+				xfi_cq_push(ep->tx_cq, &e);
+		}
+		if (op->tmp_mr)
+			exanet_dereg_mr(op->tmp_mr);
+		free(op);
+	}
+}
+
+void xfi_rma_free_all(struct xfi_ep *ep)
+{
+	struct xfi_link *l, *next;
+
+	for (l = ep->rma_ops.head; l; l = next) {
+		struct xfi_rma_op *op = XFI_ITEM(l, struct xfi_rma_op);
+
+		next = l->next;
+		if (op->tmp_mr)
+			exanet_dereg_mr(op->tmp_mr);	/* a transfer still in flight fails */
+		free(op);
+	}
+	ep->rma_ops.head = ep->rma_ops.tail = NULL;
+}
+
+/* ---- fi_ops_rma ---- */
+
+static ssize_t xfi_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
+			uint64_t addr, uint64_t key, void *context)
+{
+	return xfi_rma_post(ep, 1, buf, len, desc, src, addr, key, FI_COMPLETION, context);
+}
+
+static ssize_t xfi_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count,
+			 fi_addr_t src, uint64_t addr, uint64_t key, void *context)
+{
+	if (count != 1 || !iov)
+		return -FI_EINVAL;	/* rma_iov_limit / iov for RMA: 1 */
+	return xfi_rma_post(ep, 1, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, src,
+			    addr, key, FI_COMPLETION, context);
+}
+
+static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_rma *msg,
+			   uint64_t flags)
+{
+	if (!msg || msg->iov_count != 1 || msg->rma_iov_count != 1 || !msg->msg_iov ||
+	    !msg->rma_iov || msg->msg_iov[0].iov_len != msg->rma_iov[0].len)
+		return -FI_EINVAL;
+	if (flags & (FI_REMOTE_CQ_DATA | FI_INJECT))
+		return -FI_EOPNOTSUPP;
+	return xfi_rma_post(ep, is_read, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len,
+			    msg->desc ? msg->desc[0] : NULL, msg->addr, msg->rma_iov[0].addr,
+			    msg->rma_iov[0].key, flags, msg->context);
+}
+
+static ssize_t xfi_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	return xfi_rma_msg(ep, 1, msg, flags);
+}
+
+static ssize_t xfi_write(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			 fi_addr_t dest, uint64_t addr, uint64_t key, void *context)
+{
+	return xfi_rma_post(ep, 0, (void *)buf, len, desc, dest, addr, key, FI_COMPLETION,
+			    context);
+}
+
+static ssize_t xfi_writev(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			  size_t count, fi_addr_t dest, uint64_t addr, uint64_t key, void *context)
+{
+	if (count != 1 || !iov)
+		return -FI_EINVAL;
+	return xfi_rma_post(ep, 0, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, dest,
+			    addr, key, FI_COMPLETION, context);
+}
+
+static ssize_t xfi_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
+{
+	return xfi_rma_msg(ep, 0, msg, flags);
+}
+
+/* No inject and no remote CQ data for RMA (the engine notifies the target
+ * only through memory records the provider does not expose yet). */
+static ssize_t xfi_no_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
+				 fi_addr_t dest, uint64_t addr, uint64_t key)
+{
+	(void)ep; (void)buf; (void)len; (void)dest; (void)addr; (void)key;
+	return -FI_ENOSYS;
+}
+
+static ssize_t xfi_no_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+				uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
+				void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)data; (void)dest; (void)addr;
+	(void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t xfi_no_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				     uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
+{
+	(void)ep; (void)buf; (void)len; (void)data; (void)dest; (void)addr; (void)key;
+	return -FI_ENOSYS;
+}
+
+struct fi_ops_rma xfi_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = xfi_read,
+	.readv = xfi_readv,
+	.readmsg = xfi_readmsg,
+	.write = xfi_write,
+	.writev = xfi_writev,
+	.writemsg = xfi_writemsg,
+	.inject = xfi_no_rma_inject,
+	.writedata = xfi_no_writedata,
+	.injectdata = xfi_no_rma_injectdata,
+};

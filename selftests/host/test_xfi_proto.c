@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Wire format of the libfabric provider (lib/libexanet-fi/xfi_proto.c)
+ * against good and hostile packets: round trips of START (eager and
+ * rendezvous), CONT and FIN; every truncation, bad type, mailbox, flag,
+ * length and payload size refused; random packets never crash the parser
+ * and whatever it accepts is self-consistent.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/harness.h"
+#include "../../lib/libexanet-fi/xfi_proto.h"
+
+#define MAX_LEN (64u << 20)
+
+static const struct xfi_hdr hdr0 = { .src_mbox = 17, .epoch = 0xbeef, .seq = 123456 };
+
+TEST(start_round_trip_every_first_packet_size)
+{
+	uint8_t src[64], pkt[XFI_PKT_MAX];
+	uint32_t len, flags;
+
+	for (len = 0; len < 64; len++)
+		src[len] = (uint8_t)(len * 7 + 1);
+	for (flags = 0; flags <= (XFI_START_TAGGED | XFI_START_DATA); flags++) {
+		for (len = 0; len <= 200; len++) {
+			struct xfi_start_info si;
+			struct xfi_hdr h;
+			size_t n, plen = xfi_build_start(pkt, &hdr0, 0x1122, len, flags, 0x77, src, &n);
+
+			ASSERT_EQ(XFI_PKT_START, xfi_parse_hdr(pkt, plen, &h));
+			EXPECT_EQ(hdr0.seq, h.seq);
+			EXPECT_EQ(hdr0.src_mbox, h.src_mbox);
+			ASSERT_EQ(0, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+			EXPECT_EQ(len, si.len);
+			EXPECT_EQ(0x1122u, si.tag);
+			EXPECT_EQ(flags, si.flags);
+			EXPECT_EQ((flags & XFI_START_DATA) ? 0x77u : 0u, si.data);
+			ASSERT_EQ(n, si.payload_len);
+			ASSERT_EQ(0, memcmp(si.payload, src, n));
+			/* one byte short or long: refused */
+			EXPECT_EQ(-1, xfi_parse_start(pkt, plen - 1, MAX_LEN, &si));
+			if (plen < XFI_PKT_MAX)
+				EXPECT_EQ(-1, xfi_parse_start(pkt, plen + 1, MAX_LEN, &si));
+			/* longer than the receiver accepts */
+			if (len)
+				EXPECT_EQ(-1, xfi_parse_start(pkt, plen, len - 1, &si));
+		}
+	}
+}
+
+TEST(message_is_start_plus_conts_that_add_up)
+{
+	uint64_t len;
+
+	for (len = 0; len < 5000; len += 7) {
+		uint64_t pkts = xfi_msg_packets(len, 0), covered = xfi_start_capacity(0);
+
+		covered += (pkts - 1) * XFI_CONT_PAYLOAD;
+		ASSERT_LE(len, covered);
+		if (pkts > 1)
+			ASSERT_GT(len, covered - XFI_CONT_PAYLOAD);
+	}
+	EXPECT_EQ(1, xfi_msg_packets(40, 0));
+	EXPECT_EQ(2, xfi_msg_packets(41, 0));
+	EXPECT_EQ(2, xfi_msg_packets(32 + 1, XFI_START_DATA));
+}
+
+TEST(cont_payload_must_match_what_is_left)
+{
+	uint8_t src[64] = { 1, 2, 3 }, pkt[XFI_PKT_MAX];
+	size_t n, plen;
+
+	plen = xfi_build_cont(pkt, &hdr0, src, 1000, &n);
+	EXPECT_EQ(XFI_CONT_PAYLOAD, n);
+	EXPECT_EQ(XFI_PKT_MAX, plen);
+	EXPECT_EQ((int)XFI_CONT_PAYLOAD, xfi_parse_cont(plen, 1000));
+	plen = xfi_build_cont(pkt, &hdr0, src, 3, &n);
+	EXPECT_EQ(3, n);
+	EXPECT_EQ(3, xfi_parse_cont(plen, 3));
+	EXPECT_EQ(-1, xfi_parse_cont(plen, 4));		/* short */
+	EXPECT_EQ(-1, xfi_parse_cont(plen, 2));		/* long */
+	EXPECT_EQ(-1, xfi_parse_cont(plen, 0));		/* nothing expected */
+	EXPECT_EQ(-1, xfi_parse_cont(XFI_HDR_SIZE - 1, 1));
+	EXPECT_EQ(-1, xfi_parse_cont(XFI_PKT_MAX + 1, 1000));
+}
+
+TEST(rendezvous_rts_and_fin)
+{
+	struct xfi_rndv rd = { .node = 3, .rank = 5, .va = 0x7f0012345678ull, .cookie = 99 };
+	uint8_t pkt[XFI_PKT_MAX];
+	struct xfi_start_info si;
+	uint64_t cookie;
+	int32_t status;
+	size_t n, plen;
+
+	plen = xfi_build_start(pkt, &hdr0, 7, 1u << 20, XFI_START_RNDV | XFI_START_DATA, 5,
+			       (const uint8_t *)&rd, &n);
+	EXPECT_EQ(1u << 20, n);		/* the RTS accounts for the whole message */
+	ASSERT_EQ(0, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+	EXPECT_EQ(rd.va, si.rndv.va);
+	EXPECT_EQ(rd.rank, si.rndv.rank);
+	EXPECT_EQ(rd.cookie, si.rndv.cookie);
+	EXPECT_EQ(5u, si.data);
+	EXPECT_EQ(-1, xfi_parse_start(pkt, plen - 1, MAX_LEN, &si));
+	/* a rendezvous of nothing is malformed */
+	plen = xfi_build_start(pkt, &hdr0, 7, 0, XFI_START_RNDV, 0, (const uint8_t *)&rd, &n);
+	EXPECT_EQ(-1, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+
+	plen = xfi_build_fin(pkt, &hdr0, 99, 0);
+	ASSERT_EQ(XFI_PKT_FIN, xfi_parse_hdr(pkt, plen, &(struct xfi_hdr){ 0 }));
+	ASSERT_EQ(0, xfi_parse_fin(pkt, plen, &cookie, &status));
+	EXPECT_EQ(99u, cookie);
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(-1, xfi_parse_fin(pkt, plen - 1, &cookie, &status));
+	plen = xfi_build_fin(pkt, &hdr0, 99, -5);
+	EXPECT_EQ(-1, xfi_parse_fin(pkt, plen, &cookie, &status));
+}
+
+TEST(bad_headers_refused)
+{
+	uint8_t pkt[XFI_PKT_MAX];
+	struct xfi_start_info si;
+	struct xfi_hdr h = hdr0;
+	size_t n, plen;
+
+	plen = xfi_build_start(pkt, &hdr0, 1, 10, 0, 0, (const uint8_t *)"0123456789", &n);
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, XFI_HDR_SIZE - 1, &h));
+	EXPECT_EQ(-1, xfi_parse_hdr(NULL, plen, &h));
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, XFI_PKT_MAX + 1, &h));
+	pkt[0] = 0;
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+	pkt[0] = 4;
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+	pkt[0] = XFI_PKT_START;
+	pkt[1] = XFI_MBOX_LIMIT;	/* mailbox ids are 6 bits */
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+	pkt[1] = 5;
+	EXPECT_EQ(XFI_PKT_START, xfi_parse_hdr(pkt, plen, &h));
+	pkt[20] |= 0x80;		/* unknown flag bit */
+	EXPECT_EQ(-1, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+}
+
+TEST(address_check)
+{
+	struct xfi_addr a = { .node = 5, .mbox = 63, .version = 1, .magic = XFI_ADDR_MAGIC };
+
+	EXPECT_EQ(0, xfi_addr_check(&a));
+	a.mbox = 64;
+	EXPECT_EQ(-1, xfi_addr_check(&a));
+	a.mbox = 1;
+	a.node = XFI_NODE_LIMIT;
+	EXPECT_EQ(-1, xfi_addr_check(&a));
+	a.node = 1;
+	a.magic = 0;
+	EXPECT_EQ(-1, xfi_addr_check(&a));
+	a.magic = XFI_ADDR_MAGIC;
+	a.version = 2;
+	EXPECT_EQ(-1, xfi_addr_check(&a));
+	EXPECT_EQ(5u << 6 | 9, xfi_key(5, 9));
+	EXPECT_EQ(5u, xfi_key_node(xfi_key(5, 9)));
+	EXPECT_EQ(9u, xfi_key_mbox(xfi_key(5, 9)));
+}
+
+/* 200000 random packets (half of them START-like): no crash, and anything
+ * accepted stays inside the packet and the length limit. */
+TEST(random_packets_never_accepted_inconsistently)
+{
+	uint8_t pkt[XFI_PKT_MAX];
+	unsigned long i, accepted = 0;
+
+	srandom(12345);		/* reproducible */
+	for (i = 0; i < 200000; i++) {
+		size_t len = (size_t)random() % (XFI_PKT_MAX + 1), k;
+		struct xfi_start_info si;
+		struct xfi_hdr h;
+		uint64_t cookie;
+		int32_t status;
+		int t;
+
+		for (k = 0; k < sizeof(pkt); k++)
+			pkt[k] = (uint8_t)random();
+		if (i & 1) {
+			pkt[0] = XFI_PKT_START;
+			pkt[1] &= 63;
+			pkt[20] &= XFI_START_FLAGS;
+			pkt[21] = pkt[22] = pkt[23] = 0;
+			pkt[18] = pkt[19] = 0;	/* len < 64 KiB */
+		}
+		t = xfi_parse_hdr(pkt, len, &h);
+		if (t < 0)
+			continue;
+		ASSERT_LT(h.src_mbox, XFI_MBOX_LIMIT);
+		if (t == XFI_PKT_START && xfi_parse_start(pkt, len, 4096, &si) == 0) {
+			accepted++;
+			ASSERT_LE(si.len, 4096u);
+			ASSERT_TRUE(si.payload >= pkt && si.payload + si.payload_len <= pkt + len);
+			if (!(si.flags & XFI_START_RNDV))
+				ASSERT_LE(si.payload_len, si.len);
+		}
+		if (t == XFI_PKT_FIN && xfi_parse_fin(pkt, len, &cookie, &status) == 0)
+			ASSERT_LE(0, status);
+	}
+	TH_LOG("%lu random START packets accepted", accepted);
+}
+
+TEST_HARNESS_MAIN
