@@ -59,16 +59,12 @@ static const struct pp_tool tool = {
 
 static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
 {
-	unsigned long spins = 0;
-	int64_t end = pp_now_ns() + (int64_t)(tmo * 1e9);
+	struct xt_wait w;
 
-	while (*p != tag) {
-		if ((++spins & 0xffff) == 0) {
-			if (pp_now_ns() > end)
-				return -1;
-			sched_yield();
-		}
-	}
+	xt_wait_init(&w, tmo);
+	while (*p != tag)
+		if (xt_wait_more(&w))
+			return -1;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return 0;
 }

@@ -162,6 +162,7 @@ struct deadline {
 	int64_t timeout;	/* < 0: forever */
 	int64_t end;		/* 0 until first computed */
 	unsigned int spins;
+	struct exa_spin spin;	/* spin briefly, then yield (deadline_pause) */
 };
 
 static void deadline_init(struct deadline *d, int64_t timeout_ns)
@@ -169,6 +170,7 @@ static void deadline_init(struct deadline *d, int64_t timeout_ns)
 	d->timeout = timeout_ns;
 	d->end = 0;
 	d->spins = 0;
+	d->spin = (struct exa_spin)EXA_SPIN_INIT;
 }
 
 static int deadline_expired(struct deadline *d)
@@ -179,12 +181,19 @@ static int deadline_expired(struct deadline *d)
 		return 0;
 	if (d->timeout == 0)
 		return 1;
-	if (++d->spins % CLOCK_EVERY)
+	/* once yielding, a poll costs more than reading the clock */
+	if (++d->spins % CLOCK_EVERY && !d->spin.yielding)
 		return 0;
 	now = deadline_clock_ns();
 	if (!d->end)
 		d->end = now + d->timeout;
 	return now >= d->end;
+}
+
+/* An unsuccessful poll: the peer may need this CPU (see exa_spin_wait). */
+static void deadline_pause(struct deadline *d)
+{
+	exa_spin_wait(&d->spin);
 }
 
 /* Time left, for chaining two waits under one deadline. */
@@ -647,7 +656,7 @@ EXPORT int exanet_wait(struct exanet_pkt *pkt, unsigned int chan, int64_t timeou
 			break;
 		if (deadline_expired(&dl))
 			break;
-		cpu_relax();
+		deadline_pause(&dl);
 	}
 	if (statusp)
 		*statusp = st;
@@ -670,7 +679,7 @@ EXPORT int exanet_send_wait(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox
 			break;
 		if (deadline_expired(&dl))
 			return -EAGAIN;
-		cpu_relax();
+		deadline_pause(&dl);
 	}
 	if (chan < 0)
 		return chan;
@@ -846,7 +855,7 @@ EXPORT ssize_t exanet_recv_wait(struct exanet_mbox *mb, void *buf, size_t buflen
 			return n;
 		if (deadline_expired(&dl))
 			return -ETIMEDOUT;
-		cpu_relax();
+		deadline_pause(&dl);
 	}
 }
 
@@ -1366,7 +1375,7 @@ EXPORT int exanet_rdma_wait(struct exanet_rdma *r, unsigned int slot,
 		ret = exanet_rdma_poll(r, slot, statusp);
 		if (ret != -EINPROGRESS || deadline_expired(&d))
 			return ret;
-		cpu_relax();
+		deadline_pause(&d);
 	}
 }
 
@@ -1402,7 +1411,7 @@ EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdm
 			return ret;
 		if (deadline_expired(&d))
 			return -ETIMEDOUT;
-		cpu_relax();
+		deadline_pause(&d);
 	}
 }
 
