@@ -166,6 +166,8 @@ QEMU_BUILD_BUG_ON(P_DATA > FABRIC_BULK_MAX_HDR);
 #define EXT_STALL_NS        (20 * SCALE_US)  /* bulk ring full: try again */
 #define EXT_RESUME_NS       (20 * SCALE_US)  /* NACKed: look for room again */
 #define EXT_RESUME_MAX_NS   (10 * SCALE_MS)  /* ... at most this long */
+#define EXT_RESUME_SLOTS    16               /* free slots worth a RESUME */
+#define EXT_RESUME_ANY_NS   (500 * SCALE_US) /* ... or one, after this long */
 #define EXT_TXQ_BYTES_MAX   (48u << 20)      /* queued payload that defers new commands */
 #define EXT_BACKLOG_MAX     4096             /* local notifications waiting per VPID */
 
@@ -1014,21 +1016,40 @@ static void ext_nack_watch(ExtollState *s, ExtPeer *p, unsigned vpid,
     }
 }
 
-/* Room (or nothing to wait for any more) for the request p was NACKed for */
-static bool ext_nack_room(ExtollState *s, ExtPeer *p)
+/* Slot wp + i of v's VELO ring is free (or unreadable: messages drop) */
+static bool ext_velo_slot_free(ExtollState *s, ExtVpid *v, uint32_t i)
+{
+    uint32_t slot = (v->velo_wp + i) & (v->velo_slots - 1);
+    uint64_t st;
+
+    return !ext_read_u64(s, v->velo_ring + (uint64_t)EXTOLL_VELO_SLOT_SIZE *
+                         slot + EXTOLL_VELO_STATUS_OFF, &st) || st == 0;
+}
+
+/*
+ * Room (or nothing to wait for any more) for the request p was NACKed for,
+ * waited for since waited ns.  A full VELO ring empties in order: resume
+ * when EXT_RESUME_SLOTS slots are free (or half the ring), so the stream
+ * does not stop again after one message; after EXT_RESUME_ANY_NS one slot
+ * will do.
+ */
+static bool ext_nack_room(ExtollState *s, ExtPeer *p, int64_t waited)
 {
     ExtVpid *v = &s->vpid[p->nack_vpid];
-    uint64_t st;
 
     if (!p->nack_velo) {
         return !ext_rma_on(v) ||
                (g_queue_is_empty(&v->backlog) && ext_noti_room(s, v));
     }
-    if (!(v->ctrl & EXTOLL_VPID_VELO_RX)) {
+    if (!(v->ctrl & EXTOLL_VPID_VELO_RX) || !v->velo_slots) {
         return true;
     }
-    return !ext_read_u64(s, v->velo_ring + (uint64_t)EXTOLL_VELO_SLOT_SIZE *
-                         v->velo_wp + EXTOLL_VELO_STATUS_OFF, &st) || st == 0;
+    if (waited >= EXT_RESUME_ANY_NS) {
+        return ext_velo_slot_free(s, v, 0);
+    }
+    return ext_velo_slot_free(s, v, MIN(EXT_RESUME_SLOTS,
+                                        v->velo_slots / 2) - 1) &&
+           ext_velo_slot_free(s, v, 0);
 }
 
 static void ext_resume_timer(void *opaque)
@@ -1039,7 +1060,7 @@ static void ext_resume_timer(void *opaque)
 
     while (n--) {
         ExtPeer *p = g_queue_pop_head(&s->nack_peers);
-        bool room = ext_nack_room(s, p);
+        bool room = ext_nack_room(s, p, now - p->nack_ns);
 
         if (!room && now - p->nack_ns < EXT_RESUME_MAX_NS) {
             g_queue_push_tail(&s->nack_peers, p);
@@ -1955,7 +1976,15 @@ static void ext_rx_data(ExtollState *s, uint32_t src, const uint8_t *b,
         trace_extoll_rx_duplicate(s->nic.node_id, src, c, seq,
                                   p->rx_expected[c]);
         s->counters[EXTOLL_CNT_RX_DUPLICATES]++;
-        ext_send_ack(s, src, EXT_T_ACK, c, epoch, p->rx_expected[c] - 1);
+        /*
+         * The rest of a window behind a NACKed request: the sender rewinds
+         * on the NACK (or on its timer if that was lost), an ACK per packet
+         * would tell it nothing new.
+         */
+        if (!(c == 0 && p->nacked &&
+              (int32_t)(seq - p->rx_expected[c]) > 0)) {
+            ext_send_ack(s, src, EXT_T_ACK, c, epoch, p->rx_expected[c] - 1);
+        }
         return;
     }
     if (!ext_rx_kind(s, p, b, len, rd)) {
