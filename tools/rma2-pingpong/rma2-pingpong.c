@@ -199,7 +199,8 @@ int main(int argc, char **argv)
 		for (it = 0; it < total && !(do_get && o.server); it++) {
 			uint8_t tag = (uint8_t)(it % 255 + 1);
 
-			sbuf[size - 1] = tag;
+			if (!do_get)
+				sbuf[size - 1] = tag;
 			if (o.client) {
 				if (it == o.warmup)
 					tstart = pp_timer_ns();
