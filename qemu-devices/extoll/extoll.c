@@ -384,13 +384,17 @@ typedef struct ExtSeg {
  * permission perm (EXTOLL_ATU_READ / _WRITE).  te = NLA addressing, else
  * bus addresses.  prot is the ID of the access: the packet's for remote
  * addresses, the posting VPID's RMA_PROT for local ones.  Returns a GArray
- * of ExtSeg, or NULL on a fault.
+ * of ExtSeg, or NULL on a fault.  The ATU entries are read EXT_ATU_BATCH at
+ * a time.
  */
+#define EXT_ATU_BATCH 64
+
 static GArray *ext_translate(ExtollState *s, unsigned vpid, unsigned prot,
                              bool te, uint64_t addr, uint32_t len,
                              uint64_t perm)
 {
     GArray *a = g_array_new(false, false, sizeof(ExtSeg));
+    uint64_t ent[EXT_ATU_BATCH], first = 0, cnt = 0;
 
     if (len == 0) {
         return a;
@@ -408,9 +412,19 @@ static GArray *ext_translate(ExtollState *s, unsigned vpid, unsigned prot,
         uint64_t idx = addr >> 12, e;
         uint32_t off = addr & 0xfff, n = MIN(len, 4096 - off);
 
-        if (!s->atu_entries || idx >= s->atu_entries ||
-            !ext_read_u64(s, s->atu_base + 8 * idx, &e) ||
-            !(e & EXTOLL_ATU_VALID) || (e & perm) != perm ||
+        if (!s->atu_entries || idx >= s->atu_entries) {
+            goto fault;
+        }
+        if (idx < first || idx >= first + cnt) {
+            cnt = MIN(MIN((off + (uint64_t)len + 4095) >> 12, EXT_ATU_BATCH),
+                      s->atu_entries - idx);
+            first = idx;
+            if (!ext_dma_read(s, s->atu_base + 8 * idx, ent, 8 * cnt)) {
+                goto fault;
+            }
+        }
+        e = le64_to_cpu(ent[idx - first]);
+        if (!(e & EXTOLL_ATU_VALID) || (e & perm) != perm ||
             EXTOLL_ATU_VPID(e) != vpid) {
             goto fault;
         }
@@ -796,17 +810,53 @@ typedef struct ExtSrc {
     uint64_t addr;
 } ExtSrc;
 
+/* Reads n bytes at *pos of the translated range a (advances *pos). */
+static bool ext_seg_read(ExtollState *s, GArray *a, uint64_t *pos,
+                         uint8_t *dst, uint32_t n)
+{
+    uint64_t skip = *pos;
+
+    *pos += n;
+    for (unsigned i = 0; i < a->len && n; i++) {
+        ExtSeg *sg = &g_array_index(a, ExtSeg, i);
+        uint32_t m;
+
+        if (skip >= sg->len) {
+            skip -= sg->len;
+            continue;
+        }
+        m = MIN(n, sg->len - skip);
+        if (!ext_dma_read(s, sg->bus + skip, dst, m)) {
+            return false;
+        }
+        dst += m;
+        n -= m;
+        skip = 0;
+    }
+    return n == 0;
+}
+
 /*
  * Queues size bytes as packets of EXT_CHUNK at most (size 0: one empty
- * packet), read straight into the packets.  Returns false, queueing
- * nothing, when reading fails.
+ * packet), read straight into the packets (the source is translated
+ * once).  Returns false, queueing nothing, when reading fails.
  */
 static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
                            const ExtSrc *src, uint32_t size)
 {
     GQueue q = G_QUEUE_INIT;
+    GArray *a = NULL;
+    uint64_t pos = 0;
     uint32_t off = 0;
     ExtPkt *k;
+
+    if (!src->buf && size) {
+        a = ext_translate(s, src->vpid, src->prot, src->te, src->addr, size,
+                          EXTOLL_ATU_READ);
+        if (!a) {
+            return false;
+        }
+    }
 
     do {
         uint32_t n = MIN(size - off, EXT_CHUNK);
@@ -826,15 +876,18 @@ static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
             /* nothing to read */
         } else if (src->buf) {
             memcpy(d + P_DATA, src->buf + off, n);
-        } else if (!ext_mem_rw(s, src->vpid, src->prot, src->te,
-                               src->addr + off, d + P_DATA, n, false)) {
+        } else if (!ext_seg_read(s, a, &pos, d + P_DATA, n)) {
             while ((k = g_queue_pop_head(&q))) {
                 g_free(k);
             }
+            g_array_free(a, true);
             return false;
         }
         off += n;
     } while (off < size);
+    if (a) {
+        g_array_free(a, true);
+    }
     while ((k = g_queue_pop_head(&q))) {
         ext_pkt_queue(s, p, k);
     }
