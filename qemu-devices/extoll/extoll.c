@@ -1943,16 +1943,13 @@ static bool ext_rx_kind(ExtollState *s, ExtPeer *p, const uint8_t *b,
 static void ext_rx_data(ExtollState *s, uint32_t src, const uint8_t *b,
                         size_t len, ExtRxData rd);
 
-static void ext_rx(void *opaque, uint32_t src, uint8_t type,
-                   const void *payload, size_t len)
+/*
+ * Packets (ACKs, doorbells) waiting for room in a peer's socket (the host's
+ * max_dgram_qlen is small) would otherwise wait for the main loop's write
+ * handler; the receive thread retries them on every arrival.
+ */
+static void ext_flush_queued(ExtollState *s, uint32_t src)
 {
-    ExtollState *s = opaque;
-
-    /*
-     * Packets waiting for room in a peer's socket (the host's
-     * max_dgram_qlen is small) would otherwise wait for the main loop's
-     * write handler; the receive thread retries them on every arrival.
-     */
     if (s->nic.fq && src != s->nic.node_id) {
         struct fabric *f = fabric_qemu_fabric(s->nic.fq);
 
@@ -1960,6 +1957,14 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
             fabric_flush(f);
         }
     }
+}
+
+static void ext_rx(void *opaque, uint32_t src, uint8_t type,
+                   const void *payload, size_t len)
+{
+    ExtollState *s = opaque;
+
+    ext_flush_queued(s, src);
 
     if (type == EXT_T_ACK || type == EXT_T_NACK || type == EXT_T_RESUME) {
         ext_rx_ack(s, src, type, payload, len);
@@ -1984,6 +1989,7 @@ static void ext_bulk_rx(void *opaque, uint32_t src, uint8_t type,
     ExtollState *s = opaque;
     uint8_t h[FABRIC_BULK_MAX_HDR];
 
+    ext_flush_queued(s, src);
     if (type != EXT_T_DATA || !data_ok || hlen > sizeof(h) ||
         src == s->nic.node_id || (dlen && hlen != P_DATA) ||
         dlen > EXT_CHUNK) {
