@@ -162,7 +162,6 @@ struct deadline {
 	int64_t timeout;	/* < 0: forever */
 	int64_t end;		/* 0 until first computed */
 	unsigned int spins;
-	struct exa_spin spin;	/* spin briefly, then yield (deadline_pause) */
 };
 
 static void deadline_init(struct deadline *d, int64_t timeout_ns)
@@ -170,7 +169,6 @@ static void deadline_init(struct deadline *d, int64_t timeout_ns)
 	d->timeout = timeout_ns;
 	d->end = 0;
 	d->spins = 0;
-	d->spin = (struct exa_spin)EXA_SPIN_INIT;
 }
 
 static int deadline_expired(struct deadline *d)
@@ -181,19 +179,12 @@ static int deadline_expired(struct deadline *d)
 		return 0;
 	if (d->timeout == 0)
 		return 1;
-	/* once yielding, a poll costs more than reading the clock */
-	if (++d->spins % CLOCK_EVERY && !d->spin.yielding)
+	if (++d->spins % CLOCK_EVERY)
 		return 0;
 	now = deadline_clock_ns();
 	if (!d->end)
 		d->end = now + d->timeout;
 	return now >= d->end;
-}
-
-/* An unsuccessful poll: the peer may need this CPU (see exa_spin_wait). */
-static void deadline_pause(struct deadline *d)
-{
-	exa_spin_wait(&d->spin);
 }
 
 /* Time left, for chaining two waits under one deadline. */
@@ -656,7 +647,7 @@ EXPORT int exanet_wait(struct exanet_pkt *pkt, unsigned int chan, int64_t timeou
 			break;
 		if (deadline_expired(&dl))
 			break;
-		deadline_pause(&dl);
+		cpu_relax();
 	}
 	if (statusp)
 		*statusp = st;
@@ -679,7 +670,7 @@ EXPORT int exanet_send_wait(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox
 			break;
 		if (deadline_expired(&dl))
 			return -EAGAIN;
-		deadline_pause(&dl);
+		cpu_relax();
 	}
 	if (chan < 0)
 		return chan;
@@ -855,7 +846,7 @@ EXPORT ssize_t exanet_recv_wait(struct exanet_mbox *mb, void *buf, size_t buflen
 			return n;
 		if (deadline_expired(&dl))
 			return -ETIMEDOUT;
-		deadline_pause(&dl);
+		cpu_relax();
 	}
 }
 
@@ -1375,7 +1366,7 @@ EXPORT int exanet_rdma_wait(struct exanet_rdma *r, unsigned int slot,
 		ret = exanet_rdma_poll(r, slot, statusp);
 		if (ret != -EINPROGRESS || deadline_expired(&d))
 			return ret;
-		deadline_pause(&d);
+		cpu_relax();
 	}
 }
 
@@ -1411,7 +1402,7 @@ EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdm
 			return ret;
 		if (deadline_expired(&d))
 			return -ETIMEDOUT;
-		deadline_pause(&d);
+		cpu_relax();
 	}
 }
 
