@@ -6,6 +6,10 @@
 #ifndef EXA_CPU_H
 #define EXA_CPU_H
 
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
 /* In a polling loop: let the sibling hyperthread run, reload memory. */
 static inline void cpu_relax(void)
 {
@@ -26,6 +30,47 @@ static inline void store_fence(void)
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
+}
+
+/*
+ * Blocking waits: poll with cpu_relax() for at most EXA_SPIN_NS, then
+ * sched_yield() between polls.  The peer a wait depends on may need this
+ * very CPU (two processes on a one-CPU node): spinning longer only delays
+ * it.  The clock is read once per EXA_SPIN_CHECK polls.
+ */
+#define EXA_SPIN_NS	20000
+#define EXA_SPIN_CHECK	32u
+
+struct exa_spin {
+	unsigned int polls;
+	int yielding;
+	int64_t end;		/* 0: not started */
+};
+
+#define EXA_SPIN_INIT { 0, 0, 0 }
+
+static inline int64_t exa_spin_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One unsuccessful poll of a blocking wait. */
+static inline void exa_spin_wait(struct exa_spin *s)
+{
+	if (s->yielding) {
+		sched_yield();
+		return;
+	}
+	cpu_relax();
+	if (++s->polls % EXA_SPIN_CHECK)
+		return;
+	if (!s->end)
+		s->end = exa_spin_clock() + EXA_SPIN_NS;
+	else if (exa_spin_clock() >= s->end)
+		s->yielding = 1;
 }
 
 #endif

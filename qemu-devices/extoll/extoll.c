@@ -11,6 +11,13 @@
  * on timeout.  Packets to our own node take the same path through a
  * loopback queue drained by a bottom half.
  *
+ * DATA packets to other nodes travel over the fabric's shared-memory bulk
+ * rings (one per ordered node pair, as the ExaNet RDMA engine's blocks),
+ * so puts and get responses move in chunks of EXT_CHUNK bytes; ACK, NACK
+ * and RESUME stay datagrams.  A full ring stalls the stream until the
+ * receiver drained it.  A receiver that NACKed a request for lack of room
+ * watches that room and sends RESUME as soon as the guest freed it.
+ *
  * Locking: MMIO callbacks, fabric receive (thread under the BQL or main
  * loop), timers and bottom halves all run under the BQL.
  *
@@ -49,6 +56,7 @@ enum {
     EXT_T_DATA = 1,     /* reliable stream packet */
     EXT_T_ACK = 2,      /* cumulative: every seq <= S received */
     EXT_T_NACK = 3,     /* seq S could not be taken now: resend from S */
+    EXT_T_RESUME = 4,   /* room again after a NACK: resend now */
 };
 
 /*
@@ -132,7 +140,15 @@ enum {
 #define L_END       (D_HDR + 16)
 
 QEMU_BUILD_BUG_ON(D_PROT + 2 > D_HDR);
-QEMU_BUILD_BUG_ON(P_DATA + EXTOLL_RMA_FRAG_SIZE > FABRIC_MAX_PAYLOAD);
+/*
+ * Payload of one K_PUT / K_GETRSP packet: a multiple of the fragment size
+ * (notifications describe a transfer by its last EXTOLL_RMA_FRAG_SIZE
+ * fragment) that fits a bulk record.
+ */
+#define EXT_CHUNK           (16u << 10)
+QEMU_BUILD_BUG_ON(EXT_CHUNK % EXTOLL_RMA_FRAG_SIZE);
+QEMU_BUILD_BUG_ON(EXT_CHUNK > FABRIC_BULK_MAX_DATA);
+QEMU_BUILD_BUG_ON(P_DATA > FABRIC_BULK_MAX_HDR);
 
 /* ACK / NACK body */
 #define A_EPOCH     0   /* epoch of the stream acknowledged */
@@ -147,6 +163,11 @@ QEMU_BUILD_BUG_ON(P_DATA + EXTOLL_RMA_FRAG_SIZE > FABRIC_MAX_PAYLOAD);
 #define EXT_NACK_MIN_NS     (100 * SCALE_US)
 #define EXT_NACK_MAX_NS     (5 * SCALE_MS)
 #define EXT_POLL_NS         (1 * SCALE_MS)
+#define EXT_STALL_NS        (20 * SCALE_US)  /* bulk ring full: try again */
+#define EXT_RESUME_NS       (20 * SCALE_US)  /* NACKed: look for room again */
+#define EXT_RESUME_MAX_NS   (10 * SCALE_MS)  /* ... at most this long */
+#define EXT_RESUME_SLOTS    16               /* free slots worth a RESUME */
+#define EXT_RESUME_ANY_NS   (500 * SCALE_US) /* ... or one, after this long */
 #define EXT_TXQ_BYTES_MAX   (48u << 20)      /* queued payload that defers new commands */
 #define EXT_BACKLOG_MAX     4096             /* local notifications waiting per VPID */
 
@@ -185,6 +206,7 @@ typedef struct ExtTx {
     unsigned nacks;
     bool paused;            /* NACK back-off running */
     QEMUTimer *timer;
+    QEMUTimer *stall_timer; /* bulk ring was full */
 } ExtTx;
 
 struct ExtPeer {
@@ -199,6 +221,14 @@ struct ExtPeer {
     bool ack_due[EXT_NCHAN];
     unsigned ack_count[EXT_NCHAN];
     bool ack_listed;
+    /*
+     * Channel 0 request NACKed for lack of room in VPID nack_vpid: its VELO
+     * ring (nack_velo) or its notification queue.  RESUME when it has room.
+     */
+    bool nacked;
+    bool nack_velo;
+    uint8_t nack_vpid;
+    int64_t nack_ns;        /* when the watch started */
 };
 
 typedef struct ExtNoti {
@@ -262,6 +292,8 @@ struct ExtollState {
     QEMUBH *ack_bh;         /* sends delayed ACKs */
     GQueue ack_peers;       /* ExtPeer* with ack_due set */
     QEMUTimer *poll_timer;  /* retries notification backlogs */
+    QEMUTimer *resume_timer; /* looks for room for NACKed peers */
+    GQueue nack_peers;      /* ExtPeer* with nacked set */
 };
 
 static void ext_rx(void *opaque, uint32_t src, uint8_t type,
@@ -352,13 +384,17 @@ typedef struct ExtSeg {
  * permission perm (EXTOLL_ATU_READ / _WRITE).  te = NLA addressing, else
  * bus addresses.  prot is the ID of the access: the packet's for remote
  * addresses, the posting VPID's RMA_PROT for local ones.  Returns a GArray
- * of ExtSeg, or NULL on a fault.
+ * of ExtSeg, or NULL on a fault.  The ATU entries are read EXT_ATU_BATCH at
+ * a time.
  */
+#define EXT_ATU_BATCH 64
+
 static GArray *ext_translate(ExtollState *s, unsigned vpid, unsigned prot,
                              bool te, uint64_t addr, uint32_t len,
                              uint64_t perm)
 {
     GArray *a = g_array_new(false, false, sizeof(ExtSeg));
+    uint64_t ent[EXT_ATU_BATCH], first = 0, cnt = 0;
 
     if (len == 0) {
         return a;
@@ -376,9 +412,19 @@ static GArray *ext_translate(ExtollState *s, unsigned vpid, unsigned prot,
         uint64_t idx = addr >> 12, e;
         uint32_t off = addr & 0xfff, n = MIN(len, 4096 - off);
 
-        if (!s->atu_entries || idx >= s->atu_entries ||
-            !ext_read_u64(s, s->atu_base + 8 * idx, &e) ||
-            !(e & EXTOLL_ATU_VALID) || (e & perm) != perm ||
+        if (!s->atu_entries || idx >= s->atu_entries) {
+            goto fault;
+        }
+        if (idx < first || idx >= first + cnt) {
+            cnt = MIN(MIN((off + (uint64_t)len + 4095) >> 12, EXT_ATU_BATCH),
+                      s->atu_entries - idx);
+            first = idx;
+            if (!ext_dma_read(s, s->atu_base + 8 * idx, ent, 8 * cnt)) {
+                goto fault;
+            }
+        }
+        e = le64_to_cpu(ent[idx - first]);
+        if (!(e & EXTOLL_ATU_VALID) || (e & perm) != perm ||
             EXTOLL_ATU_VPID(e) != vpid) {
             goto fault;
         }
@@ -569,6 +615,7 @@ static unsigned ext_mode(unsigned opts)
 /* Reliable stream, transmit side */
 
 static void ext_timer_cb(void *opaque);
+static void ext_stall_cb(void *opaque);
 
 static unsigned ext_kind_chan(uint8_t kind)
 {
@@ -594,6 +641,8 @@ static ExtPeer *ext_peer(ExtollState *s, uint32_t node)
             t->chan = c;
             g_queue_init(&t->txq);
             t->timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_timer_cb, t);
+            t->stall_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_stall_cb,
+                                          t);
         }
         s->peers[node] = p;
     }
@@ -613,6 +662,36 @@ static void ext_xmit(ExtollState *s, uint32_t dst, uint8_t type,
         return;
     }
     fabric_nic_send(&s->nic, dst, type, buf, len);
+}
+
+/*
+ * A DATA packet to another node goes into the bulk ring towards it: the
+ * protocol header as the record header, the payload of a put or get
+ * response as its data.  Returns false when the ring is full (nothing
+ * sent, try again later); a packet that is lost otherwise (no fabric, file
+ * error) is the retransmission's business.
+ */
+static bool ext_xmit_data(ExtollState *s, uint32_t dst, const ExtPkt *k)
+{
+    uint8_t kind = k->data[D_KIND];
+    size_t hlen = k->len;
+    int r;
+
+    if (dst == s->nic.node_id || !s->nic.fq) {
+        ext_xmit(s, dst, EXT_T_DATA, k->data, k->len);
+        return true;
+    }
+    if ((kind == K_PUT || kind == K_GETRSP) && hlen > P_DATA) {
+        hlen = P_DATA;
+    }
+    r = fabric_bulk_send(fabric_qemu_fabric(s->nic.fq), dst, EXT_T_DATA,
+                         k->data, hlen, k->data + hlen, k->len - hlen);
+    if (r == -EAGAIN) {
+        trace_extoll_tx_ring_full(s->nic.node_id, dst,
+                                  ldl_le_p(k->data + D_SEQ));
+        return false;
+    }
+    return true;
 }
 
 static void ext_loop_bh(void *opaque)
@@ -651,11 +730,18 @@ static void ext_push(ExtTx *t)
     while (t->next_unsent && t->inflight < EXT_WINDOW) {
         ExtPkt *k = t->next_unsent->data;
 
+        if (!ext_xmit_data(s, t->peer->node, k)) {
+            if (!timer_pending(t->stall_timer)) {
+                timer_mod(t->stall_timer,
+                          qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+                          EXT_STALL_NS);
+            }
+            break;
+        }
         t->next_unsent = t->next_unsent->next;
         t->inflight++;
         trace_extoll_tx(s->nic.node_id, t->peer->node, t - t->peer->tx, k->seq,
                         k->data[D_KIND], k->len);
-        ext_xmit(s, t->peer->node, EXT_T_DATA, k->data, k->len);
         sent = true;
     }
     if (sent && !timer_pending(t->timer)) {
@@ -663,12 +749,20 @@ static void ext_push(ExtTx *t)
     }
 }
 
+/* The bulk ring towards the peer was full: send what is waiting. */
+static void ext_stall_cb(void *opaque)
+{
+    ext_push(opaque);
+}
+
 static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
                             uint8_t kind, unsigned svpid, unsigned dvpid,
                             uint8_t gen, uint16_t prot, size_t len)
 {
-    ExtPkt *k = g_malloc0(sizeof(*k) + len);
+    ExtPkt *k = g_malloc(sizeof(*k) + len);
 
+    /* the payload of a put or get response is written over completely */
+    memset(k, 0, sizeof(*k) + MIN(len, P_DATA));
     k->len = len;
     k->credit_vpid = -1;
     k->data[D_KIND] = kind;
@@ -707,15 +801,65 @@ typedef struct ExtXfer {
     uint64_t echo;          /* origin address of byte 0 / immediate value */
 } ExtXfer;
 
-/* Queues buf as fragments of EXTOLL_RMA_FRAG_SIZE at most; size 0: one. */
-static void ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
-                           const uint8_t *buf, uint32_t size)
+/* Where the payload of a transfer comes from. */
+typedef struct ExtSrc {
+    const uint8_t *buf;     /* the bytes, or NULL: read them from memory */
+    unsigned vpid;          /* ... as this VPID */
+    unsigned prot;          /* ... with this protection ID */
+    bool te;                /* ... at this NLA (te) or bus address */
+    uint64_t addr;
+} ExtSrc;
+
+/* Reads n bytes at *pos of the translated range a (advances *pos). */
+static bool ext_seg_read(ExtollState *s, GArray *a, uint64_t *pos,
+                         uint8_t *dst, uint32_t n)
 {
+    uint64_t skip = *pos;
+
+    *pos += n;
+    for (unsigned i = 0; i < a->len && n; i++) {
+        ExtSeg *sg = &g_array_index(a, ExtSeg, i);
+        uint32_t m;
+
+        if (skip >= sg->len) {
+            skip -= sg->len;
+            continue;
+        }
+        m = MIN(n, sg->len - skip);
+        if (!ext_dma_read(s, sg->bus + skip, dst, m)) {
+            return false;
+        }
+        dst += m;
+        n -= m;
+        skip = 0;
+    }
+    return n == 0;
+}
+
+/*
+ * Queues size bytes as packets of EXT_CHUNK at most (size 0: one empty
+ * packet), read straight into the packets (the source is translated
+ * once).  Returns false, queueing nothing, when reading fails.
+ */
+static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
+                           const ExtSrc *src, uint32_t size)
+{
+    GQueue q = G_QUEUE_INIT;
+    GArray *a = NULL;
+    uint64_t pos = 0;
     uint32_t off = 0;
+    ExtPkt *k;
+
+    if (!src->buf && size) {
+        a = ext_translate(s, src->vpid, src->prot, src->te, src->addr, size,
+                          EXTOLL_ATU_READ);
+        if (!a) {
+            return false;
+        }
+    }
 
     do {
-        uint32_t n = MIN(size - off, EXTOLL_RMA_FRAG_SIZE);
-        ExtPkt *k;
+        uint32_t n = MIN(size - off, EXT_CHUNK);
         uint8_t *d = ext_pkt_new(s, p, &k, x->kind, x->svpid, x->dvpid,
                                  x->gen, x->prot, P_DATA + n);
 
@@ -727,12 +871,27 @@ static void ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
         stq_le_p(d + P_ADDR, x->addr + off);
         stl_le_p(d + P_LEN, n);
         stq_le_p(d + P_ECHO, x->echo + off);
-        if (n) {
-            memcpy(d + P_DATA, buf + off, n);
+        g_queue_push_tail(&q, k);
+        if (!n) {
+            /* nothing to read */
+        } else if (src->buf) {
+            memcpy(d + P_DATA, src->buf + off, n);
+        } else if (!ext_seg_read(s, a, &pos, d + P_DATA, n)) {
+            while ((k = g_queue_pop_head(&q))) {
+                g_free(k);
+            }
+            g_array_free(a, true);
+            return false;
         }
-        ext_pkt_queue(s, p, k);
         off += n;
     } while (off < size);
+    if (a) {
+        g_array_free(a, true);
+    }
+    while ((k = g_queue_pop_head(&q))) {
+        ext_pkt_queue(s, p, k);
+    }
+    return true;
 }
 
 static void ext_pkt_done(ExtollState *s, ExtPkt *k)
@@ -788,10 +947,23 @@ static void ext_rx_ack(ExtollState *s, uint32_t src, uint8_t type,
     }
     t = &p->tx[b[A_CHAN]];
     seq = ldl_le_p(b + A_SEQ);
-    trace_extoll_ack_rx(s->nic.node_id, src, type == EXT_T_ACK ? "ACK" : "NACK",
-                        b[A_CHAN], seq);
+    trace_extoll_ack_rx(s->nic.node_id, src, type == EXT_T_ACK ? "ACK" :
+                        type == EXT_T_NACK ? "NACK" : "RESUME", b[A_CHAN], seq);
     if ((int32_t)(seq - t->next_seq) >= 0) {
         return;     /* acknowledges something never sent */
+    }
+    if (type == EXT_T_RESUME) {
+        /* the receiver has room again: resend now, not after the back-off */
+        if (t->paused) {
+            t->paused = false;
+            t->nacks = 0;
+            timer_del(t->timer);
+            ext_push(t);
+            if (t->inflight && !timer_pending(t->timer)) {
+                ext_arm(t, ext_rto(t));
+            }
+        }
+        return;
     }
     if (type == EXT_T_ACK) {
         ext_ack_upto(t, seq + 1);
@@ -844,8 +1016,8 @@ static void ext_send_ack(ExtollState *s, uint32_t dst, uint8_t type,
 {
     uint8_t b[A_END];
 
-    trace_extoll_ack_tx(s->nic.node_id, dst, type == EXT_T_ACK ? "ACK" : "NACK",
-                        chan, seq);
+    trace_extoll_ack_tx(s->nic.node_id, dst, type == EXT_T_ACK ? "ACK" :
+                        type == EXT_T_NACK ? "NACK" : "RESUME", chan, seq);
     stl_le_p(b + A_EPOCH, epoch);
     stl_le_p(b + A_SEQ, seq);
     b[A_CHAN] = chan;
@@ -859,14 +1031,103 @@ static void ext_peer_free(ExtPeer *p)
     if (p->ack_listed) {
         g_queue_remove(&p->s->ack_peers, p);
     }
+    if (p->nacked) {
+        g_queue_remove(&p->s->nack_peers, p);
+    }
 
     for (unsigned c = 0; c < EXT_NCHAN; c++) {
         timer_free(p->tx[c].timer);
+        timer_free(p->tx[c].stall_timer);
         while ((k = g_queue_pop_head(&p->tx[c].txq))) {
             ext_pkt_done(p->s, k);
         }
     }
     g_free(p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Room again after a NACK */
+
+/*
+ * A request of peer p for local VPID vpid was NACKed for lack of room in
+ * its VELO ring (velo) or notification queue: watch it and send RESUME
+ * once there is room, instead of letting the sender wait out its back-off.
+ */
+static void ext_nack_watch(ExtollState *s, ExtPeer *p, unsigned vpid,
+                           bool velo)
+{
+    p->nack_vpid = vpid;
+    p->nack_velo = velo;
+    if (!p->nacked) {
+        p->nacked = true;
+        p->nack_ns = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+        g_queue_push_tail(&s->nack_peers, p);
+    }
+    if (!timer_pending(s->resume_timer)) {
+        timer_mod(s->resume_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + EXT_RESUME_NS);
+    }
+}
+
+/* Slot wp + i of v's VELO ring is free (or unreadable: messages drop) */
+static bool ext_velo_slot_free(ExtollState *s, ExtVpid *v, uint32_t i)
+{
+    uint32_t slot = (v->velo_wp + i) & (v->velo_slots - 1);
+    uint64_t st;
+
+    return !ext_read_u64(s, v->velo_ring + (uint64_t)EXTOLL_VELO_SLOT_SIZE *
+                         slot + EXTOLL_VELO_STATUS_OFF, &st) || st == 0;
+}
+
+/*
+ * Room (or nothing to wait for any more) for the request p was NACKed for,
+ * waited for since waited ns.  A full VELO ring empties in order: resume
+ * when EXT_RESUME_SLOTS slots are free (or half the ring), so the stream
+ * does not stop again after one message; after EXT_RESUME_ANY_NS one slot
+ * will do.
+ */
+static bool ext_nack_room(ExtollState *s, ExtPeer *p, int64_t waited)
+{
+    ExtVpid *v = &s->vpid[p->nack_vpid];
+
+    if (!p->nack_velo) {
+        return !ext_rma_on(v) ||
+               (g_queue_is_empty(&v->backlog) && ext_noti_room(s, v));
+    }
+    if (!(v->ctrl & EXTOLL_VPID_VELO_RX) || !v->velo_slots) {
+        return true;
+    }
+    if (waited >= EXT_RESUME_ANY_NS) {
+        return ext_velo_slot_free(s, v, 0);
+    }
+    return ext_velo_slot_free(s, v, MIN(EXT_RESUME_SLOTS,
+                                        v->velo_slots / 2) - 1) &&
+           ext_velo_slot_free(s, v, 0);
+}
+
+static void ext_resume_timer(void *opaque)
+{
+    ExtollState *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    unsigned n = g_queue_get_length(&s->nack_peers);
+
+    while (n--) {
+        ExtPeer *p = g_queue_pop_head(&s->nack_peers);
+        bool room = ext_nack_room(s, p, now - p->nack_ns);
+
+        if (!room && now - p->nack_ns < EXT_RESUME_MAX_NS) {
+            g_queue_push_tail(&s->nack_peers, p);
+            continue;
+        }
+        p->nacked = false;
+        if (room) {
+            ext_send_ack(s, p->node, EXT_T_RESUME, 0, p->rx_epoch[0],
+                         p->rx_expected[0]);
+        }
+    }
+    if (!g_queue_is_empty(&s->nack_peers)) {
+        timer_mod(s->resume_timer, now + EXT_RESUME_NS);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -928,6 +1189,7 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
                         size_t len)
 {
     unsigned dv = b[D_DVPID], prot = ext_pkt_prot(b), mlen;
+    ExtPeer *p = ext_peer(s, src);
     ExtVpid *v;
     uint64_t st, slot;
 
@@ -960,6 +1222,7 @@ static bool ext_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
     if (st != 0) {
         trace_extoll_velo_rx_full(s->nic.node_id, src, dv);
         s->counters[EXTOLL_CNT_VELO_RX_FULL]++;
+        ext_nack_watch(s, p, dv, true);
         return false;
     }
     trace_extoll_velo_rx(s->nic.node_id, src, b[D_SVPID], dv, mlen, v->velo_wp);
@@ -1045,20 +1308,13 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             .prot = prot, .cmd = cmd, .spec = spec, .mode = opts,
             .addr = w2, .echo = w1,
         };
-        uint8_t *buf;
+        ExtSrc src = { .vpid = vi, .prot = prot, .te = te, .addr = w1 };
 
-        if (cmd == EXTOLL_CMD_QW_PUT && (size & 7)) {
+        if ((cmd == EXTOLL_CMD_QW_PUT && (size & 7)) ||
+            !ext_xfer_queue(s, p, &x, &src, size)) {
             ext_req_error(s, v, cmd, node, dv, opts, w1);
             return;
         }
-        buf = g_malloc(size);
-        if (!ext_mem_rw(s, vi, prot, te, w1, buf, size, false)) {
-            g_free(buf);
-            ext_req_error(s, v, cmd, node, dv, opts, w1);
-            return;
-        }
-        ext_xfer_queue(s, p, &x, buf, size);
-        g_free(buf);
         v->rma_pending++;
         return;
     }
@@ -1069,9 +1325,10 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             .addr = w1, .echo = w2,
         };
         uint8_t imm[8];
+        ExtSrc src = { .buf = imm };
 
         stq_le_p(imm, w2);
-        ext_xfer_queue(s, p, &x, imm, (count & 7) + 1);
+        ext_xfer_queue(s, p, &x, &src, (count & 7) + 1);
         v->rma_pending++;
         return;
     }
@@ -1246,13 +1503,29 @@ static void ext_send_done(ExtollState *s, ExtPeer *p, const uint8_t *b,
     ext_pkt_queue(s, p, k);
 }
 
-/* Payload length of a K_PUT / K_GETRSP fragment; false if malformed. */
+/*
+ * The payload of a received packet: in the packet after its header
+ * (datagram, loopback: data NULL) or apart (bulk record).
+ */
+typedef struct ExtRxData {
+    const uint8_t *data;
+    size_t dlen;
+} ExtRxData;
+
+/*
+ * Payload length of a K_PUT / K_GETRSP packet (at most EXT_CHUNK) and
+ * where it is; false if malformed.
+ */
 static bool ext_frag_len(ExtollState *s, const uint8_t *b, size_t len,
-                         uint32_t *n)
+                         ExtRxData *rd, uint32_t *n)
 {
     if (len >= P_DATA) {
+        if (!rd->data) {
+            rd->data = b + P_DATA;
+            rd->dlen = len - P_DATA;
+        }
         *n = ldl_le_p(b + P_LEN);
-        if (*n <= EXTOLL_RMA_FRAG_SIZE && len >= P_DATA + *n) {
+        if (*n <= EXT_CHUNK && rd->dlen >= *n) {
             return true;
         }
     }
@@ -1260,15 +1533,15 @@ static bool ext_frag_len(ExtollState *s, const uint8_t *b, size_t len,
     return false;
 }
 
-/* Writes a received fragment unless its transfer failed (*err, sticky). */
+/* Writes a packet's payload unless its transfer failed (*err, sticky). */
 static void ext_frag_store(ExtollState *s, unsigned vpid, bool te,
-                           uint64_t addr, const uint8_t *b, uint32_t n,
-                           bool *err)
+                           uint64_t addr, const uint8_t *b,
+                           const ExtRxData *rd, uint32_t n, bool *err)
 {
     if (*err) {
         return;
     }
-    if (ext_mem_rw(s, vpid, ext_pkt_prot(b), te, addr, (void *)(b + P_DATA),
+    if (ext_mem_rw(s, vpid, ext_pkt_prot(b), te, addr, (void *)rd->data,
                    n, true)) {
         s->counters[EXTOLL_CNT_RMA_RX_BYTES] += n;
     } else {
@@ -1276,15 +1549,16 @@ static void ext_frag_store(ExtollState *s, unsigned vpid, bool te,
     }
 }
 
-static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
+static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len,
+                       ExtRxData rd)
 {
     unsigned dv = b[D_DVPID], flags, opts, cmd;
-    uint32_t n;
+    uint32_t n, lo;
     uint64_t addr;
     bool te;
     ExtVpid *v;
 
-    if (!ext_frag_len(s, b, len, &n)) {
+    if (!ext_frag_len(s, b, len, &rd, &n)) {
         return true;
     }
     flags = b[P_FLAGS];
@@ -1304,20 +1578,23 @@ static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len)
     if ((flags & F_LAST) && !p->put_err &&
         (b[P_SPEC] & EXTOLL_NOTI_COMPLETER) && !ext_noti_room(s, v)) {
         s->counters[EXTOLL_CNT_NOTI_FULL]++;
+        ext_nack_watch(s, p, dv, false);
         return false;   /* NACK: retried when the consumer made room */
     }
-    ext_frag_store(s, dv, te, addr, b, n, &p->put_err);
+    ext_frag_store(s, dv, te, addr, b, &rd, n, &p->put_err);
     if (!(flags & F_LAST)) {
         return true;
     }
+    /* notifications describe the last wire fragment of the transfer */
+    lo = ext_last_off(n);
     if (!p->put_err && (b[P_SPEC] & EXTOLL_NOTI_COMPLETER)) {
-        ext_noti_write(s, v, addr,
-                       EXTOLL_NOTI_W1(n - 1, b[D_SVPID], p->node,
+        ext_noti_write(s, v, addr + lo,
+                       EXTOLL_NOTI_W1(n - lo - 1, b[D_SVPID], p->node,
                                       EXTOLL_NOTI_COMPLETER, cmd,
                                       te ? EXTOLL_NOTI_MODE_TE : 0, 0));
     }
-    ext_send_done(s, p, b, cmd, b[P_SPEC], opts, ldq_le_p(b + P_ECHO), n - 1,
-                  p->put_err ? EXTOLL_NOTI_ERR_CMPL : 0);
+    ext_send_done(s, p, b, cmd, b[P_SPEC], opts, ldq_le_p(b + P_ECHO) + lo,
+                  n - lo - 1, p->put_err ? EXTOLL_NOTI_ERR_CMPL : 0);
     return true;
 }
 
@@ -1345,6 +1622,7 @@ static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                           EXTOLL_NOTI_W1(cls, b[D_SVPID], p->node,
                                          EXTOLL_NOTI_COMPLETER,
                                          EXTOLL_CMD_NOTI_PUT, 0, 0))) {
+            ext_nack_watch(s, p, dv, false);
             return false;
         }
     }
@@ -1411,10 +1689,10 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     unsigned dv = b[D_DVPID], cmd, spec, opts;
     uint32_t size, lo;
     uint64_t raddr, waddr;
-    uint8_t *buf = NULL;
     bool te, ok = false;
     ExtVpid *v;
     ExtXfer x;
+    ExtSrc src;
 
     if (len < G_END) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
@@ -1432,6 +1710,14 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         return true;
     }
     lo = ext_last_off(size);
+    x = (ExtXfer) {
+        .kind = K_GETRSP, .svpid = dv, .dvpid = b[D_SVPID], .gen = b[D_GEN],
+        .prot = ext_pkt_prot(b), .cmd = cmd, .spec = spec, .mode = opts,
+        .addr = waddr, .echo = raddr,
+    };
+    src = (ExtSrc) {
+        .vpid = dv, .prot = ext_pkt_prot(b), .te = te, .addr = raddr,
+    };
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
     if (v && ext_rma_on(v) && (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS)) &&
         ext_rma_prot_ok(s, p, b, v, "get")) {
@@ -1440,28 +1726,19 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         }
         if ((spec & EXTOLL_NOTI_RESPONDER) &&
             (!g_queue_is_empty(&v->backlog) || !ext_noti_room(s, v))) {
-            s->counters[EXTOLL_CNT_NOTI_FULL]++;
+            ext_nack_watch(s, p, dv, false);
             return false;
         }
-        buf = g_malloc(size);
-        ok = ext_mem_rw(s, dv, ext_pkt_prot(b), te, raddr, buf, size, false);
+        ok = ext_xfer_queue(s, p, &x, &src, size);
     }
-    x = (ExtXfer) {
-        .kind = K_GETRSP, .svpid = dv, .dvpid = b[D_SVPID], .gen = b[D_GEN],
-        .prot = ext_pkt_prot(b), .cmd = cmd, .spec = spec, .mode = opts,
-        .addr = waddr, .echo = raddr,
-    };
     if (!ok) {
         /* one empty fragment: the size of the last one in echo */
         x.flags = F_ERR;
         x.addr = waddr + lo;
         x.echo = size - lo;
-        ext_xfer_queue(s, p, &x, NULL, 0);
-        g_free(buf);
+        ext_xfer_queue(s, p, &x, &src, 0);
         return true;
     }
-    ext_xfer_queue(s, p, &x, buf, size);
-    g_free(buf);
     if (spec & EXTOLL_NOTI_RESPONDER) {
         ext_noti_write(s, v, raddr + lo,
                        EXTOLL_NOTI_W1(size - lo - 1, b[D_SVPID], p->node,
@@ -1502,6 +1779,7 @@ static bool ext_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         if ((spec & EXTOLL_NOTI_RESPONDER) &&
             (!g_queue_is_empty(&v->backlog) || !ext_noti_room(s, v))) {
             s->counters[EXTOLL_CNT_NOTI_FULL]++;
+            ext_nack_watch(s, p, dv, false);
             return false;   /* retried; the lock is untouched */
         }
         if (!v->locks) {
@@ -1563,15 +1841,15 @@ static bool ext_lockrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
 
 /* Origin: data of our get arrives. */
 static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
-                          size_t len)
+                          size_t len, ExtRxData rd)
 {
     unsigned dv = b[D_DVPID], flags, opts, cmd, spec;
-    uint32_t n;
+    uint32_t n, lo;
     uint64_t addr;
     ExtVpid *v;
     bool te;
 
-    if (!ext_frag_len(s, b, len, &n)) {
+    if (!ext_frag_len(s, b, len, &rd, &n)) {
         return true;
     }
     if (dv >= EXTOLL_NUM_VPIDS) {
@@ -1612,16 +1890,17 @@ static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                                      ext_mode(opts), EXTOLL_NOTI_ERR_RESP));
         return true;
     }
-    ext_frag_store(s, dv, te, addr, b, n, &p->rsp_err);
+    ext_frag_store(s, dv, te, addr, b, &rd, n, &p->rsp_err);
     if (!(flags & F_LAST)) {
         return true;
     }
     if (v->rma_pending) {
         v->rma_pending--;
     }
+    lo = ext_last_off(n);
     if ((spec & EXTOLL_NOTI_COMPLETER) || p->rsp_err) {
-        ext_noti_post(s, v, addr,
-                      EXTOLL_NOTI_W1(n ? n - 1 : 0, b[D_SVPID], p->node,
+        ext_noti_post(s, v, addr + lo,
+                      EXTOLL_NOTI_W1(n ? n - lo - 1 : 0, b[D_SVPID], p->node,
                                      EXTOLL_NOTI_COMPLETER,
                                      cmd == EXTOLL_CMD_QW_GET ?
                                      EXTOLL_CMD_GET_QW_RSP :
@@ -1636,13 +1915,13 @@ static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
 /* Receive dispatch */
 
 static bool ext_rx_kind(ExtollState *s, ExtPeer *p, const uint8_t *b,
-                        size_t len)
+                        size_t len, ExtRxData rd)
 {
     switch (b[D_KIND]) {
     case K_VELO:
         return ext_velo_rx(s, p->node, b, len);
     case K_PUT:
-        return ext_put_rx(s, p, b, len);
+        return ext_put_rx(s, p, b, len, rd);
     case K_NOTIPUT:
         return ext_notiput_rx(s, p, b, len);
     case K_DONE:
@@ -1650,7 +1929,7 @@ static bool ext_rx_kind(ExtollState *s, ExtPeer *p, const uint8_t *b,
     case K_GETREQ:
         return ext_getreq_rx(s, p, b, len);
     case K_GETRSP:
-        return ext_getrsp_rx(s, p, b, len);
+        return ext_getrsp_rx(s, p, b, len, rd);
     case K_LOCKREQ:
         return ext_lockreq_rx(s, p, b, len);
     case K_LOCKRSP:
@@ -1661,20 +1940,16 @@ static bool ext_rx_kind(ExtollState *s, ExtPeer *p, const uint8_t *b,
     }
 }
 
-static void ext_rx(void *opaque, uint32_t src, uint8_t type,
-                   const void *payload, size_t len)
-{
-    ExtollState *s = opaque;
-    const uint8_t *b = payload;
-    uint32_t epoch, seq;
-    unsigned c;
-    ExtPeer *p;
+static void ext_rx_data(ExtollState *s, uint32_t src, const uint8_t *b,
+                        size_t len, ExtRxData rd);
 
-    /*
-     * Packets waiting for room in a peer's socket (the host's
-     * max_dgram_qlen is small) would otherwise wait for the main loop's
-     * write handler; the receive thread retries them on every arrival.
-     */
+/*
+ * Packets (ACKs, doorbells) waiting for room in a peer's socket (the host's
+ * max_dgram_qlen is small) would otherwise wait for the main loop's write
+ * handler; the receive thread retries them on every arrival.
+ */
+static void ext_flush_queued(ExtollState *s, uint32_t src)
+{
     if (s->nic.fq && src != s->nic.node_id) {
         struct fabric *f = fabric_qemu_fabric(s->nic.fq);
 
@@ -1682,13 +1957,59 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
             fabric_flush(f);
         }
     }
+}
 
-    if (type == EXT_T_ACK || type == EXT_T_NACK) {
-        ext_rx_ack(s, src, type, b, len);
+static void ext_rx(void *opaque, uint32_t src, uint8_t type,
+                   const void *payload, size_t len)
+{
+    ExtollState *s = opaque;
+
+    ext_flush_queued(s, src);
+
+    if (type == EXT_T_ACK || type == EXT_T_NACK || type == EXT_T_RESUME) {
+        ext_rx_ack(s, src, type, payload, len);
         return;
     }
-    p = ext_peer(s, src);
-    if (type != EXT_T_DATA || len < D_HDR || !p) {
+    if (type != EXT_T_DATA) {
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return;
+    }
+    ext_rx_data(s, src, payload, len, (ExtRxData) { NULL, 0 });
+}
+
+/*
+ * A bulk record from another node: a DATA packet, the payload of a put or
+ * get response apart.  The ring is shared with the sender: the header is
+ * copied before it is looked at.
+ */
+static void ext_bulk_rx(void *opaque, uint32_t src, uint8_t type,
+                        const void *hdr, size_t hlen,
+                        const void *data, size_t dlen, bool data_ok)
+{
+    ExtollState *s = opaque;
+    uint8_t h[FABRIC_BULK_MAX_HDR];
+
+    ext_flush_queued(s, src);
+    if (type != EXT_T_DATA || !data_ok || hlen > sizeof(h) ||
+        src == s->nic.node_id || (dlen && hlen != P_DATA) ||
+        dlen > EXT_CHUNK) {
+        /* a corrupt payload is dropped: the sender sends it again */
+        s->counters[EXTOLL_CNT_FABRIC_BAD]++;
+        return;
+    }
+    memcpy(h, hdr, hlen);
+    ext_rx_data(s, src, h, hlen, (ExtRxData) { dlen ? data : NULL, dlen });
+}
+
+/* A DATA packet of the reliable stream from node src. */
+static void ext_rx_data(ExtollState *s, uint32_t src, const uint8_t *b,
+                        size_t len, ExtRxData rd)
+{
+    ExtPeer *p = ext_peer(s, src);
+    uint32_t epoch, seq;
+    unsigned c;
+
+    if (len < D_HDR || !p) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
         return;
     }
@@ -1714,10 +2035,18 @@ static void ext_rx(void *opaque, uint32_t src, uint8_t type,
         trace_extoll_rx_duplicate(s->nic.node_id, src, c, seq,
                                   p->rx_expected[c]);
         s->counters[EXTOLL_CNT_RX_DUPLICATES]++;
-        ext_send_ack(s, src, EXT_T_ACK, c, epoch, p->rx_expected[c] - 1);
+        /*
+         * The rest of a window behind a NACKed request: the sender rewinds
+         * on the NACK (or on its timer if that was lost), an ACK per packet
+         * would tell it nothing new.
+         */
+        if (!(c == 0 && p->nacked &&
+              (int32_t)(seq - p->rx_expected[c]) > 0)) {
+            ext_send_ack(s, src, EXT_T_ACK, c, epoch, p->rx_expected[c] - 1);
+        }
         return;
     }
-    if (!ext_rx_kind(s, p, b, len)) {
+    if (!ext_rx_kind(s, p, b, len, rd)) {
         ext_send_ack(s, src, EXT_T_NACK, c, epoch, seq);
         return;
     }
@@ -2197,7 +2526,9 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
         { EXTOLL_BAR_RMA, PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar_rma,
           &ext_rmap_ops, "extoll-rma", EXTOLL_BAR_RMA_SIZE },
     };
-    const FabricQemuOptions opts = { .name = "extoll-rx" };
+    const FabricQemuOptions opts = {
+        .name = "extoll-rx", .bulk_rx = ext_bulk_rx, .bulk_opaque = s,
+    };
 
     if (!fabric_nic_realize(pdev, &s->nic, EXTOLL_MAX_NODES, bars,
                             ARRAY_SIZE(bars), errp)) {
@@ -2209,6 +2540,8 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
     g_queue_init(&s->ack_peers);
     s->ack_bh = qemu_bh_new(ext_ack_bh, s);
     s->poll_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_poll_timer, s);
+    g_queue_init(&s->nack_peers);
+    s->resume_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_resume_timer, s);
     s->cmdq_bh = qemu_bh_new(ext_cmdq_bh, s);
     for (unsigned i = 0; i < EXTOLL_NUM_VPIDS; i++) {
         g_queue_init(&s->vpid[i].backlog);
@@ -2259,6 +2592,10 @@ static void ext_exit(PCIDevice *pdev)
     if (s->poll_timer) {
         timer_free(s->poll_timer);
         s->poll_timer = NULL;
+    }
+    if (s->resume_timer) {
+        timer_free(s->resume_timer);
+        s->resume_timer = NULL;
     }
 }
 

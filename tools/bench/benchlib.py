@@ -62,6 +62,20 @@ def pingpong_cmds(tool, sizes, iters, warmup, port, extra="", json_out=True):
     return server, client
 
 
+def rdma_bw(c, port, size, iters, extra=""):
+    """ExaNet RDMA write bandwidth node 0 -> node 1 (exanet-rdma-bw):
+    (MB/s, the tool's JSON result)."""
+    server = "exanet-rdma-bw --server --oob %d" % port
+    client = "exanet-rdma-bw --client --oob %s:%d --sizes %d --iters %d --warmup 2 --json %s" % (
+        Cluster.node_ip(1), port, size, iters, extra)
+    out, _ = run_pair(c, server, client, timeout=600)
+    res = parse_json_line(out)
+    row = res["results"][0]
+    if row["errors"] or res["status"] != "ok":
+        raise PairError("RDMA bandwidth run had errors: %s" % res)
+    return row["MBps"], res
+
+
 def parse_json_line(output):
     """The tools print one JSON object on stdout; stderr may be mixed in."""
     for line in output.splitlines():

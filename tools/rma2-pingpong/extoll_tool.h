@@ -19,6 +19,43 @@
 #include "pp_common.h"
 
 #define XT_MAGIC 0x58544f4cu	/* "XTOL" */
+
+/*
+ * Waiting for the peer: poll, spinning at most XT_SPIN_NS, then yield the
+ * CPU between polls (the peer may be a process on the same CPU).  The
+ * clock is read every XT_SPIN_CHECK polls.
+ */
+#define XT_SPIN_NS 20000
+#define XT_SPIN_CHECK 32u
+
+struct xt_wait {
+	int64_t start, end;
+	unsigned long polls;
+};
+
+static inline void xt_wait_init(struct xt_wait *w, double tmo)
+{
+	w->start = pp_now_ns();
+	w->end = w->start + (int64_t)(tmo * 1e9);
+	w->polls = 0;
+}
+
+/* A poll found nothing: 1 = the wait timed out. */
+static inline int xt_wait_more(struct xt_wait *w)
+{
+	int64_t now;
+
+	if (++w->polls % XT_SPIN_CHECK && w->polls < 1000ul * XT_SPIN_CHECK)
+		return 0;
+	now = pp_now_ns();
+	if (now > w->end)
+		return 1;
+	if (now - w->start > XT_SPIN_NS) {
+		w->polls = 1000ul * XT_SPIN_CHECK;	/* yield every poll from now on */
+		sched_yield();
+	}
+	return 0;
+}
 #define XT_VERSION 2	/* 2: buffers are exchanged after the run parameters */
 
 struct xt_hello {
@@ -216,17 +253,14 @@ static inline int xt_register(const char *tool, RMA2_Port port, void *buf, size_
 static inline int xt_wait_noti(RMA2_Port port, double tmo)
 {
 	RMA2_Notification *n;
-	int64_t end = pp_now_ns() + (int64_t)(tmo * 1e9);
-	unsigned long spins = 0;
+	struct xt_wait w;
 	int err;
 
+	xt_wait_init(&w, tmo);
 	while (rma2_noti_probe(port, &n) != RMA2_SUCCESS) {
-		if ((++spins & 0xfff) == 0) {
-			if (pp_now_ns() > end) {
-				fprintf(stderr, "no RMA notification within %g s\n", tmo);
-				return -1;
-			}
-			sched_yield();
+		if (xt_wait_more(&w)) {
+			fprintf(stderr, "no RMA notification within %g s\n", tmo);
+			return -1;
 		}
 	}
 	err = rma2_noti_get_error(n);

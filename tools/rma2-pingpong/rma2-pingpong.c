@@ -9,7 +9,10 @@
  * own memory, then puts the same size back.  The last byte carries a
  * per-iteration tag; the NIC makes it visible only after the bytes before
  * it.  --noti: every put carries a completer notification and the receiver
- * waits for that instead (then the tag must already be there).  No system
+ * waits for that instead (then the tag must already be there).  --get: the
+ * client gets 'size' bytes from the server's buffer with a completer
+ * notification and waits for it; the server only waits (the figures are
+ * RTT/2 as for puts: a get's round trip is twice the median).  No system
  * calls in the loop.
  */
 #include <getopt.h>
@@ -43,6 +46,8 @@ static void usage(FILE *f)
 "      --qw               quadword puts (sizes must be multiples of 8)\n"
 "      --noti             the receiver waits for a completer notification\n"
 "                         instead of polling the last byte\n"
+"      --get              the client gets from the server's buffer and waits\n"
+"                         for the completer notification (RTT = get latency)\n"
 "      --no-timing        only the total time per size (avg only)\n"
 "      --clock MODE       auto (default), monotonic, tsc\n"
 "  -j, --json             machine-readable output on stdout\n"
@@ -59,16 +64,12 @@ static const struct pp_tool tool = {
 
 static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
 {
-	unsigned long spins = 0;
-	int64_t end = pp_now_ns() + (int64_t)(tmo * 1e9);
+	struct xt_wait w;
 
-	while (*p != tag) {
-		if ((++spins & 0xffff) == 0) {
-			if (pp_now_ns() > end)
-				return -1;
-			sched_yield();
-		}
-	}
+	xt_wait_init(&w, tmo);
+	while (*p != tag)
+		if (xt_wait_more(&w))
+			return -1;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return 0;
 }
@@ -83,6 +84,22 @@ static int put(RMA2_Port port, RMA2_Handle h, RMA2_Region *sreg, uint32_t size, 
 	if (rc)
 		rma2_perror(rc, TOOL ": post put");
 	return rc ? -1 : 0;
+}
+
+/* One get of size bytes into rreg from the peer's buffer, waited for. */
+static int get(RMA2_Port port, RMA2_Handle h, RMA2_Region *rreg, uint32_t size,
+	       RMA2_NLA src, int qw, double tmo)
+{
+	RMA2_ERROR rc = qw ? rma2_post_get_qw(port, h, rreg, 0, size, src,
+					      RMA2_COMPLETER_NOTIFICATION, 0)
+			   : rma2_post_get_bt(port, h, rreg, 0, size, src,
+					      RMA2_COMPLETER_NOTIFICATION, 0);
+
+	if (rc) {
+		rma2_perror(rc, TOOL ": post get");
+		return -1;
+	}
+	return xt_wait_noti(port, tmo);
 }
 
 /* The peer's put has landed: its last byte carries 'tag'. */
@@ -114,11 +131,12 @@ int main(int argc, char **argv)
 	uint8_t *rbuf, *sbuf;
 	size_t bsize;
 	uint64_t *rtt;
-	int fd, qw, noti;
+	int fd, qw, noti, do_get;
 	unsigned int si;
 
 	qw = xt_take_flag(&argc, argv, "--qw");
 	noti = xt_take_flag(&argc, argv, "--noti");
+	do_get = xt_take_flag(&argc, argv, "--get");
 	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
 		return PP_EXIT_USAGE;
 	if (pp_timer_init(o.clock ? o.clock : "auto"))
@@ -131,7 +149,7 @@ int main(int argc, char **argv)
 	memset(&me, 0, sizeof(me));
 	me.node = rma2_get_nodeid(port);
 	me.vpid = rma2_get_vpid(port);
-	me.flags = (uint32_t)(qw | noti << 1);
+	me.flags = (uint32_t)(qw | noti << 1 | do_get << 2);
 	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
@@ -154,6 +172,7 @@ int main(int argc, char **argv)
 	if (o.server) {
 		qw = peer.flags & 1;
 		noti = (peer.flags >> 1) & 1;
+		do_get = (peer.flags >> 2) & 1;
 	}
 	rc = rma2_connect(port, (RMA2_Nodeid)peer.node, (RMA2_VPID)peer.vpid, RMA2_CONN_DEFAULT, &h);
 	if (rc != RMA2_SUCCESS) {
@@ -171,19 +190,24 @@ int main(int argc, char **argv)
 		int64_t t0 = 0, tstart = 0;
 		unsigned long errors = 0;
 
-		memset(rbuf, 0, size);
+		if (do_get && o.server)
+			memcpy(rbuf, sbuf, size);	/* what the client gets: same bytes every size */
+		else
+			memset(rbuf, 0, size);
 		if (xt_sync(fd, o.timeout_s))
 			return 1;
-		for (it = 0; it < total; it++) {
+		for (it = 0; it < total && !(do_get && o.server); it++) {
 			uint8_t tag = (uint8_t)(it % 255 + 1);
 
-			sbuf[size - 1] = tag;
+			if (!do_get)
+				sbuf[size - 1] = tag;
 			if (o.client) {
 				if (it == o.warmup)
 					tstart = pp_timer_ns();
 				if (!o.no_timing)
 					t0 = pp_timer_ns();
-				if (put(port, h, sreg, size, peerbuf.nla, qw, noti) ||
+				if (do_get ? get(port, h, rreg, size, peerbuf.nla, qw, o.timeout_s) :
+				    put(port, h, sreg, size, peerbuf.nla, qw, noti) ||
 				    wait_put(port, last, tag, noti, o.timeout_s)) {
 					fprintf(stderr, TOOL ": size %u iteration %lu failed\n", size, it);
 					return 1;
@@ -218,12 +242,13 @@ int main(int argc, char **argv)
 	if (o.client) {
 		char transport[64];
 
-		snprintf(transport, sizeof(transport), "extoll-rma2-put-%s%s", qw ? "qw" : "bt",
-			 noti ? "-noti" : "");
+		snprintf(transport, sizeof(transport), "extoll-rma2-%s-%s%s",
+			 do_get ? "get" : "put", qw ? "qw" : "bt", noti && !do_get ? "-noti" : "");
 		if (o.json)
 			pp_print_json(TOOL, transport, me.node, peer.node, &o, res, o.nsizes);
 		else
-			pp_print_table(TOOL, transport, noti ? "librma2 put, completer notification"
+			pp_print_table(TOOL, transport, do_get ? "librma2 get, completer notification" :
+				       noti ? "librma2 put, completer notification"
 				       : "librma2 put, tail polling", &o, res, o.nsizes);
 	}
 	rma2_disconnect(port, h);

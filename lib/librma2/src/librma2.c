@@ -356,7 +356,7 @@ static uint64_t word0(RMA2_Handle h, uint32_t cmd, uint32_t spec, uint32_t mod, 
 static void get_credit(RMA2_Port port)
 {
 	const volatile uint64_t *cf;
-	unsigned long spins = 0;
+	struct exa_spin spin = EXA_SPIN_INIT;
 	uint64_t c;
 
 	if (port->credits) {
@@ -364,12 +364,8 @@ static void get_credit(RMA2_Port port)
 		return;
 	}
 	cf = (const volatile uint64_t *)(port->req_base + RMA2_CMD_FREE_OFF);
-	while (!(c = *cf)) {
-		if (++spins < 2000)
-			cpu_relax();
-		else
-			sched_yield();
-	}
+	while (!(c = *cf))
+		exa_spin_wait(&spin);
 	port->credits = (c > 0xffffffffu ? 0xffffffffu : (uint32_t)c) - 1;
 }
 

@@ -129,19 +129,15 @@ EXPORT RMA2_ERROR rma2_noti_probe(RMA2_Port port, RMA2_Notification **notificati
 	return RMA2_SUCCESS;
 }
 
-/* Spin, then yield: a 1-CPU node must let the peer process run. */
+/* Spin briefly, then yield: a 1-CPU node must let the peer process run. */
 static RMA2_ERROR wait_head(RMA2_Port port)
 {
-	unsigned long spins = 0;
+	struct exa_spin spin = EXA_SPIN_INIT;
 
 	if (!port->queue)
 		return RMA2_ERR_ERROR;
-	while (!head_present(port)) {
-		if (++spins < 20000)
-			cpu_relax();
-		else
-			sched_yield();
-	}
+	while (!head_present(port))
+		exa_spin_wait(&spin);
 	return RMA2_SUCCESS;
 }
 

@@ -173,7 +173,7 @@ EXPORT velo2_ret_t velo2_disconnect(velo2_port_t *port, velo2_connection_t *con)
 /* Wait for a send credit; 0 = got one, -1 = none and non-blocking. */
 static int get_credit(velo2_port_t *p)
 {
-	unsigned long spins = 0;
+	struct exa_spin spin = EXA_SPIN_INIT;
 	uint64_t c;
 
 	if (p->credits)
@@ -186,10 +186,7 @@ static int get_credit(velo2_port_t *p)
 		}
 		if (p->flags & VELO2_PORT_NONBLOCK)
 			return -1;
-		if (++spins < 2000)
-			cpu_relax();
-		else
-			sched_yield();
+		exa_spin_wait(&spin);
 	}
 take:
 	p->credits--;
@@ -291,16 +288,12 @@ EXPORT velo2_ret_t velo2_probe_recv(velo2_port_t *port, void *buf, uint32_t bufl
 EXPORT velo2_ret_t velo2_recv(velo2_port_t *port, void *buf, uint32_t buflen, uint32_t *len,
 			      uint32_t *srcid, uint8_t *tag, uint8_t *mtt)
 {
-	unsigned long spins = 0;
+	struct exa_spin spin = EXA_SPIN_INIT;
 	velo2_ret_t rc;
 
 	if (!port_open(port))
 		return VELO2_RET_ERROR;
-	while ((rc = try_recv(port, buf, buflen, len, srcid, tag, mtt)) == VELO2_RET_NO_MSG) {
-		if (++spins < 20000)
-			cpu_relax();
-		else
-			sched_yield();
-	}
+	while ((rc = try_recv(port, buf, buflen, len, srcid, tag, mtt)) == VELO2_RET_NO_MSG)
+		exa_spin_wait(&spin);
 	return rc;
 }
