@@ -88,7 +88,11 @@
 #define EXANET_REG_RDMA_FQ_SIZE		0x3218	/* RW 32: entries, power of two
 						 * 16..65536, 0 = off; a write
 						 * resets HEAD and TAIL */
-#define EXANET_REG_RDMA_FQ_HEAD		0x321c	/* RW 32: next entry software reads */
+#define EXANET_REG_RDMA_FQ_HEAD		0x321c	/* RW 32: next entry software reads;
+						 * moving it past an entry
+						 * replays what waited for
+						 * that fault (write FQ_FAIL
+						 * before, to fail it) */
 #define EXANET_REG_RDMA_FQ_TAIL		0x3220	/* RO 32: next entry the NI writes */
 #define EXANET_REG_RDMA_FQ_IRQ		0x3224	/* RW 32: EXANET_IRQ_ARM(vector) or 0;
 						 * fires (pending bit
@@ -97,7 +101,8 @@
 						 * is written, or at once when
 						 * armed while HEAD != TAIL */
 #define EXANET_REG_RDMA_FQ_RESUME	0x3228	/* WO 32: bit r = replay every block
-						 * held for rank r */
+						 * held for rank r, consumed
+						 * or not (recovery) */
 #define EXANET_REG_RDMA_FQ_FAIL		0x322c	/* WO 32: fault id: the transfer
 						 * held on it ends in error */
 #define EXANET_RDMA_FQ_MIN		16
@@ -131,7 +136,7 @@ enum exanet_rdma_counter {
 	EXANET_RCNT_FAULTS,		/* fault entries written to the fault queue */
 	EXANET_RCNT_FAULT_QFULL,	/* faults not recorded: queue full / off */
 	EXANET_RCNT_FAULT_HOLDS,	/* blocks held / NACKed for a fault */
-	EXANET_RCNT_FAULT_REPLAYS,	/* held blocks released by FQ_RESUME */
+	EXANET_RCNT_FAULT_REPLAYS,	/* held accesses replayed (HEAD / RESUME) */
 	EXANET_RCNT_FAULT_FAILS,	/* transfers failed by FQ_FAIL */
 	EXANET_RDMA_NUM_COUNTERS
 };
@@ -276,9 +281,10 @@ struct exanet_rdma_notif {
  * Fault queue entry (32 bytes), written by the NI when a DMA of a rank in
  * on-demand mode (EXANET_CTX_EN_ODP) fails translation.  The block is held
  * (source read) or answered "retry later" (destination / notification
- * write) until software writes the rank's bit to EXANET_REG_RDMA_FQ_RESUME
- * (replay) or the id to EXANET_REG_RDMA_FQ_FAIL (error completion
- * EXANET_RDMA_E_LOCAL_FAULT / EXANET_RDMA_E_REMOTE_FAULT).
+ * write) until software consumes the entry (EXANET_REG_RDMA_FQ_HEAD moves
+ * past it: replay) after writing its id to EXANET_REG_RDMA_FQ_FAIL if the
+ * access must fail (error completion EXANET_RDMA_E_LOCAL_FAULT /
+ * EXANET_RDMA_E_REMOTE_FAULT).
  */
 struct exanet_rdma_fault {
 	__u64 va;		/* first byte of the failed access */

@@ -21,9 +21,11 @@
  *     maps them under the context's notifier lock after
  *     mmu_interval_read_retry() said that no invalidation ran meanwhile.
  *  3. It writes FQ_FAIL for refused faults (the transfer ends in
- *     EXANET_RDMA_E_LOCAL_FAULT / _REMOTE_FAULT) and FQ_RESUME for the
- *     ranks it served: the NI replays the held blocks through its reliable
- *     transport.
+ *     EXANET_RDMA_E_LOCAL_FAULT / _REMOTE_FAULT), then moves FQ_HEAD past
+ *     the entries it handled: the NI replays the blocks that waited for
+ *     them through its reliable transport (and only those: a block whose
+ *     fault is still queued stays held, so a burst of faults does not
+ *     turn into a burst of replays that fault again).
  *
  * Invalidation: every on-demand registration has an mmu_interval_notifier.
  * Its invalidate callback, called by the kernel before it frees, migrates,
@@ -56,13 +58,17 @@
 
 #include "exanet_drv.h"
 
-static unsigned int fault_queue_entries = 1024;
+static unsigned int fault_queue_entries = 4096;
 module_param(fault_queue_entries, uint, 0444);
 MODULE_PARM_DESC(fault_queue_entries,
-		 "On-demand paging fault queue entries, power of two 16..65536 (default 1024)");
+		 "On-demand paging fault queue entries, power of two 16..65536 (default 4096)");
 
-/* Pages faulted in per fault entry: one block, unaligned, plus slack. */
-#define EXANET_ODP_MAX_PAGES	(EXANET_RDMA_BLOCK_SIZE / PAGE_SIZE + 2)
+/*
+ * Pages faulted in per fault entry: the access (at most one block) and
+ * what follows it in the same VMA and registration, up to this many pages
+ * (transfers are sequential: the next blocks would fault right after).
+ */
+#define EXANET_ODP_MAX_PAGES	64
 /* Fault entries the worker copies per round. */
 #define EXANET_ODP_BATCH	32
 
@@ -301,6 +307,27 @@ void exanet_odp_dereg(struct exanet_mr *mr)
 /* ------------------------------------------------------- fault worker */
 
 /*
+ * Every page of [start, end) mapped on demand with prot (at least): an
+ * earlier fault mapped it, typically by prefetching (the NI reports every
+ * block of a window that hit the same unmapped range).
+ */
+static bool exanet_odp_mapped(struct exanet_ctx *ctx, unsigned long start,
+			      unsigned long end, int prot)
+{
+	unsigned long idx;
+	bool ret = true;
+
+	mutex_lock(&ctx->odp.lock);
+	for (idx = start >> PAGE_SHIFT; ret && idx < end >> PAGE_SHIFT; idx++) {
+		void *e = xa_load(&ctx->odp.pages, idx);
+
+		ret = e && (xa_to_value(e) & prot) == prot;
+	}
+	mutex_unlock(&ctx->odp.lock);
+	return ret;
+}
+
+/*
  * Fault in [va, va + len) of mr's process and map it.  mr_lock held (mr
  * stays).  0, or -EFAULT (not mapped / PROT_NONE / not a user page),
  * -EPERM (write to read-only memory), -ESRCH (the process is exiting),
@@ -311,7 +338,9 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 {
 	unsigned long pfns[EXANET_ODP_MAX_PAGES];
 	unsigned long start = va & PAGE_MASK, end = PAGE_ALIGN(va + len);
+	unsigned long need = end;
 	struct mm_struct *mm = mr->notifier.mm;
+	struct vm_area_struct *vma;
 	struct hmm_range range = {
 		.notifier = &mr->notifier,
 		.start = start,
@@ -323,6 +352,11 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 	unsigned long timeout;
 	int ret;
 
+	if (end - start > (EXANET_ODP_MAX_PAGES << PAGE_SHIFT))
+		return -EINVAL;
+	if (exanet_odp_mapped(mr->ctx, start, end,
+			      IOMMU_READ | (write ? IOMMU_WRITE : 0)))
+		return 0;
 	if (!mmget_not_zero(mm))
 		return -ESRCH;
 	timeout = jiffies + msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
@@ -333,6 +367,13 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 		}
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
 		mmap_read_lock(mm);
+		/* Prefetch within the VMA of the access, if it has one. */
+		vma = vma_lookup(mm, start);
+		end = need;
+		if (vma && vma->vm_end >= need)
+			end = min3(vma->vm_end, mr->end,
+				   start + (EXANET_ODP_MAX_PAGES << PAGE_SHIFT));
+		range.end = end;
 		ret = hmm_range_fault(&range);
 		mmap_read_unlock(mm);
 		if (ret == -EBUSY)
@@ -478,10 +519,9 @@ void exanet_odp_work(struct work_struct *work)
 			/* Failures first: a resume would replay them. */
 			for (i = 0; i < nfail; i++)
 				exanet_wr(edev, EXANET_REG_RDMA_FQ_FAIL, failed[i]);
+			/* Consumed: the NI replays what waited for them. */
 			edev->fq_head = head + n;
 			exanet_wr(edev, EXANET_REG_RDMA_FQ_HEAD, edev->fq_head);
-			if (resume)
-				exanet_wr(edev, EXANET_REG_RDMA_FQ_RESUME, resume);
 		}
 		mutex_unlock(&edev->lock);
 		for (i = 0; i < EXANET_RDMA_NUM_RANKS; i++)
@@ -503,7 +543,7 @@ void exanet_odp_probe(struct exanet_dev *edev)
 	if (!edev->nvec || !edev->num_rpages)
 		return;
 	if (!is_power_of_2(n) || n < EXANET_RDMA_FQ_MIN || n > EXANET_RDMA_FQ_MAX)
-		n = 1024;
+		n = 4096;
 	edev->fq_cpu = dma_alloc_coherent(dma, n * sizeof(*edev->fq_cpu),
 					  &edev->fq_dma, GFP_KERNEL);
 	if (!edev->fq_cpu) {

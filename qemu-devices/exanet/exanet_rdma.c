@@ -48,6 +48,8 @@ enum {
 #define RD_NACK_FAULT 0xfe  /* ACK code: on-demand fault, wait for a RETRY */
 #define RDMA_NO_FAULT     0xffffffffu   /* fault id: not recorded */
 #define RDMA_HELD_MAX     1024          /* target-side held blocks, all ranks */
+/* Timer periods a transfer may wait for software to resolve its faults. */
+#define RDMA_FAULT_WAITS_MAX 600
 
 /*
  * Headers, host layout (both ends of a ring live on the same host; the
@@ -125,6 +127,7 @@ struct RdmaTx {
     uint32_t held_id;       /* its fault id */
     uint8_t rank;           /* local context for source reads */
     uint8_t retries;
+    uint16_t fault_waits;   /* timer periods spent waiting for faults */
     uint32_t dst_node;
     RdBlkHdr h;             /* template; block, dst_va set per block */
     uint64_t src_va;
@@ -241,6 +244,7 @@ struct ExanetRdma {
 };
 
 static void rdma_tx_pump(RdmaTx *tx);
+static bool rdma_fault_consumed(ExanetRdma *r, uint32_t id);
 
 /* An event for rank (record written, transfer completed): IRQ if armed. */
 static void rdma_rank_event(ExanetRdma *r, unsigned rank)
@@ -468,26 +472,34 @@ static void rdma_send_ack(ExanetRdma *r, uint32_t dst, const RdBlkHdr *h,
 static bool rdma_rx_hold(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
                          uint64_t va, uint64_t len, uint8_t kind)
 {
+    RdmaHeld *hd = NULL;
     uint32_t id;
 
+    for (uint32_t i = 0; i < r->nheld; i++) {
+        if (r->held[i].dst == src && r->held[i].a.origin_node == h->origin_node &&
+            r->held[i].a.page == h->page && r->held[i].a.chan == h->chan &&
+            r->held[i].a.seq == h->seq && r->held[i].a.epoch == h->epoch &&
+            r->held[i].a.block == h->block) {
+            hd = &r->held[i];
+            break;
+        }
+    }
+    /* Sent again while its fault waits in the queue: no new entry. */
+    if (hd && hd->id != RDMA_NO_FAULT && !rdma_fault_consumed(r, hd->id) &&
+        r->ctx_odp[h->dst_rank] && r->ctx_en[h->dst_rank]) {
+        hd->a.xmit = h->xmit;
+        goto answer;
+    }
     if (!rdma_fault(r, h->dst_rank, va, len, true, kind, h, &id)) {
         return false;
     }
-    for (uint32_t i = 0; i < r->nheld; i++) {
-        RdmaHeld *hd = &r->held[i];
-
-        if (hd->dst == src && hd->a.origin_node == h->origin_node &&
-            hd->a.page == h->page && hd->a.chan == h->chan &&
-            hd->a.seq == h->seq && hd->a.epoch == h->epoch &&
-            hd->a.block == h->block) {
-            hd->id = id;            /* the same block faulted again */
-            hd->a.xmit = h->xmit;
-            goto answer;
-        }
+    if (hd) {
+        hd->id = id;            /* the same block faulted again */
+        hd->a.xmit = h->xmit;
+        goto answer;
     }
     if (r->nheld < RDMA_HELD_MAX) {
-        RdmaHeld *hd = &r->held[r->nheld++];
-
+        hd = &r->held[r->nheld++];
         hd->id = id;
         hd->dst = src;
         hd->rank = h->dst_rank;
@@ -515,7 +527,7 @@ static int64_t rdma_retx_ns(ExanetRdma *r, unsigned retries)
 static void rdma_tx_arm(RdmaTx *tx)
 {
     timer_mod(tx->timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-              rdma_retx_ns(tx->r, tx->retries));
+              rdma_retx_ns(tx->r, tx->retries + MIN(tx->fault_waits, 8)));
 }
 
 /* Stop a transfer (no callback). */
@@ -546,18 +558,38 @@ static void rdma_tx_timer(void *opaque)
     RdmaTx *tx = opaque;
     ExanetRdma *r = tx->r;
 
+    bool waiting = tx->held;
+
     if (!tx->active) {
         return;
     }
-    if (tx->retries >= *r->retx_max) {
+    for (uint32_t b = tx->base; !waiting && b < tx->next; b++) {
+        waiting = tx->bstate[b] == BS_HELD;
+    }
+    /*
+     * Waiting for software to resolve faults (here or at the target) is
+     * not a network failure: it has its own, longer, bound.
+     */
+    if (waiting ? tx->fault_waits >= RDMA_FAULT_WAITS_MAX
+                : tx->retries >= *r->retx_max) {
         r->cnt[EXANET_RCNT_TX_TIMEOUTS]++;
         rdma_tx_finish(tx, EXANET_RDMA_E_TIMEOUT);
         return;
     }
-    tx->retries++;
-    tx->held = false;       /* a held source read is tried again */
+    if (waiting) {
+        tx->fault_waits++;
+    } else {
+        tx->retries++;
+    }
+    /* A held source read whose fault software has not seen: still held. */
+    if (tx->held && (tx->held_id == RDMA_NO_FAULT ||
+                     rdma_fault_consumed(r, tx->held_id))) {
+        tx->held = false;
+    }
     for (uint32_t b = tx->base; b < tx->next; b++) {
-        if (tx->bstate[b] == BS_INFLIGHT || tx->bstate[b] == BS_HELD) {
+        /* Held at the target: its RETRY normally comes; seldom probe. */
+        if (tx->bstate[b] == BS_INFLIGHT ||
+            (tx->bstate[b] == BS_HELD && tx->fault_waits % 5 == 0)) {
             tx->bstate[b] = BS_RESEND;
             tx->nresend++;
         }
@@ -580,6 +612,7 @@ static void rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->bxmit = g_new0(uint32_t, tx->h.nblocks);
     tx->xmit = 0;
     tx->held = false;
+    tx->fault_waits = 0;
     if (!tx->timer) {
         tx->timer = timer_new_ns(QEMU_CLOCK_REALTIME, rdma_tx_timer, tx);
     }
@@ -742,6 +775,7 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     tx->acked_bytes += MIN((uint64_t)RDMA_BLOCK,
                            tx->h.total_len - (uint64_t)b * RDMA_BLOCK);
     tx->retries = 0;
+    tx->fault_waits = 0;
     while (tx->base < tx->next && tx->bstate[tx->base] == BS_ACKED) {
         tx->base++;
     }
@@ -1372,8 +1406,25 @@ static void rdma_held_drop(ExanetRdma *r, uint32_t i)
     r->held[i] = r->held[--r->nheld];
 }
 
-/* Replay everything held for the ranks in mask (vCPU thread, BQL). */
-static void rdma_fault_resume(ExanetRdma *r, uint32_t mask)
+/*
+ * Software consumed fault id (FQ_HEAD moved past it): resolved or failed.
+ * A fault that could not be recorded (queue full) is retried once the
+ * queue is half empty again.
+ */
+static bool rdma_fault_consumed(ExanetRdma *r, uint32_t id)
+{
+    if (id == RDMA_NO_FAULT) {
+        return r->fq_tail - r->fq_head <= r->fq_size / 2;
+    }
+    return (int32_t)(id - r->fq_head) < 0;
+}
+
+/*
+ * Replay what is held for the ranks in mask (vCPU thread, BQL): all of it
+ * (FQ_RESUME, context disabled), or only what waited for a consumed fault
+ * (FQ_HEAD advanced).
+ */
+static void rdma_fault_resume(ExanetRdma *r, uint32_t mask, bool consumed)
 {
     RdmaTx *tx;
 
@@ -1381,7 +1432,8 @@ static void rdma_fault_resume(ExanetRdma *r, uint32_t mask)
     for (uint32_t i = 0; i < r->nheld;) {
         RdmaHeld *hd = &r->held[i];
 
-        if (!(mask & (1u << hd->rank))) {
+        if (!(mask & (1u << hd->rank)) ||
+            (consumed && !rdma_fault_consumed(r, hd->id))) {
             i++;
             continue;
         }
@@ -1390,7 +1442,8 @@ static void rdma_fault_resume(ExanetRdma *r, uint32_t mask)
         rdma_held_drop(r, i);
     }
     QTAILQ_FOREACH(tx, &r->active, link) {
-        if (tx->held && (mask & (1u << tx->rank))) {
+        if (tx->held && (mask & (1u << tx->rank)) &&
+            (!consumed || rdma_fault_consumed(r, tx->held_id))) {
             tx->held = false;
             tx->want_pump = true;
             r->cnt[EXANET_RCNT_FAULT_REPLAYS]++;
@@ -1401,7 +1454,8 @@ static void rdma_fault_resume(ExanetRdma *r, uint32_t mask)
             RdmaChan *ch = &r->page[p].ch[c];
 
             if (ch->lcomp_pending && (mask & (1u << ch->rank)) &&
-                r->page[p].enabled) {
+                r->page[p].enabled &&
+                (!consumed || rdma_fault_consumed(r, ch->lcomp_id))) {
                 r->cnt[EXANET_RCNT_FAULT_REPLAYS]++;
                 if (rdma_chan_lcomp(ch)) {
                     rdma_rank_event(r, ch->rank);
@@ -1586,7 +1640,7 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
             r->ctx_irq[k] = 0;
             if (!r->ctx_odp[k]) {
                 /* Held blocks replay now and fail the old way. */
-                rdma_fault_resume(r, 1u << k);
+                rdma_fault_resume(r, 1u << k, false);
             }
             return;
         case EXANET_CTX_IRQ:
@@ -1651,13 +1705,15 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
             /* Never past TAIL: a bogus value cannot fake free room. */
             if (val - r->fq_head <= r->fq_tail - r->fq_head) {
                 r->fq_head = val;
+                /* Faults consumed: replay what waited for them. */
+                rdma_fault_resume(r, ~0u, true);
             }
             return;
         case EXANET_REG_RDMA_FQ_IRQ:
             rdma_fq_arm(r, val);
             return;
         case EXANET_REG_RDMA_FQ_RESUME:
-            rdma_fault_resume(r, val);
+            rdma_fault_resume(r, val, false);
             return;
         case EXANET_REG_RDMA_FQ_FAIL:
             rdma_fault_fail(r, val);

@@ -129,16 +129,19 @@ static inline long opat_pages_zero_or_data(const uint8_t *p, size_t len, uint32_
 	return -1;
 }
 
-/* Post without waiting, the completion record rec[slot] reset first. */
+/* Post without waiting, the completion record rec[slot] reset first: 0. */
 static inline int opost(struct rnode *n, int read, unsigned int slot, void *local,
 			const struct exanet_raddr *ra, size_t len, uint64_t notify_va)
 {
 	struct exanet_rdma_opts op = { .notify_va = notify_va, .tag = slot,
 				       .lcomp = &n->rec[slot] };
 
+	int ret;
+
 	exanet_rdma_notif_reset(&n->rec[slot]);
-	return read ? exanet_rdma_post_read_on(n->rdma, slot, local, ra, len, &op) :
-		      exanet_rdma_post_write_on(n->rdma, slot, local, ra, len, &op);
+	ret = read ? exanet_rdma_post_read_on(n->rdma, slot, local, ra, len, &op) :
+		     exanet_rdma_post_write_on(n->rdma, slot, local, ra, len, &op);
+	return ret < 0 ? ret : 0;
 }
 
 #endif
