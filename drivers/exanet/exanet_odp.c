@@ -429,8 +429,8 @@ static struct exanet_mr *exanet_odp_find(struct exanet_file *ef, u64 va,
 static int exanet_odp_fault(struct exanet_dev *edev,
 			    const struct exanet_rdma_fault *f)
 {
-	u64 va = le64_to_cpu(f->va);
-	u32 len = le32_to_cpu(f->len);
+	u64 va = f->va;
+	u32 len = f->len;
 	bool write = f->access == EXANET_FAULT_WRITE;
 	struct exanet_file *ef;
 	struct exanet_ctx *ctx;
@@ -507,7 +507,7 @@ void exanet_odp_work(struct work_struct *work)
 		resume = 0;
 		for (i = 0; i < n; i++) {
 			if (exanet_odp_fault(edev, &batch[i]))
-				failed[nfail++] = le32_to_cpu(batch[i].id);
+				failed[nfail++] = batch[i].id;
 			else
 				resume |= BIT(batch[i].rank);
 		}
