@@ -41,23 +41,10 @@ static inline int odp_cnt(unsigned int rank, struct odp_cnt *c)
  */
 static inline int onode_up(struct rnode *n, size_t len, int with_page, int implicit)
 {
-	struct exanet_rdma_info info;
-	int err;
+	int err = rnode_open(n, len);
 
-	memset(n, 0, sizeof(*n));
-	err = exanet_open(NULL, &n->dev);
-	if (err)
-		return err == -ENOENT ? -ENODEV : err;
-	err = exanet_rdma_query(n->dev, &info);
-	if (err == -ENOTTY || (!err && (!info.num_ranks || !info.num_pages)))
-		return -ENODEV;
 	if (err)
 		return err;
-	n->len = len;
-	n->buf = map_anon(len);
-	n->rec = map_anon(4096);
-	if (!n->buf || !n->rec)
-		return -ENOMEM;
 	if (implicit) {
 		err = exanet_reg_mr_implicit(n->dev, 0, &n->mr);
 		n->mr_rec = n->mr;
