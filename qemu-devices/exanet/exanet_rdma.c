@@ -128,6 +128,7 @@ struct RdmaTx {
     uint8_t rank;           /* local context for source reads */
     uint8_t retries;
     uint16_t fault_waits;   /* timer periods spent waiting for faults */
+    bool faulted;           /* a fault held it since the last progress */
     uint32_t dst_node;
     RdBlkHdr h;             /* template; block, dst_va set per block */
     uint64_t src_va;
@@ -558,7 +559,7 @@ static void rdma_tx_timer(void *opaque)
     RdmaTx *tx = opaque;
     ExanetRdma *r = tx->r;
 
-    bool waiting = tx->held;
+    bool waiting = tx->held || tx->faulted;
 
     if (!tx->active) {
         return;
@@ -613,6 +614,7 @@ static void rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->xmit = 0;
     tx->held = false;
     tx->fault_waits = 0;
+    tx->faulted = false;
     if (!tx->timer) {
         tx->timer = timer_new_ns(QEMU_CLOCK_REALTIME, rdma_tx_timer, tx);
     }
@@ -647,6 +649,7 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
         /* On-demand: hold the transfer here until FQ_RESUME / FQ_FAIL. */
         tx->held = rdma_fault(r, tx->rank, tx->src_va + off, blen, false,
                               EXANET_FAULT_K_SRC, &tx->h, &tx->held_id);
+        tx->faulted |= tx->held;
         *failed = !tx->held;
         return false;
     }
@@ -726,6 +729,7 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     }
     if (a->code == RD_NACK_FAULT) {
         /* Held at the target until its fault is resolved: no resend now. */
+        tx->faulted = true;
         if (tx->bstate[b] == BS_INFLIGHT && tx->bxmit[b] == a->xmit) {
             tx->bstate[b] = BS_HELD;
         }
@@ -776,6 +780,7 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
                            tx->h.total_len - (uint64_t)b * RDMA_BLOCK);
     tx->retries = 0;
     tx->fault_waits = 0;
+    tx->faulted = false;
     while (tx->base < tx->next && tx->bstate[tx->base] == BS_ACKED) {
         tx->base++;
     }
