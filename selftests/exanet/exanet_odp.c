@@ -512,6 +512,8 @@ TEST_F_TIMEOUT(o2, write_read_256MiB_never_touched_memlock_0, 1200)
 	int64_t t0;
 
 	ASSERT_EQ(0, memlock_zero());
+	/* first-touch transfers of 256 MiB take minutes under TCG */
+	self->oob.timeout_ms = 900000;
 	err = onode_up(&n, len, self->rank == 0, 1);
 	ASSERT_EQ(0, oob_allgather(&self->oob, &err, errs, sizeof(err)));
 	if (errs[0] == -ENODEV || errs[1] == -ENODEV)
