@@ -150,7 +150,7 @@ struct exanet_file {
  * done under it.
  */
 struct exanet_odp_space {
-	struct mutex lock;
+	struct mutex lock;		/* the notifier lock, see above */
 	struct xarray pages;		/* user page number -> xa_mk_value(prot) */
 	unsigned long mapped;		/* pages in 'pages' */
 	u32 pinning;			/* pinned registrations being mapped */

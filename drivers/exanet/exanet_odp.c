@@ -546,10 +546,8 @@ void exanet_odp_probe(struct exanet_dev *edev)
 		n = 4096;
 	edev->fq_cpu = dma_alloc_coherent(dma, n * sizeof(*edev->fq_cpu),
 					  &edev->fq_dma, GFP_KERNEL);
-	if (!edev->fq_cpu) {
-		dev_warn(&edev->dev, "no memory for the fault queue: no on-demand paging\n");
-		return;
-	}
+	if (!edev->fq_cpu)
+		return;		/* no on-demand paging (the allocator said why) */
 	edev->fq_size = n;
 	edev->fq_head = 0;
 	exanet_wr(edev, EXANET_REG_RDMA_FQ_BASE_LO, lower_32_bits(edev->fq_dma));

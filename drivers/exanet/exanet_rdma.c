@@ -56,6 +56,7 @@ module_param(max_mr_per_file, uint, 0644);
 MODULE_PARM_DESC(max_mr_per_file,
 		 "Memory registrations one open file may hold (default 4096)");
 
+/* Protects exanet_ctxs[] (owner, removing, pdev) and exanet_ranks_in_use. */
 DEFINE_MUTEX(exanet_ctx_lock);
 static DECLARE_WAIT_QUEUE_HEAD(exanet_ctx_wq);
 struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
