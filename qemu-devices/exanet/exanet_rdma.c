@@ -163,6 +163,8 @@ typedef struct RdmaChan {
     uint32_t lcomp_id;
     /* read channels */
     uint8_t rretries;
+    bool rfaulted;          /* data held by a fault here since the last progress */
+    uint16_t rfault_waits;
     uint64_t last_bytes;
     QEMUTimer *rtimer;
     RdmaTx tx;              /* write channels */
@@ -891,10 +893,15 @@ static void rdma_rchan_timer(void *opaque)
     if (ch->done_bytes != ch->last_bytes) {
         ch->last_bytes = ch->done_bytes;
         ch->rretries = 0;
-    } else if (ch->rretries >= *r->retx_max) {
+        ch->rfaulted = false;
+        ch->rfault_waits = 0;
+    } else if (ch->rfaulted ? ch->rfault_waits >= RDMA_FAULT_WAITS_MAX
+                            : ch->rretries >= *r->retx_max) {
         r->cnt[EXANET_RCNT_TX_TIMEOUTS]++;
         rdma_chan_complete(ch, EXANET_RDMA_E_TIMEOUT);
         return;
+    } else if (ch->rfaulted) {
+        ch->rfault_waits++;     /* waiting for our OS, not for the network */
     } else {
         ch->rretries++;
         if (!ch->done_bytes) {
@@ -929,6 +936,8 @@ static void rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     ch->done_bytes = 0;
     ch->last_bytes = 0;
     ch->rretries = 0;
+    ch->rfaulted = false;
+    ch->rfault_waits = 0;
     ch->err = 0;
     ch->lcomp_pending = false;
 
@@ -1107,7 +1116,10 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
     if (rdma_dma(r, h->dst_rank, h->dst_va, (void *)data, blen,
                  DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK) {
         if (rdma_rx_hold(r, src, h, h->dst_va, blen, EXANET_FAULT_K_DST)) {
-            return;     /* on-demand: replayed after FQ_RESUME */
+            if (rch) {
+                rch->rfaulted = true;
+            }
+            return;     /* on-demand: replayed once the fault is consumed */
         }
         r->cnt[EXANET_RCNT_RX_DMA_ERRORS]++;
         qemu_log_mask(LOG_GUEST_ERROR, "exanet: RDMA write to rank %u VA 0x%"
@@ -1137,6 +1149,7 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
                     x->received--;
                     if (rch) {
                         rch->done_bytes -= blen;
+                        rch->rfaulted = true;
                     }
                     return;
                 }
