@@ -2,7 +2,7 @@
 # public headers (libexanet.h next to the uapi exanet.h under include/exanet/).
 
 LIBEXANET_MAJOR := 1
-LIBEXANET_MINOR := 1
+LIBEXANET_MINOR := 2
 LIBEXANET_VERSION := $(LIBEXANET_MAJOR).$(LIBEXANET_MINOR)
 LIBEXANET_DIR := $(TOP)/lib/libexanet
 LIBEXANET_OUT := $(BUILD)/lib

@@ -311,11 +311,20 @@ struct exanet_rdma_alloc {
 #define EXANET_MR_REMOTE_WRITE		0x2	/* peers may RDMA-write into it */
 #define EXANET_MR_REMOTE_READ		0x4	/* peers may RDMA-read from it */
 #define EXANET_MR_ACCESS_MASK		0x7
+/*
+ * On demand (no pinning, nothing charged to RLIMIT_MEMLOCK): pages are
+ * mapped for the NI when it faults on them and unmapped when the kernel
+ * frees, migrates or copies them (Documentation/exanet/rdma.md section 9).
+ * With addr 0 and len 0: the whole address space of the process
+ * (implicit registration).  -EOPNOTSUPP without NI interrupts.
+ */
+#define EXANET_MR_ON_DEMAND		0x8
+#define EXANET_MR_FLAGS_MASK		(EXANET_MR_ACCESS_MASK | EXANET_MR_ON_DEMAND)
 
 struct exanet_reg_mr {
 	__u64 addr;		/* in: user address, any alignment */
 	__u64 len;		/* in: bytes, 1..max_mr_bytes */
-	__u32 access;		/* in: EXANET_MR_* (0 = all) */
+	__u32 access;		/* in: EXANET_MR_* (access bits 0 = all) */
 	__u32 handle;		/* out: for DEREG_MR */
 	__u32 rank;		/* out: the file's rank */
 	__u32 node_id;		/* out */

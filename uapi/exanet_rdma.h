@@ -9,6 +9,7 @@
  *   3. BAR3: the 16 user-mappable RDMA pages, channels, descriptor, status
  *   4. Notification / local completion record in host memory
  *   5. Limits
+ *   6. Fault queue entry (on-demand paging)
  *
  * Documentation/exanet/rdma.md explains the semantics.
  */
@@ -46,6 +47,8 @@
 #define EXANET_REG_CTX_BASE(r)		(0x3000 + 0x10 * (r))
 #define EXANET_CTX_PDID			0x00	/* RW 32: PDID incoming RDMA must carry */
 #define EXANET_CTX_ENABLE		0x04	/* RW 32: bit 0; 0 = no DMA through it */
+#define EXANET_CTX_EN_ON		0x1
+#define EXANET_CTX_EN_ODP		0x2	/* on-demand paging: report faults (6.) */
 #define EXANET_CTX_STATUS		0x08	/* RO 32: see EXANET_CTX_ST_* */
 #define EXANET_CTX_ST_PRESENT		0x1	/* an exanet-ctx function exists */
 #define EXANET_CTX_ST_BUSMASTER		0x2	/* its bus master bit is set */
@@ -71,6 +74,41 @@
 #define EXANET_RDMA_MAX_WINDOW		256
 /* Retries before TIMEOUT: EXANET_REG_RETX_MAX (shared with the packetizer). */
 
+/*
+ * Fault queue (on-demand paging, section 6 below and rdma.md section 9): a
+ * ring of EXANET_REG_RDMA_FQ_SIZE struct exanet_rdma_fault entries in host
+ * memory (DMA address of the NI function itself).  HEAD and TAIL are free
+ * running 32-bit indices, entry = index & (size - 1); the NI writes an
+ * entry, then advances TAIL; software consumes up to TAIL, then writes
+ * HEAD.  TAIL - HEAD == SIZE: full (the fault is not recorded, the block
+ * is retried later).
+ */
+#define EXANET_REG_RDMA_FQ_BASE_LO	0x3210	/* RW 32: DMA address of entry 0 */
+#define EXANET_REG_RDMA_FQ_BASE_HI	0x3214
+#define EXANET_REG_RDMA_FQ_SIZE		0x3218	/* RW 32: entries, power of two
+						 * 16..65536, 0 = off; a write
+						 * resets HEAD and TAIL */
+#define EXANET_REG_RDMA_FQ_HEAD		0x321c	/* RW 32: next entry software reads;
+						 * moving it past an entry
+						 * replays what waited for
+						 * that fault (write FQ_FAIL
+						 * before, to fail it) */
+#define EXANET_REG_RDMA_FQ_TAIL		0x3220	/* RO 32: next entry the NI writes */
+#define EXANET_REG_RDMA_FQ_IRQ		0x3224	/* RW 32: EXANET_IRQ_ARM(vector) or 0;
+						 * fires (pending bit
+						 * EXANET_IRQ_RANK_FAULT of
+						 * IRQ_RANK_PENDING) when an entry
+						 * is written, or at once when
+						 * armed while HEAD != TAIL */
+#define EXANET_REG_RDMA_FQ_RESUME	0x3228	/* WO 32: bit r = replay every block
+						 * held for rank r, consumed
+						 * or not (recovery) */
+#define EXANET_REG_RDMA_FQ_FAIL		0x322c	/* WO 32: fault id: the transfer
+						 * held on it ends in error */
+#define EXANET_RDMA_FQ_MIN		16
+#define EXANET_RDMA_FQ_MAX		65536
+#define EXANET_IRQ_RANK_FAULT		16	/* bit in EXANET_REG_IRQ_RANK_PENDING */
+
 /* RO 64-bit counters, index n at EXANET_REG_RDMA_COUNTER(n); cleared by reset */
 #define EXANET_REG_RDMA_COUNTER(n)	(0x3400 + 8 * (n))
 enum exanet_rdma_counter {
@@ -95,6 +133,11 @@ enum exanet_rdma_counter {
 	EXANET_RCNT_READS_SERVED,	/* read requests answered (responder side) */
 	EXANET_RCNT_RING_FULL,		/* block sends deferred: bulk ring full */
 	EXANET_RCNT_DESC_BUSY,		/* descriptor trigger on an ONGOING channel */
+	EXANET_RCNT_FAULTS,		/* fault entries written to the fault queue */
+	EXANET_RCNT_FAULT_QFULL,	/* faults not recorded: queue full / off */
+	EXANET_RCNT_FAULT_HOLDS,	/* blocks held / NACKed for a fault */
+	EXANET_RCNT_FAULT_REPLAYS,	/* held accesses replayed (HEAD / RESUME) */
+	EXANET_RCNT_FAULT_FAILS,	/* transfers failed by FQ_FAIL */
 	EXANET_RDMA_NUM_COUNTERS
 };
 
@@ -194,6 +237,9 @@ enum exanet_rdma_error {
 	EXANET_RDMA_E_TIMEOUT = 7,	/* no progress after RETX_MAX retries */
 	EXANET_RDMA_E_NOTIFY_DMA = 8,	/* data landed, notification write failed */
 	EXANET_RDMA_E_ABORTED = 9,	/* the page was disabled / device reset */
+	EXANET_RDMA_E_REMOTE_FAULT = 10, /* on-demand fault refused at the remote
+					 * (address not mapped / not writable) */
+	EXANET_RDMA_E_LOCAL_FAULT = 11,	/* the same in the caller's memory */
 };
 
 /* ---------------------------------------------------------------- 4. */
@@ -228,5 +274,37 @@ struct exanet_rdma_notif {
 #define EXANET_RDMA_VA_BITS		48		/* VAs and VA + length below 2^48 */
 #define EXANET_RDMA_BLOCK_SIZE		16384		/* ACK unit */
 #define EXANET_RDMA_CELL_SIZE		256		/* wire unit, 64 per block */
+
+/* ---------------------------------------------------------------- 6. */
+
+/*
+ * Fault queue entry (32 bytes), written by the NI when a DMA of a rank in
+ * on-demand mode (EXANET_CTX_EN_ODP) fails translation.  The block is held
+ * (source read) or answered "retry later" (destination / notification
+ * write) until software consumes the entry (EXANET_REG_RDMA_FQ_HEAD moves
+ * past it: replay) after writing its id to EXANET_REG_RDMA_FQ_FAIL if the
+ * access must fail (error completion EXANET_RDMA_E_LOCAL_FAULT /
+ * EXANET_RDMA_E_REMOTE_FAULT).
+ */
+struct exanet_rdma_fault {
+	__u64 va;		/* first byte of the failed access */
+	__u32 len;		/* bytes of the access (<= one block) */
+	__u32 id;		/* fault id, for EXANET_REG_RDMA_FQ_FAIL */
+	__u8  rank;		/* local DMA context */
+	__u8  access;		/* EXANET_FAULT_READ / EXANET_FAULT_WRITE */
+	__u8  kind;		/* EXANET_FAULT_K_* */
+	__u8  op;		/* EXANET_RDMA_OP_* of the transfer */
+	__u32 node;		/* initiator node of the transfer */
+	__u8  page;		/* initiator's RDMA page */
+	__u8  chan;		/* initiator's channel slot */
+	__u16 reserved;
+	__u32 seq;		/* transfer sequence number */
+};
+#define EXANET_FAULT_READ		1
+#define EXANET_FAULT_WRITE		2
+#define EXANET_FAULT_K_SRC		1	/* source read (initiator / responder) */
+#define EXANET_FAULT_K_DST		2	/* destination write */
+#define EXANET_FAULT_K_NOTIFY		3	/* notification write */
+#define EXANET_FAULT_K_LCOMP		4	/* local completion record write */
 
 #endif /* _UAPI_EXANET_RDMA_H */

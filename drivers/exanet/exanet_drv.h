@@ -9,19 +9,21 @@
 #include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/list.h>
+#include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
 #include <linux/poll.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
-
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <exanet.h>
 #include <exanet_rdma.h>
 
 #include "exa_isolation.h"
+#include "exa_umem.h"
 
 #define EXANET_DRV_NAME		"exanet"
 #define EXANET_MAX_DEVICES	32
@@ -102,6 +104,15 @@ struct exanet_dev {
 	struct exanet_file *rank_armed[EXANET_RDMA_NUM_RANKS];
 	struct list_head files;
 
+	/* On-demand paging fault queue (exanet_odp.c); fq_cpu NULL: none. */
+	struct exanet_rdma_fault *fq_cpu;
+	dma_addr_t fq_dma;
+	u32 fq_size;			/* entries */
+	u32 fq_head;			/* under lock */
+	struct work_struct fault_work;
+	atomic64_t fq_entries;		/* fault entries handled */
+	atomic64_t fq_refused;		/* of which failed (FQ_FAIL) */
+
 	struct list_head list;		/* on exanet_devices */
 };
 
@@ -131,6 +142,48 @@ struct exanet_file {
 	u32 vec;			/* the file's MSI-X vector */
 	struct list_head irq_node;	/* on edev->files */
 };
+
+/*
+ * On-demand paging state of a DMA context (exanet_odp.c).  lock is the
+ * "notifier lock": taken by the mmu_interval_notifier invalidate callbacks,
+ * so nothing that may enter reclaim (GFP_KERNEL allocation, mmap_lock) is
+ * done under it.
+ */
+struct exanet_odp_space {
+	struct mutex lock;		/* the notifier lock, see above */
+	struct xarray pages;		/* user page number -> xa_mk_value(prot) */
+	unsigned long mapped;		/* pages in 'pages' */
+	u32 pinning;			/* pinned registrations being mapped */
+	atomic64_t faults;		/* fault entries resolved for the rank */
+	atomic64_t refused;		/* fault entries refused (error completion) */
+	atomic64_t replays;		/* FQ_RESUME writes for the rank */
+	atomic64_t invalidations;	/* invalidations that unmapped pages */
+	atomic64_t unmapped;		/* pages unmapped by invalidations */
+};
+
+/* One DMA context (rank).  Entries are static; pdev is NULL when unbound. */
+struct exanet_ctx {
+	struct pci_dev *pdev;
+	struct exa_iospace ios;
+	struct exanet_odp_space odp;
+	struct exanet_file *owner;	/* NULL when free */
+	u32 rank;
+	bool removing;			/* unbind in progress: not handed out */
+};
+
+/* A registration: pinned (um) or on demand (notifier). */
+struct exanet_mr {
+	struct exa_umem um;
+	u32 access;
+	bool odp;
+	struct exanet_ctx *ctx;
+	unsigned long start, end;	/* on demand: page aligned user range */
+	struct mmu_interval_notifier notifier;
+};
+
+/* exanet_rdma.c: the contexts, under exanet_ctx_lock */
+extern struct mutex exanet_ctx_lock;
+extern struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
 
 /* exanet_main.c: the device list, used by the netlink family. */
 extern struct mutex exanet_devices_lock;
@@ -174,6 +227,21 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg);
 __poll_t exanet_poll(struct file *file, poll_table *wait);
 int exanet_flush(struct file *file, fl_owner_t id);
 extern const struct attribute_group exanet_irq_group;
+
+/* exanet_odp.c */
+void exanet_odp_probe(struct exanet_dev *edev);
+void exanet_odp_remove(struct exanet_dev *edev);
+void exanet_odp_work(struct work_struct *work);
+void exanet_odp_ctx_init(struct exanet_ctx *ctx);
+void exanet_odp_ctx_release(struct exanet_ctx *ctx);
+int exanet_odp_ctx_enable(struct exanet_file *ef);
+int exanet_odp_reg(struct exanet_file *ef, struct exanet_mr *mr,
+		   struct exanet_reg_mr *req);
+void exanet_odp_dereg(struct exanet_mr *mr);
+void exanet_odp_pin_begin(struct exanet_ctx *ctx, unsigned long start,
+			  unsigned long end);
+void exanet_odp_pin_end(struct exanet_ctx *ctx);
+extern const struct attribute_group exanet_odp_group;
 
 /* exanet_genl.c */
 int exanet_genl_init(void);

@@ -72,6 +72,9 @@ static irqreturn_t exanet_irq_handler(int irq, void *data)
 	for_each_set_bit(bit, &rank, EXANET_RDMA_NUM_RANKS)
 		exanet_ev_signal(edev, edev->rank_armed[bit]);
 	spin_unlock(&edev->irq_lock);
+	/* On-demand paging: faults wait in the fault queue (exanet_odp.c). */
+	if (rank & BIT(EXANET_IRQ_RANK_FAULT))
+		queue_work(system_unbound_wq, &edev->fault_work);
 	/*
 	 * Never IRQ_NONE: with several vectors another handler may already
 	 * have consumed the bits this MSI was sent for.

@@ -798,6 +798,7 @@ static const struct attribute_group *exanet_groups[] = {
 	&exanet_group,
 	&exanet_rdma_group,
 	&exanet_irq_group,
+	&exanet_odp_group,
 	NULL,
 };
 
@@ -887,6 +888,7 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	INIT_LIST_HEAD(&edev->list);
 	spin_lock_init(&edev->irq_lock);
 	INIT_LIST_HEAD(&edev->files);
+	INIT_WORK(&edev->fault_work, exanet_odp_work);
 
 	/* From here on, edev is freed by exanet_dev_release(). */
 	device_initialize(&edev->dev);
@@ -921,6 +923,7 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto put;
 	exanet_irq_probe(edev);
+	exanet_odp_probe(edev);
 	ret = exa_quota_init(&edev->quota, &edev->dev, dev_name(&edev->dev),
 			     exanet_res_names, EXANET_NUM_RES,
 			     &max_user_percent);
@@ -951,7 +954,9 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 
 put:
+	exanet_hw_reset(edev);
 	exanet_irq_remove(edev);
+	exanet_odp_remove(edev);
 	put_device(&edev->dev);
 	ida_free(&exanet_minors, index);
 	return ret;
@@ -1001,6 +1006,8 @@ static void exanet_remove(struct pci_dev *pdev)
 	exanet_quiesce(edev);
 	/* After the quiesce: waits for a handler still running. */
 	exanet_irq_remove(edev);
+	/* No entries (reset), no interrupts: the fault worker ends. */
+	exanet_odp_remove(edev);
 	pci_clear_master(pdev);
 	dev_info(&pdev->dev, "%s removed\n", dev_name(&edev->dev));
 	put_device(&edev->dev);

@@ -56,23 +56,10 @@ module_param(max_mr_per_file, uint, 0644);
 MODULE_PARM_DESC(max_mr_per_file,
 		 "Memory registrations one open file may hold (default 4096)");
 
-/* One DMA context (rank).  Entries are static; pdev is NULL when unbound. */
-struct exanet_ctx {
-	struct pci_dev *pdev;
-	struct exa_iospace ios;
-	struct exanet_file *owner;	/* NULL when free */
-	u32 rank;
-	bool removing;			/* unbind in progress: not handed out */
-};
-
-struct exanet_mr {
-	struct exa_umem um;
-	u32 access;
-};
-
-static DEFINE_MUTEX(exanet_ctx_lock);
+/* Protects exanet_ctxs[] (owner, removing, pdev) and exanet_ranks_in_use. */
+DEFINE_MUTEX(exanet_ctx_lock);
 static DECLARE_WAIT_QUEUE_HEAD(exanet_ctx_wq);
-static struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
+struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
 static atomic_long_t exanet_reg_pages = ATOMIC_LONG_INIT(0);
 static atomic_t exanet_nmr = ATOMIC_INIT(0);
 static u32 exanet_ranks_in_use;		/* under exanet_ctx_lock */
@@ -157,6 +144,12 @@ void exanet_rdma_file_init(struct exanet_file *ef)
 
 static void exanet_mr_destroy(struct exanet_ctx *ctx, struct exanet_mr *mr)
 {
+	if (mr->odp) {
+		exanet_odp_dereg(mr);
+		atomic_dec(&exanet_nmr);
+		kfree(mr);
+		return;
+	}
 	exa_iospace_unmap(&ctx->ios, &mr->um);
 	atomic_long_sub(mr->um.npages, &exanet_reg_pages);
 	atomic_dec(&exanet_nmr);
@@ -188,15 +181,21 @@ void exanet_rdma_file_release(struct exanet_file *ef)
 	mutex_unlock(&exanet_ctx_lock);
 	mutex_unlock(&edev->lock);
 
-	/* Nothing can DMA through the context any more. */
+	/*
+	 * Nothing can DMA through the context any more.  mr_lock: a fault
+	 * worker looking at the registrations has finished with them.
+	 */
+	mutex_lock(&ef->mr_lock);
 	xa_for_each(&ef->mrs, h, mr) {
 		xa_erase(&ef->mrs, h);
 		exanet_mr_destroy(ctx, mr);
 		cond_resched();
 	}
 	xa_destroy(&ef->mrs);
+	mutex_unlock(&ef->mr_lock);
 
 	if (ctx) {
+		exanet_odp_ctx_release(ctx);
 		mutex_lock(&exanet_ctx_lock);
 		ctx->owner = NULL;
 		exanet_ranks_in_use--;
@@ -411,6 +410,75 @@ static int exanet_dereg(struct exanet_file *ef, u32 handle)
 	return 0;
 }
 
+static int exanet_mr_room(struct exanet_file *ef)
+{
+	lockdep_assert_held(&ef->mr_lock);
+	if (ef->nmr < READ_ONCE(max_mr_per_file))
+		return 0;
+	dev_dbg(&ef->edev->dev, "reg_mr: file holds max_mr_per_file\n");
+	return -ENOSPC;
+}
+
+/* Add a registration to the file: its handle, or a negative error. */
+static int exanet_mr_insert(struct exanet_file *ef, struct exanet_mr *mr,
+			    u32 *h)
+{
+	int ret;
+
+	lockdep_assert_held(&ef->mr_lock);
+	ret = xa_alloc_cyclic(&ef->mrs, h, mr, xa_limit_31b, &ef->mr_next,
+			      GFP_KERNEL);
+	if (ret < 0)
+		return ret;
+	ef->nmr++;
+	atomic_inc(&exanet_nmr);
+	return 0;
+}
+
+static int exanet_ioctl_reg_odp(struct exanet_file *ef, void __user *uarg,
+				struct exanet_reg_mr *req)
+{
+	struct exanet_mr *mr;
+	int ret;
+	u32 h;
+
+	ret = exanet_rank_get(ef);
+	if (ret)
+		return ret;
+	ret = exanet_odp_ctx_enable(ef);
+	if (ret)
+		return ret;
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return -ENOMEM;
+	mr->access = (req->access & EXANET_MR_ACCESS_MASK) ?: EXANET_MR_ACCESS_MASK;
+	mr->ctx = ef->ctx;
+	mutex_lock(&ef->mr_lock);
+	ret = exanet_mr_room(ef);
+	if (ret)
+		goto unlock;
+	ret = exanet_odp_reg(ef, mr, req);
+	if (ret)
+		goto unlock;
+	ret = exanet_mr_insert(ef, mr, &h);
+	if (ret)
+		exanet_odp_dereg(mr);
+unlock:
+	mutex_unlock(&ef->mr_lock);
+	if (ret) {
+		kfree(mr);
+		return ret;
+	}
+	req->handle = h;
+	req->rank = mr->ctx->rank;
+	req->node_id = ef->edev->node_id;
+	if (copy_to_user(uarg, req, sizeof(*req))) {
+		exanet_dereg(ef, h);
+		return -EFAULT;
+	}
+	return 0;
+}
+
 static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
 {
 	struct exanet_reg_mr req;
@@ -421,8 +489,12 @@ static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.access & ~EXANET_MR_ACCESS_MASK)
+	if (req.access & ~EXANET_MR_FLAGS_MASK) {
+		dev_dbg(&ef->edev->dev, "reg_mr: unknown flags %#x\n", req.access);
 		return -EINVAL;
+	}
+	if (req.access & EXANET_MR_ON_DEMAND)
+		return exanet_ioctl_reg_odp(ef, uarg, &req);
 	if (!req.len || req.len > EXA_UMEM_MAX_BYTES ||
 	    req.addr + req.len < req.addr ||
 	    req.addr + req.len > (1ULL << EXANET_RDMA_VA_BITS))
@@ -438,30 +510,29 @@ static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
 	mr->access = req.access ?: EXANET_MR_ACCESS_MASK;
 
 	mutex_lock(&ef->mr_lock);
-	if (ef->nmr >= READ_ONCE(max_mr_per_file)) {
-		ret = -ENOSPC;
+	ret = exanet_mr_room(ef);
+	if (ret)
 		goto unlock;
-	}
 	/* Always writable: the NI writes RDMA-read data and notifications. */
 	ret = exa_umem_get(&mr->um, req.addr, req.len, true);
 	if (ret)
 		goto unlock;
+	/* On-demand mappings of the range make room for the pinned pages. */
+	exanet_odp_pin_begin(ctx, mr->um.start,
+			     mr->um.start + (mr->um.npages << PAGE_SHIFT));
 	ret = exa_iospace_map(&ctx->ios, &mr->um, IOMMU_READ | IOMMU_WRITE);
+	exanet_odp_pin_end(ctx);
 	if (ret) {
 		exa_umem_release(&mr->um);
 		goto unlock;
 	}
-	ret = xa_alloc_cyclic(&ef->mrs, &h, mr, xa_limit_31b, &ef->mr_next,
-			      GFP_KERNEL);
-	if (ret < 0) {
+	ret = exanet_mr_insert(ef, mr, &h);
+	if (ret) {
 		exa_iospace_unmap(&ctx->ios, &mr->um);
 		exa_umem_release(&mr->um);
 		goto unlock;
 	}
-	ret = 0;
-	ef->nmr++;
 	atomic_long_add(mr->um.npages, &exanet_reg_pages);
-	atomic_inc(&exanet_nmr);
 unlock:
 	mutex_unlock(&ef->mr_lock);
 	if (ret) {
@@ -615,6 +686,11 @@ static const char * const exanet_rdma_counter_names[EXANET_RDMA_NUM_COUNTERS] = 
 	[EXANET_RCNT_READS_SERVED]	= "reads_served",
 	[EXANET_RCNT_RING_FULL]		= "ring_full",
 	[EXANET_RCNT_DESC_BUSY]		= "desc_busy",
+	[EXANET_RCNT_FAULTS]		= "faults",
+	[EXANET_RCNT_FAULT_QFULL]	= "fault_qfull",
+	[EXANET_RCNT_FAULT_HOLDS]	= "fault_holds",
+	[EXANET_RCNT_FAULT_REPLAYS]	= "fault_replays",
+	[EXANET_RCNT_FAULT_FAILS]	= "fault_fails",
 };
 
 static ssize_t rdma_counters_show(struct device *dev,
@@ -690,6 +766,7 @@ static int exanet_ctx_probe(struct pci_dev *pdev,
 		return ret;
 	}
 	pci_set_master(pdev);
+	exanet_odp_ctx_init(ctx);
 	ctx->rank = rank;
 	ctx->removing = false;
 	ctx->pdev = pci_dev_get(pdev);

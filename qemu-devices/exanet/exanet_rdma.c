@@ -46,6 +46,11 @@ enum {
 };
 
 #define RD_NACK_RETRY 0xff  /* ACK code: corrupt block, send it again */
+#define RD_NACK_FAULT 0xfe  /* ACK code: on-demand fault, wait for a RETRY */
+#define RDMA_NO_FAULT     0xffffffffu   /* fault id: not recorded */
+#define RDMA_HELD_MAX     1024          /* target-side held blocks, all ranks */
+/* Timer periods a transfer may wait for software to resolve its faults. */
+#define RDMA_FAULT_WAITS_MAX 600
 
 /*
  * Headers, host layout (both ends of a ring live on the same host; the
@@ -109,7 +114,7 @@ typedef struct RdNackHdr {
     uint8_t pad;
 } RdNackHdr;
 
-enum { BS_UNSENT = 0, BS_INFLIGHT, BS_ACKED, BS_RESEND };
+enum { BS_UNSENT = 0, BS_INFLIGHT, BS_ACKED, BS_RESEND, BS_HELD };
 
 typedef struct RdmaTx RdmaTx;
 typedef void RdmaTxDone(RdmaTx *tx, uint8_t err);
@@ -119,8 +124,12 @@ struct RdmaTx {
     ExanetRdma *r;
     bool active;
     bool want_pump;
+    bool held;              /* source read faulted: wait for FQ_RESUME */
+    uint32_t held_id;       /* its fault id */
     uint8_t rank;           /* local context for source reads */
     uint8_t retries;
+    uint16_t fault_waits;   /* timer periods spent waiting for faults */
+    bool faulted;           /* a fault held it since the last progress */
     uint32_t dst_node;
     RdBlkHdr h;             /* template; block, dst_va set per block */
     uint64_t src_va;
@@ -151,8 +160,12 @@ typedef struct RdmaChan {
     uint32_t rnode;
     uint8_t rrank;
     uint8_t rank;           /* the page's rank at the trigger */
+    bool lcomp_pending;     /* completion record faulted: write on resume */
+    uint32_t lcomp_id;
     /* read channels */
     uint8_t rretries;
+    bool rfaulted;          /* data held by a fault here since the last progress */
+    uint16_t rfault_waits;
     uint64_t last_bytes;
     QEMUTimer *rtimer;
     RdmaTx tx;              /* write channels */
@@ -185,6 +198,14 @@ typedef struct RdmaResp {
     RdmaTx tx;
 } RdmaResp;
 
+/* Target side: a block answered RD_NACK_FAULT, to RETRY on FQ_RESUME. */
+typedef struct RdmaHeld {
+    uint32_t id;            /* fault id, RDMA_NO_FAULT if not recorded */
+    uint32_t dst;           /* the block's sender */
+    uint8_t rank;
+    RdAckHdr a;             /* the answer (code set when released) */
+} RdmaHeld;
+
 typedef struct RdmaLoop {
     QSIMPLEQ_ENTRY(RdmaLoop) link;
     uint8_t type;
@@ -206,6 +227,13 @@ struct ExanetRdma {
     uint32_t ctx_pdid[EXANET_RDMA_NUM_RANKS];
     bool ctx_en[EXANET_RDMA_NUM_RANKS];
     uint32_t ctx_irq[EXANET_RDMA_NUM_RANKS];    /* EXANET_CTX_IRQ */
+    bool ctx_odp[EXANET_RDMA_NUM_RANKS];        /* EXANET_CTX_EN_ODP */
+
+    /* Fault queue (on-demand paging) */
+    uint64_t fq_base;
+    uint32_t fq_size, fq_head, fq_tail, fq_irq;
+    RdmaHeld held[RDMA_HELD_MAX];
+    uint32_t nheld;
 
     RdmaPage page[EXANET_RDMA_PAGES];
     GHashTable *rx;         /* key: rx_key() -> RdmaRx */
@@ -220,6 +248,7 @@ struct ExanetRdma {
 };
 
 static void rdma_tx_pump(RdmaTx *tx);
+static bool rdma_fault_consumed(ExanetRdma *r, uint32_t id);
 
 /* An event for rank (record written, transfer completed): IRQ if armed. */
 static void rdma_rank_event(ExanetRdma *r, unsigned rank)
@@ -314,6 +343,58 @@ static bool rdma_write_notif(ExanetRdma *r, unsigned rank, uint64_t va,
 }
 
 /* ------------------------------------------------------------------ */
+/* On-demand paging: fault queue */
+
+/*
+ * A DMA of rank to [va, va + len) failed.  Contexts not in on-demand mode
+ * (or disabled): false, the caller fails the transfer as before.  Else the
+ * fault is written to the fault queue (unless it is full: *id =
+ * RDMA_NO_FAULT, the block is retried later anyway), the fault interrupt
+ * fires, and the caller holds the access until FQ_RESUME / FQ_FAIL.
+ */
+static bool rdma_fault(ExanetRdma *r, unsigned rank, uint64_t va, uint64_t len,
+                       bool write, uint8_t kind, const RdBlkHdr *h,
+                       uint32_t *id)
+{
+    struct exanet_rdma_fault f;
+
+    *id = RDMA_NO_FAULT;
+    trace_exanet_rdma_fault(r->node_id, rank, va, len, write, kind,
+                            r->fq_tail);
+    if (rank >= EXANET_RDMA_NUM_RANKS || !r->ctx[rank] || !r->ctx_en[rank] ||
+        !r->ctx_odp[rank] || va >= RDMA_VA_LIMIT || len > RDMA_VA_LIMIT - va) {
+        return false;
+    }
+    r->cnt[EXANET_RCNT_FAULT_HOLDS]++;
+    if (!r->fq_size || r->fq_tail - r->fq_head >= r->fq_size) {
+        r->cnt[EXANET_RCNT_FAULT_QFULL]++;
+        return true;
+    }
+    memset(&f, 0, sizeof(f));
+    f.va = cpu_to_le64(va);
+    f.len = cpu_to_le32(len);
+    f.id = cpu_to_le32(r->fq_tail);
+    f.rank = rank;
+    f.access = write ? EXANET_FAULT_WRITE : EXANET_FAULT_READ;
+    f.kind = kind;
+    f.op = h->op;
+    f.node = cpu_to_le32(h->origin_node);
+    f.page = h->page;
+    f.chan = h->chan;
+    f.seq = cpu_to_le32(h->seq);
+    if (fabric_nic_dma_rw(r->ni, &exanet_dma_depth, r->fq_base +
+                          (uint64_t)(r->fq_tail & (r->fq_size - 1)) * sizeof(f),
+                          &f, sizeof(f), DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK) {
+        r->cnt[EXANET_RCNT_FAULT_QFULL]++;
+        return true;
+    }
+    *id = r->fq_tail++;
+    r->cnt[EXANET_RCNT_FAULTS]++;
+    exanet_irq_rank_event(r->ni, EXANET_IRQ_RANK_FAULT, &r->fq_irq);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
 /* Transport: bulk rings, or the local queue for our own node */
 
 static void *rdma_reserve(ExanetRdma *r, uint32_t dst, size_t hlen,
@@ -390,6 +471,58 @@ static void rdma_send_ack(ExanetRdma *r, uint32_t dst, const RdBlkHdr *h,
     rdma_send_small(r, dst, RD_ACK, &a, sizeof(a));
 }
 
+/*
+ * Receive side, the write of a block (or of its notification) to
+ * [va, va + len) through rank failed: in on-demand mode, report the fault,
+ * remember the block and answer "fault, wait"; FQ_RESUME answers RETRY.
+ * False: not in on-demand mode.
+ */
+static bool rdma_rx_hold(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
+                         uint64_t va, uint64_t len, uint8_t kind)
+{
+    RdmaHeld *hd = NULL;
+    uint32_t id;
+
+    for (uint32_t i = 0; i < r->nheld; i++) {
+        if (r->held[i].dst == src && r->held[i].a.origin_node == h->origin_node &&
+            r->held[i].a.page == h->page && r->held[i].a.chan == h->chan &&
+            r->held[i].a.seq == h->seq && r->held[i].a.epoch == h->epoch &&
+            r->held[i].a.block == h->block) {
+            hd = &r->held[i];
+            break;
+        }
+    }
+    /* Sent again while its fault waits in the queue: no new entry. */
+    if (hd && hd->id != RDMA_NO_FAULT && !rdma_fault_consumed(r, hd->id) &&
+        r->ctx_odp[h->dst_rank] && r->ctx_en[h->dst_rank]) {
+        hd->a.xmit = h->xmit;
+        goto answer;
+    }
+    if (!rdma_fault(r, h->dst_rank, va, len, true, kind, h, &id)) {
+        return false;
+    }
+    if (hd) {
+        hd->id = id;            /* the same block faulted again */
+        hd->a.xmit = h->xmit;
+        goto answer;
+    }
+    if (r->nheld < RDMA_HELD_MAX) {
+        hd = &r->held[r->nheld++];
+        hd->id = id;
+        hd->dst = src;
+        hd->rank = h->dst_rank;
+        hd->a = (RdAckHdr) {
+            .origin_node = h->origin_node, .seq = h->seq, .epoch = h->epoch,
+            .block = h->block, .page = h->page, .chan = h->chan, .op = h->op,
+            .code = RD_NACK_RETRY, .xmit = h->xmit,
+        };
+    }
+    /* Not remembered (too many held): the sender's timer resends it. */
+answer:
+    rdma_send_ack(r, src, h, RD_NACK_FAULT);
+    return true;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sending transfers */
 
@@ -402,7 +535,7 @@ static int64_t rdma_retx_ns(ExanetRdma *r, unsigned retries)
 static void rdma_tx_arm(RdmaTx *tx)
 {
     timer_mod(tx->timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-              rdma_retx_ns(tx->r, tx->retries));
+              rdma_retx_ns(tx->r, tx->retries + MIN(tx->fault_waits, 8)));
 }
 
 /* Stop a transfer (no callback). */
@@ -412,6 +545,7 @@ static void rdma_tx_stop(RdmaTx *tx)
         QTAILQ_REMOVE(&tx->r->active, tx, link);
         tx->active = false;
     }
+    tx->held = false;
     if (tx->timer) {
         timer_del(tx->timer);
     }
@@ -432,18 +566,39 @@ static void rdma_tx_timer(void *opaque)
     RdmaTx *tx = opaque;
     ExanetRdma *r = tx->r;
 
+    bool waiting = tx->held || tx->faulted;
+
     if (!tx->active) {
         return;
     }
-    if (tx->retries >= *r->retx_max) {
+    for (uint32_t b = tx->base; !waiting && b < tx->next; b++) {
+        waiting = tx->bstate[b] == BS_HELD;
+    }
+    /*
+     * Waiting for software to resolve faults (here or at the target) is
+     * not a network failure: it has its own, longer, bound.
+     */
+    if (waiting ? tx->fault_waits >= RDMA_FAULT_WAITS_MAX
+                : tx->retries >= *r->retx_max) {
         trace_exanet_rdma_timeout(r->node_id, tx->dst_node, tx->h.seq);
         r->cnt[EXANET_RCNT_TX_TIMEOUTS]++;
         rdma_tx_finish(tx, EXANET_RDMA_E_TIMEOUT);
         return;
     }
-    tx->retries++;
+    if (waiting) {
+        tx->fault_waits++;
+    } else {
+        tx->retries++;
+    }
+    /* A held source read whose fault software has not seen: still held. */
+    if (tx->held && (tx->held_id == RDMA_NO_FAULT ||
+                     rdma_fault_consumed(r, tx->held_id))) {
+        tx->held = false;
+    }
     for (uint32_t b = tx->base; b < tx->next; b++) {
-        if (tx->bstate[b] == BS_INFLIGHT) {
+        /* Held at the target: its RETRY normally comes; seldom probe. */
+        if (tx->bstate[b] == BS_INFLIGHT ||
+            (tx->bstate[b] == BS_HELD && tx->fault_waits % 5 == 0)) {
             tx->bstate[b] = BS_RESEND;
             tx->nresend++;
         }
@@ -467,6 +622,9 @@ static void rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     g_free(tx->bxmit);
     tx->bxmit = g_new0(uint32_t, tx->h.nblocks);
     tx->xmit = 0;
+    tx->held = false;
+    tx->fault_waits = 0;
+    tx->faulted = false;
     if (!tx->timer) {
         tx->timer = timer_new_ns(QEMU_CLOCK_REALTIME, rdma_tx_timer, tx);
     }
@@ -498,7 +656,11 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
     if (rdma_dma(r, tx->rank, tx->src_va + off, p + sizeof(RdBlkHdr), blen,
                  DMA_DIRECTION_TO_DEVICE) != MEMTX_OK) {
         rdma_cancel(r, tx->dst_node);
-        *failed = true;
+        /* On-demand: hold the transfer here until FQ_RESUME / FQ_FAIL. */
+        tx->held = rdma_fault(r, tx->rank, tx->src_va + off, blen, false,
+                              EXANET_FAULT_K_SRC, &tx->h, &tx->held_id);
+        tx->faulted |= tx->held;
+        *failed = !tx->held;
         return false;
     }
     h = (RdBlkHdr *)p;
@@ -518,7 +680,7 @@ static void rdma_tx_pump(RdmaTx *tx)
     bool failed = false;
 
     tx->want_pump = false;
-    if (!tx->active) {
+    if (!tx->active || tx->held) {
         return;
     }
     /* First the blocks to retransmit, oldest first. */
@@ -552,7 +714,7 @@ stalled:
         return;
     }
     /* Ring full: the next ACK from anybody (or the timer) resumes us. */
-    tx->want_pump = true;
+    tx->want_pump = !tx->held;
 }
 
 /* Resume transfers that stalled on a full ring. */
@@ -575,9 +737,17 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     if (!tx->active || b >= tx->h.nblocks || b >= tx->next) {
         return;
     }
+    if (a->code == RD_NACK_FAULT) {
+        /* Held at the target until its fault is resolved: no resend now. */
+        tx->faulted = true;
+        if (tx->bstate[b] == BS_INFLIGHT && tx->bxmit[b] == a->xmit) {
+            tx->bstate[b] = BS_HELD;
+        }
+        return;
+    }
     if (a->code == RD_NACK_RETRY) {
         r->cnt[EXANET_RCNT_TX_NACK_RETRY]++;
-        if (tx->bstate[b] == BS_INFLIGHT) {
+        if (tx->bstate[b] == BS_INFLIGHT || tx->bstate[b] == BS_HELD) {
             tx->bstate[b] = BS_RESEND;
             tx->nresend++;
             rdma_tx_pump(tx);
@@ -590,7 +760,8 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
         if (e != EXANET_RDMA_E_PDID && e != EXANET_RDMA_E_REMOTE_CTX &&
             e != EXANET_RDMA_E_REMOTE_DMA && e != EXANET_RDMA_E_NOTIFY_DMA &&
             e != EXANET_RDMA_E_BAD_DESC && e != EXANET_RDMA_E_ABORTED &&
-            e != EXANET_RDMA_E_LOCAL_DMA) {
+            e != EXANET_RDMA_E_LOCAL_DMA && e != EXANET_RDMA_E_REMOTE_FAULT &&
+            e != EXANET_RDMA_E_LOCAL_FAULT) {
             e = EXANET_RDMA_E_REMOTE_DMA;
         }
         rdma_tx_finish(tx, e);
@@ -618,6 +789,8 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     tx->acked_bytes += MIN((uint64_t)RDMA_BLOCK,
                            tx->h.total_len - (uint64_t)b * RDMA_BLOCK);
     tx->retries = 0;
+    tx->fault_waits = 0;
+    tx->faulted = false;
     while (tx->base < tx->next && tx->bstate[tx->base] == BS_ACKED) {
         tx->base++;
     }
@@ -637,10 +810,33 @@ static void rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
 /* ------------------------------------------------------------------ */
 /* Channels */
 
-static void rdma_chan_complete(RdmaChan *ch, uint8_t err)
+/* Local completion record; in on-demand mode a fault defers it. */
+static bool rdma_chan_lcomp(RdmaChan *ch)
 {
     ExanetRdma *r = ch->r;
     bool rd = ch->chan >= EXANET_RDMA_WCHANS;
+    RdBlkHdr h = {
+        .op = rd ? EXANET_RDMA_OP_READ : EXANET_RDMA_OP_WRITE,
+        .origin_node = r->node_id, .page = ch->page, .chan = ch->chan,
+        .seq = ch->seq,
+    };
+
+    ch->lcomp_pending = false;
+    if (rdma_write_notif(r, ch->rank, ch->lcomp_va, ch->tag,
+                         ch->err ? ch->done_bytes : ch->len, ch->rnode,
+                         ch->rrank, h.op, ch->err, ch->page, ch->chan,
+                         EXANET_RDMA_N_COMPLETION)) {
+        return true;
+    }
+    ch->lcomp_pending = rdma_fault(r, ch->rank, ch->lcomp_va,
+                                   sizeof(struct exanet_rdma_notif), true,
+                                   EXANET_FAULT_K_LCOMP, &h, &ch->lcomp_id);
+    return false;
+}
+
+static void rdma_chan_complete(RdmaChan *ch, uint8_t err)
+{
+    ExanetRdma *r = ch->r;
 
     if (ch->rtimer) {
         timer_del(ch->rtimer);
@@ -653,10 +849,7 @@ static void rdma_chan_complete(RdmaChan *ch, uint8_t err)
         ch->done_bytes = ch->len;
     }
     if (ch->lcomp_va && r->page[ch->page].enabled) {
-        rdma_write_notif(r, ch->rank, ch->lcomp_va, ch->tag,
-                         err ? ch->done_bytes : ch->len, ch->rnode, ch->rrank,
-                         rd ? EXANET_RDMA_OP_READ : EXANET_RDMA_OP_WRITE, err,
-                         ch->page, ch->chan, EXANET_RDMA_N_COMPLETION);
+        rdma_chan_lcomp(ch);
     }
     /* After the completion record (if any) is in memory. */
     rdma_rank_event(r, ch->rank);
@@ -673,6 +866,7 @@ static void rdma_wchan_done(RdmaTx *tx, uint8_t err)
 static void rdma_chan_abort(RdmaChan *ch)
 {
     rdma_tx_stop(&ch->tx);
+    ch->lcomp_pending = false;
     if (ch->rtimer) {
         timer_del(ch->rtimer);
     }
@@ -708,10 +902,15 @@ static void rdma_rchan_timer(void *opaque)
     if (ch->done_bytes != ch->last_bytes) {
         ch->last_bytes = ch->done_bytes;
         ch->rretries = 0;
-    } else if (ch->rretries >= *r->retx_max) {
+        ch->rfaulted = false;
+        ch->rfault_waits = 0;
+    } else if (ch->rfaulted ? ch->rfault_waits >= RDMA_FAULT_WAITS_MAX
+                            : ch->rretries >= *r->retx_max) {
         r->cnt[EXANET_RCNT_TX_TIMEOUTS]++;
         rdma_chan_complete(ch, EXANET_RDMA_E_TIMEOUT);
         return;
+    } else if (ch->rfaulted) {
+        ch->rfault_waits++;     /* waiting for our OS, not for the network */
     } else {
         ch->rretries++;
         if (!ch->done_bytes) {
@@ -746,7 +945,10 @@ static void rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     ch->done_bytes = 0;
     ch->last_bytes = 0;
     ch->rretries = 0;
+    ch->rfaulted = false;
+    ch->rfault_waits = 0;
     ch->err = 0;
+    ch->lcomp_pending = false;
 
     if (ctrl != 0 || ch->len == 0 || ch->len > EXANET_RDMA_MAX_LEN ||
         ch->local_va >= RDMA_VA_LIMIT || ch->len > RDMA_VA_LIMIT - ch->local_va ||
@@ -926,6 +1128,12 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
     /* The cells, straight from the ring into the destination. */
     if (rdma_dma(r, h->dst_rank, h->dst_va, (void *)data, blen,
                  DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK) {
+        if (rdma_rx_hold(r, src, h, h->dst_va, blen, EXANET_FAULT_K_DST)) {
+            if (rch) {
+                rch->rfaulted = true;
+            }
+            return;     /* on-demand: replayed once the fault is consumed */
+        }
         r->cnt[EXANET_RCNT_RX_DMA_ERRORS]++;
         EXANET_GUEST_ERR(exanet_err_rdma_dma, "RDMA write to rank %u VA 0x%"
                          PRIx64 " failed", h->dst_rank, h->dst_va);
@@ -940,15 +1148,27 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
         rch->done_bytes += blen;
     }
     if (x->received == x->nblocks) {
-        x->complete = true;
-        g_free(x->map);     /* 'complete' answers every later duplicate */
-        x->map = NULL;
         if (h->notify_va) {
             if (!rdma_write_notif(r, h->dst_rank, h->notify_va, h->tag,
                                   h->total_len,
                                   rd ? (rch ? rch->rnode : src) : src,
                                   rd ? (rch ? rch->rrank : 0) : h->src_rank,
                                   h->op, 0, h->page, h->chan, 0)) {
+                if (rdma_rx_hold(r, src, h, h->notify_va,
+                                 sizeof(struct exanet_rdma_notif),
+                                 EXANET_FAULT_K_NOTIFY)) {
+                    /* The replay of this block writes it again. */
+                    clear_bit(h->block, x->map);
+                    x->received--;
+                    if (rch) {
+                        rch->done_bytes -= blen;
+                        rch->rfaulted = true;
+                    }
+                    return;
+                }
+                x->complete = true;
+                g_free(x->map);
+                x->map = NULL;
                 x->err = EXANET_RDMA_E_NOTIFY_DMA;
                 rdma_send_ack(r, src, h, x->err);
                 if (rch) {
@@ -959,6 +1179,9 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
             r->cnt[EXANET_RCNT_NOTIFICATIONS]++;
             rdma_rank_event(r, h->dst_rank);
         }
+        x->complete = true;
+        g_free(x->map);     /* 'complete' answers every later duplicate */
+        x->map = NULL;
         if (rch) {
             rdma_chan_complete(rch, 0);
         }
@@ -1024,6 +1247,8 @@ static void rdma_resp_done(RdmaTx *tx, uint8_t err)
     rs->finished = true;
     if (err == EXANET_RDMA_E_LOCAL_DMA) {
         err = EXANET_RDMA_E_REMOTE_DMA;     /* source fault, seen remotely */
+    } else if (err == EXANET_RDMA_E_LOCAL_FAULT) {
+        err = EXANET_RDMA_E_REMOTE_FAULT;
     }
     rs->err = err;
     if (err && err != EXANET_RDMA_E_TIMEOUT) {
@@ -1129,7 +1354,7 @@ static void rdma_rx_rnack(ExanetRdma *r, uint32_t src, const RdNackHdr *n)
     if (!ch || ch->rnode != src) {
         return;
     }
-    if (e == 0 || e > EXANET_RDMA_E_ABORTED) {
+    if (e == 0 || e > EXANET_RDMA_E_LOCAL_FAULT) {
         e = EXANET_RDMA_E_REMOTE_DMA;
     }
     rdma_chan_complete(ch, e);
@@ -1208,6 +1433,141 @@ void exanet_rdma_kick_work(void *opaque)
 }
 
 /* ------------------------------------------------------------------ */
+/* On-demand paging: resume / fail (FQ_RESUME, FQ_FAIL, context disable) */
+
+static void rdma_held_drop(ExanetRdma *r, uint32_t i)
+{
+    r->held[i] = r->held[--r->nheld];
+}
+
+/*
+ * Software consumed fault id (FQ_HEAD moved past it): resolved or failed.
+ * A fault that could not be recorded (queue full) is retried once the
+ * queue is half empty again.
+ */
+static bool rdma_fault_consumed(ExanetRdma *r, uint32_t id)
+{
+    if (id == RDMA_NO_FAULT) {
+        return r->fq_tail - r->fq_head <= r->fq_size / 2;
+    }
+    return (int32_t)(id - r->fq_head) < 0;
+}
+
+/*
+ * Replay what is held for the ranks in mask (vCPU thread, BQL): all of it
+ * (FQ_RESUME, context disabled), or only what waited for a consumed fault
+ * (FQ_HEAD advanced).
+ */
+static void rdma_fault_resume(ExanetRdma *r, uint32_t mask, bool consumed)
+{
+    RdmaTx *tx;
+
+    trace_exanet_rdma_fault_resume(r->node_id, mask, consumed, r->fq_head);
+    mask &= (1u << EXANET_RDMA_NUM_RANKS) - 1;
+    for (uint32_t i = 0; i < r->nheld;) {
+        RdmaHeld *hd = &r->held[i];
+
+        if (!(mask & (1u << hd->rank)) ||
+            (consumed && !rdma_fault_consumed(r, hd->id))) {
+            i++;
+            continue;
+        }
+        rdma_send_small(r, hd->dst, RD_ACK, &hd->a, sizeof(hd->a));
+        r->cnt[EXANET_RCNT_FAULT_REPLAYS]++;
+        rdma_held_drop(r, i);
+    }
+    QTAILQ_FOREACH(tx, &r->active, link) {
+        if (tx->held && (mask & (1u << tx->rank)) &&
+            (!consumed || rdma_fault_consumed(r, tx->held_id))) {
+            tx->held = false;
+            tx->want_pump = true;
+            r->cnt[EXANET_RCNT_FAULT_REPLAYS]++;
+        }
+    }
+    for (unsigned p = 0; p < EXANET_RDMA_PAGES; p++) {
+        for (unsigned c = 0; c < EXANET_RDMA_CHANS; c++) {
+            RdmaChan *ch = &r->page[p].ch[c];
+
+            if (ch->lcomp_pending && (mask & (1u << ch->rank)) &&
+                r->page[p].enabled &&
+                (!consumed || rdma_fault_consumed(r, ch->lcomp_id))) {
+                r->cnt[EXANET_RCNT_FAULT_REPLAYS]++;
+                if (rdma_chan_lcomp(ch)) {
+                    rdma_rank_event(r, ch->rank);
+                }
+            }
+        }
+    }
+    rdma_kick(r);
+}
+
+/* Software refused fault id: the transfer held on it ends in error. */
+static void rdma_fault_fail(ExanetRdma *r, uint32_t id)
+{
+    RdmaTx *tx, *next;
+
+    if (id == RDMA_NO_FAULT) {
+        return;
+    }
+    trace_exanet_rdma_fault_fail(r->node_id, id);
+    for (uint32_t i = 0; i < r->nheld; i++) {
+        RdmaHeld *hd = &r->held[i];
+        RdAckHdr a = hd->a;
+        uint32_t dst = hd->dst;
+        RdmaRx *x;
+
+        if (hd->id != id) {
+            continue;
+        }
+        rdma_held_drop(r, i);
+        r->cnt[EXANET_RCNT_FAULT_FAILS]++;
+        x = g_hash_table_lookup(r->rx, rx_key(dst, a.page, a.chan));
+        if (x && x->epoch == a.epoch && x->seq == a.seq && !x->complete) {
+            x->err = a.op == EXANET_RDMA_OP_READ ? EXANET_RDMA_E_LOCAL_FAULT
+                                                 : EXANET_RDMA_E_REMOTE_FAULT;
+        }
+        a.code = a.op == EXANET_RDMA_OP_READ ? EXANET_RDMA_E_LOCAL_FAULT
+                                             : EXANET_RDMA_E_REMOTE_FAULT;
+        rdma_send_small(r, dst, RD_ACK, &a, sizeof(a));
+        if (a.op == EXANET_RDMA_OP_READ) {
+            RdmaChan *ch = rdma_my_rchan(r, a.page, a.chan, a.seq, a.epoch);
+
+            if (ch && ch->rnode == dst) {
+                rdma_chan_complete(ch, EXANET_RDMA_E_LOCAL_FAULT);
+            }
+        }
+        return;
+    }
+    QTAILQ_FOREACH_SAFE(tx, &r->active, link, next) {
+        if (tx->held && tx->held_id == id) {
+            r->cnt[EXANET_RCNT_FAULT_FAILS]++;
+            rdma_tx_finish(tx, EXANET_RDMA_E_LOCAL_FAULT);
+            return;
+        }
+    }
+    for (unsigned p = 0; p < EXANET_RDMA_PAGES; p++) {
+        for (unsigned c = 0; c < EXANET_RDMA_CHANS; c++) {
+            RdmaChan *ch = &r->page[p].ch[c];
+
+            if (ch->lcomp_pending && ch->lcomp_id == id) {
+                ch->lcomp_pending = false;
+                r->cnt[EXANET_RCNT_FAULT_FAILS]++;
+                return;
+            }
+        }
+    }
+}
+
+/* Fault queue interrupt armed while entries wait: fire at once. */
+static void rdma_fq_arm(ExanetRdma *r, uint32_t val)
+{
+    if (exanet_irq_arm(r->ni, &r->fq_irq, val, "fault queue", 0) &&
+        r->fq_size && r->fq_head != r->fq_tail) {
+        exanet_irq_rank_event(r->ni, EXANET_IRQ_RANK_FAULT, &r->fq_irq);
+    }
+}
+
+/* ------------------------------------------------------------------ */
 /* Registers */
 
 bool exanet_rdma_ctrl_owns(hwaddr off)
@@ -1234,7 +1594,7 @@ uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off)
         case EXANET_CTX_PDID:
             return r->ctx_pdid[k];
         case EXANET_CTX_ENABLE:
-            return r->ctx_en[k];
+            return r->ctx_en[k] | (r->ctx_odp[k] ? EXANET_CTX_EN_ODP : 0);
         case EXANET_CTX_IRQ:
             return r->ctx_irq[k];
         case EXANET_CTX_STATUS:
@@ -1283,6 +1643,18 @@ uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off)
         return r->retx_us;
     case EXANET_REG_RDMA_WINDOW:
         return r->window;
+    case EXANET_REG_RDMA_FQ_BASE_LO:
+        return (uint32_t)r->fq_base;
+    case EXANET_REG_RDMA_FQ_BASE_HI:
+        return r->fq_base >> 32;
+    case EXANET_REG_RDMA_FQ_SIZE:
+        return r->fq_size;
+    case EXANET_REG_RDMA_FQ_HEAD:
+        return r->fq_head;
+    case EXANET_REG_RDMA_FQ_TAIL:
+        return r->fq_tail;
+    case EXANET_REG_RDMA_FQ_IRQ:
+        return r->fq_irq;
     }
     return 0;
 }
@@ -1299,8 +1671,13 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
             return;
         case EXANET_CTX_ENABLE:
             /* Synchronous: no DMA through the context after this returns. */
-            r->ctx_en[k] = val & 1;
+            r->ctx_en[k] = val & EXANET_CTX_EN_ON;
+            r->ctx_odp[k] = r->ctx_en[k] && (val & EXANET_CTX_EN_ODP);
             r->ctx_irq[k] = 0;
+            if (!r->ctx_odp[k]) {
+                /* Held blocks replay now and fail the old way. */
+                rdma_fault_resume(r, 1u << k, false);
+            }
             return;
         case EXANET_CTX_IRQ:
             exanet_irq_arm(r->ni, &r->ctx_irq[k], val, "rank", k);
@@ -1343,6 +1720,39 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
             if (val) {
                 r->window = MIN(val, EXANET_RDMA_MAX_WINDOW);
             }
+            return;
+        case EXANET_REG_RDMA_FQ_BASE_LO:
+            r->fq_base = deposit64(r->fq_base, 0, 32, val);
+            return;
+        case EXANET_REG_RDMA_FQ_BASE_HI:
+            r->fq_base = deposit64(r->fq_base, 32, 32, val);
+            return;
+        case EXANET_REG_RDMA_FQ_SIZE:
+            if (val && (!is_power_of_2(val) || val < EXANET_RDMA_FQ_MIN ||
+                        val > EXANET_RDMA_FQ_MAX)) {
+                EXANET_GUEST_ERR(exanet_err_rdma_fq_size,
+                                 "bad fault queue size %u", val);
+                val = 0;
+            }
+            r->fq_size = val;
+            r->fq_head = r->fq_tail = 0;
+            return;
+        case EXANET_REG_RDMA_FQ_HEAD:
+            /* Never past TAIL: a bogus value cannot fake free room. */
+            if (val - r->fq_head <= r->fq_tail - r->fq_head) {
+                r->fq_head = val;
+                /* Faults consumed: replay what waited for them. */
+                rdma_fault_resume(r, ~0u, true);
+            }
+            return;
+        case EXANET_REG_RDMA_FQ_IRQ:
+            rdma_fq_arm(r, val);
+            return;
+        case EXANET_REG_RDMA_FQ_RESUME:
+            rdma_fault_resume(r, val, false);
+            return;
+        case EXANET_REG_RDMA_FQ_FAIL:
+            rdma_fault_fail(r, val);
             return;
         }
     }
@@ -1506,6 +1916,10 @@ void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch)
     memset(r->ctx_pdid, 0, sizeof(r->ctx_pdid));
     memset(r->ctx_en, 0, sizeof(r->ctx_en));
     memset(r->ctx_irq, 0, sizeof(r->ctx_irq));
+    memset(r->ctx_odp, 0, sizeof(r->ctx_odp));
+    r->fq_base = 0;
+    r->fq_size = r->fq_head = r->fq_tail = r->fq_irq = 0;
+    r->nheld = 0;
     memset(r->cnt, 0, sizeof(r->cnt));
     r->retx_us = EXANET_RDMA_DEFAULT_RETX_US;
     r->window = EXANET_RDMA_DEFAULT_WINDOW;
@@ -1549,6 +1963,7 @@ void exanet_rdma_detach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx)
     if (rank < EXANET_RDMA_NUM_RANKS && r->ctx[rank] == ctx) {
         r->ctx[rank] = NULL;
         r->ctx_en[rank] = false;
+        r->ctx_odp[rank] = false;
         r->ctx_irq[rank] = 0;
     }
 }

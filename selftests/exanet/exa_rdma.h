@@ -35,8 +35,11 @@ static inline void *map_anon(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* 0, or negative errno; -ENODEV means "no RDMA on this node" (skip). */
-static inline int rnode_up(struct rnode *n, size_t len, int with_page)
+/*
+ * Open the device and map buf (len bytes, untouched) and the record page;
+ * 0, or negative errno; -ENODEV means "no RDMA on this node" (skip).
+ */
+static inline int rnode_open(struct rnode *n, size_t len)
 {
 	struct exanet_rdma_info info;
 	int err;
@@ -53,8 +56,16 @@ static inline int rnode_up(struct rnode *n, size_t len, int with_page)
 	n->len = len;
 	n->buf = map_anon(len);
 	n->rec = map_anon(4096);
-	if (!n->buf || !n->rec)
-		return -ENOMEM;
+	return n->buf && n->rec ? 0 : -ENOMEM;
+}
+
+/* 0, or negative errno; -ENODEV means "no RDMA on this node" (skip). */
+static inline int rnode_up(struct rnode *n, size_t len, int with_page)
+{
+	int err = rnode_open(n, len);
+
+	if (err)
+		return err;
 	err = exanet_reg_mr(n->dev, n->buf, len, 0, &n->mr);
 	if (!err)
 		err = exanet_reg_mr(n->dev, n->rec, 4096, 0, &n->mr_rec);

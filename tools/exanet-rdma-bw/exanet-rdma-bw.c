@@ -18,7 +18,10 @@
 #define MODE_READ 1
 #define MODE_BIDIR 2
 #define MODE_ITERS_EXACT 4	/* --iters given: exactly that many per size */
+#define MODE_ODP 8		/* on-demand (implicit) registrations on both sides */
+#define MODE_FRESH 16		/* with MODE_ODP: every transfer on memory never used */
 #define MAX_WINDOW 32
+#define FRESH_MAX_BYTES (1ul << 30)	/* per half of the buffer */
 
 struct opts {
 	int server, client, json, verbose;
@@ -30,6 +33,7 @@ struct opts {
 	unsigned int mode;
 	double timeout_s;
 	const char *device;
+	unsigned long reg_bytes;	/* --reg-time: registration cost only */
 };
 
 struct result {
@@ -37,6 +41,13 @@ struct result {
 	unsigned long iters;
 	double seconds, mbps, peer_mbps;
 	unsigned long errors;
+	double faults;			/* on-demand faults, both sides */
+};
+
+/* Exchanged after each size. */
+struct rt_report {
+	double mbps;
+	double faults;
 };
 
 static void usage(FILE *f)
@@ -60,6 +71,13 @@ static void usage(FILE *f)
 "  -W, --window N         transfers in flight, 1..%d (default 8)\n"
 "  -r, --read             RDMA read instead of write\n"
 "  -b, --bidir            both directions at once (osu_bibw)\n"
+"  -O, --odp              register on demand (implicit registration, nothing\n"
+"                         pinned); the warm-up transfers fault the buffers in\n"
+"  -F, --fresh            with --odp: every transfer uses memory the NI never\n"
+"                         touched (first-touch cost; needs --iters, uses\n"
+"                         (iters + warmup) x size bytes per side)\n"
+"  -R, --reg-time BYTES   no peer: time the registration of BYTES, pinned and\n"
+"                         on demand, and exit\n"
 "  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
 "  -t, --timeout SEC      per transfer / rendezvous timeout (default 30)\n"
 "  -j, --json             one JSON object on stdout\n"
@@ -82,6 +100,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "window", required_argument, NULL, 'W' },
 		{ "read", no_argument, NULL, 'r' },
 		{ "bidir", no_argument, NULL, 'b' },
+		{ "odp", no_argument, NULL, 'O' },
+		{ "fresh", no_argument, NULL, 'F' },
+		{ "reg-time", required_argument, NULL, 'R' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
@@ -100,7 +121,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->timeout_s = 30;
 	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
 	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
-	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbd:t:jvh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbOFR:d:t:jvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->server = 1; break;
 		case 'c': o->client = 1; break;
@@ -128,6 +149,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'r': o->mode |= MODE_READ; break;
 		case 'b': o->mode |= MODE_BIDIR; break;
+		case 'O': o->mode |= MODE_ODP; break;
+		case 'F': o->mode |= MODE_FRESH; break;
+		case 'R':
+			if (pp_parse_ulong(optarg, 4096, 1ul << 34, &o->reg_bytes))
+				return -1;
+			break;
 		case 'd': o->device = optarg; break;
 		case 't':
 			o->timeout_s = strtod(optarg, NULL);
@@ -140,8 +167,64 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		default: return -1;
 		}
 	}
+	if (o->reg_bytes)
+		return optind != argc || o->server || o->client ? -1 : 0;
 	if (optind != argc || o->server == o->client || (o->client && !o->host[0]))
 		return -1;
+	if ((o->mode & MODE_FRESH) &&
+	    (!(o->mode & MODE_ODP) || (o->client && !(o->mode & MODE_ITERS_EXACT))))
+		return -1;
+	return 0;
+}
+
+/*
+ * --reg-time: microseconds to register (and, for pinned memory, fault in
+ * and pin) bytes of fresh anonymous memory, pinned then on demand.
+ */
+static double reg_us(struct exanet_dev *dev, unsigned long bytes, uint32_t access)
+{
+	struct exanet_mr *mr;
+	int64_t t0, t1;
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int err;
+
+	if (p == MAP_FAILED)
+		return -1;
+	t0 = exanet_now_ns();
+	err = exanet_reg_mr(dev, p, bytes, access, &mr);
+	t1 = exanet_now_ns();
+	if (!err)
+		exanet_dereg_mr(mr);
+	munmap(p, bytes);
+	if (err) {
+		fprintf(stderr, TOOL ": register %lu bytes (access %#x): %s\n", bytes, access,
+			strerror(-err));
+		return -1;
+	}
+	return (t1 - t0) / 1e3;
+}
+
+static int reg_time(const struct opts *o)
+{
+	struct exanet_dev *dev;
+	double pinned, odp;
+	int err = exanet_open(o->device, &dev);
+
+	if (err) {
+		fprintf(stderr, TOOL ": open: %s\n", strerror(-err));
+		return 1;
+	}
+	pinned = reg_us(dev, o->reg_bytes, 0);
+	odp = reg_us(dev, o->reg_bytes, EXANET_MR_ON_DEMAND);
+	exanet_close(dev);
+	if (pinned < 0 || odp < 0)
+		return 1;
+	if (o->json)
+		printf("{\"tool\":\"%s\",\"reg_bytes\":%lu,\"reg_us_pinned\":%.1f,"
+		       "\"reg_us_odp\":%.1f}\n", TOOL, o->reg_bytes, pinned, odp);
+	else
+		printf("register %lu bytes: pinned %.1f us, on demand %.1f us\n", o->reg_bytes,
+		       pinned, odp);
 	return 0;
 }
 
@@ -150,8 +233,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
  * memory (rt->notif[slot]).  Returns errors (transfers that failed).
  */
 static long run_transfers(struct rt_ctx *rt, const struct opts *o, unsigned int size,
-			  unsigned long n, int64_t timeout_ns, int *first_err)
+			  unsigned long n, int64_t timeout_ns, int *first_err,
+			  unsigned long *seq)
 {
+	unsigned long nslots = (o->mode & MODE_FRESH) ? rt->buflen / size : 1;
 	int rd = o->mode & MODE_READ;
 	unsigned int base = rd ? EXANET_RDMA_RCHAN(0) : EXANET_RDMA_WCHAN(0);
 	unsigned long posted = 0, done = 0;
@@ -163,18 +248,23 @@ static long run_transfers(struct rt_ctx *rt, const struct opts *o, unsigned int 
 		while (posted < n && inflight < o->window) {
 			unsigned int k = (head + inflight) % o->window;
 			unsigned int slot = base + k;
+			/* fresh: transfer i uses slot i of each half, never reused */
+			size_t off = (size_t)((*seq)++ % nslots) * size;
+			struct exanet_raddr peer = rt->peer_buf;
 			int ret;
 
+			exanet_raddr_add(&peer, off);
 			op.lcomp = &rt->notif[slot];
 			op.tag = posted;
 			do {
 				if (rd)
 					ret = exanet_rdma_post_read_on(rt->rdma, slot,
-								      rt->buf + rt->buflen,
-								      &rt->peer_buf, size, &op);
+								      rt->buf + rt->buflen + off,
+								      &peer, size, &op);
 				else
-					ret = exanet_rdma_post_write_on(rt->rdma, slot, rt->buf,
-								       &rt->peer_buf, size, &op);
+					ret = exanet_rdma_post_write_on(rt->rdma, slot,
+								       rt->buf + off, &peer,
+								       size, &op);
 			} while (ret == -EBUSY);
 			if (ret < 0) {
 				if (!*first_err)
@@ -230,6 +320,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return PP_EXIT_USAGE;
 	}
+	if (o.reg_bytes)
+		return reg_time(&o);
 	timeout_ns = (int64_t)(o.timeout_s * 1e9);
 
 	if (o.server) {
@@ -273,7 +365,19 @@ int main(int argc, char **argv)
 	}
 
 	memset(&mine, 0, sizeof(mine));
-	err = rt_setup(&rt, o.device, maxsize);
+	if (o.mode & MODE_FRESH) {
+		/* one slot per transfer, both halves (o.sizes: one size) */
+		unsigned long bytes = (unsigned long)maxsize * (o.iters + o.warmup);
+
+		if (o.nsizes != 1 || bytes > FRESH_MAX_BYTES) {
+			fprintf(stderr, TOOL ": --fresh: one size, (iters + warmup) x size <= %lu\n",
+				FRESH_MAX_BYTES);
+			return 1;
+		}
+		err = rt_setup(&rt, o.device, bytes, 1);
+	} else {
+		err = rt_setup(&rt, o.device, maxsize, !!(o.mode & MODE_ODP));
+	}
 	if (!err)
 		rt_hello_fill(&rt, &mine);
 	mine.magic = RT_MAGIC;
@@ -305,6 +409,9 @@ int main(int argc, char **argv)
 		unsigned long n = (o.mode & MODE_ITERS_EXACT) ? o.iters : rt_iters_for(size, o.iters);
 		int64_t t0, t1;
 		long e = 0;
+		unsigned long seq = 0;
+		long long f0, f1;
+		struct rt_report my = { 0 }, pr = { 0 };
 		double my_mbps = 0, peer_mbps = 0;
 
 		if (barrier(fd, o.timeout_s)) {
@@ -313,21 +420,42 @@ int main(int argc, char **argv)
 		}
 		t0 = t1 = 0;
 		if (active) {
+			if ((o.mode & MODE_FRESH) && !(o.mode & MODE_READ))
+				/* written by the CPU, never seen by the NI */
+				memset(rt.buf, 0x5a, rt.buflen);
 			if (o.warmup)
-				e = run_transfers(&rt, &o, size, o.warmup, timeout_ns, &first_err);
+				e = run_transfers(&rt, &o, size, o.warmup, timeout_ns, &first_err,
+						  &seq);
+		}
+		/* faults of the timed part only, on both sides */
+		if (barrier(fd, o.timeout_s * 20)) {
+			fprintf(stderr, TOOL ": peer went away\n");
+			return 1;
+		}
+		f0 = rt_odp_faults(&rt);
+		if (active) {
 			t0 = exanet_now_ns();
 			if (e >= 0)
-				e += run_transfers(&rt, &o, size, n, timeout_ns, &first_err);
+				e += run_transfers(&rt, &o, size, n, timeout_ns, &first_err, &seq);
 			t1 = exanet_now_ns();
 			if (e >= 0 && t1 > t0)
 				my_mbps = (double)size * n / ((double)(t1 - t0) / 1e9) / 1e6;
 		}
-		/* exchange results */
-		if (pp_write_full(fd, &my_mbps, sizeof(my_mbps), o.timeout_s * 20) ||
-		    pp_read_full(fd, &peer_mbps, sizeof(peer_mbps), o.timeout_s * 20)) {
+		/* exchange results (the passive side's faults come with them) */
+		if (barrier(fd, o.timeout_s * 20)) {
 			fprintf(stderr, TOOL ": peer went away\n");
 			return 1;
 		}
+		f1 = rt_odp_faults(&rt);
+		my.mbps = my_mbps;
+		my.faults = f0 >= 0 && f1 >= f0 ? (double)(f1 - f0) : 0;
+		if (pp_write_full(fd, &my, sizeof(my), o.timeout_s * 20) ||
+		    pp_read_full(fd, &pr, sizeof(pr), o.timeout_s * 20)) {
+			fprintf(stderr, TOOL ": peer went away\n");
+			return 1;
+		}
+		peer_mbps = pr.mbps;
+		res[i].faults = my.faults + pr.faults;
 		res[i].size = size;
 		res[i].iters = n;
 		res[i].seconds = (t1 - t0) / 1e9;
@@ -349,14 +477,19 @@ int main(int argc, char **argv)
 
 		if (o.client && o.json) {
 			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"bidir\":%s,\"window\":%u,"
+			       "\"odp\":%s,\"fresh\":%s,"
 			       "\"local_node\":%u,\"peer_node\":%u,\"results\":[",
 			       TOOL, op, bidir ? "true" : "false", o.window,
+			       (o.mode & MODE_ODP) ? "true" : "false",
+			       (o.mode & MODE_FRESH) ? "true" : "false",
 			       rt.mr_buf->node, rt.peer_node);
 			for (i = 0; i < nres; i++)
 				printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"MBps\":%.2f,"
-				       "\"errors\":%lu}", i ? "," : "", res[i].size, res[i].iters,
+				       "\"errors\":%lu,\"faults\":%.0f,\"faults_per_s\":%.1f}",
+				       i ? "," : "", res[i].size, res[i].iters,
 				       res[i].seconds, res[i].mbps + (bidir ? res[i].peer_mbps : 0),
-				       res[i].errors);
+				       res[i].errors, res[i].faults,
+				       res[i].seconds > 0 ? res[i].faults / res[i].seconds : 0);
 			printf("],\"status\":\"%s\"}\n", first_err ? strerror(-first_err) : "ok");
 		} else if (o.client) {
 			printf("# " TOOL ": RDMA %s%s, node %u -> node %u, window %u\n", op,

@@ -43,6 +43,7 @@ struct rt_ctx {
 	struct exanet_rdma *rdma;
 	uint8_t *buf;			/* 2 * buflen: [send | receive] */
 	size_t buflen;
+	int odp;			/* on demand: implicit registration, nothing pinned */
 	struct exanet_rdma_notif *notif;	/* RT_NOTIF_SLOTS records */
 	struct exanet_mr *mr_buf, *mr_notif;
 	struct exanet_raddr peer_buf, peer_notif;
@@ -70,12 +71,18 @@ static inline int rt_parse_sizes(const char *s, unsigned int *sizes, unsigned in
 	return pp_parse_sizes(s, RT_MAX_SIZE, sizes, n);
 }
 
-static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen)
+/*
+ * odp: the buffers are registered on demand (the implicit registration),
+ * neither populated nor written: the NI faults them in (first touch).
+ */
+static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen, int odp)
 {
+	int pop = odp ? 0 : MAP_POPULATE;
 	int err;
 
 	memset(c, 0, sizeof(*c));
 	c->buflen = buflen;
+	c->odp = odp;
 	err = exanet_open(device, &c->dev);
 	if (err) {
 		fprintf(stderr, "open %s: %s\n", device ? device : EXANET_DEFAULT_DEVICE,
@@ -83,17 +90,22 @@ static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen)
 		return err;
 	}
 	c->buf = mmap(NULL, 2 * buflen, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		      MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
 	c->notif = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+			MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
 	if (c->buf == MAP_FAILED || c->notif == MAP_FAILED) {
 		fprintf(stderr, "mmap: %s\n", strerror(errno));
 		return -ENOMEM;
 	}
-	memset(c->buf, 0x5a, 2 * buflen);
-	err = exanet_reg_mr(c->dev, c->buf, 2 * buflen, 0, &c->mr_buf);
-	if (!err)
-		err = exanet_reg_mr(c->dev, c->notif, 4096, 0, &c->mr_notif);
+	if (odp) {
+		err = exanet_reg_mr_implicit(c->dev, 0, &c->mr_buf);
+		c->mr_notif = c->mr_buf;
+	} else {
+		memset(c->buf, 0x5a, 2 * buflen);
+		err = exanet_reg_mr(c->dev, c->buf, 2 * buflen, 0, &c->mr_buf);
+		if (!err)
+			err = exanet_reg_mr(c->dev, c->notif, 4096, 0, &c->mr_notif);
+	}
 	if (err) {
 		size_t total = ((2 * buflen + 4095) & ~(size_t)4095) + 4096;
 		struct rlimit rl;
@@ -149,6 +161,23 @@ static inline int rt_hello_take(struct rt_ctx *c, const struct rt_hello *h)
 		return -EPROTO;
 	c->peer_node = h->node;
 	return 0;
+}
+
+/* On-demand faults resolved so far for our rank (sysfs rdma_odp), or -1. */
+static inline long long rt_odp_faults(const struct rt_ctx *c)
+{
+	char line[256];
+	unsigned int r;
+	long long f, v = -1;
+	FILE *fp = fopen("/sys/class/exanet/exanet0/rdma_odp", "re");
+
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "rank %u faults %lld", &r, &f) == 2 && r == c->mr_buf->rank)
+			v = f;
+	fclose(fp);
+	return v;
 }
 
 /* Default iteration count for a transfer size: about 32 MiB per size. */

@@ -32,7 +32,7 @@ extern "C" {
 #endif
 
 #define LIBEXANET_VERSION_MAJOR 1
-#define LIBEXANET_VERSION_MINOR 1
+#define LIBEXANET_VERSION_MINOR 2
 
 #define EXANET_DEFAULT_DEVICE "/dev/exanet0"
 
@@ -254,11 +254,22 @@ int exanet_rdma_query(struct exanet_dev *dev, struct exanet_rdma_info *info);
 
 /* Register [addr, addr + len): pins the pages (RLIMIT_MEMLOCK, -ENOMEM),
  * the memory must be writable (-EFAULT otherwise).  access: EXANET_MR_*
- * (0 = all).  The first registration also gives the process its rank
- * (-EBUSY if all ranks of the node are taken, -ENODEV without RDMA
- * contexts / IOMMU). */
+ * (access bits 0 = all).  The first registration also gives the process
+ * its rank (-EBUSY if all ranks of the node are taken, -ENODEV without RDMA
+ * contexts / IOMMU).
+ * With EXANET_MR_ON_DEMAND (1.2): nothing is pinned or charged to
+ * RLIMIT_MEMLOCK, the memory need not exist yet; the NI faults pages in as
+ * transfers touch them (a transfer touching memory the process may not
+ * access ends with EXANET_RDMA_E_LOCAL_FAULT / _REMOTE_FAULT, errno
+ * -EPERM / -ENXIO).  -EOPNOTSUPP when the NI has no interrupts (older
+ * NIs); -EINVAL from drivers before 1.2. */
 int exanet_reg_mr(struct exanet_dev *dev, void *addr, size_t len,
 		  uint32_t access, struct exanet_mr **mrp);
+/* 1.2: the implicit on-demand registration: every address of the process
+ * is a valid RDMA source / target (exanet_mr_raddr() accepts any pointer).
+ * Same as exanet_reg_mr(dev, NULL, 0, access | EXANET_MR_ON_DEMAND, mrp). */
+int exanet_reg_mr_implicit(struct exanet_dev *dev, uint32_t access,
+			   struct exanet_mr **mrp);
 /* Unmap from the NI (in-flight transfers on it fail cleanly), unpin, free. */
 int exanet_dereg_mr(struct exanet_mr *mr);
 

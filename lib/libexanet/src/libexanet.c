@@ -1024,7 +1024,11 @@ EXPORT int exanet_reg_mr(struct exanet_dev *dev, void *addr, size_t len,
 	if (!dev || !mrp)
 		return -EINVAL;
 	*mrp = NULL;
-	if (!addr || !len || (access & ~(uint32_t)EXANET_MR_ACCESS_MASK))
+	if (access & ~(uint32_t)EXANET_MR_FLAGS_MASK)
+		return -EINVAL;
+	/* addr NULL and len 0 on demand: the implicit registration */
+	if ((!addr || !len) &&
+	    (addr || len || !(access & EXANET_MR_ON_DEMAND)))
 		return -EINVAL;
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
@@ -1038,16 +1042,24 @@ EXPORT int exanet_reg_mr(struct exanet_dev *dev, void *addr, size_t len,
 		return err;
 	}
 	mr->addr = addr;
-	mr->len = len;
+	/* implicit: every address below 2^47 (x86-64 user space) */
+	mr->len = len ? len : (size_t)1 << 47;
 	mr->handle = req.handle;
 	mr->node = req.node_id;
 	mr->rank = req.rank;
-	mr->access = access ? access : EXANET_MR_ACCESS_MASK;
+	mr->access = access & EXANET_MR_ACCESS_MASK ? access :
+		     access | EXANET_MR_ACCESS_MASK;
 	mr->dev = dev;
 	mr->next = dev->mrs;
 	dev->mrs = mr;
 	*mrp = mr;
 	return 0;
+}
+
+EXPORT int exanet_reg_mr_implicit(struct exanet_dev *dev, uint32_t access,
+				  struct exanet_mr **mrp)
+{
+	return exanet_reg_mr(dev, NULL, 0, access | EXANET_MR_ON_DEMAND, mrp);
 }
 
 EXPORT int exanet_dereg_mr(struct exanet_mr *mr)
@@ -1171,6 +1183,8 @@ EXPORT int exanet_rdma_error_errno(unsigned int error)
 	case EXANET_RDMA_E_TIMEOUT:	return -ETIMEDOUT;
 	case EXANET_RDMA_E_NOTIFY_DMA:	return -EBADMSG;
 	case EXANET_RDMA_E_ABORTED:	return -ECANCELED;
+	case EXANET_RDMA_E_REMOTE_FAULT: return -ENXIO;
+	case EXANET_RDMA_E_LOCAL_FAULT:	return -EPERM;
 	default:			return -EIO;
 	}
 }
@@ -1181,6 +1195,7 @@ EXPORT const char *exanet_rdma_error_str(unsigned int error)
 		"none", "bad descriptor", "no route", "PDID mismatch",
 		"remote context absent/disabled", "remote DMA fault",
 		"local DMA fault", "timeout", "notification DMA fault", "aborted",
+		"remote on-demand fault refused", "local on-demand fault refused",
 	};
 
 	return error < sizeof(names) / sizeof(names[0]) ? names[error] : "unknown";

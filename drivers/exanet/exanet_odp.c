@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ExaNet NI driver: RDMA without page pinning (on-demand paging).
+ *
+ * An on-demand registration (EXANET_MR_ON_DEMAND, or the implicit one that
+ * covers the whole address space) pins nothing and charges nothing to
+ * RLIMIT_MEMLOCK.  Its pages are mapped in the rank's IOMMU domain (IOVA ==
+ * user VA) only when the NI faults on them:
+ *
+ *  1. A DMA of a rank in on-demand mode (EXANET_CTX_EN_ODP) fails
+ *     translation: the NI writes a struct exanet_rdma_fault into the fault
+ *     queue (host memory, set up at probe), raises the fault interrupt and
+ *     holds the block (source read) or answers it "retry later"
+ *     (destination / notification write at the target).
+ *  2. The interrupt handler queues fault_work.  The worker (process
+ *     context) finds the registration of the rank's owner that covers the
+ *     address, faults the pages in through the owner's mm with
+ *     hmm_range_fault() under mmap_read_lock (mmget_not_zero() first: a
+ *     dying process gets an error), honouring the VMA permissions (a write
+ *     to read-only memory, PROT_NONE or an unmapped address fails), and
+ *     maps them under the context's notifier lock after
+ *     mmu_interval_read_retry() said that no invalidation ran meanwhile.
+ *  3. It writes FQ_FAIL for refused faults (the transfer ends in
+ *     EXANET_RDMA_E_LOCAL_FAULT / _REMOTE_FAULT), then moves FQ_HEAD past
+ *     the entries it handled: the NI replays the blocks that waited for
+ *     them through its reliable transport (and only those: a block whose
+ *     fault is still queued stays held, so a burst of faults does not
+ *     turn into a burst of replays that fault again).
+ *
+ * Invalidation: every on-demand registration has an mmu_interval_notifier.
+ * Its invalidate callback, called by the kernel before it frees, migrates,
+ * swaps out or copies-on-write pages of the range, unmaps them from the
+ * IOMMU domain and flushes the IOTLB before returning, so the NI can no
+ * longer reach them: its next access faults again and gets the new page.
+ *
+ * Locking: ef->mr_lock (the registrations; held by the worker while it
+ * resolves a fault, so deregistration and close wait for it) ->
+ * mmap_lock -> ctx->odp.lock (the notifier lock: the on-demand pages and
+ * their IOMMU mappings; taken by the invalidate callbacks, so nothing
+ * under it may sleep in reclaim: GFP_NOWAIT, iommu_map_atomic()).  The
+ * worker takes exanet_ctx_lock -> ef->mr_lock to reach the owner, and
+ * edev->lock alone for the fault queue registers.
+ *
+ * Lifetime: close takes mr_lock (waits for the worker), removes the
+ * notifiers (waits for running invalidations), unmaps; device removal
+ * resets the NI (no more fault entries), frees the vectors, then cancels
+ * the worker before freeing the queue.  Pages mapped on demand are never
+ * pinned: an invalidation is the only way the kernel takes them back, and
+ * it unmaps them first.
+ */
+
+#include <linux/hmm.h>
+#include <linux/iommu.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "exanet_drv.h"
+
+static unsigned int fault_queue_entries = 4096;
+module_param(fault_queue_entries, uint, 0444);
+MODULE_PARM_DESC(fault_queue_entries,
+		 "On-demand paging fault queue entries, power of two 16..65536 (default 4096)");
+
+/*
+ * Pages faulted in per fault entry: the access (at most one block) and
+ * what follows it in the same VMA and registration, up to this many pages
+ * (transfers are sequential: the next blocks would fault right after).
+ */
+#define EXANET_ODP_MAX_PAGES	64
+/* Fault entries the worker copies per round. */
+#define EXANET_ODP_BATCH	32
+
+/* ------------------------------------------------------------ mapping */
+
+void exanet_odp_ctx_init(struct exanet_ctx *ctx)
+{
+	struct exanet_odp_space *odp = &ctx->odp;
+
+	mutex_init(&odp->lock);
+	xa_init(&odp->pages);
+	odp->mapped = 0;
+	odp->pinning = 0;
+	atomic64_set(&odp->faults, 0);
+	atomic64_set(&odp->refused, 0);
+	atomic64_set(&odp->replays, 0);
+	atomic64_set(&odp->invalidations, 0);
+	atomic64_set(&odp->unmapped, 0);
+}
+
+/* odp->lock held: unmap the on-demand pages of [start, end), flush. */
+static unsigned long exanet_odp_unmap(struct exanet_ctx *ctx,
+				      unsigned long start, unsigned long end)
+{
+	struct exanet_odp_space *odp = &ctx->odp;
+	struct iommu_iotlb_gather gather;
+	unsigned long idx, n = 0;
+	void *entry;
+
+	lockdep_assert_held(&odp->lock);
+	if (start >= end || !odp->mapped)
+		return 0;
+	iommu_iotlb_gather_init(&gather);
+	xa_for_each_range(&odp->pages, idx, entry, start >> PAGE_SHIFT,
+			  (end - 1) >> PAGE_SHIFT) {
+		iommu_unmap_fast(ctx->ios.domain, idx << PAGE_SHIFT, PAGE_SIZE,
+				 &gather);
+		xa_erase(&odp->pages, idx);
+		odp->mapped--;
+		n++;
+	}
+	if (n)
+		iommu_iotlb_sync(ctx->ios.domain, &gather);
+	return n;
+}
+
+/* The rank's owner closed (nothing DMAs through it): drop every mapping. */
+void exanet_odp_ctx_release(struct exanet_ctx *ctx)
+{
+	mutex_lock(&ctx->odp.lock);
+	exanet_odp_unmap(ctx, 0, ULONG_MAX & PAGE_MASK);
+	WARN_ON(ctx->odp.mapped);
+	xa_destroy(&ctx->odp.pages);
+	mutex_unlock(&ctx->odp.lock);
+}
+
+/*
+ * A pinned registration of [start, end) is about to be mapped in the same
+ * domain: on-demand mappings there go, and none come back until
+ * exanet_odp_pin_end() (faults meanwhile are simply replayed).
+ */
+void exanet_odp_pin_begin(struct exanet_ctx *ctx, unsigned long start,
+			  unsigned long end)
+{
+	mutex_lock(&ctx->odp.lock);
+	ctx->odp.pinning++;
+	exanet_odp_unmap(ctx, start, end);
+	mutex_unlock(&ctx->odp.lock);
+}
+
+void exanet_odp_pin_end(struct exanet_ctx *ctx)
+{
+	mutex_lock(&ctx->odp.lock);
+	ctx->odp.pinning--;
+	mutex_unlock(&ctx->odp.lock);
+}
+
+/*
+ * odp->lock held, pfns fresh (mmu_interval_read_retry() said so): map the
+ * pages of [start, start + n pages).  A page mapped by a pinned
+ * registration stays as it is; an on-demand page mapped read-only is
+ * remapped when it has become writable.
+ */
+static int exanet_odp_map(struct exanet_ctx *ctx, unsigned long start,
+			  const unsigned long *pfns, unsigned long n)
+{
+	struct exanet_odp_space *odp = &ctx->odp;
+	struct iommu_domain *dom = ctx->ios.domain;
+	unsigned long i;
+	int ret;
+
+	lockdep_assert_held(&odp->lock);
+	if (odp->pinning)
+		return 0;	/* replayed; faults again after the pinning */
+	for (i = 0; i < n; i++) {
+		unsigned long va = start + (i << PAGE_SHIFT);
+		unsigned long idx = va >> PAGE_SHIFT;
+		int prot = IOMMU_READ |
+			   ((pfns[i] & HMM_PFN_WRITE) ? IOMMU_WRITE : 0);
+		void *old = xa_load(&odp->pages, idx);
+
+		if (old) {
+			if ((xa_to_value(old) & prot) == prot)
+				continue;
+			/* Became writable (COW broken): map it again. */
+			iommu_unmap(dom, va, PAGE_SIZE);
+			xa_erase(&odp->pages, idx);
+			odp->mapped--;
+		} else if (iommu_iova_to_phys(dom, va)) {
+			continue;	/* a pinned registration's page */
+		}
+		ret = xa_err(xa_store(&odp->pages, idx, xa_mk_value(prot),
+				      GFP_NOWAIT | __GFP_NOWARN));
+		if (ret)
+			return ret;
+		ret = iommu_map_atomic(dom, va,
+				       page_to_phys(hmm_pfn_to_page(pfns[i])),
+				       PAGE_SIZE, prot);
+		if (ret) {
+			xa_erase(&odp->pages, idx);
+			return ret;
+		}
+		odp->mapped++;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- registration */
+
+static bool exanet_odp_invalidate(struct mmu_interval_notifier *mni,
+				  const struct mmu_notifier_range *range,
+				  unsigned long cur_seq)
+{
+	struct exanet_mr *mr = container_of(mni, struct exanet_mr, notifier);
+	struct exanet_odp_space *odp = &mr->ctx->odp;
+	unsigned long n;
+
+	if (mmu_notifier_range_blockable(range))
+		mutex_lock(&odp->lock);
+	else if (!mutex_trylock(&odp->lock))
+		return false;
+	mmu_interval_set_seq(mni, cur_seq);
+	n = exanet_odp_unmap(mr->ctx, max(range->start, mr->start),
+			     min(range->end, mr->end));
+	mutex_unlock(&odp->lock);
+	if (n) {
+		atomic64_inc(&odp->invalidations);
+		atomic64_add(n, &odp->unmapped);
+	}
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops exanet_odp_mni_ops = {
+	.invalidate = exanet_odp_invalidate,
+};
+
+/* Before mr_lock (lock order): the rank reports faults from now on. */
+int exanet_odp_ctx_enable(struct exanet_file *ef)
+{
+	struct exanet_dev *edev = ef->edev;
+	struct exanet_ctx *ctx = ef->ctx;
+	int ret = 0;
+
+	if (!READ_ONCE(edev->fq_cpu)) {
+		dev_dbg(&edev->dev, "reg_mr: on demand needs the NI's fault queue (interrupts)\n");
+		return -EOPNOTSUPP;
+	}
+	mutex_lock(&edev->lock);
+	mutex_lock(&exanet_ctx_lock);
+	if (edev->dead || ctx->removing || ctx->owner != ef)
+		ret = -ENODEV;
+	else
+		exanet_wr(edev, EXANET_REG_CTX_BASE(ctx->rank) + EXANET_CTX_ENABLE,
+			  EXANET_CTX_EN_ON | EXANET_CTX_EN_ODP);
+	mutex_unlock(&exanet_ctx_lock);
+	mutex_unlock(&edev->lock);
+	if (ret)
+		dev_dbg(&edev->dev, "reg_mr: on demand: rank unusable\n");
+	return ret;
+}
+
+/*
+ * EXANET_IOC_REG_MR with EXANET_MR_ON_DEMAND, mr_lock held, the file's
+ * rank in on-demand mode (exanet_odp_ctx_enable()).  Fills mr (ctx and
+ * access set by the caller).
+ */
+int exanet_odp_reg(struct exanet_file *ef, struct exanet_mr *mr,
+		   struct exanet_reg_mr *req)
+{
+	struct exanet_dev *edev = ef->edev;
+	unsigned long limit = min_t(unsigned long, TASK_SIZE_MAX,
+				    1UL << EXANET_RDMA_VA_BITS) & PAGE_MASK;
+	int ret;
+
+	if (!req->addr && !req->len) {
+		mr->start = 0;		/* implicit: the whole address space */
+		mr->end = limit;
+	} else {
+		if (!req->len || req->addr + req->len < req->addr ||
+		    req->addr + req->len > limit) {
+			dev_dbg(&edev->dev, "reg_mr: on demand: bad range %#llx+%#llx\n",
+				req->addr, req->len);
+			return -EINVAL;
+		}
+		mr->start = req->addr & PAGE_MASK;
+		mr->end = PAGE_ALIGN(req->addr + req->len);
+	}
+	lockdep_assert_held(&ef->mr_lock);
+	mr->odp = true;
+	/* current->mm == ef->mm (checked by the ioctl entry): alive. */
+	ret = mmu_interval_notifier_insert(&mr->notifier, current->mm,
+					   mr->start, mr->end - mr->start,
+					   &exanet_odp_mni_ops);
+	if (ret) {
+		dev_dbg(&edev->dev, "reg_mr: on demand: notifier (%d)\n", ret);
+		mr->odp = false;
+	}
+	return ret;
+}
+
+/* Deregistration (no fault worker uses mr any more): unmap, forget. */
+void exanet_odp_dereg(struct exanet_mr *mr)
+{
+	struct exanet_ctx *ctx = mr->ctx;
+
+	if (!mr->odp)
+		return;
+	/* Waits for invalidate callbacks that still run. */
+	mmu_interval_notifier_remove(&mr->notifier);
+	mutex_lock(&ctx->odp.lock);
+	exanet_odp_unmap(ctx, mr->start, mr->end);
+	mutex_unlock(&ctx->odp.lock);
+	mr->odp = false;
+}
+
+/* ------------------------------------------------------- fault worker */
+
+/*
+ * Every page of [start, end) mapped on demand with prot (at least): an
+ * earlier fault mapped it, typically by prefetching (the NI reports every
+ * block of a window that hit the same unmapped range).
+ */
+static bool exanet_odp_mapped(struct exanet_ctx *ctx, unsigned long start,
+			      unsigned long end, int prot)
+{
+	unsigned long idx;
+	bool ret = true;
+
+	mutex_lock(&ctx->odp.lock);
+	for (idx = start >> PAGE_SHIFT; ret && idx < end >> PAGE_SHIFT; idx++) {
+		void *e = xa_load(&ctx->odp.pages, idx);
+
+		ret = e && (xa_to_value(e) & prot) == prot;
+	}
+	mutex_unlock(&ctx->odp.lock);
+	return ret;
+}
+
+/*
+ * Fault in [va, va + len) of mr's process and map it.  mr_lock held (mr
+ * stays).  0, or -EFAULT (not mapped / PROT_NONE / not a user page),
+ * -EPERM (write to read-only memory), -ESRCH (the process is exiting),
+ * -EBUSY (invalidations kept racing with us), -ENOMEM.
+ */
+static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
+			      bool write)
+{
+	unsigned long pfns[EXANET_ODP_MAX_PAGES];
+	unsigned long start = va & PAGE_MASK, end = PAGE_ALIGN(va + len);
+	unsigned long need = end;
+	struct mm_struct *mm = mr->notifier.mm;
+	struct vm_area_struct *vma;
+	struct hmm_range range = {
+		.notifier = &mr->notifier,
+		.start = start,
+		.end = end,
+		.hmm_pfns = pfns,
+		.default_flags = HMM_PFN_REQ_FAULT |
+				 (write ? HMM_PFN_REQ_WRITE : 0),
+	};
+	unsigned long timeout;
+	int ret;
+
+	if (end - start > (EXANET_ODP_MAX_PAGES << PAGE_SHIFT))
+		return -EINVAL;
+	if (exanet_odp_mapped(mr->ctx, start, end,
+			      IOMMU_READ | (write ? IOMMU_WRITE : 0)))
+		return 0;
+	if (!mmget_not_zero(mm))
+		return -ESRCH;
+	timeout = jiffies + msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
+	for (;;) {
+		if (time_after(jiffies, timeout)) {
+			ret = -EBUSY;
+			break;
+		}
+		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
+		mmap_read_lock(mm);
+		/* Prefetch within the VMA of the access, if it has one. */
+		vma = vma_lookup(mm, start);
+		end = need;
+		if (vma && vma->vm_end >= need)
+			end = min3(vma->vm_end, mr->end,
+				   start + (EXANET_ODP_MAX_PAGES << PAGE_SHIFT));
+		range.end = end;
+		ret = hmm_range_fault(&range);
+		mmap_read_unlock(mm);
+		if (ret == -EBUSY)
+			continue;
+		if (ret)
+			break;
+		mutex_lock(&mr->ctx->odp.lock);
+		if (mmu_interval_read_retry(&mr->notifier, range.notifier_seq)) {
+			mutex_unlock(&mr->ctx->odp.lock);
+			continue;
+		}
+		ret = exanet_odp_map(mr->ctx, start, pfns,
+				     (end - start) >> PAGE_SHIFT);
+		mutex_unlock(&mr->ctx->odp.lock);
+		break;
+	}
+	mmput(mm);
+	return ret;
+}
+
+/* The access right a fault needs: who reads or writes the memory. */
+static u32 exanet_odp_need(const struct exanet_rdma_fault *f)
+{
+	bool local = f->op != EXANET_RDMA_OP_READ;	/* we initiated a write */
+
+	switch (f->kind) {
+	case EXANET_FAULT_K_SRC:	/* our write's source, or a peer reads */
+		return local ? EXANET_MR_ACCESS_MASK : EXANET_MR_REMOTE_READ;
+	case EXANET_FAULT_K_DST:	/* a peer writes, or our read lands */
+	case EXANET_FAULT_K_NOTIFY:
+		return local ? EXANET_MR_REMOTE_WRITE : EXANET_MR_LOCAL_WRITE;
+	default:			/* our completion record */
+		return EXANET_MR_LOCAL_WRITE;
+	}
+}
+
+/* The on-demand registration of ef covering the access, mr_lock held. */
+static struct exanet_mr *exanet_odp_find(struct exanet_file *ef, u64 va,
+					 u32 len, u32 need)
+{
+	struct exanet_mr *mr;
+	unsigned long h;
+
+	lockdep_assert_held(&ef->mr_lock);
+	xa_for_each(&ef->mrs, h, mr)
+		if (mr->odp && va >= mr->start && va + len <= mr->end &&
+		    (mr->access & need))
+			return mr;
+	return NULL;
+}
+
+/* One fault entry: 0 = resolved (replay), else refused (error). */
+static int exanet_odp_fault(struct exanet_dev *edev,
+			    const struct exanet_rdma_fault *f)
+{
+	u64 va = f->va;
+	u32 len = f->len;
+	bool write = f->access == EXANET_FAULT_WRITE;
+	struct exanet_file *ef;
+	struct exanet_ctx *ctx;
+	struct exanet_mr *mr;
+	int ret;
+
+	if (f->rank >= EXANET_RDMA_NUM_RANKS || !len ||
+	    len > EXANET_RDMA_BLOCK_SIZE || va >= (1ULL << EXANET_RDMA_VA_BITS) ||
+	    va + len > (1ULL << EXANET_RDMA_VA_BITS)) {
+		dev_dbg(&edev->dev, "fault: malformed entry (rank %u va %#llx len %u)\n",
+			f->rank, va, len);
+		return -EINVAL;
+	}
+	ctx = &exanet_ctxs[f->rank];
+	mutex_lock(&exanet_ctx_lock);
+	ef = ctx->owner;
+	if (!ef || ef->edev != edev) {
+		mutex_unlock(&exanet_ctx_lock);
+		dev_dbg(&edev->dev, "fault: rank %u has no owner\n", f->rank);
+		return -ENOENT;
+	}
+	/* Close takes mr_lock before it lets go of the rank: ef stays. */
+	mutex_lock(&ef->mr_lock);
+	mutex_unlock(&exanet_ctx_lock);
+	mr = exanet_odp_find(ef, va, len, exanet_odp_need(f));
+	if (!mr)
+		ret = -EFAULT;
+	else
+		ret = exanet_odp_resolve(mr, va, len, write);
+	mutex_unlock(&ef->mr_lock);
+	if (ret) {
+		atomic64_inc(&ctx->odp.refused);
+		dev_dbg(&edev->dev, "fault: rank %u %s va %#llx len %u kind %u refused (%d%s)\n",
+			f->rank, write ? "write" : "read", va, len, f->kind, ret,
+			mr ? "" : ", no on-demand registration");
+	} else {
+		atomic64_inc(&ctx->odp.faults);
+	}
+	return ret;
+}
+
+void exanet_odp_work(struct work_struct *work)
+{
+	struct exanet_dev *edev = container_of(work, struct exanet_dev,
+					       fault_work);
+	struct exanet_rdma_fault batch[EXANET_ODP_BATCH];
+	u32 failed[EXANET_ODP_BATCH];
+	u32 head, tail, n, i, nfail, resume;
+
+	for (;;) {
+		mutex_lock(&edev->lock);
+		if (edev->dead) {
+			mutex_unlock(&edev->lock);
+			return;
+		}
+		head = edev->fq_head;
+		tail = exanet_rd(edev, EXANET_REG_RDMA_FQ_TAIL);
+		n = min_t(u32, tail - head, EXANET_ODP_BATCH);
+		if (tail - head > edev->fq_size) {
+			dev_warn_ratelimited(&edev->dev, "fault queue: bad tail %u (head %u)\n",
+					     tail, head);
+			n = 0;
+		}
+		for (i = 0; i < n; i++)
+			batch[i] = edev->fq_cpu[(head + i) & (edev->fq_size - 1)];
+		if (!n)
+			/* Fires at once if an entry came after our read. */
+			exanet_wr(edev, EXANET_REG_RDMA_FQ_IRQ, EXANET_IRQ_ARM(0));
+		mutex_unlock(&edev->lock);
+		if (!n)
+			return;
+
+		nfail = 0;
+		resume = 0;
+		for (i = 0; i < n; i++) {
+			if (exanet_odp_fault(edev, &batch[i]))
+				failed[nfail++] = batch[i].id;
+			else
+				resume |= BIT(batch[i].rank);
+		}
+		atomic64_add(n, &edev->fq_entries);
+		atomic64_add(nfail, &edev->fq_refused);
+
+		mutex_lock(&edev->lock);
+		if (!edev->dead) {
+			/* Failures first: a resume would replay them. */
+			for (i = 0; i < nfail; i++)
+				exanet_wr(edev, EXANET_REG_RDMA_FQ_FAIL, failed[i]);
+			/* Consumed: the NI replays what waited for them. */
+			edev->fq_head = head + n;
+			exanet_wr(edev, EXANET_REG_RDMA_FQ_HEAD, edev->fq_head);
+		}
+		mutex_unlock(&edev->lock);
+		for (i = 0; i < EXANET_RDMA_NUM_RANKS; i++)
+			if (resume & BIT(i))
+				atomic64_inc(&exanet_ctxs[i].odp.replays);
+		cond_resched();
+	}
+}
+
+/* ----------------------------------------------------- probe / remove */
+
+/* After exanet_irq_probe(): the fault queue, if the NI has interrupts. */
+void exanet_odp_probe(struct exanet_dev *edev)
+{
+	struct device *dma = &edev->pdev->dev;
+	u32 n = fault_queue_entries;
+
+	edev->fq_cpu = NULL;
+	if (!edev->nvec || !edev->num_rpages)
+		return;
+	if (!is_power_of_2(n) || n < EXANET_RDMA_FQ_MIN || n > EXANET_RDMA_FQ_MAX)
+		n = 4096;
+	edev->fq_cpu = dma_alloc_coherent(dma, n * sizeof(*edev->fq_cpu),
+					  &edev->fq_dma, GFP_KERNEL);
+	if (!edev->fq_cpu)
+		return;		/* no on-demand paging (the allocator said why) */
+	edev->fq_size = n;
+	edev->fq_head = 0;
+	exanet_wr(edev, EXANET_REG_RDMA_FQ_BASE_LO, lower_32_bits(edev->fq_dma));
+	exanet_wr(edev, EXANET_REG_RDMA_FQ_BASE_HI, upper_32_bits(edev->fq_dma));
+	exanet_wr(edev, EXANET_REG_RDMA_FQ_SIZE, n);
+	if (exanet_rd(edev, EXANET_REG_RDMA_FQ_SIZE) != n) {
+		dev_info(&edev->dev, "NI without a fault queue: no on-demand paging\n");
+		dma_free_coherent(dma, n * sizeof(*edev->fq_cpu), edev->fq_cpu,
+				  edev->fq_dma);
+		edev->fq_cpu = NULL;
+		return;
+	}
+	exanet_wr(edev, EXANET_REG_RDMA_FQ_IRQ, EXANET_IRQ_ARM(0));
+	dev_info(&edev->dev, "on-demand paging: fault queue of %u entries\n", n);
+}
+
+/*
+ * Removal, after the NI reset (no more entries) and exanet_irq_remove()
+ * (no more interrupts), or a failed probe.
+ */
+void exanet_odp_remove(struct exanet_dev *edev)
+{
+	cancel_work_sync(&edev->fault_work);
+	if (!edev->fq_cpu)
+		return;
+	dma_free_coherent(&edev->pdev->dev, edev->fq_size * sizeof(*edev->fq_cpu),
+			  edev->fq_cpu, edev->fq_dma);
+	WRITE_ONCE(edev->fq_cpu, NULL);
+}
+
+/* --------------------------------------------------------------- sysfs */
+
+/* One line per rank of this NI: faults, replays, invalidations, pages. */
+static ssize_t rdma_odp_show(struct device *dev, struct device_attribute *attr,
+			     char *buf)
+{
+	struct exanet_dev *edev = dev_get_drvdata(dev);
+	ssize_t len;
+	u32 r;
+
+	len = sysfs_emit(buf, "fault_queue %u entries %lld refused %lld\n",
+			 READ_ONCE(edev->fq_cpu) ? edev->fq_size : 0,
+			 atomic64_read(&edev->fq_entries),
+			 atomic64_read(&edev->fq_refused));
+	mutex_lock(&exanet_ctx_lock);
+	for (r = 0; r < EXANET_RDMA_NUM_RANKS; r++) {
+		struct exanet_ctx *ctx = &exanet_ctxs[r];
+
+		if (!ctx->pdev)
+			continue;
+		len += sysfs_emit_at(buf, len,
+				     "rank %u faults %lld refused %lld replays %lld invalidations %lld unmapped %lld mapped %lu\n",
+				     r, atomic64_read(&ctx->odp.faults),
+				     atomic64_read(&ctx->odp.refused),
+				     atomic64_read(&ctx->odp.replays),
+				     atomic64_read(&ctx->odp.invalidations),
+				     atomic64_read(&ctx->odp.unmapped),
+				     READ_ONCE(ctx->odp.mapped));
+	}
+	mutex_unlock(&exanet_ctx_lock);
+	return len;
+}
+static DEVICE_ATTR_RO(rdma_odp);
+
+static struct attribute *exanet_odp_attrs[] = {
+	&dev_attr_rdma_odp.attr,
+	NULL,
+};
+
+const struct attribute_group exanet_odp_group = {
+	.attrs = exanet_odp_attrs,
+};

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RDMA without page pinning (on-demand paging, tests.list: nodes = 2).
+ * The single-node cases run on every node independently (two open files of
+ * one process = two ranks, loopback); the cross-node cases use the oob.
+ *
+ * - registration pins nothing, charges nothing to RLIMIT_MEMLOCK
+ * - write / read between never-touched buffers (loopback 32 MiB, and
+ *   256 MiB between the nodes with RLIMIT_MEMLOCK 0 and no CAP_IPC_LOCK):
+ *   data right, faults counted, VmPin 0, driver's pinned counter unchanged
+ * - memory the process may not access (read-only, PROT_NONE, unmapped, as
+ *   target, as source, as read destination): error completion with the
+ *   documented code, nothing written, no oops, the engine still works
+ * - MADV_DONTNEED and munmap of the target during transfers: every page
+ *   holds zeros or its data, never anything else; a region mapped again at
+ *   the same address is never written by the old transfer
+ * - fork during a transfer (COW): the parent gets all the data, the
+ *   child's memory never changes after the fork
+ * - pinned and on-demand registrations side by side in one process
+ * - a fault storm (32 channels into fresh memory at once)
+ * - the target process killed with faults pending: no leak, no oops
+ */
+#include "odp_test.h"
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
+#define LB_LEN (32u << 20)
+#define TMO (120 * SEC)
+
+static long reg_pages(void)
+{
+	return exa_sysfs_long("rdma_registered_pages");
+}
+
+/* Registrations on demand pin nothing, whatever their size. */
+TEST(registration_pins_nothing)
+{
+	long pages0 = reg_pages(), pin0 = vm_pin_kb();
+	struct exanet_mr *big, *imp;
+	struct rnode n;
+	uint8_t *huge;
+
+	NEED_ODP(&n, 1u << 20, 0, 0);
+	huge = mmap(NULL, 1ull << 34, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+	ASSERT_NE(MAP_FAILED, huge);
+	/* 16 GiB of address space, not even accessible: fine on demand */
+	ASSERT_EQ(0, exanet_reg_mr(n.dev, huge, 1ull << 34, EXANET_MR_ON_DEMAND, &big));
+	ASSERT_EQ(0, exanet_reg_mr_implicit(n.dev, 0, &imp));
+	EXPECT_EQ(pages0, reg_pages());
+	EXPECT_EQ(pin0, vm_pin_kb());
+	EXPECT_EQ(0, vm_pin_kb());
+	/* bad input */
+	EXPECT_EQ(-EINVAL, exanet_reg_mr(n.dev, NULL, 0, 0, &big));
+	EXPECT_EQ(-EINVAL, exanet_reg_mr(n.dev, NULL, 4096, EXANET_MR_ON_DEMAND, &big));
+	EXPECT_EQ(-EINVAL, exanet_reg_mr(n.dev, (void *)(1ull << 47), 4096,
+					 EXANET_MR_ON_DEMAND, &big));
+	EXPECT_EQ(-EINVAL, exanet_reg_mr(n.dev, n.buf, 4096, 0x40 | EXANET_MR_ON_DEMAND, &big));
+	{
+		struct exanet_reg_mr req = { .addr = 0xfffffffffffff000ull, .len = 8192,
+					     .access = EXANET_MR_ON_DEMAND };
+
+		EXPECT_EQ(-EINVAL, ioctl(exanet_dev_fd(n.dev), EXANET_IOC_REG_MR, &req) < 0 ?
+			  -errno : 0);
+		req.addr = 4096;
+		req.len = 1ull << 47;
+		EXPECT_EQ(-EINVAL, ioctl(exanet_dev_fd(n.dev), EXANET_IOC_REG_MR, &req) < 0 ?
+			  -errno : 0);
+	}
+	EXPECT_EQ(0, exanet_dereg_mr(imp));
+	rnode_down(&n);
+	munmap(huge, 1ull << 34);
+	EXPECT_EQ(pages0, reg_pages());
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/* Loopback write and read between fresh buffers of two ranks. */
+TEST_TIMEOUT(loopback_write_read_fresh_buffers, 600)
+{
+	long pages0 = reg_pages();
+	struct odp_cnt ca0, cb0, ca, cb;
+	struct exanet_rdma_notif rec;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	uint8_t *back;
+
+	NEED_ODP(&a, LB_LEN, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, LB_LEN + 65536, 0, 0));
+	back = map_anon(LB_LEN);
+	ASSERT_NE(NULL, back);
+	ASSERT_EQ(0, odp_cnt(a.mr->rank, &ca0));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &cb0));
+	opat_fill(a.buf, LB_LEN, 7);	/* touched by the CPU, never by the NI */
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf + 4096, &dst));
+	ASSERT_EQ(0, post_and_wait(&a, 0, EXANET_RDMA_WCHAN(0), a.buf, &dst, LB_LEN,
+				   (uintptr_t)&b.rec[REC_IN], 1, TMO, &rec));
+	EXPECT_EQ(1, exanet_rdma_notif_poll(&b.rec[REC_IN], &rec));
+	EXPECT_EQ(LB_LEN, rec.length);
+	EXPECT_EQ(-1, opat_check(b.buf + 4096, LB_LEN, 7));
+	EXPECT_EQ(1, bytes_equal(b.buf, 4096, 0));
+	EXPECT_EQ(1, bytes_equal(b.buf + 4096 + LB_LEN, 65536 - 4096, 0));
+	/* and back into memory nobody touched */
+	ASSERT_EQ(0, post_and_wait(&a, 1, EXANET_RDMA_RCHAN(0), back, &dst, LB_LEN,
+				   (uintptr_t)&a.rec[REC_IN], 2, TMO, NULL));
+	EXPECT_EQ(1, exanet_rdma_notif_poll(&a.rec[REC_IN], NULL));
+	EXPECT_EQ(-1, opat_check(back, LB_LEN, 7));
+	ASSERT_EQ(0, odp_cnt(a.mr->rank, &ca));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &cb));
+	TH_LOG("faults: initiator %lld (mapped %lld), target %lld (mapped %lld)",
+	       ca.faults - ca0.faults, ca.mapped, cb.faults - cb0.faults, cb.mapped);
+	/*
+	 * Every page of source, destination and read-back was faulted in;
+	 * a fault maps at most 256 KiB (the access and what follows).
+	 */
+	EXPECT_LE(LB_LEN / (256 << 10), ca.faults - ca0.faults);
+	EXPECT_LE(LB_LEN / (256 << 10), cb.faults - cb0.faults);
+	EXPECT_LE(2 * LB_LEN / 4096, ca.mapped);
+	EXPECT_LE(LB_LEN / 4096, cb.mapped);
+	EXPECT_EQ(0, vm_pin_kb());
+	EXPECT_EQ(pages0, reg_pages());
+	{
+		unsigned int ra = a.mr->rank, rb = b.mr->rank;
+
+		rnode_down(&b);
+		rnode_down(&a);
+		/* the files are closed: nothing stays mapped for the ranks */
+		ASSERT_EQ(0, odp_cnt(ra, &ca));
+		ASSERT_EQ(0, odp_cnt(rb, &cb));
+		EXPECT_EQ(0, ca.mapped);
+		EXPECT_EQ(0, cb.mapped);
+	}
+	munmap(back, LB_LEN);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/*
+ * Memory the process may not write (or read): error completion with the
+ * documented code, nothing written, and the engine keeps working.
+ */
+TEST_TIMEOUT(forbidden_memory_error_completion, 300)
+{
+	const size_t len = 65536;
+	struct exanet_raddr dst;
+	struct odp_cnt c0, c;
+	struct rnode a, b;
+	uint8_t *ro, *pn, *gone, *rofile;
+	char path[] = "/tmp/odp-ro-XXXXXX";
+	int fd;
+
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c0));
+	opat_fill(a.buf, len, 3);
+	ro = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pn = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	gone = map_anon(len);
+	ASSERT_NE(MAP_FAILED, ro);
+	ASSERT_NE(MAP_FAILED, pn);
+	ASSERT_NE(NULL, gone);
+	ASSERT_EQ(0, munmap(gone, len));
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ftruncate(fd, len));
+	rofile = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rofile);
+
+	/* remote write into read-only / PROT_NONE / unmapped / read-only file */
+	dst.node = b.mr->node;
+	dst.rank = b.mr->rank;
+	dst.va = (uintptr_t)ro;
+	EXPECT_EQ(-ENXIO, post_and_wait(&a, 0, 0, a.buf, &dst, len, 0, 1, TMO, NULL));
+	EXPECT_EQ(1, bytes_equal(ro, len, 0));
+	dst.va = (uintptr_t)pn;
+	EXPECT_EQ(-ENXIO, post_and_wait(&a, 0, 1, a.buf, &dst, len, 0, 2, TMO, NULL));
+	dst.va = (uintptr_t)gone;
+	EXPECT_EQ(-ENXIO, post_and_wait(&a, 0, 2, a.buf, &dst, len, 0, 3, TMO, NULL));
+	dst.va = (uintptr_t)rofile;
+	EXPECT_EQ(-ENXIO, post_and_wait(&a, 0, 3, a.buf, &dst, len, 0, 4, TMO, NULL));
+	EXPECT_EQ(1, bytes_equal(rofile, len, 0));
+	/* a notification into read-only memory */
+	dst.va = (uintptr_t)b.buf;
+	EXPECT_EQ(-ENXIO, post_and_wait(&a, 0, 4, a.buf, &dst, 4096, (uintptr_t)ro, 5, TMO, NULL));
+	EXPECT_EQ(1, bytes_equal(ro, len, 0));
+	/* local: PROT_NONE source, read into read-only memory */
+	EXPECT_EQ(-EPERM, post_and_wait(&a, 0, 5, pn, &dst, len, 0, 6, TMO, NULL));
+	EXPECT_EQ(-EPERM, post_and_wait(&a, 1, EXANET_RDMA_RCHAN(0), ro, &dst, len, 0, 7, TMO,
+					NULL));
+	EXPECT_EQ(1, bytes_equal(ro, len, 0));
+	/* remote read from PROT_NONE */
+	dst.va = (uintptr_t)pn;
+	EXPECT_EQ(-ENXIO, post_and_wait(&a, 1, EXANET_RDMA_RCHAN(1), a.buf, &dst, len, 0, 8,
+					TMO, NULL));
+	ASSERT_EQ(0, mprotect(pn, len, PROT_READ));
+	EXPECT_EQ(1, bytes_equal(pn, len, 0));
+	/* the engine still works, for the same memory once writable */
+	ASSERT_EQ(0, mprotect(ro, len, PROT_READ | PROT_WRITE));
+	dst.va = (uintptr_t)ro;
+	EXPECT_EQ(0, post_and_wait(&a, 0, 6, a.buf, &dst, len, 0, 9, TMO, NULL));
+	EXPECT_EQ(-1, opat_check(ro, len, 3));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c));
+	TH_LOG("target rank: %lld faults refused, %lld resolved", c.refused - c0.refused,
+	       c.faults - c0.faults);
+	EXPECT_LE(5, c.refused - c0.refused);
+	munmap(ro, len);
+	munmap(pn, len);
+	munmap(rofile, len);
+	close(fd);
+	unlink(path);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/* Wait for slot's completion: 0 or the errno of its error. */
+static int owait(struct rnode *n, unsigned int slot)
+{
+	struct exanet_rdma_notif rec;
+
+	return rwait(n, slot, TMO, &rec);
+}
+
+/*
+ * MADV_DONTNEED of the target while transfers run into it: each page ends
+ * with zeros (its data landed before and was thrown away, or not at all)
+ * or with its data (landed after, in the page the process sees), and the
+ * transfer completes.  Then munmap mid-transfer: the transfer fails
+ * (REMOTE_FAULT) or completes; memory mapped again at the same address
+ * afterwards is never written by it.
+ */
+TEST_TIMEOUT(dontneed_and_munmap_during_transfers, 600)
+{
+	const size_t len = 8u << 20;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	int i, err, failed = 0;
+	struct odp_cnt c0, c;
+
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c0));
+	opat_fill(a.buf, len, 11);
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
+		usleep(2000 + 3000 * i);
+		ASSERT_EQ(0, madvise(b.buf, len, MADV_DONTNEED));
+		EXPECT_EQ(0, owait(&a, 0));
+		EXPECT_EQ(-1, opat_pages_zero_or_data(b.buf, len, 11));
+	}
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c));
+	TH_LOG("invalidations %lld (%lld pages)", c.invalidations - c0.invalidations,
+	       c.unmapped - c0.unmapped);
+	EXPECT_LT(0, c.invalidations - c0.invalidations);
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
+		usleep(2000 + 3000 * i);
+		ASSERT_EQ(0, munmap(b.buf, len));
+		err = owait(&a, 0);
+		EXPECT_TRUE(err == 0 || err == -ENXIO);
+		failed += err != 0;
+		/* the same addresses again, with a sentinel */
+		ASSERT_EQ(b.buf, mmap(b.buf, len, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+		memset(b.buf, 0x5a, len);
+		usleep(200000);
+		EXPECT_EQ(1, bytes_equal(b.buf, len, 0x5a));
+	}
+	TH_LOG("munmap mid-transfer: %d of 8 transfers failed", failed);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/*
+ * fork() while a transfer writes into the parent: the parent sees every
+ * byte (copy-on-write breaks in the parent when the NI writes again), the
+ * child's memory does not change after the fork.
+ */
+TEST_TIMEOUT(fork_cow_during_transfer, 600)
+{
+	const size_t len = 8u << 20;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	int i, st;
+
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
+	opat_fill(a.buf, len, 21);
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	for (i = 0; i < 4; i++) {
+		pid_t pid;
+
+		memset(b.buf, 0, len);		/* private pages, not the zero page */
+		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
+		usleep(3000 + 5000 * i);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (pid == 0) {
+			uint8_t *snap = malloc(len);
+
+			if (!snap)
+				_exit(2);
+			memcpy(snap, b.buf, len);
+			usleep(1500000);
+			_exit(memcmp(snap, b.buf, len) ? 1 : 0);
+		}
+		EXPECT_EQ(0, owait(&a, 0));
+		EXPECT_EQ(-1, opat_check(b.buf, len, 21));
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		EXPECT_TRUE(WIFEXITED(st));
+		EXPECT_EQ(0, WEXITSTATUS(st));	/* 1: the child's memory changed */
+	}
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/* Pinned and on-demand registrations of one process, also overlapping. */
+TEST_TIMEOUT(pinned_and_on_demand_side_by_side, 300)
+{
+	const size_t len = 4u << 20;
+	long pages0 = reg_pages();
+	struct exanet_mr *pin, *pin2;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	uint8_t *x;
+
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 0));
+	x = map_anon(len);
+	ASSERT_NE(NULL, x);
+	memset(x, 0, len);
+	ASSERT_EQ(0, exanet_reg_mr(b.dev, x, len, 0, &pin));
+	EXPECT_EQ(pages0 + (long)(len / 4096), reg_pages());
+	EXPECT_EQ((long)(len / 1024), vm_pin_kb());
+	opat_fill(a.buf, len, 31);
+	/* into the pinned range, then into the on-demand one */
+	ASSERT_EQ(0, exanet_mr_raddr(pin, x, &dst));
+	EXPECT_EQ(0, post_and_wait(&a, 0, 0, a.buf, &dst, len, 0, 1, TMO, NULL));
+	EXPECT_EQ(-1, opat_check(x, len, 31));
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	EXPECT_EQ(0, post_and_wait(&a, 0, 1, a.buf, &dst, len, 0, 2, TMO, NULL));
+	EXPECT_EQ(-1, opat_check(b.buf, len, 31));
+	/* pin what is mapped on demand: the pinned pages take over */
+	ASSERT_EQ(0, exanet_reg_mr(b.dev, b.buf, len, 0, &pin2));
+	opat_fill(a.buf, len, 32);
+	EXPECT_EQ(0, post_and_wait(&a, 0, 2, a.buf, &dst, len, 0, 3, TMO, NULL));
+	EXPECT_EQ(-1, opat_check(b.buf, len, 32));
+	/* unpinned again: on demand from then on */
+	EXPECT_EQ(0, exanet_dereg_mr(pin2));
+	opat_fill(a.buf, len, 33);
+	EXPECT_EQ(0, post_and_wait(&a, 0, 3, a.buf, &dst, len, 0, 4, TMO, NULL));
+	EXPECT_EQ(-1, opat_check(b.buf, len, 33));
+	/* the pinned one is outside the on-demand registration of b */
+	EXPECT_EQ(0, exanet_dereg_mr(pin));
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	dst.va = (uintptr_t)x;
+	EXPECT_EQ(-ENXIO, post_and_wait(&a, 0, 4, a.buf, &dst, len, 0, 5, TMO, NULL));
+	EXPECT_EQ(pages0, reg_pages());
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(x, len);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/* 32 channels at once into fresh memory: thousands of faults. */
+TEST_TIMEOUT(fault_storm_many_channels, 600)
+{
+	const size_t chunk = 2u << 20, nch = EXANET_RDMA_WCHANS;
+	struct odp_cnt c0, c;
+	struct rnode a, b;
+	unsigned int i;
+	int64_t t0;
+
+	NEED_ODP(&a, chunk, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, chunk * nch, 0, 1));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c0));
+	opat_fill(a.buf, chunk, 41);
+	t0 = exa_now_ms();
+	for (i = 0; i < nch; i++) {
+		struct exanet_raddr dst;
+
+		ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf + i * chunk, &dst));
+		ASSERT_EQ(0, opost(&a, 0, i, a.buf, &dst, chunk, 0));
+	}
+	for (i = 0; i < nch; i++)
+		EXPECT_EQ(0, owait(&a, i));
+	for (i = 0; i < nch; i++)
+		EXPECT_EQ(-1, opat_check(b.buf + i * chunk, chunk, 41));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c));
+	TH_LOG("%lld target faults in %lld ms", c.faults - c0.faults,
+	       (long long)(exa_now_ms() - t0));
+	EXPECT_LE((long long)(chunk * nch / (256 << 10)), c.faults - c0.faults);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+static int victim(void *arg)
+{
+	int fd = *(int *)arg;
+	struct rnode v;
+	struct rpub pub;
+
+	if (onode_up(&v, 64u << 20, 0, 1))
+		return 20;
+	rnode_pub(&v, &pub);
+	if (write(fd, &pub, sizeof(pub)) != sizeof(pub))
+		return 21;
+	for (;;)
+		pause();
+}
+
+/* The target is killed while its faults are pending: clean errors. */
+TEST_TIMEOUT(target_killed_with_faults_pending, 300)
+{
+	const size_t len = 64u << 20;
+	long ranks0 = exa_sysfs_long("rdma_ranks_in_use");
+	struct exanet_raddr dst;
+	struct odp_cnt c;
+	struct rpub pub;
+	struct rnode a;
+	int p[2], i, err, errors = 0;
+	pid_t pid;
+
+	NEED_ODP(&a, len, 1, 1);
+	opat_fill(a.buf, 1u << 20, 51);
+	ASSERT_EQ(0, pipe(p));
+	pid = exa_spawn_in_pdid(0, victim, &p[1]);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ((ssize_t)sizeof(pub), read(p[0], &pub, sizeof(pub)));
+	dst = raddr_at(pub.buf, 0);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, opost(&a, 0, i, a.buf, &dst, len / 4, 0));
+		dst.va += len / 4;
+	}
+	usleep(200000);
+	kill(pid, SIGKILL);
+	EXPECT_EQ(128 + SIGKILL, exa_wait_child(pid, 30000));
+	for (i = 0; i < 4; i++) {
+		err = owait(&a, i);
+		EXPECT_NE(-ETIMEDOUT, err);
+		errors += err != 0;
+		if (err)
+			TH_LOG("transfer %d: %d (%s)", i, err, strerror(-err));
+	}
+	EXPECT_LT(0, errors);
+	/* the victim's file is released once the fault worker let go of it */
+	for (i = 0; i < 100 && exa_sysfs_long("rdma_ranks_in_use") != ranks0 + 1; i++)
+		usleep(100000);
+	EXPECT_EQ(ranks0 + 1, exa_sysfs_long("rdma_ranks_in_use"));	/* a's rank */
+	ASSERT_EQ(0, odp_cnt(pub.rank, &c));
+	EXPECT_EQ(0, c.mapped);		/* the victim's pages are unmapped */
+	rnode_down(&a);
+	close(p[0]);
+	close(p[1]);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/* ------------------------------------------------------------ 2 nodes */
+
+FIXTURE(o2) {
+	struct oob oob;
+	int rank;
+};
+
+FIXTURE_SETUP(o2)
+{
+	OOB_UP(&self->oob);
+	self->rank = self->oob.rank;
+	if (self->oob.nnodes != 2)
+		SKIP("needs 2 ranks");
+}
+
+FIXTURE_TEARDOWN(o2)
+{
+	oob_barrier(&self->oob);
+	oob_fini(&self->oob);
+}
+
+/* Drop CAP_IPC_LOCK (root would bypass RLIMIT_MEMLOCK) and set it to 0. */
+static int memlock_zero(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+	struct rlimit rl = { 0, 0 };
+
+	if (syscall(SYS_capget, &h, d))
+		return -errno;
+	d[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+	if (syscall(SYS_capset, &h, d))
+		return -errno;
+	return setrlimit(RLIMIT_MEMLOCK, &rl) ? -errno : 0;
+}
+
+/*
+ * 256 MiB written from node 0 into a never-touched buffer of node 1, then
+ * read back by node 0 into a never-touched buffer, both with
+ * RLIMIT_MEMLOCK 0: data right, faults counted, nothing pinned.
+ */
+TEST_F_TIMEOUT(o2, write_read_256MiB_never_touched_memlock_0, 1200)
+{
+	const char *mb = getenv("EXA_ODP_BIG_MB");	/* debugging: smaller runs */
+	const size_t len = (mb ? strtoul(mb, NULL, 0) : 256) << 20;
+	long pages0 = reg_pages();
+	int errs[2], err;
+	struct rpub me, all[2];
+	struct odp_cnt c0, c;
+	struct exanet_mr *pinned;
+	struct rnode n;
+	int64_t t0;
+
+	ASSERT_EQ(0, memlock_zero());
+	/* first-touch transfers of 256 MiB take minutes under TCG */
+	self->oob.timeout_ms = 900000;
+	err = onode_up(&n, len, self->rank == 0, 1);
+	ASSERT_EQ(0, oob_allgather(&self->oob, &err, errs, sizeof(err)));
+	if (errs[0] == -ENODEV || errs[1] == -ENODEV)
+		SKIP("no RDMA contexts / on-demand paging");
+	ASSERT_EQ(0, errs[0]);
+	ASSERT_EQ(0, errs[1]);
+	/* the limit is in force: pinning even one page fails */
+	EXPECT_EQ(-ENOMEM, exanet_reg_mr(n.dev, n.rec, 4096, 0, &pinned));
+	ASSERT_EQ(0, odp_cnt(n.mr->rank, &c0));
+	rnode_pub(&n, &me);
+	ASSERT_EQ(0, oob_allgather(&self->oob, &me, all, sizeof(me)));
+	if (self->rank == 0) {
+		struct exanet_raddr dst = raddr_at(all[1].buf, 0);
+
+		opat_fill(n.buf, len, 61);
+		t0 = exa_now_ms();
+		EXPECT_EQ(0, post_and_wait(&n, 0, 0, n.buf, &dst, len,
+					   raddr_at(all[1].rec, REC_IN * 32).va, 61, 600 * SEC,
+					   NULL));
+		TH_LOG("write 256 MiB into fresh memory: %lld ms", (long long)(exa_now_ms() - t0));
+		ASSERT_EQ(0, oob_barrier(&self->oob));	/* checked */
+		/* read it back into fresh memory */
+		ASSERT_EQ(0, munmap(n.buf, len));
+		n.buf = map_anon(len);
+		ASSERT_NE(NULL, n.buf);
+		t0 = exa_now_ms();
+		EXPECT_EQ(0, post_and_wait(&n, 1, EXANET_RDMA_RCHAN(0), n.buf, &dst, len,
+					   (uintptr_t)&n.rec[REC_IN], 62, 600 * SEC, NULL));
+		TH_LOG("read 256 MiB into fresh memory: %lld ms", (long long)(exa_now_ms() - t0));
+		EXPECT_EQ(1, exanet_rdma_notif_poll(&n.rec[REC_IN], NULL));
+		EXPECT_EQ(-1, opat_check(n.buf, len, 61));
+		ASSERT_EQ(0, oob_barrier(&self->oob));
+	} else {
+		struct exanet_rdma_notif rec;
+		int64_t end = exa_now_ms() + 600000;
+
+		while (exanet_rdma_notif_poll(&n.rec[REC_IN], &rec) != 1 && exa_now_ms() < end)
+			usleep(1000);
+		EXPECT_EQ(len, rec.length);
+		EXPECT_EQ(-1, opat_check(n.buf, len, 61));
+		ASSERT_EQ(0, oob_barrier(&self->oob));
+		ASSERT_EQ(0, oob_barrier(&self->oob));	/* read done */
+	}
+	ASSERT_EQ(0, odp_cnt(n.mr->rank, &c));
+	TH_LOG("rank %u: %lld faults, %lld pages mapped", n.mr->rank, c.faults - c0.faults,
+	       c.mapped);
+	EXPECT_LE((long long)(len / (256 << 10)), c.faults - c0.faults);
+	EXPECT_LE((long long)(len / 4096), c.mapped);
+	EXPECT_EQ(0, vm_pin_kb());
+	EXPECT_EQ(pages0, reg_pages());
+	rnode_down(&n);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+TEST_HARNESS_MAIN
