@@ -297,7 +297,8 @@ struct exanet_rdma_fault {
 	__u32 node;		/* initiator node of the transfer */
 	__u8  page;		/* initiator's RDMA page */
 	__u8  chan;		/* initiator's channel slot */
-	__u16 reserved;
+	__u16 ahead;		/* blocks of the transfer after this access
+				 * (a prefetch hint; 0xffff: that many or more) */
 	__u32 seq;		/* transfer sequence number */
 };
 #define EXANET_FAULT_READ		1

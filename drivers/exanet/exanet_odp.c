@@ -65,10 +65,12 @@ MODULE_PARM_DESC(fault_queue_entries,
 
 /*
  * Pages faulted in per fault entry: the access (at most one block) and
- * what follows it in the same VMA and registration, up to this many pages
- * (transfers are sequential: the next blocks would fault right after).
+ * the rest of its transfer as far as the NI's hint (ahead) says, in the
+ * same VMA and registration, up to this many pages (2 MiB: transfers are
+ * sequential, the next blocks would fault right after; the NI holds the
+ * blocks that follow on the pending fault instead of reporting each).
  */
-#define EXANET_ODP_MAX_PAGES	64
+#define EXANET_ODP_MAX_PAGES	512
 /* Fault entries the worker copies per round. */
 #define EXANET_ODP_BATCH	32
 
@@ -157,6 +159,7 @@ static int exanet_odp_map(struct exanet_ctx *ctx, unsigned long start,
 {
 	struct exanet_odp_space *odp = &ctx->odp;
 	struct iommu_domain *dom = ctx->ios.domain;
+	struct page *page;
 	unsigned long i;
 	int ret;
 
@@ -184,13 +187,21 @@ static int exanet_odp_map(struct exanet_ctx *ctx, unsigned long start,
 				      GFP_NOWAIT | __GFP_NOWARN));
 		if (ret)
 			return ret;
-		ret = iommu_map_atomic(dom, va,
-				       page_to_phys(hmm_pfn_to_page(pfns[i])),
-				       PAGE_SIZE, prot);
+		page = hmm_pfn_to_page(pfns[i]);
+		ret = iommu_map_atomic(dom, va, page_to_phys(page), PAGE_SIZE,
+				       prot);
 		if (ret) {
 			xa_erase(&odp->pages, idx);
 			return ret;
 		}
+		/*
+		 * The NI's writes never dirty the PTE: count them now, or
+		 * reclaim could drop a lazily freed (MADV_FREE) or clean
+		 * swap-cached page the NI wrote.  The page is stable here
+		 * (no invalidation ran since the fault, odp->lock held).
+		 */
+		if (prot & IOMMU_WRITE)
+			set_page_dirty(page);
 		odp->mapped++;
 	}
 	return 0;
@@ -328,24 +339,23 @@ static bool exanet_odp_mapped(struct exanet_ctx *ctx, unsigned long start,
 }
 
 /*
- * Fault in [va, va + len) of mr's process and map it.  mr_lock held (mr
- * stays).  0, or -EFAULT (not mapped / PROT_NONE / not a user page),
+ * Fault in [va, va + len) of mr's process, and what follows up to hint_end
+ * (prefetch), and map it.  mr_lock held (mr stays).  0, or -EFAULT (not mapped / PROT_NONE / not a user page),
  * -EPERM (write to read-only memory), -ESRCH (the process is exiting),
  * -EBUSY (invalidations kept racing with us), -ENOMEM.
  */
 static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
-			      bool write)
+			      u64 hint_end, bool write)
 {
-	unsigned long pfns[EXANET_ODP_MAX_PAGES];
+	unsigned long *pfns;
 	unsigned long start = va & PAGE_MASK, end = PAGE_ALIGN(va + len);
-	unsigned long need = end;
+	unsigned long need = end, want;
 	struct mm_struct *mm = mr->notifier.mm;
 	struct vm_area_struct *vma;
 	struct hmm_range range = {
 		.notifier = &mr->notifier,
 		.start = start,
 		.end = end,
-		.hmm_pfns = pfns,
 		.default_flags = HMM_PFN_REQ_FAULT |
 				 (write ? HMM_PFN_REQ_WRITE : 0),
 	};
@@ -357,8 +367,16 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 	if (exanet_odp_mapped(mr->ctx, start, end,
 			      IOMMU_READ | (write ? IOMMU_WRITE : 0)))
 		return 0;
-	if (!mmget_not_zero(mm))
+	want = min_t(u64, PAGE_ALIGN(hint_end),
+		     start + (EXANET_ODP_MAX_PAGES << PAGE_SHIFT));
+	pfns = kmalloc_array(EXANET_ODP_MAX_PAGES, sizeof(*pfns), GFP_KERNEL);
+	if (!pfns)
+		return -ENOMEM;
+	range.hmm_pfns = pfns;
+	if (!mmget_not_zero(mm)) {
+		kfree(pfns);
 		return -ESRCH;
+	}
 	timeout = jiffies + msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
 	for (;;) {
 		if (time_after(jiffies, timeout)) {
@@ -371,8 +389,7 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 		vma = vma_lookup(mm, start);
 		end = need;
 		if (vma && vma->vm_end >= need)
-			end = min3(vma->vm_end, mr->end,
-				   start + (EXANET_ODP_MAX_PAGES << PAGE_SHIFT));
+			end = max(need, min3(vma->vm_end, mr->end, want));
 		range.end = end;
 		ret = hmm_range_fault(&range);
 		mmap_read_unlock(mm);
@@ -391,6 +408,7 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 		break;
 	}
 	mmput(mm);
+	kfree(pfns);
 	return ret;
 }
 
@@ -459,7 +477,9 @@ static int exanet_odp_fault(struct exanet_dev *edev,
 	if (!mr)
 		ret = -EFAULT;
 	else
-		ret = exanet_odp_resolve(mr, va, len, write);
+		ret = exanet_odp_resolve(mr, va, len,
+					 va + len + (u64)f->ahead * EXANET_RDMA_BLOCK_SIZE,
+					 write);
 	mutex_unlock(&ef->mr_lock);
 	if (ret) {
 		atomic64_inc(&ctx->odp.refused);

@@ -186,6 +186,8 @@ typedef struct RdmaRx {
     uint32_t received;
     uint8_t err;            /* transfer failed here: NACK every block */
     bool complete;
+    bool fault_wait;        /* fault_id of a block still in the queue */
+    uint32_t fault_id;
     unsigned long *map;
 } RdmaRx;
 
@@ -346,7 +348,8 @@ static bool rdma_write_notif(ExanetRdma *r, unsigned rank, uint64_t va,
 /* On-demand paging: fault queue */
 
 /*
- * A DMA of rank to [va, va + len) failed.  Contexts not in on-demand mode
+ * A DMA of rank to [va, va + len) failed (ahead: blocks of the transfer
+ * after this access, the driver's prefetch hint).  Contexts not in on-demand mode
  * (or disabled): false, the caller fails the transfer as before.  Else the
  * fault is written to the fault queue (unless it is full: *id =
  * RDMA_NO_FAULT, the block is retried later anyway), the fault interrupt
@@ -354,7 +357,7 @@ static bool rdma_write_notif(ExanetRdma *r, unsigned rank, uint64_t va,
  */
 static bool rdma_fault(ExanetRdma *r, unsigned rank, uint64_t va, uint64_t len,
                        bool write, uint8_t kind, const RdBlkHdr *h,
-                       uint32_t *id)
+                       uint32_t ahead, uint32_t *id)
 {
     struct exanet_rdma_fault f;
 
@@ -381,6 +384,7 @@ static bool rdma_fault(ExanetRdma *r, unsigned rank, uint64_t va, uint64_t len,
     f.node = cpu_to_le32(h->origin_node);
     f.page = h->page;
     f.chan = h->chan;
+    f.ahead = cpu_to_le16(MIN(ahead, UINT16_MAX));
     f.seq = cpu_to_le32(h->seq);
     if (fabric_nic_dma_rw(r->ni, &exanet_dma_depth, r->fq_base +
                           (uint64_t)(r->fq_tail & (r->fq_size - 1)) * sizeof(f),
@@ -472,13 +476,29 @@ static void rdma_send_ack(ExanetRdma *r, uint32_t dst, const RdBlkHdr *h,
 }
 
 /*
+ * x's last fault (of one of its blocks) is still in the queue: a block of
+ * x arriving now would most likely fault on the same unmapped range, which
+ * the driver maps in one go (it prefetches what follows the access).  The
+ * block is held on that fault without a DMA attempt: one fault per range
+ * rather than one per block.  The id is checked against the queue window,
+ * so an id from before a queue reset never holds anything.
+ */
+static bool rdma_rx_waits(ExanetRdma *r, const RdmaRx *x, unsigned rank)
+{
+    return x && x->fault_wait && r->ctx_odp[rank] && r->ctx_en[rank] &&
+           r->fq_tail - x->fault_id <= r->fq_size &&
+           !rdma_fault_consumed(r, x->fault_id);
+}
+
+/*
  * Receive side, the write of a block (or of its notification) to
- * [va, va + len) through rank failed: in on-demand mode, report the fault,
- * remember the block and answer "fault, wait"; FQ_RESUME answers RETRY.
- * False: not in on-demand mode.
+ * [va, va + len) through rank failed, or would (rdma_rx_waits()): in
+ * on-demand mode, report the fault (unless x's pending one covers it),
+ * remember the block and answer "fault, wait"; FQ_HEAD past the fault or
+ * FQ_RESUME answers RETRY.  False: not in on-demand mode.
  */
 static bool rdma_rx_hold(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
-                         uint64_t va, uint64_t len, uint8_t kind)
+                         RdmaRx *x, uint64_t va, uint64_t len, uint8_t kind)
 {
     RdmaHeld *hd = NULL;
     uint32_t id;
@@ -498,8 +518,20 @@ static bool rdma_rx_hold(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
         hd->a.xmit = h->xmit;
         goto answer;
     }
-    if (!rdma_fault(r, h->dst_rank, va, len, true, kind, h, &id)) {
-        return false;
+    if (kind == EXANET_FAULT_K_DST && rdma_rx_waits(r, x, h->dst_rank)) {
+        id = x->fault_id;
+        r->cnt[EXANET_RCNT_FAULT_HOLDS]++;
+        trace_exanet_rdma_fault_coalesced(r->node_id, h->dst_rank, va, id);
+    } else {
+        if (!rdma_fault(r, h->dst_rank, va, len, true, kind, h,
+                        kind == EXANET_FAULT_K_DST ?
+                        h->nblocks - h->block - 1 : 0, &id)) {
+            return false;
+        }
+        if (kind == EXANET_FAULT_K_DST && x && id != RDMA_NO_FAULT) {
+            x->fault_wait = true;
+            x->fault_id = id;
+        }
     }
     if (hd) {
         hd->id = id;            /* the same block faulted again */
@@ -658,7 +690,8 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
         rdma_cancel(r, tx->dst_node);
         /* On-demand: hold the transfer here until FQ_RESUME / FQ_FAIL. */
         tx->held = rdma_fault(r, tx->rank, tx->src_va + off, blen, false,
-                              EXANET_FAULT_K_SRC, &tx->h, &tx->held_id);
+                              EXANET_FAULT_K_SRC, &tx->h,
+                              tx->h.nblocks - b - 1, &tx->held_id);
         tx->faulted |= tx->held;
         *failed = !tx->held;
         return false;
@@ -830,7 +863,8 @@ static bool rdma_chan_lcomp(RdmaChan *ch)
     }
     ch->lcomp_pending = rdma_fault(r, ch->rank, ch->lcomp_va,
                                    sizeof(struct exanet_rdma_notif), true,
-                                   EXANET_FAULT_K_LCOMP, &h, &ch->lcomp_id);
+                                   EXANET_FAULT_K_LCOMP, &h, 0,
+                                   &ch->lcomp_id);
     return false;
 }
 
@@ -1093,6 +1127,7 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
         x->received = 0;
         x->err = 0;
         x->complete = false;
+        x->fault_wait = false;
     }
     if (x->nblocks != h->nblocks) {
         r->cnt[EXANET_RCNT_RX_BAD]++;
@@ -1126,9 +1161,10 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
         return;
     }
     /* The cells, straight from the ring into the destination. */
-    if (rdma_dma(r, h->dst_rank, h->dst_va, (void *)data, blen,
+    if (rdma_rx_waits(r, x, h->dst_rank) ||
+        rdma_dma(r, h->dst_rank, h->dst_va, (void *)data, blen,
                  DMA_DIRECTION_FROM_DEVICE) != MEMTX_OK) {
-        if (rdma_rx_hold(r, src, h, h->dst_va, blen, EXANET_FAULT_K_DST)) {
+        if (rdma_rx_hold(r, src, h, x, h->dst_va, blen, EXANET_FAULT_K_DST)) {
             if (rch) {
                 rch->rfaulted = true;
             }
@@ -1154,7 +1190,7 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
                                   rd ? (rch ? rch->rnode : src) : src,
                                   rd ? (rch ? rch->rrank : 0) : h->src_rank,
                                   h->op, 0, h->page, h->chan, 0)) {
-                if (rdma_rx_hold(r, src, h, h->notify_va,
+                if (rdma_rx_hold(r, src, h, x, h->notify_va,
                                  sizeof(struct exanet_rdma_notif),
                                  EXANET_FAULT_K_NOTIFY)) {
                     /* The replay of this block writes it again. */

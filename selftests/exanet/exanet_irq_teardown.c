@@ -5,14 +5,15 @@
  * (the sleeper wakes with POLLERR | POLLHUP, calls fail with ENODEV, the
  * vectors leave /proc/interrupts, rebinding gives a working device), and
  * rmmod with an armed sleeper (refused; after the close the module unloads
- * cleanly and comes back).  No kernel warning may appear (also checked by
- * the runner).
+ * cleanly and comes back), both also with on-demand (unpinned) RDMA
+ * registrations live and a transfer faulting its pages in.  No kernel
+ * warning may appear (also checked by the runner).
  */
 #include <poll.h>
 #include <pthread.h>
 #include <libgen.h>
 
-#include "exa_test.h"
+#include "odp_test.h"
 
 #define MODNAME "exanet"
 #define DRVDIR "/sys/bus/pci/drivers/" MODNAME
@@ -235,6 +236,115 @@ TEST_F_TIMEOUT(td, rmmod_refused_with_armed_sleeper_then_clean_unload, 180)
 	usleep(200000);
 	ASSERT_LE(1, exa_sysfs_long("irq_vectors"));
 	loopback_wakes(_metadata);
+	ASSERT_EQ(self->kmsg0, exa_kmsg_bad_lines());
+}
+
+/*
+ * One on-demand loopback write of len fresh bytes between two ranks of
+ * this process; a and b stay up (the caller tears them down).  -ENODEV:
+ * no RDMA / no on-demand paging here.
+ */
+static int odp_loopback_up(struct rnode *a, struct rnode *b, size_t len)
+{
+	int err = onode_up(a, len, 1, 1);
+
+	if (!err)
+		err = onode_up(b, len, 0, 1);
+	return err;
+}
+
+static void odp_loopback_checked(struct __test_metadata *_metadata, size_t len)
+{
+	struct exanet_raddr dst;
+	struct rnode a, b;
+
+	ASSERT_EQ(0, odp_loopback_up(&a, &b, len));
+	opat_fill(a.buf, len, 3);
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	ASSERT_EQ(0, post_and_wait(&a, 0, 0, a.buf, &dst, len, 0, 1, 60 * SEC, NULL));
+	EXPECT_EQ(-1, opat_check(b.buf, len, 3));
+	rnode_down(&b);
+	rnode_down(&a);
+}
+
+/*
+ * PCI unbind while an on-demand transfer faults its pages in: the fault
+ * worker, the notifiers and the fault queue go away cleanly, the files
+ * say ENODEV, and after rebinding on-demand RDMA works again.
+ */
+TEST_F_TIMEOUT(td, unbind_with_on_demand_transfer_faulting, 180)
+{
+	const size_t len = 32u << 20;
+	struct exanet_raddr dst;
+	struct exanet_mr *mr;
+	struct rnode a, b;
+	int err;
+
+	err = odp_loopback_up(&a, &b, len);
+	if (err == -ENODEV)
+		SKIP("no RDMA contexts / no on-demand paging");
+	ASSERT_EQ(0, err);
+	opat_fill(a.buf, len, 9);
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
+	usleep(50000);
+	ASSERT_EQ(0, write_str(DRVDIR "/unbind", self->bdf));
+	ASSERT_EQ(0, wait_for_path(EXANET_DEFAULT_DEVICE, 0, 5000));
+	EXPECT_EQ(-ENODEV, exanet_reg_mr(a.dev, a.buf, 4096, EXANET_MR_ON_DEMAND, &mr));
+	rnode_down(&b);
+	rnode_down(&a);
+	ASSERT_EQ(0, proc_interrupt_lines());
+
+	ASSERT_EQ(0, write_str(DRVDIR "/bind", self->bdf));
+	ASSERT_EQ(0, wait_for_path(EXANET_DEFAULT_DEVICE, 1, 10000));
+	usleep(200000);
+	EXPECT_EQ(0, exa_sysfs_long("rdma_ranks_in_use"));
+	odp_loopback_checked(_metadata, 4u << 20);
+	ASSERT_EQ(self->kmsg0, exa_kmsg_bad_lines());
+}
+
+/*
+ * rmmod while a process holds on-demand registrations with pages mapped:
+ * refused; after the close the module unloads cleanly and on-demand RDMA
+ * works after it comes back.
+ */
+TEST_F_TIMEOUT(td, rmmod_with_on_demand_registrations_live, 180)
+{
+	const size_t len = 4u << 20;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	int rc, err;
+
+	if (!module_loaded())
+		SKIP(MODNAME " is not a loadable module here");
+	err = odp_loopback_up(&a, &b, len);
+	if (err == -ENODEV)
+		SKIP("no RDMA contexts / no on-demand paging");
+	ASSERT_EQ(0, err);
+	opat_fill(a.buf, len, 4);
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	ASSERT_EQ(0, post_and_wait(&a, 0, 0, a.buf, &dst, len, 0, 1, 60 * SEC, NULL));
+	errno = 0;
+	rc = (int)syscall(SYS_delete_module, MODNAME, O_NONBLOCK);
+	err = errno;
+	ASSERT_EQ(-1, rc);
+	ASSERT_TRUE(err == EBUSY || err == EWOULDBLOCK);
+	/* still working */
+	opat_fill(a.buf, len, 5);
+	ASSERT_EQ(0, post_and_wait(&a, 0, 1, a.buf, &dst, len, 0, 2, 60 * SEC, NULL));
+	EXPECT_EQ(-1, opat_check(b.buf, len, 5));
+	rnode_down(&b);
+	rnode_down(&a);
+
+	rc = (int)syscall(SYS_delete_module, MODNAME, O_NONBLOCK);
+	if (rc)
+		TH_LOG("delete_module: %s", strerror(errno));
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(0, wait_for_path(EXANET_DEFAULT_DEVICE, 0, 5000));
+	ASSERT_EQ(0, exa_system("modprobe " MODNAME));
+	ASSERT_EQ(0, wait_for_path(EXANET_DEFAULT_DEVICE, 1, 15000));
+	usleep(200000);
+	odp_loopback_checked(_metadata, len);
 	ASSERT_EQ(self->kmsg0, exa_kmsg_bad_lines());
 }
 

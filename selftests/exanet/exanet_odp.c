@@ -16,6 +16,14 @@
  *   the same address is never written by the old transfer
  * - fork during a transfer (COW): the parent gets all the data, the
  *   child's memory never changes after the fork
+ * - mremap of the target during transfers: the moved pages hold zeros or
+ *   their data, the old addresses (mapped again) are never written
+ * - swap-out (MADV_PAGEOUT to a zram swap device) of source and target
+ *   during transfers: every byte arrives, pages really went to swap
+ * - MADV_FREE'd memory written by the NI survives reclaim (the NI's write
+ *   counts as a write: the page is not discarded as clean)
+ * - page migration (soft offline: contents move to a new frame) of the
+ *   target during transfers: every byte lands in the page the process sees
  * - pinned and on-demand registrations side by side in one process
  * - a fault storm (32 channels into fresh memory at once)
  * - the target process killed with faults pending: no leak, no oops
@@ -110,10 +118,16 @@ TEST_TIMEOUT(loopback_write_read_fresh_buffers, 600)
 	       ca.faults - ca0.faults, ca.mapped, cb.faults - cb0.faults, cb.mapped);
 	/*
 	 * Every page of source, destination and read-back was faulted in;
-	 * a fault maps at most 256 KiB (the access and what follows).
+	 * a fault maps at most ODP_PREFETCH_MAX (the access and what follows).
 	 */
-	EXPECT_LE(LB_LEN / (256 << 10), ca.faults - ca0.faults);
-	EXPECT_LE(LB_LEN / (256 << 10), cb.faults - cb0.faults);
+	EXPECT_LE(LB_LEN / ODP_PREFETCH_MAX, ca.faults - ca0.faults);
+	EXPECT_LE(LB_LEN / ODP_PREFETCH_MAX, cb.faults - cb0.faults);
+	/*
+	 * and not one per 16 KiB block: the NI holds the blocks that follow
+	 * a fault on it, the driver maps the rest of the transfer with it
+	 */
+	EXPECT_GE(LB_LEN / (64u << 10), cb.faults - cb0.faults);
+	EXPECT_GE(2 * LB_LEN / (64u << 10), ca.faults - ca0.faults);
 	EXPECT_LE(2 * LB_LEN / 4096, ca.mapped);
 	EXPECT_LE(LB_LEN / 4096, cb.mapped);
 	EXPECT_EQ(0, vm_pin_kb());
@@ -315,6 +329,193 @@ TEST_TIMEOUT(fork_cow_during_transfer, 600)
 	EXPECT_EQ(0, exa_kmsg_bad_lines());
 }
 
+/*
+ * mremap of the target (moved elsewhere) while a transfer writes into it.
+ * The process then owns the moved pages at their new address and
+ * overwrites them: the NI must not reach them any more through the old
+ * addresses.  The old range, mapped again with a sentinel, holds per page
+ * the sentinel or the data (it is still registered: the implicit
+ * registration covers it); the transfer completes or fails with
+ * REMOTE_FAULT.
+ */
+TEST_TIMEOUT(mremap_during_transfers, 600)
+{
+	const size_t len = 8u << 20;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	uint8_t *moved;
+	int i, err, failed = 0;
+
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
+	opat_fill(a.buf, len, 51);
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
+		usleep(2000 + 4000 * i);
+		moved = mremap(b.buf, len, len, MREMAP_MAYMOVE);
+		ASSERT_NE(MAP_FAILED, moved);
+		memset(moved, 0x77, len);
+		ASSERT_EQ(b.buf, mmap(b.buf, len, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0));
+		memset(b.buf, 0x5a, len);
+		err = owait(&a, 0);
+		EXPECT_TRUE(err == 0 || err == -ENXIO);
+		failed += err != 0;
+		usleep(100000);
+		EXPECT_EQ(1, bytes_equal(moved, len, 0x77));
+		EXPECT_EQ(-1, opat_pages_fill_or_data(b.buf, len, 51, 0x5a));
+		munmap(moved, len);
+	}
+	TH_LOG("mremap mid-transfer: %d of 6 transfers failed", failed);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/* A zram swap device on the node, set up once: 0, or -1 (skip). */
+static int ensure_swap(void)
+{
+	if (meminfo_kb("SwapTotal") > 0)
+		return 0;
+	if (exa_system("modprobe zram num_devices=1 >/dev/null 2>&1 && "
+		       "echo 192M > /sys/block/zram0/disksize && "
+		       "mkswap /dev/zram0 >/dev/null && swapon /dev/zram0"))
+		return -1;
+	return meminfo_kb("SwapTotal") > 0 ? 0 : -1;
+}
+
+/*
+ * Source and target pushed out to swap while transfers run between them:
+ * the kernel's reclaim invalidates the NI's mappings first, the NI faults
+ * the pages back in, every byte arrives.
+ */
+TEST_TIMEOUT(swap_out_during_transfers, 600)
+{
+	const size_t len = 8u << 20;
+	long long out0, in0;
+	struct odp_cnt c0, c;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	int i;
+
+	if (ensure_swap())
+		SKIP("no swap device (zram) on this node");
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c0));
+	out0 = vmstat_count("pswpout");
+	in0 = vmstat_count("pswpin");
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	for (i = 0; i < 6; i++) {
+		opat_fill(a.buf, len, 60 + i);
+		ASSERT_EQ(0, madvise(a.buf, len, MADV_PAGEOUT));
+		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
+		usleep(3000 + 4000 * i);
+		ASSERT_EQ(0, madvise(b.buf, len, MADV_PAGEOUT));
+		ASSERT_EQ(0, madvise(a.buf, len, MADV_PAGEOUT));
+		EXPECT_EQ(0, owait(&a, 0));
+		ASSERT_EQ(0, madvise(b.buf, len, MADV_PAGEOUT));
+		EXPECT_EQ(-1, opat_check(b.buf, len, 60 + i));
+	}
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c));
+	TH_LOG("pswpout %lld pswpin %lld, target invalidations %lld",
+	       vmstat_count("pswpout") - out0, vmstat_count("pswpin") - in0,
+	       c.invalidations - c0.invalidations);
+	EXPECT_LT(len / 4096, vmstat_count("pswpout") - out0);
+	EXPECT_LT(0, c.invalidations - c0.invalidations);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/*
+ * MADV_FREE makes pages "lazy free": reclaim discards them unless they
+ * are written again.  A write by the NI is a write: after it, reclaim
+ * must keep the data (the driver dirties the pages it maps writable).
+ */
+TEST_TIMEOUT(lazyfree_memory_written_by_nic_survives_reclaim, 300)
+{
+	const size_t len = 4u << 20;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	int i;
+
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	for (i = 0; i < 3; i++) {
+		memset(b.buf, 0x11, len);
+		/* the NI maps the pages (writable, while they are dirty) */
+		opat_fill(a.buf, len, 70 + i);
+		EXPECT_EQ(0, post_and_wait(&a, 0, 0, a.buf, &dst, len, 0, 1, TMO, NULL));
+		EXPECT_EQ(-1, opat_check(b.buf, len, 70 + i));
+		ASSERT_EQ(0, madvise(b.buf, len, MADV_FREE));
+		/* the NI writes after MADV_FREE: the data must stay */
+		opat_fill(a.buf, len, 80 + i);
+		EXPECT_EQ(0, post_and_wait(&a, 0, 0, a.buf, &dst, len, 0, 2, TMO, NULL));
+		ASSERT_EQ(0, madvise(b.buf, len, MADV_PAGEOUT));
+		EXPECT_EQ(-1, opat_check(b.buf, len, 80 + i));
+	}
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE 101
+#endif
+
+/*
+ * Page migration under a running transfer: soft offline moves the
+ * contents of each page to a new frame (the kernel's migration path,
+ * which invalidates the NI's mapping first).  Every byte lands in the
+ * page the process sees; the frames really changed.
+ */
+TEST_TIMEOUT(migration_during_transfers, 600)
+{
+	const size_t len = 2u << 20, part = 256u << 10;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	long long mig0;
+	int i, moved = 0;
+
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	mig0 = vmstat_count("pgmigrate_success");
+	for (i = 0; i < 4; i++) {
+		uint64_t before[64], pfn;
+		size_t k, off = (size_t)i * part;
+
+		memset(b.buf, 0, len);	/* private frames to migrate */
+		for (k = 0; k < 64; k++)
+			before[k] = page_frame(b.buf + off + k * 4096);
+		if (!before[0])
+			SKIP("no page frames in /proc/self/pagemap (not root?)");
+		opat_fill(a.buf, len, 90 + i);
+		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
+		usleep(2000 + 3000 * i);
+		if (madvise(b.buf + off, part, MADV_SOFT_OFFLINE)) {
+			if (errno == EINVAL || errno == EPERM)
+				SKIP("soft offline not available (%s)", strerror(errno));
+			ASSERT_EQ(0, -errno);
+		}
+		EXPECT_EQ(0, owait(&a, 0));
+		EXPECT_EQ(-1, opat_check(b.buf, len, 90 + i));
+		for (k = 0; k < 64; k++) {
+			pfn = page_frame(b.buf + off + k * 4096);
+			moved += pfn && pfn != before[k];
+		}
+	}
+	TH_LOG("%d of 256 pages moved to new frames, pgmigrate_success +%lld", moved,
+	       vmstat_count("pgmigrate_success") - mig0);
+	EXPECT_LE(128, moved);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
 /* Pinned and on-demand registrations of one process, also overlapping. */
 TEST_TIMEOUT(pinned_and_on_demand_side_by_side, 300)
 {
@@ -391,7 +592,7 @@ TEST_TIMEOUT(fault_storm_many_channels, 600)
 	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c));
 	TH_LOG("%lld target faults in %lld ms", c.faults - c0.faults,
 	       (long long)(exa_now_ms() - t0));
-	EXPECT_LE((long long)(chunk * nch / (256 << 10)), c.faults - c0.faults);
+	EXPECT_LE((long long)(chunk * nch / ODP_PREFETCH_MAX), c.faults - c0.faults);
 	rnode_down(&b);
 	rnode_down(&a);
 	EXPECT_EQ(0, exa_kmsg_bad_lines());
@@ -560,7 +761,7 @@ TEST_F_TIMEOUT(o2, write_read_256MiB_never_touched_memlock_0, 1200)
 	ASSERT_EQ(0, odp_cnt(n.mr->rank, &c));
 	TH_LOG("rank %u: %lld faults, %lld pages mapped", n.mr->rank, c.faults - c0.faults,
 	       c.mapped);
-	EXPECT_LE((long long)(len / (256 << 10)), c.faults - c0.faults);
+	EXPECT_LE((long long)(len / ODP_PREFETCH_MAX), c.faults - c0.faults);
 	EXPECT_LE((long long)(len / 4096), c.mapped);
 	EXPECT_EQ(0, vm_pin_kb());
 	EXPECT_EQ(pages0, reg_pages());

@@ -7,6 +7,9 @@
 #include "exa_rdma.h"
 #include <sys/wait.h>
 
+/* Most a fault maps: the driver's EXANET_ODP_MAX_PAGES (exanet_odp.c). */
+#define ODP_PREFETCH_MAX (2u << 20)
+
 /* Counters of one rank in /sys/class/exanet/exanet0/rdma_odp. */
 struct odp_cnt {
 	long long faults, refused, replays, invalidations, unmapped, mapped;
@@ -97,23 +100,63 @@ static inline long opat_check(const void *p, size_t len, uint32_t seed)
 	return -1;
 }
 
-/* Page k of buf holds either zeros or exactly its pattern: -1, else k. */
-static inline long opat_pages_zero_or_data(const uint8_t *p, size_t len, uint32_t seed)
+/* Page k of buf holds either bytes fill or exactly its pattern: -1, else k. */
+static inline long opat_pages_fill_or_data(const uint8_t *p, size_t len, uint32_t seed,
+					   uint8_t fill)
 {
 	const size_t pg = 4096;
+	uint64_t f;
 
+	memset(&f, fill, sizeof(f));
 	for (size_t k = 0; k < len / pg; k++) {
 		const uint64_t *w = (const uint64_t *)(p + k * pg);
-		int zero = 1, data = 1;
+		int is_fill = 1, data = 1;
 
 		for (size_t i = 0; i < pg / 8; i++) {
-			zero &= w[i] == 0;
+			is_fill &= w[i] == f;
 			data &= w[i] == opat(seed, k * pg / 8 + i);
 		}
-		if (!zero && !data)
+		if (!is_fill && !data)
 			return (long)k;
 	}
 	return -1;
+}
+
+static inline long opat_pages_zero_or_data(const uint8_t *p, size_t len, uint32_t seed)
+{
+	return opat_pages_fill_or_data(p, len, seed, 0);
+}
+
+/* A counter of /proc/vmstat (pswpout, pgmigrate_success, ...), or -1. */
+static inline long long vmstat_count(const char *field)
+{
+	char line[256], name[64];
+	long long v;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %lld", name, &v) == 2 && !strcmp(name, field)) {
+			fclose(f);
+			return v;
+		}
+	fclose(f);
+	return -1;
+}
+
+/* Page frame of a virtual address (root: /proc/self/pagemap), 0 if none. */
+static inline uint64_t page_frame(const void *va)
+{
+	uint64_t e = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &e, sizeof(e), (off_t)((uintptr_t)va / 4096) * 8) != sizeof(e))
+		e = 0;
+	close(fd);
+	return (e >> 63) & 1 ? e & ((1ull << 55) - 1) : 0;
 }
 
 /* Post without waiting, the completion record rec[slot] reset first: 0. */

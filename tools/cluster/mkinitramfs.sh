@@ -10,7 +10,7 @@
 # Contents: busybox-static (+ applet links), kmod, systemd-udevd/udevadm with
 # 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
 # iperf3, fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
-# /usr/lib/x86_64-linux-gnu/libfabric, virtio/tun kernel modules with deps, $BUILD/modules/*.ko in
+# /usr/lib/x86_64-linux-gnu/libfabric, virtio/tun/zram kernel modules with deps, $BUILD/modules/*.ko in
 # /lib/modules/$KVER/extra, $BUILD/bin -> /usr/bin, $BUILD/lib -> /usr/lib,
 # $BUILD/selftests -> /usr/lib/exanet/selftests, tools/cluster/tests ->
 # /usr/lib/exanet/cluster-tests, plus the shared libraries of every ELF.
@@ -105,7 +105,7 @@ add_module() {	# name or path of a host module; copies it and its deps
 		cp "$p" "$MODDST/${p#$MODSRC/}"
 	done
 }
-for m in virtio_pci virtio_net tun virtio_console ${EXTRA_MODULES:-}; do
+for m in virtio_pci virtio_net tun virtio_console zram ${EXTRA_MODULES:-}; do
 	add_module "$m"
 done
 shopt -s nullglob
