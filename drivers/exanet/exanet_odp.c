@@ -243,6 +243,10 @@ int exanet_odp_ctx_enable(struct exanet_file *ef)
 	struct exanet_ctx *ctx = ef->ctx;
 	int ret = 0;
 
+	if (READ_ONCE(edev->dead)) {
+		dev_dbg(&edev->dev, "reg_mr: on demand: device removed\n");
+		return -ENODEV;
+	}
 	if (!READ_ONCE(edev->fq_cpu)) {
 		dev_dbg(&edev->dev, "reg_mr: on demand needs the NI's fault queue (interrupts)\n");
 		return -EOPNOTSUPP;

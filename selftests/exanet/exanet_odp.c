@@ -351,10 +351,12 @@ TEST_TIMEOUT(mremap_during_transfers, 600)
 	opat_fill(a.buf, len, 51);
 	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
 	for (i = 0; i < 6; i++) {
+		/* somewhere else to move to (same size: mremap would not move) */
+		moved = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(MAP_FAILED, moved);
 		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
 		usleep(2000 + 4000 * i);
-		moved = mremap(b.buf, len, len, MREMAP_MAYMOVE);
-		ASSERT_NE(MAP_FAILED, moved);
+		ASSERT_EQ(moved, mremap(b.buf, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, moved));
 		memset(moved, 0x77, len);
 		ASSERT_EQ(b.buf, mmap(b.buf, len, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0));
