@@ -72,6 +72,7 @@ bool fabric_nic_open(FabricNic *nic, const FabricQemuOptions *model_opts,
     }
     opts.rx_thread = nic->rx_thread;
     opts.rt_prio = nic->rx_rtprio;
+    opts.pkt_ring = nic->pkt_ring;
     nic->fq = fabric_qemu_open(&cfg, &opts, rx, opaque, errp);
     return nic->fq != NULL;
 }

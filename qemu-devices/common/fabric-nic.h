@@ -36,6 +36,7 @@ typedef struct FabricNic {
     uint64_t seed;
     bool rx_thread;
     uint32_t rx_rtprio;
+    bool pkt_ring;          /* packets over shared-memory rings */
     FabricQemu *fq;         /* NULL while the fabric is not open */
 } FabricNic;
 
@@ -47,7 +48,8 @@ typedef struct FabricNic {
     DEFINE_PROP_UINT32("fabric-corrupt-ppm", _state, _nic.corrupt_ppm, 0),  \
     DEFINE_PROP_UINT64("fabric-seed", _state, _nic.seed, 0),                \
     DEFINE_PROP_BOOL("rx-thread", _state, _nic.rx_thread, true),            \
-    DEFINE_PROP_UINT32("rx-rtprio", _state, _nic.rx_rtprio, 1)
+    DEFINE_PROP_UINT32("rx-rtprio", _state, _nic.rx_rtprio, 1),            \
+    DEFINE_PROP_BOOL("pkt-ring", _state, _nic.pkt_ring, true)
 
 /* One MMIO BAR; the device is the opaque of its ops. */
 typedef struct FabricNicBar {

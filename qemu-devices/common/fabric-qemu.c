@@ -20,7 +20,7 @@
 #define FABRIC_QEMU_BULK_BUDGET 32
 /* Poll period while inbound rings exist (a doorbell may have been consumed
  * by another caller of fabric_poll_rx). */
-#define FABRIC_QEMU_BULK_POLL_MS 5
+#define FABRIC_QEMU_BULK_POLL_NS (5 * SCALE_MS)
 
 struct FabricQemu {
     struct fabric *f;
@@ -35,7 +35,9 @@ struct FabricQemu {
     unsigned rt_prio;
     fabric_bulk_fn bulk_rx;
     void *bulk_opaque;
-    QEMUTimer *bulk_timer;  /* main-loop mode only */
+    bool pkt_ring;
+    int64_t poll_lease;     /* atomic: get_clock() until which a vCPU polls */
+    QEMUTimer *rx_timer;    /* main-loop mode only: look again */
     void (*kick)(void *opaque);
     int kick_pipe[2];       /* thread mode */
     QEMUBH *kick_bh;        /* main-loop mode */
@@ -73,31 +75,65 @@ static int fabric_qemu_poll_ctx(FabricQemu *fq, int budget, const char *ctx)
     return n;
 }
 
-/* Under the BQL: datagrams, then bulk records.  Returns true if more wait. */
-static bool fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
+/*
+ * Under the BQL: datagrams and packet records, then bulk records.  Returns
+ * when to look again without a wake-up: 0 now (more wait), a time limit
+ * in ns, or -1 (after the next wake-up; the rings are armed).
+ */
+static int64_t fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
 {
+    int64_t next = -1, lease;
+
     fabric_qemu_poll_ctx(fq, FABRIC_QEMU_RX_BUDGET, ctx);
+    if (fq->pkt_ring) {
+        lease = qatomic_read(&fq->poll_lease) - get_clock();
+        if (lease > 0) {
+            /* A vCPU polls: no doorbells; look when its lease ends. */
+            next = fabric_pkt_pending(fq->f, false) ? 0 : lease;
+            trace_fabric_qemu_rx_lease(fq->node, lease);
+        } else if (fabric_pkt_pending(fq->f, true)) {
+            next = 0;
+        }
+    }
     if (!fq->bulk_rx) {
-        return false;
+        return next;
     }
     fabric_poll_bulk(fq->f, FABRIC_QEMU_BULK_BUDGET, fabric_qemu_bulk_record,
                      fq);
-    return fabric_bulk_pending(fq->f);
+    if (fabric_bulk_pending(fq->f)) {
+        return 0;
+    }
+    if (fabric_bulk_active(fq->f) &&
+        (next < 0 || next > FABRIC_QEMU_BULK_POLL_NS)) {
+        next = FABRIC_QEMU_BULK_POLL_NS;
+    }
+    return next;
 }
 
 int fabric_qemu_poll(FabricQemu *fq, int budget)
 {
-    return fabric_qemu_poll_ctx(fq, budget, "poll");
+    const char *outer = fq->rx_ctx;
+    int n;
+
+    if (!fq->pkt_ring) {
+        return fabric_qemu_poll_ctx(fq, budget, "poll");
+    }
+    qatomic_set(&fq->poll_lease, get_clock() + FABRIC_QEMU_POLL_LEASE_NS);
+    fq->rx_ctx = "poll";
+    n = fabric_poll_pkts(fq->f, budget, fabric_qemu_rx_packet, fq);
+    fq->rx_ctx = outer;
+    return n;
 }
 
 static void fabric_qemu_read(void *opaque)
 {
     FabricQemu *fq = opaque;
-    bool more = fabric_qemu_rx_once(fq, "loop");
+    int64_t next = fabric_qemu_rx_once(fq, "loop");
 
-    if (fq->bulk_rx && fabric_bulk_active(fq->f)) {
-        timer_mod(fq->bulk_timer, qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
-                  (more ? 0 : FABRIC_QEMU_BULK_POLL_MS));
+    if (next >= 0) {
+        timer_mod(fq->rx_timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + next);
+    } else {
+        timer_del(fq->rx_timer);
     }
 }
 
@@ -134,11 +170,14 @@ static void *fabric_qemu_rx_thread(void *opaque)
                         "running at normal priority", strerror(r));
         }
     }
-    bool more = false, active = false;
+    int64_t next = -1;
 
     while (!qatomic_read(&fq->stopping)) {
-        int timeout = more ? 0 : active ? FABRIC_QEMU_BULK_POLL_MS : -1;
-        int n = poll(p, 3, timeout);
+        struct timespec ts = {
+            .tv_sec = next / NANOSECONDS_PER_SECOND,
+            .tv_nsec = next % NANOSECONDS_PER_SECOND,
+        };
+        int n = ppoll(p, 3, next < 0 ? NULL : &ts, NULL);
         bool kicked = false;
 
         if (n < 0) {
@@ -159,15 +198,14 @@ static void *fabric_qemu_rx_thread(void *opaque)
             }
             kicked = true;
         }
-        if (p[0].revents || more || kicked || (active && n == 0)) {
+        if (p[0].revents || kicked || n == 0) {
             trace_fabric_qemu_rx_wake(fq->node, !!p[0].revents, kicked);
             qemu_mutex_lock_iothread();
             if (!qatomic_read(&fq->stopping) && kicked && fq->kick) {
                 fq->kick(fq->bulk_opaque);
             }
             if (!qatomic_read(&fq->stopping)) {
-                more = fabric_qemu_rx_once(fq, "thread");
-                active = fq->bulk_rx && fabric_bulk_active(fq->f);
+                next = fabric_qemu_rx_once(fq, "thread");
             }
             qemu_mutex_unlock_iothread();
         }
@@ -193,10 +231,12 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
         fq->bulk_rx = opts->bulk_rx;
         fq->bulk_opaque = opts->bulk_opaque;
         fq->kick = opts->kick;
+        fq->pkt_ring = opts->pkt_ring;
     }
     fq->stop_pipe[0] = fq->stop_pipe[1] = -1;
     fq->kick_pipe[0] = fq->kick_pipe[1] = -1;
     c.watch = fabric_qemu_watch;
+    c.pkt_ring = fq->pkt_ring;
     c.watch_opaque = fq;
     r = fabric_open(&fq->f, &c, err, sizeof(err));
     if (r < 0) {
@@ -226,8 +266,7 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
         qemu_thread_create(&fq->thread, opts->name ? opts->name : "fabric-rx",
                            fabric_qemu_rx_thread, fq, QEMU_THREAD_JOINABLE);
     } else {
-        fq->bulk_timer = timer_new_ms(QEMU_CLOCK_REALTIME, fabric_qemu_read,
-                                      fq);
+        fq->rx_timer = timer_new_ns(QEMU_CLOCK_REALTIME, fabric_qemu_read, fq);
         if (fq->kick) {
             fq->kick_bh = qemu_bh_new(fq->kick, fq->bulk_opaque);
         }
@@ -258,7 +297,7 @@ void fabric_qemu_close(FabricQemu *fq)
         close(fq->kick_pipe[1]);
     } else {
         qemu_set_fd_handler(fabric_rx_fd(fq->f), NULL, NULL, NULL);
-        timer_free(fq->bulk_timer);
+        timer_free(fq->rx_timer);
         if (fq->kick_bh) {
             qemu_bh_delete(fq->kick_bh);
         }

@@ -25,7 +25,17 @@ typedef struct FabricQemuOptions {
     void *bulk_opaque;
     /* Work to run in the receive context (under the BQL) on fabric_qemu_kick() */
     void (*kick)(void *opaque);
+    bool pkt_ring;          /* packets over shared-memory rings (fabric.h) */
 } FabricQemuOptions;
+
+/*
+ * With packet rings, a vCPU whose guest polls the NI (fabric_qemu_poll())
+ * drains them itself and holds a lease of this length: while it runs, the
+ * receive thread (or main loop) does not ask the senders for doorbells but
+ * looks at the rings when the lease ends, so senders make no system call
+ * and a guest that stops polling still gets its packets within the lease.
+ */
+#define FABRIC_QEMU_POLL_LEASE_NS 500000    /* 500 us */
 
 /* Returns NULL and sets errp on failure. */
 FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
@@ -37,8 +47,10 @@ int fabric_qemu_send(FabricQemu *fq, uint32_t dst, uint8_t type,
                      const void *payload, size_t len);
 struct fabric *fabric_qemu_fabric(FabricQemu *fq);
 /*
- * Under the BQL: hand up to budget waiting packets to rx now, in the
- * caller's context; returns the number of datagrams read.
+ * Under the BQL, from a vCPU whose guest polls the NI: hand up to budget
+ * waiting packets to rx now, in the caller's context; returns the number
+ * of packets read.  With packet rings only the rings are read (no system
+ * call) and the poll lease is renewed.
  */
 int fabric_qemu_poll(FabricQemu *fq, int budget);
 /*

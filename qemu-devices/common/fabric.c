@@ -28,6 +28,8 @@ struct fabric_qpkt {
 #define BULK_REC_HDR	32
 #define BULK_ALIGN	64
 #define BULK_TYPE_PAD	0
+#define BULK_TYPE_PKT	1	/* packet ring record; rsv0 = packet type */
+#define DB_KIND_PKT	1	/* doorbell payload byte 8: a packet ring */
 
 struct bulk_ctl {
 	uint64_t magic;
@@ -49,6 +51,7 @@ struct bulk_map {
 	uint64_t session;
 	uint32_t size;
 	uint32_t node;		/* peer */
+	bool pkt;		/* a packet ring (else bulk) */
 	uint64_t last_db_ns;	/* producer: last doorbell */
 	struct bulk_map *next_in;	/* consumer list */
 };
@@ -56,6 +59,7 @@ struct bulk_map {
 struct fabric_peer {
 	uint32_t node;
 	struct bulk_map *bout;	/* our ring towards this peer */
+	struct bulk_map *pout;	/* our packet ring towards this peer */
 	int fd;			/* connected to node<N>.sock, -1 if not */
 	bool watched;
 	uint32_t qlen;
@@ -77,6 +81,8 @@ struct fabric {
 	struct fabric_stats st;
 	struct bulk_map **bin;		/* inbound rings by source, lazily */
 	struct bulk_map *bin_list;
+	struct bulk_map **pin;		/* inbound packet rings by source */
+	struct bulk_map *pin_list;
 	struct bulk_map *rsv_map;	/* open reservation */
 	uint64_t rsv_off;		/* ring offset of the reserved record */
 	uint32_t rsv_hlen, rsv_dlen, rsv_pad;
@@ -266,7 +272,8 @@ int fabric_open(struct fabric **out, const struct fabric_config *cfg,
 	f->dir = strdup(cfg->dir);
 	f->peers = calloc(cfg->num_nodes, sizeof(*f->peers));
 	f->bin = calloc(cfg->num_nodes, sizeof(*f->bin));
-	if (!f->dir || !f->peers || !f->bin) {
+	f->pin = calloc(cfg->num_nodes, sizeof(*f->pin));
+	if (!f->dir || !f->peers || !f->bin || !f->pin) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -320,6 +327,7 @@ int fabric_open(struct fabric **out, const struct fabric_config *cfg,
 fail:
 	if (f->rxfd >= 0)
 		close(f->rxfd);
+	free(f->pin);
 	free(f->bin);
 	free(f->peers);
 	free(f->dir);
@@ -378,11 +386,34 @@ static void bulk_unmap(struct bulk_map *m)
 }
 
 static int bulk_path(char *buf, size_t len, const char *dir, uint32_t src,
-		     uint32_t dst)
+		     uint32_t dst, bool pkt)
 {
-	int n = snprintf(buf, len, "%s/bulk-%u-%u", dir, src, dst);
+	int n = snprintf(buf, len, "%s/%s-%u-%u", dir, pkt ? "pkt" : "bulk",
+			 src, dst);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Unmap one of our rings; remove its file if it is still ours. */
+static void bulk_release(struct fabric *f, struct bulk_map *m)
+{
+	char path[4096];
+
+	if (!m)
+		return;
+	if (!bulk_path(path, sizeof(path), f->dir, f->cfg.node_id, m->node,
+		       m->pkt)) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		struct bulk_ctl c;
+
+		if (fd >= 0) {
+			if (pread(fd, &c, sizeof(c), 0) == sizeof(c) &&
+			    c.session == m->session)
+				unlink(path);
+			close(fd);
+		}
+	}
+	bulk_unmap(m);
 }
 
 void fabric_close(struct fabric *f)
@@ -398,24 +429,8 @@ void fabric_close(struct fabric *f)
 		f->alloc_list = p->next_alloc;
 		peer_purge(f, p, &dummy);
 		peer_disconnect(f, p);
-		if (p->bout) {
-			char path[4096];
-
-			/* Only remove the ring file if it is still ours. */
-			if (!bulk_path(path, sizeof(path), f->dir,
-				       f->cfg.node_id, p->node)) {
-				int fd = open(path, O_RDONLY | O_CLOEXEC);
-				struct bulk_ctl c;
-
-				if (fd >= 0) {
-					if (pread(fd, &c, sizeof(c), 0) == sizeof(c) &&
-					    c.session == p->bout->session)
-						unlink(path);
-					close(fd);
-				}
-			}
-			bulk_unmap(p->bout);
-		}
+		bulk_release(f, p->bout);
+		bulk_release(f, p->pout);
 		free(p);
 	}
 	while (f->bin_list) {
@@ -424,7 +439,14 @@ void fabric_close(struct fabric *f)
 		f->bin_list = m->next_in;
 		bulk_unmap(m);
 	}
+	while (f->pin_list) {
+		struct bulk_map *m = f->pin_list;
+
+		f->pin_list = m->next_in;
+		bulk_unmap(m);
+	}
 	free(f->bin);
+	free(f->pin);
 	if (f->rxfd >= 0) {
 		close(f->rxfd);
 		/* Only remove the socket file if it is still ours. */
@@ -552,6 +574,9 @@ static int peer_enqueue(struct fabric *f, struct fabric_peer *p,
 	return FABRIC_QUEUED;
 }
 
+static int pkt_send(struct fabric *f, struct fabric_peer *p, uint8_t type,
+		    const void *payload, size_t len);
+
 int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
 		const void *payload, size_t len)
 {
@@ -565,6 +590,14 @@ int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
 	if (!f || dst >= f->cfg.num_nodes || len > FABRIC_MAX_PAYLOAD ||
 	    (len && !payload) || type == FABRIC_TYPE_BULK)
 		return -EINVAL;
+	if (f->cfg.pkt_ring) {
+		p = get_peer(f, dst);
+		if (!p) {
+			f->st.tx_errors++;
+			return -ENOMEM;
+		}
+		return pkt_send(f, p, type, payload, len);
+	}
 
 	h.magic = FABRIC_MAGIC;
 	h.version = FABRIC_VERSION;
@@ -711,6 +744,8 @@ int fabric_poll_rx(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque)
 		if (fn)
 			fn(opaque, h.src, h.type, f->rxbuf + FABRIC_HDR_SIZE, h.length);
 	}
+	if (count < budget && f->pin_list)
+		count += fabric_poll_pkts(f, budget - count, fn, opaque);
 	return count;
 }
 
@@ -818,15 +853,19 @@ static struct bulk_map *bulk_map_fd(int fd, size_t maplen)
 	return m;
 }
 
-/* Create our ring towards dst (a fresh file: a restarted consumer remaps). */
-static int bulk_create(struct fabric *f, struct fabric_peer *p)
+/*
+ * Create our (packet or bulk) ring towards dst (a fresh file: a restarted
+ * consumer remaps).
+ */
+static int bulk_create(struct fabric *f, struct fabric_peer *p, bool pkt)
 {
 	char path[4096], tmp[4200];
-	size_t maplen = BULK_CTL_SIZE + FABRIC_BULK_RING_SIZE;
+	uint32_t size = pkt ? FABRIC_PKT_RING_SIZE : FABRIC_BULK_RING_SIZE;
+	size_t maplen = BULK_CTL_SIZE + size;
 	struct bulk_map *m;
 	int fd, r;
 
-	r = bulk_path(path, sizeof(path), f->dir, f->cfg.node_id, p->node);
+	r = bulk_path(path, sizeof(path), f->dir, f->cfg.node_id, p->node, pkt);
 	if (r < 0)
 		return r;
 	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
@@ -843,8 +882,9 @@ static int bulk_create(struct fabric *f, struct fabric_peer *p)
 		r = -ENOMEM;
 		goto fail;
 	}
-	m->size = FABRIC_BULK_RING_SIZE;
+	m->size = size;
 	m->node = p->node;
+	m->pkt = pkt;
 	do {
 		m->session = rng_next(f) ^ now_ns() ^ ((uint64_t)getpid() << 32);
 	} while (!m->session);
@@ -862,7 +902,10 @@ static int bulk_create(struct fabric *f, struct fabric_peer *p)
 		goto fail;
 	}
 	close(fd);
-	p->bout = m;
+	if (pkt)
+		p->pout = m;
+	else
+		p->bout = m;
 	return 0;
 fail:
 	close(fd);
@@ -870,32 +913,172 @@ fail:
 	return r;
 }
 
-static void bulk_ring(struct fabric *f, struct fabric_peer *p, struct bulk_map *m)
+/*
+ * The doorbell datagram: the ring's session (8 bytes), for a packet ring
+ * followed by DB_KIND_PKT.  Returns 0 or the send error.
+ */
+static int bulk_ring(struct fabric *f, struct fabric_peer *p, struct bulk_map *m)
 {
-	uint8_t buf[FABRIC_HDR_SIZE + 8];
+	uint8_t buf[FABRIC_HDR_SIZE + 9];
+	size_t len = m->pkt ? 9 : 8;
 	struct fabric_hdr h = {
 		.magic = FABRIC_MAGIC, .version = FABRIC_VERSION,
-		.type = FABRIC_TYPE_BULK, .length = 8,
+		.type = FABRIC_TYPE_BULK, .length = len,
 		.src = f->cfg.node_id, .dst = p->node, .crc = 0,
 	};
 	int r;
 
 	fabric_hdr_encode(buf, &h);
 	memcpy(buf + FABRIC_HDR_SIZE, &m->session, 8);
-	put_le32(buf + 16, fabric_crc32(0, buf, sizeof(buf)));
+	buf[FABRIC_HDR_SIZE + 8] = DB_KIND_PKT;
+	put_le32(buf + 16, fabric_crc32(0, buf, FABRIC_HDR_SIZE + len));
 	m->last_db_ns = now_ns();
-	f->st.tx_bulk_doorbells++;
+	if (m->pkt)
+		f->st.tx_ring_doorbells++;
+	else
+		f->st.tx_bulk_doorbells++;
 	/* Doorbells are not subject to fault injection; queued like packets. */
 	if (p->qhead) {
 		fabric_flush(f);
-		if (p->qhead) {
-			peer_enqueue(f, p, buf, sizeof(buf));
-			return;
+		if (p->qhead)
+			return peer_enqueue(f, p, buf, FABRIC_HDR_SIZE + len) < 0 ?
+			       -ENOBUFS : 0;
+	}
+	r = peer_xmit(f, p, buf, FABRIC_HDR_SIZE + len);
+	if (r == -EAGAIN)
+		return peer_enqueue(f, p, buf, FABRIC_HDR_SIZE + len) < 0 ?
+		       -ENOBUFS : 0;
+	return r;
+}
+
+/*
+ * Room for a record of hlen + dlen bytes on m: its ring offset and the
+ * padding to skip before it.  Returns 0 or -EAGAIN (ring full).
+ */
+static int bulk_room(struct bulk_map *m, size_t hlen, size_t dlen,
+		     uint64_t *off, uint32_t *pad)
+{
+	uint64_t need, head, tail, o;
+
+	need = (BULK_REC_HDR + hlen + dlen + BULK_ALIGN - 1) & ~(uint64_t)(BULK_ALIGN - 1);
+	tail = m->ctl->tail;
+	head = ld_acq64(&m->ctl->head);
+	o = tail & (m->size - 1);
+	*pad = o + need > m->size ? m->size - o : 0;
+	if (tail - head > m->size || need + *pad > m->size - (tail - head))
+		return -EAGAIN;
+	*off = *pad ? 0 : o;
+	return 0;
+}
+
+/*
+ * Publish the record written at off (type, sub: the packet type of a
+ * packet record) behind pad bytes of padding, and ring the doorbell if the
+ * consumer asked for one.  Fault injection (corruption) happens here; drop
+ * is the caller's (it does not publish).
+ */
+static void bulk_publish(struct fabric *f, struct fabric_peer *p,
+			 struct bulk_map *m, uint64_t off, uint32_t pad,
+			 uint8_t type, uint8_t sub, size_t hlen, size_t dlen)
+{
+	uint8_t *r = m->ring + off;
+	size_t total = BULK_REC_HDR + hlen + dlen;
+	uint64_t tail, need, dcsum;
+	struct bulk_rec rec;
+
+	need = (total + BULK_ALIGN - 1) & ~(uint64_t)(BULK_ALIGN - 1);
+	memset(&rec, 0, sizeof(rec));
+	rec.size = need;
+	rec.type = type;
+	rec.rsv0 = sub;
+	rec.hlen = hlen;
+	rec.dlen = dlen;
+	rec.src = f->cfg.node_id;
+	rec.dst = m->node;
+	dcsum = fabric_csum(r + BULK_REC_HDR + rec.hlen, rec.dlen);
+	rec.dcsum_lo = (uint32_t)dcsum;
+	rec.dcsum_hi = dcsum >> 32;
+	memcpy(r, &rec, sizeof(rec));
+	rec.hcsum = fabric_crc32(0, r, BULK_REC_HDR);
+	rec.hcsum = fabric_crc32(rec.hcsum, r + BULK_REC_HDR, rec.hlen);
+	memcpy(r + offsetof(struct bulk_rec, hcsum), &rec.hcsum, 4);
+	if (rng_hit(f, f->cfg.corrupt_ppm)) {
+		/*
+		 * Any bit except the framing: the size word and the type
+		 * byte (a record turned into padding would vanish uncounted).
+		 */
+		uint64_t bit = 40 + rng_next(f) % ((total - 5) * 8);
+
+		r[bit / 8] ^= 1u << (bit % 8);
+		if (m->pkt)
+			f->st.tx_inject_corrupt++;
+		else
+			f->st.tx_bulk_inject_corrupt++;
+	}
+
+	tail = m->ctl->tail;
+	if (pad) {
+		struct bulk_rec padrec;
+
+		memset(&padrec, 0, sizeof(padrec));
+		padrec.size = pad;
+		padrec.type = BULK_TYPE_PAD;
+		memcpy(m->ring + (tail & (m->size - 1)), &padrec, sizeof(padrec));
+		tail += pad;
+	}
+	st_rel64(&m->ctl->tail, tail + need);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if ((__atomic_load_n(&m->ctl->armed, __ATOMIC_RELAXED) &&
+	     __atomic_exchange_n(&m->ctl->armed, 0, __ATOMIC_SEQ_CST)) ||
+	    now_ns() - m->last_db_ns > FABRIC_BULK_DB_NS)
+		bulk_ring(f, p, m);
+}
+
+/* One packet as a record of our packet ring towards p. */
+static int pkt_send(struct fabric *f, struct fabric_peer *p, uint8_t type,
+		    const void *payload, size_t len)
+{
+	uint64_t off;
+	uint32_t pad;
+	int r;
+
+	/* A node that is down has no socket: lost, as a datagram would be. */
+	if (p->fd < 0) {
+		r = peer_connect(f, p);
+		if (r < 0) {
+			if (peer_gone_errno(-r)) {
+				f->st.tx_no_peer++;
+				return -EHOSTUNREACH;
+			}
+			f->st.tx_errors++;
+			return r;
 		}
 	}
-	r = peer_xmit(f, p, buf, sizeof(buf));
-	if (r == -EAGAIN)
-		peer_enqueue(f, p, buf, sizeof(buf));
+	if (!p->pout) {
+		r = bulk_create(f, p, true);
+		if (r < 0) {
+			f->st.tx_errors++;
+			return r;
+		}
+	}
+	if (rng_hit(f, f->cfg.drop_ppm)) {
+		f->st.tx_inject_drop++;
+		return FABRIC_SENT;
+	}
+	if (bulk_room(p->pout, 0, len, &off, &pad) < 0) {
+		f->st.tx_queue_full++;
+		/* A consumer that never mapped the ring must learn of it. */
+		if (now_ns() - p->pout->last_db_ns > FABRIC_BULK_DB_NS)
+			bulk_ring(f, p, p->pout);
+		return -ENOBUFS;
+	}
+	if (len)
+		memcpy(p->pout->ring + off + BULK_REC_HDR, payload, len);
+	bulk_publish(f, p, p->pout, off, pad, BULK_TYPE_PKT, type, 0, len);
+	f->st.tx_packets++;
+	f->st.tx_bytes += FABRIC_HDR_SIZE + len;
+	f->st.tx_ring_packets++;
+	return FABRIC_SENT;
 }
 
 void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
@@ -903,7 +1086,8 @@ void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
 {
 	struct fabric_peer *p;
 	struct bulk_map *m;
-	uint64_t head, tail, off, need, pad = 0;
+	uint64_t off;
+	uint32_t pad;
 	int r;
 
 	if (!f || dst >= f->cfg.num_nodes || hlen > FABRIC_BULK_MAX_HDR ||
@@ -917,7 +1101,7 @@ void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
 		return NULL;
 	}
 	if (!p->bout) {
-		r = bulk_create(f, p);
+		r = bulk_create(f, p, false);
 		if (r < 0) {
 			f->st.tx_errors++;
 			*err = r;
@@ -925,13 +1109,7 @@ void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
 		}
 	}
 	m = p->bout;
-	need = (BULK_REC_HDR + hlen + dlen + BULK_ALIGN - 1) & ~(uint64_t)(BULK_ALIGN - 1);
-	tail = m->ctl->tail;
-	head = ld_acq64(&m->ctl->head);
-	off = tail & (m->size - 1);
-	if (off + need > m->size)
-		pad = m->size - off;
-	if (tail - head > m->size || need + pad > m->size - (tail - head)) {
+	if (bulk_room(m, hlen, dlen, &off, &pad) < 0) {
 		f->st.tx_bulk_full++;
 		/* Make sure a consumer that never mapped the ring learns of it. */
 		if (now_ns() - m->last_db_ns > FABRIC_BULK_DB_NS)
@@ -940,7 +1118,7 @@ void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
 		return NULL;
 	}
 	f->rsv_map = m;
-	f->rsv_off = pad ? 0 : off;
+	f->rsv_off = off;
 	f->rsv_pad = pad;
 	f->rsv_hlen = hlen;
 	f->rsv_dlen = dlen;
@@ -956,66 +1134,20 @@ void fabric_bulk_cancel(struct fabric *f)
 int fabric_bulk_commit(struct fabric *f, uint8_t type)
 {
 	struct bulk_map *m = f->rsv_map;
-	struct fabric_peer *p;
-	struct bulk_rec rec;
-	uint8_t *r;
-	uint64_t tail, need, dcsum;
-	size_t total;
 
 	if (!m)
 		return -EINVAL;
 	f->rsv_map = NULL;
 	if (type == BULK_TYPE_PAD || type == FABRIC_TYPE_BULK)
 		return -EINVAL;
-	p = f->peers[m->node];
-	r = m->ring + f->rsv_off;
-	total = BULK_REC_HDR + f->rsv_hlen + f->rsv_dlen;
-	need = (total + BULK_ALIGN - 1) & ~(uint64_t)(BULK_ALIGN - 1);
-
 	if (rng_hit(f, f->cfg.drop_ppm)) {
 		f->st.tx_bulk_inject_drop++;
 		return FABRIC_SENT;
 	}
-	memset(&rec, 0, sizeof(rec));
-	rec.size = need;
-	rec.type = type;
-	rec.hlen = f->rsv_hlen;
-	rec.dlen = f->rsv_dlen;
-	rec.src = f->cfg.node_id;
-	rec.dst = m->node;
-	dcsum = fabric_csum(r + BULK_REC_HDR + rec.hlen, rec.dlen);
-	rec.dcsum_lo = (uint32_t)dcsum;
-	rec.dcsum_hi = dcsum >> 32;
-	memcpy(r, &rec, sizeof(rec));
-	rec.hcsum = fabric_crc32(0, r, BULK_REC_HDR);
-	rec.hcsum = fabric_crc32(rec.hcsum, r + BULK_REC_HDR, rec.hlen);
-	memcpy(r + offsetof(struct bulk_rec, hcsum), &rec.hcsum, 4);
-	if (rng_hit(f, f->cfg.corrupt_ppm)) {
-		/* Any bit except the framing size word. */
-		uint64_t bit = 32 + rng_next(f) % ((total - 4) * 8);
-
-		r[bit / 8] ^= 1u << (bit % 8);
-		f->st.tx_bulk_inject_corrupt++;
-	}
-
-	tail = m->ctl->tail;
-	if (f->rsv_pad) {
-		struct bulk_rec pad;
-
-		memset(&pad, 0, sizeof(pad));
-		pad.size = f->rsv_pad;
-		pad.type = BULK_TYPE_PAD;
-		memcpy(m->ring + (tail & (m->size - 1)), &pad, sizeof(pad));
-		tail += f->rsv_pad;
-	}
-	st_rel64(&m->ctl->tail, tail + need);
 	f->st.tx_bulk_records++;
-	f->st.tx_bulk_bytes += total;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if ((__atomic_load_n(&m->ctl->armed, __ATOMIC_RELAXED) &&
-	     __atomic_exchange_n(&m->ctl->armed, 0, __ATOMIC_SEQ_CST)) ||
-	    now_ns() - m->last_db_ns > FABRIC_BULK_DB_NS)
-		bulk_ring(f, p, m);
+	f->st.tx_bulk_bytes += BULK_REC_HDR + f->rsv_hlen + f->rsv_dlen;
+	bulk_publish(f, f->peers[m->node], m, f->rsv_off, f->rsv_pad, type, 0,
+		     f->rsv_hlen, f->rsv_dlen);
 	return FABRIC_SENT;
 }
 
@@ -1034,25 +1166,28 @@ int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
 	return fabric_bulk_commit(f, type);
 }
 
-/* Doorbell from src: (re)map its ring when the session is new. */
+/* Doorbell from src: (re)map its (packet) ring when the session is new. */
 static void bulk_doorbell(struct fabric *f, uint32_t src, const uint8_t *pl,
 			  size_t len)
 {
-	struct bulk_map *m = f->bin[src], **pp;
+	bool pkt = len == 9 && pl[8] == DB_KIND_PKT;
+	struct bulk_map **slot = pkt ? &f->pin[src] : &f->bin[src];
+	struct bulk_map **list = pkt ? &f->pin_list : &f->bin_list;
+	struct bulk_map *m = *slot, **pp;
 	char path[4096];
 	struct bulk_ctl c;
 	struct stat stb;
 	uint64_t session;
 	int fd;
 
-	if (len != 8 || src == f->cfg.node_id) {
+	if ((len != 8 && !pkt) || src == f->cfg.node_id) {
 		f->st.rx_bad_length++;
 		return;
 	}
 	memcpy(&session, pl, 8);
 	if (m && m->session == session)
 		return;
-	if (bulk_path(path, sizeof(path), f->dir, src, f->cfg.node_id) < 0)
+	if (bulk_path(path, sizeof(path), f->dir, src, f->cfg.node_id, pkt) < 0)
 		return;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -1066,14 +1201,14 @@ static void bulk_doorbell(struct fabric *f, uint32_t src, const uint8_t *pl,
 		return;
 	}
 	if (m) {
-		for (pp = &f->bin_list; *pp; pp = &(*pp)->next_in) {
+		for (pp = list; *pp; pp = &(*pp)->next_in) {
 			if (*pp == m) {
 				*pp = m->next_in;
 				break;
 			}
 		}
 		bulk_unmap(m);
-		f->bin[src] = NULL;
+		*slot = NULL;
 	}
 	m = bulk_map_fd(fd, BULK_CTL_SIZE + c.size);
 	close(fd);
@@ -1082,10 +1217,14 @@ static void bulk_doorbell(struct fabric *f, uint32_t src, const uint8_t *pl,
 	m->size = c.size;
 	m->session = c.session;
 	m->node = src;
-	m->next_in = f->bin_list;
-	f->bin_list = m;
-	f->bin[src] = m;
-	f->st.rx_bulk_maps++;
+	m->pkt = pkt;
+	m->next_in = *list;
+	*list = m;
+	*slot = m;
+	if (pkt)
+		f->st.rx_ring_maps++;
+	else
+		f->st.rx_bulk_maps++;
 }
 
 /*
@@ -1100,9 +1239,37 @@ static bool bulk_arm(struct bulk_map *m)
 	return ld_acq64(&m->ctl->tail) == m->ctl->head;
 }
 
-/* Consume records of one ring; returns the number consumed. */
+/* Where the records of a ring go. */
+struct bulk_sink {
+	fabric_bulk_fn bulk;	/* bulk records */
+	fabric_rx_fn pkt;	/* packet records */
+	void *opaque;
+};
+
+/* A packet record: bad ones count and drop like datagrams with a bad CRC. */
+static void pkt_deliver(struct fabric *f, struct bulk_map *m,
+			const struct bulk_rec *rec, const uint8_t *data,
+			bool ok, const struct bulk_sink *sink)
+{
+	if (!ok || rec->hlen || rec->dlen > FABRIC_MAX_PAYLOAD ||
+	    rec->type != BULK_TYPE_PKT || rec->rsv0 == FABRIC_TYPE_BULK) {
+		f->st.rx_bad_crc++;
+		return;
+	}
+	f->st.rx_packets++;
+	f->st.rx_bytes += FABRIC_HDR_SIZE + rec->dlen;
+	f->st.rx_ring_packets++;
+	if (sink->pkt)
+		sink->pkt(sink->opaque, m->node, rec->rsv0, data, rec->dlen);
+}
+
+/*
+ * Consume records of one ring; returns the number consumed.  A bulk ring
+ * found empty is armed (its consumer sleeps next); a packet ring is armed
+ * only by fabric_pkt_pending().
+ */
 static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
-		      fabric_bulk_fn fn, void *opaque)
+		      const struct bulk_sink *sink)
 {
 	struct bulk_ctl *c = m->ctl;
 	uint64_t head = c->head, tail;
@@ -1116,7 +1283,7 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 
 		tail = ld_acq64(&c->tail);
 		if (head == tail) {
-			if (bulk_arm(m))
+			if (m->pkt || bulk_arm(m))
 				break;
 			tail = ld_acq64(&c->tail);
 			__atomic_store_n(&c->armed, 0, __ATOMIC_RELAXED);
@@ -1128,7 +1295,10 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 		    (rec.size & (BULK_ALIGN - 1)) || rec.size > m->size - off ||
 		    rec.size > tail - head) {
 			/* Broken framing: skip everything published so far. */
-			f->st.rx_bulk_bad_hdr++;
+			if (m->pkt)
+				f->st.rx_bad_crc++;
+			else
+				f->st.rx_bulk_bad_hdr++;
 			head = tail;
 			st_rel64(&c->head, head);
 			continue;
@@ -1146,21 +1316,29 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 		    rec.src != m->node || rec.dst != f->cfg.node_id ||
 		    fabric_crc32(fabric_crc32(0, &rec, sizeof(rec)),
 				 r + BULK_REC_HDR, rec.hlen) != hcsum) {
-			f->st.rx_bulk_bad_hdr++;
+			if (m->pkt)
+				f->st.rx_bad_crc++;
+			else
+				f->st.rx_bulk_bad_hdr++;
 		} else {
 			uint64_t d = fabric_csum(r + BULK_REC_HDR + rec.hlen,
 						 rec.dlen);
 			bool ok = (uint32_t)d == rec.dcsum_lo &&
 				  (uint32_t)(d >> 32) == rec.dcsum_hi;
 
-			if (!ok)
-				f->st.rx_bulk_bad_data++;
-			f->st.rx_bulk_records++;
-			f->st.rx_bulk_bytes += BULK_REC_HDR + rec.hlen + rec.dlen;
-			if (fn)
-				fn(opaque, m->node, rec.type, r + BULK_REC_HDR,
-				   rec.hlen, r + BULK_REC_HDR + rec.hlen,
-				   rec.dlen, ok);
+			if (m->pkt) {
+				pkt_deliver(f, m, &rec, r + BULK_REC_HDR, ok, sink);
+			} else {
+				if (!ok)
+					f->st.rx_bulk_bad_data++;
+				f->st.rx_bulk_records++;
+				f->st.rx_bulk_bytes += BULK_REC_HDR + rec.hlen + rec.dlen;
+				if (sink->bulk)
+					sink->bulk(sink->opaque, m->node, rec.type,
+						   r + BULK_REC_HDR, rec.hlen,
+						   r + BULK_REC_HDR + rec.hlen,
+						   rec.dlen, ok);
+			}
 		}
 		head += rec.size;
 		st_rel64(&c->head, head);
@@ -1168,12 +1346,41 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 	return n;
 }
 
+int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque)
+{
+	struct bulk_sink sink = { .pkt = fn, .opaque = opaque };
+	int n = 0;
+
+	for (struct bulk_map *m = f->pin_list; m && n < budget; m = m->next_in)
+		n += bulk_drain(f, m, budget - n, &sink);
+	return n;
+}
+
+bool fabric_pkt_pending(struct fabric *f, bool arm)
+{
+	bool pending = false;
+
+	for (struct bulk_map *m = f->pin_list; m; m = m->next_in) {
+		if (arm) {
+			if (!bulk_arm(m))
+				pending = true;
+			continue;
+		}
+		if (__atomic_load_n(&m->ctl->armed, __ATOMIC_RELAXED))
+			__atomic_store_n(&m->ctl->armed, 0, __ATOMIC_RELAXED);
+		if (ld_acq64(&m->ctl->tail) != m->ctl->head)
+			pending = true;
+	}
+	return pending;
+}
+
 int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque)
 {
+	struct bulk_sink sink = { .bulk = fn, .opaque = opaque };
 	int n = 0;
 
 	for (struct bulk_map *m = f->bin_list; m && n < budget; m = m->next_in)
-		n += bulk_drain(f, m, budget - n, fn, opaque);
+		n += bulk_drain(f, m, budget - n, &sink);
 	return n;
 }
 

@@ -24,6 +24,18 @@
  * packet.  Fault injection (drop / corrupt in parts per million) happens
  * on the send side with a seeded PRNG.
  *
+ * Packet rings (config pkt_ring): instead of one datagram per packet,
+ * packets to a node are records on a shared-memory ring per ordered node
+ * pair (the bulk ring code below, a separate file pkt-<src>-<dst> so bulk
+ * data cannot hold up small packets).  The sender then makes no system
+ * call per packet: it sends a doorbell datagram only when the receiver has
+ * armed the ring (it is about to sleep), every FABRIC_BULK_DB_NS, and for
+ * the first record.  The receiver drains the rings in fabric_poll_rx() or,
+ * without touching the socket, in fabric_poll_pkts() (QEMU: from the vCPU
+ * whose guest polls the NI).  Order per destination, fault injection and
+ * the statistics stay those of datagrams; a full ring loses the packet
+ * (-ENOBUFS, tx_queue_full) like a full per-peer queue.
+ *
  * Not thread safe: one fabric is used from one thread (QEMU: under the BQL).
  */
 #ifndef EXANET_FABRIC_H
@@ -60,6 +72,7 @@ struct fabric_config {
 	uint32_t corrupt_ppm;	/* fault injection: flip one bit */
 	uint64_t seed;		/* PRNG seed (mixed with node_id) */
 	uint32_t max_queue;	/* per peer; 0 = FABRIC_DEFAULT_QUEUE */
+	bool pkt_ring;		/* packets over shared-memory rings (see above) */
 	/*
 	 * Called when a socket starts (want_write) or stops needing POLLOUT
 	 * notification; the embedder then calls fabric_flush().  Before a
@@ -98,6 +111,11 @@ struct fabric_stats {
 	uint64_t rx_bulk_bad_hdr;	/* dropped: bad framing or header checksum */
 	uint64_t rx_bulk_bad_data;	/* delivered with data_ok = false */
 	uint64_t rx_bulk_maps;		/* inbound rings (re)mapped */
+	/* packet rings (pkt_ring); the packets also count in tx_ / rx_packets */
+	uint64_t tx_ring_packets;	/* packets published on a packet ring */
+	uint64_t tx_ring_doorbells;	/* doorbell datagrams for packet rings */
+	uint64_t rx_ring_packets;	/* packets taken from packet rings */
+	uint64_t rx_ring_maps;		/* inbound packet rings (re)mapped */
 };
 
 /* Return codes of fabric_send() (>= 0) */
@@ -136,9 +154,24 @@ size_t fabric_queued(const struct fabric *f);
 
 /*
  * Receive up to budget packets without blocking and hand the valid ones
- * to fn.  Returns the number of datagrams read (valid or not).
+ * to fn: datagrams first, then packet-ring records.  Returns the number of
+ * datagrams and records read (valid or not).
  */
 int fabric_poll_rx(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque);
+
+/*
+ * Packet rings only (no system call): hand up to budget packets of the
+ * inbound packet rings that doorbells mapped to fn.  Returns the number of
+ * records read.
+ */
+int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque);
+/*
+ * An inbound packet ring has records waiting.  arm: ask the producers of
+ * the empty rings for a doorbell (before sleeping without a time limit);
+ * !arm: withdraw that request, the caller looks again by itself (it polls,
+ * or sleeps with a time limit), so producers need not make a system call.
+ */
+bool fabric_pkt_pending(struct fabric *f, bool arm);
 
 void fabric_get_stats(const struct fabric *f, struct fabric_stats *st);
 
@@ -165,6 +198,7 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
 #define FABRIC_BULK_MAX_HDR	1024
 #define FABRIC_BULK_MAX_DATA	(64u << 10)
 #define FABRIC_BULK_DB_NS	10000000ull	/* doorbell at least every 10 ms */
+#define FABRIC_PKT_RING_SIZE	(1u << 20)	/* bytes of packet records per pair */
 
 typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
 			       const void *hdr, size_t hlen,

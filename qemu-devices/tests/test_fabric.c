@@ -609,6 +609,200 @@ static void bulk_drain_all(struct fabric *f, struct bulk_log *l)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* Packet rings (cfg.pkt_ring) */
+
+static struct fabric *open_ring_node(uint32_t node, uint32_t nodes,
+				     uint32_t drop, uint32_t corrupt, uint64_t seed)
+{
+	struct fabric_config cfg = {
+		.dir = tmpdir, .node_id = node, .num_nodes = nodes,
+		.drop_ppm = drop, .corrupt_ppm = corrupt, .seed = seed,
+		.pkt_ring = true,
+	};
+	struct fabric *f = NULL;
+	char err[256];
+	int r = fabric_open(&f, &cfg, err, sizeof(err));
+
+	if (r < 0)
+		diag("fabric_open(node %u, pkt_ring): %d %s", node, r, err);
+	return f;
+}
+
+/* Datagrams (doorbells) and ring records until nothing moves. */
+static void ring_drain_all(struct fabric *f, struct rx_log *l)
+{
+	for (int idle = 0; idle < 3;) {
+		wait_rx(f, idle ? 5 : 0);
+		idle = fabric_poll_rx(f, 64, rx_cb, l) ? 0 : idle + 1;
+	}
+}
+
+/*
+ * The first packet rings the doorbell that maps the ring; while the
+ * receiver polls (disarmed) packets need no datagram; once it arms the
+ * ring (about to sleep) the next packet rings again.
+ */
+static bool t_pkt_ring(void)
+{
+	struct fabric *a = open_ring_node(0, 2, 0, 0, 0);
+	struct fabric *b = open_ring_node(1, 2, 0, 0, 0);
+	struct fabric_stats sa, sb;
+	struct rx_log l = { 0 };
+	uint8_t buf[FABRIC_MAX_PAYLOAD];
+	const uint32_t n = 3000;
+	struct timespec t0, t1;
+	uint64_t db, ms;
+
+	CHECK(a && b);
+	CHECK(fabric_send(a, 1, 7, buf, make_payload(buf, 0, 16)) == FABRIC_SENT);
+	ring_drain_all(b, &l);
+	CHECK(l.count == 1 && l.bad == 0 && l.src == 0 && l.type == 7);
+	fabric_get_stats(a, &sa);
+	CHECK(sa.tx_ring_doorbells == 1);
+	db = sa.tx_ring_doorbells;
+
+	/* the receiver polls: no doorbells, no system call on either side */
+	CHECK(!fabric_pkt_pending(b, false));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (uint32_t i = 1; i <= n; i++) {
+		size_t len = make_payload(buf, i, 4 + (i * 37) % (FABRIC_MAX_PAYLOAD - 4));
+
+		CHECK(fabric_send(a, 1, 7, buf, len) == FABRIC_SENT);
+		if (i % 16 == 0)
+			fabric_poll_pkts(b, 64, rx_cb, &l);
+	}
+	while (fabric_poll_pkts(b, 64, rx_cb, &l) > 0)
+		;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	fabric_get_stats(a, &sa);
+	diag("%u packets in %llu ms, doorbells while polling: %llu", l.count,
+	     (unsigned long long)ms, (unsigned long long)(sa.tx_ring_doorbells - db));
+	CHECK(l.count == n + 1 && l.bad == 0);
+	/* only the periodic ones (every FABRIC_BULK_DB_NS) */
+	CHECK(sa.tx_ring_doorbells - db <= 1 + ms * 1000000 / FABRIC_BULK_DB_NS);
+	db = sa.tx_ring_doorbells;
+
+	/* it arms before sleeping: the next packet rings */
+	CHECK(!fabric_pkt_pending(b, true));
+	CHECK(fabric_send(a, 1, 7, buf, make_payload(buf, n + 1, 64)) == FABRIC_SENT);
+	fabric_get_stats(a, &sa);
+	CHECK(sa.tx_ring_doorbells == db + 1);
+	CHECK(fabric_pkt_pending(b, true));
+	wait_rx(b, 100);
+	ring_drain_all(b, &l);
+	CHECK(l.count == n + 2 && l.bad == 0);
+
+	fabric_get_stats(a, &sa);
+	fabric_get_stats(b, &sb);
+	/* tx_packets counts the doorbell datagrams too */
+	CHECK(sa.tx_ring_packets == n + 2);
+	CHECK(sa.tx_packets == n + 2 + sa.tx_ring_doorbells);
+	CHECK(sb.rx_packets == n + 2 && sb.rx_ring_packets == n + 2);
+	CHECK(sb.rx_ring_maps == 1 && sb.rx_bad_crc == 0);
+	/* zero-length packets are legal */
+	CHECK(fabric_send(b, 0, 9, NULL, 0) == FABRIC_SENT);
+	{
+		struct rx_log z = { 0 };
+
+		wait_rx(a, 100);
+		CHECK(fabric_poll_rx(a, 8, rx_cb, &z) == 2);	/* doorbell + packet */
+		CHECK(z.count == 1 && z.src == 1 && z.type == 9);
+	}
+	fabric_close(a);
+	fabric_close(b);
+	return true;
+}
+
+/* Drop and corruption per packet as on datagrams: every fault is counted. */
+static bool t_pkt_ring_faults(void)
+{
+	struct fabric *a = open_ring_node(0, 2, 50000, 50000, 11);
+	struct fabric *b = open_ring_node(1, 2, 0, 0, 0);
+	struct fabric_stats sa, sb;
+	struct rx_log l = { 0 };
+	uint8_t buf[256];
+	const uint32_t n = 4000;
+
+	CHECK(a && b);
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK(fabric_send(a, 1, 3, buf, make_payload(buf, i, 8 + i % 200)) ==
+		      FABRIC_SENT);
+		if (i % 64 == 63)
+			ring_drain_all(b, &l);
+	}
+	ring_drain_all(b, &l);
+	fabric_get_stats(a, &sa);
+	fabric_get_stats(b, &sb);
+	diag("dropped %llu corrupted %llu; delivered %u, bad crc %llu",
+	     (unsigned long long)sa.tx_inject_drop,
+	     (unsigned long long)sa.tx_inject_corrupt, l.count,
+	     (unsigned long long)sb.rx_bad_crc);
+	CHECK(sa.tx_inject_drop > 0 && sa.tx_inject_corrupt > 0);
+	CHECK(sb.rx_bad_crc == sa.tx_inject_corrupt);
+	CHECK(l.count == n - sa.tx_inject_drop - sa.tx_inject_corrupt);
+	CHECK(sb.rx_packets == l.count);
+	fabric_close(a);
+	fabric_close(b);
+	return true;
+}
+
+/*
+ * A node that is down loses the packet (-EHOSTUNREACH); a full ring (the
+ * receiver does not drain) loses it too (-ENOBUFS); a receiver that
+ * restarts while the ring is disarmed maps it at the periodic doorbell.
+ */
+static bool t_pkt_ring_peers(void)
+{
+	struct fabric *a = open_ring_node(0, 3, 0, 0, 0);
+	struct fabric *c;
+	struct fabric_stats sa;
+	struct rx_log l = { 0 };
+	uint8_t buf[64];
+	uint32_t sent = 0;
+	int r;
+
+	CHECK(a);
+	CHECK(fabric_send(a, 2, 1, buf, make_payload(buf, 0, 32)) == -EHOSTUNREACH);
+	c = open_ring_node(2, 3, 0, 0, 0);
+	CHECK(c);
+	CHECK(fabric_send(a, 2, 1, buf, make_payload(buf, 0, 32)) == FABRIC_SENT);
+	ring_drain_all(c, &l);
+	CHECK(l.count == 1 && l.bad == 0);
+	CHECK(!fabric_pkt_pending(c, false));	/* polling: no doorbells */
+
+	/* restart: the new receiver has not mapped the ring */
+	fabric_close(c);
+	c = open_ring_node(2, 3, 0, 0, 0);
+	CHECK(c);
+	CHECK(fabric_send(a, 2, 1, buf, make_payload(buf, 1, 32)) == FABRIC_SENT);
+	usleep(FABRIC_BULK_DB_NS / 1000 + 2000);
+	CHECK(fabric_send(a, 2, 1, buf, make_payload(buf, 2, 32)) == FABRIC_SENT);
+	l = (struct rx_log){ .next_seq = 1 };
+	ring_drain_all(c, &l);
+	CHECK(l.count == 2 && l.bad == 0);
+
+	/* nobody drains: the ring fills, then packets are lost */
+	do {
+		r = fabric_send(a, 2, 1, buf, make_payload(buf, 3 + sent, 64));
+		sent += r == FABRIC_SENT;
+	} while (r == FABRIC_SENT && sent < 1000000);
+	fabric_get_stats(a, &sa);
+	diag("ring full after %u packets", sent);
+	CHECK(r == -ENOBUFS && sa.tx_queue_full == 1);
+	CHECK(sent >= FABRIC_PKT_RING_SIZE / 256);
+	l = (struct rx_log){ .next_seq = 3 };
+	ring_drain_all(c, &l);
+	CHECK(l.count == sent && l.bad == 0);
+	CHECK(fabric_send(a, 2, 1, buf, make_payload(buf, 3 + sent, 64)) == FABRIC_SENT);
+	fabric_get_stats(a, &sa);
+	CHECK(sa.tx_no_peer == 1);
+	fabric_close(c);
+	fabric_close(a);
+	return true;
+}
+
 static bool t_bulk_csum(void)
 {
 	uint8_t buf[1000];
@@ -844,6 +1038,9 @@ int main(void)
 		{ "bulk_fault_injection", t_bulk_faults },
 		{ "bulk_producer_and_consumer_restart", t_bulk_restart },
 		{ "bulk_throughput", t_bulk_throughput },
+		{ "pkt_ring_delivery_and_doorbells", t_pkt_ring },
+		{ "pkt_ring_fault_injection", t_pkt_ring_faults },
+		{ "pkt_ring_missing_full_and_restart", t_pkt_ring_peers },
 	};
 	int n = sizeof(tests) / sizeof(tests[0]);
 
