@@ -82,32 +82,34 @@ static int fabric_qemu_poll_ctx(FabricQemu *fq, int budget, const char *ctx)
  */
 static int64_t fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
 {
-    int64_t next = -1, lease;
+    int64_t lease = -1;
+    bool arm, pending;
 
     fabric_qemu_poll_ctx(fq, FABRIC_QEMU_RX_BUDGET, ctx);
+    if (fq->bulk_rx) {
+        fabric_poll_bulk(fq->f, FABRIC_QEMU_BULK_BUDGET,
+                         fabric_qemu_bulk_record, fq);
+    }
     if (fq->pkt_ring) {
         lease = qatomic_read(&fq->poll_lease) - get_clock();
-        if (lease > 0) {
-            /* A vCPU polls: no doorbells; look when its lease ends. */
-            next = fabric_pkt_pending(fq->f, false) ? 0 : lease;
-            trace_fabric_qemu_rx_lease(fq->node, lease);
-        } else if (fabric_pkt_pending(fq->f, true)) {
-            next = 0;
-        }
     }
-    if (!fq->bulk_rx) {
-        return next;
+    /* While a vCPU polls: no doorbells; look again when its lease ends. */
+    arm = lease <= 0;
+    pending = fabric_pkt_pending(fq->f, arm);
+    if (fq->bulk_rx) {
+        pending |= fabric_bulk_pending(fq->f, arm);
     }
-    fabric_poll_bulk(fq->f, FABRIC_QEMU_BULK_BUDGET, fabric_qemu_bulk_record,
-                     fq);
-    if (fabric_bulk_pending(fq->f)) {
+    if (pending) {
         return 0;
     }
-    if (fabric_bulk_active(fq->f) &&
-        (next < 0 || next > FABRIC_QEMU_BULK_POLL_NS)) {
-        next = FABRIC_QEMU_BULK_POLL_NS;
+    if (!arm) {
+        trace_fabric_qemu_rx_lease(fq->node, lease);
     }
-    return next;
+    if (fq->bulk_rx && fabric_bulk_active(fq->f) &&
+        (arm || lease > FABRIC_QEMU_BULK_POLL_NS)) {
+        return FABRIC_QEMU_BULK_POLL_NS;
+    }
+    return arm ? -1 : lease;
 }
 
 int fabric_qemu_poll(FabricQemu *fq, int budget)
@@ -122,6 +124,9 @@ int fabric_qemu_poll(FabricQemu *fq, int budget)
     fq->rx_ctx = "poll";
     n = fabric_poll_pkts(fq->f, budget, fabric_qemu_rx_packet, fq);
     fq->rx_ctx = outer;
+    if (fq->bulk_rx) {
+        n += fabric_poll_bulk(fq->f, budget, fabric_qemu_bulk_record, fq);
+    }
     return n;
 }
 

@@ -1264,9 +1264,9 @@ static void pkt_deliver(struct fabric *f, struct bulk_map *m,
 }
 
 /*
- * Consume records of one ring; returns the number consumed.  A bulk ring
- * found empty is armed (its consumer sleeps next); a packet ring is armed
- * only by fabric_pkt_pending().
+ * Consume records of one ring; returns the number consumed.  Rings are
+ * armed only by fabric_pkt_pending() / fabric_bulk_pending() (the
+ * consumer may be a poller that wants no doorbells).
  */
 static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 		      const struct bulk_sink *sink)
@@ -1282,12 +1282,8 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 		uint32_t hcsum;
 
 		tail = ld_acq64(&c->tail);
-		if (head == tail) {
-			if (m->pkt || bulk_arm(m))
-				break;
-			tail = ld_acq64(&c->tail);
-			__atomic_store_n(&c->armed, 0, __ATOMIC_RELAXED);
-		}
+		if (head == tail)
+			break;
 		off = head & (m->size - 1);
 		r = m->ring + off;
 		memcpy(&rec, r, sizeof(rec));
@@ -1356,11 +1352,12 @@ int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque
 	return n;
 }
 
-bool fabric_pkt_pending(struct fabric *f, bool arm)
+/* Records wait on a ring of the list; arm or disarm the empty ones. */
+static bool rings_pending(struct bulk_map *list, bool arm)
 {
 	bool pending = false;
 
-	for (struct bulk_map *m = f->pin_list; m; m = m->next_in) {
+	for (struct bulk_map *m = list; m; m = m->next_in) {
 		if (arm) {
 			if (!bulk_arm(m))
 				pending = true;
@@ -1374,6 +1371,11 @@ bool fabric_pkt_pending(struct fabric *f, bool arm)
 	return pending;
 }
 
+bool fabric_pkt_pending(struct fabric *f, bool arm)
+{
+	return rings_pending(f->pin_list, arm);
+}
+
 int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque)
 {
 	struct bulk_sink sink = { .bulk = fn, .opaque = opaque };
@@ -1384,15 +1386,9 @@ int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaq
 	return n;
 }
 
-bool fabric_bulk_pending(struct fabric *f)
+bool fabric_bulk_pending(struct fabric *f, bool arm)
 {
-	bool pending = false;
-
-	/* Called before sleeping: every empty ring must be armed. */
-	for (struct bulk_map *m = f->bin_list; m; m = m->next_in)
-		if (ld_acq64(&m->ctl->tail) != m->ctl->head || !bulk_arm(m))
-			pending = true;
-	return pending;
+	return rings_pending(f->bin_list, arm);
 }
 
 bool fabric_bulk_active(const struct fabric *f)

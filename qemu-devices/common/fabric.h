@@ -187,7 +187,8 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
  * protocol header of the user) plus data (dlen bytes); both are checksummed
  * separately.  The producer writes records straight into the mapping
  * (fabric_bulk_reserve / fabric_bulk_commit) and rings the doorbell only
- * when the consumer declared itself idle, or every FABRIC_BULK_DB_NS.
+ * when the consumer declared itself idle (armed the ring, see
+ * fabric_bulk_pending()), or every FABRIC_BULK_DB_NS.
  *
  * Fault injection applies per record: drop = not published, corrupt = one
  * bit flipped after the checksums (header -> dropped by the receiver and
@@ -225,10 +226,11 @@ int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
  */
 int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque);
 /*
- * An inbound ring has records waiting (call before sleeping: it also asks
- * the producers of the empty rings for a doorbell); any inbound ring mapped.
+ * An inbound bulk ring has records waiting; arm / !arm as for
+ * fabric_pkt_pending() (call with arm before sleeping without a time
+ * limit).  fabric_bulk_active(): any inbound bulk ring mapped.
  */
-bool fabric_bulk_pending(struct fabric *f);
+bool fabric_bulk_pending(struct fabric *f, bool arm);
 bool fabric_bulk_active(const struct fabric *f);
 
 /* Fast 64-bit checksum used by the bulk path (detects any 1-bit flip). */

@@ -2402,6 +2402,13 @@ static void ext_ctrl_write(void *opaque, hwaddr off, uint64_t val,
 /* ------------------------------------------------------------------ */
 /* BAR2: VELO pages */
 
+/*
+ * Software waiting for VELO credits or messages reads CREDITS (libvelo2
+ * does when its mailbox is empty): the read first hands up to this many
+ * waiting fabric packets to the device in the polling vCPU (fabric-qemu.h).
+ */
+#define EXT_MMIO_RX_BUDGET 16
+
 static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
 {
     ExtollState *s = opaque;
@@ -2412,6 +2419,8 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
         return 0;
     }
     if (r == EXTOLL_VELO_CREDITS) {
+        /* The poll of a waiting sender or receiver: deliver what waits. */
+        fabric_nic_poll(&s->nic, EXT_MMIO_RX_BUDGET);
         return (v->ctrl & EXTOLL_VPID_VELO_TX) ? v->velo_credits : 0;
     }
     if (r == EXTOLL_VELO_DROPS) {

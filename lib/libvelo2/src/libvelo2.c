@@ -237,8 +237,15 @@ static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_
 	velo2_ret_t rc = VELO2_RET_SUCCESS;
 
 	st = __atomic_load_n(slot_status(p, p->rd), __ATOMIC_ACQUIRE);
-	if (!st)
-		return VELO2_RET_NO_MSG;
+	if (!st) {
+		/* Empty: reading CREDITS is the poll the NI answers by
+		 * delivering what waits (the emulated NI does it in the
+		 * polling CPU); then look once more. */
+		(void)p->req_page[VELO2_CREDITS_OFF / 8];
+		st = __atomic_load_n(slot_status(p, p->rd), __ATOMIC_ACQUIRE);
+		if (!st)
+			return VELO2_RET_NO_MSG;
+	}
 	mlen = (uint32_t)VELO2_STATUS_LENGTH(&st);
 	n = mlen ? (mlen + per - 1) / per : 1;
 	last = n > 1 ? __atomic_load_n(slot_status(p, p->rd + n - 1), __ATOMIC_ACQUIRE) : st;
