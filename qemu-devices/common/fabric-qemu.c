@@ -314,7 +314,13 @@ void fabric_qemu_close(FabricQemu *fq)
 int fabric_qemu_send(FabricQemu *fq, uint32_t dst, uint8_t type,
                      const void *payload, size_t len)
 {
-    return fabric_send(fq->f, dst, type, payload, len);
+    uint64_t db = fabric_ring_doorbells(fq->f);
+    int r = fabric_send(fq->f, dst, type, payload, len);
+
+    if (fabric_ring_doorbells(fq->f) != db) {
+        trace_fabric_qemu_doorbell(fq->node, dst);
+    }
+    return r;
 }
 
 void fabric_qemu_kick(FabricQemu *fq)

@@ -754,6 +754,11 @@ void fabric_get_stats(const struct fabric *f, struct fabric_stats *st)
 	*st = f->st;
 }
 
+uint64_t fabric_ring_doorbells(const struct fabric *f)
+{
+	return f->st.tx_ring_doorbells;
+}
+
 void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
 		       uint32_t corrupt_ppm, uint64_t seed)
 {

@@ -174,6 +174,8 @@ int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque
 bool fabric_pkt_pending(struct fabric *f, bool arm);
 
 void fabric_get_stats(const struct fabric *f, struct fabric_stats *st);
+/* stats.tx_ring_doorbells, cheaply (to trace the sends that rang one) */
+uint64_t fabric_ring_doorbells(const struct fabric *f);
 
 /* Change fault injection at run time. */
 void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,

@@ -94,8 +94,17 @@ def strace_total_calls(summary):
     return int(m.group(1))
 
 
-def median_of(result, size):
+def row_of(result, size):
+    """The result row of one message size."""
     for row in result["results"]:
         if row["size"] == size:
-            return row["median_us"]
+            return row
     raise PairError("size %d missing from %r" % (size, result))
+
+
+def median_of(result, size):
+    return row_of(result, size)["median_us"]
+
+
+def p99_of(result, size):
+    return row_of(result, size)["p99_us"]

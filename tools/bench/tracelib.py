@@ -58,7 +58,8 @@ STAGES = [
     ("device_tx", "doorbell", "tx",
      "sender NI: doorbell decoded, packet built, retransmit timer armed"),
     ("fabric_wakeup", "tx", "wake",
-     "host: send() of the datagram until the receiving QEMU's fabric thread is awake"),
+     "host: packet sent until the receiver takes it (packet ring: the receiving vCPU's "
+     "next poll; datagram or doorbell: its fabric thread is awake)"),
     ("rx_bql", "wake", "dispatch",
      "receiving QEMU: fabric thread awake to packet handled (waits for the BQL)"),
     ("rx_handle", "dispatch", "dma",
