@@ -113,6 +113,7 @@ typedef struct ExanetChan {
     uint8_t pkt[W_DATA_MAX];
     uint32_t pkt_len;
     QEMUTimer *timer;
+    int64_t deadline;       /* retransmission due (QEMU_CLOCK_REALTIME ns) */
 } ExanetChan;
 
 typedef struct ExanetPktIface {
@@ -309,15 +310,24 @@ static int64_t exanet_retx_ns(ExanetState *s, unsigned retries)
                               EXANET_RETX_CAP_US) * SCALE_US;
 }
 
+/*
+ * The retransmission timer is lazy: an answered packet leaves it pending,
+ * and a pending timer that expires no later than the new deadline is kept
+ * (exanet_retx_timer() moves it on).  Moving the earliest timer wakes the
+ * main loop (a system call and a thread wake-up per packet otherwise).
+ */
 static void exanet_chan_arm(ExanetChan *ch)
 {
-    timer_mod(ch->timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-              exanet_retx_ns(ch->s, ch->retries));
+    ch->deadline = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+                   exanet_retx_ns(ch->s, ch->retries);
+    if (!timer_pending(ch->timer) ||
+        timer_expire_time_ns(ch->timer) > ch->deadline) {
+        timer_mod(ch->timer, ch->deadline);
+    }
 }
 
 static void exanet_chan_finish(ExanetChan *ch, uint8_t state, uint8_t reason)
 {
-    timer_del(ch->timer);
     ch->state = state;
     ch->reason = reason;
 }
@@ -336,6 +346,10 @@ static void exanet_retx_timer(void *opaque)
     ExanetState *s = ch->s;
 
     if (ch->state != EXANET_CHAN_ONGOING) {
+        return;
+    }
+    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < ch->deadline) {
+        timer_mod(ch->timer, ch->deadline);     /* a later packet's */
         return;
     }
     if (ch->retries >= s->retx_max) {
