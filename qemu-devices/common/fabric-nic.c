@@ -99,6 +99,13 @@ int fabric_nic_poll(FabricNic *nic, int budget)
     return nic->fq ? fabric_qemu_poll(nic->fq, budget) : 0;
 }
 
+void fabric_nic_poll_end(FabricNic *nic)
+{
+    if (nic->fq) {
+        fabric_qemu_poll_end(nic->fq);
+    }
+}
+
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap)
 {
     while (retries-- && base < cap) {

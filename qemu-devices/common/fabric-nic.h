@@ -92,6 +92,8 @@ void fabric_nic_send(FabricNic *nic, uint32_t dst, uint8_t type,
  * MMIO read the guest spins on); returns the number of datagrams read.
  */
 int fabric_nic_poll(FabricNic *nic, int budget);
+/* Software stops polling (it arms an interrupt): see fabric_qemu_poll_end(). */
+void fabric_nic_poll_end(FabricNic *nic);
 
 /* Retransmission back-off: base doubled per retry, at most cap (any unit). */
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap);

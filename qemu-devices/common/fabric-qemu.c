@@ -37,6 +37,7 @@ struct FabricQemu {
     void *bulk_opaque;
     bool pkt_ring;
     int64_t poll_lease;     /* atomic: get_clock() until which a vCPU polls */
+    bool lease_wait;        /* the receive side sleeps until the lease ends */
     QEMUTimer *rx_timer;    /* main-loop mode only: look again */
     void (*kick)(void *opaque);
     int kick_pipe[2];       /* thread mode */
@@ -99,6 +100,7 @@ static int64_t fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
     if (fq->bulk_rx) {
         pending |= fabric_bulk_pending(fq->f, arm);
     }
+    fq->lease_wait = false;
     if (pending) {
         return 0;
     }
@@ -109,7 +111,26 @@ static int64_t fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
         (arm || lease > FABRIC_QEMU_BULK_POLL_NS)) {
         return FABRIC_QEMU_BULK_POLL_NS;
     }
+    fq->lease_wait = !arm;
     return arm ? -1 : lease;
+}
+
+void fabric_qemu_poll_end(FabricQemu *fq)
+{
+    bool pending;
+
+    if (!fq->pkt_ring || qatomic_read(&fq->poll_lease) <= get_clock()) {
+        return;
+    }
+    qatomic_set(&fq->poll_lease, 0);
+    trace_fabric_qemu_poll_end(fq->node);
+    pending = fabric_pkt_pending(fq->f, true);
+    if (fq->bulk_rx) {
+        pending |= fabric_bulk_pending(fq->f, true);
+    }
+    if (pending) {
+        fabric_qemu_kick(fq);
+    }
 }
 
 int fabric_qemu_poll(FabricQemu *fq, int budget)
@@ -202,6 +223,14 @@ static void *fabric_qemu_rx_thread(void *opaque)
                 /* drain */
             }
             kicked = true;
+        }
+        if (n == 0 && fq->lease_wait) {
+            /* A vCPU still polls (the lease was renewed): sleep on. */
+            next = qatomic_read(&fq->poll_lease) - get_clock();
+            if (next > 0) {
+                trace_fabric_qemu_rx_lease(fq->node, next);
+                continue;
+            }
         }
         if (p[0].revents || kicked || n == 0) {
             trace_fabric_qemu_rx_wake(fq->node, !!p[0].revents, kicked);

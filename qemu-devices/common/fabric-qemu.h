@@ -35,7 +35,7 @@ typedef struct FabricQemuOptions {
  * looks at the rings when the lease ends, so senders make no system call
  * and a guest that stops polling still gets its packets within the lease.
  */
-#define FABRIC_QEMU_POLL_LEASE_NS 500000    /* 500 us */
+#define FABRIC_QEMU_POLL_LEASE_NS 1000000   /* 1 ms */
 
 /* Returns NULL and sets errp on failure. */
 FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
@@ -53,6 +53,12 @@ struct fabric *fabric_qemu_fabric(FabricQemu *fq);
  * call) and the poll lease is renewed.
  */
 int fabric_qemu_poll(FabricQemu *fq, int budget);
+/*
+ * Under the BQL: the guest stops polling the NI (it arms an interrupt and
+ * sleeps): end the poll lease now, so that the next packet rings a
+ * doorbell instead of waiting for the end of the lease.
+ */
+void fabric_qemu_poll_end(FabricQemu *fq);
 /*
  * Ask the receive thread (or, without one, a main-loop bottom half) to call
  * opts->kick(bulk_opaque) soon.  Callable from any thread.

@@ -1035,7 +1035,7 @@ static void bulk_publish(struct fabric *f, struct fabric_peer *p,
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if ((__atomic_load_n(&m->ctl->armed, __ATOMIC_RELAXED) &&
 	     __atomic_exchange_n(&m->ctl->armed, 0, __ATOMIC_SEQ_CST)) ||
-	    now_ns() - m->last_db_ns > FABRIC_BULK_DB_NS)
+	    now_ns() - m->last_db_ns > (m->pkt ? FABRIC_PKT_DB_NS : FABRIC_BULK_DB_NS))
 		bulk_ring(f, p, m);
 }
 
@@ -1073,7 +1073,7 @@ static int pkt_send(struct fabric *f, struct fabric_peer *p, uint8_t type,
 	if (bulk_room(p->pout, 0, len, &off, &pad) < 0) {
 		f->st.tx_queue_full++;
 		/* A consumer that never mapped the ring must learn of it. */
-		if (now_ns() - p->pout->last_db_ns > FABRIC_BULK_DB_NS)
+		if (now_ns() - p->pout->last_db_ns > FABRIC_PKT_DB_NS)
 			bulk_ring(f, p, p->pout);
 		return -ENOBUFS;
 	}

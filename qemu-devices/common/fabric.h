@@ -29,8 +29,8 @@
  * pair (the bulk ring code below, a separate file pkt-<src>-<dst> so bulk
  * data cannot hold up small packets).  The sender then makes no system
  * call per packet: it sends a doorbell datagram only when the receiver has
- * armed the ring (it is about to sleep), every FABRIC_BULK_DB_NS, and for
- * the first record.  The receiver drains the rings in fabric_poll_rx() or,
+ * armed the ring (it is about to sleep), every FABRIC_PKT_DB_NS (a
+ * restarted receiver maps the ring again), and for the first record.  The receiver drains the rings in fabric_poll_rx() or,
  * without touching the socket, in fabric_poll_pkts() (QEMU: from the vCPU
  * whose guest polls the NI).  Order per destination, fault injection and
  * the statistics stay those of datagrams; a full ring loses the packet
@@ -202,6 +202,7 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
 #define FABRIC_BULK_MAX_DATA	(64u << 10)
 #define FABRIC_BULK_DB_NS	10000000ull	/* doorbell at least every 10 ms */
 #define FABRIC_PKT_RING_SIZE	(1u << 20)	/* bytes of packet records per pair */
+#define FABRIC_PKT_DB_NS	100000000ull	/* packet rings: every 100 ms */
 
 typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
 			       const void *hdr, size_t hlen,

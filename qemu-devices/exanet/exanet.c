@@ -270,6 +270,8 @@ bool exanet_irq_arm(PCIDevice *ni, uint32_t *irq, uint32_t val,
         return false;
     }
     *irq = val;
+    /* Software sleeps until the interrupt: it polls no more. */
+    fabric_nic_poll_end(&s->nic);
     return true;
 }
 

@@ -72,6 +72,18 @@ static void watch_cb(void *opaque, int fd, bool want)
 	}
 }
 
+static struct fabric *open_cfg(const struct fabric_config *cfg)
+{
+	struct fabric *f = NULL;
+	char err[256];
+	int r = fabric_open(&f, cfg, err, sizeof(err));
+
+	if (r < 0)
+		diag("fabric_open(node %u%s): %d %s", cfg->node_id,
+		     cfg->pkt_ring ? ", pkt_ring" : "", r, err);
+	return f;
+}
+
 static struct fabric *open_node(uint32_t node, uint32_t nodes,
 				uint32_t drop, uint32_t corrupt, uint64_t seed,
 				uint32_t max_queue, struct watch_log *w)
@@ -82,13 +94,8 @@ static struct fabric *open_node(uint32_t node, uint32_t nodes,
 		.max_queue = max_queue,
 		.watch = w ? watch_cb : NULL, .watch_opaque = w,
 	};
-	struct fabric *f = NULL;
-	char err[256];
-	int r = fabric_open(&f, &cfg, err, sizeof(err));
 
-	if (r < 0)
-		diag("fabric_open(node %u): %d %s", node, r, err);
-	return f;
+	return open_cfg(&cfg);
 }
 
 struct rx_log {
@@ -620,13 +627,8 @@ static struct fabric *open_ring_node(uint32_t node, uint32_t nodes,
 		.drop_ppm = drop, .corrupt_ppm = corrupt, .seed = seed,
 		.pkt_ring = true,
 	};
-	struct fabric *f = NULL;
-	char err[256];
-	int r = fabric_open(&f, &cfg, err, sizeof(err));
 
-	if (r < 0)
-		diag("fabric_open(node %u, pkt_ring): %d %s", node, r, err);
-	return f;
+	return open_cfg(&cfg);
 }
 
 /* Datagrams (doorbells) and ring records until nothing moves. */
@@ -680,8 +682,8 @@ static bool t_pkt_ring(void)
 	diag("%u packets in %llu ms, doorbells while polling: %llu", l.count,
 	     (unsigned long long)ms, (unsigned long long)(sa.tx_ring_doorbells - db));
 	CHECK(l.count == n + 1 && l.bad == 0);
-	/* only the periodic ones (every FABRIC_BULK_DB_NS) */
-	CHECK(sa.tx_ring_doorbells - db <= 1 + ms * 1000000 / FABRIC_BULK_DB_NS);
+	/* only the periodic ones (every FABRIC_PKT_DB_NS) */
+	CHECK(sa.tx_ring_doorbells - db <= 1 + ms * 1000000 / FABRIC_PKT_DB_NS);
 	db = sa.tx_ring_doorbells;
 
 	/* it arms before sleeping: the next packet rings */
@@ -777,7 +779,7 @@ static bool t_pkt_ring_peers(void)
 	c = open_ring_node(2, 3, 0, 0, 0);
 	CHECK(c);
 	CHECK(fabric_send(a, 2, 1, buf, make_payload(buf, 1, 32)) == FABRIC_SENT);
-	usleep(FABRIC_BULK_DB_NS / 1000 + 2000);
+	usleep(FABRIC_PKT_DB_NS / 1000 + 2000);
 	CHECK(fabric_send(a, 2, 1, buf, make_payload(buf, 2, 32)) == FABRIC_SENT);
 	l = (struct rx_log){ .next_seq = 1 };
 	ring_drain_all(c, &l);
