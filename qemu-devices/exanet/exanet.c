@@ -323,7 +323,7 @@ static void exanet_chan_arm(ExanetChan *ch)
     ch->deadline = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
                    exanet_retx_ns(ch->s, ch->retries);
     if (!timer_pending(ch->timer) ||
-        timer_expire_time_ns(ch->timer) > ch->deadline) {
+        (int64_t)timer_expire_time_ns(ch->timer) > ch->deadline) {
         timer_mod(ch->timer, ch->deadline);
     }
 }
