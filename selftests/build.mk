@@ -121,3 +121,12 @@ host-check: $(HT_BINS)
 		echo "# host test $$(basename $$t)"; \
 		$$t || fail=1; \
 	done; exit $$fail
+
+# A longer fuzzing run on its own (Documentation/fuzzing.md):
+#   make check-fuzz [EXA_FUZZ_SECONDS=600] [EXA_FUZZ_SEED=N]
+EXA_FUZZ_SECONDS ?= 600
+.PHONY: check-fuzz
+check-fuzz: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@EXA_FUZZ_SECONDS=$(EXA_FUZZ_SECONDS) $(if $(EXA_FUZZ_SEED),EXA_FUZZ_SEED=$(EXA_FUZZ_SEED)) \
+		$(TOP)/tools/cluster/run-tests --no-host --no-cluster-tests --filter '^exa_fuzz$$'

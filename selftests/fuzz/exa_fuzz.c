@@ -108,6 +108,32 @@ static int usage_equal(const struct fz_usage *a, const struct fz_usage *b)
 	       !strcmp(a->xt_user, b->xt_user);
 }
 
+/* Device counters that show the fuzzer's stores reached the models. */
+static const struct {
+	const char *what, *path, *name;
+	int dev;
+} reach[] = {
+	{ "exanet packets started", "/sys/class/exanet/exanet0/counters", "tx_packets", FD_EXANET },
+	{ "exanet packets refused as malformed", "/sys/class/exanet/exanet0/counters",
+	  "rx_nack_bad", FD_EXANET },
+	{ "exanet RDMA writes", "/sys/class/exanet/exanet0/rdma_counters", "tx_writes", FD_EXANET },
+	{ "exanet RDMA reads", "/sys/class/exanet/exanet0/rdma_counters", "tx_reads", FD_EXANET },
+	{ "exanet RDMA errors", "/sys/class/exanet/exanet0/rdma_counters", "tx_errors", FD_EXANET },
+	{ "EXTOLL VELO messages", "/sys/class/extoll/extoll0-rma2/counters", "velo_tx", FD_RMA2 },
+	{ "EXTOLL VELO dropped", "/sys/class/extoll/extoll0-rma2/counters", "velo_tx_dropped",
+	  FD_RMA2 },
+	{ "EXTOLL RMA commands", "/sys/class/extoll/extoll0-rma2/counters", "rma_cmds", FD_RMA2 },
+	{ "EXTOLL RMA errors", "/sys/class/extoll/extoll0-rma2/counters", "rma_errors", FD_RMA2 },
+	{ "EXTOLL ATU faults", "/sys/class/extoll/extoll0-rma2/counters", "atu_faults", FD_RMA2 },
+};
+#define NREACH ((int)(sizeof(reach) / sizeof(reach[0])))
+
+static void reach_read(long long *v)
+{
+	for (int i = 0; i < NREACH; i++)
+		v[i] = fz->have[reach[i].dev] ? counter_in(reach[i].path, reach[i].name) : -1;
+}
+
 /* ------------------------------------------------------------ workers */
 
 struct fz_thread {
@@ -209,9 +235,11 @@ TEST_TIMEOUT(run, 7 * 24 * 3600)
 	int64_t t0 = exa_now_ms(), end = t0 + (int64_t)fz->seconds * 1000;
 	struct frng sr = { fuzz_mix(fz->seed, 0x5eed) };
 	int64_t next_kill = t0 + 200 + (int64_t)frng_below(&sr, (uint64_t)fz->kill_ms * 2 + 1);
+	long long before[NREACH], after[NREACH];
 	int i, failures = 0, status;
 	pid_t pid;
 
+	reach_read(before);
 	for (i = 0; i < fz->nprocs; i++)
 		ASSERT_LT(0, spawn_worker(i, 0, end));
 	while (exa_now_ms() < end) {
@@ -272,6 +300,10 @@ TEST_TIMEOUT(run, 7 * 24 * 3600)
 	for (i = 0; i < OP_NUM; i++)
 		TH_LOG("op %-8s %8llu calls, %8llu succeeded", fuzz_op_name(i),
 		       (unsigned long long)fz->ops[i], (unsigned long long)fz->ops_ok[i]);
+	reach_read(after);
+	for (i = 0; i < NREACH; i++)
+		if (before[i] >= 0)
+			TH_LOG("%s: +%lld", reach[i].what, after[i] - before[i]);
 	EXPECT_EQ(0, failures);
 	EXPECT_EQ(0, (int)fz->child_failures);
 	ASSERT_LT(0ull, (unsigned long long)fz->iterations);
@@ -291,6 +323,10 @@ TEST_TIMEOUT(run, 7 * 24 * 3600)
 				EXPECT_EQ(1, fz->opened[i]);
 		EXPECT_LT(0ull, (unsigned long long)fz->ops_ok[OP_MMAP]);
 		EXPECT_LT(0ull, (unsigned long long)fz->mmio_stores);
+		/* the stores reached the engines: packets, RDMA, VELO and RMA */
+		for (i = 0; i < NREACH; i++)
+			if (before[i] >= 0 && (i == 0 || i == 2 || i == 5 || i == 7))
+				EXPECT_LT(before[i], after[i]);
 	}
 }
 
