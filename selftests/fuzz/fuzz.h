@@ -59,7 +59,7 @@ enum fuzz_dev { FD_EXANET, FD_RMA2, FD_VELO2, FD_NUM };
 /* Operations, counted per kind in the shared statistics. */
 enum fuzz_op {
 	OP_OPEN, OP_CLOSE, OP_DUP, OP_IOCTL, OP_MMAP, OP_MUNMAP, OP_MPROTECT,
-	OP_MREMAP, OP_MMIO, OP_NETLINK, OP_POLL, OP_BUFFER, OP_FORK, OP_NUM
+	OP_MREMAP, OP_MMIO, OP_NETLINK, OP_POLL, OP_BUFFER, OP_SETUP, OP_FORK, OP_NUM
 };
 
 /* Every ioctl command the fuzzer knows (uapi/exanet.h, uapi/extoll.h). */

@@ -123,7 +123,7 @@ int fuzz_ioctl_dev(int i)
 
 static const char *const op_names[OP_NUM] = {
 	"open", "close", "dup", "ioctl", "mmap", "munmap", "mprotect", "mremap",
-	"mmio", "netlink", "poll", "buffer", "fork",
+	"mmio", "netlink", "poll", "buffer", "setup", "fork",
 };
 
 const char *fuzz_op_name(int op)
@@ -1300,6 +1300,132 @@ static int op_netlink(struct fz_proc *p, struct frng *r)
 	return ret >= 0;
 }
 
+/* ------------------------------------------------------------ setup */
+
+static void add_map(struct fz_proc *p, void *a, size_t len, int prot, int dev, uint64_t off)
+{
+	int i;
+
+	if (a == MAP_FAILED)
+		return;
+	pthread_rwlock_wrlock(&p->maplock);
+	for (i = 0; i < FZ_MAPS; i++)
+		if (!p->m[i].addr)
+			break;
+	if (i < FZ_MAPS)
+		p->m[i] = (struct fz_map){ a, len, prot, dev, off };
+	pthread_rwlock_unlock(&p->maplock);
+	if (i == FZ_MAPS)
+		munmap(a, len);
+}
+
+/*
+ * What a well-behaved program does, in one step: allocate an object with
+ * valid arguments and map it, so that the MMIO operations reach the
+ * engines often (the half-valid operations get there only by luck).
+ */
+static int op_setup(struct fz_proc *p, struct frng *r)
+{
+	int dev, fd = pick_file(p, r, &dev);
+	const int rw = PROT_READ | PROT_WRITE;
+	void *a;
+
+	if (fd < 0)
+		return 0;
+	note(p, "setup fd %d dev %d", fd, dev);
+	if (dev == FD_EXANET) {
+		switch (frng_below(r, 4)) {
+		case 0: {
+			struct exanet_pkt_alloc x = { 0 };
+
+			if (ioctl(fd, EXANET_IOC_PKT_ALLOC, &x))
+				return 0;
+			remember_id(p, x.iface);
+			a = mmap(NULL, EXANET_IFACE_PAGE_SIZE, rw, MAP_SHARED, fd,
+				 (off_t)x.mmap_offset);
+			add_map(p, a, EXANET_IFACE_PAGE_SIZE, rw, dev, x.mmap_offset);
+			return a != MAP_FAILED;
+		}
+		case 1: {
+			struct exanet_mbox_alloc x = { .nslots = 4u << frng_below(r, 6) };
+
+			if (ioctl(fd, EXANET_IOC_MBOX_ALLOC, &x))
+				return 0;
+			remember_id(p, x.mbox);
+			a = mmap(NULL, EXANET_IFACE_PAGE_SIZE, rw, MAP_SHARED, fd,
+				 (off_t)x.regs_offset);
+			add_map(p, a, EXANET_IFACE_PAGE_SIZE, rw, dev, x.regs_offset);
+			a = mmap(NULL, x.queue_size, PROT_READ, MAP_SHARED, fd,
+				 (off_t)x.queue_offset);
+			add_map(p, a, x.queue_size, PROT_READ, dev, x.queue_offset);
+			return 1;
+		}
+		case 2: {
+			struct exanet_reg_mr x = {
+				.addr = (uint64_t)(uintptr_t)p->buf[frng_below(r, FZ_BUFS)],
+				.len = FZ_BUF_LEN,
+				.access = frng_one_in(r, 3) ? EXANET_MR_ON_DEMAND : 0,
+			};
+
+			if (ioctl(fd, EXANET_IOC_REG_MR, &x))
+				return 0;
+			remember_id(p, x.handle);
+			return 1;
+		}
+		default: {
+			struct exanet_rdma_alloc x = { 0 };
+
+			if (ioctl(fd, EXANET_IOC_RDMA_ALLOC, &x))
+				return 0;
+			remember_id(p, x.page);
+			a = mmap(NULL, x.mmap_size, rw, MAP_SHARED, fd, (off_t)x.mmap_offset);
+			add_map(p, a, x.mmap_size, rw, dev, x.mmap_offset);
+			return a != MAP_FAILED;
+		}
+		}
+	}
+	if (dev == FD_RMA2) {
+		struct rma2_ioc_info info;
+		struct rma2_ioc_region reg = {
+			.addr = (uint64_t)(uintptr_t)p->buf[frng_below(r, FZ_BUFS)],
+			.len = FZ_BUF_LEN,
+			.flags = frng_one_in(r, 4) ? RMA2_REGION_READONLY : 0,
+		};
+
+		if (frng_one_in(r, 2)) {
+			if (ioctl(fd, RMA2_IOCTL_REGISTER_REGION, &reg))
+				return 0;
+			pthread_mutex_lock(&p->lock);
+			if (p->nregs < FZ_REGS)
+				p->nregs++;
+			p->nla[p->nregs - 1] = reg.nla;
+			p->nla_size[p->nregs - 1] = reg.size;
+			pthread_mutex_unlock(&p->lock);
+			return 1;
+		}
+		if (ioctl(fd, RMA2_IOCTL_GET_INFO, &info))
+			return 0;
+		a = mmap(NULL, RMA2_MMAP_REQ_SIZE + EXTOLL_PAGE_SIZE, rw, MAP_SHARED, fd, 0);
+		add_map(p, a, RMA2_MMAP_REQ_SIZE + EXTOLL_PAGE_SIZE, rw, dev, 0);
+		a = mmap(NULL, RMA2_MMAP_NOTIQ_LEN(info.notiq_size), rw, MAP_SHARED, fd,
+			 RMA2_MMAP_NOTIQ_OFFSET);
+		add_map(p, a, RMA2_MMAP_NOTIQ_LEN(info.notiq_size), rw, dev, RMA2_MMAP_NOTIQ_OFFSET);
+		return 1;
+	}
+	{
+		struct velo2_ioc_info info;
+
+		if (ioctl(fd, VELO2_IOCG_GET_INFO, &info))
+			return 0;
+		a = mmap(NULL, 2 * EXTOLL_PAGE_SIZE, rw, MAP_SHARED, fd, 0);
+		add_map(p, a, 2 * EXTOLL_PAGE_SIZE, rw, dev, 0);
+		a = mmap(NULL, VELO2_MMAP_MBOX_LEN(info.mbox_size), rw, MAP_SHARED, fd,
+			 VELO2_MMAP_MBOX_OFFSET);
+		add_map(p, a, VELO2_MMAP_MBOX_LEN(info.mbox_size), rw, dev, VELO2_MMAP_MBOX_OFFSET);
+		return 1;
+	}
+}
+
 /* ------------------------------------------------------------ misc */
 
 static int op_poll(struct fz_proc *p, struct frng *r)
@@ -1429,7 +1555,7 @@ int fuzz_one(struct fz_proc *p, struct frng *r)
 	static const unsigned char w[OP_NUM] = {
 		[OP_OPEN] = 6, [OP_CLOSE] = 3, [OP_DUP] = 1, [OP_IOCTL] = 34, [OP_MMAP] = 12,
 		[OP_MUNMAP] = 4, [OP_MPROTECT] = 2, [OP_MREMAP] = 2, [OP_MMIO] = 24,
-		[OP_NETLINK] = 6, [OP_POLL] = 2, [OP_BUFFER] = 2, [OP_FORK] = 1,
+		[OP_NETLINK] = 6, [OP_POLL] = 2, [OP_BUFFER] = 2, [OP_SETUP] = 5, [OP_FORK] = 1,
 	};
 	unsigned int total = 0, x, op;
 	int ok;
@@ -1475,6 +1601,9 @@ int fuzz_one(struct fz_proc *p, struct frng *r)
 		break;
 	case OP_BUFFER:
 		ok = op_buffer(p, r);
+		break;
+	case OP_SETUP:
+		ok = op_setup(p, r);
 		break;
 	default:
 		ok = op_fork(p, r);
