@@ -98,7 +98,7 @@ static void usage_read(struct fz_usage *u)
 		read_text("/sys/class/extoll/extoll0-rma2/user_usage", u->xt_user,
 			  sizeof(u->xt_user));
 	}
-	u->v[12] = fuzz_genl_count_bindings();
+	u->v[12] = exa_genl_count_bindings();
 	read_text("/sys/class/exanet/exanet0/user_usage", u->xa_user, sizeof(u->xa_user));
 }
 

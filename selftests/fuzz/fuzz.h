@@ -161,9 +161,4 @@ int fuzz_ioctl_count(void);
 const char *fuzz_ioctl_name(int i);
 int fuzz_ioctl_dev(int i);
 
-/* Generic netlink helpers (also used by the resource check). */
-int fuzz_genl_family(void);
-/* Number of PDID bindings (PDID_GET dump), negative errno on error. */
-int fuzz_genl_count_bindings(void);
-
 #endif

@@ -31,6 +31,7 @@
 #include <extoll.h>
 #include <extoll_hw.h>
 
+#include "../lib/exa_util.h"
 #include "fuzz.h"
 
 static const char *const dev_path[FD_NUM] = {
@@ -1105,74 +1106,6 @@ static int nl_talk(int fd, struct nlmsg *m, int wait_done)
 	}
 }
 
-static int nl_resolve(int fd)
-{
-	struct nlmsg m;
-	union {
-		uint8_t b[4096];
-		struct nlmsghdr align;
-	} buf;
-	struct nlmsghdr *h = &buf.align;
-	ssize_t len;
-
-	memset(&m, 0, sizeof(m));
-	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	m.n.nlmsg_type = GENL_ID_CTRL;
-	m.n.nlmsg_flags = NLM_F_REQUEST;
-	m.g.cmd = CTRL_CMD_GETFAMILY;
-	m.g.version = 1;
-	nl_put(&m, CTRL_ATTR_FAMILY_NAME, EXANET_GENL_NAME, sizeof(EXANET_GENL_NAME));
-	if (send(fd, &m, m.n.nlmsg_len, 0) < 0)
-		return -errno;
-	len = recv(fd, buf.b, sizeof(buf.b), 0);
-	if (len <= 0 || !NLMSG_OK(h, (unsigned int)len) || h->nlmsg_type == NLMSG_ERROR)
-		return -ENOENT;
-	{
-		struct nlattr *a = (struct nlattr *)((uint8_t *)NLMSG_DATA(h) + GENL_HDRLEN);
-		int rem = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-
-		while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem) {
-			if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
-				return *(uint16_t *)((uint8_t *)a + NLA_HDRLEN);
-			rem -= NLA_ALIGN(a->nla_len);
-			a = (struct nlattr *)((uint8_t *)a + NLA_ALIGN(a->nla_len));
-		}
-	}
-	return -ENOENT;
-}
-
-int fuzz_genl_family(void)
-{
-	int fd = nl_open(), fam;
-
-	if (fd < 0)
-		return fd;
-	fam = nl_resolve(fd);
-	close(fd);
-	return fam;
-}
-
-int fuzz_genl_count_bindings(void)
-{
-	int fam = fuzz_genl_family(), fd, n;
-	struct nlmsg m;
-
-	if (fam < 0)
-		return fam;
-	fd = nl_open();
-	if (fd < 0)
-		return fd;
-	memset(&m, 0, sizeof(m));
-	m.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	m.n.nlmsg_type = (uint16_t)fam;
-	m.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	m.g.cmd = EXANET_CMD_PDID_GET;
-	m.g.version = EXANET_GENL_VERSION;
-	n = nl_talk(fd, &m, 1);
-	close(fd);
-	return n;
-}
-
 /* A pid the fuzzer may bind: its own processes, or none at all. */
 static uint32_t rv_pid(struct fz_proc *p, struct frng *r)
 {
@@ -1210,7 +1143,7 @@ static int op_netlink(struct fz_proc *p, struct frng *r)
 	uint8_t cmd;
 
 	if (p->nl_family < 0) {
-		p->nl_family = fuzz_genl_family();
+		p->nl_family = exa_genl_family_id();
 		if (p->nl_family < 0)
 			return 0;
 	}
