@@ -22,6 +22,7 @@
  *                     queue memory, per-user usage, PDID bindings, armed
  *                     interrupts) back to the baseline
  *   exanet_still_works  loopback message and RDMA write on the NI
+ *   fabric_still_works  50 messages from every node to the next one
  *   extoll_still_works  loopback RMA put and VELO message
  *   kernel_log_clean  no Oops/BUG/WARNING since the baseline
  */
@@ -414,6 +415,49 @@ TEST(exanet_still_works)
 		TH_LOG("no RDMA contexts on this node: messaging checked only");
 	}
 	exanet_close(dev);
+}
+
+/* Both nodes fuzzed at once; now messages cross the fabric both ways. */
+TEST_TIMEOUT(fabric_still_works, 300)
+{
+	struct { uint32_t node, mbox; } me, all[64];
+	const char *nn = getenv("EXA_NNODES");
+	int rank, n = nn ? atoi(nn) : 1, to, from;
+	struct exanet_dev *dev;
+	struct exanet_mbox *mb;
+	struct exanet_pkt *pkt;
+	struct exanet_msg_info mi;
+	char msg[64], got[64];
+	struct oob o;
+	ssize_t len;
+
+	if (n < 2 || n > 64)
+		SKIP("one node: nothing crosses the fabric");
+	ASSERT_EQ(0, oob_init(&o, (unsigned int)harness_test_index, 180000));
+	rank = o.rank;
+	to = (rank + 1) % n;
+	from = (rank + n - 1) % n;
+	ASSERT_EQ(0, exanet_open(NULL, &dev));
+	ASSERT_EQ(0, exanet_mbox_alloc(dev, 64, &mb));
+	ASSERT_EQ(0, exanet_pkt_alloc(dev, &pkt));
+	me.node = exanet_node_id(dev);
+	me.mbox = exanet_mbox_id(mb);
+	ASSERT_EQ(0, oob_allgather(&o, &me, all, sizeof(me)));
+	for (int k = 0; k < 50; k++) {
+		snprintf(msg, sizeof(msg), "rank %d message %d", rank, k);
+		ASSERT_EQ(0, exanet_send_wait(pkt, all[to].node, all[to].mbox, msg, strlen(msg),
+					      30 * 1000000000ll, NULL));
+	}
+	for (int k = 0; k < 50; k++) {
+		snprintf(msg, sizeof(msg), "rank %d message %d", from, k);
+		len = exanet_recv_wait(mb, got, sizeof(got), &mi, 30 * 1000000000ll);
+		ASSERT_EQ((ssize_t)strlen(msg), len);
+		ASSERT_EQ(0, memcmp(msg, got, (size_t)len));
+		EXPECT_EQ(all[from].node, mi.src_node);
+	}
+	EXPECT_EQ(0, oob_barrier(&o));
+	exanet_close(dev);
+	oob_fini(&o);
 }
 
 TEST(extoll_still_works)
