@@ -143,6 +143,8 @@ struct fz_proc {
 	uint8_t *buf[FZ_BUFS];		/* RDMA / RMA scratch memory */
 	uint8_t *guard;			/* page followed by a PROT_NONE page */
 	int nl_family;			/* genl id of "exanet", -1 unknown */
+	uint32_t vpid[FD_NUM];		/* a VPID this process had (RMA2, VELO2) */
+	uint32_t rank;			/* an ExaNet RDMA rank it had */
 	pid_t kids[FZ_KIDS];
 	int widx;			/* worker index */
 	int in_child;			/* forked child of a worker */

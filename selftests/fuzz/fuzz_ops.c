@@ -260,6 +260,17 @@ static void remember_off(struct fz_proc *p, int dev, uint64_t off, uint64_t len)
 	pthread_mutex_unlock(&p->lock);
 }
 
+static void remember_nla(struct fz_proc *p, uint64_t nla, uint64_t size)
+{
+	unsigned int k;
+
+	pthread_mutex_lock(&p->lock);
+	k = p->nregs < FZ_REGS ? p->nregs++ : (unsigned int)((nla >> 12) % FZ_REGS);
+	p->nla[k] = nla;
+	p->nla_size[k] = size;
+	pthread_mutex_unlock(&p->lock);
+}
+
 /* ------------------------------------------------------------ files */
 
 static void note(struct fz_proc *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -538,31 +549,30 @@ static void learn(struct fz_proc *p, int dev, const struct ioc *c, const void *a
 
 		remember_id(p, x->page);
 		remember_off(p, dev, x->mmap_offset, x->mmap_size);
+		p->rank = x->rank;
 		break;
 	}
 	case EXANET_IOC_REG_MR:
 		remember_id(p, ((const struct exanet_reg_mr *)a)->handle);
+		p->rank = ((const struct exanet_reg_mr *)a)->rank;
 		break;
 	case RMA2_IOCTL_REGISTER_REGION: {
 		const struct rma2_ioc_region *x = a;
 
-		pthread_mutex_lock(&p->lock);
-		if (p->nregs < FZ_REGS)
-			p->nregs++;
-		p->nla[(p->nregs - 1 + (x->nla >> 12)) % p->nregs] = x->nla;
-		p->nla_size[(p->nregs - 1 + (x->nla >> 12)) % p->nregs] = x->size;
-		pthread_mutex_unlock(&p->lock);
+		remember_nla(p, x->nla, x->size);
 		break;
 	}
 	case RMA2_IOCTL_GET_INFO: {
 		const struct rma2_ioc_info *x = a;
 
+		p->vpid[FD_RMA2] = x->vpid;
 		remember_off(p, dev, x->notiq_offset, RMA2_MMAP_NOTIQ_LEN(x->notiq_size));
 		break;
 	}
 	case VELO2_IOCG_GET_INFO: {
 		const struct velo2_ioc_info *x = a;
 
+		p->vpid[FD_VELO2] = x->vpid;
 		remember_off(p, dev, x->mbox_offset, VELO2_MMAP_MBOX_LEN(x->mbox_size));
 		break;
 	}
@@ -853,12 +863,12 @@ static enum mkind map_kind(const struct fz_map *m)
 
 static uint64_t rv_nla(struct fz_proc *p, struct frng *r)
 {
-	uint64_t v;
+	unsigned int k;
 
 	if (!p->nregs || frng_one_in(r, 3))
 		return rv_u64(r);
-	v = p->nla[frng_below(r, p->nregs)];
-	return v + frng_below(r, p->nla_size[0] ? p->nla_size[0] : 4096);
+	k = (unsigned int)frng_below(r, p->nregs);
+	return p->nla[k] + frng_below(r, p->nla_size[k] ? p->nla_size[k] + 64 : 4096);
 }
 
 static void mmio_structured(struct fz_proc *p, struct frng *r, struct fz_map *m, enum mkind k)
@@ -892,8 +902,10 @@ static void mmio_structured(struct fz_proc *p, struct frng *r, struct fz_map *m,
 		base = frng_below(r, EXANET_RDMA_CHANS) * EXANET_RDMA_CHAN_STRIDE;
 		d.local_va = rv_addr(p, r, 0);
 		d.remote_va = frng_below(r, 4) ? rv_buf_addr(p, r, 0) : rv_addr(p, r, 0);
-		d.remote = frng_below(r, 8) ? EXANET_RDMA_REMOTE(rv_node(r), frng_below(r, 8)) :
-					      rv_u64(r);
+		d.remote = frng_below(r, 8) ?
+			   EXANET_RDMA_REMOTE(rv_node(r), frng_below(r, 2) ? p->rank :
+									 frng_below(r, 8)) :
+			   rv_u64(r);
 		d.length = frng_below(r, 6) ? 1 + frng_below(r, 64 * 1024) : rv_u64(r);
 		d.notify_va = frng_one_in(r, 2) ? 0 : rv_addr(p, r, 8);
 		d.tag = frng_next(r);
@@ -920,7 +932,7 @@ static void mmio_structured(struct fz_proc *p, struct frng *r, struct fz_map *m,
 
 		base = frng_below(r, RMA2_REQ_PAGES + 1) * EXTOLL_PAGE_SIZE;
 		w[0] = EXTOLL_RMA_MKW0(cmd, rv_node(r) & 0xffff,
-				       frng_below(r, 2) ? frng_below(r, 64) : frng_below(r, 256),
+				       frng_below(r, 2) ? p->vpid[FD_RMA2] : frng_below(r, 256),
 				       frng_below(r, 8), frng_below(r, 4) ? 0 : frng_below(r, 16),
 				       frng_below(r, 4) ? frng_below(r, 1 << 14) :
 							  frng_below(r, 1 << 23));
@@ -940,7 +952,7 @@ static void mmio_structured(struct fz_proc *p, struct frng *r, struct fz_map *m,
 		unsigned int l = (unsigned int)(frng_below(r, 6) ? frng_below(r, 121) :
 								  frng_below(r, 128));
 
-		w0 = EXTOLL_VELO_MKHDR(rv_node(r) & 0xffff, frng_below(r, 2) ? frng_below(r, 64) :
+		w0 = EXTOLL_VELO_MKHDR(rv_node(r) & 0xffff, frng_below(r, 2) ? p->vpid[FD_VELO2] :
 					frng_below(r, 256), frng_below(r, 4), frng_next(r) & 0xff, l);
 		if (frng_one_in(r, 10))
 			w0 = rv_u64(r);
@@ -1303,6 +1315,7 @@ static int op_setup(struct fz_proc *p, struct frng *r)
 			if (ioctl(fd, EXANET_IOC_REG_MR, &x))
 				return 0;
 			remember_id(p, x.handle);
+			p->rank = x.rank;
 			return 1;
 		}
 		default: {
@@ -1311,6 +1324,7 @@ static int op_setup(struct fz_proc *p, struct frng *r)
 			if (ioctl(fd, EXANET_IOC_RDMA_ALLOC, &x))
 				return 0;
 			remember_id(p, x.page);
+			p->rank = x.rank;
 			a = mmap(NULL, x.mmap_size, rw, MAP_SHARED, fd, (off_t)x.mmap_offset);
 			add_map(p, a, x.mmap_size, rw, dev, x.mmap_offset);
 			return a != MAP_FAILED;
@@ -1328,16 +1342,12 @@ static int op_setup(struct fz_proc *p, struct frng *r)
 		if (frng_one_in(r, 2)) {
 			if (ioctl(fd, RMA2_IOCTL_REGISTER_REGION, &reg))
 				return 0;
-			pthread_mutex_lock(&p->lock);
-			if (p->nregs < FZ_REGS)
-				p->nregs++;
-			p->nla[p->nregs - 1] = reg.nla;
-			p->nla_size[p->nregs - 1] = reg.size;
-			pthread_mutex_unlock(&p->lock);
+			remember_nla(p, reg.nla, reg.size);
 			return 1;
 		}
 		if (ioctl(fd, RMA2_IOCTL_GET_INFO, &info))
 			return 0;
+		p->vpid[FD_RMA2] = info.vpid;
 		a = mmap(NULL, RMA2_MMAP_REQ_SIZE + EXTOLL_PAGE_SIZE, rw, MAP_SHARED, fd, 0);
 		add_map(p, a, RMA2_MMAP_REQ_SIZE + EXTOLL_PAGE_SIZE, rw, dev, 0);
 		a = mmap(NULL, RMA2_MMAP_NOTIQ_LEN(info.notiq_size), rw, MAP_SHARED, fd,
@@ -1350,6 +1360,7 @@ static int op_setup(struct fz_proc *p, struct frng *r)
 
 		if (ioctl(fd, VELO2_IOCG_GET_INFO, &info))
 			return 0;
+		p->vpid[FD_VELO2] = info.vpid;
 		a = mmap(NULL, 2 * EXTOLL_PAGE_SIZE, rw, MAP_SHARED, fd, 0);
 		add_map(p, a, 2 * EXTOLL_PAGE_SIZE, rw, dev, 0);
 		a = mmap(NULL, VELO2_MMAP_MBOX_LEN(info.mbox_size), rw, MAP_SHARED, fd,
