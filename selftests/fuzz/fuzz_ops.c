@@ -651,32 +651,24 @@ static uint64_t rv_mmap_off(struct fz_proc *p, struct frng *r, int dev, uint64_t
 		if (frng_one_in(r, 4))
 			return rv_u64(r) & ~4095ull;
 		return EXANET_MMAP_OFFSET(frng_below(r, 7), frng_below(r, 72));
-	case FD_RMA2:
+	default: {
+		/* RMA2 and VELO2: an MMIO area, then the queue area (RP page first) */
+		int rma = dev == FD_RMA2;
+		uint64_t qoff = rma ? RMA2_MMAP_NOTIQ_OFFSET : VELO2_MMAP_MBOX_OFFSET;
+
 		switch (frng_below(r, 4)) {
 		case 0:
-			*len = RMA2_MMAP_REQ_SIZE + EXTOLL_PAGE_SIZE;
+			*len = rma ? RMA2_MMAP_REQ_SIZE + EXTOLL_PAGE_SIZE : 2 * EXTOLL_PAGE_SIZE;
 			return 0;
-		case 1:
-			*len = RMA2_MMAP_NOTIQ_LEN(rv_pow2(r, 12, 22));
-			return RMA2_MMAP_NOTIQ_OFFSET;
+		case 1:	/* = RMA2_MMAP_NOTIQ_LEN / VELO2_MMAP_MBOX_LEN of a size */
+			*len = EXTOLL_PAGE_SIZE + rv_pow2(r, 12, 22);
+			return qoff;
 		case 2:
-			return frng_below(r, 40) * EXTOLL_PAGE_SIZE;
+			return frng_below(r, qoff / EXTOLL_PAGE_SIZE + 8) * EXTOLL_PAGE_SIZE;
 		default:
 			return rv_u64(r) & ~4095ull;
 		}
-	default:
-		switch (frng_below(r, 4)) {
-		case 0:
-			*len = 2 * EXTOLL_PAGE_SIZE;
-			return 0;
-		case 1:
-			*len = VELO2_MMAP_MBOX_LEN(rv_pow2(r, 12, 22));
-			return VELO2_MMAP_MBOX_OFFSET;
-		case 2:
-			return frng_below(r, 8) * EXTOLL_PAGE_SIZE;
-		default:
-			return rv_u64(r) & ~4095ull;
-		}
+	}
 	}
 }
 
