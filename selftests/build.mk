@@ -49,6 +49,26 @@ $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 	@mkdir -p $(@D)
 	cp $< $@
 
+# The structured fuzzer (selftests/fuzz/, Documentation/fuzzing.md): one
+# program for both NICs, listed in its own tests.list (run on the clusters
+# whose nodes carry the ExaNet and the EXTOLL NIC).
+FUZZ_OUT := $(BUILD)/selftests/fuzz
+FUZZ_SRCS := $(ST_DIR)/fuzz/exa_fuzz.c $(ST_DIR)/fuzz/fuzz_ops.c
+FUZZ_BINS := $(FUZZ_OUT)/exa_fuzz $(FUZZ_OUT)/tests.list
+
+$(FUZZ_OUT)/exa_fuzz: $(FUZZ_SRCS) $(ST_DIR)/fuzz/fuzz.h $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+		$(ST_DIR)/extoll/extoll_test.h $(LIBEXANET_SO) $(RMA2_SO) $(VELO2_SO) \
+		$(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $(FUZZ_SRCS) $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(LIBEXANET_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lpthread
+
+$(FUZZ_OUT)/tests.list: $(ST_DIR)/fuzz/tests.list
+	@mkdir -p $(@D)
+	cp $< $@
+
+ALL_TARGETS += $(FUZZ_BINS)
+
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
 HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
@@ -94,10 +114,19 @@ ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/tests.list $(HT_BINS) 
 HOST_TESTS += $(HT_BINS)
 
 .PHONY: selftests host-check
-selftests: $(ST_BINS) $(ST_OUT)/tests.list $(HT_BINS)
+selftests: $(ST_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(FUZZ_BINS)
 
 host-check: $(HT_BINS)
 	@fail=0; for t in $(HT_BINS); do \
 		echo "# host test $$(basename $$t)"; \
 		$$t || fail=1; \
 	done; exit $$fail
+
+# A longer fuzzing run on its own (Documentation/fuzzing.md):
+#   make check-fuzz [EXA_FUZZ_SECONDS=600] [EXA_FUZZ_SEED=N]
+EXA_FUZZ_SECONDS ?= 600
+.PHONY: check-fuzz
+check-fuzz: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@EXA_FUZZ_SECONDS=$(EXA_FUZZ_SECONDS) $(if $(EXA_FUZZ_SEED),EXA_FUZZ_SEED=$(EXA_FUZZ_SEED)) \
+		$(TOP)/tools/cluster/run-tests --no-host --no-cluster-tests --filter '^exa_fuzz$$'

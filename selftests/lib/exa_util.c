@@ -170,6 +170,30 @@ static int genl_do(uint8_t cmd, int flags, const uint16_t *types, const uint32_t
 	return err;
 }
 
+int exa_genl_family_id(void)
+{
+	int fd = nl_socket_open(), fam;
+
+	if (fd < 0)
+		return fd;
+	fam = resolve_family(fd);
+	close(fd);
+	return fam;
+}
+
+static void count_pid_cb(struct nlattr *a, void *arg)
+{
+	if ((a->nla_type & NLA_TYPE_MASK) == EXANET_ATTR_PID)
+		(*(int *)arg)++;
+}
+
+int exa_genl_count_bindings(void)
+{
+	int n = 0, err = genl_do(EXANET_CMD_PDID_GET, NLM_F_DUMP, NULL, NULL, 0, count_pid_cb, &n);
+
+	return err ? err : n;
+}
+
 int exa_genl_request(uint8_t cmd, int flags, const uint16_t *types, const uint32_t *vals, int n)
 {
 	return genl_do(cmd, flags, types, vals, n, NULL, NULL);

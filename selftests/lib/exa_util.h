@@ -13,6 +13,10 @@ int exa_genl_pdid_bind(pid_t pid, uint32_t pdid);
 int exa_genl_pdid_unbind(pid_t pid);
 /* DEV_GET doit for /dev/exanet<index>: fills what it finds (-1 if absent). */
 int exa_genl_dev_get(uint32_t index, long *node_id, long *pkt_in_use, long *mbox_in_use);
+/* Id of the "exanet" family, negative errno if it is not registered. */
+int exa_genl_family_id(void);
+/* Number of PDID bindings (PDID_GET dump); negative errno on error. */
+int exa_genl_count_bindings(void);
 /* Raw request with arbitrary u32 attributes, for bad-input tests. */
 int exa_genl_request(uint8_t cmd, int flags, const uint16_t *types, const uint32_t *vals, int n);
 
