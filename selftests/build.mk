@@ -47,7 +47,6 @@ $(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
 
 # MPI programs, built with Debian's Open MPI wrapper and started by mpirun
 # from exanet_mpi (the node image carries Open MPI, tools/cluster/mkinitramfs.sh)
-MPICC ?= mpicc
 ST_MPI_BINS := $(ST_OUT)/mpi/exanet_mpi_check
 $(ST_OUT)/mpi/%: $(ST_DIR)/exanet/mpi/%.c
 	@mkdir -p $(@D)
