@@ -12,7 +12,7 @@
 # iperf3, fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
 # /usr/lib/x86_64-linux-gnu/libfabric, Open MPI (openmpi-bin, without the
 # components for other NICs, MPI-IO and OpenSHMEM) and sshd/ssh with keys
-# made here (MPI=0 leaves them out), virtio/tun/zram kernel modules with deps, $BUILD/modules/*.ko in
+# made here (MPI=0 leaves them out), a libpsm2 stub (tools/cluster/psm2-stub.c), virtio/tun/zram kernel modules with deps, $BUILD/modules/*.ko in
 # /lib/modules/$KVER/extra, $BUILD/bin -> /usr/bin, $BUILD/lib -> /usr/lib,
 # $BUILD/selftests -> /usr/lib/exanet/selftests, tools/cluster/tests ->
 # /usr/lib/exanet/cluster-tests, plus the shared libraries of every ELF.
@@ -284,6 +284,13 @@ while IFS= read -r -d '' f; do
 	done < <(ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\/[^ ]+ \(/{print $1}')
 done < <(find usr -type f -print0)
 [ -e usr/lib64/ld-linux-x86-64.so.2 ] || copy_host /lib64/ld-linux-x86-64.so.2
+# libfabric's libpsm2 dies of SIGILL on the emulated CPU (AVX in its
+# constructor, see the stub's header): a stub that finds no Omni-Path
+if [ -e usr/lib/x86_64-linux-gnu/libpsm2.so.2 ]; then
+	printf 'PSM2_1.0 {\n\tglobal: psm2_*;\n\tlocal: *;\n};\n' > "$BUILD/psm2-stub.map"
+	${CC:-cc} -std=c11 -O2 -Wall -Wextra -shared -fPIC -Wl,--version-script="$BUILD/psm2-stub.map" \
+		-Wl,-soname,libpsm2.so.2 -o usr/lib/x86_64-linux-gnu/libpsm2.so.2 "$HERE/psm2-stub.c"
+fi
 ldconfig -r "$STAGE" 2>/dev/null || true
 
 echo "HAVE_UDEV=$HAVE_UDEV" > etc/exa-image
