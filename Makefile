@@ -9,6 +9,8 @@
 #   make deb        Debian packages into build/deb/ (packaging/build.mk)
 #   make check-packages  install them into a clean root and test them
 #   make bench-ip   IP over the fabric vs the management network, writes build/bench/ip.json
+#   make bench-mpi  Open MPI over the exanet provider vs Open MPI over TCP,
+#                   writes build/bench/mpi.json
 #   make bench-latency  where the microseconds of an 8 B message go (QEMU trace
 #                   events), writes build/bench/latency-breakdown.json
 #
@@ -27,13 +29,15 @@ CC ?= gcc
 USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
 	-I$(TOP)/uapi -I$(TOP)/lib/libexanet/include -I$(TOP)/lib/common
 USER_LDFLAGS :=
+# MPI programs (selftests, benchmark): Debian's Open MPI wrapper compiler
+MPICC ?= mpicc
 
 # Fragments append to these.
 ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps check demo bench-msg bench-rdma bench-extoll bench-ip bench-latency clean
+.PHONY: all deps check demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
 all:
 
 deps:
@@ -80,6 +84,10 @@ bench-ip: deps
 bench-latency: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/latency-breakdown
+
+bench-mpi: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/bench-mpi
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)

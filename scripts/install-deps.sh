@@ -17,6 +17,8 @@ PKGS=(
 	gcc make libnl-3-dev libnl-genl-3-dev libudev-dev
 	# libfabric provider (headers) and the node image's fi_info / fi_pingpong
 	libfabric-dev libfabric-bin
+	# Open MPI over the provider on the nodes (mpirun reaches them by ssh)
+	openmpi-bin libopenmpi-dev openssh-server openssh-client
 	# packages, man pages and their install test (make deb, make check-packages)
 	debhelper dh-dkms dkms fakeroot lintian scdoc man-db debootstrap
 	# benchmarks and diagnostics

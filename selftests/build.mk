@@ -16,7 +16,7 @@ ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_uti
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
 	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
-	exanet_ipd exanet_fi2
+	exanet_ipd exanet_fi2 exanet_mpi
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
 	$(TOP)/uapi/exa_domain.h $(ST_DIR)/exanet/ipd_test.h $(ST_DIR)/exanet/odp_test.h
@@ -43,6 +43,17 @@ $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 
 # the same program, listed again for the 4-node cluster
 $(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
+	cp $< $@
+
+# MPI programs, built with Debian's Open MPI wrapper and started by mpirun
+# from exanet_mpi (the node image carries Open MPI, tools/cluster/mkinitramfs.sh)
+ST_MPI_BINS := $(ST_OUT)/mpi/exanet_mpi_check
+$(ST_OUT)/mpi/%: $(ST_DIR)/exanet/mpi/%.c
+	@mkdir -p $(@D)
+	$(MPICC) $(USER_CFLAGS) -o $@ $<
+
+# the same program, listed again for the 4-node cluster
+$(ST_OUT)/exanet_mpi4: $(ST_OUT)/exanet_mpi
 	cp $< $@
 
 $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
@@ -110,11 +121,11 @@ $(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ip
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS)
 
-ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
+ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
 
 .PHONY: selftests host-check
-selftests: $(ST_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(FUZZ_BINS)
+selftests: $(ST_BINS) $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(FUZZ_BINS)
 
 host-check: $(HT_BINS)
 	@fail=0; for t in $(HT_BINS); do \

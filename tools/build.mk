@@ -25,6 +25,13 @@ $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -o $@ $< $(USER_LDFLAGS) $(NL_LIBS) $(UDEV_LIBS)
 
+# MPI benchmark of make bench-mpi (Debian's Open MPI wrapper compiler)
+MPI_BENCH := $(TOOLS_OUT)/exanet-mpi-bench
+ALL_TARGETS += $(MPI_BENCH)
+$(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c
+	@mkdir -p $(@D)
+	$(MPICC) $(USER_CFLAGS) -o $@ $<
+
 .PHONY: user-tools
 user-tools: $(USER_TOOLS)
 

@@ -25,6 +25,7 @@ INITRAMFS_EXCLUDE := $(INITRAMFS) $(BUILD)/qemu-system-x86_64 $(BUILD)/host-test
 INITRAMFS_DEPS := $(filter-out $(INITRAMFS_EXCLUDE),$(filter $(BUILD)/%,$(ALL_TARGETS)))
 INITRAMFS_ORDER := $(filter-out qemu $(BUILD)/% $(TOP)/%,$(ALL_TARGETS))
 INITRAMFS_INPUTS := $(CLUSTER_DIR)/mkinitramfs.sh $(CLUSTER_DIR)/init $(CLUSTER_DIR)/exa-agent \
+	$(CLUSTER_DIR)/psm2-stub.c \
 	$(wildcard $(CLUSTER_DIR)/tests/*) $(wildcard $(TOP)/drivers/*/*.rules) \
 	$(wildcard /lib/modules/$(KVER)/modules.dep) \
 	$(shell find $(BUILD)/bin $(BUILD)/lib $(BUILD)/selftests $(BUILD)/modules \

@@ -498,6 +498,12 @@ class Cluster:
     def _sock(self, what):
         return os.path.join(self.sockdir, what)
 
+    def mpirun_command(self, argv, per_node=1, nodes=None):
+        """Shell command for node 0: Open MPI's mpirun with per_node ranks on
+        each of nodes 0..nodes-1 (default all), launched through ssh; the
+        node image's openmpi-mca-params.conf selects the exanet provider."""
+        return mpirun_command(argv, per_node, nodes or self.nodes)
+
     # ------------------------------------------------------------- lifecycle
     def __enter__(self):
         self.start()
@@ -1007,6 +1013,13 @@ class Cluster:
                 self.agents[i].connect(deadline)
 
 
+def mpirun_command(argv, per_node=1, nodes=2):
+    """mpirun as root on node 0 over nodes 0..nodes-1 (see Cluster.mpirun_command)."""
+    hosts = ",".join("%s:%d" % (Cluster.node_ip(i), per_node) for i in range(nodes))
+    return ("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --host %s -np %d %s"
+            % (hosts, per_node * nodes, " ".join(shlex.quote(x) for x in argv)))
+
+
 def _cleanup_sockdir(st):
     sd = st.get("sockdir")
     rd = st.get("rundir")
@@ -1066,6 +1079,14 @@ def _cli(argv=None):
     g.add_argument("--all", action="store_true")
     rn.add_argument("--timeout", type=float, default=60)
     rn.add_argument("command", nargs=argparse.REMAINDER)
+    mp = sub.add_parser("mpirun", help="run an MPI program from node 0 on the nodes "
+                        "(Open MPI over the exanet provider, launched through ssh)")
+    mp.add_argument("--name", default="default")
+    mp.add_argument("-N", "--per-node", type=int, default=1, help="ranks per node")
+    mp.add_argument("--nodes", type=int, help="use nodes 0..K-1 (default: all)")
+    mp.add_argument("--timeout", type=float, default=300)
+    mp.add_argument("args", nargs=argparse.REMAINDER,
+                    help="[--] [mpirun options] program [arguments]")
     dn = sub.add_parser("down", help="power off and kill a cluster's processes")
     dn.add_argument("--name", default="default")
     st = sub.add_parser("status", help="list clusters and their processes")
@@ -1128,6 +1149,19 @@ def _cli(argv=None):
             for ag in c.agents:
                 ag.close()
             return worst
+        if a.cmd == "mpirun":
+            args = a.args[1:] if a.args[:1] == ["--"] else a.args
+            if not args:
+                ap.error("mpirun: missing program")
+            c = Cluster.attach(a.name)
+            if a.per_node < 1 or not 1 <= (a.nodes or c.nodes) <= c.nodes:
+                ap.error("mpirun: bad --per-node or --nodes")
+            c.connect_agents([0])
+            r = c.run(0, c.mpirun_command(args, a.per_node, a.nodes), timeout=a.timeout)
+            sys.stdout.write(r.output)
+            for ag in c.agents:
+                ag.close()
+            return r.rc & 0xff if r.rc >= 0 else 1
         if a.cmd == "down":
             c = Cluster.attach(a.name)
             try:

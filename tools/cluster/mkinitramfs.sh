@@ -10,7 +10,9 @@
 # Contents: busybox-static (+ applet links), kmod, systemd-udevd/udevadm with
 # 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
 # iperf3, fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
-# /usr/lib/x86_64-linux-gnu/libfabric, virtio/tun/zram kernel modules with deps, $BUILD/modules/*.ko in
+# /usr/lib/x86_64-linux-gnu/libfabric, Open MPI (openmpi-bin, without the
+# components for other NICs, MPI-IO and OpenSHMEM) and sshd/ssh with keys
+# made here (MPI=0 leaves them out), a libpsm2 stub (tools/cluster/psm2-stub.c), virtio/tun/zram kernel modules with deps, $BUILD/modules/*.ko in
 # /lib/modules/$KVER/extra, $BUILD/bin -> /usr/bin, $BUILD/lib -> /usr/lib,
 # $BUILD/selftests -> /usr/lib/exanet/selftests, tools/cluster/tests ->
 # /usr/lib/exanet/cluster-tests, plus the shared libraries of every ELF.
@@ -177,6 +179,97 @@ printf '/usr/lib\n/usr/lib/x86_64-linux-gnu\n' > etc/ld.so.conf
 echo "exanet-node" > etc/hostname
 : > etc/fstab
 
+# --- Open MPI and the ssh server it launches through (MPI=0 leaves them out) ---
+# mpirun on node 0 starts orted on the other nodes with ssh over the
+# management network.  Keys are made here, once per image: the host key is
+# the same on every node (listed in ssh_known_hosts for node* and 10.42.0.*),
+# root's key pair lets any node reach any other.  The cluster is private
+# (unix-socket netdevs), the keys protect nothing else.
+HAVE_MPI=0
+OMPI_LIB=/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3
+if [ "${MPI:-1}" = 1 ] && [ -x /usr/bin/orterun ] && [ -x /usr/sbin/sshd ] &&
+	[ -x /usr/bin/ssh ] && [ -d "$OMPI_LIB" ]; then
+	for b in /usr/bin/orterun /usr/bin/orted /usr/bin/ompi_info /usr/sbin/sshd \
+		/usr/bin/ssh; do
+		copy_host "$b"
+	done
+	for t in mpirun mpiexec; do ln -sf orterun usr/bin/$t; done
+	# the libraries MPI programs link, without Fortran/Java/SHMEM
+	for l in mpi.so.40 open-pal.so.40 open-rte.so.40 mca_common_ofi.so.10 mca_common_sm.so.40; do
+		copy_host "/usr/lib/x86_64-linux-gnu/lib$l"
+	done
+	# the components: not those for other NICs (UCX, verbs, PSM), MPI-IO,
+	# OpenSHMEM, nor the monitoring/checkpoint ones
+	mkdir -p "${OMPI_LIB#/}"
+	for c in "$OMPI_LIB"/*.so; do
+		case "${c##*/}" in
+		*ucx*|*openib*|*psm*|mca_io_*|mca_fcoll_*|mca_fbtl_*|mca_fs_*|mca_sharedfp_*|\
+		*monitoring*|mca_atomic_*|mca_memheap_*|mca_scoll_*|mca_spml_*|mca_sshmem_*|\
+		mca_compress_*|mca_crs_*|mca_vprotocol_*|mca_topo_treematch*|libompi_dbg_msgq*) continue;;
+		esac
+		cp "$c" "${OMPI_LIB#/}/"
+	done
+	# PMIx's components and help texts (libpmix.so.2 itself comes with the
+	# shared libraries below)
+	PMIX=usr/lib/x86_64-linux-gnu/pmix2
+	if [ -d "/$PMIX/lib/pmix" ]; then
+		mkdir -p "$PMIX/lib"
+		cp -a "/$PMIX/lib/pmix" "$PMIX/lib/"
+		[ -d "/$PMIX/share" ] && cp -a "/$PMIX/share" "$PMIX/"
+	fi
+	mkdir -p usr/share/openmpi etc/openmpi
+	cp /usr/share/openmpi/help-*.txt usr/share/openmpi/ 2>/dev/null || true
+	cp /etc/openmpi/openmpi-default-hostfile etc/openmpi/ 2>/dev/null || true
+	# Open MPI's defaults on the nodes: our provider through the cm PML, the
+	# runtime on the management network (Documentation/exanet/libfabric.md)
+	cat > etc/openmpi/openmpi-mca-params.conf <<'EOF'
+# Open MPI on the emulated ExaNet cluster (made by tools/cluster/mkinitramfs.sh)
+pml = cm
+mtl = ofi
+mtl_ofi_provider_include = exanet
+# one-sided over the same path (osc rdma would take btl tcp: btl ofi needs
+# FI_ATOMIC, which the provider does not offer), and no BTL that could carry
+# MPI traffic over TCP unless asked for (--mca pml ob1 --mca btl tcp,self)
+osc = pt2pt
+btl = self
+oob_tcp_if_include = 10.42.0.0/24
+btl_tcp_if_include = 10.42.0.0/24
+plm_rsh_agent = ssh
+EOF
+	# ssh: server key, root's key pair, the known-hosts line for every node
+	mkdir -p etc/ssh root/.ssh
+	chmod 0700 root/.ssh
+	ssh-keygen -q -t ed25519 -N '' -C exanet-node -f etc/ssh/ssh_host_ed25519_key
+	ssh-keygen -q -t ed25519 -N '' -C root@exanet-cluster -f root/.ssh/id_ed25519
+	cp root/.ssh/id_ed25519.pub root/.ssh/authorized_keys
+	chmod 0600 root/.ssh/authorized_keys
+	echo "node*,10.42.0.* $(cut -d' ' -f1,2 etc/ssh/ssh_host_ed25519_key.pub)" > etc/ssh/ssh_known_hosts
+	cat > etc/ssh/sshd_config <<'EOF'
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+UseDNS no
+PrintMotd no
+PrintLastLog no
+PidFile /run/sshd.pid
+EOF
+	cat > etc/ssh/ssh_config <<'EOF'
+Host *
+	BatchMode yes
+	LogLevel ERROR
+	ConnectTimeout 20
+	GlobalKnownHostsFile /etc/ssh/ssh_known_hosts
+	UserKnownHostsFile /dev/null
+	StrictHostKeyChecking yes
+EOF
+	echo "sshd:x:101:65534::/run/sshd:/usr/sbin/nologin" >> etc/passwd
+	echo "::respawn:/usr/sbin/sshd -D -e" >> etc/inittab
+	HAVE_MPI=1
+fi
+
 # --- shared libraries of every ELF ---
 export LD_LIBRARY_PATH=$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 declare -A seen=()
@@ -191,10 +284,18 @@ while IFS= read -r -d '' f; do
 	done < <(ldd "$f" 2>/dev/null | awk '/=> \//{print $3} /^\t\/[^ ]+ \(/{print $1}')
 done < <(find usr -type f -print0)
 [ -e usr/lib64/ld-linux-x86-64.so.2 ] || copy_host /lib64/ld-linux-x86-64.so.2
+# libfabric's libpsm2 dies of SIGILL on the emulated CPU (AVX in its
+# constructor, see the stub's header): a stub that finds no Omni-Path
+if [ -e usr/lib/x86_64-linux-gnu/libpsm2.so.2 ]; then
+	printf 'PSM2_1.0 {\n\tglobal: psm2_*;\n\tlocal: *;\n};\n' > "$BUILD/psm2-stub.map"
+	${CC:-cc} -std=c11 -O2 -Wall -Wextra -shared -fPIC -Wl,--version-script="$BUILD/psm2-stub.map" \
+		-Wl,-soname,libpsm2.so.2 -o usr/lib/x86_64-linux-gnu/libpsm2.so.2 "$HERE/psm2-stub.c"
+fi
 ldconfig -r "$STAGE" 2>/dev/null || true
 
 echo "HAVE_UDEV=$HAVE_UDEV" > etc/exa-image
 echo "KVER=$KVER" >> etc/exa-image
+echo "HAVE_MPI=$HAVE_MPI" >> etc/exa-image
 
 # --- pack ---
 mkdir -p "$(dirname "$OUT")"

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Debian's Open MPI over the libfabric provider "exanet" (tests.list: 2 and
+ * 4 nodes).  Rank 0 runs mpirun, which starts the ranks on every node of
+ * the test through ssh over the management network; the MPI program
+ * (selftests/exanet/mpi/exanet_mpi_check.c) checks point-to-point of every
+ * size, wildcards, Probe/Mprobe, non-blocking calls, collectives and
+ * one-sided Put/Get, and that the node's NI counters moved.  This program
+ * checks mpirun's outcome and, from Open MPI's verbose output, that every
+ * rank's MTL was ofi with the exanet provider (no TCP: the node image's
+ * openmpi-mca-params.conf allows no BTL but self).
+ *
+ * The other ranks keep their nodes in the test until rank 0 is done.
+ */
+#include <arpa/inet.h>
+
+#include "exa_test.h"
+
+#define CHECK_PROG "/usr/lib/exanet/selftests/exanet/mpi/exanet_mpi_check"
+#define MPIRUN_TMO 400		/* seconds, one mpirun (TCG nodes are slow) */
+
+FIXTURE(mpi) {
+	struct oob oob;
+	int rank, nnodes;
+};
+
+FIXTURE_SETUP(mpi)
+{
+	OOB_UP(&self->oob);
+	self->rank = self->oob.rank;
+	self->nnodes = self->oob.nnodes;
+	if (access("/usr/bin/mpirun", X_OK) || access(CHECK_PROG, X_OK))
+		SKIP("no Open MPI in the node image");
+	if (self->nnodes < 2)
+		SKIP("needs 2 or more nodes");
+	/* the others wait (long) for rank 0's mpirun */
+	self->oob.timeout_ms = (MPIRUN_TMO + 60) * 1000;
+}
+
+FIXTURE_TEARDOWN(mpi)
+{
+	oob_fini(&self->oob);
+}
+
+/* Rank 0: mpirun with 'per_node' ranks on each node of the test; checks
+ * its status, the MPI program's summary and the MTL/provider lines. */
+static void run_checks(struct __test_metadata *_metadata, FIXTURE_DATA(mpi) *self,
+		       int per_node)
+{
+	char hosts[1024] = "", out[64];
+	size_t len = 0;
+	int i, status, nranks = self->nnodes * per_node;
+
+	for (i = 0; i < self->nnodes; i++) {
+		struct in_addr a = { .s_addr = self->oob.peers[i] };
+
+		len += (size_t)snprintf(hosts + len, sizeof(hosts) - len, "%s%s:%d", i ? "," : "",
+					inet_ntoa(a), per_node);
+	}
+	snprintf(out, sizeof(out), "/tmp/exanet_mpi_%d.txt", per_node);
+	status = exa_system("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+			    "timeout %d mpirun --host %s -np %d --mca mtl_base_verbose 10 "
+			    "%s > %s 2>&1", MPIRUN_TMO, hosts, nranks, CHECK_PROG, out);
+	if (status) {
+		TH_LOG("mpirun (%d ranks on %s) exited %d:", nranks, hosts, status);
+		exa_system("grep -v 'mca: base\\|mca:base' %s | sed 's/^/#   /' | tail -60", out);
+	}
+	EXPECT_EQ(0, status);
+	exa_system("grep -E '^(ok|not ok|checks:|#)' %s | sed 's/^/# /'", out);
+	EXPECT_EQ(0, exa_system("grep -qx 'checks: 7 passed, 0 failed' %s", out));
+	/* every rank selected the ofi MTL on the exanet provider */
+	EXPECT_EQ(nranks, exa_system("exit $(grep -c 'mtl:ofi:provider: exanet' %s)", out));
+	EXPECT_EQ(nranks, exa_system("exit $(grep -c 'select: component ofi selected' %s)", out));
+}
+
+TEST_F_TIMEOUT(mpi, one_rank_per_node, MPIRUN_TMO + 120)
+{
+	if (self->rank == 0)
+		run_checks(_metadata, self, 1);
+	OOB_SYNC(&self->oob);
+}
+
+TEST_F_TIMEOUT(mpi, two_ranks_per_node, MPIRUN_TMO + 120)
+{
+	if (self->rank == 0)
+		run_checks(_metadata, self, 2);
+	OOB_SYNC(&self->oob);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet-mpi-bench: small MPI benchmark for make bench-mpi (Debian has no
+ * OSU micro-benchmarks package).  Any MPI; run under mpirun.
+ *
+ *   exanet-mpi-bench latency  [--sizes 0,8,1024,65536] [--iters N] [--warmup W]
+ *   exanet-mpi-bench bw       [--sizes 4194304] [--iters N] [--window K]
+ *   exanet-mpi-bench allreduce [--sizes 8] [--iters N] [--warmup W]
+ *
+ * latency: ranks 0 and 1 ping-pong; every round trip is timed on rank 0,
+ *   one-way = round trip / 2.  bw: rank 0 sends a window of K messages
+ *   (MPI_Isend), rank 1 receives them (MPI_Irecv) and answers with a 4 B
+ *   message; MB/s (10^6 B/s) per window.  allreduce: MPI_Allreduce of
+ *   MPI_BYTE-sized chunks (MPI_INT64_T elements, sum) on every rank, each
+ *   call timed on rank 0 after a barrier-free warm-up.
+ * Rank 0 prints one JSON object: {"mode":..., "ranks":..., "results":[{"size":,
+ * "median_us"|"median_MBps":, "p99_us"|"p01_MBps":, "min":, "iters":}]}.
+ * Every received message is checked (first and last byte) in latency/bw.
+ */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* q in [0, 1] of n sorted values (nearest rank). */
+static double quantile(const double *v, int n, double q)
+{
+	int i = (int)(q * (n - 1) + 0.5);
+
+	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce [--sizes a,b,...] "
+		"[--iters N] [--warmup W] [--window K]\n");
+}
+
+static int errors;
+
+static void check(const uint8_t *b, size_t n, uint8_t v)
+{
+	if (n && (b[0] != v || b[n - 1] != v))
+		errors++;
+}
+
+static void latency(int rank, size_t size, int iters, int warmup, double *t)
+{
+	uint8_t *buf = malloc(size ? size : 1);
+	int peer = !rank;
+
+	for (int i = -warmup; i < iters; i++) {
+		uint8_t v = (uint8_t)i;
+		double t0 = MPI_Wtime();
+
+		if (rank == 0) {
+			memset(buf, v, size);
+			MPI_Send(buf, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+			MPI_Recv(buf, (int)size, MPI_BYTE, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			check(buf, size, (uint8_t)(v + 1));
+			if (i >= 0)
+				t[i] = (MPI_Wtime() - t0) / 2 * 1e6;
+		} else if (rank == 1) {
+			MPI_Recv(buf, (int)size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			check(buf, size, v);
+			if (size) {
+				buf[0] = (uint8_t)(v + 1);
+				buf[size - 1] = (uint8_t)(v + 1);
+			}
+			MPI_Send(buf, (int)size, MPI_BYTE, peer, 2, MPI_COMM_WORLD);
+		}
+	}
+	free(buf);
+}
+
+static void bandwidth(int rank, size_t size, int iters, int warmup, int window, double *t)
+{
+	uint8_t *buf = malloc(size * (size_t)window + 1);
+	MPI_Request *rq = malloc(sizeof(*rq) * (size_t)window);
+	int ack = 0;
+
+	for (int i = -warmup; i < iters; i++) {
+		double t0 = MPI_Wtime();
+
+		if (rank == 0) {
+			for (int w = 0; w < window; w++) {
+				memset(buf + (size_t)w * size, (uint8_t)(i + w), size ? 1 : 0);
+				if (size)
+					buf[(size_t)w * size + size - 1] = (uint8_t)(i + w);
+				MPI_Isend(buf + (size_t)w * size, (int)size, MPI_BYTE, 1, 3,
+					  MPI_COMM_WORLD, &rq[w]);
+			}
+			MPI_Waitall(window, rq, MPI_STATUSES_IGNORE);
+			MPI_Recv(&ack, 1, MPI_INT, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			if (i >= 0)
+				t[i] = (double)size * window / (MPI_Wtime() - t0) / 1e6;
+		} else if (rank == 1) {
+			for (int w = 0; w < window; w++)
+				MPI_Irecv(buf + (size_t)w * size, (int)size, MPI_BYTE, 0, 3,
+					  MPI_COMM_WORLD, &rq[w]);
+			MPI_Waitall(window, rq, MPI_STATUSES_IGNORE);
+			for (int w = 0; w < window; w++)
+				check(buf + (size_t)w * size, size, (uint8_t)(i + w));
+			MPI_Send(&ack, 1, MPI_INT, 0, 4, MPI_COMM_WORLD);
+		}
+	}
+	free(rq);
+	free(buf);
+}
+
+static void allreduce(int rank, int nranks, size_t size, int iters, int warmup, double *t)
+{
+	size_t n = size / 8 ? size / 8 : 1;
+	int64_t *in = malloc(n * 8), *out = malloc(n * 8);
+
+	for (int i = -warmup; i < iters; i++) {
+		double t0;
+
+		for (size_t k = 0; k < n; k++)
+			in[k] = rank + i;
+		t0 = MPI_Wtime();
+		MPI_Allreduce(in, out, (int)n, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+		if (i >= 0)
+			t[i] = (MPI_Wtime() - t0) * 1e6;
+		if (out[0] != (int64_t)nranks * (nranks - 1) / 2 + (int64_t)nranks * i)
+			errors++;
+	}
+	free(in);
+	free(out);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode, *sizes = NULL;
+	int iters = 1000, warmup = 100, window = 16, rank, nranks, all_errors = 0;
+	char *list, *tok, *save = NULL;
+	double *t;
+	int first = 1;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	if (argc < 2) {
+		usage();
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	mode = argv[1];
+	for (int a = 2; a < argc; a++) {
+		if (a + 1 >= argc) {
+			usage();
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		if (!strcmp(argv[a], "--sizes"))
+			sizes = argv[++a];
+		else if (!strcmp(argv[a], "--iters"))
+			iters = atoi(argv[++a]);
+		else if (!strcmp(argv[a], "--warmup"))
+			warmup = atoi(argv[++a]);
+		else if (!strcmp(argv[a], "--window"))
+			window = atoi(argv[++a]);
+		else {
+			usage();
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	}
+	if (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "allreduce")) {
+		usage();
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	if (iters < 1 || warmup < 0 || window < 1 || (strcmp(mode, "allreduce") && nranks < 2)) {
+		usage();
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	if (!sizes)
+		sizes = !strcmp(mode, "latency") ? "0,8,1024,65536" :
+			!strcmp(mode, "bw") ? "4194304" : "8";
+	list = strdup(sizes);
+	t = calloc((size_t)iters, sizeof(*t));
+	if (rank == 0)
+		printf("{\"mode\": \"%s\", \"ranks\": %d, \"iters\": %d, \"window\": %d, \"results\": [",
+		       mode, nranks, iters, window);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t size = strtoul(tok, NULL, 0);
+		int bw = !strcmp(mode, "bw");
+
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (!strcmp(mode, "latency"))
+			latency(rank, size, iters, warmup, t);
+		else if (bw)
+			bandwidth(rank, size, iters, warmup > 2 ? 2 : warmup, window, t);
+		else
+			allreduce(rank, nranks, size, iters, warmup, t);
+		if (rank == 0) {
+			qsort(t, (size_t)iters, sizeof(*t), cmp_double);
+			if (bw)
+				printf("%s{\"size\": %zu, \"median_MBps\": %.1f, \"p01_MBps\": %.1f, "
+				       "\"max_MBps\": %.1f}", first ? "" : ", ", size,
+				       quantile(t, iters, 0.5), quantile(t, iters, 0.01),
+				       t[iters - 1]);
+			else
+				printf("%s{\"size\": %zu, \"median_us\": %.2f, \"p99_us\": %.2f, "
+				       "\"min_us\": %.2f}", first ? "" : ", ", size,
+				       quantile(t, iters, 0.5), quantile(t, iters, 0.99), t[0]);
+			first = 0;
+		}
+	}
+	MPI_Reduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (rank == 0) {
+		printf("], \"errors\": %d}\n", all_errors);
+		fflush(stdout);
+	}
+	free(t);
+	free(list);
+	MPI_Finalize();
+	return all_errors ? 1 : 0;
+}
