@@ -159,6 +159,9 @@ struct exanet_odp_space {
 	atomic64_t replays;		/* FQ_RESUME writes for the rank */
 	atomic64_t invalidations;	/* invalidations that unmapped pages */
 	atomic64_t unmapped;		/* pages unmapped by invalidations */
+	/* The owner the fault worker is using (under exanet_ctx_lock). */
+	struct exanet_file *fault_ef;
+	wait_queue_head_t fault_wq;	/* fault_ef cleared */
 };
 
 /* One DMA context (rank).  Entries are static; pdev is NULL when unbound. */
@@ -238,6 +241,7 @@ int exanet_odp_ctx_enable(struct exanet_file *ef);
 int exanet_odp_reg(struct exanet_file *ef, struct exanet_mr *mr,
 		   struct exanet_reg_mr *req);
 void exanet_odp_dereg(struct exanet_mr *mr);
+void exanet_odp_file_quiesce(struct exanet_ctx *ctx, struct exanet_file *ef);
 void exanet_odp_pin_begin(struct exanet_ctx *ctx, unsigned long start,
 			  unsigned long end);
 void exanet_odp_pin_end(struct exanet_ctx *ctx);

@@ -38,10 +38,14 @@
  * mmap_lock -> ctx->odp.lock (the notifier lock: the on-demand pages and
  * their IOMMU mappings; taken by the invalidate callbacks, so nothing
  * under it may sleep in reclaim: GFP_NOWAIT, iommu_map_atomic()).  The
- * worker takes exanet_ctx_lock -> ef->mr_lock to reach the owner, and
- * edev->lock alone for the fault queue registers.
+ * worker finds the owner under exanet_ctx_lock, marks it in use
+ * (odp.fault_ef; the release waits for it) and drops the lock before it
+ * takes ef->mr_lock (mr_lock -> mmap_lock -> edev->lock -> exanet_ctx_lock
+ * elsewhere), and takes edev->lock alone for the fault queue registers.
  *
  * Lifetime: close takes mr_lock (waits for the worker), removes the
+ * registrations, clears the rank's owner, then waits until the worker no
+ * longer uses the file (odp.fault_ef); removing a registration removes its
  * notifiers (waits for running invalidations), unmaps; device removal
  * resets the NI (no more fault entries), frees the vectors, then cancels
  * the worker before freeing the queue.  Pages mapped on demand are never
@@ -89,6 +93,19 @@ void exanet_odp_ctx_init(struct exanet_ctx *ctx)
 	atomic64_set(&odp->replays, 0);
 	atomic64_set(&odp->invalidations, 0);
 	atomic64_set(&odp->unmapped, 0);
+	odp->fault_ef = NULL;
+	init_waitqueue_head(&odp->fault_wq);
+}
+
+/*
+ * Release of ef, its registrations gone and the rank's owner cleared (no
+ * fault finds ef any more): wait until the fault worker no longer uses ef
+ * (it found ef under exanet_ctx_lock and may not even have taken mr_lock
+ * yet; it will find no registration there).
+ */
+void exanet_odp_file_quiesce(struct exanet_ctx *ctx, struct exanet_file *ef)
+{
+	wait_event(ctx->odp.fault_wq, READ_ONCE(ctx->odp.fault_ef) != ef);
 }
 
 /* odp->lock held: unmap the on-demand pages of [start, end), flush. */
@@ -474,9 +491,16 @@ static int exanet_odp_fault(struct exanet_dev *edev,
 		dev_dbg(&edev->dev, "fault: rank %u has no owner\n", f->rank);
 		return -ENOENT;
 	}
-	/* Close takes mr_lock before it lets go of the rank: ef stays. */
-	mutex_lock(&ef->mr_lock);
+	/*
+	 * mr_lock is never taken under exanet_ctx_lock (it nests outside
+	 * mmap_lock, which nests outside edev->lock -> exanet_ctx_lock):
+	 * mark ef in use instead, its release waits for us
+	 * (exanet_odp_file_quiesce()).  A release that got mr_lock first
+	 * leaves no registration to find.
+	 */
+	ctx->odp.fault_ef = ef;
 	mutex_unlock(&exanet_ctx_lock);
+	mutex_lock(&ef->mr_lock);
 	mr = exanet_odp_find(ef, va, len, exanet_odp_need(f));
 	if (!mr)
 		ret = -EFAULT;
@@ -485,6 +509,10 @@ static int exanet_odp_fault(struct exanet_dev *edev,
 					 va + len + (u64)f->ahead * EXANET_RDMA_BLOCK_SIZE,
 					 write);
 	mutex_unlock(&ef->mr_lock);
+	mutex_lock(&exanet_ctx_lock);
+	ctx->odp.fault_ef = NULL;
+	mutex_unlock(&exanet_ctx_lock);
+	wake_up_all(&ctx->odp.fault_wq);
 	if (ret) {
 		atomic64_inc(&ctx->odp.refused);
 		dev_dbg(&edev->dev, "fault: rank %u %s va %#llx len %u kind %u refused (%d%s)\n",

@@ -200,6 +200,8 @@ void exanet_rdma_file_release(struct exanet_file *ef)
 		ctx->owner = NULL;
 		exanet_ranks_in_use--;
 		mutex_unlock(&exanet_ctx_lock);
+		/* No fault can find ef any more: wait for one that did. */
+		exanet_odp_file_quiesce(ctx, ef);
 		wake_up_all(&exanet_ctx_wq);
 		exanet_uncharge(ef, EXANET_RES_RANK, &ef->rank_cg);
 	}
