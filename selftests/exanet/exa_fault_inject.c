@@ -404,15 +404,16 @@ static int inject_function(struct __test_metadata *_metadata, const struct targe
 			continue;
 		}
 		counters(before, sizeof(before));
-		put(FAIL_FUNCTION, "inject", "");	/* clears */
+		put(FAIL_FUNCTION, "inject", "\n");	/* clears */
 		ASSERT_EQ(0, put(FAIL_FUNCTION, "inject", t->fn));
 		snprintf(v, sizeof(v), "%s/%s", FAIL_FUNCTION, t->fn);
-		ASSERT_EQ(0, put(v, "retval", "-12"));
+		/* -ENOMEM; the file takes an unsigned 64-bit number */
+		ASSERT_EQ(0, put(v, "retval", "0xfffffffffffffff4"));
 		ASSERT_EQ(0, arm(FAIL_FUNCTION, TIMES, 0));
 		st = child_path(p, true);
 		n = TIMES - (int)get(FAIL_FUNCTION, "times");
 		disarm(FAIL_FUNCTION);
-		put(FAIL_FUNCTION, "inject", "");
+		put(FAIL_FUNCTION, "inject", "\n");
 		TH_LOG("%s on %s: child got %s, %d failure(s) injected", t->fn, path_name[p],
 		       st > 0 && st < 128 ? strerror(st) : "no error", n);
 		EXPECT_EQ(ENOMEM, st);
