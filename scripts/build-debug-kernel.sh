@@ -62,6 +62,19 @@ if [ ! -f "$SRC/Makefile" ]; then
 fi
 
 O=$DIR/build
+# Seed the object tree from the newest finished build of the same source:
+# make then recompiles only what the changed options touch.
+if [ ! -d "$O" ]; then
+	prev=$(ls -td "$CACHE"/debug-kernel-*/.done 2>/dev/null | head -n1)
+	prev=${prev%/.done}
+	if [ -n "$prev" ] && [ -f "$prev/build/.config" ] &&
+	   [ "$(cat "$prev/source" 2>/dev/null)" = "$srcver" ]; then
+		echo "build-debug-kernel: starting from $prev" >&2
+		mkdir -p "$DIR"
+		cp -a "$prev/build" "$O.tmp"
+		mv "$O.tmp" "$O"
+	fi
+fi
 mkdir -p "$O"
 kmake() { nice -n "$NICE" make -C "$SRC" O="$O" ARCH=x86_64 -j"$JOBS" "$@"; }
 kmake -s tinyconfig >&2
@@ -93,6 +106,7 @@ cp "$O/arch/x86/boot/bzImage" "$DIR/bzImage"
 # PVH ELF image: QEMU boots it without the in-guest decompression
 objcopy --strip-all "$O/vmlinux" "$DIR/vmlinux"
 echo "$rel" > "$DIR/release"
+echo "$srcver" > "$DIR/source"
 echo $(( $(date +%s) - t0 )) > "$DIR/build_seconds"
 touch "$DIR/.done"
 echo "build-debug-kernel: done in $(cat "$DIR/build_seconds") s" >&2

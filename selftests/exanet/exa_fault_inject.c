@@ -390,8 +390,15 @@ static int inject_function(struct __test_metadata *_metadata, const struct targe
 
 	if (need_debugfs(FAIL_FUNCTION))
 		SKIP("no %s (kernel without CONFIG_FAIL_FUNCTION)", FAIL_FUNCTION);
+	for (p = 0; p < P_NR; p++)
+		if (t->paths & 1u << p && path_present(p))
+			break;
+	if (p == P_NR)
+		SKIP("no device with a path to %s on this node", t->fn);
+	/* the device is there, so its module is loaded: the mark must be too */
 	if (!injectable(t->fn))
-		SKIP("%s is not injectable here (module not loaded?)", t->fn);
+		TH_LOG("%s is not in %s/injectable", t->fn, FAIL_FUNCTION);
+	ASSERT_TRUE(injectable(t->fn));
 	splats = kmsg_splats();
 	for (p = 0; p < P_NR; p++) {
 		int st, n;
