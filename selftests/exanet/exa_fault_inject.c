@@ -419,6 +419,19 @@ static int inject_function(struct __test_metadata *_metadata, const struct targe
 		ASSERT_EQ(0, arm(FAIL_FUNCTION, TIMES, 0));
 		st = child_path(p, true);
 		n = TIMES - (int)get(FAIL_FUNCTION, "times");
+		if (!n && !st) {
+			/*
+			 * Without KPROBES_ON_FTRACE the kprobe handler runs from
+			 * int3, in NMI context, where the task filter never
+			 * matches: restrict by time instead (nothing else on
+			 * the node uses our devices while this test runs).
+			 */
+			TH_LOG("%s: task filter never matches on this kernel: unfiltered",
+			       t->fn);
+			ASSERT_EQ(0, put(FAIL_FUNCTION, "task-filter", "N"));
+			st = child_path(p, true);
+			n = TIMES - (int)get(FAIL_FUNCTION, "times");
+		}
 		disarm(FAIL_FUNCTION);
 		put(FAIL_FUNCTION, "inject", "\n");
 		TH_LOG("%s on %s: child got %s, %d failure(s) injected", t->fn, path_name[p],
