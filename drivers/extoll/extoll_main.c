@@ -673,6 +673,13 @@ static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "no usable DMA configuration\n");
 		return ret;
 	}
+	/*
+	 * The ATU takes one entry per 4 KiB page of a region (the driver
+	 * walks the mapped region page by page): DMA segments of any length.
+	 */
+	ret = dma_set_max_seg_size(&pdev->dev, UINT_MAX);
+	if (ret)
+		return ret;
 	index = ida_alloc_max(&extoll_ids, EXTOLL_MAX_DEVICES - 1, GFP_KERNEL);
 	if (index < 0)
 		return index;
