@@ -3,6 +3,8 @@
 #   make            build modules, libraries, tools and tests
 #   make demo       boot a 2-node emulated cluster and run the ping-pong demo
 #   make check      build everything and run all tests (host + in-VM)
+#   make check-debug  the in-VM suite on a KASAN/lockdep/kmemleak/UBSAN debug
+#                   kernel (built once, cached), writes build/bench/debug.json
 #   make bench-msg  messaging benchmark, writes build/bench/msg.json
 #   make bench-rdma RDMA benchmark, writes build/bench/rdma.json
 #   make bench-extoll EXTOLL VELO/RMA benchmark, writes build/bench/extoll.json
@@ -37,11 +39,14 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps check demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
+.PHONY: all deps deps-debug check check-debug demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
 all:
 
 deps:
 	@$(TOP)/scripts/install-deps.sh
+
+deps-debug:
+	@$(TOP)/scripts/install-deps.sh --debug-kernel
 
 include qemu-devices/build.mk
 include drivers/build.mk
@@ -60,6 +65,11 @@ all: $(ALL_TARGETS)
 check: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/cluster/run-tests
+
+# Documentation/debug-kernel.md; the kernel build runs under nice -n 10.
+check-debug: deps-debug
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/cluster/check-debug
 
 demo: deps
 	@$(MAKE) --no-print-directory all qemu initramfs

@@ -24,6 +24,11 @@ PKGS=(
 	# benchmarks and diagnostics
 	strace iperf3
 )
+# make check-debug only (scripts/build-debug-kernel.sh): the kernel source
+# and what building it needs
+if [ "${1:-}" = --debug-kernel ]; then
+	PKGS+=(linux-source-6.1 bc libelf-dev libssl-dev xz-utils)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -17,6 +17,7 @@
  * are collected on every bind and on every dump.
  */
 
+#include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
@@ -228,6 +229,7 @@ int exa_domain_bind(pid_t nr, u32 domain)
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(exa_domain_bind, EXA_UMEM);
+ALLOW_ERROR_INJECTION(exa_domain_bind, ERRNO);
 
 /**
  * exa_domain_unbind - remove the binding of a process

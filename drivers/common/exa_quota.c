@@ -17,6 +17,7 @@
 #include <linux/cred.h>
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
+#include <linux/error-injection.h>
 #include <linux/gfp.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
@@ -106,6 +107,7 @@ unlock:
 	return qu;
 }
 EXPORT_SYMBOL_NS_GPL(exa_quota_user_get, EXA_UMEM);
+ALLOW_ERROR_INJECTION(exa_quota_user_get, ERRNO);
 
 void exa_quota_user_put(struct exa_quota_user *qu)
 {
@@ -165,6 +167,7 @@ int exa_quota_charge(struct exa_quota_user *qu, unsigned int res, u64 n)
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(exa_quota_charge, EXA_UMEM);
+ALLOW_ERROR_INJECTION(exa_quota_charge, ERRNO);
 
 void exa_quota_uncharge(struct exa_quota_user *qu, unsigned int res, u64 n)
 {
@@ -219,6 +222,7 @@ int exa_cg_charge(struct exa_quota *q, struct rdma_cgroup **cg,
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(exa_cg_charge, EXA_UMEM);
+ALLOW_ERROR_INJECTION(exa_cg_charge, ERRNO);
 
 void exa_cg_uncharge(struct exa_quota *q, struct rdma_cgroup **cg,
 		     enum rdmacg_resource_type type)
@@ -255,6 +259,7 @@ int exa_dma_buf_alloc(struct exa_dma_buf *buf, struct device *dev,
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(exa_dma_buf_alloc, EXA_UMEM);
+ALLOW_ERROR_INJECTION(exa_dma_buf_alloc, ERRNO);
 
 /* The device must no longer access the buffer. */
 void exa_dma_buf_free(struct exa_dma_buf *buf, struct device *dev)

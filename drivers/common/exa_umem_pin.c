@@ -9,6 +9,7 @@
  */
 
 #include <linux/capability.h>
+#include <linux/error-injection.h>
 #include <linux/iommu.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -112,6 +113,7 @@ unaccount:
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(exa_umem_get, EXA_UMEM);
+ALLOW_ERROR_INJECTION(exa_umem_get, ERRNO);
 
 /**
  * exa_umem_release() - unpin and unaccount a range pinned by exa_umem_get()
@@ -271,6 +273,7 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um, int prot)
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(exa_iospace_map, EXA_UMEM);
+ALLOW_ERROR_INJECTION(exa_iospace_map, ERRNO);
 
 /**
  * exa_iospace_unmap() - undo exa_iospace_map()

@@ -29,6 +29,7 @@
  * taken without either and never while holding them.
  */
 
+#include <linux/error-injection.h>
 #include <linux/iommu.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/mm.h>
@@ -207,8 +208,11 @@ void exanet_rdma_file_release(struct exanet_file *ef)
 	}
 }
 
-/* Give the file a rank (once). */
-static int exanet_rank_get(struct exanet_file *ef)
+/*
+ * Give the file a rank (once).  Not inlined: the fault-injection pass makes
+ * it fail (ALLOW_ERROR_INJECTION below).
+ */
+static noinline int exanet_rank_get(struct exanet_file *ef)
 {
 	struct exanet_dev *edev = ef->edev;
 	struct rdma_cgroup *cg = NULL;
@@ -268,6 +272,7 @@ unlock:
 		exanet_uncharge(ef, EXANET_RES_RANK, &cg);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(exanet_rank_get, ERRNO);
 
 u32 exanet_file_rank(struct exanet_file *ef)
 {

@@ -15,6 +15,7 @@
 
 #include <linux/bitmap.h>
 #include <linux/dma-mapping.h>
+#include <linux/error-injection.h>
 #include <linux/fs.h>
 #include <linux/idr.h>
 #include <linux/io.h>
@@ -240,9 +241,10 @@ put_user:
 
 /*
  * Allocate and enable the queue of @ep with its current size (first mmap
- * of the queue area).  Called with ep->lock held.
+ * of the queue area).  Called with ep->lock held.  Not inlined: the
+ * fault-injection pass makes it fail (ALLOW_ERROR_INJECTION below).
  */
-int extoll_ep_alloc_queue(struct extoll_ep *ep)
+noinline int extoll_ep_alloc_queue(struct extoll_ep *ep)
 {
 	struct extoll_dev *xdev = ep->xdev;
 	struct device *dmadev = &xdev->pdev->dev;
@@ -305,6 +307,7 @@ free:
 	exa_quota_uncharge(ep->qu, EXTOLL_RES_QUEUE, alloc);
 	return ret;
 }
+ALLOW_ERROR_INJECTION(extoll_ep_alloc_queue, ERRNO);
 
 /*
  * Close (also on process death): disable the VPID part (read-back: no
@@ -670,6 +673,13 @@ static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_err(&pdev->dev, "no usable DMA configuration\n");
 		return ret;
 	}
+	/*
+	 * The ATU takes one entry per 4 KiB page of a region (the driver
+	 * walks the mapped region page by page): DMA segments of any length.
+	 */
+	ret = dma_set_max_seg_size(&pdev->dev, UINT_MAX);
+	if (ret)
+		return ret;
 	index = ida_alloc_max(&extoll_ids, EXTOLL_MAX_DEVICES - 1, GFP_KERNEL);
 	if (index < 0)
 		return index;

@@ -34,11 +34,28 @@ static void extoll_region_unpin(struct extoll_dev *xdev,
 	exa_umem_release(&reg->um);
 }
 
+/*
+ * A process may register the same memory any number of times (overlapping
+ * regions), so several device-writable mappings of one page coexist.  The
+ * DMA API does not support the cache maintenance of overlapping mappings:
+ * the driver does it itself, once per region (dma_sync_sgtable_*() after
+ * mapping and before unmapping), and maps with DMA_ATTR_SKIP_CPU_SYNC.
+ */
+static void extoll_region_dma_unmap(struct extoll_dev *xdev,
+				    struct extoll_region *reg)
+{
+	enum dma_data_direction dir = reg->readonly ? DMA_TO_DEVICE :
+						      DMA_BIDIRECTIONAL;
+
+	dma_sync_sgtable_for_cpu(&xdev->pdev->dev, &reg->sgt, dir);
+	dma_unmap_sgtable(&xdev->pdev->dev, &reg->sgt, dir,
+			  DMA_ATTR_SKIP_CPU_SYNC);
+}
+
 static void extoll_region_unmap(struct extoll_dev *xdev,
 				struct extoll_region *reg)
 {
-	dma_unmap_sgtable(&xdev->pdev->dev, &reg->sgt,
-			  reg->readonly ? DMA_TO_DEVICE : DMA_BIDIRECTIONAL, 0);
+	extoll_region_dma_unmap(xdev, reg);
 	sg_free_table(&reg->sgt);
 	extoll_region_unpin(xdev, reg);
 	kfree(reg);
@@ -168,9 +185,13 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 		goto unpin;
 	ret = dma_map_sgtable(&xdev->pdev->dev, &reg->sgt,
 			      reg->readonly ? DMA_TO_DEVICE :
-					      DMA_BIDIRECTIONAL, 0);
+					      DMA_BIDIRECTIONAL,
+			      DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret)
 		goto free_sgt;
+	dma_sync_sgtable_for_device(&xdev->pdev->dev, &reg->sgt,
+				    reg->readonly ? DMA_TO_DEVICE :
+						    DMA_BIDIRECTIONAL);
 
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
@@ -247,8 +268,7 @@ unlock:
 	return -EFAULT;
 
 unmap:
-	dma_unmap_sgtable(&xdev->pdev->dev, &reg->sgt,
-			  reg->readonly ? DMA_TO_DEVICE : DMA_BIDIRECTIONAL, 0);
+	extoll_region_dma_unmap(xdev, reg);
 free_sgt:
 	sg_free_table(&reg->sgt);
 unpin:

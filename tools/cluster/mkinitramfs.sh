@@ -5,7 +5,9 @@
 #
 # Environment: TOP (repo), BUILD (build dir), KVER (guest kernel release),
 # EXTRA_MODULES (space separated extra host kernel modules to include),
-# EXTRA_FILES (space separated host files to copy to the same path).
+# EXTRA_FILES (space separated host files to copy to the same path),
+# MODROOT (root of the kernel's module tree, default /: the debug kernel of
+# `make check-debug` has its own), KO_DIR (our modules, default $BUILD/modules).
 #
 # Contents: busybox-static (+ applet links), kmod, systemd-udevd/udevadm with
 # 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
@@ -23,8 +25,10 @@ BUILD=${BUILD:-$TOP/build}
 KVER=${KVER:-$("$TOP/scripts/kver.sh")}
 OUT=${1:-$BUILD/initramfs.cpio.gz}
 HERE=$TOP/tools/cluster
-MODSRC=/lib/modules/$KVER
-STAGE=$BUILD/initramfs.d
+MODROOT=${MODROOT:-}
+MODSRC=$MODROOT/lib/modules/$KVER
+KO_DIR=${KO_DIR:-$BUILD/modules}
+STAGE=${STAGE:-$BUILD/initramfs.d}
 
 [ -d "$MODSRC" ] || { echo "mkinitramfs: $MODSRC missing (make deps)" >&2; exit 1; }
 command -v busybox >/dev/null || { echo "mkinitramfs: busybox missing (make deps)" >&2; exit 1; }
@@ -99,7 +103,7 @@ for f in modules.order modules.builtin modules.builtin.modinfo; do
 done
 add_module() {	# name or path of a host module; copies it and its deps
 	local m=$1 line p
-	modprobe -S "$KVER" --show-depends "$m" 2>/dev/null | while read -r line; do
+	modprobe -d "${MODROOT:-/}" -S "$KVER" --show-depends "$m" 2>/dev/null | while read -r line; do
 		case "$line" in insmod\ *) ;; *) continue;; esac
 		p=${line#insmod }; p=${p%% *}
 		[ -f "$p" ] || continue
@@ -111,10 +115,10 @@ for m in virtio_pci virtio_net tun virtio_console zram ${EXTRA_MODULES:-}; do
 	add_module "$m"
 done
 shopt -s nullglob
-for ko in "$BUILD"/modules/*.ko; do
+for ko in "$KO_DIR"/*.ko; do
 	cp "$ko" "$MODDST/extra/"
 	for d in $(modinfo -F depends "$ko" 2>/dev/null | tr ',' ' '); do
-		[ -e "$BUILD/modules/$d.ko" ] || add_module "$d"
+		[ -e "$KO_DIR/$d.ko" ] || add_module "$d"
 	done
 done
 shopt -u nullglob

@@ -84,6 +84,36 @@ r = rt.Results()
 r.skipped = 2
 check("summary with skips", r.summary() == "0 passed, 0 failed, 2 skipped")
 
+# checker reports (debug kernels): the first line of each report counts once
+c = {}
+rt.count_checkers("\n".join([
+    "[  1.0] BUG: KASAN: slab-use-after-free in exanet_release+0x1/0x2 [exanet]",
+    "[  1.1] BUG: KFENCE: out-of-bounds read in foo",
+    "[  2.0] UBSAN: shift-out-of-bounds in drivers/exanet/exanet_main.c:12:3",
+    "[  3.0] WARNING: possible circular locking dependency detected",
+    "[  4.0] WARNING: CPU: 0 PID: 1 at drivers/exanet/exanet_main.c:9 f+0x1/0x2 [exanet]",
+    "[  5.0] DMA-API: exanet 0000:00:03.0: device driver frees DMA memory with wrong function",
+    "[  6.0] BUG kmalloc-64 (Not tainted): Poison overwritten",
+    "[  7.0] BUG: sleeping function called from invalid context at mm/slab.h:1",
+    "[  8.0] exa-test: begin exanet_basic 1234",
+]), c)
+check("checker counts", c == {"kasan_reports": 2, "ubsan_reports": 1, "lockdep_reports": 1,
+                              "warn_reports": 1, "dma_api_reports": 1, "slab_reports": 1,
+                              "bug_reports": 1})
+check("checker patterns are all in KERNEL_BAD",
+      all(__import__("re").search(rt.KERNEL_BAD, x) for x in [
+          "BUG: KFENCE: use-after-free", "DMA-API: device driver frees",
+          "BUG kmalloc-64 (Not tainted): Poison overwritten",
+          "pagealloc: memory corruption"]))
+r = rt.Results()
+r.count("# injected_failures 3\nok 1 a\n# injected_failures 4\n# fuzz_iterations 10\n"
+        "# injected_failures x\n")
+check("counter lines are summed", r.counters == {"injected_failures": 7, "fuzz_iterations": 10})
+check("kmemleak: ours by module name or module address",
+      bool(rt.OUR_MODULES.search("    [<ffffffffc0123456>] exanet_open+0x5/0x9 [exanet]")) and
+      bool(rt.OUR_MODULES.search("    [<ffffffffc0123456>] 0xffffffffc0123456")) and
+      not rt.OUR_MODULES.search("    [<ffffffff81234567>] kmalloc_trace+0x26/0x90"))
+
 print("1..%d" % len(results))
 for i, (good, name) in enumerate(results, 1):
     print("%sok %d %s" % ("" if good else "not ", i, name))
