@@ -361,7 +361,8 @@ static bool exanet_odp_mapped(struct exanet_ctx *ctx, unsigned long start,
 
 /*
  * Fault in [va, va + len) of mr's process, and what follows up to hint_end
- * (prefetch), and map it.  mr_lock held (mr stays).  0, or -EFAULT (not mapped / PROT_NONE / not a user page),
+ * (prefetch), and map it.  mr_lock held (mr stays).  0, or -EFAULT (not
+ * mapped / PROT_NONE / not a user page),
  * -EPERM (write to read-only memory), -ESRCH (the process is exiting),
  * -EBUSY (invalidations kept racing with us), -ENOMEM.
  */
