@@ -139,10 +139,16 @@ typedef struct ExanetMbox {
     uint32_t irq;           /* EXANET_IRQ_ARM(vector) or 0 */
 } ExanetMbox;
 
-/* Receive-side duplicate detection state per (source node, iface, chan). */
+/*
+ * Receive-side duplicate detection per (source node, iface, chan): the last
+ * packet answered from that channel and the answer it got.  A channel has one
+ * packet outstanding, so one entry is enough.
+ */
 typedef struct ExanetDedup {
     uint32_t epoch;
     uint32_t seq;
+    uint8_t type;           /* EXA_PKT_ACK or EXA_PKT_NACK; 0: none yet */
+    uint8_t reason;         /* EXANET_NACK_* for a NACK */
 } ExanetDedup;
 
 struct ExanetState {
@@ -488,6 +494,32 @@ static gpointer dedup_key(uint32_t node, unsigned iface, unsigned chan)
     return GUINT_TO_POINTER((node << 8) | (iface << 2) | chan);
 }
 
+/* The dedup entry of a source channel (created empty). */
+static ExanetDedup *exanet_dedup_get(ExanetState *s, uint32_t node,
+                                     unsigned iface, unsigned chan)
+{
+    gpointer key = dedup_key(node, iface, chan);
+    ExanetDedup *dd = g_hash_table_lookup(s->dedup, key);
+
+    if (!dd) {
+        dd = g_new0(ExanetDedup, 1);
+        g_hash_table_insert(s->dedup, key, dd);
+    }
+    return dd;
+}
+
+/* Answer a packet and remember the answer for its retransmissions. */
+static void exanet_rx_answer(ExanetState *s, ExanetDedup *dd, uint32_t src,
+                             uint8_t type, unsigned iface, unsigned chan,
+                             uint8_t reason, uint32_t seq, uint32_t epoch)
+{
+    dd->epoch = epoch;
+    dd->seq = seq;
+    dd->type = type;
+    dd->reason = reason;
+    exanet_send_reply(s, src, type, iface, chan, reason, seq, epoch);
+}
+
 static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
                            size_t len)
 {
@@ -499,7 +531,6 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
     ExanetMbox *mb;
     ExanetDedup *dd;
     dma_addr_t addr;
-    gpointer key;
 
     if (len < W_PAYLOAD) {
         s->counters[EXANET_CNT_RX_NACK_BAD]++;    /* cannot even answer */
@@ -527,37 +558,41 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
         return;
     }
     /*
-     * A copy of a packet we already delivered (our ACK was lost and the
-     * sender retransmitted) is ACKed again before any other check: it was
-     * accepted once, even if its mailbox has been disabled since.
+     * A copy of a packet we already answered (the answer was lost or late
+     * and the sender retransmitted) gets the same answer again before any
+     * other check, and changes nothing.  A delivered packet is ACKed even if
+     * its mailbox has been disabled since; a refused one is refused again
+     * even if its mailbox has room by now, because the sender may already
+     * have reported the refusal to software, which then sends the message
+     * again as a new packet.
      */
     trace_exanet_rx(s->nic.node_id, src, iface, chan, va, seq, plen);
-    key = dedup_key(src, iface, chan);
-    dd = g_hash_table_lookup(s->dedup, key);
-    if (dd && dd->epoch == epoch && dd->seq == seq) {
+    dd = exanet_dedup_get(s, src, iface, chan);
+    if (dd->type && dd->epoch == epoch && dd->seq == seq) {
         trace_exanet_rx_duplicate(s->nic.node_id, src, iface, chan, seq);
         s->counters[EXANET_CNT_RX_DUPLICATES]++;
-        exanet_send_reply(s, src, EXA_PKT_ACK, iface, chan, 0, seq, epoch);
+        exanet_send_reply(s, src, dd->type, iface, chan, dd->reason, seq,
+                          epoch);
         return;
     }
     mb = &s->mbox[va];
     if (!mb->enabled) {
         s->counters[EXANET_CNT_RX_NACK_DISABLED]++;
-        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
-                          EXANET_NACK_DISABLED, seq, epoch);
+        exanet_rx_answer(s, dd, src, EXA_PKT_NACK, iface, chan,
+                         EXANET_NACK_DISABLED, seq, epoch);
         return;
     }
     if (pdid == EXANET_PDID_NONE || pdid != mb->pdid) {
         s->counters[EXANET_CNT_RX_NACK_PDID]++;
-        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
-                          EXANET_NACK_PDID, seq, epoch);
+        exanet_rx_answer(s, dd, src, EXA_PKT_NACK, iface, chan,
+                         EXANET_NACK_PDID, seq, epoch);
         return;
     }
     if (mb->tail - mb->head >= mb->nslots) {
         s->counters[EXANET_CNT_RX_NACK_FULL]++;
         mb->full_count++;
-        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
-                          EXANET_NACK_FULL, seq, epoch);
+        exanet_rx_answer(s, dd, src, EXA_PKT_NACK, iface, chan,
+                         EXANET_NACK_FULL, seq, epoch);
         return;
     }
 
@@ -582,8 +617,8 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
         EXANET_GUEST_ERR(exanet_err_mbox_dma, "DMA to mailbox %u at 0x%" PRIx64
                          " failed", (unsigned)va, (uint64_t)addr);
         s->counters[EXANET_CNT_DMA_ERRORS]++;
-        exanet_send_reply(s, src, EXA_PKT_NACK, iface, chan,
-                          EXANET_NACK_DISABLED, seq, epoch);
+        exanet_rx_answer(s, dd, src, EXA_PKT_NACK, iface, chan,
+                         EXANET_NACK_DISABLED, seq, epoch);
         return;
     }
     trace_exanet_mbox_notify(s->nic.node_id, va, mb->tail & (mb->nslots - 1),
@@ -592,13 +627,8 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
     mb->rx_count++;
     s->counters[EXANET_CNT_RX_DELIVERED]++;
     exanet_irq_event(s, &mb->irq, false, va);
-    if (!dd) {
-        dd = g_new(ExanetDedup, 1);
-        g_hash_table_insert(s->dedup, key, dd);
-    }
-    dd->epoch = epoch;
-    dd->seq = seq;
-    exanet_send_reply(s, src, EXA_PKT_ACK, iface, chan, 0, seq, epoch);
+    exanet_rx_answer(s, dd, src, EXA_PKT_ACK, iface, chan, EXANET_NACK_NONE,
+                     seq, epoch);
 }
 
 /* Fabric receive callback (also used for packets to ourselves). */
