@@ -5,6 +5,7 @@
 #   make check      build everything and run all tests (host + in-VM)
 #   make check-debug  the in-VM suite on a KASAN/lockdep/kmemleak/UBSAN debug
 #                   kernel (built once, cached), writes build/bench/debug.json
+#   make check-fuzz only the fuzzer, EXA_FUZZ_SECONDS (600) [EXA_FUZZ_SEED=N]
 #   make bench-msg  messaging benchmark, writes build/bench/msg.json
 #   make bench-rdma RDMA benchmark, writes build/bench/rdma.json
 #   make bench-extoll EXTOLL VELO/RMA benchmark, writes build/bench/extoll.json

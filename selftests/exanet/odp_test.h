@@ -130,19 +130,7 @@ static inline long opat_pages_zero_or_data(const uint8_t *p, size_t len, uint32_
 /* A counter of /proc/vmstat (pswpout, pgmigrate_success, ...), or -1. */
 static inline long long vmstat_count(const char *field)
 {
-	char line[256], name[64];
-	long long v;
-	FILE *f = fopen("/proc/vmstat", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lld", name, &v) == 2 && !strcmp(name, field)) {
-			fclose(f);
-			return v;
-		}
-	fclose(f);
-	return -1;
+	return proc_field("/proc/vmstat", field);
 }
 
 /* Page frame of a virtual address (root: /proc/self/pagemap), 0 if none. */
