@@ -390,6 +390,95 @@ TEST_TIMEOUT(unregistered_target_and_absent_rank_fail_cleanly, 120)
 	EXPECT_EQ(0, exa_kmsg_bad_lines());
 }
 
+/*
+ * Registrations without a write right are mapped read-only in the IOMMU:
+ * writes into them fail with nothing written, reads from them work, a
+ * writable registration overlapping them opens only its own pages, and
+ * only until it goes; read-only memory can be registered for reading.
+ */
+TEST_TIMEOUT(registration_access_rights_enforced, 120)
+{
+	struct rnode a, b;
+	struct exanet_mr *ro, *rw, *rom;
+	struct exanet_raddr dst, dst_rw_end;
+	uint8_t *ronly;
+
+	NEED_RDMA(&a, 65536, 1);
+	ASSERT_EQ(0, rnode_open(&b, 65536));
+	ASSERT_EQ(0, exanet_reg_mr(b.dev, b.rec, 4096, 0, &b.mr_rec));
+	memset(b.buf, 0x55, b.len);	/* own pages, not the zero page */
+	ASSERT_EQ(0, exanet_reg_mr(b.dev, b.buf, b.len, EXANET_MR_REMOTE_READ, &ro));
+	ASSERT_EQ(0, exanet_mr_raddr(ro, b.buf, &dst));
+	rpat_fill(a.buf, a.len, 7);
+
+	/* a peer's write into a read-only registration */
+	EXPECT_EQ(-EREMOTEIO, post_and_wait(&a, 0, 3, a.buf, &dst, 8192, 0, 0, 30 * SEC, NULL));
+	EXPECT_EQ(1, bytes_equal(b.buf, b.len, 0x55));
+	/* reading it works */
+	EXPECT_EQ(0, post_and_wait(&a, 1, EXANET_RDMA_RCHAN(3), a.buf, &dst, 8192, 0, 0,
+				   30 * SEC, NULL));
+	EXPECT_EQ(1, bytes_equal(a.buf, 8192, 0x55));
+
+	/* a writable registration of the first 8 KiB opens those pages only */
+	rpat_fill(a.buf, a.len, 7);
+	ASSERT_EQ(0, exanet_reg_mr(b.dev, b.buf, 8192, EXANET_MR_REMOTE_WRITE, &rw));
+	EXPECT_EQ(0, post_and_wait(&a, 0, 4, a.buf, &dst, 8192, 0, 0, 30 * SEC, NULL));
+	EXPECT_EQ(-1, rpat_check(b.buf, 8192, 7));
+	ASSERT_EQ(0, exanet_mr_raddr(ro, b.buf + 8192, &dst_rw_end));
+	EXPECT_EQ(-EREMOTEIO, post_and_wait(&a, 0, 5, a.buf, &dst_rw_end, 4096, 0, 0, 30 * SEC,
+					    NULL));
+	EXPECT_EQ(1, bytes_equal(b.buf + 8192, b.len - 8192, 0x55));
+	/* and closes them again when it goes; the read-only one still reads */
+	ASSERT_EQ(0, exanet_dereg_mr(rw));
+	memset(b.buf, 0x66, 8192);
+	EXPECT_EQ(-EREMOTEIO, post_and_wait(&a, 0, 6, a.buf, &dst, 4096, 0, 0, 30 * SEC, NULL));
+	EXPECT_EQ(1, bytes_equal(b.buf, 8192, 0x66));
+	EXPECT_EQ(0, post_and_wait(&a, 1, EXANET_RDMA_RCHAN(4), a.buf, &dst, 8192, 0, 0,
+				   30 * SEC, NULL));
+	EXPECT_EQ(1, bytes_equal(a.buf, 8192, 0x66));
+
+	/* an RDMA read landing in the initiator's read-only registration */
+	ASSERT_EQ(0, exanet_dereg_mr(a.mr));
+	ASSERT_EQ(0, exanet_reg_mr(a.dev, a.buf, a.len, EXANET_MR_REMOTE_READ, &a.mr));
+	memset(a.buf, 0x77, a.len);
+	EXPECT_EQ(-EFAULT, post_and_wait(&a, 1, EXANET_RDMA_RCHAN(5), a.buf, &dst, 4096, 0, 0,
+					 30 * SEC, NULL));
+	EXPECT_EQ(1, bytes_equal(a.buf, a.len, 0x77));
+
+	/* read-only memory: a write right is refused, reading is fine */
+	ronly = map_anon(8192);
+	ASSERT_NE(NULL, ronly);
+	memset(ronly, 0x99, 8192);
+	ASSERT_EQ(0, mprotect(ronly, 8192, PROT_READ));
+	EXPECT_EQ(-EFAULT, exanet_reg_mr(b.dev, ronly, 8192, 0, &rom));
+	EXPECT_EQ(-EFAULT, exanet_reg_mr(b.dev, ronly, 8192, EXANET_MR_LOCAL_WRITE, &rom));
+	ASSERT_EQ(0, exanet_reg_mr(b.dev, ronly, 8192, EXANET_MR_REMOTE_READ, &rom));
+	ASSERT_EQ(0, exanet_mr_raddr(rom, ronly, &dst));
+	ASSERT_EQ(0, exanet_dereg_mr(a.mr));
+	ASSERT_EQ(0, exanet_reg_mr(a.dev, a.buf, a.len, 0, &a.mr));
+	EXPECT_EQ(0, post_and_wait(&a, 1, EXANET_RDMA_RCHAN(6), a.buf, &dst, 8192, 0, 0,
+				   30 * SEC, NULL));
+	EXPECT_EQ(1, bytes_equal(a.buf, 8192, 0x99));
+	EXPECT_EQ(-EREMOTEIO, post_and_wait(&a, 0, 7, a.buf, &dst, 64, 0, 0, 30 * SEC, NULL));
+	EXPECT_EQ(0, exanet_dereg_mr(rom));
+
+	/* where they overlap, a pinned read-only page wins over an on-demand
+	 * registration with write rights: the fault is refused, not replayed
+	 * until the NI gives up */
+	if (exanet_reg_mr_implicit(b.dev, 0, &rom) == 0) {
+		ASSERT_EQ(0, exanet_mr_raddr(ro, b.buf, &dst));
+		EXPECT_EQ(-ENXIO, post_and_wait(&a, 0, 8, a.buf, &dst, 4096, 0, 0, 30 * SEC,
+						NULL));
+		EXPECT_EQ(1, bytes_equal(b.buf, 8192, 0x66));
+		EXPECT_EQ(0, exanet_dereg_mr(rom));
+	}
+	EXPECT_EQ(0, exanet_dereg_mr(ro));
+	munmap(ronly, 8192);
+	rnode_down(&b);
+	rnode_down(&a);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
 /* Kernel bypass: a child in seccomp strict mode posts RDMA writes and
  * reads between two of its ranks and polls channels and notifications. */
 static int strict_rdma(void *arg)
