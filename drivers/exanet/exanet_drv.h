@@ -152,7 +152,13 @@ struct exanet_file {
 struct exanet_odp_space {
 	struct mutex lock;		/* the notifier lock, see above */
 	struct xarray pages;		/* user page number -> xa_mk_value(prot) */
-	unsigned long mapped;		/* pages in 'pages' */
+	/*
+	 * Transparent huge pages mapped whole as one IOMMU superpage:
+	 * user VA >> PMD_SHIFT -> xa_mk_value(prot).  Never overlaps 'pages'.
+	 */
+	struct xarray thp;
+	unsigned long mapped;		/* pages mapped, those of 'thp' included */
+	unsigned long thp_mapped;	/* entries of 'thp' */
 	u32 pinning;			/* pinned registrations being mapped */
 	atomic64_t faults;		/* fault entries resolved for the rank */
 	atomic64_t refused;		/* fault entries refused (error completion) */

@@ -70,11 +70,15 @@ MODULE_PARM_DESC(fault_queue_entries,
 /*
  * Pages faulted in per fault entry: the access (at most one block) and
  * the rest of its transfer as far as the NI's hint (ahead) says, in the
- * same VMA and registration, up to this many pages (2 MiB: transfers are
+ * same VMA and registration, up to this many pages (4 MiB: transfers are
  * sequential, the next blocks would fault right after; the NI holds the
  * blocks that follow on the pending fault instead of reporting each).
+ * At least a huge-page frame plus a block: the range may start at the
+ * huge page of the access.
  */
-#define EXANET_ODP_MAX_PAGES	512
+#define EXANET_ODP_MAX_PAGES	1024
+/* Small pages per transparent huge page (one IOMMU superpage). */
+#define EXANET_ODP_HUGE_PAGES	(1UL << (PMD_SHIFT - PAGE_SHIFT))
 /* Fault entries the worker copies per round. */
 #define EXANET_ODP_BATCH	32
 
@@ -86,7 +90,9 @@ void exanet_odp_ctx_init(struct exanet_ctx *ctx)
 
 	mutex_init(&odp->lock);
 	xa_init(&odp->pages);
+	xa_init(&odp->thp);
 	odp->mapped = 0;
+	odp->thp_mapped = 0;
 	odp->pinning = 0;
 	atomic64_set(&odp->faults, 0);
 	atomic64_set(&odp->refused, 0);
@@ -129,6 +135,16 @@ static unsigned long exanet_odp_unmap(struct exanet_ctx *ctx,
 		odp->mapped--;
 		n++;
 	}
+	/* A huge page touched by the range goes whole: it faults again. */
+	xa_for_each_range(&odp->thp, idx, entry, start >> PMD_SHIFT,
+			  (end - 1) >> PMD_SHIFT) {
+		iommu_unmap_fast(ctx->ios.domain, idx << PMD_SHIFT, PMD_SIZE,
+				 &gather);
+		xa_erase(&odp->thp, idx);
+		odp->mapped -= EXANET_ODP_HUGE_PAGES;
+		odp->thp_mapped--;
+		n += EXANET_ODP_HUGE_PAGES;
+	}
 	if (n)
 		iommu_iotlb_sync(ctx->ios.domain, &gather);
 	return n;
@@ -141,6 +157,7 @@ void exanet_odp_ctx_release(struct exanet_ctx *ctx)
 	exanet_odp_unmap(ctx, 0, ULONG_MAX & PAGE_MASK);
 	WARN_ON(ctx->odp.mapped);
 	xa_destroy(&ctx->odp.pages);
+	xa_destroy(&ctx->odp.thp);
 	mutex_unlock(&ctx->odp.lock);
 }
 
@@ -166,10 +183,59 @@ void exanet_odp_pin_end(struct exanet_ctx *ctx)
 }
 
 /*
+ * odp->lock held, pfns fresh: may [va, va + PMD_SIZE) be mapped as one
+ * IOMMU superpage?  Only when the process maps it with one transparent
+ * huge page (hmm says so), with the same rights throughout, and nothing
+ * else of this domain lies there: the IOMMU driver would drop the small
+ * page tables under a superpage, so neither on-demand small pages nor a
+ * pinned registration's pages may be in the range.
+ */
+static bool exanet_odp_huge_ok(struct exanet_ctx *ctx, unsigned long va,
+			       const unsigned long *pfns, unsigned long n)
+{
+	unsigned long idx = va >> PAGE_SHIFT, first = idx;
+	unsigned long last = idx + EXANET_ODP_HUGE_PAGES - 1;
+	unsigned long i;
+
+	if (!IS_ALIGNED(va, PMD_SIZE) || n < EXANET_ODP_HUGE_PAGES ||
+	    hmm_pfn_to_map_order(pfns[0]) < PMD_SHIFT - PAGE_SHIFT ||
+	    !IS_ALIGNED(pfns[0] & ~HMM_PFN_FLAGS, EXANET_ODP_HUGE_PAGES))
+		return false;
+	/* pfn and flags in one word: the same flags, consecutive pfns */
+	for (i = 1; i < EXANET_ODP_HUGE_PAGES; i++)
+		if (pfns[i] != pfns[0] + i)
+			return false;
+	if (xa_find(&ctx->odp.pages, &first, last, XA_PRESENT))
+		return false;
+	first = idx;
+	return !xa_find(&ctx->ios.pages, &first, last, XA_PRESENT);
+}
+
+/*
+ * odp->lock held: [va, va + PMD_SIZE) is covered by a huge mapping.  True
+ * when it grants prot; otherwise it is unmapped (the page became writable:
+ * it is mapped again below).
+ */
+static bool exanet_odp_huge_covers(struct exanet_ctx *ctx, unsigned long va,
+				   int prot)
+{
+	void *old = xa_load(&ctx->odp.thp, va >> PMD_SHIFT);
+
+	if (!old)
+		return false;
+	if ((xa_to_value(old) & prot) == prot)
+		return true;
+	exanet_odp_unmap(ctx, va & PMD_MASK, (va & PMD_MASK) + PMD_SIZE);
+	return false;
+}
+
+/*
  * odp->lock held, pfns fresh (mmu_interval_read_retry() said so): map the
  * pages of [start, start + n pages).  A page mapped by a pinned
  * registration stays as it is; an on-demand page mapped read-only is
- * remapped when it has become writable.
+ * remapped when it has become writable.  A transparent huge page of the
+ * process is mapped whole, with one IOMMU superpage: one map call and one
+ * IOTLB entry instead of 512 (first-touch transfers fault huge pages in).
  */
 static int exanet_odp_map(struct exanet_ctx *ctx, unsigned long start,
 			  const unsigned long *pfns, unsigned long n)
@@ -177,19 +243,47 @@ static int exanet_odp_map(struct exanet_ctx *ctx, unsigned long start,
 	struct exanet_odp_space *odp = &ctx->odp;
 	struct iommu_domain *dom = ctx->ios.domain;
 	struct page *page;
-	unsigned long i;
+	unsigned long i, step;
 	int ret;
 
 	lockdep_assert_held(&odp->lock);
 	if (odp->pinning)
 		return 0;	/* replayed; faults again after the pinning */
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i += step) {
 		unsigned long va = start + (i << PAGE_SHIFT);
 		unsigned long idx = va >> PAGE_SHIFT;
 		int prot = IOMMU_READ |
 			   ((pfns[i] & HMM_PFN_WRITE) ? IOMMU_WRITE : 0);
-		void *old = xa_load(&odp->pages, idx);
+		void *old;
 
+		step = 1;
+		if (exanet_odp_huge_covers(ctx, va, prot)) {
+			/* to the end of the huge page */
+			step = EXANET_ODP_HUGE_PAGES -
+			       (idx & (EXANET_ODP_HUGE_PAGES - 1));
+			continue;
+		}
+		if (exanet_odp_huge_ok(ctx, va, pfns + i, n - i)) {
+			ret = xa_err(xa_store(&odp->thp, va >> PMD_SHIFT,
+					      xa_mk_value(prot),
+					      GFP_NOWAIT | __GFP_NOWARN));
+			if (ret)
+				return ret;
+			page = hmm_pfn_to_page(pfns[i]);
+			ret = iommu_map_atomic(dom, va, page_to_phys(page),
+					       PMD_SIZE, prot);
+			if (ret) {
+				xa_erase(&odp->thp, va >> PMD_SHIFT);
+				return ret;
+			}
+			if (prot & IOMMU_WRITE)
+				set_page_dirty(page);	/* the whole folio */
+			odp->mapped += EXANET_ODP_HUGE_PAGES;
+			odp->thp_mapped++;
+			step = EXANET_ODP_HUGE_PAGES;
+			continue;
+		}
+		old = xa_load(&odp->pages, idx);
 		if (old) {
 			if ((xa_to_value(old) & prot) == prot)
 				continue;
@@ -346,16 +440,19 @@ void exanet_odp_dereg(struct exanet_mr *mr)
 static bool exanet_odp_mapped(struct exanet_ctx *ctx, unsigned long start,
 			      unsigned long end, int prot)
 {
+	struct exanet_odp_space *odp = &ctx->odp;
 	unsigned long idx;
 	bool ret = true;
+	void *e;
 
-	mutex_lock(&ctx->odp.lock);
+	mutex_lock(&odp->lock);
 	for (idx = start >> PAGE_SHIFT; ret && idx < end >> PAGE_SHIFT; idx++) {
-		void *e = xa_load(&ctx->odp.pages, idx);
-
+		e = xa_load(&odp->thp, idx >> (PMD_SHIFT - PAGE_SHIFT));
+		if (!e)
+			e = xa_load(&odp->pages, idx);
 		ret = e && (xa_to_value(e) & prot) == prot;
 	}
-	mutex_unlock(&ctx->odp.lock);
+	mutex_unlock(&odp->lock);
 	return ret;
 }
 
@@ -371,7 +468,7 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 {
 	unsigned long *pfns;
 	unsigned long start = va & PAGE_MASK, end = PAGE_ALIGN(va + len);
-	unsigned long need = end, want;
+	unsigned long need = end, base = start, lo, hi;
 	struct mm_struct *mm = mr->notifier.mm;
 	struct vm_area_struct *vma;
 	struct hmm_range range = {
@@ -384,19 +481,17 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 	unsigned long timeout;
 	int ret;
 
-	if (end - start > (EXANET_ODP_MAX_PAGES << PAGE_SHIFT))
+	if (end - start > PMD_SIZE)
 		return -EINVAL;
 	if (exanet_odp_mapped(mr->ctx, start, end,
 			      IOMMU_READ | (write ? IOMMU_WRITE : 0)))
 		return 0;
-	want = min_t(u64, PAGE_ALIGN(hint_end),
-		     start + (EXANET_ODP_MAX_PAGES << PAGE_SHIFT));
-	pfns = kmalloc_array(EXANET_ODP_MAX_PAGES, sizeof(*pfns), GFP_KERNEL);
+	pfns = kvmalloc_array(EXANET_ODP_MAX_PAGES, sizeof(*pfns), GFP_KERNEL);
 	if (!pfns)
 		return -ENOMEM;
 	range.hmm_pfns = pfns;
 	if (!mmget_not_zero(mm)) {
-		kfree(pfns);
+		kvfree(pfns);
 		return -ESRCH;
 	}
 	timeout = jiffies + msecs_to_jiffies(HMM_RANGE_DEFAULT_TIMEOUT);
@@ -407,30 +502,56 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 		}
 		range.notifier_seq = mmu_interval_read_begin(&mr->notifier);
 		mmap_read_lock(mm);
-		/* Prefetch within the VMA of the access, if it has one. */
+		/*
+		 * Prefetch within the VMA of the access, if it has one, as far
+		 * as the NI's hint says, and stop on a huge-page frame
+		 * boundary, so that the next fault starts on one and the
+		 * process's transparent huge pages are mapped whole
+		 * (exanet_odp_map()).
+		 */
 		vma = vma_lookup(mm, start);
-		end = need;
-		if (vma && vma->vm_end >= need)
-			end = max(need, min3(vma->vm_end, mr->end, want));
-		range.end = end;
+		lo = vma ? max(vma->vm_start, mr->start) : start;
+		if (base < lo)
+			base = start;
+		range.start = base;
+		range.end = need;
+		if (vma && vma->vm_end >= need) {
+			hi = min(vma->vm_end, mr->end);
+			end = min3(hi, (unsigned long)PAGE_ALIGN(hint_end),
+				   base + (EXANET_ODP_MAX_PAGES << PAGE_SHIFT));
+			if (end < hi && ALIGN_DOWN(end, PMD_SIZE) >= need)
+				end = ALIGN_DOWN(end, PMD_SIZE);
+			range.end = max(need, end);
+		}
 		ret = hmm_range_fault(&range);
 		mmap_read_unlock(mm);
 		if (ret == -EBUSY)
 			continue;
 		if (ret)
 			break;
+		/*
+		 * The access is in a huge page that begins before it: again
+		 * from the page's first small page (present: nothing new is
+		 * faulted in), to map it whole.
+		 */
+		if (base == start && (start & PMD_MASK) >= lo &&
+		    !IS_ALIGNED(start, PMD_SIZE) &&
+		    hmm_pfn_to_map_order(pfns[0]) >= PMD_SHIFT - PAGE_SHIFT) {
+			base = start & PMD_MASK;
+			continue;
+		}
 		mutex_lock(&mr->ctx->odp.lock);
 		if (mmu_interval_read_retry(&mr->notifier, range.notifier_seq)) {
 			mutex_unlock(&mr->ctx->odp.lock);
 			continue;
 		}
-		ret = exanet_odp_map(mr->ctx, start, pfns,
-				     (end - start) >> PAGE_SHIFT);
+		ret = exanet_odp_map(mr->ctx, range.start, pfns,
+				     (range.end - range.start) >> PAGE_SHIFT);
 		mutex_unlock(&mr->ctx->odp.lock);
 		break;
 	}
 	mmput(mm);
-	kfree(pfns);
+	kvfree(pfns);
 	return ret;
 }
 
@@ -669,13 +790,14 @@ static ssize_t rdma_odp_show(struct device *dev, struct device_attribute *attr,
 		if (!ctx->pdev)
 			continue;
 		len += sysfs_emit_at(buf, len,
-				     "rank %u faults %lld refused %lld replays %lld invalidations %lld unmapped %lld mapped %lu\n",
+				     "rank %u faults %lld refused %lld replays %lld invalidations %lld unmapped %lld mapped %lu huge %lu\n",
 				     r, atomic64_read(&ctx->odp.faults),
 				     atomic64_read(&ctx->odp.refused),
 				     atomic64_read(&ctx->odp.replays),
 				     atomic64_read(&ctx->odp.invalidations),
 				     atomic64_read(&ctx->odp.unmapped),
-				     READ_ONCE(ctx->odp.mapped));
+				     READ_ONCE(ctx->odp.mapped),
+				     READ_ONCE(ctx->odp.thp_mapped));
 	}
 	mutex_unlock(&exanet_ctx_lock);
 	return len;

@@ -25,6 +25,9 @@
  * - page migration (soft offline: contents move to a new frame) of the
  *   target during transfers: every byte lands in the page the process sees
  * - pinned and on-demand registrations side by side in one process
+ * - transparent huge pages of the target mapped whole (one IOMMU
+ *   superpage each), dropped when the kernel splits one under a transfer:
+ *   a page punched out and mapped again gets the next transfer's data
  * - a fault storm (32 channels into fresh memory at once)
  * - the target process killed with faults pending: no leak, no oops
  */
@@ -144,6 +147,139 @@ TEST_TIMEOUT(loopback_write_read_fresh_buffers, 600)
 		EXPECT_EQ(0, cb.mapped);
 	}
 	munmap(back, LB_LEN);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+#define THP_ENABLED "/sys/kernel/mm/transparent_hugepage/enabled"
+
+/* The node's THP mode ("always [madvise] never" -> "madvise"), 0 or -1. */
+static int thp_mode(char *mode, size_t n)
+{
+	char line[128], *l, *r;
+	FILE *f = fopen(THP_ENABLED, "re");
+
+	if (!f)
+		return -1;
+	l = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!l || !(l = strchr(line, '[')) || !(r = strchr(l, ']')) ||
+	    (size_t)(r - l) > n)
+		return -1;
+	*r = 0;
+	snprintf(mode, n, "%s", l + 1);
+	return 0;
+}
+
+/* AnonHugePages (kB) of the mapping that holds addr, or -1. */
+static long anon_huge_kb(const void *addr)
+{
+	unsigned long lo, hi, a = (unsigned long)addr;
+	char line[256];
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = a >= lo && a < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+static int thp_set(const char *mode)
+{
+	FILE *f = fopen(THP_ENABLED, "we");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fputs(mode, f) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
+ * The target in transparent huge pages (the nodes have too little memory
+ * for the kernel to turn THP on by itself: the test asks for madvise mode
+ * and restores the node's mode).  Each huge page the NI faults in is
+ * mapped whole, with one IOMMU superpage; when the kernel splits one (a
+ * page punched out of it), the superpage goes before the page is freed,
+ * and the page mapped again at that address gets the next transfer's data.
+ */
+TEST_TIMEOUT(huge_pages_mapped_whole_and_split, 600)
+{
+	const size_t H = 2u << 20, len = 4 * H;
+	struct odp_cnt c0, c1, c2, c3;
+	struct exanet_raddr ra;
+	struct rnode a, b;
+	uint8_t *raw, *dst, *hole;
+	char mode0[16];
+	long thp;
+
+	if (thp_mode(mode0, sizeof(mode0)) || thp_set("madvise"))
+		SKIP("no transparent huge pages on this node");
+	NEED_ODP(&a, len, 1, 1);
+	ASSERT_EQ(0, onode_up(&b, 4096, 0, 1));
+	raw = map_anon(len + H);
+	ASSERT_NE(NULL, raw);
+	dst = (uint8_t *)(((uintptr_t)raw + H - 1) & ~(uintptr_t)(H - 1));
+	ASSERT_EQ(0, madvise(dst, len, MADV_HUGEPAGE));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c0));
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, dst, &ra));
+	opat_fill(a.buf, len, 21);
+	ASSERT_EQ(0, post_and_wait(&a, 0, EXANET_RDMA_WCHAN(0), a.buf, &ra, len,
+				   (uintptr_t)&b.rec[REC_IN], 1, TMO, NULL));
+	EXPECT_EQ(-1, opat_check(dst, len, 21));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c1));
+	thp = anon_huge_kb(dst) / 2048;
+	TH_LOG("target: %lld faults, %lld pages mapped, %lld huge (the process has %ld)",
+	       c1.faults - c0.faults, c1.mapped, c1.huge, thp);
+	if (thp < 2) {
+		thp_set(mode0);
+		SKIP("the kernel gave the target %ld huge pages", thp);
+	}
+	/* every huge page mapped whole, a few faults for all of them */
+	EXPECT_EQ(c0.huge + thp, c1.huge);
+	EXPECT_LE(c1.faults - c0.faults, (long long)(len / H));
+	EXPECT_LE((long long)(len / 4096), c1.mapped);
+
+	/* punch a page out of the second huge page: the kernel splits it */
+	hole = dst + H + 5 * 4096;
+	ASSERT_EQ(0, munmap(hole, 4096));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c2));
+	EXPECT_EQ(c1.huge - 1, c2.huge);
+	EXPECT_LT(c1.invalidations, c2.invalidations);
+	ASSERT_EQ(hole, mmap(hole, 4096, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	memset(hole, 0xa5, 4096);
+	/*
+	 * Over everything again: a superpage left behind would have sent
+	 * the hole's data to the page freed by the munmap, and the new page
+	 * would keep 0xa5.
+	 */
+	opat_fill(a.buf, len, 22);
+	ASSERT_EQ(0, post_and_wait(&a, 0, EXANET_RDMA_WCHAN(1), a.buf, &ra, len,
+				   (uintptr_t)&b.rec[REC_IN + 1], 2, TMO, NULL));
+	EXPECT_EQ(-1, opat_check(dst, len, 22));
+	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c3));
+	/* the split one now in small pages, the others still whole */
+	EXPECT_EQ(c2.huge, c3.huge);
+	EXPECT_EQ(0, vm_pin_kb());
+	{
+		unsigned int rb = b.mr->rank;
+
+		rnode_down(&b);
+		ASSERT_EQ(0, odp_cnt(rb, &c3));
+		EXPECT_EQ(0, c3.mapped);
+		EXPECT_EQ(0, c3.huge);
+	}
+	rnode_down(&a);
+	munmap(raw, len + H);
+	EXPECT_EQ(0, thp_set(mode0));
 	EXPECT_EQ(0, exa_kmsg_bad_lines());
 }
 

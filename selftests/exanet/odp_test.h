@@ -8,11 +8,12 @@
 #include <sys/wait.h>
 
 /* Most a fault maps: the driver's EXANET_ODP_MAX_PAGES (exanet_odp.c). */
-#define ODP_PREFETCH_MAX (2u << 20)
+#define ODP_PREFETCH_MAX (4u << 20)
 
 /* Counters of one rank in /sys/class/exanet/exanet0/rdma_odp. */
 struct odp_cnt {
 	long long faults, refused, replays, invalidations, unmapped, mapped;
+	long long huge;		/* transparent huge pages mapped whole */
 };
 
 static inline int odp_cnt(unsigned int rank, struct odp_cnt *c)
@@ -27,8 +28,9 @@ static inline int odp_cnt(unsigned int rank, struct odp_cnt *c)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "rank %u faults %lld refused %lld replays %lld invalidations %lld "
-			   "unmapped %lld mapped %lld", &r, &c->faults, &c->refused, &c->replays,
-			   &c->invalidations, &c->unmapped, &c->mapped) == 7 && r == rank) {
+			   "unmapped %lld mapped %lld huge %lld", &r, &c->faults, &c->refused,
+			   &c->replays, &c->invalidations, &c->unmapped, &c->mapped,
+			   &c->huge) == 8 && r == rank) {
 			found = 0;
 			break;
 		}

@@ -20,6 +20,7 @@
 #define MODE_ITERS_EXACT 4	/* --iters given: exactly that many per size */
 #define MODE_ODP 8		/* on-demand (implicit) registrations on both sides */
 #define MODE_FRESH 16		/* with MODE_ODP: every transfer on memory never used */
+#define MODE_THP 32		/* buffers in transparent huge pages */
 #define MAX_WINDOW 32
 #define FRESH_MAX_BYTES (1ul << 30)	/* per half of the buffer */
 
@@ -76,6 +77,8 @@ static void usage(FILE *f)
 "  -F, --fresh            with --odp: every transfer uses memory the NI never\n"
 "                         touched (first-touch cost; needs --iters, uses\n"
 "                         (iters + warmup) x size bytes per side)\n"
+"  -H, --thp              buffers in transparent huge pages (madvise\n"
+"                         MADV_HUGEPAGE, both sides; with --reg-time too)\n"
 "  -R, --reg-time BYTES   no peer: time the registration of BYTES, pinned and\n"
 "                         on demand, and the CPU's first write of BYTES of\n"
 "                         fresh memory (first-touch baseline), and exit\n"
@@ -103,6 +106,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "bidir", no_argument, NULL, 'b' },
 		{ "odp", no_argument, NULL, 'O' },
 		{ "fresh", no_argument, NULL, 'F' },
+		{ "thp", no_argument, NULL, 'H' },
 		{ "reg-time", required_argument, NULL, 'R' },
 		{ "device", required_argument, NULL, 'd' },
 		{ "timeout", required_argument, NULL, 't' },
@@ -122,7 +126,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	o->timeout_s = 30;
 	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
 	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
-	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbOFR:d:t:jvh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbOFHR:d:t:jvh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->server = 1; break;
 		case 'c': o->client = 1; break;
@@ -152,6 +156,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'b': o->mode |= MODE_BIDIR; break;
 		case 'O': o->mode |= MODE_ODP; break;
 		case 'F': o->mode |= MODE_FRESH; break;
+		case 'H': o->mode |= MODE_THP; break;
 		case 'R':
 			if (pp_parse_ulong(optarg, 4096, 1ul << 34, &o->reg_bytes))
 				return -1;
@@ -178,18 +183,35 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+/* Fresh anonymous memory for --reg-time, in huge pages with --thp. */
+static void *fresh_map(unsigned long bytes, int thp)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		fprintf(stderr, TOOL ": mmap %lu bytes: %s\n", bytes, strerror(errno));
+		return NULL;
+	}
+	if (thp && madvise(p, bytes, MADV_HUGEPAGE)) {
+		fprintf(stderr, TOOL ": madvise(MADV_HUGEPAGE): %s\n", strerror(errno));
+		munmap(p, bytes);
+		return NULL;
+	}
+	return p;
+}
+
 /*
  * --reg-time: microseconds to register (and, for pinned memory, fault in
  * and pin) bytes of fresh anonymous memory, pinned then on demand.
  */
-static double reg_us(struct exanet_dev *dev, unsigned long bytes, uint32_t access)
+static double reg_us(struct exanet_dev *dev, unsigned long bytes, uint32_t access, int thp)
 {
 	struct exanet_mr *mr;
 	int64_t t0, t1;
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = fresh_map(bytes, thp);
 	int err;
 
-	if (p == MAP_FAILED)
+	if (!p)
 		return -1;
 	t0 = exanet_now_ns();
 	err = exanet_reg_mr(dev, p, bytes, access, &mr);
@@ -210,12 +232,12 @@ static double reg_us(struct exanet_dev *dev, unsigned long bytes, uint32_t acces
  * memory (page faults, zeroing, the write): what first touch costs without
  * the NI, the baseline of on-demand first-touch transfers.
  */
-static double touch_us(unsigned long bytes)
+static double touch_us(unsigned long bytes, int thp)
 {
 	int64_t t0, t1;
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = fresh_map(bytes, thp);
 
-	if (p == MAP_FAILED)
+	if (!p)
 		return -1;
 	t0 = exanet_now_ns();
 	memset(p, 0x5a, bytes);
@@ -234,16 +256,17 @@ static int reg_time(const struct opts *o)
 		fprintf(stderr, TOOL ": open: %s\n", strerror(-err));
 		return 1;
 	}
-	pinned = reg_us(dev, o->reg_bytes, 0);
-	odp = reg_us(dev, o->reg_bytes, EXANET_MR_ON_DEMAND);
+	pinned = reg_us(dev, o->reg_bytes, 0, !!(o->mode & MODE_THP));
+	odp = reg_us(dev, o->reg_bytes, EXANET_MR_ON_DEMAND, !!(o->mode & MODE_THP));
 	exanet_close(dev);
-	touch = touch_us(o->reg_bytes);
+	touch = touch_us(o->reg_bytes, !!(o->mode & MODE_THP));
 	if (pinned < 0 || odp < 0 || touch <= 0)
 		return 1;
 	if (o->json)
 		printf("{\"tool\":\"%s\",\"reg_bytes\":%lu,\"reg_us_pinned\":%.1f,"
-		       "\"reg_us_odp\":%.1f,\"cpu_first_touch_MBps\":%.1f}\n", TOOL,
-		       o->reg_bytes, pinned, odp, o->reg_bytes / touch);
+		       "\"reg_us_odp\":%.1f,\"cpu_first_touch_MBps\":%.1f,\"thp\":%s}\n", TOOL,
+		       o->reg_bytes, pinned, odp, o->reg_bytes / touch,
+		       (o->mode & MODE_THP) ? "true" : "false");
 	else
 		printf("register %lu bytes: pinned %.1f us, on demand %.1f us; "
 		       "the CPU writes them fresh at %.1f MB/s\n", o->reg_bytes, pinned, odp,
@@ -397,9 +420,10 @@ int main(int argc, char **argv)
 				FRESH_MAX_BYTES);
 			return 1;
 		}
-		err = rt_setup(&rt, o.device, bytes, 1);
+		err = rt_setup(&rt, o.device, bytes, 1, !!(o.mode & MODE_THP));
 	} else {
-		err = rt_setup(&rt, o.device, maxsize, !!(o.mode & MODE_ODP));
+		err = rt_setup(&rt, o.device, maxsize, !!(o.mode & MODE_ODP),
+			       !!(o.mode & MODE_THP));
 	}
 	if (!err)
 		rt_hello_fill(&rt, &mine);
@@ -500,11 +524,12 @@ int main(int argc, char **argv)
 
 		if (o.client && o.json) {
 			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"bidir\":%s,\"window\":%u,"
-			       "\"odp\":%s,\"fresh\":%s,"
+			       "\"odp\":%s,\"fresh\":%s,\"thp\":%s,"
 			       "\"local_node\":%u,\"peer_node\":%u,\"results\":[",
 			       TOOL, op, bidir ? "true" : "false", o.window,
 			       (o.mode & MODE_ODP) ? "true" : "false",
 			       (o.mode & MODE_FRESH) ? "true" : "false",
+			       (o.mode & MODE_THP) ? "true" : "false",
 			       rt.mr_buf->node, rt.peer_node);
 			for (i = 0; i < nres; i++)
 				printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"MBps\":%.2f,"

@@ -74,10 +74,12 @@ static inline int rt_parse_sizes(const char *s, unsigned int *sizes, unsigned in
 /*
  * odp: the buffers are registered on demand (the implicit registration),
  * neither populated nor written: the NI faults them in (first touch).
+ * thp: the buffers ask for transparent huge pages (MADV_HUGEPAGE).
  */
-static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen, int odp)
+static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen, int odp,
+			   int thp)
 {
-	int pop = odp ? 0 : MAP_POPULATE;
+	int pop = odp || thp ? 0 : MAP_POPULATE;
 	int err;
 
 	memset(c, 0, sizeof(*c));
@@ -96,6 +98,11 @@ static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen, 
 	if (c->buf == MAP_FAILED || c->notif == MAP_FAILED) {
 		fprintf(stderr, "mmap: %s\n", strerror(errno));
 		return -ENOMEM;
+	}
+	if (thp && madvise(c->buf, 2 * buflen, MADV_HUGEPAGE)) {
+		err = -errno;
+		fprintf(stderr, "madvise(MADV_HUGEPAGE): %s\n", strerror(errno));
+		return err;
 	}
 	if (odp) {
 		err = exanet_reg_mr_implicit(c->dev, 0, &c->mr_buf);

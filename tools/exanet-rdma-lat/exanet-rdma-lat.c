@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	memset(&mine, 0, sizeof(mine));
-	err = rt_setup(&rt, o.device, maxsize, 0);
+	err = rt_setup(&rt, o.device, maxsize, 0, 0);
 	if (!err)
 		rt_hello_fill(&rt, &mine);
 	mine.magic = RT_MAGIC;
