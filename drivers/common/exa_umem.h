@@ -10,9 +10,8 @@
  *    the owner's mm is gone).
  *  - exa_iospace: an unmanaged IOMMU domain attached to one device that is
  *    alone in its IOMMU group, in which pinned pages are mapped at their
- *    own user virtual address (IOVA == user VA), writable for the device
- *    only if pinned writable.  Pages are reference counted, so
- *    registrations may overlap or share a page.
+ *    own user virtual address (IOVA == user VA).  Pages are reference
+ *    counted, so registrations may overlap or share a page.
  *
  * Ordering rule for callers: the device must not be able to DMA into a
  * range once it is given back, so release is always
@@ -58,8 +57,7 @@ struct exa_iospace {
 
 int exa_iospace_init(struct exa_iospace *ios, struct device *dev);
 void exa_iospace_destroy(struct exa_iospace *ios);
-int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um);
-bool exa_iospace_pinned_readonly(struct exa_iospace *ios, unsigned long va);
+int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um, int prot);
 void exa_iospace_unmap(struct exa_iospace *ios, struct exa_umem *um);
 
 #endif /* _EXA_UMEM_H */

@@ -135,13 +135,9 @@ EXPORT_SYMBOL_NS_GPL(exa_umem_release, EXA_UMEM);
 
 /* ------------------------------------------------------------- iospace */
 
-/* xarray mark of the pages some writable registration maps */
-#define EXA_IOPAGE_WRITABLE	XA_MARK_0
-
 struct exa_iopage {
 	struct page *page;
-	unsigned int refs;	/* registrations mapping the page */
-	unsigned int wrefs;	/* of those, writable ones */
+	unsigned int refs;
 };
 
 /**
@@ -192,24 +188,6 @@ void exa_iospace_destroy(struct exa_iospace *ios)
 }
 EXPORT_SYMBOL_NS_GPL(exa_iospace_destroy, EXA_UMEM);
 
-/*
- * Map one page again with @prot (the IOMMU refuses to map over a present
- * entry): the device may miss the page between the two calls, which a
- * pinned context sees as a failed transfer, never as an access it must not
- * have.  Flushes the IOTLB.
- */
-static int exa_iospace_remap(struct exa_iospace *ios, unsigned long pfn,
-			     struct page *page, int prot)
-{
-	struct iommu_iotlb_gather gather;
-
-	iommu_iotlb_gather_init(&gather);
-	iommu_unmap_fast(ios->domain, pfn << PAGE_SHIFT, PAGE_SIZE, &gather);
-	iommu_iotlb_sync(ios->domain, &gather);
-	return iommu_map(ios->domain, pfn << PAGE_SHIFT, page_to_phys(page),
-			 PAGE_SIZE, prot);
-}
-
 /* Drop one reference on pages [0, n) of @um; flush before returning. */
 static void exa_iospace_put(struct exa_iospace *ios, struct exa_umem *um,
 			    unsigned long n)
@@ -225,23 +203,8 @@ static void exa_iospace_put(struct exa_iospace *ios, struct exa_umem *um,
 
 		if (WARN_ON(!ip))
 			continue;
-		if (um->writable)
-			ip->wrefs--;
-		if (--ip->refs) {
-			/*
-			 * The last writable registration of a shared page:
-			 * read-only again (if that fails the page stays
-			 * unmapped until its last registration goes).
-			 */
-			if (um->writable && !ip->wrefs) {
-				xa_clear_mark(&ios->pages, pfn + i,
-					      EXA_IOPAGE_WRITABLE);
-				WARN_ON_ONCE(exa_iospace_remap(ios, pfn + i,
-							       ip->page,
-							       IOMMU_READ));
-			}
+		if (--ip->refs)
 			continue;
-		}
 		iommu_unmap_fast(ios->domain, (pfn + i) << PAGE_SHIFT,
 				 PAGE_SIZE, &gather);
 		xa_erase(&ios->pages, pfn + i);
@@ -257,18 +220,16 @@ static void exa_iospace_put(struct exa_iospace *ios, struct exa_umem *um,
  * exa_iospace_map() - map pinned pages at IOVA == user VA
  * @ios: the DMA context
  * @um: pinned range
+ * @prot: IOMMU_READ and/or IOMMU_WRITE
  *
- * The device may read the pages, and write them if @um was pinned
- * writable.  A page already mapped by an overlapping registration is
- * shared (its reference count goes up) when it is the same physical page,
- * and is writable while at least one of its registrations is; a different
+ * A page already mapped by an overlapping registration is shared (its
+ * reference count goes up) when it is the same physical page; a different
  * page at the same address (the user remapped the range while the old
  * registration lives) is refused with -EBUSY.
  */
-int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um)
+int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um, int prot)
 {
 	unsigned long i, pfn = um->start >> PAGE_SHIFT;
-	int prot = IOMMU_READ | (um->writable ? IOMMU_WRITE : 0);
 	int ret = 0;
 
 	mutex_lock(&ios->lock);
@@ -280,22 +241,7 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um)
 				ret = -EBUSY;
 				break;
 			}
-			if (um->writable && !ip->wrefs) {
-				ret = exa_iospace_remap(ios, pfn + i, ip->page,
-							prot);
-				if (ret) {	/* back to what the others had */
-					iommu_map(ios->domain,
-						  (pfn + i) << PAGE_SHIFT,
-						  page_to_phys(ip->page),
-						  PAGE_SIZE, IOMMU_READ);
-					break;
-				}
-			}
-			if (um->writable)
-				xa_set_mark(&ios->pages, pfn + i,
-					    EXA_IOPAGE_WRITABLE);
 			ip->refs++;
-			ip->wrefs += um->writable;
 			continue;
 		}
 		ip = kmalloc(sizeof(*ip), GFP_KERNEL_ACCOUNT);
@@ -305,7 +251,6 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um)
 		}
 		ip->page = um->pages[i];
 		ip->refs = 1;
-		ip->wrefs = um->writable;
 		ret = xa_err(xa_store(&ios->pages, pfn + i, ip, GFP_KERNEL_ACCOUNT));
 		if (ret) {
 			kfree(ip);
@@ -318,8 +263,6 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um)
 			kfree(ip);
 			break;
 		}
-		if (um->writable)
-			xa_set_mark(&ios->pages, pfn + i, EXA_IOPAGE_WRITABLE);
 		ios->mapped++;
 		if (!(i & 255))
 			cond_resched();
@@ -331,24 +274,6 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um)
 }
 EXPORT_SYMBOL_NS_GPL(exa_iospace_map, EXA_UMEM);
 ALLOW_ERROR_INJECTION(exa_iospace_map, ERRNO);
-
-/**
- * exa_iospace_pinned_readonly() - is @va mapped by registrations none of
- * which is writable?
- * @ios: the DMA context
- * @va: user address
- *
- * Lockless snapshot, for callers that may not take @ios->lock (it nests
- * outside memory reclaim, hence outside MMU notifiers).
- */
-bool exa_iospace_pinned_readonly(struct exa_iospace *ios, unsigned long va)
-{
-	unsigned long idx = va >> PAGE_SHIFT;
-
-	return xa_load(&ios->pages, idx) &&
-	       !xa_get_mark(&ios->pages, idx, EXA_IOPAGE_WRITABLE);
-}
-EXPORT_SYMBOL_NS_GPL(exa_iospace_pinned_readonly, EXA_UMEM);
 
 /**
  * exa_iospace_unmap() - undo exa_iospace_map()

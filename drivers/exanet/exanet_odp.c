@@ -555,21 +555,6 @@ static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
 	return ret;
 }
 
-/*
- * A page of [va, va + len) that a read-only pinned registration maps: the
- * pinned mapping wins over on-demand ones, so a write there would fault
- * again on every replay.
- */
-static bool exanet_odp_pinned_readonly(struct exanet_ctx *ctx, u64 va, u32 len)
-{
-	unsigned long a;
-
-	for (a = va & PAGE_MASK; a < va + len; a += PAGE_SIZE)
-		if (exa_iospace_pinned_readonly(&ctx->ios, a))
-			return true;
-	return false;
-}
-
 /* The access right a fault needs: who reads or writes the memory. */
 static u32 exanet_odp_need(const struct exanet_rdma_fault *f)
 {
@@ -645,8 +630,6 @@ static int exanet_odp_fault(struct exanet_dev *edev,
 		ret = exanet_odp_resolve(mr, va, len,
 					 va + len + (u64)f->ahead * EXANET_RDMA_BLOCK_SIZE,
 					 write);
-	if (!ret && write && exanet_odp_pinned_readonly(ctx, va, len))
-		ret = -EPERM;
 	mutex_unlock(&ef->mr_lock);
 	mutex_lock(&exanet_ctx_lock);
 	ctx->odp.fault_ef = NULL;

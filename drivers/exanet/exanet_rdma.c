@@ -520,23 +520,14 @@ static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
 	ret = exanet_mr_room(ef);
 	if (ret)
 		goto unlock;
-	/*
-	 * The NI may write the range (RDMA-read data, a peer's writes,
-	 * notifications) only with a write right; without one read-only
-	 * memory can be registered too.
-	 */
-	ret = exa_umem_get(&mr->um, req.addr, req.len,
-			   mr->access & (EXANET_MR_LOCAL_WRITE |
-					 EXANET_MR_REMOTE_WRITE));
-	if (ret) {
-		dev_dbg(&ef->edev->dev, "reg_mr: cannot pin %#llx+%llu: %d\n",
-			req.addr, req.len, ret);
+	/* Always writable: the NI writes RDMA-read data and notifications. */
+	ret = exa_umem_get(&mr->um, req.addr, req.len, true);
+	if (ret)
 		goto unlock;
-	}
 	/* On-demand mappings of the range make room for the pinned pages. */
 	exanet_odp_pin_begin(ctx, mr->um.start,
 			     mr->um.start + (mr->um.npages << PAGE_SHIFT));
-	ret = exa_iospace_map(&ctx->ios, &mr->um);
+	ret = exa_iospace_map(&ctx->ios, &mr->um, IOMMU_READ | IOMMU_WRITE);
 	exanet_odp_pin_end(ctx);
 	if (ret) {
 		exa_umem_release(&mr->um);

@@ -310,14 +310,6 @@ void xfi_rma_progress(struct xfi_ep *ep);
 void xfi_rma_free_all(struct xfi_ep *ep);
 struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom);
 
-/*
- * Registration rights (EXANET_MR_*) for memory the NI only reads (a send
- * or RDMA-write source: read-only in the IOMMU, so a peer cannot write it)
- * or also writes (a receive or RDMA-read destination).  0 would mean all.
- */
-#define XFI_MR_NI_READS		EXANET_MR_REMOTE_READ
-#define XFI_MR_NI_WRITES	(EXANET_MR_LOCAL_WRITE | EXANET_MR_REMOTE_READ)
-
 /* ep */
 int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 		void *context);

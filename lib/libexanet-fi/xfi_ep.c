@@ -697,8 +697,7 @@ static void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi
 
 		if (!seg)
 			continue;
-		r->err = exanet_reg_mr(ep->dom->dev, rx->iov[i].iov_base, seg, XFI_MR_NI_WRITES,
-				       &r->mr[r->nseg]);
+		r->err = exanet_reg_mr(ep->dom->dev, rx->iov[i].iov_base, seg, 0, &r->mr[r->nseg]);
 		if (r->err)
 			break;
 		r->seg_len[r->nseg] = seg;
@@ -852,9 +851,9 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
 	if (count == 1 && len > xfi_params.rndv_threshold && !(flags & FI_INJECT) &&
 	    !ep->dom->rdma_unavailable &&
-	    exanet_reg_mr(ep->dom->dev, iov[0].iov_base, len, XFI_MR_NI_READS, &op->mr) == 0) {
+	    exanet_reg_mr(ep->dom->dev, iov[0].iov_base, len, 0, &op->mr) == 0) {
 		/* rendezvous: the START carries where to read from (a system
-		 * call to register, read-only for the NI; no RDMA: eager) */
+		 * call to register; read-only memory or no RDMA: eager) */
 		struct xfi_rndv *rd = calloc(1, sizeof(*rd));
 
 		if (!rd) {

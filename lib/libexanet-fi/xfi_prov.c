@@ -345,15 +345,9 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 		/* memory for RMA: pinned and mapped for the NI, one range */
 		int err = -FI_EINVAL;
 
-		/* the NI writes it for local reads and remote writes only */
-		uint32_t access = (attr->access & (FI_READ | FI_REMOTE_WRITE)) ?
-				  XFI_MR_NI_WRITES | ((attr->access & FI_REMOTE_WRITE) ?
-						      EXANET_MR_REMOTE_WRITE : 0) :
-				  XFI_MR_NI_READS;
-
 		if (attr->iov_count == 1 && attr->mr_iov[0].iov_len)
 			err = exanet_reg_mr(dom->dev, attr->mr_iov[0].iov_base,
-					    attr->mr_iov[0].iov_len, access, &mr->xmr);
+					    attr->mr_iov[0].iov_len, 0, &mr->xmr);
 		if (err) {
 			free(mr);
 			return err;

@@ -64,8 +64,7 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 	if (err)
 		goto out;
 	if (!xfi_local_mr(desc, buf, len)) {
-		err = exanet_reg_mr(ep->dom->dev, buf, len,
-				    is_read ? XFI_MR_NI_WRITES : XFI_MR_NI_READS, &op->tmp_mr);
+		err = exanet_reg_mr(ep->dom->dev, buf, len, 0, &op->tmp_mr);
 		if (err)
 			goto out;
 	}
