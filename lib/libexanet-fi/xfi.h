@@ -11,6 +11,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -20,6 +21,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_prov.h>

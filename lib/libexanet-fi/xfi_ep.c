@@ -85,6 +85,10 @@ static void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
+	if (op->err)
+		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
+			", peer key %#x) failed: %s\n", op->len, op->tag, op->key,
+			fi_strerror(op->err));
 	if (ep->tx_cq && op->kind == XFI_OP_SEND) {
 		if (op->err)
 			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
@@ -223,6 +227,8 @@ static void xfi_msg_discard(struct xfi_ep *ep, struct xfi_rx_msg *msg)
 /* A message that will not be completed (sender restarted, bad packet). */
 static void xfi_msg_abort(struct xfi_ep *ep, struct xfi_rx_msg *msg)
 {
+	FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "message from key %#x (tag %#" PRIx64
+		", %" PRIu64 " bytes) aborted\n", msg->src_key, msg->tag, (uint64_t)msg->len);
 	if (msg->rx)
 		xfi_rx_error(ep, msg->rx, xfi_rx_cq_flags(msg), FI_EIO);
 	if (msg->queued)
@@ -767,6 +773,11 @@ static void xfi_rndv_finish(struct xfi_ep *ep, struct xfi_rndv_rx *r)
 
 	for (i = 0; i < r->nseg; i++)
 		exanet_dereg_mr(r->mr[i]);
+	if (r->err)
+		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "rendezvous read of %" PRIu64
+			" bytes from node %u rank %u (key %#x, tag %#" PRIx64 ") failed: %s\n",
+			(uint64_t)r->len, r->rd.node, r->rd.rank, r->src_key, r->tag,
+			strerror(r->err < 0 ? -r->err : r->err));
 	if (r->err)
 		xfi_rx_error(ep, r->rx, xfi_rx_cq_flags(&m), -r->err);
 	else
