@@ -33,7 +33,7 @@
 
 #define FI_TMO (60 * SEC)
 #define MAX_SIZE (1u << 20)
-#define EAGER_MAX 1024		/* default FI_EXANET_RNDV_THRESHOLD */
+#define EAGER_MAX 1536		/* default FI_EXANET_RNDV_THRESHOLD */
 
 FIXTURE(fi) {
 	struct oob oob;

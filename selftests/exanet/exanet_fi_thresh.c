@@ -9,9 +9,10 @@
  * EXA_PEERS); the protocol is chosen with the provider's variable, e.g.
  *	FI_EXANET_RNDV_THRESHOLD=1000000000 exanet_fi_thresh   # all eager
  *	FI_EXANET_RNDV_THRESHOLD=0 exanet_fi_thresh            # all rendezvous
- * Node 0 prints one line per size: "size N iters K median_us M p90_us P"
- * (one-way = round trip / 2; each round trip also waits for both send
- * completions, as fi_pingpong does).  Optional argument: iterations (200).
+ * Node 0 prints one line per size: "size N iters K p10_us A median_us M
+ * p90_us P" (one-way = round trip / 2; each round trip also waits for both
+ * send completions, as fi_pingpong does).  Optional arguments: iterations
+ * (200), then the sizes (default 256 B .. 32 KiB).
  */
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -22,7 +23,7 @@
 
 #include "exa_test.h"
 
-static const size_t sizes[] = { 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 16384,
+static size_t sizes[64] = { 256, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 16384,
 				32768 };
 
 static int cmp_i64(const void *a, const void *b)
@@ -84,7 +85,7 @@ int main(int argc, char **argv)
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 	uint8_t addr[64] = { 0 }, all[2][64];
-	size_t alen = sizeof(addr), k;
+	size_t alen = sizeof(addr), k, nsizes = 12;
 	int iters = argc > 1 ? atoi(argv[1]) : 200, warm = 20, i;
 	int64_t *t = calloc((size_t)iters, sizeof(*t));
 	uint8_t *sb = malloc(1 << 20), *rb = malloc(1 << 20);
@@ -95,6 +96,13 @@ int main(int argc, char **argv)
 
 	if (!hints || !t || !sb || !rb || iters < 1)
 		return 1;
+	if (argc > 2) {
+		for (nsizes = 0; nsizes < 64 && (int)nsizes + 2 < argc; nsizes++)
+			sizes[nsizes] = strtoul(argv[nsizes + 2], NULL, 0);
+	}
+	for (k = 0; k < nsizes; k++)
+		if (!sizes[k] || sizes[k] > (1u << 20))
+			return 1;
 	if (oob_init(&oob, 4242, 120000))
 		die("oob_init", -1);
 	hints->caps = FI_TAGGED;
@@ -116,7 +124,7 @@ int main(int argc, char **argv)
 	    fi_av_insert(av, all[1 - oob.rank], 1, &peer, 0, NULL) != 1)
 		die("address exchange", -1);
 	memset(sb, 0x5a, 1 << 20);
-	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+	for (k = 0; k < nsizes; k++) {
 		size_t len = sizes[k];
 
 		drain(cq);
@@ -154,8 +162,9 @@ int main(int argc, char **argv)
 		}
 		if (oob.rank == 0) {
 			qsort(t, (size_t)iters, sizeof(*t), cmp_i64);
-			printf("size %zu iters %d median_us %.1f p90_us %.1f\n", len, iters,
-			       t[iters / 2] / 2000.0, t[iters * 9 / 10] / 2000.0);
+			printf("size %zu iters %d p10_us %.1f median_us %.1f p90_us %.1f\n", len,
+			       iters, t[iters / 10] / 2000.0, t[iters / 2] / 2000.0,
+			       t[iters * 9 / 10] / 2000.0);
 			fflush(stdout);
 		}
 	}
