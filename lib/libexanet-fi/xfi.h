@@ -177,7 +177,7 @@ struct xfi_rma_op {
 	uint64_t flags;			/* FI_RMA | FI_READ or FI_WRITE, op flags */
 	size_t len;
 	int slot;
-	struct exanet_mr *tmp_mr;	/* registered for this operation only */
+	struct xfi_mrh tmp;		/* local buffer without a descriptor (MR cache) */
 };
 
 /* A posted receive, or the buffer a claimed message is delivered into. */
