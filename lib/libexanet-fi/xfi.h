@@ -58,6 +58,8 @@ struct xfi_params {
 	size_t rndv_threshold;		/* FI_EXANET_RNDV_THRESHOLD */
 	size_t mbox_slots;		/* FI_EXANET_MBOX_SLOTS */
 	size_t max_msg_size;		/* FI_EXANET_MAX_MSG_SIZE */
+	size_t mr_cache_size;		/* FI_EXANET_MR_CACHE_SIZE (entries, 0: off) */
+	size_t probe_ms;		/* FI_EXANET_PROBE_MS */
 };
 extern struct xfi_params xfi_params;
 
@@ -66,6 +68,34 @@ struct xfi_fabric {
 };
 
 struct xfi_ep;
+
+/*
+ * MR cache (xfi_mr_cache.c): on-demand registrations of page-aligned
+ * ranges, reused by rendezvous sends and receives, LRU-bounded.  The
+ * driver's mmu notifier keeps what the NI sees equal to what the process
+ * maps, so an entry never goes stale, it only costs a kernel registration.
+ */
+struct xfi_mrc_entry {
+	struct xfi_mrc_entry *prev, *next;	/* LRU list, most recent first */
+	uintptr_t start, end;			/* page aligned */
+	struct exanet_mr *mr;
+	unsigned int refs;			/* operations using it */
+	int dead;				/* out of the cache: freed at refs 0 */
+};
+
+/* A registration held by one operation: cached (ent) or its own (mr only). */
+struct xfi_mrh {
+	struct exanet_mr *mr;
+	struct xfi_mrc_entry *ent;
+};
+
+struct xfi_mr_cache {
+	pthread_mutex_t lock;
+	struct xfi_mrc_entry *head, *tail;
+	size_t count;
+	int odp;			/* 1 on-demand works, 0 not, -1 untried */
+	uint64_t hits, misses, registrations, deregistrations, evictions;
+};
 
 struct xfi_domain {
 	struct fid_domain domain_fid;
@@ -78,6 +108,7 @@ struct xfi_domain {
 	uint64_t next_mr_key;
 	struct exanet_rdma *rdma;	/* for rendezvous reads, allocated on first use */
 	int rdma_unavailable;		/* no rank / no IOMMU: eager only */
+	struct xfi_mr_cache mrc;
 };
 
 struct xfi_av {
@@ -148,7 +179,7 @@ struct xfi_rma_op {
 	uint64_t flags;			/* FI_RMA | FI_READ or FI_WRITE, op flags */
 	size_t len;
 	int slot;
-	struct exanet_mr *tmp_mr;	/* registered for this operation only */
+	struct xfi_mrh tmp;		/* local buffer without a descriptor (MR cache) */
 };
 
 /* A posted receive, or the buffer a claimed message is delivered into. */
@@ -182,11 +213,15 @@ struct xfi_rx_msg {
 enum xfi_op_kind {
 	XFI_OP_SEND,
 	XFI_OP_FIN,		/* internal: tells a rendezvous sender we are done */
+	XFI_OP_PING,		/* internal, out of sequence: is the stream still known? */
+	XFI_OP_RESET,		/* internal, out of sequence: answer to a PING of an unknown stream */
 };
 
 struct xfi_tx_op {
 	struct xfi_link link;
 	enum xfi_op_kind kind;
+	struct xfi_domain *dom;
+	int counted;			/* in peer->tx_ops */
 	void *context;
 	uint64_t flags;			/* FI_SEND | FI_MSG/FI_TAGGED, op flags */
 	uint64_t tag, data;
@@ -201,23 +236,29 @@ struct xfi_tx_op {
 	unsigned int outstanding;	/* packets not yet ACKed */
 	int err;			/* first error (negative errno) */
 	/* rendezvous sender: the buffer stays registered until the FIN */
-	struct exanet_mr *mr;
+	struct xfi_mrh mrh;
+	int rndv;
 	uint64_t cookie;
 	int fin_received;
+	int64_t wait_since;		/* in rndv_wait since (ns) */
 	/* XFI_OP_FIN */
 	uint64_t fin_cookie;
 	int32_t fin_status;
+	/* XFI_OP_PING (the stream's epoch is taken when sent), XFI_OP_RESET */
+	uint16_t ctrl_epoch;
 };
 
 /* A rendezvous receive: RDMA reads from the sender into the buffer. */
 struct xfi_rndv_rx {
 	struct xfi_link link;
+	struct xfi_domain *dom;
+	void *seg_base[XFI_IOV_LIMIT];
 	struct xfi_rx_entry *rx;
 	uint32_t src_key;
 	uint64_t tag, data, len;
 	uint32_t flags;
 	struct xfi_rndv rd;
-	struct exanet_mr *mr[XFI_IOV_LIMIT];
+	struct xfi_mrh mrh[XFI_IOV_LIMIT];
 	int slot[XFI_IOV_LIMIT];	/* RDMA read channel, -1: not posted */
 	int seg_done[XFI_IOV_LIMIT];
 	size_t seg_len[XFI_IOV_LIMIT];
@@ -238,8 +279,11 @@ struct xfi_peer {
 	struct xfi_peer *hnext;
 	uint32_t key;
 	/* transmit */
+	uint16_t tx_epoch;		/* of our stream to it; new after a broken stream */
 	uint32_t tx_seq;
 	int tx_error;			/* a packet to it failed: stream broken */
+	unsigned int tx_ops;		/* operations to it not completed yet */
+	int64_t last_probe_ns;
 	/* receive */
 	int rx_known;
 	uint16_t rx_epoch;
@@ -277,6 +321,7 @@ struct xfi_ep {
 	uint64_t next_cookie;
 	unsigned int npeers;
 	uint64_t rx_dropped;		/* malformed or out-of-window packets */
+	uint64_t stream_resets;		/* streams to peers restarted after a failure */
 };
 
 /* prov */
@@ -306,11 +351,34 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e);
 int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen);
 
+/* MR cache */
+void xfi_mrc_init(struct xfi_mr_cache *c);
+void xfi_mrc_fini(struct xfi_mr_cache *c);
+/* Registration of [addr, addr + len) for a rendezvous (access: what a
+ * pinned per-message registration would ask for); cached when on-demand
+ * registration works.  Release with xfi_mrc_put.  0 or -errno. */
+int xfi_mrc_get(struct xfi_domain *dom, void *addr, size_t len, uint32_t access,
+		struct xfi_mrh *h);
+void xfi_mrc_put(struct xfi_domain *dom, struct xfi_mrh *h);
+/* Same, and the registration goes away now (or when its last user puts it):
+ * for memory the NI may still be transferring into when the owner leaves. */
+void xfi_mrc_put_drop(struct xfi_domain *dom, struct xfi_mrh *h);
+
 /* rma */
 extern struct fi_ops_rma xfi_rma_ops;
 void xfi_rma_progress(struct xfi_ep *ep);
 void xfi_rma_free_all(struct xfi_ep *ep);
 struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom);
+
+/*
+ * Registration rights (EXANET_MR_*) for memory the NI only reads (a send
+ * buffer, an RDMA write source) and for memory it writes (a receive
+ * buffer, an RDMA read destination).  On-demand registrations (the MR
+ * cache) are held to them on every fault; pinned memory is mapped
+ * read-write whatever they say (rdma.md 8.2).
+ */
+#define XFI_MR_NI_READS		EXANET_MR_REMOTE_READ
+#define XFI_MR_NI_WRITES	(EXANET_MR_LOCAL_WRITE | EXANET_MR_REMOTE_READ)
 
 /* ep */
 int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,

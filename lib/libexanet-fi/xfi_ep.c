@@ -48,6 +48,7 @@ static struct xfi_peer *xfi_peer_get(struct xfi_ep *ep, uint32_t key)
 	if (!p)
 		return NULL;
 	p->key = key;
+	p->tx_epoch = ep->epoch;
 	p->fi_addr = FI_ADDR_NOTAVAIL;
 	p->av_gen = UINT64_MAX;
 	p->hnext = ep->peers[b];
@@ -71,10 +72,43 @@ static fi_addr_t xfi_peer_addr(struct xfi_ep *ep, struct xfi_peer *p)
 
 static void xfi_tx_op_free(struct xfi_tx_op *op)
 {
-	if (op->mr)
-		exanet_dereg_mr(op->mr);
+	if (op->mrh.mr)
+		xfi_mrc_put(op->dom, &op->mrh);
 	free(op->bounce);
 	free(op);
+}
+
+/*
+ * A stream that failed (a packet to the peer ended in TIMEOUT, NACK
+ * DISABLED, ...) is restarted once everything queued to the peer has
+ * completed: a new epoch and sequence 0, which the peer (or a new
+ * incarnation of it on the same mailbox) takes as a new sender.  Operations
+ * posted while the old stream still has operations pending fail with it.
+ */
+static void xfi_peer_tx_restart(struct xfi_ep *ep, struct xfi_peer *peer)
+{
+	uint16_t e = (uint16_t)(exanet_now_ns() >> 10);
+
+	if (e == peer->tx_epoch)
+		e++;
+	peer->tx_epoch = e;
+	peer->tx_seq = 0;
+	peer->tx_error = 0;
+	peer->last_probe_ns = 0;
+	ep->stream_resets++;
+}
+
+/* Queue an operation to op->peer (set). */
+static void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op)
+{
+	struct xfi_peer *peer = op->peer;
+
+	if (peer->tx_error && !peer->tx_ops)
+		xfi_peer_tx_restart(ep, peer);
+	op->dom = ep->dom;
+	op->counted = 1;
+	peer->tx_ops++;
+	xfi_q_push(&ep->txq, &op->link);
 }
 
 static void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
@@ -89,6 +123,8 @@ static void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
 			", peer key %#x) failed: %s\n", op->len, op->tag, op->key,
 			fi_strerror(op->err));
+	if (op->counted)
+		op->peer->tx_ops--;
 	if (ep->tx_cq && op->kind == XFI_OP_SEND) {
 		if (op->err)
 			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
@@ -194,7 +230,50 @@ static void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int e
 		free(op);
 		return;
 	}
-	xfi_q_push(&ep->txq, &op->link);
+	xfi_tx_enqueue(ep, op);
+}
+
+/* Queue an out-of-sequence PING or RESET to the endpoint key. */
+static void xfi_send_ctrl(struct xfi_ep *ep, struct xfi_peer *peer, enum xfi_op_kind kind,
+			  uint16_t epoch)
+{
+	struct xfi_tx_op *op = calloc(1, sizeof(*op));
+
+	if (!op)
+		return;
+	op->kind = kind;
+	op->flags = FI_INJECT;
+	op->key = peer->key;
+	op->peer = peer;
+	op->ctrl_epoch = epoch;
+	xfi_tx_enqueue(ep, op);
+}
+
+/*
+ * The stream to peer is broken: later operations to it fail until it is
+ * restarted, and rendezvous sends waiting for its FIN will not get one
+ * (the receiver is gone, or does not know the stream any more): they fail
+ * now instead of waiting forever.
+ */
+static void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err)
+{
+	struct xfi_link *prev = NULL, *cur, *next;
+
+	if (!peer->tx_error)
+		peer->tx_error = err;
+	for (cur = ep->rndv_wait.head; cur; cur = next) {
+		struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
+
+		next = cur->next;
+		if (op->peer != peer) {
+			prev = cur;
+			continue;
+		}
+		xfi_q_unlink(&ep->rndv_wait, prev, cur);
+		if (!op->err)
+			op->err = err;
+		xfi_complete_tx(ep, op);
+	}
 }
 
 /* The domain's RDMA page, allocated on first use; NULL without RDMA. */
@@ -427,7 +506,7 @@ static void xfi_rx_fin(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *
 		for (cur = queues[i]->head; cur; prev = cur, cur = cur->next) {
 			struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
 
-			if (!op->mr || op->cookie != cookie || op->key != peer->key)
+			if (!op->rndv || op->cookie != cookie || op->key != peer->key)
 				continue;
 			op->fin_received = 1;
 			if (status && !op->err)
@@ -469,15 +548,31 @@ static void xfi_rx_packet(struct xfi_ep *ep, uint32_t src_node, const uint8_t *p
 {
 	struct xfi_hdr h;
 	struct xfi_peer *peer;
+	uint16_t stream_epoch;
 	int32_t d;
+	int type;
 
-	if (src_node >= XFI_NODE_LIMIT || xfi_parse_hdr(pkt, len, &h) < 0) {
+	if (src_node >= XFI_NODE_LIMIT || (type = xfi_parse_hdr(pkt, len, &h)) < 0) {
 		ep->rx_dropped++;
 		return;
 	}
 	peer = xfi_peer_get(ep, xfi_key(src_node, h.src_mbox));
 	if (!peer) {
 		ep->rx_dropped++;
+		return;
+	}
+	if (type == XFI_PKT_PING) {	/* out of sequence */
+		if (xfi_parse_ping(len))
+			ep->rx_dropped++;
+		else if (!peer->rx_known || peer->rx_epoch != h.epoch)
+			xfi_send_ctrl(ep, peer, XFI_OP_RESET, h.epoch);
+		return;
+	}
+	if (type == XFI_PKT_RESET) {	/* out of sequence */
+		if (xfi_parse_reset(pkt, len, &stream_epoch))
+			ep->rx_dropped++;
+		else if (stream_epoch == peer->tx_epoch)
+			xfi_peer_tx_broken(ep, peer, -FI_ECONNRESET);
 		return;
 	}
 	if (!peer->rx_known || peer->rx_epoch != h.epoch) {
@@ -547,8 +642,11 @@ static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 	if (op->outstanding)
 		return;
 	xfi_q_remove(&ep->tx_wait, &op->link);
-	if (op->mr && !op->err && !op->fin_received) {
+	if (op->rndv && !op->err && op->peer->tx_error)
+		op->err = op->peer->tx_error;	/* the stream broke: no FIN will come */
+	if (op->rndv && !op->err && !op->fin_received) {
 		/* RTS delivered: the receiver reads the buffer, then sends a FIN */
+		op->wait_since = exanet_now_ns();
 		xfi_q_push(&ep->rndv_wait, &op->link);
 		return;
 	}
@@ -579,7 +677,7 @@ static void xfi_tx_reap(struct xfi_ep *ep)
 		if (err < 0) {
 			if (!ch->op->err)
 				ch->op->err = err;
-			ch->peer->tx_error = err;
+			xfi_peer_tx_broken(ep, ch->peer, err);
 		}
 		ch->op->outstanding--;
 		/* ops still being packetized are finished when retired */
@@ -628,7 +726,8 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 	while (ep->txq.head) {
 		struct xfi_tx_op *op = XFI_ITEM(ep->txq.head, struct xfi_tx_op);
 		struct xfi_peer *peer = op->peer;
-		struct xfi_hdr h = { .src_mbox = (uint8_t)ep->mbox_id, .epoch = ep->epoch };
+		struct xfi_hdr h = { .src_mbox = (uint8_t)ep->mbox_id, .epoch = peer->tx_epoch };
+		int ctrl = op->kind == XFI_OP_PING || op->kind == XFI_OP_RESET;
 		const uint8_t *src = op->bounce ? op->bounce : op->buf;
 		struct xfi_chan *ch;
 		size_t n, plen;
@@ -641,11 +740,15 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 			continue;
 		}
 		c = xfi_free_chan(ep);
-		if (c < 0 || !xfi_peer_window_open(ep, peer))
+		if (c < 0 || (!ctrl && !xfi_peer_window_open(ep, peer)))
 			return;
 		ch = &ep->chans[c];
 		h.seq = peer->tx_seq;
-		if (op->kind == XFI_OP_FIN)
+		if (op->kind == XFI_OP_PING)
+			plen = xfi_build_ping(ch->pkt, &h), n = 0;
+		else if (op->kind == XFI_OP_RESET)
+			plen = xfi_build_reset(ch->pkt, &h, op->ctrl_epoch), n = 0;
+		else if (op->kind == XFI_OP_FIN)
 			plen = xfi_build_fin(ch->pkt, &h, op->fin_cookie, op->fin_status), n = 0;
 		else if (!op->start_sent)
 			plen = xfi_build_start(ch->pkt, &h, op->tag, (uint32_t)op->len,
@@ -661,7 +764,7 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 		ch->busy = 1;
 		ch->op = op;
 		ch->peer = peer;
-		ch->seq = peer->tx_seq++;
+		ch->seq = ctrl ? peer->tx_seq : peer->tx_seq++;
 		ch->len = (uint8_t)plen;
 		op->start_sent = 1;
 		op->sent += n;
@@ -686,6 +789,7 @@ static void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi
 		return;
 	}
 	r->rx = rx;
+	r->dom = ep->dom;
 	r->src_key = msg->src_key;
 	r->tag = msg->tag;
 	r->data = msg->data;
@@ -696,16 +800,18 @@ static void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi
 	want = r->len < rx->capacity ? r->len : rx->capacity;
 	if (want && !xfi_dom_rdma(ep->dom))
 		r->err = -FI_ENODEV;
-	/* register the part of each receive segment the message fills (a
-	 * system call: the cost of the rendezvous path until an MR cache) */
+	/* register the part of each receive segment the message fills (the
+	 * MR cache: a system call only the first time) */
 	for (i = 0; i < rx->iov_count && want && !r->err; i++) {
 		size_t seg = rx->iov[i].iov_len < want ? rx->iov[i].iov_len : (size_t)want;
 
 		if (!seg)
 			continue;
-		r->err = exanet_reg_mr(ep->dom->dev, rx->iov[i].iov_base, seg, 0, &r->mr[r->nseg]);
+		r->err = xfi_mrc_get(ep->dom, rx->iov[i].iov_base, seg, XFI_MR_NI_WRITES,
+				     &r->mrh[r->nseg]);
 		if (r->err)
 			break;
+		r->seg_base[r->nseg] = rx->iov[i].iov_base;
 		r->seg_len[r->nseg] = seg;
 		r->slot[r->nseg] = -1;
 		r->nseg++;
@@ -738,8 +844,8 @@ static int xfi_rndv_advance(struct xfi_ep *ep, struct xfi_rndv_rx *r)
 			if (!ret)
 				ret = exanet_raddr_add(&src, off);
 			if (!ret)
-				ret = exanet_rdma_post_read(rdma, r->mr[i]->addr, &src, r->seg_len[i],
-							    NULL);
+				ret = exanet_rdma_post_read(rdma, r->seg_base[i], &src,
+							    r->seg_len[i], NULL);
 			if (ret == -EAGAIN) {	/* all read channels busy: later */
 				busy = 1;
 				continue;
@@ -772,7 +878,7 @@ static void xfi_rndv_finish(struct xfi_ep *ep, struct xfi_rndv_rx *r)
 	unsigned int i;
 
 	for (i = 0; i < r->nseg; i++)
-		exanet_dereg_mr(r->mr[i]);
+		xfi_mrc_put(ep->dom, &r->mrh[i]);
 	if (r->err)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "rendezvous read of %" PRIu64
 			" bytes from node %u rank %u (key %#x, tag %#" PRIx64 ") failed: %s\n",
@@ -803,12 +909,41 @@ static void xfi_rndv_progress(struct xfi_ep *ep)
 	}
 }
 
+/*
+ * Rendezvous sends waiting for a FIN longer than FI_EXANET_PROBE_MS probe
+ * their receiver once per period with an out-of-sequence PING: a receiver
+ * that is gone fails it at the NI (mailbox disabled: ECONNREFUSED, or
+ * TIMEOUT), a new incarnation on its mailbox answers RESET; either breaks
+ * the stream and fails the waiting sends.  A live receiver that is only
+ * slow ignores the PING: nothing fails, however long it takes.  Only reads
+ * the clock while rendezvous sends wait (the eager path stays free of
+ * system calls even where the clock is not in the vDSO).
+ */
+static void xfi_probe_peers(struct xfi_ep *ep)
+{
+	int64_t now = exanet_now_ns(), period = (int64_t)xfi_params.probe_ms * 1000000;
+	struct xfi_link *cur;
+
+	for (cur = ep->rndv_wait.head; cur; cur = cur->next) {
+		struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
+		struct xfi_peer *peer = op->peer;
+
+		if (now - op->wait_since < period || now - peer->last_probe_ns < period ||
+		    peer->tx_error)
+			continue;
+		peer->last_probe_ns = now;
+		xfi_send_ctrl(ep, peer, XFI_OP_PING, 0);
+	}
+}
+
 static void xfi_ep_progress(struct xfi_ep *ep)
 {
 	if (!ep->enabled)
 		return;
 	xfi_tx_reap(ep);
 	xfi_rx_poll(ep);
+	if (ep->rndv_wait.head)
+		xfi_probe_peers(ep);
 	if (ep->rndv_rx.head)
 		xfi_rndv_progress(ep);
 	if (ep->rma_ops.head)
@@ -860,9 +995,10 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	op->len = len;
 	op->start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
 		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
+	op->dom = ep->dom;
 	if (count == 1 && len > xfi_params.rndv_threshold && !(flags & FI_INJECT) &&
 	    !ep->dom->rdma_unavailable &&
-	    exanet_reg_mr(ep->dom->dev, iov[0].iov_base, len, 0, &op->mr) == 0) {
+	    xfi_mrc_get(ep->dom, iov[0].iov_base, len, XFI_MR_NI_READS, &op->mrh) == 0) {
 		/* rendezvous: the START carries where to read from (a system
 		 * call to register; read-only memory or no RDMA: eager) */
 		struct xfi_rndv *rd = calloc(1, sizeof(*rd));
@@ -871,8 +1007,9 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 			xfi_tx_op_free(op);
 			return -FI_ENOMEM;
 		}
-		rd->node = op->mr->node;
-		rd->rank = op->mr->rank;
+		op->rndv = 1;
+		rd->node = op->mrh.mr->node;
+		rd->rank = op->mrh.mr->rank;
 		rd->va = (uintptr_t)iov[0].iov_base;
 		op->bounce = (uint8_t *)rd;
 		op->start_flags |= XFI_START_RNDV;
@@ -900,11 +1037,11 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		return ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
 	}
 	op->key = key;
-	if (op->mr) {
+	if (op->rndv) {
 		op->cookie = ++ep->next_cookie;
 		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
 	}
-	xfi_q_push(&ep->txq, &op->link);
+	xfi_tx_enqueue(ep, op);
 	xfi_tx_fill(ep);	/* start at once: lowest latency */
 	pthread_mutex_unlock(&ep->dom->lock);
 	return 0;
@@ -1391,7 +1528,7 @@ static void xfi_free_rndv_link(struct xfi_link *l)
 	unsigned int i;
 
 	for (i = 0; i < r->nseg; i++)	/* reads still in flight then fail */
-		exanet_dereg_mr(r->mr[i]);
+		xfi_mrc_put_drop(r->dom, &r->mrh[i]);
 	free(r->rx);
 	free(r);
 }

@@ -28,7 +28,7 @@ int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr)
 	memcpy(hdr, pkt, sizeof(*hdr));
 	if (hdr->src_mbox >= XFI_MBOX_LIMIT)
 		return -1;
-	if (hdr->type != XFI_PKT_START && hdr->type != XFI_PKT_CONT && hdr->type != XFI_PKT_FIN)
+	if (hdr->type < XFI_PKT_START || hdr->type > XFI_PKT_RESET)
 		return -1;
 	return hdr->type;
 }
@@ -129,6 +129,42 @@ size_t xfi_build_cont(uint8_t *pkt, const struct xfi_hdr *hdr, const uint8_t *sr
 	memcpy(pkt + XFI_HDR_SIZE, src, n);
 	*payload_len = n;
 	return XFI_HDR_SIZE + n;
+}
+
+size_t xfi_build_ping(uint8_t *pkt, const struct xfi_hdr *hdr)
+{
+	struct xfi_hdr h = *hdr;
+
+	h.type = XFI_PKT_PING;
+	memcpy(pkt, &h, sizeof(h));
+	return sizeof(h);
+}
+
+int xfi_parse_ping(size_t pkt_len)
+{
+	return pkt_len == XFI_HDR_SIZE ? 0 : -1;
+}
+
+size_t xfi_build_reset(uint8_t *pkt, const struct xfi_hdr *hdr, uint16_t stream_epoch)
+{
+	struct xfi_reset r = { .hdr = *hdr, .stream_epoch = stream_epoch };
+
+	r.hdr.type = XFI_PKT_RESET;
+	memcpy(pkt, &r, sizeof(r));
+	return sizeof(r);
+}
+
+int xfi_parse_reset(const uint8_t *pkt, size_t pkt_len, uint16_t *stream_epoch)
+{
+	struct xfi_reset r;
+
+	if (pkt_len != sizeof(r))
+		return -1;
+	memcpy(&r, pkt, sizeof(r));
+	if (r.reserved[0] || r.reserved[1] || r.reserved[2])
+		return -1;
+	*stream_epoch = r.stream_epoch;
+	return 0;
 }
 
 int xfi_addr_check(const struct xfi_addr *a)

@@ -26,6 +26,13 @@ enum xfi_pkt_type {
 	XFI_PKT_START = 1,
 	XFI_PKT_CONT = 2,
 	XFI_PKT_FIN = 3,	/* rendezvous: the receiver is done reading */
+	/*
+	 * Out of sequence (not reordered, no sequence number consumed): a
+	 * liveness probe of a stream, and the answer of an endpoint that does
+	 * not know the stream (a new incarnation on the same mailbox).
+	 */
+	XFI_PKT_PING = 4,	/* header only; hdr.epoch = the stream's epoch */
+	XFI_PKT_RESET = 5,	/* struct xfi_reset: "I do not know your stream" */
 };
 
 #define XFI_START_TAGGED	0x1	/* FI_TAGGED message, else FI_MSG */
@@ -61,6 +68,14 @@ struct xfi_fin {
 	uint64_t cookie;
 	int32_t status;		/* 0 or a positive FI_E* code */
 	uint32_t reserved;
+};
+
+/* Answer to a PING of an unknown stream: the sender's stream (the epoch
+ * it probed) is gone at the receiver; hdr.epoch/seq are the replier's. */
+struct xfi_reset {
+	struct xfi_hdr hdr;
+	uint16_t stream_epoch;	/* the epoch of the PING */
+	uint16_t reserved[3];
 };
 
 #define XFI_HDR_SIZE		sizeof(struct xfi_hdr)			/* 8 */
@@ -128,6 +143,11 @@ size_t xfi_build_start(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
 size_t xfi_build_fin(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t cookie, int32_t status);
 /* Parse a FIN packet: -1 if malformed. */
 int xfi_parse_fin(const uint8_t *pkt, size_t pkt_len, uint64_t *cookie, int32_t *status);
+/* PING (header only) and RESET packets; parse: -1 if malformed. */
+size_t xfi_build_ping(uint8_t *pkt, const struct xfi_hdr *hdr);
+size_t xfi_build_reset(uint8_t *pkt, const struct xfi_hdr *hdr, uint16_t stream_epoch);
+int xfi_parse_ping(size_t pkt_len);
+int xfi_parse_reset(const uint8_t *pkt, size_t pkt_len, uint16_t *stream_epoch);
 /* Build a CONT packet carrying min(remaining, XFI_CONT_PAYLOAD) bytes. */
 size_t xfi_build_cont(uint8_t *pkt, const struct xfi_hdr *hdr, const uint8_t *src,
 		      uint64_t remaining, size_t *payload_len);

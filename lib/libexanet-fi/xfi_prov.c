@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include "xfi.h"
+#include "fi_exanet.h"
 
 struct xfi_params xfi_params = {
-	.rndv_threshold = 1024,
+	.rndv_threshold = 1536,	/* measured: libfabric.md, eager/rendezvous threshold */
 	.mbox_slots = 4096,
 	.max_msg_size = 64u << 20,
+	.mr_cache_size = 256,
+	.probe_ms = 1000,
 };
 
 /* ---- stubs ---- */
@@ -425,13 +428,61 @@ static int xfi_domain_close(struct fid *fid)
 		return -FI_EBUSY;
 	if (dom->rdma)
 		exanet_rdma_free(dom->rdma);
+	xfi_mrc_fini(&dom->mrc);
 	exanet_close(dom->dev);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
 	return 0;
 }
 
-XFI_CLOSE_ONLY_OPS(xfi_domain_fi_ops, xfi_domain_close);
+static int xfi_mr_cache_stats(struct fid_domain *domain, struct fi_exanet_mr_cache_stats *out)
+{
+	struct xfi_domain *dom = XFI_CONTAINER(domain, struct xfi_domain, domain_fid);
+	struct xfi_mr_cache *c = &dom->mrc;
+	struct xfi_ep *ep;
+
+	if (!domain || !out)
+		return -FI_EINVAL;
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&dom->lock);
+	for (ep = dom->eps; ep; ep = ep->dom_next)
+		out->stream_resets += ep->stream_resets;
+	pthread_mutex_lock(&c->lock);
+	out->hits = c->hits;
+	out->misses = c->misses;
+	out->registrations = c->registrations;
+	out->deregistrations = c->deregistrations;
+	out->evictions = c->evictions;
+	out->entries = c->count;
+	out->on_demand = c->odp;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+}
+
+static struct fi_exanet_ops_domain xfi_exanet_domain_ops = {
+	.size = sizeof(struct fi_exanet_ops_domain),
+	.mr_cache_stats = xfi_mr_cache_stats,
+};
+
+static int xfi_domain_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+			       void *context)
+{
+	(void)fid; (void)context;
+	if (!name || !ops || flags)
+		return -FI_EINVAL;
+	if (strcmp(name, FI_EXANET_DOMAIN_OPS))
+		return -FI_ENOSYS;
+	*ops = &xfi_exanet_domain_ops;
+	return 0;
+}
+
+static struct fi_ops xfi_domain_fi_ops = {
+	.size = sizeof(struct fi_ops), .close = xfi_domain_close,
+	.bind = xfi_no_bind, .control = xfi_no_control,
+	.ops_open = xfi_domain_ops_open, .tostr = xfi_no_tostr,
+	.ops_set = xfi_no_ops_set,
+};
 
 static int xfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			      struct fid_ep **sep, void *context)
@@ -525,6 +576,7 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return err;	/* negative errno = -FI_E* for the common codes */
 	}
 	pthread_mutex_init(&dom->lock, NULL);
+	xfi_mrc_init(&dom->mrc);
 	dom->fabric = XFI_CONTAINER(fabric, struct xfi_fabric, fabric_fid);
 	dom->node_id = exanet_node_id(dom->dev);
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
@@ -628,8 +680,18 @@ static void xfi_read_params(void)
 			"largest message in bytes (default 64 MiB)");
 	fi_param_define(&xfi_prov, "rndv_threshold", FI_PARAM_SIZE_T,
 			"messages longer than this go by rendezvous (RDMA read), shorter "
-			"ones eagerly through the packetizer (default 1024)");
+			"ones eagerly through the packetizer (default 1536)");
+	fi_param_define(&xfi_prov, "mr_cache_size", FI_PARAM_SIZE_T,
+			"rendezvous buffers kept registered (on-demand registrations, "
+			"LRU); 0 registers and deregisters every message (default 256)");
+	fi_param_define(&xfi_prov, "probe_ms", FI_PARAM_SIZE_T,
+			"a rendezvous send waiting this long for the receiver probes "
+			"whether it is still there (default 1000, minimum 10)");
 	fi_param_get_str(&xfi_prov, "device", &xfi_params.device);
+	if (!fi_param_get_size_t(&xfi_prov, "mr_cache_size", &v) && v <= 65536)
+		xfi_params.mr_cache_size = v;
+	if (!fi_param_get_size_t(&xfi_prov, "probe_ms", &v) && v >= 10 && v <= 3600000)
+		xfi_params.probe_ms = v;
 	if (!fi_param_get_size_t(&xfi_prov, "rndv_threshold", &v))
 		xfi_params.rndv_threshold = v;
 	if (!fi_param_get_size_t(&xfi_prov, "mbox_slots", &v) && v >= EXANET_MBOX_MIN_SLOTS &&

@@ -64,7 +64,8 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 	if (err)
 		goto out;
 	if (!xfi_local_mr(desc, buf, len)) {
-		err = exanet_reg_mr(ep->dom->dev, buf, len, 0, &op->tmp_mr);
+		err = xfi_mrc_get(ep->dom, buf, len, is_read ? XFI_MR_NI_WRITES : XFI_MR_NI_READS,
+				  &op->tmp);
 		if (err)
 			goto out;
 	}
@@ -80,8 +81,7 @@ out:
 		xfi_q_push(&ep->rma_ops, &op->link);
 	pthread_mutex_unlock(&ep->dom->lock);
 	if (err) {
-		if (op->tmp_mr)
-			exanet_dereg_mr(op->tmp_mr);
+		xfi_mrc_put(ep->dom, &op->tmp);
 		free(op);
 	}
 	return err;
@@ -111,8 +111,7 @@ void xfi_rma_progress(struct xfi_ep *ep)
 			else if (!ep->tx_selective || (op->flags & FI_COMPLETION))
 				xfi_cq_push(ep->tx_cq, &e);
 		}
-		if (op->tmp_mr)
-			exanet_dereg_mr(op->tmp_mr);
+		xfi_mrc_put(ep->dom, &op->tmp);
 		free(op);
 	}
 }
@@ -125,8 +124,8 @@ void xfi_rma_free_all(struct xfi_ep *ep)
 		struct xfi_rma_op *op = XFI_ITEM(l, struct xfi_rma_op);
 
 		next = l->next;
-		if (op->tmp_mr)
-			exanet_dereg_mr(op->tmp_mr);	/* a transfer still in flight fails */
+		/* a transfer still in flight fails: its registration goes now */
+		xfi_mrc_put_drop(ep->dom, &op->tmp);
 		free(op);
 	}
 	ep->rma_ops.head = ep->rma_ops.tail = NULL;

@@ -131,7 +131,7 @@ TEST(bad_headers_refused)
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, XFI_PKT_MAX + 1, &h));
 	pkt[0] = 0;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
-	pkt[0] = 4;
+	pkt[0] = XFI_PKT_RESET + 1;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 	pkt[0] = XFI_PKT_START;
 	pkt[1] = XFI_MBOX_LIMIT;	/* mailbox ids are 6 bits */
@@ -140,6 +140,29 @@ TEST(bad_headers_refused)
 	EXPECT_EQ(XFI_PKT_START, xfi_parse_hdr(pkt, plen, &h));
 	pkt[20] |= 0x80;		/* unknown flag bit */
 	EXPECT_EQ(-1, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+}
+
+TEST(ping_and_reset)
+{
+	uint8_t pkt[XFI_PKT_MAX];
+	struct xfi_hdr h;
+	uint16_t e = 0;
+	size_t plen;
+
+	plen = xfi_build_ping(pkt, &hdr0);
+	EXPECT_EQ(XFI_HDR_SIZE, plen);
+	EXPECT_EQ(XFI_PKT_PING, xfi_parse_hdr(pkt, plen, &h));
+	EXPECT_EQ(hdr0.epoch, h.epoch);
+	EXPECT_EQ(0, xfi_parse_ping(plen));
+	EXPECT_EQ(-1, xfi_parse_ping(plen + 1));
+	plen = xfi_build_reset(pkt, &hdr0, 0xbeef);
+	EXPECT_EQ(sizeof(struct xfi_reset), plen);
+	EXPECT_EQ(XFI_PKT_RESET, xfi_parse_hdr(pkt, plen, &h));
+	EXPECT_EQ(0, xfi_parse_reset(pkt, plen, &e));
+	EXPECT_EQ(0xbeef, e);
+	EXPECT_EQ(-1, xfi_parse_reset(pkt, plen - 1, &e));
+	pkt[plen - 1] = 1;		/* reserved bits */
+	EXPECT_EQ(-1, xfi_parse_reset(pkt, plen, &e));
 }
 
 TEST(address_check)
