@@ -279,6 +279,7 @@ struct ExtollState {
     MemoryRegion bar_velo_win;  /* RAM: VELO send windows, one page per VPID */
     uint8_t *velo_win;
     uint32_t velo_credits_max;  /* property velo-credits: VELO messages in flight per VPID */
+    bool vcpu_polling;          /* inside the CREDITS read's fabric poll */
 
     FabricNic nic;          /* properties and fabric transport */
     uint32_t epoch;
@@ -2098,7 +2099,11 @@ static void ext_rx_data(ExtollState *s, uint32_t src, const uint8_t *b,
         p->ack_listed = true;
         g_queue_push_tail(&s->ack_peers, p);
     }
-    qemu_bh_schedule(s->ack_bh);
+    /* a polling vCPU sends them itself when its poll ends (ext_velo_read):
+     * no main loop wake-up per poll */
+    if (!s->vcpu_polling) {
+        qemu_bh_schedule(s->ack_bh);
+    }
 }
 
 static void ext_ack_bh(void *opaque)
@@ -2467,7 +2472,9 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
          * then acknowledge it from here (the ACK returns the sender's
          * credits) instead of waiting for the main loop's bottom half.
          */
+        s->vcpu_polling = true;
         fabric_nic_poll(&s->nic, EXT_MMIO_RX_BUDGET);
+        s->vcpu_polling = false;
         if (!g_queue_is_empty(&s->ack_peers)) {
             ext_ack_bh(s);
         }

@@ -271,6 +271,7 @@ static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_
 		 * delivering what waits (the emulated NI does it in the
 		 * polling CPU); then look once more. */
 		(void)p->req_page[VELO2_CREDITS_OFF / 8];
+		p->since_poll = 0;
 		st = __atomic_load_n(slot_status(p, p->rd), __ATOMIC_ACQUIRE);
 		if (!st)
 			return VELO2_RET_NO_MSG;
@@ -305,6 +306,18 @@ static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_
 	for (i = 0; i < n; i++)
 		__atomic_store_n(slot_status(p, p->rd + i), 0, __ATOMIC_RELEASE);
 	p->rd = (p->rd + n) % p->nslots;
+	/*
+	 * A consumer that keeps finding messages never reads CREDITS, so
+	 * the emulated NI (which delivers in the polling CPU) would hold
+	 * the next ones back until the ring is empty: poll it every
+	 * VELO2_POLL_SLOTS slots, so delivery (and the ACKs that return the
+	 * senders' credits) overlaps with consumption.
+	 */
+	p->since_poll += n;
+	if (p->since_poll >= VELO2_POLL_SLOTS) {
+		(void)p->req_page[VELO2_CREDITS_OFF / 8];
+		p->since_poll = 0;
+	}
 	p->unpublished += n;
 	if (p->unpublished >= 32) {
 		__atomic_store_n(p->rp_word, (uint64_t)p->rd, __ATOMIC_RELEASE);

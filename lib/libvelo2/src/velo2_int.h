@@ -13,6 +13,7 @@
 #define VELO2_PORT_WINDOW 4u	/* send through the send window (state page) */
 #define VELO2_CREDITS_OFF 0x800	/* EXTOLL_VELO_CREDITS in the requester page */
 #define VELO2_WIN_SEND_OFF 0x400	/* EXTOLL_VELO_WIN_SEND in the requester page */
+#define VELO2_POLL_SLOTS 16	/* a busy consumer polls the NI every this many slots */
 
 /*
  * Host tests: a port over caller memory.  req_page (4 KiB) receives the
