@@ -2478,7 +2478,17 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
         if (!g_queue_is_empty(&s->ack_peers)) {
             ext_ack_bh(s);
         }
-        return (v->ctrl & EXTOLL_VPID_VELO_TX) ? v->velo_credits : 0;
+        if (!(v->ctrl & EXTOLL_VPID_VELO_TX) || v->velo_credits) {
+            return (v->ctrl & EXTOLL_VPID_VELO_TX) ? v->velo_credits : 0;
+        }
+        /*
+         * A sender out of credits spins on this register until the
+         * receivers (other emulator processes on the same host CPUs)
+         * have taken its messages: give them the host CPU once per poll.
+         */
+        trace_extoll_velo_credit_wait(s->nic.node_id, off / EXTOLL_HW_PAGE_SIZE);
+        sched_yield();
+        return 0;
     }
     if (r == EXTOLL_VELO_DROPS) {
         return v->velo_drops;
