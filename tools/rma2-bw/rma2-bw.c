@@ -87,7 +87,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, TOOL ": --qw, --get, --imm and --noti exclude each other\n");
 		return PP_EXIT_USAGE;
 	}
-	for (si = 0; si < o.nsizes && (imm || noti); si++) {
+	/* the server adopts the client's sizes in the handshake */
+	for (si = 0; o.client && si < o.nsizes && (imm || noti); si++) {
 		if (o.sizes[si] > 8 || (noti && o.sizes[si] != 8)) {
 			fprintf(stderr, TOOL ": --imm takes sizes 1..8, --noti size 8\n");
 			return PP_EXIT_USAGE;
