@@ -208,7 +208,7 @@ struct velo2_ioc_info {
 	__u32 vpid;
 	__u32 max_vpids;	/* VPIDs implemented by the device */
 	__u32 slot_size;	/* bytes per mailbox slot */
-	__u32 reserved0;
+	__u32 flags;		/* VELO2_INFO_* (0 from older drivers) */
 	__u64 mbox_size;	/* current mailbox bytes */
 	__u64 req_offset;	/* VELO2_MMAP_REQ_OFFSET */
 	__u64 state_offset;	/* VELO2_MMAP_STATE_OFFSET */
@@ -221,8 +221,11 @@ struct velo2_ioc_info {
  * inside one area:
  *   MMIO area  page 0: VELO requester page of this VPID (extoll_hw.h 3),
  *                      accepting messages from open() on
- *              page 1: WC-buffer state page of the original layout: an
- *                      alias of page 0 (EXTOLL_VELO_CREDITS/DROPS at 0x800)
+ *              page 1: WC-buffer state page of the original layout:
+ *                      the VPID's VELO send window (extoll_hw.h, BAR3)
+ *                      when info.flags has VELO2_INFO_SEND_WINDOW, else
+ *                      an alias of page 0 (EXTOLL_VELO_CREDITS/DROPS at
+ *                      0x800)
  *   mbox area  at VELO2_MMAP_MBOX_OFFSET: read-pointer page (word 0 =
  *              consumer read index in slots, for GET_RP/SET_RP; the
  *              device does not read it), then mbox_size bytes of
@@ -231,6 +234,9 @@ struct velo2_ioc_info {
  *              for the VPID; afterwards SET_MBOX_SIZE fails with EBUSY
  *              (unless the size is unchanged).
  */
+/* struct velo2_ioc_info flags */
+#define VELO2_INFO_SEND_WINDOW		0x1	/* page 1 is the send window */
+
 #define VELO2_MMAP_REQ_OFFSET		0
 #define VELO2_MMAP_STATE_OFFSET		EXTOLL_PAGE_SIZE
 #define VELO2_MMAP_MBOX_OFFSET		(2 * EXTOLL_PAGE_SIZE)

@@ -161,9 +161,10 @@ enum extoll_counter {
 #define EXTOLL_VELO_PAGE(v)		((v) * EXTOLL_HW_PAGE_SIZE)
 
 #define EXTOLL_VELO_MAX_MSG		120	/* payload bytes */
-#define EXTOLL_VELO_TX_CREDITS		64	/* messages in flight per VPID */
+#define EXTOLL_VELO_TX_CREDITS		256	/* messages in flight per VPID (spec 6: 256 outstanding) */
 #define EXTOLL_VELO_HDR			0x000	/* WO 64: header word */
 #define EXTOLL_VELO_DATA(k)		(0x008 + 8 * (k))	/* WO 64: payload quadword k (0..14) */
+#define EXTOLL_VELO_WIN_SEND		0x400	/* WO 64: header word; payload from the send window */
 #define EXTOLL_VELO_CREDITS		0x800	/* RO 64: messages the device accepts now */
 #define EXTOLL_VELO_DROPS		0x808	/* RO 64: messages of this VPID refused */
 
@@ -198,6 +199,26 @@ enum extoll_counter {
  * local credit count and re-reads EXTOLL_VELO_CREDITS when it reaches 0.
  * Delivery is reliable and in order per (source node, destination node).
  */
+
+/*
+ * BAR3: VELO send windows (write-combining-like buffers), page v at
+ * v * 4096: plain memory (RAM), so stores to it are not device accesses.
+ * Send through the window: store the payload bytes 0 .. len-1 to offset 0
+ * of the VPID's window page (any store size, any order), then store the
+ * header word (same format as EXTOLL_VELO_HDR) to EXTOLL_VELO_WIN_SEND of
+ * the requester page: that one 64-bit store is the doorbell; the device
+ * takes the len payload bytes from the window at that moment (later
+ * stores to the window do not change the message) and sends the message
+ * under the same rules, credits and checks as above.  A doorbell discards
+ * a message half-stored through EXTOLL_VELO_HDR/EXTOLL_VELO_DATA.  The
+ * window is zeroed whenever VELO_TX of the VPID is switched on or off and
+ * at reset, so a new owner never reads a previous owner's bytes.  Present
+ * when BAR3 is at least EXTOLL_BAR_VELO_WIN_SIZE bytes (the driver reports
+ * it in struct velo2_ioc_info flags, VELO2_INFO_SEND_WINDOW).
+ */
+#define EXTOLL_BAR_VELO_WIN		3
+#define EXTOLL_BAR_VELO_WIN_SIZE	(EXTOLL_NUM_VPIDS * EXTOLL_HW_PAGE_SIZE)
+#define EXTOLL_VELO_WIN_PAGE(v)		((v) * EXTOLL_HW_PAGE_SIZE)
 
 /* ---------------------------------------------------------------- 4. */
 

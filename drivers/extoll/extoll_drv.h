@@ -63,6 +63,7 @@ struct extoll_dev {
 	void __iomem *regs;		/* privileged BAR, kernel only */
 	resource_size_t rma_bar_phys;	/* RMA requester pages */
 	resource_size_t velo_bar_phys;	/* VELO requester pages */
+	resource_size_t velo_win_phys;	/* VELO send windows, 0: none */
 	unsigned int index;		/* device number, 0 -> /dev/extoll/rma2 */
 
 	u32 node_id;

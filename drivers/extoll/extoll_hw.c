@@ -72,6 +72,18 @@ int extoll_hw_probe(struct extoll_dev *xdev)
 	if (ret)
 		return ret;
 	xdev->velo_bar_phys = pci_resource_start(pdev, EXTOLL_BAR_VELO);
+	/* VELO send windows (optional: devices before them lack BAR3) */
+	xdev->velo_win_phys = 0;
+	if ((pci_resource_flags(pdev, EXTOLL_BAR_VELO_WIN) & IORESOURCE_MEM) &&
+	    pci_resource_len(pdev, EXTOLL_BAR_VELO_WIN) >=
+	    (resource_size_t)vpids * EXTOLL_HW_PAGE_SIZE) {
+		ret = pci_request_region(pdev, EXTOLL_BAR_VELO_WIN,
+					 EXTOLL_DRV_NAME);
+		if (ret)
+			return ret;
+		xdev->velo_win_phys =
+			pci_resource_start(pdev, EXTOLL_BAR_VELO_WIN);
+	}
 	xdev->rma_bar_phys = pci_resource_start(pdev, EXTOLL_BAR_RMA);
 	xdev->node_id = extoll_rd(xdev, EXTOLL_REG_NODE_ID);
 	xdev->max_nodes = extoll_rd(xdev, EXTOLL_REG_NUM_NODES);
@@ -228,8 +240,9 @@ u64 extoll_hw_nla(u32 idx)
  * MMIO page @page of the endpoint's file: RMA pages 0..31 are the VPID's
  * requester pages, page 32 (WC-state page of the original layout) aliases
  * requester page 0, whose CMD_FREE/CMD_DROPS registers are the flow
- * control state; VELO page 0 is the VPID's requester page, page 1 aliases
- * it (CREDITS/DROPS).  0: no such page.
+ * control state; VELO page 0 is the VPID's requester page, page 1 is
+ * its send window (BAR3) or, on a device without one, aliases page 0
+ * (CREDITS/DROPS).  0: no such page.
  */
 unsigned long extoll_hw_mmio_pfn(struct extoll_dev *xdev,
 				 enum extoll_unit unit, u32 vpid,
@@ -238,6 +251,9 @@ unsigned long extoll_hw_mmio_pfn(struct extoll_dev *xdev,
 	if (unit == EXTOLL_UNIT_VELO) {
 		if (page > 1)
 			return 0;
+		if (page == 1 && xdev->velo_win_phys)
+			return PHYS_PFN(xdev->velo_win_phys +
+					EXTOLL_VELO_WIN_PAGE(vpid));
 		return PHYS_PFN(xdev->velo_bar_phys + EXTOLL_VELO_PAGE(vpid));
 	}
 	if (page > EXTOLL_RMA_PAGES_PER_VPID)

@@ -65,6 +65,8 @@ static int extoll_velo2_get_info(struct extoll_ep *ep, void __user *uarg)
 	info.vpid = ep->vpid;
 	info.max_vpids = xdev->num_vpids[EXTOLL_UNIT_VELO];
 	info.slot_size = EXTOLL_VELO_SLOT_SIZE;
+	if (xdev->velo_win_phys)
+		info.flags |= VELO2_INFO_SEND_WINDOW;
 	mutex_lock(&ep->lock);
 	info.mbox_size = ep->q_size;
 	mutex_unlock(&ep->lock);

@@ -276,6 +276,10 @@ struct ExtollState {
     PCIDevice parent_obj;
 
     MemoryRegion bar_ctrl, bar_velo, bar_rma;
+    MemoryRegion bar_velo_win;  /* RAM: VELO send windows, one page per VPID */
+    uint8_t *velo_win;
+    uint32_t velo_credits_max;  /* property velo-credits: VELO messages in flight per VPID */
+    bool vcpu_polling;          /* inside the CREDITS read's fabric poll */
 
     FabricNic nic;          /* properties and fabric transport */
     uint32_t epoch;
@@ -900,7 +904,7 @@ static void ext_pkt_done(ExtollState *s, ExtPkt *k)
         ExtVpid *v = &s->vpid[k->credit_vpid];
 
         if (v->velo_gen == k->credit_gen &&
-            v->velo_credits < EXTOLL_VELO_TX_CREDITS) {
+            v->velo_credits < s->velo_credits_max) {
             v->velo_credits++;
         }
     }
@@ -1182,6 +1186,36 @@ static void ext_velo_check(ExtollState *s, unsigned vi)
     if ((v->velo_mask & need) == need) {
         ext_velo_send(s, vi);
     }
+}
+
+/*
+ * Doorbell of the send window (uapi/extoll_hw.h, BAR3): the header word
+ * was stored to EXTOLL_VELO_WIN_SEND; the payload is in the VPID's window
+ * page, read now.  One device access per message instead of 1 + len/8.
+ */
+static void ext_velo_win_send(ExtollState *s, unsigned vi, uint64_t h)
+{
+    ExtVpid *v = &s->vpid[vi];
+    uint32_t len = EXTOLL_VELO_HDR_LEN(h);
+
+    trace_extoll_velo_win_send(s->nic.node_id, vi, h);
+    if (len > EXTOLL_VELO_MAX_MSG || EXTOLL_VELO_HDR_MC_BITS(h) ||
+        EXTOLL_VELO_HDR_NODE(h) >= s->nic.num_nodes) {
+        EXTOLL_GUEST_ERR(extoll_err_velo_win,
+                         "VPID %u send window doorbell with a bad header "
+                         "0x%" PRIx64 ": dropped", vi, h);
+        len = 0;    /* nothing is read; ext_velo_send drops and counts it */
+    }
+    memset(v->velo_data, 0, sizeof(v->velo_data));
+    if (len) {
+        memcpy(v->velo_data, s->velo_win + EXTOLL_VELO_WIN_PAGE(vi), len);
+        for (unsigned k = 0; k < DIV_ROUND_UP(len, 8); k++) {
+            v->velo_data[k] = le64_to_cpu(v->velo_data[k]);
+        }
+    }
+    v->velo_hdr = h;
+    v->velo_hdr_valid = true;
+    ext_velo_send(s, vi);
 }
 
 /* true = consumed (delivered or dropped), false = no room (NACK) */
@@ -2065,7 +2099,11 @@ static void ext_rx_data(ExtollState *s, uint32_t src, const uint8_t *b,
         p->ack_listed = true;
         g_queue_push_tail(&s->ack_peers, p);
     }
-    qemu_bh_schedule(s->ack_bh);
+    /* a polling vCPU sends them itself when its poll ends (ext_velo_read):
+     * no main loop wake-up per poll */
+    if (!s->vcpu_polling) {
+        qemu_bh_schedule(s->ack_bh);
+    }
 }
 
 static void ext_ack_bh(void *opaque)
@@ -2089,11 +2127,19 @@ static void ext_ack_bh(void *opaque)
 /* ------------------------------------------------------------------ */
 /* Reset */
 
-static void ext_vpid_velo_reset(ExtVpid *v)
+/* A new owner of the VPID's VELO part never sees the previous one's bytes. */
+static void ext_velo_win_clear(ExtollState *s, unsigned vi)
+{
+    if (s->velo_win) {
+        memset(s->velo_win + EXTOLL_VELO_WIN_PAGE(vi), 0, EXTOLL_HW_PAGE_SIZE);
+    }
+}
+
+static void ext_vpid_velo_reset(ExtollState *s, ExtVpid *v)
 {
     v->velo_hdr_valid = false;
     v->velo_mask = 0;
-    v->velo_credits = EXTOLL_VELO_TX_CREDITS;
+    v->velo_credits = s->velo_credits_max;
     v->velo_gen++;
 }
 
@@ -2134,9 +2180,10 @@ static void ext_reset_state(ExtollState *s)
         memset(v, 0, sizeof(*v));
         g_queue_init(&v->backlog);
         g_queue_init(&v->cmdq);
-        v->velo_credits = EXTOLL_VELO_TX_CREDITS;
+        v->velo_credits = s->velo_credits_max;
         v->velo_gen = vg;
         v->rma_gen = rg;
+        ext_velo_win_clear(s, i);
     }
     s->atu_base = 0;
     s->atu_entries = 0;
@@ -2229,7 +2276,8 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
             }
         }
         if ((nv ^ v->ctrl) & EXTOLL_VPID_VELO_TX) {
-            ext_vpid_velo_reset(v);
+            ext_vpid_velo_reset(s, v);
+            ext_velo_win_clear(s, vi);
         }
         if ((nv & EXTOLL_VPID_RMA) && !rma_on) {
             if (!v->notiq_entries || (v->notiq & 0xfff)) {
@@ -2356,7 +2404,7 @@ static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
         v = s->atu_entries;
         break;
     case EXTOLL_REG_VELO_CREDITS:
-        v = EXTOLL_VELO_TX_CREDITS;
+        v = s->velo_credits_max;
         break;
     case EXTOLL_REG_RMA_CMDQ:
         v = EXTOLL_RMA_CMDQ_DEPTH;
@@ -2419,9 +2467,28 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
         return 0;
     }
     if (r == EXTOLL_VELO_CREDITS) {
-        /* The poll of a waiting sender or receiver: deliver what waits. */
+        /*
+         * The poll of a waiting sender or receiver: deliver what waits,
+         * then acknowledge it from here (the ACK returns the sender's
+         * credits) instead of waiting for the main loop's bottom half.
+         */
+        s->vcpu_polling = true;
         fabric_nic_poll(&s->nic, EXT_MMIO_RX_BUDGET);
-        return (v->ctrl & EXTOLL_VPID_VELO_TX) ? v->velo_credits : 0;
+        s->vcpu_polling = false;
+        if (!g_queue_is_empty(&s->ack_peers)) {
+            ext_ack_bh(s);
+        }
+        if (!(v->ctrl & EXTOLL_VPID_VELO_TX) || v->velo_credits) {
+            return (v->ctrl & EXTOLL_VPID_VELO_TX) ? v->velo_credits : 0;
+        }
+        /*
+         * A sender out of credits spins on this register until the
+         * receivers (other emulator processes on the same host CPUs)
+         * have taken its messages: give them the host CPU once per poll.
+         */
+        trace_extoll_velo_credit_wait(s->nic.node_id, off / EXTOLL_HW_PAGE_SIZE);
+        sched_yield();
+        return 0;
     }
     if (r == EXTOLL_VELO_DROPS) {
         return v->velo_drops;
@@ -2441,6 +2508,10 @@ static void ext_velo_write(void *opaque, hwaddr off, uint64_t val,
         return;
     }
     trace_extoll_velo_store(s->nic.node_id, vi, r, val);
+    if (r == EXTOLL_VELO_WIN_SEND) {
+        ext_velo_win_send(s, vi, val);
+        return;
+    }
     if (r == EXTOLL_VELO_HDR) {
         v->velo_hdr = val;
         v->velo_hdr_valid = true;
@@ -2538,11 +2609,33 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
     const FabricQemuOptions opts = {
         .name = "extoll-rx", .bulk_rx = ext_bulk_rx, .bulk_opaque = s,
     };
+    Error *err = NULL;
 
+    if (s->velo_credits_max < 1 ||
+        s->velo_credits_max > EXTOLL_VELO_TX_CREDITS) {
+        error_setg(errp, "extoll: velo-credits must be 1..%u",
+                   EXTOLL_VELO_TX_CREDITS);
+        return;
+    }
     if (!fabric_nic_realize(pdev, &s->nic, EXTOLL_MAX_NODES, bars,
                             ARRAY_SIZE(bars), errp)) {
         return;
     }
+    /*
+     * VELO send windows: plain RAM, so the guest's payload stores cost no
+     * device access (TCG stores to RAM directly); only the doorbell does.
+     */
+    memory_region_init_ram_nomigrate(&s->bar_velo_win, OBJECT(pdev),
+                                     "extoll-velo-win",
+                                     EXTOLL_BAR_VELO_WIN_SIZE, &err);
+    if (err) {
+        error_propagate(errp, err);
+        return;
+    }
+    s->velo_win = memory_region_get_ram_ptr(&s->bar_velo_win);
+    pci_register_bar(pdev, EXTOLL_BAR_VELO_WIN,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->bar_velo_win);
     s->peers = g_new0(ExtPeer *, s->nic.num_nodes);
     g_queue_init(&s->loopq);
     s->loop_bh = qemu_bh_new(ext_loop_bh, s);
@@ -2615,6 +2708,8 @@ static void ext_qdev_reset(DeviceState *dev)
 
 static Property ext_properties[] = {
     DEFINE_FABRIC_NIC_PROPERTIES(ExtollState, nic),
+    DEFINE_PROP_UINT32("velo-credits", ExtollState, velo_credits_max,
+                       EXTOLL_VELO_TX_CREDITS),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -7,7 +7,7 @@
  * addresses come from /proc/self/pagemap (buffers need not be physically
  * contiguous: the ATU maps them page by page).
  *
- *   extoll-regtest self           loopback checks (VELO, flow control, RMA, ATU errors)
+ *   extoll-regtest self           loopback checks (VELO, send window, flow control, RMA, ATU errors)
  *   extoll-regtest prot           loopback checks of the protection IDs
  *   extoll-regtest serve SECS     node 1: VELO echo server on VPID 3, RMA target region
  *   extoll-regtest ping NODE N    N VELO round trips + RMA put/get against NODE
@@ -17,7 +17,8 @@
 #include "devtest.h"
 #include "extoll_hw.h"
 
-static volatile uint8_t *bar0, *bar2, *bar4;
+static volatile uint8_t *bar0, *bar2, *bar3, *bar4;
+static uint32_t node_id;
 static char dev[300];		/* sysfs directory of the device */
 
 /* ---------------------------------------------------------------- setup */
@@ -111,6 +112,129 @@ static uint64_t velo_recv(struct ep *e, void *buf, double tmo)
 	return s;
 }
 
+/*
+ * Send window (BAR3): payload bytes into the VPID's window page (memory),
+ * then one 64-bit header store to EXTOLL_VELO_WIN_SEND.  Waits for a credit
+ * first unless nowait; returns -1 on timeout.
+ */
+static int velo_win_send(int vpid, uint64_t hdr, const void *buf, unsigned len, int nowait)
+{
+	volatile uint8_t *pg = bar2 + EXTOLL_VELO_PAGE(vpid);
+	volatile uint8_t *win = bar3 + EXTOLL_VELO_WIN_PAGE(vpid);
+	double t0 = now();
+
+	while (!nowait && R64(pg, EXTOLL_VELO_CREDITS) == 0)
+		if (now() - t0 > 10) return -1;
+	for (unsigned i = 0; i < len; i++)
+		win[i] = ((const uint8_t *)buf)[i];
+	W64(pg, EXTOLL_VELO_WIN_SEND, hdr);
+	return 0;
+}
+
+static uint64_t velo_recv(struct ep *e, void *buf, double tmo);
+
+/* VPID 1 -> VPID 2 (ring 32 slots, consumer b) through the send window */
+static void window_test(struct ep *b)
+{
+	volatile uint8_t *pg1 = bar2 + EXTOLL_VELO_PAGE(1);
+	volatile uint8_t *win1 = bar3 + EXTOLL_VELO_WIN_PAGE(1);
+	uint8_t buf[128], got[128];
+	uint64_t s, drops0 = R64(pg1, EXTOLL_VELO_DROPS), tx0 = R64(bar0, EXTOLL_REG_COUNTER(0));
+	int ok = 1;
+
+	/* every length 0..120: payload, source, tag, MTT, length */
+	for (unsigned len = 0; len <= 120; len++) {
+		for (unsigned i = 0; i < len; i++) buf[i] = (uint8_t)(len * 3 + i * 11);
+		memset(got, 0, sizeof got);
+		if (velo_win_send(1, EXTOLL_VELO_MKHDR(node_id, 2, len & 3, 0x80 | len, len),
+				  buf, len, 0)) { ok = 0; break; }
+		s = velo_recv(b, got, 5);
+		if (!s || EXTOLL_VELO_ST_LEN(s) != len || EXTOLL_VELO_ST_NODE(s) != node_id ||
+		    EXTOLL_VELO_ST_VPID(s) != 1 || EXTOLL_VELO_ST_TAG(s) != (0x80 | len) ||
+		    EXTOLL_VELO_ST_MTT(s) != (len & 3) || memcmp(buf, got, len)) {
+			printf("  window len %u status %#llx\n", len, (unsigned long long)s);
+			ok = 0;
+			break;
+		}
+	}
+	EXPECT(ok, "send window: every length 0..120 intact (payload, source, tag, MTT, length)\n");
+
+	/* the doorbell takes the window as it is then: later stores do not count */
+	for (unsigned i = 0; i < 64; i++) buf[i] = (uint8_t)(0xa0 + i);
+	velo_win_send(1, EXTOLL_VELO_MKHDR(node_id, 2, 0, 1, 64), buf, 64, 0);
+	for (unsigned i = 0; i < 64; i++) win1[i] = 0x55;
+	s = velo_recv(b, got, 5);
+	EXPECT(s && EXTOLL_VELO_ST_LEN(s) == 64 && !memcmp(got, buf, 64),
+	       "send window: stores after the doorbell do not change the message\n");
+
+	/* garbage doorbells: len 121, multicast bits, node out of range; a 32-bit store */
+	velo_win_send(1, EXTOLL_VELO_MKHDR(node_id, 2, 0, 0, 121), buf, 0, 0);
+	velo_win_send(1, EXTOLL_VELO_MKHDR(node_id, 2, 0, 0, 8) | (1ull << 31), buf, 8, 0);
+	velo_win_send(1, EXTOLL_VELO_MKHDR(0xfff0, 2, 0, 0, 8), buf, 8, 0);
+	W32(pg1, EXTOLL_VELO_WIN_SEND, (uint32_t)EXTOLL_VELO_MKHDR(node_id, 2, 0, 0, 0));
+	EXPECT(R64(pg1, EXTOLL_VELO_DROPS) - drops0 == 3,
+	       "send window: 3 bad doorbells dropped and counted (%llu), 32-bit store ignored\n",
+	       (unsigned long long)(R64(pg1, EXTOLL_VELO_DROPS) - drops0));
+	EXPECT(velo_recv(b, got, 0.3) == 0, "send window: nothing delivered for them\n");
+
+	/* credits: no consumer; the ring (32) fills, then the credits run out */
+	unsigned sent = 0, n = EXTOLL_VELO_TX_CREDITS + RING_SLOTS + 16;
+	double t0 = now();
+	while (sent < n && now() - t0 < 20) {
+		uint32_t v = sent;
+
+		if (R64(pg1, EXTOLL_VELO_CREDITS) == 0) {
+			usleep(100000);
+			if (R64(pg1, EXTOLL_VELO_CREDITS) == 0)
+				break;
+			continue;
+		}
+		velo_win_send(1, EXTOLL_VELO_MKHDR(node_id, 2, 0, 0, 4), &v, 4, 1);
+		sent++;
+	}
+	EXPECT(sent >= RING_SLOTS && sent < n && R64(pg1, EXTOLL_VELO_CREDITS) == 0,
+	       "send window: credits run out with a full ring (%u messages accepted)\n", sent);
+	/* a doorbell without credit is dropped and counted, never delivered */
+	drops0 = R64(pg1, EXTOLL_VELO_DROPS);
+	{
+		uint32_t v = 0xdead;
+
+		velo_win_send(1, EXTOLL_VELO_MKHDR(node_id, 2, 0, 0, 4), &v, 4, 1);
+	}
+	EXPECT(R64(pg1, EXTOLL_VELO_DROPS) - drops0 == 1, "send window: doorbell without credit dropped\n");
+	ok = 1;
+	for (unsigned i = 0; i < sent && ok; i++) {
+		uint32_t v = ~0u;
+
+		s = velo_recv(b, &v, 5);
+		if (!s || v != i) { printf("  msg %u got %#x st %#llx\n", i, v, (unsigned long long)s); ok = 0; }
+	}
+	EXPECT(ok && velo_recv(b, got, 0.3) == 0,
+	       "send window: all %u accepted messages delivered once, in order, after back-pressure\n", sent);
+	t0 = now();
+	while (R64(pg1, EXTOLL_VELO_CREDITS) != R32(bar0, EXTOLL_REG_VELO_CREDITS) && now() - t0 < 5)
+		usleep(1000);
+	EXPECT(R64(pg1, EXTOLL_VELO_CREDITS) == R32(bar0, EXTOLL_REG_VELO_CREDITS),
+	       "send window: all credits back (%llu)\n", (unsigned long long)R64(pg1, EXTOLL_VELO_CREDITS));
+	EXPECT(R64(bar0, EXTOLL_REG_COUNTER(0)) - tx0 == 121 + 1 + sent,
+	       "velo_tx counts the window messages\n");
+
+	/* the window is cleared when VELO_TX switches: no bytes for the next owner */
+	for (unsigned i = 0; i < 4096; i++) win1[i] = 0x77;
+	vreg32(1, EXTOLL_VPID_CTRL, EXTOLL_VPID_VELO_RX | EXTOLL_VPID_RMA | EXTOLL_VPID_RMA_PHYS);
+	ok = 1;
+	for (unsigned i = 0; i < 4096; i++) ok &= win1[i] == 0;
+	vreg32(1, EXTOLL_VPID_CTRL, EXTOLL_VPID_VELO_RX | EXTOLL_VPID_VELO_TX | EXTOLL_VPID_RMA |
+	       EXTOLL_VPID_RMA_PHYS);
+	EXPECT(ok, "send window zeroed when VELO_TX is switched off\n");
+	/* a disabled sender: doorbell dropped */
+	vreg32(3, EXTOLL_VPID_CTRL, 0);
+	drops0 = R64(bar2 + EXTOLL_VELO_PAGE(3), EXTOLL_VELO_DROPS);
+	velo_win_send(3, EXTOLL_VELO_MKHDR(node_id, 2, 0, 0, 8), buf, 8, 1);
+	EXPECT(R64(bar2 + EXTOLL_VELO_PAGE(3), EXTOLL_VELO_DROPS) - drops0 == 1 &&
+	       velo_recv(b, got, 0.3) == 0, "send window of a VPID without VELO_TX: dropped\n");
+}
+
 /* ---------------------------------------------------------------- RMA */
 
 static void rma_post(int vpid, unsigned opts, uint64_t w0, uint64_t w1, uint64_t w2)
@@ -154,8 +278,6 @@ static void dump(const char *what, uint64_t w0, uint64_t w1)
 	       (unsigned long long)w0, N_SIZE(w1), N_VPID(w1), N_NODE(w1), N_TYPE(w1),
 	       N_CMD(w1), N_ERR(w1));
 }
-
-static uint32_t node_id;
 
 static int expect_noti(struct ep *e, const char *what, unsigned type, unsigned cmd,
 		       unsigned err, uint64_t w0x, unsigned size, uint64_t *w0o)
@@ -223,6 +345,8 @@ static void self_test(void)
 	/* bad header: len 121 dropped and counted */
 	W64(bar2 + EXTOLL_VELO_PAGE(1), 0, EXTOLL_VELO_MKHDR(node_id, 2, 0, 0, 121));
 	EXPECT(R64(bar2 + EXTOLL_VELO_PAGE(1), EXTOLL_VELO_DROPS) == 1, "oversize message dropped\n");
+
+	window_test(&b);
 
 	/* RMA put 10000 bytes a(VPID1) -> b(VPID2), unaligned */
 	size_t L = 10000;
@@ -757,6 +881,7 @@ int main(int argc, char **argv)
 	bar0 = map_res(dev, 0, EXTOLL_BAR_CTRL_SIZE);
 	bar2 = map_res(dev, 2, EXTOLL_BAR_VELO_SIZE);
 	bar4 = map_res(dev, 4, EXTOLL_BAR_RMA_SIZE);
+	bar3 = map_res(dev, EXTOLL_BAR_VELO_WIN, EXTOLL_BAR_VELO_WIN_SIZE);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *m = argc > 1 ? argv[1] : "self";
 	if (!strcmp(m, "self")) self_test();

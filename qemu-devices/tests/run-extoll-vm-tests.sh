@@ -18,7 +18,7 @@ qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
 echo "1..5"
 
 vm "$W/self.log" 0 2 self
-tap "loopback: VELO, ring back-pressure, put/get/imm/noti put, notifications, ATU errors, full queue" "$W/self.log"
+tap "loopback: VELO (requester page and send window), ring back-pressure, put/get/imm/noti put, notifications, ATU errors, full queue" "$W/self.log"
 
 vm "$W/prot.log" 0 2 prot
 tap "loopback protection IDs: refused put/get/imm/noti put/lock, same IDs work, ATU entry IDs, VELO refused with credit back" "$W/prot.log"

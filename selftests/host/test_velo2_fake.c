@@ -120,6 +120,45 @@ TEST_F(velo, send_encoding)
 	EXPECT_EQ(VELO2_RET_ERROR, velo2_send(NULL, msg, 8, 0, 0));
 }
 
+/* Send window (uapi/extoll_hw.h BAR3): payload into the window, one header store to
+ * VELO2_WIN_SEND_OFF; nothing on the per-quadword path; credits as before. */
+TEST_F(velo, send_window_encoding_and_credits)
+{
+	uint64_t win[512];
+	uint8_t msg[120];
+	uint32_t len;
+
+	for (unsigned int i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(i * 5 + 3);
+	velo2__use_window_fake(&self->port, win);
+	for (len = 0; len <= 120; len++) {
+		memset(self->req, 0, 4096);
+		memset(win, 0xee, sizeof(win));
+		self->req[VELO2_CREDITS_OFF / 8] = 1000;
+		ASSERT_EQ(VELO2_RET_SUCCESS, velo2_send(&self->con, msg, len, 0x5A, 3));
+		ASSERT_TRUE(self->req[VELO2_WIN_SEND_OFF / 8] ==
+			    (uint64_t)VELO2_REQUEST_HEADER(0x0203, 0x44, 3, 0x5A, len));
+		ASSERT_EQ(0, memcmp(win, msg, len));
+		for (unsigned int k = len; k < (len + 7) / 8 * 8; k++)	/* zero-padded */
+			ASSERT_EQ(0, ((uint8_t *)win)[k]);
+		for (unsigned int k = 0; k < 16; k++)	/* the quadword path is not used */
+			ASSERT_EQ(0, self->req[k]);
+	}
+	EXPECT_EQ(VELO2_RET_INV_MSG, velo2_send(&self->con, msg, 121, 0, 0));
+	EXPECT_EQ(VELO2_RET_INV_MTT, velo2_send(&self->con, msg, 8, 0, 4));
+	/* credits: same local count and re-read as the quadword path */
+	self->req[VELO2_CREDITS_OFF / 8] = 2;
+	self->port.credits = 0;
+	self->port.flags |= VELO2_PORT_NONBLOCK;
+	self->req[VELO2_WIN_SEND_OFF / 8] = 0;
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(VELO2_RET_SUCCESS, velo2_send(&self->con, "xy", 2, 0, 0));
+	self->req[VELO2_CREDITS_OFF / 8] = 0;
+	self->req[VELO2_WIN_SEND_OFF / 8] = 0;
+	EXPECT_EQ(VELO2_RET_TRY_AGAIN, velo2_send(&self->con, "zz", 2, 0, 0));
+	EXPECT_EQ(0, self->req[VELO2_WIN_SEND_OFF / 8]);	/* nothing stored without credit */
+}
+
 TEST_F(velo, send_credits_nonblocking)
 {
 	self->req[VELO2_CREDITS_OFF / 8] = 3;

@@ -11,6 +11,12 @@
  * (first post .. answer).
  * --get: the client pulls from the server's buffer; the last get carries a
  * completer notification at the client.
+ * --imm: immediate puts of 'size' (1..8) bytes into consecutive quadwords of
+ * the server's buffer, the last with a completer notification (as put).
+ * --noti: notification puts (8-byte payload = the sequence number, class
+ * 1); every one is a completer notification at the server, which checks
+ * the sequence of all of them before answering.  'size' is the payload
+ * size counted (8).
  */
 #include <getopt.h>
 
@@ -42,6 +48,8 @@ static void usage(FILE *f)
 "  -t, --timeout SEC      per-size and connection timeout (default 60)\n"
 "      --get              measure gets instead of puts\n"
 "      --qw               quadword variants (sizes must be multiples of 8)\n"
+"      --imm              immediate puts (sizes 1..8)\n"
+"      --noti             notification puts (size 8: the payload)\n"
 "  -j, --json             machine-readable output on stdout\n"
 "  -v, --verbose          progress on stderr\n"
 "  -h, --help             this help\n"
@@ -66,13 +74,26 @@ int main(int argc, char **argv)
 	uint8_t *buf;
 	size_t bsize;
 	volatile uint64_t *ack;
-	int fd, qw, get;
+	int fd, qw, get, imm, noti;
 	unsigned int si;
 
 	qw = xt_take_flag(&argc, argv, "--qw");
 	get = xt_take_flag(&argc, argv, "--get");
+	imm = xt_take_flag(&argc, argv, "--imm");
+	noti = xt_take_flag(&argc, argv, "--noti");
 	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
 		return PP_EXIT_USAGE;
+	if (qw + get + imm + noti > 1) {
+		fprintf(stderr, TOOL ": --qw, --get, --imm and --noti exclude each other\n");
+		return PP_EXIT_USAGE;
+	}
+	/* the server adopts the client's sizes in the handshake */
+	for (si = 0; o.client && si < o.nsizes && (imm || noti); si++) {
+		if (o.sizes[si] > 8 || (noti && o.sizes[si] != 8)) {
+			fprintf(stderr, TOOL ": --imm takes sizes 1..8, --noti size 8\n");
+			return PP_EXIT_USAGE;
+		}
+	}
 	memset(res, 0, sizeof(res));
 	rc = rma2_open(&port);
 	if (rc != RMA2_SUCCESS) {
@@ -82,7 +103,7 @@ int main(int argc, char **argv)
 	memset(&me, 0, sizeof(me));
 	me.node = rma2_get_nodeid(port);
 	me.vpid = rma2_get_vpid(port);
-	me.flags = (uint32_t)(qw | get << 1);
+	me.flags = (uint32_t)(qw | get << 1 | imm << 2 | noti << 3);
 	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
@@ -103,6 +124,8 @@ int main(int argc, char **argv)
 	if (o.server) {
 		qw = peer.flags & 1;
 		get = (peer.flags >> 1) & 1;
+		imm = (peer.flags >> 2) & 1;
+		noti = (peer.flags >> 3) & 1;
 	}
 	rc = rma2_connect(port, (RMA2_Nodeid)peer.node, (RMA2_VPID)peer.vpid, RMA2_CONN_DEFAULT, &h);
 	if (rc != RMA2_SUCCESS) {
@@ -128,7 +151,13 @@ int main(int argc, char **argv)
 					RMA2_Notification_Spec spec = i == n - 1 ?
 						RMA2_COMPLETER_NOTIFICATION : RMA2_NO_NOTIFICATION;
 
-					if (get)
+					if (imm)
+						rc = rma2_post_immediate_put(port, h, size, i,
+							peerbuf.nla + (i * 8) % peerbuf.size, spec, 0);
+					else if (noti)
+						rc = rma2_post_notification(port, h, 1, i,
+							RMA2_COMPLETER_NOTIFICATION, 0);
+					else if (get)
 						rc = qw ? rma2_post_get_qw(port, h, buf_reg, 0, size,
 									   peerbuf.nla, spec, 0)
 							: rma2_post_get_bt(port, h, buf_reg, 0, size,
@@ -166,6 +195,32 @@ int main(int argc, char **argv)
 						fprintf(stderr, TOOL ": size %u: %.1f MB/s\n", size,
 							res[si].mb_s);
 				}
+			} else if (noti) {
+				/* every notification put, in order, then answer */
+				for (unsigned long k = 0; k < n; k++) {
+					RMA2_Notification *nt;
+					struct xt_wait w;
+
+					xt_wait_init(&w, o.timeout_s);
+					while (rma2_noti_probe(port, &nt) != RMA2_SUCCESS) {
+						if (xt_wait_more(&w)) {
+							fprintf(stderr, TOOL ": notification put %lu of %lu "
+								"missing\n", k, n);
+							return 1;
+						}
+					}
+					if (rma2_noti_get_error(nt) ||
+					    rma2_noti_get_notiput_payload(nt) != k) {
+						fprintf(stderr, TOOL ": notification put %lu: error %d "
+							"payload %llu\n", k, rma2_noti_get_error(nt),
+							(unsigned long long)rma2_noti_get_notiput_payload(nt));
+						return 1;
+					}
+					rma2_noti_free(port, nt);
+				}
+				rc = rma2_post_immediate_put(port, h, 8, 1, peerbuf.nla + peerbuf.size, 0, 0);
+				if (rc)
+					return 1;
 			} else if (!get) {
 				/* last put's completer notification, then answer */
 				if (xt_wait_noti(port, o.timeout_s)) {
@@ -180,7 +235,8 @@ int main(int argc, char **argv)
 	}
 	xt_sync(fd, o.timeout_s);
 	if (o.client) {
-		const char *what = get ? (qw ? "get-qw" : "get-bt") : (qw ? "put-qw" : "put-bt");
+		const char *what = imm ? "imm-put" : noti ? "noti-put" :
+			get ? (qw ? "get-qw" : "get-bt") : (qw ? "put-qw" : "put-bt");
 		char transport[64], desc[64];
 
 		snprintf(transport, sizeof(transport), "extoll-rma2-%s", what);

@@ -59,7 +59,7 @@ typedef struct velo2_port {
 	uint32_t unpublished;		/* slots consumed since last RP write-back */
 	uint32_t flags;
 	uint32_t credits;		/* sends the device accepts without re-reading */
-	uint32_t reserved0;
+	uint32_t since_poll;		/* slots consumed since the last NI poll */
 	volatile uint64_t *req_page;	/* requester page (send) */
 	volatile uint64_t *state_page;	/* send-state page */
 	volatile uint64_t *rp_word;	/* read-pointer write-back word */

@@ -2,9 +2,13 @@
 /*
  * libvelo2: see include/velo2.h and Documentation/extoll/libvelo2.md.
  *
- * Send (uapi/extoll_hw.h section 3): the payload quadwords and the header
- * word (VELO2_REQUEST_HEADER) are stored to the requester page; the device
- * sends the message once all of them are stored.  Each message takes one
+ * Send (uapi/extoll_hw.h section 3): with a send window (the driver says
+ * so in VELO2_IOCG_GET_INFO; page 1 of the mapping), the payload is
+ * stored to the window (plain memory) and the header word
+ * (VELO2_REQUEST_HEADER) to EXTOLL_VELO_WIN_SEND of the requester page:
+ * one device access per message.  Without one, the payload quadwords and
+ * the header word are stored to the requester page and the device sends
+ * the message once all of them are stored.  Each message takes one
  * credit: the library keeps a local count and re-reads EXTOLL_VELO_CREDITS
  * only when it reaches 0 (a message stored without credit would be
  * dropped).  Receive (section 4): the mailbox is a ring of slots; a slot is
@@ -39,6 +43,16 @@ static void read_env(velo2_port_t *p)
 
 	if (e && *e && strcmp(e, "0"))
 		p->flags |= VELO2_PORT_NONBLOCK;
+	/* VELO2_SEND_WINDOW=0: the per-quadword path (comparisons) */
+	e = getenv("VELO2_SEND_WINDOW");
+	if (e && !strcmp(e, "0"))
+		p->flags &= ~VELO2_PORT_WINDOW;
+}
+
+void velo2__use_window_fake(velo2_port_t *port, volatile uint64_t *win)
+{
+	port->state_page = win;
+	port->flags |= VELO2_PORT_WINDOW;
 }
 
 velo2_ret_t velo2__open_fake(velo2_port_t *port, uint32_t node, uint32_t vpid,
@@ -112,6 +126,8 @@ EXPORT velo2_ret_t velo2_open(velo2_port_t *port)
 	port->map_len = 2 * EXTOLL_PAGE_SIZE;
 	port->mbox_map_len = mbox_len;
 	port->map = map;
+	if (info.flags & VELO2_INFO_SEND_WINDOW)
+		port->flags |= VELO2_PORT_WINDOW;
 	read_env(port);
 	return VELO2_RET_SUCCESS;
 }
@@ -216,6 +232,19 @@ EXPORT velo2_ret_t velo2_send(velo2_connection_t *con, const void *buf, uint32_t
 	if (get_credit(p))
 		return VELO2_RET_TRY_AGAIN;
 	page = p->req_page;
+	if (p->flags & VELO2_PORT_WINDOW) {
+		volatile uint64_t *win = p->state_page;
+
+		/* payload into the window (memory), then the doorbell: the
+		 * device reads the window when the doorbell arrives */
+		for (i = 0; i < nq; i++)
+			win[i] = q[i];
+		store_fence();
+		page[VELO2_WIN_SEND_OFF / 8] = con->header |
+			((uint64_t)VELO2_REQUEST_UPPERHEADER(mtt, tag, len) << 32);
+		store_fence();
+		return VELO2_RET_SUCCESS;
+	}
 	for (i = 0; i < nq; i++)
 		page[1 + i] = q[i];
 	page[0] = con->header | ((uint64_t)VELO2_REQUEST_UPPERHEADER(mtt, tag, len) << 32);
@@ -242,6 +271,7 @@ static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_
 		 * delivering what waits (the emulated NI does it in the
 		 * polling CPU); then look once more. */
 		(void)p->req_page[VELO2_CREDITS_OFF / 8];
+		p->since_poll = 0;
 		st = __atomic_load_n(slot_status(p, p->rd), __ATOMIC_ACQUIRE);
 		if (!st)
 			return VELO2_RET_NO_MSG;
@@ -276,6 +306,18 @@ static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_
 	for (i = 0; i < n; i++)
 		__atomic_store_n(slot_status(p, p->rd + i), 0, __ATOMIC_RELEASE);
 	p->rd = (p->rd + n) % p->nslots;
+	/*
+	 * A consumer that keeps finding messages never reads CREDITS, so
+	 * the emulated NI (which delivers in the polling CPU) would hold
+	 * the next ones back until the ring is empty: poll it every
+	 * VELO2_POLL_SLOTS slots, so delivery (and the ACKs that return the
+	 * senders' credits) overlaps with consumption.
+	 */
+	p->since_poll += n;
+	if (p->since_poll >= VELO2_POLL_SLOTS) {
+		(void)p->req_page[VELO2_CREDITS_OFF / 8];
+		p->since_poll = 0;
+	}
 	p->unpublished += n;
 	if (p->unpublished >= 32) {
 		__atomic_store_n(p->rp_word, (uint64_t)p->rd, __ATOMIC_RELEASE);

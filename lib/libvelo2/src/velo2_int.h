@@ -10,7 +10,10 @@
 #define VELO2_STATUS_ERR_BIT (1ull << 37)
 #define VELO2_PORT_FAKE 1u
 #define VELO2_PORT_NONBLOCK 2u	/* send returns VELO2_RET_TRY_AGAIN without credit */
+#define VELO2_PORT_WINDOW 4u	/* send through the send window (state page) */
 #define VELO2_CREDITS_OFF 0x800	/* EXTOLL_VELO_CREDITS in the requester page */
+#define VELO2_WIN_SEND_OFF 0x400	/* EXTOLL_VELO_WIN_SEND in the requester page */
+#define VELO2_POLL_SLOTS 16	/* a busy consumer polls the NI every this many slots */
 
 /*
  * Host tests: a port over caller memory.  req_page (4 KiB) receives the
@@ -20,6 +23,12 @@
  * bytes then the status word; a message takes ceil(len/(slot_size-8))
  * slots (at least one), every slot carries the status, the last one EOM.
  */
+/*
+ * Host tests: send through a send window (payload stored to win, the
+ * header to VELO2_WIN_SEND_OFF of req_page) as with a device that has one.
+ */
+void velo2__use_window_fake(velo2_port_t *port, volatile uint64_t *win);
+
 velo2_ret_t velo2__open_fake(velo2_port_t *port, uint32_t node, uint32_t vpid,
 			     volatile uint64_t *req_page, volatile uint64_t *state_page,
 			     volatile void *mbox, uint32_t nslots, uint32_t slot_size,
