@@ -65,7 +65,7 @@ O=$DIR/build
 # Seed the object tree from the newest finished build of the same source:
 # make then recompiles only what the changed options touch.
 if [ ! -d "$O" ]; then
-	prev=$(ls -td "$CACHE"/debug-kernel-*/.done 2>/dev/null | head -n1)
+	prev=$(ls -td "$CACHE"/debug-kernel-*/.done 2>/dev/null | head -n1 || true)
 	prev=${prev%/.done}
 	if [ -n "$prev" ] && [ -f "$prev/build/.config" ] &&
 	   [ "$(cat "$prev/source" 2>/dev/null)" = "$srcver" ]; then

@@ -20,6 +20,16 @@
  *
  * Each test prints "# injected_failures N" (the failures the kernel actually
  * injected, from the fault attributes' "times" countdown).
+ *
+ * fail_function injects from a kprobe.  On a kernel with KPROBES_ON_FTRACE
+ * (the debug kernel: FUNCTION_TRACER + DYNAMIC_FTRACE) the kprobe sits on
+ * the function's ftrace call and its handler runs in the calling task, so
+ * the task filter works.  Without it the kprobe is an int3 whose handler
+ * runs in NMI context, where the task filter never matches: there the test
+ * injects unfiltered for the duration of the child's run (nothing else on
+ * the node uses our devices meanwhile).  /sys/kernel/debug/kprobes/list
+ * says which ("[FTRACE]"); every fail_function test prints its mode
+ * ("# fail_function mode: ...").
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -256,6 +266,29 @@ static void disarm(const char *dir)
 	put(dir, "space", "0");
 }
 
+/*
+ * Is the kprobe fail_function placed on fn (armed: "inject" written) a
+ * kprobe on ftrace?  1 yes, 0 no (int3), -1 not found in the list.
+ */
+static int kprobe_on_ftrace(const char *fn)
+{
+	char line[512], want[128];
+	int ret = -1;
+	FILE *f = fopen(DBGFS "/kprobes/list", "r");
+
+	if (!f)
+		return -1;
+	/* "<addr>  k  <fn>+0x0  [module] [FTRACE]" */
+	snprintf(want, sizeof(want), " %s+0x", fn);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, want)) {
+			ret = strstr(line, "[FTRACE]") != NULL;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
 static bool injectable(const char *fn)
 {
 	char line[256];
@@ -385,7 +418,8 @@ static int need_debugfs(const char *dir)
 static int inject_function(struct __test_metadata *_metadata, const struct target *t)
 {
 	char before[4096], after[4096], v[64];
-	int injected = 0, splats;
+	int injected = 0, splats, ftrace;
+	bool mode_printed = false;
 	unsigned int p;
 
 	if (need_debugfs(FAIL_FUNCTION))
@@ -417,21 +451,22 @@ static int inject_function(struct __test_metadata *_metadata, const struct targe
 		/* -ENOMEM; the file takes an unsigned 64-bit number */
 		ASSERT_EQ(0, put(v, "retval", "0xfffffffffffffff4"));
 		ASSERT_EQ(0, arm(FAIL_FUNCTION, TIMES, 0));
+		ftrace = kprobe_on_ftrace(t->fn);
+		if (!mode_printed) {
+			printf("# fail_function mode: %s\n",
+			       ftrace > 0 ? "kprobe on ftrace, task filter" :
+			       ftrace == 0 ? "int3 kprobe (NMI context), unfiltered during the child's run" :
+			       "kprobe not in kprobes/list, unfiltered during the child's run");
+			mode_printed = true;
+		}
+		/*
+		 * An int3 kprobe's handler runs in NMI context, where the task
+		 * filter never matches: restrict by time instead.
+		 */
+		if (ftrace <= 0)
+			ASSERT_EQ(0, put(FAIL_FUNCTION, "task-filter", "N"));
 		st = child_path(p, true);
 		n = TIMES - (int)get(FAIL_FUNCTION, "times");
-		if (!n && !st) {
-			/*
-			 * Without KPROBES_ON_FTRACE the kprobe handler runs from
-			 * int3, in NMI context, where the task filter never
-			 * matches: restrict by time instead (nothing else on
-			 * the node uses our devices while this test runs).
-			 */
-			TH_LOG("%s: task filter never matches on this kernel: unfiltered",
-			       t->fn);
-			ASSERT_EQ(0, put(FAIL_FUNCTION, "task-filter", "N"));
-			st = child_path(p, true);
-			n = TIMES - (int)get(FAIL_FUNCTION, "times");
-		}
 		disarm(FAIL_FUNCTION);
 		put(FAIL_FUNCTION, "inject", "\n");
 		TH_LOG("%s on %s: child got %s, %d failure(s) injected", t->fn, path_name[p],

@@ -4,9 +4,9 @@
  * drivers/common/exa_quota.c; the driver only, no traffic between users:
  *
  *  - per-user caps: uid 65534, through many open files in several forked
- *    helper processes, takes RMA VPIDs, VELO VPIDs, ATU entries (the same
- *    small buffer registered again and again) and notification queue
- *    memory until refused: the refusal is EDQUOT, exactly at
+ *    helper processes, takes RMA VPIDs, VELO VPIDs, ATU entries (a pool of
+ *    pages registered again and again, each page at most ATU_PAGE_REGS
+ *    times) and notification queue memory until refused: the refusal is EDQUOT, exactly at
  *    floor(total * max_user_percent / 100) (totals and caps from sysfs
  *    user_usage), while the device has more.  Meanwhile uid 1000 gets its
  *    own cap (at least half of each), and root runs rma2-pingpong and
@@ -22,7 +22,12 @@
  * ATU regions are placed at random, so a 16-page region may find no room
  * while single pages still do: helpers register 16 pages at a time, then
  * single pages.  The ATU holders run with RLIMIT_MEMLOCK raised (each
- * registration of the same page is pinned and accounted again).
+ * registration of the same page is pinned and accounted again).  They walk
+ * a pool of distinct pages sized for the entries they may get, so that no
+ * page is under more than ATU_PAGE_REGS registrations (plus the refused
+ * one): DMA-API debugging (debug kernel) warns "exceeded 7 overlapping
+ * mappings of cacheline" beyond eight device-writable mappings of one
+ * cacheline, a limit of the checker, not of the driver.
  */
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -34,13 +39,15 @@
 #define USAGE		"/sys/class/extoll/extoll0-rma2/user_usage"
 #define MAX_FILES	40	/* files per helper */
 #define CHUNK_PAGES	16
+#define ATU_PAGE_REGS	6	/* registrations of one page at most */
 
 enum { X_RMA, X_VELO, X_ATU, X_QUEUE, NX };
 static const char *const xres_name[NX] = { "rma_vpid", "velo_vpid", "atu_entries", "queue_bytes" };
 
 struct xhold_cmd {
 	int32_t res, files;
-	int64_t target;		/* queue: bytes to take before the last try */
+	int64_t target;		/* queue: bytes to take before the last try;
+				 * ATU: the most entries the helper may get */
 };
 
 struct xhold_rep {
@@ -87,15 +94,26 @@ static int open_with_queue(uint64_t q)
 
 static int xholder_fn(struct kid_io *io)
 {
-	uint8_t *buf = anon_pages(CHUNK_PAGES * EXTOLL_PAGE_SIZE);
 	struct xhold_rep rep = { 0 };
 	struct rma2_ioc_region r;
 	struct xhold_cmd c;
+	size_t pool = CHUNK_PAGES, at = 0;
+	uint8_t *buf;
 	int fd, err = 0;
 
-	if (kid_read(io->rd, &c, sizeof(c)) || c.files > MAX_FILES || !buf)
+	if (kid_read(io->rd, &c, sizeof(c)) || c.files > MAX_FILES)
 		return 1;
-	memset(buf, 1, CHUNK_PAGES * EXTOLL_PAGE_SIZE);
+	/*
+	 * ATU: a pool of whole chunks with room for c.target entries at
+	 * ATU_PAGE_REGS registrations per page; the walk below goes round
+	 * it, so the registrations of any two pages differ by one at most.
+	 */
+	if (c.res == X_ATU && c.target > 0)
+		pool = ((size_t)c.target / ATU_PAGE_REGS / CHUNK_PAGES + 2) * CHUNK_PAGES;
+	buf = anon_pages(pool * EXTOLL_PAGE_SIZE);
+	if (!buf)
+		return 1;
+	memset(buf, 1, pool * EXTOLL_PAGE_SIZE);
 	switch (c.res) {
 	case X_RMA:
 	case X_VELO:
@@ -117,11 +135,16 @@ static int xholder_fn(struct kid_io *io)
 			break;
 		}
 		rep.files++;
-		while (!raw_reg(fd, buf, CHUNK_PAGES * EXTOLL_PAGE_SIZE, 0, &r))
+		while (!raw_reg(fd, buf + at * EXTOLL_PAGE_SIZE, CHUNK_PAGES * EXTOLL_PAGE_SIZE,
+				0, &r)) {
 			rep.held += CHUNK_PAGES;
+			at = (at + CHUNK_PAGES) % pool;
+		}
 		rep.chunk_err = -errno;
-		while (!raw_reg(fd, buf, EXTOLL_PAGE_SIZE, 0, &r))
+		while (!raw_reg(fd, buf + at * EXTOLL_PAGE_SIZE, EXTOLL_PAGE_SIZE, 0, &r)) {
 			rep.held++;
+			at = (at + 1) % pool;
+		}
 		err = -errno;
 		break;
 	default: {
@@ -272,7 +295,8 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 600)
 	for (int i = 0; i < NX; i++) {
 		int r = order[i];
 
-		take(_metadata, &a, UID_NOBODY, r, cap[X_QUEUE], &held, &err, &chunk_err);
+		take(_metadata, &a, UID_NOBODY, r, r == X_ATU ? cap[r] : cap[X_QUEUE], &held,
+		     &err, &chunk_err);
 		refused[r] = err;
 		if (r == X_ATU)
 			TH_LOG("user A: 16-page regions ended with %s", errname(chunk_err));
@@ -293,7 +317,8 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 600)
 	for (int i = 0; i < NX; i++) {
 		int r = order[i];
 
-		take(_metadata, &b, UID_USER, r, cap[X_QUEUE], &held, &err, &chunk_err);
+		take(_metadata, &b, UID_USER, r, r == X_ATU ? cap[r] : cap[X_QUEUE], &held,
+		     &err, &chunk_err);
 		refused[r] = err;
 		if (r == X_ATU)
 			TH_LOG("user B: 16-page regions ended with %s", errname(chunk_err));
@@ -325,7 +350,8 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 600)
 	for (int i = 0; i < NX; i++) {
 		int r = order[i];
 
-		take(_metadata, &root, 0, r, total[X_QUEUE], &held, &err, &chunk_err);
+		take(_metadata, &root, 0, r, r == X_ATU ? total[r] : total[X_QUEUE], &held,
+		     &err, &chunk_err);
 		EXPECT_NE(-EDQUOT, err);
 		EXPECT_EQ(r == X_QUEUE ? -ENOMEM : r == X_ATU ? -ENOSPC : -EBUSY, err);
 	}
