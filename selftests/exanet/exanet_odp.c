@@ -773,7 +773,17 @@ TEST_TIMEOUT(target_killed_with_faults_pending, 300)
 		ASSERT_EQ(0, opost(&a, 0, i, a.buf, &dst, len / 4, 0));
 		dst.va += len / 4;
 	}
-	usleep(200000);
+	/*
+	 * Kill it as soon as its rank has resolved a fault: a fault maps at
+	 * most ODP_PREFETCH_MAX, so most of the 64 MiB is still to fault
+	 * then, however fast faults are.
+	 */
+	for (i = 0; i < 20000; i++) {
+		if (!odp_cnt(pub.rank, &c) && c.faults > 0)
+			break;
+		usleep(500);
+	}
+	EXPECT_LT(0, c.faults);
 	kill(pid, SIGKILL);
 	EXPECT_EQ(128 + SIGKILL, exa_wait_child(pid, 30000));
 	for (i = 0; i < 4; i++) {
