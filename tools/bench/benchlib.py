@@ -38,7 +38,7 @@ def run_pair_sequenced(cluster, server_cmd, client_cmd, port, timeout=300):
     `port`, so both sides make the same set-up calls in every run (no
     connect retries).  Returns (client output, server output)."""
     pid, log = cluster.spawn(1, server_cmd + "; echo \"exit=$?\"")
-    listening = "grep -q ':%04X 00000000:0000 0A' /proc/net/tcp" % port
+    listening = "grep -qs ':%04X 0*:0000 0A' /proc/net/tcp /proc/net/tcp6" % port
     r = cluster.run(1, "i=0; until %s; do i=$((i+1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done"
                     % listening, timeout=60)
     if r.rc != 0:

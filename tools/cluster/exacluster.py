@@ -1072,6 +1072,7 @@ def _cli(argv=None):
     up.add_argument("--extoll", action="store_true", help="add the extoll device (EXTOLL NIC)")
     up.add_argument("--accel", help="tcg (default) or kvm")
     up.add_argument("--memory", default="512M")
+    up.add_argument("--smp", type=int, default=1, help="vCPUs per node (default 1)")
     up.add_argument("--append", default="", help="extra kernel command line")
     up.add_argument("--device-arg", action="append", default=[],
                     help="extra QEMU argument ({node} {nodes} {fabric} are substituted)")
@@ -1115,7 +1116,7 @@ def _cli(argv=None):
                         iommu=True if a.iommu else "auto",
                         exanet=False if a.no_exanet else "auto",
                         extoll=a.extoll,
-                        accel=a.accel, memory=a.memory, append=append,
+                        accel=a.accel, memory=a.memory, smp=a.smp, append=append,
                         extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
                         detach=True, trace=a.trace)
             try:

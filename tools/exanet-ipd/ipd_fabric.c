@@ -987,15 +987,12 @@ static void rx_broken(struct ipd *d, struct peer *p, const char *why)
 	peer_update(d, p);
 }
 
-static int rx_poll(struct ipd *d, struct peer *p)
+static int rx_poll(struct ipd *d, struct peer *p, int budget)
 {
 	uint64_t ring = (uint64_t)1 << d->o.ring_order;
 	int n = 0;
 
-	/* Bounded work: each batch's packets go through the kernel's receive
-	 * path in our write(), which under load takes milliseconds; a tick
-	 * (heartbeats, timeouts) must not wait for 16 of them. */
-	while (n < 16 && !(n && ipd_tick_pending)) {
+	while (n < budget && !(n && ipd_tick_pending)) {
 		struct exanet_rdma_notif rec;
 		int64_t skip;
 		uint64_t start;
@@ -1036,6 +1033,13 @@ static int rx_poll(struct ipd *d, struct peer *p)
 	return n;
 }
 
+/*
+ * One batch per peer and pass.  Writing a batch's packets into TUN runs the
+ * kernel's receive path, which queues the transport's answers (TCP ACKs)
+ * on TUN at once; the caller reads and sends them before the next batch.
+ * Delivering a whole window first held the ACKs back until the sender had
+ * run out of window: measured 3.3 ms stalls per window at 64 KiB MSS.
+ */
 int ipd_rx_poll_all(struct ipd *d)
 {
 	int n = 0;
@@ -1044,7 +1048,7 @@ int ipd_rx_poll_all(struct ipd *d)
 		struct peer *p = d->active[i];
 
 		if (p->rx.mem) {
-			n += rx_poll(d, p);
+			n += rx_poll(d, p, 1);
 			if (p->rx.credit_due && p->rx.credit_chan < 0)
 				send_credit(d, p);
 		}
