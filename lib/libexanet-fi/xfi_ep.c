@@ -74,8 +74,9 @@ static void xfi_tx_op_free(struct xfi_tx_op *op)
 {
 	if (op->mrh.mr)
 		xfi_mrc_put(op->dom, &op->mrh);
-	free(op->bounce);
-	free(op);
+	if (op->bounce != op->inline_data)
+		free(op->bounce);
+	xfi_cache_put(&op->dom->op_cache, op);
 }
 
 /*
@@ -188,7 +189,7 @@ static void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx,
 		else if (!ep->rx_selective || (rx->flags & FI_COMPLETION))
 			xfi_cq_push(ep->rx_cq, &e);
 	}
-	free(rx);
+	xfi_cache_put(&ep->dom->rx_cache, rx);
 }
 
 static void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t flags, int err)
@@ -199,7 +200,7 @@ static void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t fl
 
 	if (ep->rx_cq)
 		xfi_cq_push_err(ep->rx_cq, &e, err, 0);
-	free(rx);
+	xfi_cache_put(&ep->dom->rx_cache, rx);
 }
 
 static struct xfi_queue *xfi_unexp_queue(struct xfi_ep *ep, uint32_t start_flags)
@@ -207,10 +208,10 @@ static struct xfi_queue *xfi_unexp_queue(struct xfi_ep *ep, uint32_t start_flags
 	return (start_flags & XFI_START_TAGGED) ? &ep->unexp_tagged : &ep->unexp_msg;
 }
 
-static void xfi_msg_free(struct xfi_rx_msg *msg)
+static void xfi_msg_free(struct xfi_domain *dom, struct xfi_rx_msg *msg)
 {
 	free(msg->buf);
-	free(msg);
+	xfi_cache_put(&dom->msg_cache, msg);
 }
 
 /* Queue a FIN for the rendezvous send cookie of the endpoint key. */
@@ -291,11 +292,11 @@ static void xfi_msg_discard(struct xfi_ep *ep, struct xfi_rx_msg *msg)
 {
 	if (msg->rndv) {	/* nothing to read: release the sender */
 		xfi_send_fin(ep, msg->src_key, msg->rd.cookie, 0);
-		xfi_msg_free(msg);
+		xfi_msg_free(ep->dom, msg);
 		return;
 	}
 	if (msg->complete) {
-		xfi_msg_free(msg);
+		xfi_msg_free(ep->dom, msg);
 		return;
 	}
 	msg->discard = 1;
@@ -312,7 +313,7 @@ static void xfi_msg_abort(struct xfi_ep *ep, struct xfi_rx_msg *msg)
 		xfi_rx_error(ep, msg->rx, xfi_rx_cq_flags(msg), FI_EIO);
 	if (msg->queued)
 		xfi_q_remove(xfi_unexp_queue(ep, msg->flags), &msg->link);
-	xfi_msg_free(msg);
+	xfi_msg_free(ep->dom, msg);
 }
 
 /* The last byte of msg arrived. */
@@ -321,9 +322,9 @@ static void xfi_msg_done(struct xfi_ep *ep, struct xfi_rx_msg *msg)
 	msg->complete = 1;
 	if (msg->rx) {
 		xfi_complete_rx(ep, msg->rx, msg);
-		xfi_msg_free(msg);
+		xfi_msg_free(ep->dom, msg);
 	} else if (!msg->queued) {
-		xfi_msg_free(msg);	/* discarded */
+		xfi_msg_free(ep->dom, msg);	/* discarded */
 	}
 }
 
@@ -350,7 +351,7 @@ static void xfi_msg_attach(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi
 	msg->rx = rx;
 	if (msg->complete) {
 		xfi_complete_rx(ep, rx, msg);
-		xfi_msg_free(msg);
+		xfi_msg_free(ep->dom, msg);
 	}
 }
 
@@ -419,7 +420,7 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 		ep->rx_dropped++;
 		return;
 	}
-	msg = calloc(1, sizeof(*msg));
+	msg = xfi_cache_get(&ep->dom->msg_cache, sizeof(*msg));
 	if (!msg) {
 		ep->rx_dropped++;
 		return;
@@ -785,7 +786,7 @@ static void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi
 	if (!r) {
 		xfi_rx_error(ep, rx, xfi_rx_cq_flags(msg), FI_ENOMEM);
 		xfi_send_fin(ep, msg->src_key, msg->rd.cookie, FI_ENOMEM);
-		xfi_msg_free(msg);
+		xfi_msg_free(ep->dom, msg);
 		return;
 	}
 	r->rx = rx;
@@ -796,7 +797,7 @@ static void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi
 	r->len = msg->len;
 	r->flags = msg->flags;
 	r->rd = msg->rd;
-	xfi_msg_free(msg);
+	xfi_msg_free(ep->dom, msg);
 	want = r->len < rx->capacity ? r->len : rx->capacity;
 	if (want && !xfi_dom_rdma(ep->dom))
 		r->err = -FI_ENODEV;
@@ -974,7 +975,9 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 			     fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
 			     void *context)
 {
+	struct xfi_domain *dom = ep->dom;
 	struct xfi_tx_op *op;
+	ssize_t ret = 0;
 	size_t len;
 	uint32_t key;
 
@@ -985,9 +988,12 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		return -FI_EMSGSIZE;
 	if ((flags & FI_INJECT) && len > XFI_INJECT_SIZE)
 		return -FI_EMSGSIZE;
-	op = calloc(1, sizeof(*op));
-	if (!op)
+	pthread_mutex_lock(&dom->lock);
+	op = xfi_cache_get(&dom->op_cache, sizeof(*op));
+	if (!op) {
+		pthread_mutex_unlock(&dom->lock);
 		return -FI_ENOMEM;
+	}
 	op->context = context;
 	op->flags = flags | FI_SEND;
 	op->tag = tag;
@@ -995,17 +1001,17 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	op->len = len;
 	op->start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
 		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
-	op->dom = ep->dom;
+	op->dom = dom;
 	if (count == 1 && len > xfi_params.rndv_threshold && !(flags & FI_INJECT) &&
-	    !ep->dom->rdma_unavailable &&
-	    xfi_mrc_get(ep->dom, iov[0].iov_base, len, XFI_MR_NI_READS, &op->mrh) == 0) {
+	    !dom->rdma_unavailable &&
+	    xfi_mrc_get(dom, iov[0].iov_base, len, XFI_MR_NI_READS, &op->mrh) == 0) {
 		/* rendezvous: the START carries where to read from (a system
 		 * call to register; read-only memory or no RDMA: eager) */
 		struct xfi_rndv *rd = calloc(1, sizeof(*rd));
 
 		if (!rd) {
-			xfi_tx_op_free(op);
-			return -FI_ENOMEM;
+			ret = -FI_ENOMEM;
+			goto fail;
 		}
 		op->rndv = 1;
 		rd->node = op->mrh.mr->node;
@@ -1019,22 +1025,20 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		/* inject: the caller may reuse the buffer at once; iov: gather */
 		size_t i, off = 0;
 
-		op->bounce = malloc(len);
+		op->bounce = len <= sizeof(op->inline_data) ? op->inline_data : malloc(len);
 		if (!op->bounce) {
-			xfi_tx_op_free(op);
-			return -FI_ENOMEM;
+			ret = -FI_ENOMEM;
+			goto fail;
 		}
 		for (i = 0; i < count; i++) {
 			memcpy(op->bounce + off, iov[i].iov_base, iov[i].iov_len);
 			off += iov[i].iov_len;
 		}
 	}
-	pthread_mutex_lock(&ep->dom->lock);
 	if (!ep->enabled || !ep->av || xfi_av_key(ep->av, dest, &key) ||
 	    !(op->peer = xfi_peer_get(ep, key))) {
-		pthread_mutex_unlock(&ep->dom->lock);
-		xfi_tx_op_free(op);
-		return ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
+		ret = ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
+		goto fail;
 	}
 	op->key = key;
 	if (op->rndv) {
@@ -1043,8 +1047,12 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	}
 	xfi_tx_enqueue(ep, op);
 	xfi_tx_fill(ep);	/* start at once: lowest latency */
-	pthread_mutex_unlock(&ep->dom->lock);
+	pthread_mutex_unlock(&dom->lock);
 	return 0;
+fail:
+	xfi_tx_op_free(op);
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
 }
 
 static void xfi_peek(struct xfi_ep *ep, struct xfi_rx_entry *rx)
@@ -1090,9 +1098,12 @@ static ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		return -FI_EINVAL;
 	if ((flags & (FI_CLAIM | FI_PEEK)) && !context)
 		return -FI_EINVAL;
-	rx = calloc(1, sizeof(*rx));
-	if (!rx)
+	pthread_mutex_lock(&ep->dom->lock);
+	rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
+	if (!rx) {
+		pthread_mutex_unlock(&ep->dom->lock);
 		return -FI_ENOMEM;
+	}
 	rx->context = context;
 	if (count)
 		memcpy(rx->iov, iov, count * sizeof(*iov));
@@ -1101,7 +1112,6 @@ static ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	rx->tag = tag;
 	rx->ignore = ignore;
 	rx->flags = flags;
-	pthread_mutex_lock(&ep->dom->lock);
 	if (!ep->enabled) {
 		pthread_mutex_unlock(&ep->dom->lock);
 		free(rx);
@@ -1540,7 +1550,8 @@ static void xfi_free_rx_link(struct xfi_link *l)
 
 static void xfi_free_msg_link(struct xfi_link *l)
 {
-	xfi_msg_free(XFI_ITEM(l, struct xfi_rx_msg));
+	free(XFI_ITEM(l, struct xfi_rx_msg)->buf);
+	free(XFI_ITEM(l, struct xfi_rx_msg));
 }
 
 static int xfi_ep_close(struct fid *fid)
@@ -1581,7 +1592,7 @@ static int xfi_ep_close(struct fid *fid)
 			/* a message in progress that is not queued belongs to nobody else */
 			if (p->rx_cur && !p->rx_cur->queued) {
 				free(p->rx_cur->rx);
-				xfi_msg_free(p->rx_cur);
+				xfi_msg_free(dom, p->rx_cur);
 			}
 			free(p);
 		}

@@ -429,6 +429,9 @@ static int xfi_domain_close(struct fid *fid)
 	if (dom->rdma)
 		exanet_rdma_free(dom->rdma);
 	xfi_mrc_fini(&dom->mrc);
+	xfi_cache_drain(&dom->op_cache);
+	xfi_cache_drain(&dom->rx_cache);
+	xfi_cache_drain(&dom->msg_cache);
 	exanet_close(dom->dev);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
