@@ -13,6 +13,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pci.h>
+#include <linux/refcount.h>
 #include <linux/scatterlist.h>
 #include <linux/types.h>
 
@@ -116,6 +117,8 @@ struct extoll_region {
  */
 struct extoll_ep {
 	struct extoll_dev *xdev;
+	/* The file holds one; remove() one while it releases the DMA. */
+	refcount_t users;
 	enum extoll_unit unit;
 	u32 vpid;
 	u32 prot;			/* protection domain (uapi/exa_domain.h) */

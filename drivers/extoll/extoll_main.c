@@ -193,6 +193,7 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 	ep->seg_size = ep->q_size;
 	mutex_init(&ep->lock);
 	INIT_LIST_HEAD(&ep->regions);
+	refcount_set(&ep->users, 1);
 
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
@@ -309,6 +310,23 @@ free:
 }
 ALLOW_ERROR_INJECTION(extoll_ep_alloc_queue, ERRNO);
 
+static void extoll_ep_put(struct extoll_ep *ep)
+{
+	if (refcount_dec_and_test(&ep->users))
+		kfree(ep);
+}
+
+/* Unmap and free the queue of @ep (no-op if remove() did it already). */
+static void extoll_ep_free_queue(struct extoll_ep *ep)
+{
+	struct device *dmadev = &ep->xdev->pdev->dev;
+
+	mutex_lock(&ep->lock);
+	exa_dma_buf_free(&ep->qbuf, dmadev);
+	exa_dma_buf_free(&ep->rp, dmadev);
+	mutex_unlock(&ep->lock);
+}
+
 /*
  * Close (also on process death): disable the VPID part (read-back: no
  * request, notification or ring DMA after it), invalidate and fence the
@@ -332,15 +350,14 @@ int extoll_ep_release(struct inode *inode, struct file *file)
 	mutex_unlock(&xdev->lock);
 
 	extoll_regions_put(xdev, &regions);
-	exa_dma_buf_free(&ep->qbuf, &xdev->pdev->dev);
-	exa_dma_buf_free(&ep->rp, &xdev->pdev->dev);
+	extoll_ep_free_queue(ep);
 	exa_quota_uncharge(ep->qu, EXTOLL_RES_QUEUE, ep->q_alloc);
 	exa_quota_uncharge(ep->qu, ep->unit == EXTOLL_UNIT_RMA ?
 			   EXTOLL_RES_RMA_VPID : EXTOLL_RES_VELO_VPID, 1);
 	exa_cg_uncharge(&xdev->quota, &ep->cg, RDMACG_RESOURCE_HCA_HANDLE);
 	exa_quota_user_put(ep->qu);
 	mmdrop(ep->mm);
-	kfree(ep);
+	extoll_ep_put(ep);
 	extoll_dev_put(xdev);
 	return 0;
 }
@@ -777,6 +794,52 @@ unlock:
 	mutex_unlock(&xdev->lock);
 }
 
+/*
+ * After extoll_quiesce() (the NIC reset, the users' mappings zapped, faults
+ * answered SIGBUS): give back every DMA mapping and allocation of the
+ * endpoints still open, and the ATU table, before the driver lets go of
+ * the device (another driver may bind it next; DMA-API debugging reports
+ * mappings left behind).  The endpoints' files close later and find
+ * nothing left to unmap.
+ */
+static void extoll_release_dma(struct extoll_dev *xdev)
+{
+	struct device *dmadev = &xdev->pdev->dev;
+	int u;
+	u32 v;
+
+	for (u = 0; u < EXTOLL_NUM_UNITS; u++) {
+		for (v = 0; v < xdev->num_vpids[u]; v++) {
+			struct extoll_ep *ep;
+			LIST_HEAD(regions);
+
+			mutex_lock(&xdev->lock);
+			ep = xdev->owner[u][v];
+			if (ep)
+				refcount_inc(&ep->users);
+			mutex_unlock(&xdev->lock);
+			if (!ep)
+				continue;
+			dev_dbg(dmadev, "%s vpid %u open at removal: DMA released\n",
+				extoll_unit_names[u], v);
+			extoll_rma2_take_regions(ep, &regions);
+			mutex_lock(&xdev->lock);
+			extoll_regions_hw_drop(xdev, &regions);
+			mutex_unlock(&xdev->lock);
+			extoll_regions_put(xdev, &regions);
+			extoll_ep_free_queue(ep);
+			extoll_ep_put(ep);
+		}
+	}
+	mutex_lock(&xdev->lock);
+	if (xdev->atu) {
+		dma_free_coherent(dmadev, PAGE_ALIGN((size_t)xdev->atu_entries * 8),
+				  xdev->atu, xdev->atu_dma);
+		xdev->atu = NULL;
+	}
+	mutex_unlock(&xdev->lock);
+}
+
 static void extoll_remove(struct pci_dev *pdev)
 {
 	struct extoll_dev *xdev = pci_get_drvdata(pdev);
@@ -786,6 +849,7 @@ static void extoll_remove(struct pci_dev *pdev)
 		cdev_device_del(&xdev->cdevs[u].cdev, &xdev->cdevs[u].dev);
 	extoll_quiesce(xdev);
 	pci_clear_master(pdev);
+	extoll_release_dma(xdev);
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++)
 		put_device(&xdev->cdevs[u].dev);
 	ida_free(&extoll_ids, xdev->index);

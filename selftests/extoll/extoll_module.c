@@ -101,7 +101,25 @@ FIXTURE_TEARDOWN(mod)
 struct hold_box {
 	volatile int stage;		/* 1 holding, 2 device gone (go on) */
 	volatile int step;		/* last check passed */
+	volatile long pin_kb_held;	/* VmPin with the registration */
+	volatile long pin_kb_gone;	/* VmPin once the device is gone */
 };
+
+/* VmPin of /proc/self/status in kB (pages the drivers pinned), or -1. */
+static long vmpin_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
 
 enum { H_SETUP = 10, H_IOCTL, H_UNREG, H_MMAP, H_VELO, H_NO_SIGBUS };
 
@@ -134,9 +152,12 @@ static int holder(struct hold_box *hb)
 	raw_post(&e, EXTOLL_RMA_OPT_TE,
 		 EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, e.info.nodeid, e.info.vpid, 1, 0, MiB - 1),
 		 r.nla, r.nla);
+	hb->pin_kb_held = vmpin_kb();
 	hb->stage = 1;
 	while (hb->stage < 2)
 		usleep(2000);
+	/* the removal gave the pages back, not the close still to come */
+	hb->pin_kb_gone = vmpin_kb();
 	if (ioctl(e.fd, RMA2_IOCTL_GET_VPID, &v) != -1 || errno != ENODEV)
 		return H_IOCTL;
 	hb->step = H_IOCTL;
@@ -178,6 +199,12 @@ TEST_F_TIMEOUT(mod, unbind_with_live_endpoint_enodev_sigbus_rebind, 180)
 	if (st)
 		TH_LOG("holder: status %d after step %d", st, hold_box->step);
 	EXPECT_EQ(0, st);
+	/* Every DMA mapping of a live endpoint goes at removal (DMA-API
+	 * debugging reported the registration and queues left behind). */
+	TH_LOG("holder VmPin: %ld kB registered, %ld kB after the unbind",
+	       hold_box->pin_kb_held, hold_box->pin_kb_gone);
+	EXPECT_LE(1024, hold_box->pin_kb_held);
+	EXPECT_EQ(0, hold_box->pin_kb_gone);
 	/* the dead endpoint's close ran against the removed device: no oops */
 	ASSERT_EQ(0, write_str(DRIVER_DIR "/bind", self->pci));
 	ASSERT_EQ(0, wait_for_device(TMO_S));
