@@ -149,6 +149,33 @@ static inline uint64_t page_frame(const void *va)
 	return (e >> 63) & 1 ? e & ((1ull << 55) - 1) : 0;
 }
 
+/* Pages of [va, va + len) whose PTE is a swap entry (pagemap bit 62): the
+ * evidence of a swap-out that needs no VM event counters (the debug
+ * kernel has none).  -1 if pagemap cannot be read. */
+static inline long pages_swapped(const void *va, size_t len)
+{
+	uint64_t e[512];
+	size_t first = (uintptr_t)va / 4096, n = (len + 4095) / 4096, done = 0;
+	long swapped = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (done < n) {
+		size_t k = n - done < 512 ? n - done : 512, i;
+
+		if (pread(fd, e, k * 8, (off_t)(first + done) * 8) != (ssize_t)(k * 8)) {
+			close(fd);
+			return -1;
+		}
+		for (i = 0; i < k; i++)
+			swapped += (e[i] >> 62) & 1;
+		done += k;
+	}
+	close(fd);
+	return swapped;
+}
+
 /* Post without waiting, the completion record rec[slot] reset first: 0. */
 static inline int opost(struct rnode *n, int read, unsigned int slot, void *local,
 			const struct exanet_raddr *ra, size_t len, uint64_t notify_va)
