@@ -105,22 +105,6 @@ struct hold_box {
 	volatile long pin_kb_gone;	/* VmPin once the device is gone */
 };
 
-/* VmPin of /proc/self/status in kB (pages the drivers pinned), or -1. */
-static long vmpin_kb(void)
-{
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 enum { H_SETUP = 10, H_IOCTL, H_UNREG, H_MMAP, H_VELO, H_NO_SIGBUS };
 
 static struct hold_box *hold_box;
@@ -152,12 +136,12 @@ static int holder(struct hold_box *hb)
 	raw_post(&e, EXTOLL_RMA_OPT_TE,
 		 EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, e.info.nodeid, e.info.vpid, 1, 0, MiB - 1),
 		 r.nla, r.nla);
-	hb->pin_kb_held = vmpin_kb();
+	hb->pin_kb_held = xt_vmpin_kb(getpid());
 	hb->stage = 1;
 	while (hb->stage < 2)
 		usleep(2000);
 	/* the removal gave the pages back, not the close still to come */
-	hb->pin_kb_gone = vmpin_kb();
+	hb->pin_kb_gone = xt_vmpin_kb(getpid());
 	if (ioctl(e.fd, RMA2_IOCTL_GET_VPID, &v) != -1 || errno != ENODEV)
 		return H_IOCTL;
 	hb->step = H_IOCTL;

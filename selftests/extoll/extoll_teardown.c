@@ -18,23 +18,6 @@
 #define TMO_S 60
 #define RELEASE_TMO_S 20
 
-static long vmpin_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static void *shared_page(void)
 {
 	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -164,7 +147,7 @@ static int busy_child(struct busy_box *bb)
 			return 13;
 		}
 	}
-	bb->vmpin_kb = vmpin_kb(getpid());
+	bb->vmpin_kb = xt_vmpin_kb(getpid());
 	bb->stage = 1;
 	for (;;) {
 		if (rma2_post_put_bt(a, ab, ra, 0, BUSY_BYTES, nb, RMA2_REQCOMPL_NOTIFICATION, 0) ||
@@ -540,18 +523,18 @@ static int memlock_child(void)
 	memset(buf, 1, 2 * LIMIT_BYTES);
 	if (rma2_open(&p) || rma2_register(p, buf, LIMIT_BYTES, &r))
 		return L_REG;
-	if (vmpin_kb(getpid()) != LIMIT_BYTES / 1024)
+	if (xt_vmpin_kb(getpid()) != LIMIT_BYTES / 1024)
 		return L_PIN1;
 	/* one page over the limit: refused, *region untouched */
 	if (rma2_register(p, buf + LIMIT_BYTES, 4096, &r2) != RMA2_ERR_NO_MEM ||
 	    r2 != (RMA2_Region *)0x1)
 		return L_OVER;
-	if (rma2_unregister(p, r) || vmpin_kb(getpid()) != 0)
+	if (rma2_unregister(p, r) || xt_vmpin_kb(getpid()) != 0)
 		return L_PIN_UNREG;
 	if (rma2_register(p, buf + LIMIT_BYTES, LIMIT_BYTES, &r))
 		return L_REREG;
 	/* close without unregistering gives the accounting back too */
-	if (rma2_close(p) || vmpin_kb(getpid()) != 0)
+	if (rma2_close(p) || xt_vmpin_kb(getpid()) != 0)
 		return L_PIN_CLOSE;
 	if (rma2_open(&p) || rma2_register(p, buf, LIMIT_BYTES, &r) || rma2_close(p))
 		return L_REOPEN;
