@@ -1266,6 +1266,25 @@ TEST_TIMEOUT(stop_releases_everything, 60)
  * stop, their driver counters are back to the values before the first case.
  * Needs 4 nodes; the last rank powers off, so this case is last.
  */
+/* @pid exists and is not a zombie. */
+static int proc_running(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	int run = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f)) {
+		p = strrchr(buf, ')');
+		run = p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	}
+	fclose(f);
+	return run;
+}
+
 TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 {
 	struct before *b = saved();
@@ -1299,6 +1318,7 @@ TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 	if (me == v) {
 		/* The runner waits for the node to go down instead of calling
 		 * it dead (tools/cluster/run-tests, POWEROFF_MARK). */
+		pid_t harness = getppid();	/* prints the results at its exit */
 		int go[2];
 		pid_t pid;
 		char c;
@@ -1317,6 +1337,12 @@ TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 				_exit(1);
 			if (write(go[1], "s", 1) != 1)
 				_exit(1);
+			/* Not before the test program's output has left: wait
+			 * for it to exit (on the debug kernel that took longer
+			 * than the 2 s this used to sleep, and the runner got
+			 * nothing from the node), then give the agent 2 s. */
+			for (int t = 0; t < 450 && proc_running(harness); t++)
+				usleep(100000);
 			sleep(2);
 			sync();
 			fd = open("/proc/sysrq-trigger", O_WRONLY);
