@@ -748,6 +748,36 @@ class Cluster:
         log("%d node(s) up in %.1fs (per node: %s)" % (self.nodes, time.monotonic() - t0,
                                                       self.boot_times))
 
+    # A node is idle enough to measure on when this share of its CPU time
+    # went to the idle task over SETTLE_WINDOW seconds, twice in a row.
+    SETTLE_IDLE = 0.9
+    SETTLE_WINDOW = 0.5
+
+    def wait_settled(self, timeout=60):
+        """Wait until every node's CPU is mostly idle: a node is up as soon
+        as its agent answers, while services it started (sshd needs about
+        3 s of CPU under TCG) may still run and would disturb a
+        measurement.  Returns {node: seconds waited}; ClusterError on
+        timeout."""
+        script = ("i=0; ok=0; while [ $i -lt %d ]; do "
+                  "set -- $(head -1 /proc/stat); t1=$(($2+$3+$4+$5+$6+$7+$8)); d1=$(($5+$6)); "
+                  "sleep %s; "
+                  "set -- $(head -1 /proc/stat); t2=$(($2+$3+$4+$5+$6+$7+$8)); d2=$(($5+$6)); "
+                  "if [ $(( (d2-d1)*100 )) -ge $(( (t2-t1)*%d )) ]; then ok=$((ok+1)); "
+                  "else ok=0; fi; [ $ok -ge 2 ] && exit 0; i=$((i+1)); done; "
+                  "top -bn1 | head -12; exit 1"
+                  % (int(timeout / self.SETTLE_WINDOW), self.SETTLE_WINDOW,
+                     int(self.SETTLE_IDLE * 100)))
+        waited = {}
+        for i in range(self.nodes):
+            r = self.run(i, script, timeout=timeout + 10)
+            if r.rc != 0:
+                raise ClusterError("node %d did not settle within %ds (CPU below %d%% idle):\n%s"
+                                   % (i, timeout, self.SETTLE_IDLE * 100, r.output))
+            waited[i] = round(r.seconds, 1)
+        log("settled (seconds per node: %s)" % waited)
+        return waited
+
     def _check_proc(self, i):
         p = self.procs.get("n%d" % i)
         if p is not None and p.poll() is not None:
