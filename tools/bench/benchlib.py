@@ -33,6 +33,19 @@ def run_pair(cluster, server_cmd, client_cmd, timeout=300):
     return res[0].output, res[1].output
 
 
+def run_loopback(cluster, tool, sizes, iters, warmup, port, extra="", timeout=900):
+    """Server and client of a ping-pong tool as two processes of node 0
+    (one vCPU: each wait must let the other process run).  Returns the
+    client's JSON result."""
+    server, client = pingpong_cmds(tool, sizes, iters, warmup, port, extra)
+    client = client.replace(Cluster.node_ip(1), "127.0.0.1")
+    r = cluster.run(0, "%s & sleep 1; %s; rc=$?; wait $! || rc=1; exit $rc"
+                    % (server, client), timeout=timeout)
+    if r.rc != 0:
+        raise PairError("loopback %s exited %d:\n%s" % (tool, r.rc, r.output))
+    return parse_json_line(r.output)
+
+
 def run_pair_sequenced(cluster, server_cmd, client_cmd, port, timeout=300):
     """Like run_pair, but start the client only once the server listens on
     `port`, so both sides make the same set-up calls in every run (no

@@ -65,6 +65,8 @@ static void usage(FILE *f)
 "  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
 "      --slots N          mailbox slots, power of two (default 64)\n"
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
+"      --yield            wait with the library's waits (spin ~20 us, then yield the\n"
+"                         CPU): for a server and client on one CPU; default: busy-poll\n"
 "      --no-timing        no clock read per iteration: only the total time per size\n"
 "                         is measured (avg only); for syscall counting\n"
 "      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n"
@@ -74,7 +76,8 @@ static void usage(FILE *f)
 "  -v, --verbose          progress on stderr\n"
 "  -h, --help             this help\n"
 "\n"
-"System calls: the steady-state loop makes none: stores/loads to the mapped\n"
+"System calls: the steady-state loop makes none (with --yield, a wait longer than\n"
+"~20 us yields): stores/loads to the mapped\n"
 "pages, and the latency timer is clock_gettime(CLOCK_MONOTONIC) through the\n"
 "vDSO, or the calibrated TSC where the clocksource has no vDSO (see --clock).\n"
 "To verify, run both sides under 'strace -f -c' with two --iters values N1, N2\n"
@@ -149,14 +152,61 @@ static int send_one(struct endpoint *ep, uint32_t node, uint32_t mbox, const voi
 	return 0;
 }
 
-static int check_chan(struct endpoint *ep, int chan, int64_t timeout_ns)
+/*
+ * Waits.  By default the tool busy-polls (no system call, whatever the
+ * wait: it measures the NI, not the scheduler); --yield uses the library's
+ * waits, which spin for about 20 us and then yield the CPU, for a server
+ * and client sharing one CPU.
+ */
+static ssize_t recv_one(struct endpoint *ep, void *buf, size_t len, int64_t timeout_ns,
+			int yield)
+{
+	int64_t end = 0;
+	unsigned long spins = 0;
+	ssize_t n;
+
+	if (yield)
+		return exanet_recv_wait(ep->mbox, buf, len, NULL, timeout_ns);
+	while ((n = exanet_recv(ep->mbox, buf, len, NULL)) == 0) {
+		if (++spins % 4096)
+			continue;
+		if (!end)
+			end = pp_timer_ns() + timeout_ns;
+		else if (pp_timer_ns() > end)
+			return -ETIMEDOUT;
+	}
+	return n;
+}
+
+static int wait_chan(struct endpoint *ep, unsigned int chan, int64_t timeout_ns, uint64_t *st,
+		     int yield)
+{
+	int64_t end = 0;
+	unsigned long spins = 0;
+
+	if (yield)
+		return exanet_wait(ep->pkt, chan, timeout_ns, st);
+	for (;;) {
+		*st = exanet_chan_status(ep->pkt, chan);
+		if (EXANET_ST_STATE(*st) != EXANET_CHAN_ONGOING)
+			return exanet_status_errno(*st);
+		if (++spins % 4096)
+			continue;
+		if (!end)
+			end = pp_timer_ns() + timeout_ns;
+		else if (pp_timer_ns() > end)
+			return -EINPROGRESS;
+	}
+}
+
+static int check_chan(struct endpoint *ep, int chan, int64_t timeout_ns, int yield)
 {
 	uint64_t st;
 	int err;
 
 	if (chan < 0)
 		return 0;
-	err = exanet_wait(ep->pkt, (unsigned int)chan, timeout_ns, &st);
+	err = wait_chan(ep, (unsigned int)chan, timeout_ns, &st, yield);
 	if (err)
 		fprintf(stderr, TOOL ": send on channel %d: %s (state %s, reason %s)\n", chan,
 			strerror(-err), exanet_chan_state_str(EXANET_ST_STATE(st)),
@@ -215,7 +265,7 @@ static int run_server(const struct pp_opts *o)
 	total = (hs.iters + hs.warmup) * hs.nsizes;
 	/* steady state: echo every message back, no system calls */
 	for (k = 0; k < total; k++) {
-		ssize_t n = exanet_recv_wait(ep.mbox, buf, sizeof(buf), NULL, tmo);
+		ssize_t n = recv_one(&ep, buf, sizeof(buf), tmo, o->yield);
 
 		if (n < 0) {
 			fprintf(stderr, TOOL ": receive %lu/%lu: %s\n", (unsigned long)k,
@@ -223,7 +273,7 @@ static int run_server(const struct pp_opts *o)
 			err = (int)n;
 			break;
 		}
-		if (check_chan(&ep, prev_chan, tmo))
+		if (check_chan(&ep, prev_chan, tmo, o->yield))
 			fin.errors++;
 		err = send_one(&ep, hs.node_id, hs.mbox, buf, (unsigned int)n, tmo, &prev_chan);
 		if (err) {
@@ -231,7 +281,7 @@ static int run_server(const struct pp_opts *o)
 			break;
 		}
 	}
-	if (!err && check_chan(&ep, prev_chan, tmo))
+	if (!err && check_chan(&ep, prev_chan, tmo, o->yield))
 		fin.errors++;
 	fin.echoed = k;
 	pp_write_full(fd, &fin, sizeof(fin), o->timeout_s);
@@ -324,7 +374,7 @@ static int run_client(const struct pp_opts *o)
 				fprintf(stderr, TOOL ": send: %s\n", strerror(-err));
 				break;
 			}
-			n = exanet_recv_wait(ep.mbox, in, sizeof(in), NULL, tmo);
+			n = recv_one(&ep, in, sizeof(in), tmo, o->yield);
 			if (!o->no_timing && it >= o->warmup)
 				rtt[it - o->warmup] = (uint64_t)(pp_timer_ns() - t0);
 			if (n < 0) {
@@ -335,7 +385,7 @@ static int run_client(const struct pp_opts *o)
 			}
 			if ((unsigned int)n != len || memcmp(in, out, len))
 				res[s].errors++;
-			if (check_chan(&ep, chan, tmo))
+			if (check_chan(&ep, chan, tmo, o->yield))
 				res[s].errors++;
 		}
 		if (err)

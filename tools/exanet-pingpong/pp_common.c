@@ -437,7 +437,7 @@ void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed)
 
 int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o)
 {
-	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK };
+	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD };
 	static const struct option lopts[] = {
 		{ "server", no_argument, NULL, 's' },
 		{ "client", no_argument, NULL, 'c' },
@@ -452,6 +452,7 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 		{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
 		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
 		{ "clock", required_argument, NULL, OPT_CLOCK },
+		{ "yield", no_argument, NULL, OPT_YIELD },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -544,6 +545,13 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 			break;
 		}
 		case OPT_NO_TIMING: o->no_timing = 1; break;
+		case OPT_YIELD:
+			if (!t->has_device) {
+				fprintf(stderr, "%s: --yield is not an option of this tool\n", t->name);
+				return -EINVAL;
+			}
+			o->yield = 1;
+			break;
 		case OPT_CLOCK:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "monotonic") &&
 			    strcmp(optarg, "tsc")) {

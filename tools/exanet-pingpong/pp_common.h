@@ -13,6 +13,7 @@
 
 struct pp_opts {
 	int server, client, json, no_timing, verbose;
+	int yield;			/* wait with the library's waits (spin, then yield) */
 	char oob_host[256];		/* client: server host; server: bind host or "" */
 	unsigned int oob_port;
 	long peer_node;			/* -1: learn from the handshake */

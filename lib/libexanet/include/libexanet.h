@@ -36,7 +36,13 @@ extern "C" {
 
 #define EXANET_DEFAULT_DEVICE "/dev/exanet0"
 
-/* Timeouts in nanoseconds: 0 = do not wait (poll once), negative = forever. */
+/*
+ * Timeouts in nanoseconds: 0 = do not wait (poll once), negative = forever.
+ * A wait with a timeout busy-polls for about 20 us, then calls
+ * sched_yield() between polls, so that a peer process on the same CPU
+ * runs.  A wait without timeout never enters the kernel (usable under
+ * seccomp strict mode); it spins.
+ */
 #define EXANET_WAIT_FOREVER ((int64_t)-1)
 
 struct exanet_dev;	/* an open /dev/exanetN */

@@ -155,36 +155,79 @@ static int64_t deadline_clock_ns(void)
  * polls, so a wait that succeeds quickly reads no clock at all.  The price:
  * a timeout starts counting after the first CLOCK_EVERY polls
  * (microseconds).
+ *
+ * A wait with a timeout spins for EXA_SPIN_NS, then yields the CPU between
+ * polls: the peer process it waits for may need this very CPU (two
+ * processes of a one-CPU node), and spinning on only delays it.  A wait
+ * without timeout (EXANET_WAIT_FOREVER) never enters the kernel, for
+ * callers that must not (seccomp strict mode); it spins.
  */
-#define CLOCK_EVERY 4096u
+#define CLOCK_EVERY EXA_SPIN_CHECK
+/*
+ * A sched_yield() that took this long ran another task: the CPU is shared,
+ * and the next waits of this thread yield after their first unsuccessful
+ * poll, until SHARED_DECAY waits succeed without yielding.
+ */
+#define YIELD_RAN_OTHER_NS	5000
+#define SHARED_DECAY		64
+
+static __thread unsigned int cpu_shared;	/* > 0: yield early */
 
 struct deadline {
 	int64_t timeout;	/* < 0: forever */
 	int64_t end;		/* 0 until first computed */
+	int64_t spin_end;	/* then yield between polls */
 	unsigned int spins;
+	int yielding;
 };
 
 static void deadline_init(struct deadline *d, int64_t timeout_ns)
 {
 	d->timeout = timeout_ns;
 	d->end = 0;
+	d->spin_end = 0;
 	d->spins = 0;
+	d->yielding = 0;
 }
 
-static int deadline_expired(struct deadline *d)
+/* After an unsuccessful poll: 1 if the time is up, else relax or yield. */
+static int deadline_poll(struct deadline *d)
 {
 	int64_t now;
 
-	if (d->timeout < 0)
+	if (d->timeout < 0) {
+		cpu_relax();
 		return 0;
+	}
 	if (d->timeout == 0)
 		return 1;
-	if (++d->spins % CLOCK_EVERY)
+	if (d->yielding) {
+		int64_t before = deadline_clock_ns();
+
+		sched_yield();
+		now = deadline_clock_ns();
+		if (now - before >= YIELD_RAN_OTHER_NS)
+			cpu_shared = SHARED_DECAY;
+		return now >= d->end;
+	}
+	cpu_relax();
+	if (++d->spins % CLOCK_EVERY && !cpu_shared)
 		return 0;
 	now = deadline_clock_ns();
-	if (!d->end)
+	if (!d->end) {
 		d->end = now + d->timeout;
+		d->spin_end = now + (cpu_shared ? 0 : EXA_SPIN_NS);
+	}
+	if (now >= d->spin_end)
+		d->yielding = 1;
 	return now >= d->end;
+}
+
+/* The wait succeeded: one spinning success more towards "not shared". */
+static void deadline_done(const struct deadline *d)
+{
+	if (!d->yielding && cpu_shared)
+		cpu_shared--;
 }
 
 /* Time left, for chaining two waits under one deadline. */
@@ -643,11 +686,12 @@ EXPORT int exanet_wait(struct exanet_pkt *pkt, unsigned int chan, int64_t timeou
 	deadline_init(&dl, timeout_ns);
 	for (;;) {
 		st = mmio_read64(ch, EXANET_PKT_STATUS);
-		if (EXANET_ST_STATE(st) != EXANET_CHAN_ONGOING)
+		if (EXANET_ST_STATE(st) != EXANET_CHAN_ONGOING) {
+			deadline_done(&dl);
 			break;
-		if (deadline_expired(&dl))
+		}
+		if (deadline_poll(&dl))
 			break;
-		cpu_relax();
 	}
 	if (statusp)
 		*statusp = st;
@@ -666,11 +710,12 @@ EXPORT int exanet_send_wait(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox
 	deadline_init(&dl, timeout_ns);
 	for (;;) {
 		chan = exanet_send(pkt, node, mbox, buf, len);
-		if (chan != -EAGAIN)
+		if (chan != -EAGAIN) {
+			deadline_done(&dl);
 			break;
-		if (deadline_expired(&dl))
+		}
+		if (deadline_poll(&dl))
 			return -EAGAIN;
-		cpu_relax();
 	}
 	if (chan < 0)
 		return chan;
@@ -847,11 +892,12 @@ EXPORT ssize_t exanet_recv_wait(struct exanet_mbox *mb, void *buf, size_t buflen
 	deadline_init(&dl, timeout_ns);
 	for (;;) {
 		n = exanet_recv(mb, buf, buflen, info);
-		if (n != 0)
+		if (n != 0) {
+			deadline_done(&dl);
 			return n;
-		if (deadline_expired(&dl))
+		}
+		if (deadline_poll(&dl))
 			return -ETIMEDOUT;
-		cpu_relax();
 	}
 }
 
@@ -1384,9 +1430,12 @@ EXPORT int exanet_rdma_wait(struct exanet_rdma *r, unsigned int slot,
 	deadline_init(&d, timeout_ns);
 	for (;;) {
 		ret = exanet_rdma_poll(r, slot, statusp);
-		if (ret != -EINPROGRESS || deadline_expired(&d))
+		if (ret != -EINPROGRESS) {
+			deadline_done(&d);
 			return ret;
-		cpu_relax();
+		}
+		if (deadline_poll(&d))
+			return ret;
 	}
 }
 
@@ -1418,11 +1467,12 @@ EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdm
 	deadline_init(&d, timeout_ns);
 	for (;;) {
 		ret = exanet_rdma_notif_poll(n, out);
-		if (ret)
+		if (ret) {
+			deadline_done(&d);
 			return ret;
-		if (deadline_expired(&d))
+		}
+		if (deadline_poll(&d))
 			return -ETIMEDOUT;
-		cpu_relax();
 	}
 }
 
