@@ -654,16 +654,28 @@ static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 	xfi_complete_tx(ep, op);
 }
 
-/* Collect channel outcomes: ACK frees the slot, FULL resends it. */
+/*
+ * Collect channel outcomes: ACK frees the slot, FULL resends it.  A status
+ * read is an MMIO read (a device exit on emulated nodes, about as long as
+ * the rest of an idle progress call), so a channel whose operation reports
+ * no completion (inject, control packets) is only read when a send waits
+ * for a channel or every XFI_REAP_EVERY calls; errors still surface, a
+ * little later.
+ */
 static void xfi_tx_reap(struct xfi_ep *ep)
 {
+	int all = ep->txq.head || ++ep->reap_calls >= XFI_REAP_EVERY;
 	unsigned int c;
 
+	if (all)
+		ep->reap_calls = 0;
 	for (c = 0; c < XFI_CHANNELS; c++) {
 		struct xfi_chan *ch = &ep->chans[c];
 		int err;
 
 		if (!ch->busy)
+			continue;
+		if (!all && (ch->op->flags & FI_INJECT))
 			continue;
 		err = exanet_status_errno(exanet_chan_status(ep->pkt, c));
 		if (err == -EINPROGRESS)
