@@ -203,27 +203,10 @@ static inline long vm_pin_kb(void)
 }
 
 /* The value of a "name value" or "name: value [unit]" line of a /proc file, or -1. */
-static inline long long proc_field(const char *path, const char *field)
-{
-	char line[256], name[64];
-	long long v;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63[^: \t]%*[: \t]%lld", name, &v) == 2 && !strcmp(name, field)) {
-			fclose(f);
-			return v;
-		}
-	fclose(f);
-	return -1;
-}
-
 /* A field of /proc/meminfo in kB, or -1. */
 static inline long meminfo_kb(const char *field)
 {
-	return (long)proc_field("/proc/meminfo", field);
+	return (long)exa_file_field("/proc/meminfo", field);
 }
 
 static inline int bytes_equal(const uint8_t *p, size_t len, uint8_t v)

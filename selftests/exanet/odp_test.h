@@ -132,7 +132,7 @@ static inline long opat_pages_zero_or_data(const uint8_t *p, size_t len, uint32_
 /* A counter of /proc/vmstat (pswpout, pgmigrate_success, ...), or -1. */
 static inline long long vmstat_count(const char *field)
 {
-	return proc_field("/proc/vmstat", field);
+	return exa_file_field("/proc/vmstat", field);
 }
 
 /* Page frame of a virtual address (root: /proc/self/pagemap), 0 if none. */

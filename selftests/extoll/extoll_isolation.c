@@ -78,17 +78,7 @@ static int wait_state(volatile int *state, int want, double tmo)
 /* "prot_refused N" from the device's counters; -1 if it cannot be read. */
 static long prot_refused(void)
 {
-	char line[128];
-	long v = -1;
-	FILE *f = fopen("/sys/class/extoll/extoll0-rma2/counters", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "prot_refused %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return (long)exa_file_field("/sys/class/extoll/extoll0-rma2/counters", "prot_refused");
 }
 
 /* ------------------------------------------------------------ victim */

@@ -24,19 +24,10 @@
 /* VmPin of a process in kB (pages the drivers pinned for it), or -1. */
 static inline long xt_vmpin_kb(pid_t pid)
 {
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return (long)exa_file_field(path, "VmPin");
 }
 
 static inline double xt_now_s(void)

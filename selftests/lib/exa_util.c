@@ -273,6 +273,23 @@ long exa_sysfs_long(const char *attr)
 	return exa_read_long(path);
 }
 
+long long exa_file_field(const char *path, const char *field)
+{
+	char line[256], name[64];
+	long long v;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63[^: \t]%*[: \t]%lld", name, &v) == 2 && !strcmp(name, field)) {
+			fclose(f);
+			return v;
+		}
+	fclose(f);
+	return -1;
+}
+
 int exa_kmsg_bad_lines(void)
 {
 	static const char *const bad[] = { "Oops", "BUG:", "WARNING:", "general protection",

@@ -24,6 +24,12 @@ int exa_genl_request(uint8_t cmd, int flags, const uint16_t *types, const uint32
 long exa_read_long(const char *path);
 /* /sys/class/exanet/exanet0/<attr> as a number; negative errno on error. */
 long exa_sysfs_long(const char *attr);
+/*
+ * The number after "field" in a file of "name value" or "name: value [kB]"
+ * lines (/proc/<pid>/status, /proc/meminfo, /proc/vmstat, counters in
+ * sysfs); -1 if the file or the field is missing.
+ */
+long long exa_file_field(const char *path, const char *field);
 
 /* Lines in the kernel log containing "Oops", "BUG:", "WARNING:",
  * "general protection" or "Call Trace"; negative errno if unreadable. */
