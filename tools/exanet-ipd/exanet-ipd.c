@@ -807,10 +807,6 @@ static void run(struct ipd *d)
 			if (d->ticks % 10 == 0)
 				ipd_status_write(d);
 		}
-		if (ipd_status_req) {
-			ipd_status_req = 0;
-			ipd_status_write(d);
-		}
 		d->c.loops++;
 		work = ipd_mbox_poll(d);
 		if (d->ctl_busy)
@@ -820,6 +816,15 @@ static void run(struct ipd *d)
 		work += ipd_rx_poll_all(d);
 		work += ipd_tun_rx(d);
 		work += ipd_tx_flush(d);
+		/*
+		 * After the polls: a status asked for counts every message the
+		 * NI had delivered (and ACKed) before the request, even when
+		 * the signal is handled before the NI's interrupt.
+		 */
+		if (ipd_status_req) {
+			ipd_status_req = 0;
+			ipd_status_write(d);
+		}
 		if (work) {
 			idle = 0;
 			sleep_us = 20;
