@@ -129,23 +129,36 @@ static void endpoint_close(struct endpoint *ep)
 	exanet_close(ep->dev);	/* frees interfaces too */
 }
 
+/*
+ * Deadline of a busy-poll loop: the clock is read only every 4096 polls (no
+ * system call in steady state), so the timeout starts after the first ones.
+ */
+struct poll_deadline {
+	int64_t end;
+	unsigned long spins;
+};
+
+static int poll_expired(struct poll_deadline *d, int64_t timeout_ns)
+{
+	if (++d->spins % 4096)
+		return 0;
+	if (!d->end) {
+		d->end = pp_timer_ns() + timeout_ns;
+		return 0;
+	}
+	return pp_timer_ns() > d->end;
+}
+
 static int send_one(struct endpoint *ep, uint32_t node, uint32_t mbox, const void *buf,
 		    unsigned int len, int64_t timeout_ns, int *chan)
 {
-	int64_t end = 0;
-	unsigned long spins = 0;
+	struct poll_deadline dl = { 0, 0 };
 	int c;
 
-	/* All four channels ONGOING only if ACKs are slow: keep trying.  The
-	 * clock is read only after many attempts (no syscall in steady state). */
-	while ((c = exanet_send(ep->pkt, node, mbox, buf, len)) == -EAGAIN) {
-		if (++spins % 4096)
-			continue;
-		if (!end)
-			end = pp_timer_ns() + timeout_ns;
-		else if (pp_timer_ns() > end)
+	/* All four channels ONGOING only if ACKs are slow: keep trying. */
+	while ((c = exanet_send(ep->pkt, node, mbox, buf, len)) == -EAGAIN)
+		if (poll_expired(&dl, timeout_ns))
 			return -ETIMEDOUT;
-	}
 	if (c < 0)
 		return c;
 	*chan = c;
@@ -161,28 +174,21 @@ static int send_one(struct endpoint *ep, uint32_t node, uint32_t mbox, const voi
 static ssize_t recv_one(struct endpoint *ep, void *buf, size_t len, int64_t timeout_ns,
 			int yield)
 {
-	int64_t end = 0;
-	unsigned long spins = 0;
+	struct poll_deadline dl = { 0, 0 };
 	ssize_t n;
 
 	if (yield)
 		return exanet_recv_wait(ep->mbox, buf, len, NULL, timeout_ns);
-	while ((n = exanet_recv(ep->mbox, buf, len, NULL)) == 0) {
-		if (++spins % 4096)
-			continue;
-		if (!end)
-			end = pp_timer_ns() + timeout_ns;
-		else if (pp_timer_ns() > end)
+	while ((n = exanet_recv(ep->mbox, buf, len, NULL)) == 0)
+		if (poll_expired(&dl, timeout_ns))
 			return -ETIMEDOUT;
-	}
 	return n;
 }
 
 static int wait_chan(struct endpoint *ep, unsigned int chan, int64_t timeout_ns, uint64_t *st,
 		     int yield)
 {
-	int64_t end = 0;
-	unsigned long spins = 0;
+	struct poll_deadline dl = { 0, 0 };
 
 	if (yield)
 		return exanet_wait(ep->pkt, chan, timeout_ns, st);
@@ -190,11 +196,7 @@ static int wait_chan(struct endpoint *ep, unsigned int chan, int64_t timeout_ns,
 		*st = exanet_chan_status(ep->pkt, chan);
 		if (EXANET_ST_STATE(*st) != EXANET_CHAN_ONGOING)
 			return exanet_status_errno(*st);
-		if (++spins % 4096)
-			continue;
-		if (!end)
-			end = pp_timer_ns() + timeout_ns;
-		else if (pp_timer_ns() > end)
+		if (poll_expired(&dl, timeout_ns))
 			return -EINPROGRESS;
 	}
 }
