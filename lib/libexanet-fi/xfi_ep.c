@@ -660,13 +660,13 @@ static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
  * the rest of an idle progress call), so a channel whose operation reports
  * no completion (inject, control packets) is only read when a send waits
  * for a channel or every XFI_REAP_EVERY calls; errors still surface, a
- * little later.
+ * little later.  all: read every busy channel.
  */
-static void xfi_tx_reap(struct xfi_ep *ep)
+static void xfi_tx_reap(struct xfi_ep *ep, int all)
 {
-	int all = ep->txq.head || ++ep->reap_calls >= XFI_REAP_EVERY;
 	unsigned int c;
 
+	all = all || ep->txq.head || ++ep->reap_calls >= XFI_REAP_EVERY;
 	if (all)
 		ep->reap_calls = 0;
 	for (c = 0; c < XFI_CHANNELS; c++) {
@@ -953,7 +953,7 @@ static void xfi_ep_progress(struct xfi_ep *ep)
 {
 	if (!ep->enabled)
 		return;
-	xfi_tx_reap(ep);
+	xfi_tx_reap(ep, 0);
 	xfi_rx_poll(ep);
 	if (ep->rndv_wait.head)
 		xfi_probe_peers(ep);
@@ -1057,6 +1057,10 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		op->cookie = ++ep->next_cookie;
 		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
 	}
+	/* outcomes that arrived while nobody progressed (a FIN or PING to
+	 * a broken stream) must not keep that stream from restarting */
+	if (op->peer->tx_error && op->peer->tx_ops)
+		xfi_tx_reap(ep, 1);
 	xfi_tx_enqueue(ep, op);
 	xfi_tx_fill(ep);	/* start at once: lowest latency */
 	pthread_mutex_unlock(&dom->lock);
