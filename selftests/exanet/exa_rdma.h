@@ -189,20 +189,9 @@ static inline int post_and_wait(struct rnode *n, int read, unsigned int slot, vo
 /* VmPin of this process in kB (pinned_vm), or -1. */
 static inline long vm_pin_kb(void)
 {
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return (long)exa_file_field("/proc/self/status", "VmPin");
 }
 
-/* The value of a "name value" or "name: value [unit]" line of a /proc file, or -1. */
 /* A field of /proc/meminfo in kB, or -1. */
 static inline long meminfo_kb(const char *field)
 {

@@ -184,19 +184,7 @@ static inline uint32_t kid_domain(uid_t uid, uint32_t pdid)
 /* Value of "name <value>" in a sysfs file of counters; -1 if absent. */
 static inline long long counter_in(const char *path, const char *name)
 {
-	char line[256], key[128];
-	long long v, found = -1;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%127s %lld", key, &v) == 2 && !strcmp(key, name)) {
-			found = v;
-			break;
-		}
-	fclose(f);
-	return found;
+	return exa_file_field(path, name);
 }
 
 #define EXANET_SYSFS "/sys/class/exanet/exanet0/"
