@@ -775,8 +775,7 @@ class Cluster:
                   % (int(timeout / self.SETTLE_WINDOW), self.SETTLE_WINDOW,
                      int(self.SETTLE_IDLE * 100)))
         waited = {}
-        for i in range(self.nodes):
-            r = self.run(i, script, timeout=timeout + 10)
+        for i, r in enumerate(self.run_all(script, timeout=timeout + 10)):
             if r.rc != 0:
                 raise ClusterError("node %d did not settle within %ds (CPU below %d%% idle):\n%s"
                                    % (i, timeout, self.SETTLE_IDLE * 100, r.output))
