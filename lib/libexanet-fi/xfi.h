@@ -50,7 +50,6 @@
 #define XFI_CHANNELS		EXANET_PKT_CHANNELS
 #define XFI_PEER_BUCKETS	256
 #define XFI_RX_BUDGET		256	/* mailbox slots handled per progress call */
-#define XFI_REAP_EVERY		16	/* progress calls between looks at inject-only channels */
 #define XFI_MAX_PEERS		65536	/* receive state kept for at most this many senders */
 
 extern struct fi_provider xfi_prov;
@@ -356,7 +355,6 @@ struct xfi_ep {
 	struct xfi_queue txq;		/* xfi_tx_op not fully packetized yet */
 	struct xfi_queue tx_wait;	/* xfi_tx_op packetized, waiting for ACKs */
 	struct xfi_chan chans[XFI_CHANNELS];
-	unsigned int reap_calls;	/* progress calls since inject-only channels were read */
 	struct xfi_queue posted_tagged, posted_msg;	/* xfi_rx_entry */
 	struct xfi_queue unexp_tagged, unexp_msg;	/* xfi_rx_msg */
 	struct xfi_queue rndv_wait;	/* xfi_tx_op: RTS delivered, waiting for the FIN */

@@ -654,28 +654,16 @@ static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 	xfi_complete_tx(ep, op);
 }
 
-/*
- * Collect channel outcomes: ACK frees the slot, FULL resends it.  A status
- * read is an MMIO read (a device exit on emulated nodes, about as long as
- * the rest of an idle progress call), so a channel whose operation reports
- * no completion (inject, control packets) is only read when a send waits
- * for a channel or every XFI_REAP_EVERY calls; errors still surface, a
- * little later.  all: read every busy channel.
- */
-static void xfi_tx_reap(struct xfi_ep *ep, int all)
+/* Collect channel outcomes: ACK frees the slot, FULL resends it. */
+static void xfi_tx_reap(struct xfi_ep *ep)
 {
 	unsigned int c;
 
-	all = all || ep->txq.head || ++ep->reap_calls >= XFI_REAP_EVERY;
-	if (all)
-		ep->reap_calls = 0;
 	for (c = 0; c < XFI_CHANNELS; c++) {
 		struct xfi_chan *ch = &ep->chans[c];
 		int err;
 
 		if (!ch->busy)
-			continue;
-		if (!all && (ch->op->flags & FI_INJECT))
 			continue;
 		err = exanet_status_errno(exanet_chan_status(ep->pkt, c));
 		if (err == -EINPROGRESS)
@@ -953,7 +941,7 @@ static void xfi_ep_progress(struct xfi_ep *ep)
 {
 	if (!ep->enabled)
 		return;
-	xfi_tx_reap(ep, 0);
+	xfi_tx_reap(ep);
 	xfi_rx_poll(ep);
 	if (ep->rndv_wait.head)
 		xfi_probe_peers(ep);
@@ -1060,7 +1048,7 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	/* outcomes that arrived while nobody progressed (a FIN or PING to
 	 * a broken stream) must not keep that stream from restarting */
 	if (op->peer->tx_error && op->peer->tx_ops)
-		xfi_tx_reap(ep, 1);
+		xfi_tx_reap(ep);
 	xfi_tx_enqueue(ep, op);
 	xfi_tx_fill(ep);	/* start at once: lowest latency */
 	pthread_mutex_unlock(&dom->lock);
