@@ -109,7 +109,7 @@ enum {
 #define P_DATA      (D_HDR + 28)
 #define F_FIRST     1
 #define F_LAST      2
-#define F_ERR       4   /* GETRSP: responder failed, no data */
+#define F_ERR       4   /* GETRSP: responder failed; PUT: source unreadable (no data) */
 
 /* K_DONE */
 #define R_CMD       (D_HDR + 0)     /* u8 */
@@ -178,6 +178,7 @@ typedef struct ExtPkt {
     uint32_t len;
     int16_t credit_vpid;    /* VELO credit to give back on ACK, -1 none */
     uint8_t credit_gen;
+    bool lazy;              /* put: only the header is kept, see ext_put_read() */
     uint8_t data[];
 } ExtPkt;
 
@@ -669,27 +670,82 @@ static void ext_xmit(ExtollState *s, uint32_t dst, uint8_t type,
 }
 
 /*
+ * The payload of a put from memory is not copied when the command is taken:
+ * it is read from the origin's memory every time its packet is sent (as
+ * the real NIC's requester reads it), straight into the bulk ring.  The
+ * source is translated again each time under the BQL, so nothing is read
+ * behind an ATU fence (uapi/extoll_hw.h 7) or for an owner that is gone; a
+ * source that became unreadable turns the fragment into an error fragment
+ * (F_ERR, zeros, kept for retransmissions): the target writes nothing and
+ * the requester gets EXTOLL_NOTI_ERR_CMPL.  The requester notification
+ * follows K_DONE, so every fragment has been taken when the user may reuse
+ * the buffer.  buf holds the header (P_DATA bytes) and room for the data.
+ */
+static void ext_put_read(ExtollState *s, ExtPkt *k, uint8_t *buf)
+{
+    unsigned vi = k->data[D_SVPID];
+    ExtVpid *v = &s->vpid[vi];
+    bool te = k->data[P_MODE] & EXTOLL_RMA_OPT_TE;
+    uint32_t n = k->len - P_DATA;
+
+    if (!(k->data[P_FLAGS] & F_ERR) && ext_rma_on(v) &&
+        v->rma_gen == k->data[D_GEN] &&
+        (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS)) &&
+        ext_mem_rw(s, vi, ext_pkt_prot(k->data), te,
+                   ldq_le_p(k->data + P_ECHO), buf + P_DATA, n, false)) {
+        return;
+    }
+    if (!(k->data[P_FLAGS] & F_ERR)) {
+        trace_extoll_put_source_gone(s->nic.node_id, vi,
+                                     ldq_le_p(k->data + P_ECHO), n);
+        k->data[P_FLAGS] |= F_ERR;
+    }
+    buf[P_FLAGS] = k->data[P_FLAGS];
+    memset(buf + P_DATA, 0, n);
+}
+
+/*
  * A DATA packet to another node goes into the bulk ring towards it: the
  * protocol header as the record header, the payload of a put or get
  * response as its data.  Returns false when the ring is full (nothing
  * sent, try again later); a packet that is lost otherwise (no fabric, file
  * error) is the retransmission's business.
  */
-static bool ext_xmit_data(ExtollState *s, uint32_t dst, const ExtPkt *k)
+static bool ext_xmit_data(ExtollState *s, uint32_t dst, ExtPkt *k)
 {
     uint8_t kind = k->data[D_KIND];
     size_t hlen = k->len;
+    uint8_t *buf;
     int r;
 
     if (dst == s->nic.node_id || !s->nic.fq) {
-        ext_xmit(s, dst, EXT_T_DATA, k->data, k->len);
+        if (!k->lazy) {
+            ext_xmit(s, dst, EXT_T_DATA, k->data, k->len);
+            return true;
+        }
+        buf = g_malloc(k->len);
+        memcpy(buf, k->data, P_DATA);
+        ext_put_read(s, k, buf);
+        ext_xmit(s, dst, EXT_T_DATA, buf, k->len);
+        g_free(buf);
         return true;
     }
     if ((kind == K_PUT || kind == K_GETRSP) && hlen > P_DATA) {
         hlen = P_DATA;
     }
-    r = fabric_bulk_send(fabric_qemu_fabric(s->nic.fq), dst, EXT_T_DATA,
-                         k->data, hlen, k->data + hlen, k->len - hlen);
+    if (!k->lazy) {
+        r = fabric_bulk_send(fabric_qemu_fabric(s->nic.fq), dst, EXT_T_DATA,
+                             k->data, hlen, k->data + hlen, k->len - hlen);
+    } else {
+        /* header, then the payload read straight into the ring */
+        buf = fabric_bulk_reserve(fabric_qemu_fabric(s->nic.fq), dst, hlen,
+                                  k->len - hlen, &r);
+        if (buf) {
+            memcpy(buf, k->data, hlen);
+            ext_put_read(s, k, buf);
+            r = fabric_bulk_commit(fabric_qemu_fabric(s->nic.fq), EXT_T_DATA);
+        }
+    }
     if (r == -EAGAIN) {
         trace_extoll_tx_ring_full(s->nic.node_id, dst,
                                   ldl_le_p(k->data + D_SEQ));
@@ -759,16 +815,18 @@ static void ext_stall_cb(void *opaque)
     ext_push(opaque);
 }
 
-static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
-                            uint8_t kind, unsigned svpid, unsigned dvpid,
-                            uint8_t gen, uint16_t prot, size_t len)
+/* A packet of len bytes of which the first 'stored' are kept here. */
+static uint8_t *ext_pkt_alloc(ExtPkt **out, uint8_t kind, unsigned svpid,
+                              unsigned dvpid, uint8_t gen, uint16_t prot,
+                              size_t len, size_t stored)
 {
-    ExtPkt *k = g_malloc(sizeof(*k) + len);
+    ExtPkt *k = g_malloc(sizeof(*k) + stored);
 
     /* the payload of a put or get response is written over completely */
-    memset(k, 0, sizeof(*k) + MIN(len, P_DATA));
+    memset(k, 0, sizeof(*k) + MIN(stored, P_DATA));
     k->len = len;
     k->credit_vpid = -1;
+    k->lazy = stored < len;
     k->data[D_KIND] = kind;
     k->data[D_SVPID] = svpid;
     k->data[D_DVPID] = dvpid;
@@ -776,6 +834,13 @@ static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
     stw_le_p(k->data + D_PROT, prot);
     *out = k;
     return k->data;
+}
+
+static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
+                            uint8_t kind, unsigned svpid, unsigned dvpid,
+                            uint8_t gen, uint16_t prot, size_t len)
+{
+    return ext_pkt_alloc(out, kind, svpid, dvpid, gen, prot, len, len);
 }
 
 static void ext_pkt_queue(ExtollState *s, ExtPeer *p, ExtPkt *k)
@@ -842,14 +907,18 @@ static bool ext_seg_read(ExtollState *s, GArray *a, uint64_t *pos,
 
 /*
  * Queues size bytes as packets of EXT_CHUNK at most (size 0: one empty
- * packet), read straight into the packets (the source is translated
- * once).  Returns false, queueing nothing, when reading fails.
+ * packet).  The source is translated once here, so a bad one fails the
+ * command (false, nothing queued).  A put from memory keeps no copy of
+ * its payload (read when sent, ext_put_read()); a get response is read
+ * into its packets now, because the responder notification that follows
+ * tells the responder its memory has been read.
  */
 static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
                            const ExtSrc *src, uint32_t size)
 {
     GQueue q = G_QUEUE_INIT;
     GArray *a = NULL;
+    bool lazy = !src->buf && x->kind == K_PUT;
     uint64_t pos = 0;
     uint32_t off = 0;
     ExtPkt *k;
@@ -864,8 +933,9 @@ static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
 
     do {
         uint32_t n = MIN(size - off, EXT_CHUNK);
-        uint8_t *d = ext_pkt_new(s, p, &k, x->kind, x->svpid, x->dvpid,
-                                 x->gen, x->prot, P_DATA + n);
+        uint8_t *d = ext_pkt_alloc(&k, x->kind, x->svpid, x->dvpid, x->gen,
+                                   x->prot, P_DATA + n,
+                                   lazy ? P_DATA : P_DATA + n);
 
         d[P_CMD] = x->cmd;
         d[P_SPEC] = x->spec;
@@ -876,8 +946,8 @@ static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
         stl_le_p(d + P_LEN, n);
         stq_le_p(d + P_ECHO, x->echo + off);
         g_queue_push_tail(&q, k);
-        if (!n) {
-            /* nothing to read */
+        if (!n || lazy) {
+            /* nothing to read now */
         } else if (src->buf) {
             memcpy(d + P_DATA, src->buf + off, n);
         } else if (!ext_seg_read(s, a, &pos, d + P_DATA, n)) {
@@ -1604,8 +1674,9 @@ static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len,
         p->put_err = false;
     }
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
-    if (!v || !ext_rma_on(v) || (!te && !(v->ctrl & EXTOLL_VPID_RMA_PHYS))) {
-        p->put_err = true;
+    if (!v || !ext_rma_on(v) || (!te && !(v->ctrl & EXTOLL_VPID_RMA_PHYS)) ||
+        (flags & F_ERR)) {
+        p->put_err = true;  /* F_ERR: the origin could not read its source */
     } else if (!p->put_err && !ext_rma_prot_ok(s, p, b, v, "put")) {
         p->put_err = true;  /* sticky: counted once per command */
     }

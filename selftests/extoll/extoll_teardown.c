@@ -257,6 +257,63 @@ TEST_F_TIMEOUT(td, unregister_with_puts_in_flight, 300)
 	munmap(dst, len);
 }
 
+/*
+ * The device reads a put's source when it sends each packet (hardware.md,
+ * "Execution"), so unregistering the source with 32 MiB of puts queued
+ * must fence those reads: every put ends with one requester notification
+ * (done, or ERR_CMPL for a put whose source went away mid-way), and no
+ * byte written into the source after the unregister reaches the target.
+ */
+TEST_F_TIMEOUT(td, unregister_source_with_puts_queued, 300)
+{
+	const uint32_t len = 8 * MiB;
+	uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	RMA2_Port a, b;
+	RMA2_Handle h;
+	RMA2_Region *rs, *rd;
+	RMA2_Notification n;
+	RMA2_NLA s, d;
+	int done = 0, refused = 0;
+
+	ASSERT_TRUE(src != MAP_FAILED && dst != MAP_FAILED);
+	memset(src, 0x5a, len);
+	memset(dst, 0, len);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&a));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&b));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(a, src, len, &rs));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(b, dst, len, &rd));
+	rma2_get_nla(rs, 0, &s);
+	rma2_get_nla(rd, 0, &d);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(a, rma2_get_nodeid(b), rma2_get_vpid(b),
+					     RMA2_CONN_DEFAULT, &h));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(a, h, s, len, d,
+								RMA2_REQUESTER_NOTIFICATION, 0));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(a, rs));
+	memset(src, 0xa5, len);	/* the device must not read this any more */
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, xt_next_noti(a, &n, TMO_S));
+		EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
+		if (rma2_noti_get_error(&n)) {
+			EXPECT_EQ(RMA2_ERROR_CMPL, rma2_noti_get_error(&n));
+			refused++;
+		} else {
+			done++;
+		}
+	}
+	TH_LOG("%d puts done, %d ended by the unregister", done, refused);
+	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(a, &(RMA2_Notification *){ NULL }));
+	EXPECT_EQ(NULL, memchr(dst, 0xa5, len));
+	if (!refused)
+		EXPECT_EQ(NULL, memchr(dst, 0, len));	/* all done: all there */
+	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(b, rd));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(a));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(b));
+	munmap(src, len);
+	munmap(dst, len);
+}
+
 /* ------------------------------------------------ VELO peers of a dead process */
 
 struct velo_box {
