@@ -186,8 +186,11 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
  * <dir>/bulk-<src>-<dst>, a shared file mapping with a byte ring of
  * records; the receiver maps it when the first doorbell datagram (reserved
  * type FABRIC_TYPE_BULK) arrives.  A record is a header (hlen bytes,
- * protocol header of the user) plus data (dlen bytes); both are checksummed
- * separately.  The producer writes records straight into the mapping
+ * protocol header of the user) plus data (dlen bytes).  The header always
+ * carries a CRC-32; the data a checksum of its own only while corruption
+ * injection is on (shared memory does not flip bits: the pass over every
+ * byte at both ends would be pure cost, what a link does in hardware for
+ * free).  The producer writes records straight into the mapping
  * (fabric_bulk_reserve / fabric_bulk_commit) and rings the doorbell only
  * when the consumer declared itself idle (armed the ring, see
  * fabric_bulk_pending()), or every FABRIC_BULK_DB_NS.
