@@ -262,7 +262,8 @@ struct xfi_tx_op {
 	struct xfi_link link;
 	enum xfi_op_kind kind;
 	struct xfi_domain *dom;
-	int counted;			/* in peer->tx_ops */
+	int counted;			/* in peer->tx_ops (or tx_next_ops) */
+	uint32_t stream;		/* peer->tx_stream it belongs to */
 	void *context;
 	uint64_t flags;			/* FI_SEND | FI_MSG/FI_TAGGED, op flags */
 	uint64_t tag, data;
@@ -325,6 +326,8 @@ struct xfi_peer {
 	uint32_t tx_seq;
 	int tx_error;			/* a packet to it failed: stream broken */
 	unsigned int tx_ops;		/* operations to it not completed yet */
+	uint32_t tx_stream;		/* restarts so far */
+	unsigned int tx_next_ops;	/* posted after it broke: for the next stream */
 	int64_t last_probe_ns;
 	/* receive */
 	int rx_known;

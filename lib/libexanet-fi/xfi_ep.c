@@ -84,7 +84,11 @@ static void xfi_tx_op_free(struct xfi_tx_op *op)
  * DISABLED, ...) is restarted once everything queued to the peer has
  * completed: a new epoch and sequence 0, which the peer (or a new
  * incarnation of it on the same mailbox) takes as a new sender.  Operations
- * posted while the old stream still has operations pending fail with it.
+ * posted after the stream broke belong to the next stream: they wait (at
+ * the head of the transmit queue) until the old one has drained, instead of
+ * failing with it; the old stream's packets may need NI timeouts to end on
+ * a lossy fabric, and a new incarnation of the peer must not see the
+ * survivor's first sends fail with the old incarnation's error.
  */
 static void xfi_peer_tx_restart(struct xfi_ep *ep, struct xfi_peer *peer)
 {
@@ -96,6 +100,9 @@ static void xfi_peer_tx_restart(struct xfi_ep *ep, struct xfi_peer *peer)
 	peer->tx_seq = 0;
 	peer->tx_error = 0;
 	peer->last_probe_ns = 0;
+	peer->tx_stream++;
+	peer->tx_ops += peer->tx_next_ops;
+	peer->tx_next_ops = 0;
 	ep->stream_resets++;
 }
 
@@ -108,7 +115,13 @@ static void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op)
 		xfi_peer_tx_restart(ep, peer);
 	op->dom = ep->dom;
 	op->counted = 1;
-	peer->tx_ops++;
+	if (peer->tx_error) {
+		op->stream = peer->tx_stream + 1;
+		peer->tx_next_ops++;
+	} else {
+		op->stream = peer->tx_stream;
+		peer->tx_ops++;
+	}
 	xfi_q_push(&ep->txq, &op->link);
 }
 
@@ -124,8 +137,12 @@ static void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
 			", peer key %#x) failed: %s\n", op->len, op->tag, op->key,
 			fi_strerror(op->err));
-	if (op->counted)
-		op->peer->tx_ops--;
+	if (op->counted && op->stream != op->peer->tx_stream) {
+		op->peer->tx_next_ops--;
+	} else if (op->counted && !--op->peer->tx_ops && op->peer->tx_error &&
+		   op->peer->tx_next_ops) {
+		xfi_peer_tx_restart(ep, op->peer);	/* the held operations go now */
+	}
 	if (ep->tx_cq && op->kind == XFI_OP_SEND) {
 		if (op->err)
 			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
@@ -734,6 +751,8 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 		size_t n, plen;
 		int c, err;
 
+		if (op->stream != peer->tx_stream && !op->err)
+			return;	/* for the next stream: the broken one drains first */
 		if (peer->tx_error && !op->err)
 			op->err = peer->tx_error;
 		if (op->err) {

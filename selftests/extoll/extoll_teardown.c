@@ -199,6 +199,38 @@ TEST_F_TIMEOUT(td, killed_mid_transfer_releases_everything, 300)
 	xt_expect_device_works(_metadata);
 }
 
+/* Two endpoints of this node; four 8 MiB puts source (0x5a) -> destination (0). */
+struct put_pair {
+	uint32_t len;
+	uint8_t *src, *dst;
+	RMA2_Port a, b;
+	RMA2_Handle h;
+	RMA2_Region *rs, *rd;
+	RMA2_NLA s, d;
+};
+
+static void put_pair_start(struct __test_metadata *_metadata, struct put_pair *pp)
+{
+	pp->len = 8 * MiB;
+	pp->src = mmap(NULL, pp->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pp->dst = mmap(NULL, pp->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(pp->src != MAP_FAILED && pp->dst != MAP_FAILED);
+	memset(pp->src, 0x5a, pp->len);
+	memset(pp->dst, 0, pp->len);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&pp->a));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&pp->b));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(pp->a, pp->src, pp->len, &pp->rs));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_register(pp->b, pp->dst, pp->len, &pp->rd));
+	rma2_get_nla(pp->rs, 0, &pp->s);
+	rma2_get_nla(pp->rd, 0, &pp->d);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(pp->a, rma2_get_nodeid(pp->b),
+					     rma2_get_vpid(pp->b), RMA2_CONN_DEFAULT, &pp->h));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(pp->a, pp->h, pp->s, pp->len,
+								pp->d,
+								RMA2_REQUESTER_NOTIFICATION, 0));
+}
+
 /*
  * Unregistering both ends while 8 MiB puts are in flight: every put ends
  * with one requester notification (done, or refused with the unit that
@@ -207,36 +239,17 @@ TEST_F_TIMEOUT(td, killed_mid_transfer_releases_everything, 300)
  */
 TEST_F_TIMEOUT(td, unregister_with_puts_in_flight, 300)
 {
-	const uint32_t len = 8 * MiB;
-	uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	RMA2_Port a, b;
-	RMA2_Handle h;
-	RMA2_Region *rs, *rd;
+	struct put_pair pp;
 	RMA2_Notification n;
-	RMA2_NLA s, d;
 	int done = 0, refused = 0;
 
-	ASSERT_TRUE(src != MAP_FAILED && dst != MAP_FAILED);
-	memset(src, 0x5a, len);
-	memset(dst, 0, len);
-	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&a));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&b));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_register(a, src, len, &rs));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_register(b, dst, len, &rd));
-	rma2_get_nla(rs, 0, &s);
-	rma2_get_nla(rd, 0, &d);
-	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(a, rma2_get_nodeid(b), rma2_get_vpid(b),
-					     RMA2_CONN_DEFAULT, &h));
-	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(a, h, s, len, d,
-								RMA2_REQUESTER_NOTIFICATION, 0));
+	put_pair_start(_metadata, &pp);
 	usleep(30000);	/* let the first one get going */
-	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(b, rd));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(a, rs));
-	memset(dst, 0, len);	/* from now on the device must not touch it */
+	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(pp.b, pp.rd));
+	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(pp.a, pp.rs));
+	memset(pp.dst, 0, pp.len);	/* from now on the device must not touch it */
 	for (int i = 0; i < 4; i++) {
-		ASSERT_EQ(0, xt_next_noti(a, &n, TMO_S));
+		ASSERT_EQ(0, xt_next_noti(pp.a, &n, TMO_S));
 		EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
 		if (rma2_noti_get_error(&n))
 			refused++;
@@ -247,14 +260,14 @@ TEST_F_TIMEOUT(td, unregister_with_puts_in_flight, 300)
 			    rma2_noti_get_error(&n) == RMA2_ERROR_CMPL);
 	}
 	TH_LOG("%d puts done, %d refused", done, refused);
-	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(a, &(RMA2_Notification *){ NULL }));
-	for (uint32_t i = 0; i < len; i += 4096)
-		ASSERT_EQ(0, dst[i]);
-	EXPECT_EQ(0, memcmp(dst, dst + 1, len - 1));
-	EXPECT_EQ(RMA2_SUCCESS, rma2_close(a));
-	EXPECT_EQ(RMA2_SUCCESS, rma2_close(b));
-	munmap(src, len);
-	munmap(dst, len);
+	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(pp.a, &(RMA2_Notification *){ NULL }));
+	for (uint32_t i = 0; i < pp.len; i += 4096)
+		ASSERT_EQ(0, pp.dst[i]);
+	EXPECT_EQ(0, memcmp(pp.dst, pp.dst + 1, pp.len - 1));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(pp.a));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(pp.b));
+	munmap(pp.src, pp.len);
+	munmap(pp.dst, pp.len);
 }
 
 /*
@@ -266,34 +279,15 @@ TEST_F_TIMEOUT(td, unregister_with_puts_in_flight, 300)
  */
 TEST_F_TIMEOUT(td, unregister_source_with_puts_queued, 300)
 {
-	const uint32_t len = 8 * MiB;
-	uint8_t *src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *dst = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	RMA2_Port a, b;
-	RMA2_Handle h;
-	RMA2_Region *rs, *rd;
+	struct put_pair pp;
 	RMA2_Notification n;
-	RMA2_NLA s, d;
 	int done = 0, refused = 0;
 
-	ASSERT_TRUE(src != MAP_FAILED && dst != MAP_FAILED);
-	memset(src, 0x5a, len);
-	memset(dst, 0, len);
-	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&a));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_open(&b));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_register(a, src, len, &rs));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_register(b, dst, len, &rd));
-	rma2_get_nla(rs, 0, &s);
-	rma2_get_nla(rd, 0, &d);
-	ASSERT_EQ(RMA2_SUCCESS, rma2_connect(a, rma2_get_nodeid(b), rma2_get_vpid(b),
-					     RMA2_CONN_DEFAULT, &h));
-	for (int i = 0; i < 4; i++)
-		ASSERT_EQ(RMA2_SUCCESS, rma2_post_put_bt_direct(a, h, s, len, d,
-								RMA2_REQUESTER_NOTIFICATION, 0));
-	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(a, rs));
-	memset(src, 0xa5, len);	/* the device must not read this any more */
+	put_pair_start(_metadata, &pp);
+	ASSERT_EQ(RMA2_SUCCESS, rma2_unregister(pp.a, pp.rs));
+	memset(pp.src, 0xa5, pp.len);	/* the device must not read this any more */
 	for (int i = 0; i < 4; i++) {
-		ASSERT_EQ(0, xt_next_noti(a, &n, TMO_S));
+		ASSERT_EQ(0, xt_next_noti(pp.a, &n, TMO_S));
 		EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, rma2_noti_get_notification_type(&n));
 		if (rma2_noti_get_error(&n)) {
 			EXPECT_EQ(RMA2_ERROR_CMPL, rma2_noti_get_error(&n));
@@ -303,15 +297,15 @@ TEST_F_TIMEOUT(td, unregister_source_with_puts_queued, 300)
 		}
 	}
 	TH_LOG("%d puts done, %d ended by the unregister", done, refused);
-	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(a, &(RMA2_Notification *){ NULL }));
-	EXPECT_EQ(NULL, memchr(dst, 0xa5, len));
+	EXPECT_EQ(RMA2_NO_NOTI, rma2_noti_probe(pp.a, &(RMA2_Notification *){ NULL }));
+	EXPECT_EQ(NULL, memchr(pp.dst, 0xa5, pp.len));
 	if (!refused)
-		EXPECT_EQ(NULL, memchr(dst, 0, len));	/* all done: all there */
-	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(b, rd));
-	EXPECT_EQ(RMA2_SUCCESS, rma2_close(a));
-	EXPECT_EQ(RMA2_SUCCESS, rma2_close(b));
-	munmap(src, len);
-	munmap(dst, len);
+		EXPECT_EQ(NULL, memchr(pp.dst, 0, pp.len));	/* all done: all there */
+	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(pp.b, pp.rd));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(pp.a));
+	EXPECT_EQ(RMA2_SUCCESS, rma2_close(pp.b));
+	munmap(pp.src, pp.len);
+	munmap(pp.dst, pp.len);
 }
 
 /* ------------------------------------------------ VELO peers of a dead process */
