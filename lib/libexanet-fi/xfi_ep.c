@@ -106,14 +106,29 @@ static void xfi_peer_tx_restart(struct xfi_ep *ep, struct xfi_peer *peer)
 	ep->stream_resets++;
 }
 
+/*
+ * PING, RESET and FIN packets carry no sequence number: they are not part
+ * of the stream, so they do not wait for it, restart it or fail with it.
+ */
+static int xfi_op_out_of_sequence(const struct xfi_tx_op *op)
+{
+	return op->kind == XFI_OP_PING || op->kind == XFI_OP_RESET || op->kind == XFI_OP_FIN;
+}
+
 /* Queue an operation to op->peer (set). */
 static void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	struct xfi_peer *peer = op->peer;
 
+	op->dom = ep->dom;
+	if (xfi_op_out_of_sequence(op)) {
+		/* needs no stream: neither restarts nor waits for one */
+		op->stream = peer->tx_stream;
+		xfi_q_push(&ep->txq, &op->link);
+		return;
+	}
 	if (peer->tx_error && !peer->tx_ops)
 		xfi_peer_tx_restart(ep, peer);
-	op->dom = ep->dom;
 	op->counted = 1;
 	if (peer->tx_error) {
 		op->stream = peer->tx_stream + 1;
@@ -544,10 +559,8 @@ static void xfi_rx_deliver(struct xfi_ep *ep, struct xfi_peer *peer, const uint8
 {
 	if (pkt[0] == XFI_PKT_START)
 		xfi_rx_start(ep, peer, pkt, len);
-	else if (pkt[0] == XFI_PKT_CONT)
-		xfi_rx_cont(ep, peer, pkt, len);
 	else
-		xfi_rx_fin(ep, peer, pkt, len);
+		xfi_rx_cont(ep, peer, pkt, len);
 }
 
 static void xfi_peer_rx_reset(struct xfi_ep *ep, struct xfi_peer *peer, uint16_t epoch)
@@ -584,6 +597,10 @@ static void xfi_rx_packet(struct xfi_ep *ep, uint32_t src_node, const uint8_t *p
 			ep->rx_dropped++;
 		else if (!peer->rx_known || peer->rx_epoch != h.epoch)
 			xfi_send_ctrl(ep, peer, XFI_OP_RESET, h.epoch);
+		return;
+	}
+	if (type == XFI_PKT_FIN) {	/* out of sequence: the cookie names the send */
+		xfi_rx_fin(ep, peer, pkt, len);
 		return;
 	}
 	if (type == XFI_PKT_RESET) {	/* out of sequence */
@@ -695,7 +712,11 @@ static void xfi_tx_reap(struct xfi_ep *ep)
 		if (err < 0) {
 			if (!ch->op->err)
 				ch->op->err = err;
-			xfi_peer_tx_broken(ep, ch->peer, err);
+			/* a FIN leaves no hole in the stream: its receiver is
+			 * gone, and nothing waits for it (a new incarnation on
+			 * that mailbox must not find our stream broken) */
+			if (ch->op->kind != XFI_OP_FIN)
+				xfi_peer_tx_broken(ep, ch->peer, err);
 		}
 		ch->op->outstanding--;
 		/* ops still being packetized are finished when retired */
@@ -713,7 +734,8 @@ static int xfi_peer_window_open(struct xfi_ep *ep, const struct xfi_peer *peer)
 	for (c = 0; c < XFI_CHANNELS; c++) {
 		const struct xfi_chan *ch = &ep->chans[c];
 
-		if (ch->busy && ch->peer == peer && xfi_seq_diff(ch->seq, oldest) < 0)
+		if (ch->busy && ch->peer == peer && !xfi_op_out_of_sequence(ch->op) &&
+		    xfi_seq_diff(ch->seq, oldest) < 0)
 			oldest = ch->seq;
 	}
 	return xfi_seq_diff(peer->tx_seq, oldest) < XFI_REORDER_WINDOW;
@@ -745,15 +767,15 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 		struct xfi_tx_op *op = XFI_ITEM(ep->txq.head, struct xfi_tx_op);
 		struct xfi_peer *peer = op->peer;
 		struct xfi_hdr h = { .src_mbox = (uint8_t)ep->mbox_id, .epoch = peer->tx_epoch };
-		int ctrl = op->kind == XFI_OP_PING || op->kind == XFI_OP_RESET;
+		int ctrl = xfi_op_out_of_sequence(op);
 		const uint8_t *src = op->bounce ? op->bounce : op->buf;
 		struct xfi_chan *ch;
 		size_t n, plen;
 		int c, err;
 
-		if (op->stream != peer->tx_stream && !op->err)
+		if (!ctrl && op->stream != peer->tx_stream && !op->err)
 			return;	/* for the next stream: the broken one drains first */
-		if (peer->tx_error && !op->err)
+		if (!ctrl && peer->tx_error && !op->err)
 			op->err = peer->tx_error;
 		if (op->err) {
 			xfi_tx_retire_head(ep, op);

@@ -25,12 +25,13 @@
 enum xfi_pkt_type {
 	XFI_PKT_START = 1,
 	XFI_PKT_CONT = 2,
-	XFI_PKT_FIN = 3,	/* rendezvous: the receiver is done reading */
 	/*
-	 * Out of sequence (not reordered, no sequence number consumed): a
-	 * liveness probe of a stream, and the answer of an endpoint that does
-	 * not know the stream (a new incarnation on the same mailbox).
+	 * Out of sequence (not reordered, no sequence number consumed): the
+	 * end of a rendezvous (named by its cookie), a liveness probe of a
+	 * stream, and the answer of an endpoint that does not know the stream
+	 * (a new incarnation on the same mailbox).
 	 */
+	XFI_PKT_FIN = 3,	/* rendezvous: the receiver is done reading */
 	XFI_PKT_PING = 4,	/* header only; hdr.epoch = the stream's epoch */
 	XFI_PKT_RESET = 5,	/* struct xfi_reset: "I do not know your stream" */
 };
