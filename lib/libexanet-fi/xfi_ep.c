@@ -123,7 +123,6 @@ static void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op)
 	op->dom = ep->dom;
 	if (xfi_op_out_of_sequence(op)) {
 		/* needs no stream: neither restarts nor waits for one */
-		op->stream = peer->tx_stream;
 		xfi_q_push(&ep->txq, &op->link);
 		return;
 	}
@@ -1086,8 +1085,8 @@ static ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		op->cookie = ++ep->next_cookie;
 		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
 	}
-	/* outcomes that arrived while nobody progressed (a FIN or PING to
-	 * a broken stream) must not keep that stream from restarting */
+	/* outcomes that arrived while nobody progressed (a send that failed
+	 * with the stream) must not keep that stream from restarting */
 	if (op->peer->tx_error && op->peer->tx_ops)
 		xfi_tx_reap(ep);
 	xfi_tx_enqueue(ep, op);
