@@ -908,17 +908,20 @@ static bool ext_seg_read(ExtollState *s, GArray *a, uint64_t *pos,
 /*
  * Queues size bytes as packets of EXT_CHUNK at most (size 0: one empty
  * packet).  The source is translated once here, so a bad one fails the
- * command (false, nothing queued).  A put from memory keeps no copy of
- * its payload (read when sent, ext_put_read()); a get response is read
- * into its packets now, because the responder notification that follows
- * tells the responder its memory has been read.
+ * command (false, nothing queued).  A put from memory of more than one
+ * packet keeps no copy of its payload (read when sent, ext_put_read()),
+ * which spares bulk puts a malloc and a copy per packet; one packet is
+ * read now, as before (a second translation at send time would cost more
+ * than the copy).  A get response is read into its packets now, because
+ * the responder notification that follows tells the responder its memory
+ * has been read.
  */
 static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
                            const ExtSrc *src, uint32_t size)
 {
     GQueue q = G_QUEUE_INIT;
     GArray *a = NULL;
-    bool lazy = !src->buf && x->kind == K_PUT;
+    bool lazy = !src->buf && x->kind == K_PUT && size > EXT_CHUNK;
     uint64_t pos = 0;
     uint32_t off = 0;
     ExtPkt *k;
