@@ -504,6 +504,12 @@ static bool ext_rma_on(ExtVpid *v)
     return v->ctrl & EXTOLL_VPID_RMA;
 }
 
+/* RMA on, for NLAs (te) or, if the VPID may use them, bus addresses. */
+static bool ext_rma_addr_ok(ExtVpid *v, bool te)
+{
+    return ext_rma_on(v) && (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS));
+}
+
 /* Room for one entry at the write index (and nothing waiting before it). */
 static bool ext_noti_room(ExtollState *s, ExtVpid *v)
 {
@@ -688,9 +694,8 @@ static void ext_put_read(ExtollState *s, ExtPkt *k, uint8_t *buf)
     bool te = k->data[P_MODE] & EXTOLL_RMA_OPT_TE;
     uint32_t n = k->len - P_DATA;
 
-    if (!(k->data[P_FLAGS] & F_ERR) && ext_rma_on(v) &&
+    if (!(k->data[P_FLAGS] & F_ERR) && ext_rma_addr_ok(v, te) &&
         v->rma_gen == k->data[D_GEN] &&
-        (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS)) &&
         ext_mem_rw(s, vi, ext_pkt_prot(k->data), te,
                    ldq_le_p(k->data + P_ECHO), buf + P_DATA, n, false)) {
         return;
@@ -1677,8 +1682,7 @@ static bool ext_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len,
         p->put_err = false;
     }
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
-    if (!v || !ext_rma_on(v) || (!te && !(v->ctrl & EXTOLL_VPID_RMA_PHYS)) ||
-        (flags & F_ERR)) {
+    if (!v || !ext_rma_addr_ok(v, te) || (flags & F_ERR)) {
         p->put_err = true;  /* F_ERR: the origin could not read its source */
     } else if (!p->put_err && !ext_rma_prot_ok(s, p, b, v, "put")) {
         p->put_err = true;  /* sticky: counted once per command */
@@ -1827,7 +1831,7 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         .vpid = dv, .prot = ext_pkt_prot(b), .te = te, .addr = raddr,
     };
     v = dv < EXTOLL_NUM_VPIDS ? &s->vpid[dv] : NULL;
-    if (v && ext_rma_on(v) && (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS)) &&
+    if (v && ext_rma_addr_ok(v, te) &&
         ext_rma_prot_ok(s, p, b, v, "get")) {
         if (s->txq_bytes >= EXT_TXQ_BYTES_MAX) {
             return false;   /* back-pressure */
