@@ -1213,7 +1213,8 @@ TEST_TIMEOUT(irq_mode_traffic_and_idle_cpu, 300)
 
 /* Without --mode the daemon waits for the NI interrupt when the NI has
  * one (irq measured best, Documentation/exanet/ipd.md) and falls back to
- * sleep mode when it has none; either way the link works. */
+ * sleep mode when it has none; either way the link works.  Without --sched
+ * it runs SCHED_BATCH at nice -10 in both. */
 TEST_TIMEOUT(default_mode_irq_or_sleep_without_interrupts, 120)
 {
 	const char *expect = exa_sysfs_long("irq_vectors") > 0 ? "irq" : "sleep";
@@ -1228,6 +1229,9 @@ TEST_TIMEOUT(default_mode_irq_or_sleep_without_interrupts, 120)
 	ASSERT_EQ(0, ipd_start(NULL, NULL));
 	ASSERT_EQ(0, ipd_wait_peers(30000, "up"));
 	EXPECT_EQ(0, exa_system("exanet-ipd --status | grep -q 'mode %s,'", expect));
+	/* and shares the CPU as SCHED_BATCH (policy 3) at nice -10 (--sched) */
+	EXPECT_EQ(0, exa_system("set -- $(cat /proc/%d/stat); [ \"${19}\" = -10 ] && [ \"${41}\" = 3 ]",
+				ipd_pid()));
 	OOB_SYNC(&o);
 	for (int r = 0; r < nranks(); r++)
 		if (r != my_rank())

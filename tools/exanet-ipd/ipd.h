@@ -34,6 +34,9 @@
 
 enum ipd_mode { MODE_BUSY, MODE_SLEEP, MODE_IRQ };
 
+/* --sched: how the daemon shares its CPU with the applications it serves */
+enum ipd_sched { IPD_SCHED_DEFAULT, IPD_SCHED_KEEP, IPD_SCHED_NORMAL, IPD_SCHED_BATCH };
+
 enum peer_state { PEER_UNKNOWN, PEER_DOWN, PEER_CONNECTING, PEER_UP };
 
 struct ipd_opts {
@@ -59,6 +62,8 @@ struct ipd_opts {
 	int verbose;
 	unsigned int txqlen;
 	int offload;			/* TUN checksum offload */
+	enum ipd_sched sched;
+	int nice;
 };
 
 struct ipd_counters {
