@@ -660,16 +660,27 @@ static ExtPeer *ext_peer(ExtollState *s, uint32_t node)
     return p;
 }
 
+/*
+ * A packet of len bytes to this node itself, queued for the loopback
+ * bottom half (which runs under the BQL, so after the caller filled it):
+ * returns where its len bytes go.
+ */
+static uint8_t *ext_loop_reserve(ExtollState *s, uint8_t type, size_t len)
+{
+    GByteArray *b = g_byte_array_sized_new(len + 1);
+
+    g_byte_array_set_size(b, len + 1);
+    b->data[0] = type;
+    g_queue_push_tail(&s->loopq, b);
+    qemu_bh_schedule(s->loop_bh);
+    return b->data + 1;
+}
+
 static void ext_xmit(ExtollState *s, uint32_t dst, uint8_t type,
                      const void *buf, size_t len)
 {
     if (dst == s->nic.node_id) {
-        GByteArray *b = g_byte_array_sized_new(len + 1);
-
-        g_byte_array_append(b, &type, 1);
-        g_byte_array_append(b, buf, len);
-        g_queue_push_tail(&s->loopq, b);
-        qemu_bh_schedule(s->loop_bh);
+        memcpy(ext_loop_reserve(s, type, len), buf, len);
         return;
     }
     fabric_nic_send(&s->nic, dst, type, buf, len);
@@ -723,16 +734,17 @@ static bool ext_xmit_data(ExtollState *s, uint32_t dst, ExtPkt *k)
     uint8_t *buf;
     int r;
 
-    if (dst == s->nic.node_id || !s->nic.fq) {
-        if (!k->lazy) {
-            ext_xmit(s, dst, EXT_T_DATA, k->data, k->len);
-            return true;
-        }
-        buf = g_malloc(k->len);
+    if (k->lazy && dst == s->nic.node_id) {
+        /* header, then the payload read straight into the loopback packet */
+        buf = ext_loop_reserve(s, EXT_T_DATA, k->len);
         memcpy(buf, k->data, P_DATA);
         ext_put_read(s, k, buf);
-        ext_xmit(s, dst, EXT_T_DATA, buf, k->len);
-        g_free(buf);
+        return true;
+    }
+    if (dst == s->nic.node_id || !s->nic.fq) {
+        /* a stored packet to this node, or no fabric (nothing is sent,
+         * so a lazy payload need not be read) */
+        ext_xmit(s, dst, EXT_T_DATA, k->data, k->lazy ? P_DATA : k->len);
         return true;
     }
     if ((kind == K_PUT || kind == K_GETRSP) && hlen > P_DATA) {

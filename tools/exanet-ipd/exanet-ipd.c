@@ -539,7 +539,6 @@ static void setup_sched(struct ipd *d)
 
 	if (s == IPD_SCHED_DEFAULT)
 		s = d->o.mode == MODE_BUSY ? IPD_SCHED_KEEP : IPD_SCHED_BATCH;
-	d->o.sched = s;
 	if (s == IPD_SCHED_KEEP)
 		return;
 	policy = s == IPD_SCHED_BATCH ? SCHED_BATCH : SCHED_OTHER;
