@@ -42,13 +42,19 @@ static uint64_t wait_done(int i, int c, double tmo)
 	return s;
 }
 
-static uint64_t send(int i, int c, uint32_t node, int mbox, const void *data, int len)
+/* Payload stores and the doorbell, without waiting for the outcome. */
+static void start_send(int i, int c, uint32_t node, int mbox, const void *data, int len)
 {
 	uint64_t tmp[8] = {0};
 	memcpy(tmp, data, len > 64 ? 64 : len);
 	for (int k = 0; k < 8; k++)
 		W64(bar1, i * 4096 + c * 0x100 + 8 * k, tmp[k]);
 	W64(bar1, i * 4096 + c * 0x100 + EXANET_PKT_DOORBELL, EXANET_DOORBELL(node, mbox, len));
+}
+
+static uint64_t send(int i, int c, uint32_t node, int mbox, const void *data, int len)
+{
+	start_send(i, c, node, mbox, data, len);
 	return wait_done(i, c, 5.0);
 }
 
@@ -360,7 +366,18 @@ static void timeout_test(uint32_t dead)
 	W32(bar0, EXANET_REG_RETX_MAX, 3);
 	pkt_setup(0, 5);
 	double t0 = now();
-	uint64_t s = send(0, 0, dead, 0, "x", 1);
+	uint64_t busy0 = cnt(EXANET_CNT_DOORBELL_BUSY), tx0 = cnt(EXANET_CNT_TX_PACKETS);
+	start_send(0, 0, dead, 0, "x", 1);
+	uint64_t s = status(0, 0);
+	/* a doorbell on the ONGOING channel (exanet_send_on_idle misused) is
+	 * ignored: counted, nothing sent, the first packet's retries go on */
+	start_send(0, 0, dead, 1, "y", 1);
+	EXPECT(EXANET_ST_STATE(s) == EXANET_CHAN_ONGOING && EXANET_ST_STATE(status(0, 0)) == EXANET_CHAN_ONGOING &&
+	       cnt(EXANET_CNT_DOORBELL_BUSY) == busy0 + 1 && cnt(EXANET_CNT_TX_PACKETS) == tx0 + 1,
+	       "doorbell on an ONGOING channel ignored (doorbell_busy %llu -> %llu, tx_packets %llu -> %llu)\n",
+	       (unsigned long long)busy0, (unsigned long long)cnt(EXANET_CNT_DOORBELL_BUSY),
+	       (unsigned long long)tx0, (unsigned long long)cnt(EXANET_CNT_TX_PACKETS));
+	s = wait_done(0, 0, 5.0);
 	EXPECT(EXANET_ST_STATE(s) == EXANET_CHAN_TIMEOUT && EXANET_ST_RETRIES(s) == 3, "dead node -> TIMEOUT after 3 retries in %.1f ms (st %u r %u retries %u)\n", (now() - t0) * 1e3, ST(s));
 }
 

@@ -9,7 +9,7 @@ set -uo pipefail
 . "$(dirname "$0")/vm-lib.sh"
 
 vm_image exanet-regtest
-TAP_SHOW="FAIL|ping-pong|counters|TIMEOUT after"
+TAP_SHOW="FAIL|ping-pong|counters|TIMEOUT after|ONGOING channel ignored"
 
 qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
 	nic_argv exanet 256M "$@"
@@ -38,7 +38,7 @@ vm_pingpong pp 1000
 tap "two nodes: remote NACK DISABLED/PDID, 1000 round trips" "$W/pp-cli.log"
 
 vm "$W/timeout.log" 0 3 timeout,2
-tap "node without a socket: TIMEOUT after RETX_MAX retries" "$W/timeout.log"
+tap "node without a socket: a doorbell on the ONGOING channel ignored, TIMEOUT after RETX_MAX retries" "$W/timeout.log"
 
 vm_pingpong fi 300 -global exanet.fabric-drop-ppm=100000 -global exanet.fabric-corrupt-ppm=50000 -global exanet.fabric-seed=7
 tap "10% drop + 5% corruption: retransmission delivers exactly once" "$W/fi-cli.log" "retransmits [1-9]"
