@@ -17,8 +17,8 @@
  * EXA_FI_INJECT=1 sends as Open MPI's mtl ofi sends a small blocking
  * message: fi_tinjectdata (the rank as CQ data), no send completion, each
  * side waits only for its receive.  That separates what the provider costs
- * per message from what Open MPI adds (libfabric.md, "Where the
- * microseconds of an 8 B message go").
+ * per message from what Open MPI adds (libfabric.md, "Open MPI's share,
+ * measured apart").
  */
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
