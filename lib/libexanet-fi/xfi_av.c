@@ -138,7 +138,7 @@ static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, u
 static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 {
 	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid);
-	struct xfi_addr a = { .version = 1, .magic = XFI_ADDR_MAGIC };
+	struct xfi_addr a = { .version = XFI_ADDR_VERSION, .magic = XFI_ADDR_MAGIC };
 	uint32_t key;
 	size_t n;
 	int err;

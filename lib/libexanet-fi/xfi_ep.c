@@ -447,7 +447,9 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 		xfi_msg_abort(ep, peer->rx_cur);
 		peer->rx_cur = NULL;
 	}
-	if (xfi_parse_start(pkt, len, xfi_params.max_msg_size, &si)) {
+	if (((pkt[0] & XFI_PKT_TYPE_MASK) == XFI_PKT_SHORT ?
+	     xfi_parse_short(pkt, len, xfi_params.max_msg_size, &si) :
+	     xfi_parse_start(pkt, len, xfi_params.max_msg_size, &si))) {
 		ep->rx_dropped++;
 		return;
 	}
@@ -556,7 +558,9 @@ static void xfi_rx_fin(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *
 static void xfi_rx_deliver(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt,
 			   size_t len)
 {
-	if (pkt[0] == XFI_PKT_START)
+	unsigned int type = pkt[0] & XFI_PKT_TYPE_MASK;
+
+	if (type == XFI_PKT_START || type == XFI_PKT_SHORT)
 		xfi_rx_start(ep, peer, pkt, len);
 	else
 		xfi_rx_cont(ep, peer, pkt, len);
@@ -791,6 +795,10 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 			plen = xfi_build_reset(ch->pkt, &h, op->ctrl_epoch), n = 0;
 		else if (op->kind == XFI_OP_FIN)
 			plen = xfi_build_fin(ch->pkt, &h, op->fin_cookie, op->fin_status), n = 0;
+		else if (!op->start_sent && !(op->start_flags & XFI_START_RNDV) &&
+			 op->len <= xfi_short_capacity(op->start_flags))
+			plen = xfi_build_short(ch->pkt, &h, op->tag, (uint32_t)op->len,
+					       op->start_flags, op->data, src), n = op->len;
 		else if (!op->start_sent)
 			plen = xfi_build_start(ch->pkt, &h, op->tag, (uint32_t)op->len,
 					       op->start_flags, op->data, src, &n);
@@ -1481,7 +1489,7 @@ static int xfi_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
 	struct xfi_addr a = {
-		.node = ep->dom->node_id, .mbox = (uint8_t)ep->mbox_id, .version = 1,
+		.node = ep->dom->node_id, .mbox = (uint8_t)ep->mbox_id, .version = XFI_ADDR_VERSION,
 		.magic = XFI_ADDR_MAGIC,
 	};
 	size_t room;

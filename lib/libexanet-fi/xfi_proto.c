@@ -6,6 +6,8 @@
 
 _Static_assert(sizeof(struct xfi_hdr) == 8, "header layout");
 _Static_assert(sizeof(struct xfi_start) == 24, "START layout");
+_Static_assert(sizeof(struct xfi_short) == 16, "SHORT layout");
+_Static_assert((XFI_START_TAGGED | XFI_START_DATA) << XFI_SHORT_FLAG_SHIFT <= 0xff, "SHORT flags");
 _Static_assert(sizeof(struct xfi_addr) == 8, "address layout");
 _Static_assert(sizeof(struct xfi_rndv) == 24, "rendezvous layout");
 _Static_assert(sizeof(struct xfi_fin) == 24, "FIN layout");
@@ -23,14 +25,48 @@ static size_t xfi_start_payload(uint32_t len, uint32_t flags)
 
 int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr)
 {
+	unsigned int type, flags;
+
 	if (!pkt || pkt_len < XFI_HDR_SIZE || pkt_len > XFI_PKT_MAX)
 		return -1;
 	memcpy(hdr, pkt, sizeof(*hdr));
 	if (hdr->src_mbox >= XFI_MBOX_LIMIT)
 		return -1;
-	if (hdr->type < XFI_PKT_START || hdr->type > XFI_PKT_RESET)
+	type = hdr->type & XFI_PKT_TYPE_MASK;
+	if (type < XFI_PKT_START || type > XFI_PKT_SHORT)
 		return -1;
-	return hdr->type;
+	flags = hdr->type >> XFI_SHORT_FLAG_SHIFT;
+	if (flags && (type != XFI_PKT_SHORT || (flags & ~(XFI_START_TAGGED | XFI_START_DATA))))
+		return -1;
+	return type;
+}
+
+int xfi_parse_short(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
+		    struct xfi_start_info *out)
+{
+	struct xfi_short sh;
+	size_t off = XFI_SHORT_SIZE;
+	uint32_t flags;
+
+	if (pkt_len < XFI_SHORT_SIZE || pkt_len > XFI_PKT_MAX)
+		return -1;
+	memcpy(&sh, pkt, sizeof(sh));
+	flags = (uint32_t)sh.hdr.type >> XFI_SHORT_FLAG_SHIFT;
+	out->data = 0;
+	if (flags & XFI_START_DATA) {
+		if (pkt_len < off + 8)
+			return -1;
+		memcpy(&out->data, pkt + off, 8);
+		off += 8;
+	}
+	if (pkt_len - off > max_len)
+		return -1;
+	out->tag = sh.tag;
+	out->len = (uint32_t)(pkt_len - off);
+	out->flags = flags;
+	out->payload = pkt + off;
+	out->payload_len = pkt_len - off;
+	return 0;
 }
 
 int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
@@ -93,6 +129,24 @@ size_t xfi_build_start(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
 		memcpy(pkt + off, src, n);
 	*payload_len = (flags & XFI_START_RNDV) ? len : n;
 	return off + n;
+}
+
+size_t xfi_build_short(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
+		       uint32_t len, uint32_t flags, uint64_t data, const uint8_t *src)
+{
+	struct xfi_short sh = { .hdr = *hdr, .tag = tag };
+	size_t off = XFI_SHORT_SIZE;
+
+	flags &= XFI_START_TAGGED | XFI_START_DATA;
+	sh.hdr.type = (uint8_t)(XFI_PKT_SHORT | flags << XFI_SHORT_FLAG_SHIFT);
+	memcpy(pkt, &sh, sizeof(sh));
+	if (flags & XFI_START_DATA) {
+		memcpy(pkt + off, &data, 8);
+		off += 8;
+	}
+	if (len)
+		memcpy(pkt + off, src, len);
+	return off + len;
 }
 
 size_t xfi_build_fin(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t cookie, int32_t status)
@@ -169,7 +223,7 @@ int xfi_parse_reset(const uint8_t *pkt, size_t pkt_len, uint16_t *stream_epoch)
 
 int xfi_addr_check(const struct xfi_addr *a)
 {
-	if (a->magic != XFI_ADDR_MAGIC || a->version != 1 || a->node >= XFI_NODE_LIMIT ||
+	if (a->magic != XFI_ADDR_MAGIC || a->version != XFI_ADDR_VERSION || a->node >= XFI_NODE_LIMIT ||
 	    a->mbox >= XFI_MBOX_LIMIT)
 		return -1;
 	return 0;

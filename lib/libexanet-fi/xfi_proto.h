@@ -4,9 +4,11 @@
  * packetizer message (<= EXANET_MAX_PAYLOAD bytes) into the peer
  * endpoint's mailbox.  Little-endian host layout (both ends are x86-64).
  *
- * A message is a START packet (header, tag, length, optional CQ data, the
- * first payload bytes) followed by as many CONT packets as the length
- * needs.  Packets of one sender endpoint to one receiver endpoint carry a
+ * A message that fits in one packet is a SHORT packet (header, tag,
+ * optional CQ data, payload; the length is what the packet has left).  A
+ * longer one, or a rendezvous, is a START packet (header, tag, length,
+ * optional CQ data, the first payload bytes) followed by as many CONT
+ * packets as the length needs.  Packets of one sender endpoint to one receiver endpoint carry a
  * sequence number; the receiver puts them back in order (the NI may
  * reorder packets of different channels) before reassembling.
  *
@@ -34,7 +36,14 @@ enum xfi_pkt_type {
 	XFI_PKT_FIN = 3,	/* rendezvous: the receiver is done reading */
 	XFI_PKT_PING = 4,	/* header only; hdr.epoch = the stream's epoch */
 	XFI_PKT_RESET = 5,	/* struct xfi_reset: "I do not know your stream" */
+	XFI_PKT_SHORT = 6,	/* a whole eager message: struct xfi_short */
 };
+
+/* The type byte: the packet type in the low 4 bits; a SHORT packet carries
+ * its XFI_START_TAGGED / XFI_START_DATA flags in bits 4-5 (it has no flags
+ * word: the 8 bytes saved are one MMIO store less per message). */
+#define XFI_PKT_TYPE_MASK	0x0f
+#define XFI_SHORT_FLAG_SHIFT	4
 
 #define XFI_START_TAGGED	0x1	/* FI_TAGGED message, else FI_MSG */
 #define XFI_START_DATA		0x2	/* carries remote CQ data */
@@ -54,6 +63,12 @@ struct xfi_start {
 	uint32_t len;		/* whole message */
 	uint32_t flags;		/* XFI_START_* */
 	/* uint64_t data if XFI_START_DATA, then payload */
+};
+
+/* SHORT: uint64_t data if XFI_START_DATA, then the payload (0..48 bytes). */
+struct xfi_short {
+	struct xfi_hdr hdr;
+	uint64_t tag;		/* 0 for an FI_MSG message */
 };
 
 /* Rendezvous (RTS): where the receiver RDMA-reads the message from. */
@@ -85,18 +100,27 @@ struct xfi_reset {
 /* Largest message that fits in one START packet with CQ data: inject size. */
 #define XFI_INJECT_SIZE		(XFI_PKT_MAX - XFI_START_SIZE - 8)	/* 32 */
 
+#define XFI_SHORT_SIZE		sizeof(struct xfi_short)		/* 16 */
+
 /* Payload capacity of the START packet. */
 static inline size_t xfi_start_capacity(uint32_t flags)
 {
 	return XFI_PKT_MAX - XFI_START_SIZE - ((flags & XFI_START_DATA) ? 8 : 0);
 }
 
-/* Number of packets a message of len bytes takes. */
+/* Largest eager message a SHORT packet carries (48 bytes, 40 with data). */
+static inline size_t xfi_short_capacity(uint32_t flags)
+{
+	return XFI_PKT_MAX - XFI_SHORT_SIZE - ((flags & XFI_START_DATA) ? 8 : 0);
+}
+
+/* Number of packets an eager message of len bytes takes: one SHORT, or a
+ * START and CONTs. */
 static inline uint64_t xfi_msg_packets(uint64_t len, uint32_t flags)
 {
 	size_t first = xfi_start_capacity(flags);
 
-	if (len <= first)
+	if (len <= xfi_short_capacity(flags))
 		return 1;
 	return 1 + (len - first + XFI_CONT_PAYLOAD - 1) / XFI_CONT_PAYLOAD;
 }
@@ -128,6 +152,14 @@ int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 		    struct xfi_start_info *out);
 
 /*
+ * Parse a SHORT packet into the START form (len = payload_len, rndv unset):
+ * a payload longer than max_len -> -1.  The type byte was checked by
+ * xfi_parse_hdr().
+ */
+int xfi_parse_short(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
+		    struct xfi_start_info *out);
+
+/*
  * Check a CONT packet against the bytes still expected: its payload must
  * be exactly min(remaining, XFI_CONT_PAYLOAD).  Returns the payload length
  * or -1.
@@ -141,6 +173,10 @@ int xfi_parse_cont(size_t pkt_len, uint64_t remaining);
 size_t xfi_build_start(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
 		       uint32_t len, uint32_t flags, uint64_t data, const uint8_t *src,
 		       size_t *payload_len);
+/* Build a SHORT packet for a message of len <= xfi_short_capacity(flags)
+ * bytes (flags: XFI_START_TAGGED, XFI_START_DATA).  Returns its length. */
+size_t xfi_build_short(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
+		       uint32_t len, uint32_t flags, uint64_t data, const uint8_t *src);
 size_t xfi_build_fin(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t cookie, int32_t status);
 /* Parse a FIN packet: -1 if malformed. */
 int xfi_parse_fin(const uint8_t *pkt, size_t pkt_len, uint64_t *cookie, int32_t *status);
@@ -161,10 +197,13 @@ static inline int32_t xfi_seq_diff(uint32_t a, uint32_t b)
 
 /* Address of an endpoint as fi_getname() returns it (8 bytes). */
 #define XFI_ADDR_MAGIC 0x5846	/* "XF" */
+/* Wire protocol of the endpoint: 2 since SHORT packets (a version 1 peer
+ * would drop them and its stream would stall; its address is refused). */
+#define XFI_ADDR_VERSION 2
 struct xfi_addr {
 	uint32_t node;
 	uint8_t mbox;
-	uint8_t version;	/* 1 */
+	uint8_t version;	/* XFI_ADDR_VERSION */
 	uint16_t magic;
 };
 

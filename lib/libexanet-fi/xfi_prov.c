@@ -171,7 +171,7 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 
 	fi->ep_attr->type = FI_EP_RDM;
 	fi->ep_attr->protocol = FI_PROTO_UNSPEC;
-	fi->ep_attr->protocol_version = 1;
+	fi->ep_attr->protocol_version = XFI_ADDR_VERSION;
 	fi->ep_attr->max_msg_size = xfi_params.max_msg_size;
 	fi->ep_attr->msg_prefix_size = 0;
 	fi->ep_attr->max_order_raw_size = 0;

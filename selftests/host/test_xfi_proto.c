@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Wire format of the libfabric provider (lib/libexanet-fi/xfi_proto.c)
- * against good and hostile packets: round trips of START (eager and
+ * against good and hostile packets: round trips of SHORT, START (eager and
  * rendezvous), CONT and FIN; every truncation, bad type, mailbox, flag,
  * length and payload size refused; random packets never crash the parser
  * and whatever it accepts is self-consistent.
@@ -50,6 +50,64 @@ TEST(start_round_trip_every_first_packet_size)
 	}
 }
 
+TEST(short_round_trip_every_size_and_flag)
+{
+	uint8_t src[64], pkt[XFI_PKT_MAX];
+	uint32_t len, flags;
+
+	for (len = 0; len < 64; len++)
+		src[len] = (uint8_t)(len * 5 + 3);
+	for (flags = 0; flags <= (XFI_START_TAGGED | XFI_START_DATA); flags++) {
+		for (len = 0; len <= xfi_short_capacity(flags); len++) {
+			struct xfi_start_info si;
+			struct xfi_hdr h;
+			size_t plen = xfi_build_short(pkt, &hdr0, 0x3344, len, flags, 0x99, src);
+
+			ASSERT_EQ(XFI_SHORT_SIZE + ((flags & XFI_START_DATA) ? 8 : 0) + len, plen);
+			ASSERT_EQ(XFI_PKT_SHORT, xfi_parse_hdr(pkt, plen, &h));
+			EXPECT_EQ(hdr0.seq, h.seq);
+			EXPECT_EQ(hdr0.epoch, h.epoch);
+			EXPECT_EQ(hdr0.src_mbox, h.src_mbox);
+			ASSERT_EQ(0, xfi_parse_short(pkt, plen, MAX_LEN, &si));
+			EXPECT_EQ(len, si.len);
+			EXPECT_EQ(0x3344u, si.tag);
+			EXPECT_EQ(flags, si.flags);
+			EXPECT_EQ((flags & XFI_START_DATA) ? 0x99u : 0u, si.data);
+			ASSERT_EQ(len, si.payload_len);
+			ASSERT_EQ(0, memcmp(si.payload, src, len));
+			/* longer than the receiver accepts */
+			if (len)
+				EXPECT_EQ(-1, xfi_parse_short(pkt, plen, len - 1, &si));
+		}
+		/* the header, or the CQ data, cut short */
+		xfi_build_short(pkt, &hdr0, 1, 0, flags, 2, src);
+		EXPECT_EQ(-1, xfi_parse_short(pkt, XFI_SHORT_SIZE - 1, MAX_LEN, &(struct xfi_start_info){ 0 }));
+		if (flags & XFI_START_DATA)
+			EXPECT_EQ(-1, xfi_parse_short(pkt, XFI_SHORT_SIZE + 7, MAX_LEN,
+						      &(struct xfi_start_info){ 0 }));
+	}
+	/* an 8-byte MPI message with its CQ data: 32 bytes, four 8-byte stores */
+	EXPECT_EQ(32u, xfi_build_short(pkt, &hdr0, 1, 8, XFI_START_TAGGED | XFI_START_DATA, 2, src));
+}
+
+TEST(short_flag_bits_only_on_short_packets)
+{
+	uint8_t pkt[XFI_PKT_MAX] = { 0 };
+	struct xfi_hdr h;
+	size_t n, plen;
+
+	plen = xfi_build_short(pkt, &hdr0, 1, 4, XFI_START_TAGGED, 0, (const uint8_t *)"abcd");
+	pkt[0] |= XFI_START_RNDV << XFI_SHORT_FLAG_SHIFT;	/* no rendezvous in a SHORT */
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+	pkt[0] = XFI_PKT_SHORT | 0x80;
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+	plen = xfi_build_start(pkt, &hdr0, 1, 10, 0, 0, (const uint8_t *)"0123456789", &n);
+	pkt[0] |= XFI_START_TAGGED << XFI_SHORT_FLAG_SHIFT;	/* flag bits on a START */
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+	pkt[0] = XFI_PKT_SHORT + 1;
+	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+}
+
 TEST(message_is_start_plus_conts_that_add_up)
 {
 	uint64_t len;
@@ -57,14 +115,22 @@ TEST(message_is_start_plus_conts_that_add_up)
 	for (len = 0; len < 5000; len += 7) {
 		uint64_t pkts = xfi_msg_packets(len, 0), covered = xfi_start_capacity(0);
 
+		if (pkts == 1) {	/* a SHORT */
+			ASSERT_LE(len, xfi_short_capacity(0));
+			continue;
+		}
+		ASSERT_GT(len, xfi_short_capacity(0));
 		covered += (pkts - 1) * XFI_CONT_PAYLOAD;
 		ASSERT_LE(len, covered);
-		if (pkts > 1)
-			ASSERT_GT(len, covered - XFI_CONT_PAYLOAD);
+		ASSERT_GT(len, covered - XFI_CONT_PAYLOAD);
 	}
-	EXPECT_EQ(1, xfi_msg_packets(40, 0));
-	EXPECT_EQ(2, xfi_msg_packets(41, 0));
-	EXPECT_EQ(2, xfi_msg_packets(32 + 1, XFI_START_DATA));
+	EXPECT_EQ(1, xfi_msg_packets(48, 0));
+	EXPECT_EQ(2, xfi_msg_packets(49, 0));
+	EXPECT_EQ(1, xfi_msg_packets(40, XFI_START_DATA));
+	EXPECT_EQ(2, xfi_msg_packets(41, XFI_START_DATA));
+	/* START + CONTs: 40 bytes in the START, 56 per CONT */
+	EXPECT_EQ(2, xfi_msg_packets(96, 0));
+	EXPECT_EQ(3, xfi_msg_packets(97, 0));
 }
 
 TEST(cont_payload_must_match_what_is_left)
@@ -131,7 +197,7 @@ TEST(bad_headers_refused)
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, XFI_PKT_MAX + 1, &h));
 	pkt[0] = 0;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
-	pkt[0] = XFI_PKT_RESET + 1;
+	pkt[0] = XFI_PKT_SHORT + 1;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 	pkt[0] = XFI_PKT_START;
 	pkt[1] = XFI_MBOX_LIMIT;	/* mailbox ids are 6 bits */
@@ -167,7 +233,8 @@ TEST(ping_and_reset)
 
 TEST(address_check)
 {
-	struct xfi_addr a = { .node = 5, .mbox = 63, .version = 1, .magic = XFI_ADDR_MAGIC };
+	struct xfi_addr a = { .node = 5, .mbox = 63, .version = XFI_ADDR_VERSION,
+			      .magic = XFI_ADDR_MAGIC };
 
 	EXPECT_EQ(0, xfi_addr_check(&a));
 	a.mbox = 64;
@@ -179,19 +246,21 @@ TEST(address_check)
 	a.magic = 0;
 	EXPECT_EQ(-1, xfi_addr_check(&a));
 	a.magic = XFI_ADDR_MAGIC;
-	a.version = 2;
+	a.version = 1;		/* before SHORT packets */
+	EXPECT_EQ(-1, xfi_addr_check(&a));
+	a.version = XFI_ADDR_VERSION + 1;
 	EXPECT_EQ(-1, xfi_addr_check(&a));
 	EXPECT_EQ(5u << 6 | 9, xfi_key(5, 9));
 	EXPECT_EQ(5u, xfi_key_node(xfi_key(5, 9)));
 	EXPECT_EQ(9u, xfi_key_mbox(xfi_key(5, 9)));
 }
 
-/* 200000 random packets (half of them START-like): no crash, and anything
+/* 200000 random packets (half of them START-like, a quarter SHORT-like): no crash, and anything
  * accepted stays inside the packet and the length limit. */
 TEST(random_packets_never_accepted_inconsistently)
 {
 	uint8_t pkt[XFI_PKT_MAX];
-	unsigned long i, accepted = 0;
+	unsigned long i, accepted = 0, accepted_short = 0;
 
 	srandom(12345);		/* reproducible */
 	for (i = 0; i < 200000; i++) {
@@ -210,11 +279,20 @@ TEST(random_packets_never_accepted_inconsistently)
 			pkt[20] &= XFI_START_FLAGS;
 			pkt[21] = pkt[22] = pkt[23] = 0;
 			pkt[18] = pkt[19] = 0;	/* len < 64 KiB */
+		} else if (i % 4 == 2) {
+			pkt[0] = (uint8_t)(XFI_PKT_SHORT | (pkt[0] & 0x30));
+			pkt[1] &= 63;
 		}
 		t = xfi_parse_hdr(pkt, len, &h);
 		if (t < 0)
 			continue;
 		ASSERT_LT(h.src_mbox, XFI_MBOX_LIMIT);
+		if (t == XFI_PKT_SHORT && xfi_parse_short(pkt, len, 4096, &si) == 0) {
+			accepted_short++;
+			ASSERT_TRUE(si.payload >= pkt && si.payload + si.payload_len <= pkt + len);
+			ASSERT_EQ(si.len, si.payload_len);
+			ASSERT_EQ(0u, si.flags & ~(uint32_t)(XFI_START_TAGGED | XFI_START_DATA));
+		}
 		if (t == XFI_PKT_START && xfi_parse_start(pkt, len, 4096, &si) == 0) {
 			accepted++;
 			ASSERT_LE(si.len, 4096u);
@@ -225,7 +303,8 @@ TEST(random_packets_never_accepted_inconsistently)
 		if (t == XFI_PKT_FIN && xfi_parse_fin(pkt, len, &cookie, &status) == 0)
 			ASSERT_LE(0, status);
 	}
-	TH_LOG("%lu random START packets accepted", accepted);
+	TH_LOG("%lu random START and %lu SHORT packets accepted", accepted, accepted_short);
+	ASSERT_LT(0, accepted_short);
 }
 
 TEST_HARNESS_MAIN
