@@ -23,6 +23,30 @@ static size_t xfi_start_payload(uint32_t len, uint32_t flags)
 	return len < n ? len : n;
 }
 
+/* The CQ data word at off if flags has XFI_START_DATA (START and SHORT):
+ * the offset after it. */
+static size_t xfi_put_data(uint8_t *pkt, size_t off, uint32_t flags, uint64_t data)
+{
+	if (!(flags & XFI_START_DATA))
+		return off;
+	memcpy(pkt + off, &data, 8);
+	return off + 8;
+}
+
+/* Read it back (0 without the flag): the offset after it, 0 if the packet
+ * is too short to hold it. */
+static size_t xfi_get_data(const uint8_t *pkt, size_t pkt_len, size_t off, uint32_t flags,
+			   uint64_t *data)
+{
+	*data = 0;
+	if (!(flags & XFI_START_DATA))
+		return off;
+	if (pkt_len < off + 8)
+		return 0;
+	memcpy(data, pkt + off, 8);
+	return off + 8;
+}
+
 int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr)
 {
 	unsigned int type, flags;
@@ -45,21 +69,15 @@ int xfi_parse_short(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 		    struct xfi_start_info *out)
 {
 	struct xfi_short sh;
-	size_t off = XFI_SHORT_SIZE;
+	size_t off;
 	uint32_t flags;
 
 	if (pkt_len < XFI_SHORT_SIZE || pkt_len > XFI_PKT_MAX)
 		return -1;
 	memcpy(&sh, pkt, sizeof(sh));
 	flags = (uint32_t)sh.hdr.type >> XFI_SHORT_FLAG_SHIFT;
-	out->data = 0;
-	if (flags & XFI_START_DATA) {
-		if (pkt_len < off + 8)
-			return -1;
-		memcpy(&out->data, pkt + off, 8);
-		off += 8;
-	}
-	if (pkt_len - off > max_len)
+	off = xfi_get_data(pkt, pkt_len, XFI_SHORT_SIZE, flags, &out->data);
+	if (!off || pkt_len - off > max_len)
 		return -1;
 	out->tag = sh.tag;
 	out->len = (uint32_t)(pkt_len - off);
@@ -73,20 +91,16 @@ int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 		    struct xfi_start_info *out)
 {
 	struct xfi_start st;
-	size_t off = XFI_START_SIZE, expect;
+	size_t off, expect;
 
 	if (pkt_len < XFI_START_SIZE || pkt_len > XFI_PKT_MAX)
 		return -1;
 	memcpy(&st, pkt, sizeof(st));
 	if (st.flags & ~(uint32_t)XFI_START_FLAGS || st.len > max_len)
 		return -1;
-	out->data = 0;
-	if (st.flags & XFI_START_DATA) {
-		if (pkt_len < off + 8)
-			return -1;
-		memcpy(&out->data, pkt + off, 8);
-		off += 8;
-	}
+	off = xfi_get_data(pkt, pkt_len, XFI_START_SIZE, st.flags, &out->data);
+	if (!off)
+		return -1;
 	if ((st.flags & XFI_START_RNDV) && st.len == 0)
 		return -1;
 	expect = xfi_start_payload(st.len, st.flags);
@@ -117,14 +131,11 @@ size_t xfi_build_start(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
 		       size_t *payload_len)
 {
 	struct xfi_start st = { .hdr = *hdr, .tag = tag, .len = len, .flags = flags };
-	size_t off = XFI_START_SIZE, n = xfi_start_payload(len, flags);
+	size_t off, n = xfi_start_payload(len, flags);
 
 	st.hdr.type = XFI_PKT_START;
 	memcpy(pkt, &st, sizeof(st));
-	if (flags & XFI_START_DATA) {
-		memcpy(pkt + off, &data, 8);
-		off += 8;
-	}
+	off = xfi_put_data(pkt, XFI_START_SIZE, flags, data);
 	if (n)
 		memcpy(pkt + off, src, n);
 	*payload_len = (flags & XFI_START_RNDV) ? len : n;
@@ -135,15 +146,12 @@ size_t xfi_build_short(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
 		       uint32_t len, uint32_t flags, uint64_t data, const uint8_t *src)
 {
 	struct xfi_short sh = { .hdr = *hdr, .tag = tag };
-	size_t off = XFI_SHORT_SIZE;
+	size_t off;
 
 	flags &= XFI_START_TAGGED | XFI_START_DATA;
 	sh.hdr.type = (uint8_t)(XFI_PKT_SHORT | flags << XFI_SHORT_FLAG_SHIFT);
 	memcpy(pkt, &sh, sizeof(sh));
-	if (flags & XFI_START_DATA) {
-		memcpy(pkt + off, &data, 8);
-		off += 8;
-	}
+	off = xfi_put_data(pkt, XFI_SHORT_SIZE, flags, data);
 	if (len)
 		memcpy(pkt + off, src, len);
 	return off + len;
