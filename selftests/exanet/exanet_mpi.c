@@ -13,6 +13,8 @@
  * The other ranks keep their nodes in the test until rank 0 is done.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "exa_test.h"
 
@@ -24,8 +26,32 @@ FIXTURE(mpi) {
 	int rank, nnodes;
 };
 
+/* sshd (respawned by init) needs a few seconds of CPU after boot before
+ * it listens: 0 once a connection to port 22 of addr succeeds. */
+static int wait_sshd(uint32_t addr, int timeout_s)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(22) };
+	int64_t end = exanet_now_ns() + timeout_s * SEC;
+
+	sa.sin_addr.s_addr = addr;
+	do {
+		int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+		if (fd < 0)
+			return -errno;
+		ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+		if (ok)
+			return 0;
+		usleep(100000);
+	} while (exanet_now_ns() < end);
+	return -ETIMEDOUT;
+}
+
 FIXTURE_SETUP(mpi)
 {
+	int err;
+
 	OOB_UP(&self->oob);
 	self->rank = self->oob.rank;
 	self->nnodes = self->oob.nnodes;
@@ -35,6 +61,13 @@ FIXTURE_SETUP(mpi)
 		SKIP("needs 2 or more nodes");
 	/* the others wait (long) for rank 0's mpirun */
 	self->oob.timeout_ms = (MPIRUN_TMO + 60) * 1000;
+	/* mpirun on rank 0 starts only when every node's sshd listens (it
+	 * once found node 2's refusing connections right after boot) */
+	err = wait_sshd(self->oob.peers[self->rank], 60);
+	if (err)
+		TH_LOG("sshd of this node does not accept connections: %s", strerror(-err));
+	ASSERT_EQ(0, err);
+	OOB_SYNC(&self->oob);
 }
 
 FIXTURE_TEARDOWN(mpi)

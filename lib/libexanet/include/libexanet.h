@@ -125,15 +125,6 @@ int exanet_send(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox,
 /* Same, on a given channel: -EBUSY if that channel is ONGOING. */
 int exanet_send_on(struct exanet_pkt *pkt, unsigned int chan, uint32_t node,
 		   uint32_t mbox, const void *buf, size_t len);
-/*
- * Same as exanet_send_on() without reading STATUS first, for a caller that
- * knows the channel is not ONGOING: it never sent on it, or it read a final
- * status (ACK, NACK, TIMEOUT) after its last send there.  Saves one MMIO
- * read per message.  If the caller is wrong, the NI ignores the doorbell
- * (counter doorbell_busy) and the message is not sent.
- */
-int exanet_send_on_idle(struct exanet_pkt *pkt, unsigned int chan, uint32_t node,
-			uint32_t mbox, const void *buf, size_t len);
 
 /* Raw STATUS register of a channel (decode with EXANET_ST_*), or 0 for an
  * out-of-range channel. */
