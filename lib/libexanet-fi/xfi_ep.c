@@ -706,8 +706,8 @@ static void xfi_tx_reap(struct xfi_ep *ep)
 		if (err == -EINPROGRESS)
 			continue;
 		if (err == -ENOBUFS) {	/* nothing was written: send it again */
-			err = exanet_send_on_idle(ep->pkt, c, xfi_key_node(ch->peer->key),
-						  xfi_key_mbox(ch->peer->key), ch->pkt, ch->len);
+			err = exanet_send_on(ep->pkt, c, xfi_key_node(ch->peer->key),
+					     xfi_key_mbox(ch->peer->key), ch->pkt, ch->len);
 			if (err >= 0)
 				continue;
 		}
@@ -804,9 +804,8 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 					       op->start_flags, op->data, src, &n);
 		else
 			plen = xfi_build_cont(ch->pkt, &h, src + op->sent, op->len - op->sent, &n);
-		/* a free channel's last outcome was read: no STATUS read */
-		err = exanet_send_on_idle(ep->pkt, (unsigned int)c, xfi_key_node(peer->key),
-					  xfi_key_mbox(peer->key), ch->pkt, plen);
+		err = exanet_send_on(ep->pkt, (unsigned int)c, xfi_key_node(peer->key),
+				     xfi_key_mbox(peer->key), ch->pkt, plen);
 		if (err < 0) {
 			op->err = err;
 			continue;

@@ -369,8 +369,8 @@ static void timeout_test(uint32_t dead)
 	uint64_t busy0 = cnt(EXANET_CNT_DOORBELL_BUSY), tx0 = cnt(EXANET_CNT_TX_PACKETS);
 	start_send(0, 0, dead, 0, "x", 1);
 	uint64_t s = status(0, 0);
-	/* a doorbell on the ONGOING channel (exanet_send_on_idle misused) is
-	 * ignored: counted, nothing sent, the first packet's retries go on */
+	/* a doorbell on the ONGOING channel is ignored: counted, nothing
+	 * sent, the first packet's retries go on */
 	start_send(0, 0, dead, 1, "y", 1);
 	EXPECT(EXANET_ST_STATE(s) == EXANET_CHAN_ONGOING && EXANET_ST_STATE(status(0, 0)) == EXANET_CHAN_ONGOING &&
 	       cnt(EXANET_CNT_DOORBELL_BUSY) == busy0 + 1 && cnt(EXANET_CNT_TX_PACKETS) == tx0 + 1,

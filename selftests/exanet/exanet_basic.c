@@ -124,8 +124,6 @@ TEST_F(node, library_rejects_bad_arguments)
 	ASSERT_EQ(-EINVAL, exanet_send(self->pkt, self->me, EXANET_DB_MBOX_MASK + 1, buf, 8));
 	ASSERT_EQ(-EINVAL, exanet_send(NULL, self->me, 0, buf, 8));
 	ASSERT_EQ(-EINVAL, exanet_send_on(self->pkt, EXANET_PKT_CHANNELS, self->me, 0, buf, 8));
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(self->pkt, EXANET_PKT_CHANNELS, self->me, 0, buf, 8));
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(self->pkt, 0, self->me, 0, buf, 0));
 	ASSERT_EQ(-EINVAL, exanet_wait(self->pkt, EXANET_PKT_CHANNELS, 0, NULL));
 	ASSERT_EQ(-EINVAL, exanet_chan_state(self->pkt, 99));
 	ASSERT_EQ(-EINVAL, exanet_recv(NULL, buf, sizeof(buf), NULL));

@@ -391,33 +391,6 @@ TEST_F(fake, channels_round_robin_eagain_when_all_ongoing)
 	ASSERT_EQ(2, exanet_send(self->pkt, 0, 0, m, 8));
 }
 
-/* exanet_send_on_idle trusts the caller: no STATUS check, so it rings the
- * doorbell even where STATUS says ONGOING (the NI then ignores it);
- * arguments are still checked before anything is written. */
-TEST_F(fake, send_on_idle_skips_the_status_check)
-{
-	uint8_t m[16], zero[4096] = { 0 };
-	int i;
-
-	for (i = 0; i < 16; i++)
-		m[i] = (uint8_t)(0x40 + i);
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(self->pkt, EXANET_PKT_CHANNELS, 1, 2, m, 8));
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(self->pkt, 1, 1, 2, m, 0));
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(self->pkt, 1, 1, 2, m, EXANET_MAX_PAYLOAD + 1));
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(self->pkt, 1, 1, 2, NULL, 8));
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(self->pkt, 1, 1, EXANET_DB_MBOX_MASK + 1, m, 8));
-	ASSERT_EQ(-EINVAL, exanet_send_on_idle(NULL, 1, 1, 2, m, 8));
-	ASSERT_EQ(0, memcmp(fk.pkt_page[0], zero, 4096));
-	set_status(0, 1, EXANET_CHAN_ONGOING);
-	ASSERT_EQ(1, exanet_send_on_idle(self->pkt, 1, 1, 2, m, 11));
-	ASSERT_EQ(0, memcmp(chan_reg(0, 1, EXANET_PKT_PAYLOAD), m, 11));
-	ASSERT_EQ(EXANET_DOORBELL(1, 2, 11), *chan_reg(0, 1, EXANET_PKT_DOORBELL));
-	/* exanet_send_on checks, and refuses the same channel */
-	*chan_reg(0, 1, EXANET_PKT_DOORBELL) = 0;
-	ASSERT_EQ(-EBUSY, exanet_send_on(self->pkt, 1, 1, 2, m, 11));
-	ASSERT_EQ(0, *chan_reg(0, 1, EXANET_PKT_DOORBELL));
-}
-
 TEST(status_to_errno_mapping)
 {
 #define NACK(r) ((uint64_t)EXANET_CHAN_NACK | ((uint64_t)(r) << 8))
