@@ -438,7 +438,7 @@ static struct xfi_rx_msg *xfi_find_unexp(struct xfi_ep *ep, const struct xfi_rx_
 /* ---- receive path ---- */
 
 static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt,
-			 size_t len)
+			 size_t len, unsigned int type)
 {
 	struct xfi_start_info si;
 	struct xfi_rx_msg *msg;
@@ -447,9 +447,8 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 		xfi_msg_abort(ep, peer->rx_cur);
 		peer->rx_cur = NULL;
 	}
-	if (((pkt[0] & XFI_PKT_TYPE_MASK) == XFI_PKT_SHORT ?
-	     xfi_parse_short(pkt, len, xfi_params.max_msg_size, &si) :
-	     xfi_parse_start(pkt, len, xfi_params.max_msg_size, &si))) {
+	if (type == XFI_PKT_SHORT ? xfi_parse_short(pkt, len, xfi_params.max_msg_size, &si) :
+	    xfi_parse_start(pkt, len, xfi_params.max_msg_size, &si)) {
 		ep->rx_dropped++;
 		return;
 	}
@@ -561,7 +560,7 @@ static void xfi_rx_deliver(struct xfi_ep *ep, struct xfi_peer *peer, const uint8
 	unsigned int type = pkt[0] & XFI_PKT_TYPE_MASK;
 
 	if (type == XFI_PKT_START || type == XFI_PKT_SHORT)
-		xfi_rx_start(ep, peer, pkt, len);
+		xfi_rx_start(ep, peer, pkt, len, type);
 	else
 		xfi_rx_cont(ep, peer, pkt, len);
 }

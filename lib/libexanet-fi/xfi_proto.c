@@ -76,6 +76,9 @@ int xfi_parse_short(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 		return -1;
 	memcpy(&sh, pkt, sizeof(sh));
 	flags = (uint32_t)sh.hdr.type >> XFI_SHORT_FLAG_SHIFT;
+	if ((sh.hdr.type & XFI_PKT_TYPE_MASK) != XFI_PKT_SHORT ||
+	    (flags & ~(uint32_t)(XFI_START_TAGGED | XFI_START_DATA)))
+		return -1;	/* never a rendezvous: no struct xfi_rndv here */
 	off = xfi_get_data(pkt, pkt_len, XFI_SHORT_SIZE, flags, &out->data);
 	if (!off || pkt_len - off > max_len)
 		return -1;
@@ -231,8 +234,8 @@ int xfi_parse_reset(const uint8_t *pkt, size_t pkt_len, uint16_t *stream_epoch)
 
 int xfi_addr_check(const struct xfi_addr *a)
 {
-	if (a->magic != XFI_ADDR_MAGIC || a->version != XFI_ADDR_VERSION || a->node >= XFI_NODE_LIMIT ||
-	    a->mbox >= XFI_MBOX_LIMIT)
+	if (a->magic != XFI_ADDR_MAGIC || a->version != XFI_ADDR_VERSION ||
+	    a->node >= XFI_NODE_LIMIT || a->mbox >= XFI_MBOX_LIMIT)
 		return -1;
 	return 0;
 }

@@ -8,9 +8,10 @@
  * optional CQ data, payload; the length is what the packet has left).  A
  * longer one, or a rendezvous, is a START packet (header, tag, length,
  * optional CQ data, the first payload bytes) followed by as many CONT
- * packets as the length needs.  Packets of one sender endpoint to one receiver endpoint carry a
- * sequence number; the receiver puts them back in order (the NI may
- * reorder packets of different channels) before reassembling.
+ * packets as the length needs.  Packets of one sender endpoint to one
+ * receiver endpoint carry a sequence number; the receiver puts them back in
+ * order (the NI may reorder packets of different channels) before
+ * reassembling.
  *
  * Pure functions only: host-testable without a device.
  */
@@ -153,8 +154,8 @@ int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 
 /*
  * Parse a SHORT packet into the START form (len = payload_len, rndv unset):
- * a payload longer than max_len -> -1.  The type byte was checked by
- * xfi_parse_hdr().
+ * not a SHORT type byte, unknown flag bits, or a payload longer than
+ * max_len -> -1.
  */
 int xfi_parse_short(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 		    struct xfi_start_info *out);

@@ -99,6 +99,7 @@ TEST(short_flag_bits_only_on_short_packets)
 	plen = xfi_build_short(pkt, &hdr0, 1, 4, XFI_START_TAGGED, 0, (const uint8_t *)"abcd");
 	pkt[0] |= XFI_START_RNDV << XFI_SHORT_FLAG_SHIFT;	/* no rendezvous in a SHORT */
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+	EXPECT_EQ(-1, xfi_parse_short(pkt, plen, MAX_LEN, &(struct xfi_start_info){ 0 }));
 	pkt[0] = XFI_PKT_SHORT | 0x80;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 	plen = xfi_build_start(pkt, &hdr0, 1, 10, 0, 0, (const uint8_t *)"0123456789", &n);
