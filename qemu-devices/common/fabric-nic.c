@@ -36,6 +36,11 @@ static bool fabric_nic_check(const FabricNic *nic, const char *type,
     return true;
 }
 
+void fabric_nic_parkable(MemoryRegion *mr)
+{
+    mr->disable_reentrancy_guard = true;
+}
+
 bool fabric_nic_realize(PCIDevice *pdev, FabricNic *nic, uint32_t max_nodes,
                         const FabricNicBar *bars, size_t nbars, Error **errp)
 {
@@ -47,6 +52,7 @@ bool fabric_nic_realize(PCIDevice *pdev, FabricNic *nic, uint32_t max_nodes,
     for (size_t i = 0; i < nbars; i++) {
         memory_region_init_io(bars[i].mr, OBJECT(pdev), bars[i].ops, pdev,
                               bars[i].name, bars[i].size);
+        fabric_nic_parkable(bars[i].mr);
         pci_register_bar(pdev, bars[i].index,
                          PCI_BASE_ADDRESS_SPACE_MEMORY | bars[i].type,
                          bars[i].mr);
@@ -106,6 +112,18 @@ void fabric_nic_poll_end(FabricNic *nic)
     }
 }
 
+static bool fabric_nic_park_prepare(void *opaque)
+{
+    FabricNic *nic = opaque;
+
+    return nic->fq && fabric_qemu_park_prepare(nic->fq);
+}
+
+void fabric_nic_poll_idle(FabricNic *nic)
+{
+    fabric_park_poll_empty(&nic->park, fabric_nic_park_prepare, nic);
+}
+
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap)
 {
     while (retries-- && base < cap) {
@@ -127,6 +145,7 @@ MemTxResult fabric_nic_dma_rw(PCIDevice *pdev, unsigned *depth,
         trace_fabric_nic_dma_read(pdev->name, addr, len, r);
     } else {
         trace_fabric_nic_dma_write(pdev->name, addr, len, r);
+        fabric_park_wake(FABRIC_WAKE_DEVICE);
     }
     return r;
 }
@@ -153,6 +172,7 @@ MemTxResult fabric_nic_dma_store(PCIDevice *pdev, unsigned *depth,
     }
     (*depth)--;
     trace_fabric_nic_dma_store(pdev->name, addr, val, size, r);
+    fabric_park_wake(FABRIC_WAKE_DEVICE);
     return r;
 }
 

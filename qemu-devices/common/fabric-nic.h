@@ -13,6 +13,7 @@
 #include "sysemu/dma.h"
 #include "qemu/log.h"
 #include "fabric-qemu.h"
+#include "fabric-park.h"
 
 /*
  * A guest programming error: logged with -d guest_errors and traced by the
@@ -38,6 +39,7 @@ typedef struct FabricNic {
     uint32_t rx_rtprio;
     bool pkt_ring;          /* packets over shared-memory rings */
     FabricQemu *fq;         /* NULL while the fabric is not open */
+    FabricPark park;        /* poll parking (poll-* properties) */
 } FabricNic;
 
 #define DEFINE_FABRIC_NIC_PROPERTIES(_state, _nic)                          \
@@ -62,9 +64,19 @@ typedef struct FabricNicBar {
 } FabricNicBar;
 
 /*
+ * A vCPU that parks or yields in an MMIO read (fabric-park.h) leaves the
+ * device's region "in I/O" with the BQL released: QEMU's per-device
+ * re-entrancy guard would then refuse every access of the other vCPUs to
+ * the whole device.  The models guard against DMA re-entering their MMIO
+ * themselves (fabric_nic_reentered()), so every MMIO region of a NIC,
+ * MSI-X table and PBA included, goes without QEMU's guard.
+ */
+void fabric_nic_parkable(MemoryRegion *mr);
+
+/*
  * Checks the properties against the model's max_nodes, leaves the function
- * without an interrupt pin and registers the BARs.  On error sets errp,
- * naming the device type, and returns false.
+ * without an interrupt pin and registers the BARs (fabric_nic_parkable()).
+ * On error sets errp, naming the device type, and returns false.
  */
 bool fabric_nic_realize(PCIDevice *pdev, FabricNic *nic, uint32_t max_nodes,
                         const FabricNicBar *bars, size_t nbars, Error **errp);
@@ -94,6 +106,19 @@ void fabric_nic_send(FabricNic *nic, uint32_t dst, uint8_t type,
 int fabric_nic_poll(FabricNic *nic, int budget);
 /* Software stops polling (it arms an interrupt): see fabric_qemu_poll_end(). */
 void fabric_nic_poll_end(FabricNic *nic);
+/*
+ * From an MMIO read a waiting guest spins on, after fabric_nic_poll():
+ * the poll found nothing new (may park the vCPU, fabric-park.h) or found
+ * something (the spin restarts).
+ */
+void fabric_nic_poll_idle(FabricNic *nic);
+static inline void fabric_nic_poll_found(void)
+{
+    fabric_park_poll_busy();
+}
+/* Class and instance set-up of the poll-* properties of a model. */
+#define FABRIC_NIC_PARK_CLASS_INIT(_oc, _state, _nic)                       \
+    fabric_park_class_init(_oc, offsetof(_state, _nic.park))
 
 /* Retransmission back-off: base doubled per retry, at most cap (any unit). */
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap);

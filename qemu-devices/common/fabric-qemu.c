@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <sched.h>
 #include "fabric-qemu.h"
+#include "fabric-park.h"
 #include "trace.h"
 
 /* Packets handled per BQL acquisition / read-handler call. */
@@ -51,6 +52,7 @@ static void fabric_qemu_rx_packet(void *opaque, uint32_t src, uint8_t type,
     FabricQemu *fq = opaque;
 
     trace_fabric_qemu_rx(fq->node, fq->rx_ctx, src, type, len);
+    fabric_park_wake(FABRIC_WAKE_PACKET);
     fq->rx(fq->opaque, src, type, payload, len);
 }
 
@@ -62,6 +64,7 @@ static void fabric_qemu_bulk_record(void *opaque, uint32_t src, uint8_t type,
     FabricQemu *fq = opaque;
 
     trace_fabric_qemu_bulk_rx(fq->node, src, type, hlen, dlen, data_ok);
+    fabric_park_wake(FABRIC_WAKE_PACKET);
     fq->bulk_rx(fq->bulk_opaque, src, type, hdr, hlen, data, dlen, data_ok);
 }
 
@@ -115,15 +118,20 @@ static int64_t fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
     return arm ? -1 : lease;
 }
 
-void fabric_qemu_poll_end(FabricQemu *fq)
+/* End the poll lease (if any) and arm the rings; true if records wait. */
+static bool fabric_qemu_lease_end(FabricQemu *fq, bool always)
 {
     bool pending;
 
-    if (!fq->pkt_ring || qatomic_read(&fq->poll_lease) <= get_clock()) {
-        return;
+    if (!fq->pkt_ring) {
+        return false;
     }
-    qatomic_set(&fq->poll_lease, 0);
-    trace_fabric_qemu_poll_end(fq->node);
+    if (qatomic_read(&fq->poll_lease) > get_clock()) {
+        qatomic_set(&fq->poll_lease, 0);
+        trace_fabric_qemu_poll_end(fq->node);
+    } else if (!always) {
+        return false;   /* the receive side armed the rings itself */
+    }
     pending = fabric_pkt_pending(fq->f, true);
     if (fq->bulk_rx) {
         pending |= fabric_bulk_pending(fq->f, true);
@@ -131,6 +139,17 @@ void fabric_qemu_poll_end(FabricQemu *fq)
     if (pending) {
         fabric_qemu_kick(fq);
     }
+    return pending;
+}
+
+void fabric_qemu_poll_end(FabricQemu *fq)
+{
+    fabric_qemu_lease_end(fq, false);
+}
+
+bool fabric_qemu_park_prepare(FabricQemu *fq)
+{
+    return fabric_qemu_lease_end(fq, true);
 }
 
 int fabric_qemu_poll(FabricQemu *fq, int budget)
@@ -197,6 +216,7 @@ static void *fabric_qemu_rx_thread(void *opaque)
         }
     }
     int64_t next = -1;
+    int64_t lease_sleep = FABRIC_QEMU_POLL_LEASE_NS;
 
     while (!qatomic_read(&fq->stopping)) {
         struct timespec ts = {
@@ -228,10 +248,14 @@ static void *fabric_qemu_rx_thread(void *opaque)
             /* A vCPU still polls (the lease was renewed): sleep on. */
             next = qatomic_read(&fq->poll_lease) - get_clock();
             if (next > 0) {
+                lease_sleep = MIN(lease_sleep * 2,
+                                  FABRIC_QEMU_LEASE_SLEEP_MAX_NS);
+                next = MAX(next, lease_sleep);
                 trace_fabric_qemu_rx_lease(fq->node, next);
                 continue;
             }
         }
+        lease_sleep = FABRIC_QEMU_POLL_LEASE_NS;
         if (p[0].revents || kicked || n == 0) {
             trace_fabric_qemu_rx_wake(fq->node, !!p[0].revents, kicked);
             qemu_mutex_lock_iothread();

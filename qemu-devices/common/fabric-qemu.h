@@ -36,6 +36,15 @@ typedef struct FabricQemuOptions {
  * and a guest that stops polling still gets its packets within the lease.
  */
 #define FABRIC_QEMU_POLL_LEASE_NS 1000000   /* 1 ms */
+/*
+ * While the lease keeps being renewed the receive thread looks again after
+ * twice as long each time, up to this (below the 5 ms retransmission
+ * timeout of the NICs, so a guest that stops polling without saying so
+ * still answers before its senders retransmit).  Each look preempts a
+ * vCPU (the thread may run SCHED_FIFO): at 1 ms they were the largest
+ * part of the 2-node ping-pong's p99.
+ */
+#define FABRIC_QEMU_LEASE_SLEEP_MAX_NS 4000000
 
 /* Returns NULL and sets errp on failure. */
 FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
@@ -59,6 +68,12 @@ int fabric_qemu_poll(FabricQemu *fq, int budget);
  * doorbell instead of waiting for the end of the lease.
  */
 void fabric_qemu_poll_end(FabricQemu *fq);
+/*
+ * Under the BQL: a vCPU is about to park (fabric-park.h): end the lease and
+ * arm the rings even if the lease had run out, so the next packet rings a
+ * doorbell.  Returns true if records wait (then it must not park).
+ */
+bool fabric_qemu_park_prepare(FabricQemu *fq);
 /*
  * Ask the receive thread (or, without one, a main-loop bottom half) to call
  * opts->kick(bulk_opaque) soon.  Callable from any thread.

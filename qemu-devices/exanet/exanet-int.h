@@ -36,6 +36,12 @@ ExanetRdma *exanet_get_rdma(Object *ni);
 bool exanet_irq_arm(PCIDevice *ni, uint32_t *irq, uint32_t val,
                     const char *what, unsigned src);
 void exanet_irq_rank_event(PCIDevice *ni, unsigned rank, uint32_t *irq);
+/*
+ * exanet.c: software polls the NI for something done(opaque) tells: hand
+ * it the waiting fabric packets, and park the vCPU while it keeps finding
+ * nothing (fabric-park.h).  Returns done(opaque) afterwards.
+ */
+bool exanet_ni_poll(PCIDevice *ni, bool (*done)(void *opaque), void *opaque);
 
 /* exanet_rdma.c */
 ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,

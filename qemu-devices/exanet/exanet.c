@@ -338,6 +338,7 @@ static void exanet_chan_finish(ExanetChan *ch, uint8_t state, uint8_t reason)
 {
     ch->state = state;
     ch->reason = reason;
+    fabric_park_wake(FABRIC_WAKE_DEVICE);
 }
 
 static void exanet_chan_abort(ExanetChan *ch)
@@ -669,6 +670,35 @@ static void exanet_poll_fabric(ExanetState *s)
     fabric_nic_poll(&s->nic, EXANET_MMIO_RX_BUDGET);
 }
 
+/*
+ * The RDMA engine's STATUS read of a transfer in progress: the same poll,
+ * and parking when it stays in progress (fabric-park.h).
+ */
+bool exanet_ni_poll(PCIDevice *ni, bool (*done)(void *opaque), void *opaque)
+{
+    ExanetState *s = EXANET(ni);
+
+    exanet_poll_fabric(s);
+    if (done(opaque)) {
+        fabric_nic_poll_found();
+        return true;
+    }
+    fabric_nic_poll_idle(&s->nic);
+    return done(opaque);
+}
+
+static uint32_t exanet_pkt_busy(const ExanetPktIface *ifc)
+{
+    uint32_t busy = 0;
+
+    for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+        if (ifc->chan[c].state == EXANET_CHAN_ONGOING) {
+            busy |= 1u << c;
+        }
+    }
+    return busy;
+}
+
 /* ------------------------------------------------------------------ */
 /* Reset and configuration */
 
@@ -798,10 +828,10 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
             return ifc->enabled;
         case EXANET_PKT_BUSY:
             exanet_poll_fabric(s);
-            for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
-                if (ifc->chan[c].state == EXANET_CHAN_ONGOING) {
-                    busy |= 1u << c;
-                }
+            busy = exanet_pkt_busy(ifc);
+            if (busy) {
+                fabric_nic_poll_idle(&s->nic);
+                busy = exanet_pkt_busy(ifc);
             }
             return busy;
         }
@@ -1001,7 +1031,13 @@ static uint64_t exanet_pkt_read(void *opaque, hwaddr off, unsigned size)
     ch = &s->pkt[i].chan[c];
     if (ch->state == EXANET_CHAN_ONGOING &&
         (reg & ~7u) == EXANET_PKT_STATUS) {
+        /* A sender waits for the ACK: poll, then maybe park. */
         exanet_poll_fabric(s);
+        if (ch->state == EXANET_CHAN_ONGOING) {
+            fabric_nic_poll_idle(&s->nic);
+        } else {
+            fabric_nic_poll_found();
+        }
     }
     st = ch->state | (uint64_t)ch->reason << 8 | (uint64_t)ch->retries << 16;
     if (reg == EXANET_PKT_STATUS) {
@@ -1026,6 +1062,7 @@ static void exanet_pkt_write(void *opaque, hwaddr off, uint64_t val,
         !s->pkt[i].enabled || exanet_reentered()) {
         return;     /* disabled interface: writes are ignored */
     }
+    fabric_nic_poll_found();    /* a sender at work does not wait */
     ch = &s->pkt[i].chan[c];
     if (reg < EXANET_PKT_PAYLOAD + EXANET_MAX_PAYLOAD) {
         if (ch->state == EXANET_CHAN_ONGOING) {
@@ -1073,6 +1110,21 @@ static uint32_t exanet_mbox_read32(ExanetState *s, hwaddr off)
     return 0;
 }
 
+/*
+ * libexanet publishes HEAD before it reads TAIL on an empty queue: TAIL at
+ * HEAD is a receiver that found nothing (it may park, fabric-park.h).
+ */
+static void exanet_mbox_poll_park(ExanetState *s, unsigned m)
+{
+    ExanetMbox *mb = &s->mbox[MIN(m, EXANET_NUM_MBOX_IFACES - 1)];
+
+    if (m >= EXANET_NUM_MBOX_IFACES || !mb->enabled || mb->tail != mb->head) {
+        fabric_nic_poll_found();
+        return;
+    }
+    fabric_nic_poll_idle(&s->nic);
+}
+
 static uint64_t exanet_mbox_read(void *opaque, hwaddr off, unsigned size)
 {
     ExanetState *s = opaque;
@@ -1083,6 +1135,7 @@ static uint64_t exanet_mbox_read(void *opaque, hwaddr off, unsigned size)
     }
     if ((off % EXANET_IFACE_PAGE_SIZE) == EXANET_MBOX_TAIL) {
         exanet_poll_fabric(s);
+        exanet_mbox_poll_park(s, off / EXANET_IFACE_PAGE_SIZE);
     }
     v = exanet_mbox_read32(s, off);
 
@@ -1171,6 +1224,8 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
             for (unsigned v = 0; v < EXANET_NUM_IRQ_VECTORS; v++) {
                 msix_vector_use(pdev, v);
             }
+            fabric_nic_parkable(&pdev->msix_table_mmio);
+            fabric_nic_parkable(&pdev->msix_pba_mmio);
         }
     }
 
@@ -1257,13 +1312,20 @@ static void exanet_class_init(ObjectClass *klass, void *data)
     dc->reset = exanet_qdev_reset;
     dc->vmsd = &exanet_vmstate;
     device_class_set_props(dc, exanet_properties);
+    FABRIC_NIC_PARK_CLASS_INIT(klass, ExanetState, nic);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static void exanet_instance_init(Object *obj)
+{
+    fabric_park_init(&EXANET(obj)->nic.park, TYPE_EXANET);
 }
 
 static const TypeInfo exanet_info = {
     .name = TYPE_EXANET,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(ExanetState),
+    .instance_init = exanet_instance_init,
     .class_init = exanet_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },

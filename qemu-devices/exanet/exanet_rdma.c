@@ -878,6 +878,7 @@ static void rdma_chan_complete(RdmaChan *ch, uint8_t err)
     trace_exanet_rdma_complete(r->node_id, ch->page, ch->chan, err);
     ch->state = err ? EXANET_RDMA_ERROR : EXANET_RDMA_DONE;
     ch->err = err;
+    fabric_park_wake(FABRIC_WAKE_DEVICE);
     r->cnt[err ? EXANET_RCNT_TX_ERRORS : EXANET_RCNT_TX_DONE]++;
     if (!err) {
         ch->done_bytes = ch->len;
@@ -1798,6 +1799,13 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
 
 /* BAR3: RDMA pages */
 
+static bool rdma_chan_finished(void *opaque)
+{
+    const RdmaChan *ch = opaque;
+
+    return ch->state != EXANET_RDMA_ONGOING;
+}
+
 static uint64_t rdma_bar_read(void *opaque, hwaddr off, unsigned size)
 {
     ExanetRdma *r = opaque;
@@ -1813,6 +1821,9 @@ static uint64_t rdma_bar_read(void *opaque, hwaddr off, unsigned size)
     ch = &r->page[p].ch[c];
     switch (reg & ~7u) {
     case EXANET_RDMA_S_STATUS:
+        if (ch->state == EXANET_RDMA_ONGOING) {
+            exanet_ni_poll(r->ni, rdma_chan_finished, ch);
+        }
         v = ch->state | (uint64_t)ch->err << 8 |
             (uint64_t)(ch->tx.retries | ch->rretries) << 16 |
             (uint64_t)ch->seq << 32;
@@ -1843,6 +1854,7 @@ static void rdma_bar_write(void *opaque, hwaddr off, uint64_t val,
         return;
     }
     ch = &r->page[p].ch[c];
+    fabric_nic_poll_found();    /* posting software does not wait */
     if (ch->state == EXANET_RDMA_ONGOING) {
         if (reg == EXANET_RDMA_D_CTRL) {
             r->cnt[EXANET_RCNT_DESC_BUSY]++;
@@ -1896,6 +1908,7 @@ ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
     r->bh = qemu_bh_new(exanet_rdma_kick_work, r);
     memory_region_init_io(&r->bar, OBJECT(ni), &rdma_bar_ops, r,
                           "exanet-rdma", EXANET_BAR_RDMA_SIZE);
+    fabric_nic_parkable(&r->bar);
     for (unsigned p = 0; p < EXANET_RDMA_PAGES; p++) {
         for (unsigned c = 0; c < EXANET_RDMA_CHANS; c++) {
             RdmaChan *ch = &r->page[p].ch[c];

@@ -252,6 +252,7 @@ typedef struct ExtVpid {
     uint32_t notiq_entries;
     uint32_t notiq_wp;
     uint32_t velo_rx_count;
+    uint32_t velo_rx_polled;    /* velo_rx_count at the last CREDITS read */
     uint16_t velo_prot;     /* EXTOLL_VPID_VELO_PROT */
     uint16_t rma_prot;      /* EXTOLL_VPID_RMA_PROT */
     /* VELO requester page */
@@ -2568,6 +2569,18 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
         if (!g_queue_is_empty(&s->ack_peers)) {
             ext_ack_bh(s);
         }
+        /*
+         * No message for this VPID since its last such read: a receiver
+         * that found its ring empty or a sender that waits for credits
+         * (a sender with credits sends next, which ends the spin).  It
+         * may park (fabric-park.h).
+         */
+        if (v->velo_rx_count == v->velo_rx_polled) {
+            fabric_nic_poll_idle(&s->nic);
+        } else {
+            fabric_nic_poll_found();
+        }
+        v->velo_rx_polled = v->velo_rx_count;
         if (!(v->ctrl & EXTOLL_VPID_VELO_TX) || v->velo_credits) {
             return (v->ctrl & EXTOLL_VPID_VELO_TX) ? v->velo_credits : 0;
         }
@@ -2598,6 +2611,7 @@ static void ext_velo_write(void *opaque, hwaddr off, uint64_t val,
         return;
     }
     trace_extoll_velo_store(s->nic.node_id, vi, r, val);
+    fabric_nic_poll_found();    /* a sender at work does not wait */
     if (r == EXTOLL_VELO_WIN_SEND) {
         ext_velo_win_send(s, vi, val);
         return;
@@ -2650,6 +2664,7 @@ static void ext_rmap_write(void *opaque, hwaddr off, uint64_t val,
         return;
     }
     trace_extoll_rma_store(s->nic.node_id, vi, pg, r / 8, val);
+    fabric_nic_poll_found();    /* a requester at work does not wait */
     v->rma_cmd[pg][r / 8] = val;
     v->rma_mask[pg] |= 1u << (r / 8);
     if (v->rma_mask[pg] == 7) {
@@ -2823,13 +2838,20 @@ static void ext_class_init(ObjectClass *klass, void *data)
     dc->reset = ext_qdev_reset;
     dc->vmsd = &ext_vmstate;
     device_class_set_props(dc, ext_properties);
+    FABRIC_NIC_PARK_CLASS_INIT(klass, ExtollState, nic);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static void ext_instance_init(Object *obj)
+{
+    fabric_park_init(&EXTOLL(obj)->nic.park, TYPE_EXTOLL);
 }
 
 static const TypeInfo ext_info = {
     .name = TYPE_EXTOLL,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(ExtollState),
+    .instance_init = ext_instance_init,
     .class_init = ext_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },
