@@ -411,13 +411,23 @@ import atexit  # noqa: E402
 atexit.register(_teardown_all)
 
 
+def parse_on_off(value, what):
+    """'on'/'off' (also 1/0, yes/no, true/false) -> bool; ValueError otherwise."""
+    v = str(value).strip().lower()
+    if v in ("on", "1", "yes", "true"):
+        return True
+    if v in ("off", "0", "no", "false"):
+        return False
+    raise ValueError("%s must be on or off, not %r" % (what, value))
+
+
 class Cluster:
     """N emulated nodes.  Use as a context manager (or start()/close())."""
 
     def __init__(self, nodes=2, name=None, workdir=None, qemu=None, kernel=None,
                  initrd=None, extra_device_args=None, iommu="auto", exanet="auto",
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
-                 detach=False, mgmt_net=True, extoll=False, trace=None):
+                 detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
@@ -459,6 +469,12 @@ class Cluster:
         for t in self.trace:
             if "," in t or "=" in t:
                 raise ValueError("bad trace event pattern %r" % t)
+        # Poll parking of the device models (Documentation/cluster.md): None
+        # keeps the device default (on); EXACLUSTER_POLL_YIELD=on|off.
+        env_py = os.environ.get("EXACLUSTER_POLL_YIELD")
+        if env_py is not None and poll_yield is None:
+            poll_yield = parse_on_off(env_py, "EXACLUSTER_POLL_YIELD")
+        self.poll_yield = poll_yield
         self.memory = memory
         self.smp = smp
         self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
@@ -663,14 +679,16 @@ class Cluster:
             a += ["-netdev", "dgram,id=mgmt,local.type=unix,local.path=%s,"
                   "remote.type=unix,remote.path=%s" % (self._sock("n%d.net" % i), remote),
                   "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:42:00:%02x" % i]
+        park = "" if self.poll_yield is None else \
+            ",poll-yield=%s" % ("on" if self.poll_yield else "off")
         if self.use_exanet():
-            a += ["-device", "exanet,id=exa0,node-id=%d,num-nodes=%d,fabric=%s"
-                  % (i, n, self._sock("fabric"))]
+            a += ["-device", "exanet,id=exa0,node-id=%d,num-nodes=%d,fabric=%s%s"
+                  % (i, n, self._sock("fabric"), park)]
             for r in range(ranks):
                 a += ["-device", "exanet-ctx,ni=exa0,rank=%d" % r]
         if self.extoll:
-            a += ["-device", "extoll,id=ext0,node-id=%d,num-nodes=%d,fabric=%s"
-                  % (i, n, self._sock("extoll-fabric"))]
+            a += ["-device", "extoll,id=ext0,node-id=%d,num-nodes=%d,fabric=%s%s"
+                  % (i, n, self._sock("extoll-fabric"), park)]
         extra = self.extra_device_args
         if callable(extra):
             extra = extra(i)
@@ -1112,6 +1130,9 @@ def _cli(argv=None):
     up.add_argument("--device-arg", action="append", default=[],
                     help="extra QEMU argument ({node} {nodes} {fabric} are substituted)")
     up.add_argument("--boot-timeout", type=float)
+    up.add_argument("--poll-yield", choices=["on", "off"],
+                    help="park a vCPU that keeps polling an empty NI (device property "
+                         "poll-yield; default on)")
     up.add_argument("--trace", action="append", default=[], metavar="PATTERN",
                     help="enable QEMU trace events matching PATTERN (e.g. 'exanet_*'; "
                          "repeatable); node i writes them to <rundir>/n<i>.trace")
@@ -1153,7 +1174,8 @@ def _cli(argv=None):
                         extoll=a.extoll,
                         accel=a.accel, memory=a.memory, smp=a.smp, append=append,
                         extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
-                        detach=True, trace=a.trace)
+                        detach=True, trace=a.trace,
+                        poll_yield=None if a.poll_yield is None else a.poll_yield == "on")
             try:
                 c.start()
             except KeyboardInterrupt:
