@@ -6,13 +6,15 @@
  *   exanet-mpi-bench latency  [--sizes 0,8,1024,65536] [--iters N] [--warmup W]
  *   exanet-mpi-bench bw       [--sizes 4194304] [--iters N] [--window K]
  *   exanet-mpi-bench allreduce [--sizes 8] [--iters N] [--warmup W]
+ *   exanet-mpi-bench barrier  [--iters N] [--warmup W]
  *
  * latency: ranks 0 and 1 ping-pong; every round trip is timed on rank 0,
  *   one-way = round trip / 2.  bw: rank 0 sends a window of K messages
  *   (MPI_Isend), rank 1 receives them (MPI_Irecv) and answers with a 4 B
  *   message; MB/s (10^6 B/s) per window.  allreduce: MPI_Allreduce of
  *   MPI_BYTE-sized chunks (MPI_INT64_T elements, sum) on every rank, each
- *   call timed on rank 0 after a barrier-free warm-up.
+ *   call timed on rank 0 after a barrier-free warm-up.  barrier: MPI_Barrier,
+ *   each call timed on rank 0 (one result, size 0).
  * Rank 0 prints one JSON object: {"mode":..., "ranks":..., "results":[{"size":,
  * "median_us"|"median_MBps":, "p99_us"|"p01_MBps":, "min":, "iters":}]}.
  * Every received message is checked (first and last byte) in latency/bw.
@@ -40,7 +42,7 @@ static double quantile(const double *v, int n, double q)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce [--sizes a,b,...] "
+	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce|barrier [--sizes a,b,...] "
 		"[--iters N] [--warmup W] [--window K]\n");
 }
 
@@ -137,6 +139,17 @@ static void allreduce(int rank, int nranks, size_t size, int iters, int warmup, 
 	free(out);
 }
 
+static void barrier(int iters, int warmup, double *t)
+{
+	for (int i = -warmup; i < iters; i++) {
+		double t0 = MPI_Wtime();
+
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (i >= 0)
+			t[i] = (MPI_Wtime() - t0) * 1e6;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode, *sizes = NULL;
@@ -171,17 +184,19 @@ int main(int argc, char **argv)
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
-	if (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "allreduce")) {
+	if (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "allreduce") &&
+	    strcmp(mode, "barrier")) {
 		usage();
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
-	if (iters < 1 || warmup < 0 || window < 1 || (strcmp(mode, "allreduce") && nranks < 2)) {
+	if (iters < 1 || warmup < 0 || window < 1 || (strcmp(mode, "allreduce") && strcmp(mode, "barrier") && nranks < 2)) {
 		usage();
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	if (!sizes)
 		sizes = !strcmp(mode, "latency") ? "0,8,1024,65536" :
-			!strcmp(mode, "bw") ? "4194304" : "8";
+			!strcmp(mode, "bw") ? "4194304" :
+			!strcmp(mode, "barrier") ? "0" : "8";
 	list = strdup(sizes);
 	t = calloc((size_t)iters, sizeof(*t));
 	if (rank == 0)
@@ -196,6 +211,8 @@ int main(int argc, char **argv)
 			latency(rank, size, iters, warmup, t);
 		else if (bw)
 			bandwidth(rank, size, iters, warmup > 2 ? 2 : warmup, window, t);
+		else if (!strcmp(mode, "barrier"))
+			barrier(iters, warmup, t);
 		else
 			allreduce(rank, nranks, size, iters, warmup, t);
 		if (rank == 0) {
