@@ -85,25 +85,23 @@ static bool fabric_park_only_tick(CPUState *cpu)
     MemTxResult r = MEMTX_OK;
     uint32_t lvt, irr, want;
     unsigned vec;
+    uint32_t req = cpu->interrupt_request;
 
-    if (!cpu->interrupt_request ||
-        (cpu->interrupt_request & ~(FABRIC_PARK_IRQ_HARD | FABRIC_PARK_IRQ_POLL)) ||
-        cpu->stop ||
-        !cpu_work_list_empty(cpu)) {
+    if (!req || (req & ~(FABRIC_PARK_IRQ_HARD | FABRIC_PARK_IRQ_POLL)) ||
+        cpu->stop || !cpu_work_list_empty(cpu)) {
         trace_fabric_park_irq(cpu->cpu_index, cpu->interrupt_request, 0, 0);
         return false;   /* an NMI, SMI, INIT, stop request, queued work */
     }
     lvt = address_space_ldl_le(&address_space_memory, APIC_LVT_TIMER,
-                            MEMTXATTRS_UNSPECIFIED, &r);
+                               MEMTXATTRS_UNSPECIFIED, &r);
     vec = lvt & 0xff;
     trace_fabric_park_irq(cpu->cpu_index, cpu->interrupt_request, lvt, r);
-
     if (r != MEMTX_OK || (lvt & APIC_LVT_MASKED) || vec < 32) {
         return false;   /* no APIC page (x2APIC, not x86), no timer */
     }
     for (unsigned i = 0; i < 8; i++) {
         irr = address_space_ldl_le(&address_space_memory, APIC_IRR(i),
-                                MEMTXATTRS_UNSPECIFIED, &r);
+                                   MEMTXATTRS_UNSPECIFIED, &r);
         want = vec / 32 == i ? 1u << (vec % 32) : 0;
         if (r != MEMTX_OK || irr != want) {
             return false;   /* another vector pending, or not the timer */
