@@ -218,35 +218,27 @@ static FabricPark *fabric_park_of(Object *obj, void *opaque)
     return (FabricPark *)((char *)obj + (uintptr_t)opaque);
 }
 
-static void fabric_park_get_enabled(Object *obj, Visitor *v, const char *name,
-                                    void *opaque, Error **errp)
+/* The two switches: poll-yield and poll-defer-tick. */
+static bool *fabric_park_flag(Object *obj, void *opaque, const char *name)
 {
-    visit_type_bool(v, name, &fabric_park_of(obj, opaque)->enabled, errp);
+    FabricPark *p = fabric_park_of(obj, opaque);
+
+    return strcmp(name, "poll-yield") ? &p->defer_tick : &p->enabled;
 }
 
-static void fabric_park_set_enabled(Object *obj, Visitor *v, const char *name,
-                                    void *opaque, Error **errp)
+static void fabric_park_get_flag(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    visit_type_bool(v, name, fabric_park_flag(obj, opaque, name), errp);
+}
+
+static void fabric_park_set_flag(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
 {
     bool val;
 
     if (visit_type_bool(v, name, &val, errp)) {
-        fabric_park_of(obj, opaque)->enabled = val;
-    }
-}
-
-static void fabric_park_get_defer(Object *obj, Visitor *v, const char *name,
-                                  void *opaque, Error **errp)
-{
-    visit_type_bool(v, name, &fabric_park_of(obj, opaque)->defer_tick, errp);
-}
-
-static void fabric_park_set_defer(Object *obj, Visitor *v, const char *name,
-                                  void *opaque, Error **errp)
-{
-    bool val;
-
-    if (visit_type_bool(v, name, &val, errp)) {
-        fabric_park_of(obj, opaque)->defer_tick = val;
+        *fabric_park_flag(obj, opaque, name) = val;
     }
 }
 
@@ -317,12 +309,12 @@ void fabric_park_class_init(ObjectClass *oc, size_t park_offset)
     };
 
     object_class_property_add(oc, "poll-yield", "bool",
-                              fabric_park_get_enabled, fabric_park_set_enabled,
+                              fabric_park_get_flag, fabric_park_set_flag,
                               NULL, off);
     object_class_property_set_description(oc, "poll-yield",
         "park a vCPU that keeps polling an empty NI (default on)");
     object_class_property_add(oc, "poll-defer-tick", "bool",
-                              fabric_park_get_defer, fabric_park_set_defer,
+                              fabric_park_get_flag, fabric_park_set_flag,
                               NULL, off);
     object_class_property_set_description(oc, "poll-defer-tick",
         "the guest's timer tick alone does not end a park: it is taken when "

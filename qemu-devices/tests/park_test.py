@@ -136,26 +136,28 @@ def test_packet_interrupt(c):
     check("a parked vCPU wakes for a fabric packet", got["poll-wakes-packet"] >= 1, got)
 
 
+def idle_second(c, node):
+    """Counter deltas of node's NI over one second of a receiver waiting for
+    nothing."""
+    pid, log = c.spawn(node, "%s recv 3 0" % HELPER)
+    wait_output(c, node, log, r"mbox \d+")
+    c0 = counters(c, node)
+    time.sleep(1.0)
+    got = delta(counters(c, node), c0)
+    wait_output(c, node, log, r"done 0")
+    return got
+
+
 def test_timeout_and_off(c):
     qset(c, 1, "exa", "poll-park-ms", 1)
-    pid, log = c.spawn(1, "%s recv 3 0" % HELPER)
-    wait_output(c, 1, log, r"mbox \d+")
-    c0 = counters(c, 1)
-    time.sleep(1.0)
-    got = delta(counters(c, 1), c0)
+    got = idle_second(c, 1)
     check("a park ends after poll-park-ms (1 ms) without an event",
           got["poll-wakes-timeout"] > 0, got)
-    wait_output(c, 1, log, r"done 0")
     qset(c, 1, "exa", "poll-park-ms", 1000)
     qset(c, 1, "exa", "poll-defer-tick", False)
-    pid, log = c.spawn(1, "%s recv 3 0" % HELPER)
-    wait_output(c, 1, log, r"mbox \d+")
-    c0 = counters(c, 1)
-    time.sleep(1.0)
-    got = delta(counters(c, 1), c0)
+    got = idle_second(c, 1)
     check("poll-defer-tick off: the timer tick ends parks (~250 per second)",
           got["poll-ticks-deferred"] == 0 and got["poll-wakes-interrupt"] >= 50, got)
-    wait_output(c, 1, log, r"done 0")
     qset(c, 1, "exa", "poll-defer-tick", True)
     qset(c, 1, "exa", "poll-yield", False)
     pid, log = c.spawn(1, "%s recv 30 1" % HELPER)
