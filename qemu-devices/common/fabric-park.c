@@ -29,7 +29,7 @@ static bool fabric_wake_noted;          /* fabric_wake_last set since a park */
 
 /* The spin of this vCPU thread (0: none). */
 static __thread int64_t park_streak_start;
-static __thread int64_t park_last_poll;
+static __thread int64_t park_last_poll;  /* when the last empty poll ended */
 static __thread bool park_resumed;      /* woken by an interrupt / timeout */
 
 void fabric_park_wake(FabricWakeCause cause)
@@ -143,6 +143,7 @@ void fabric_park_poll_empty(FabricPark *p, bool (*prepare)(void *opaque),
             sched_yield();
             qemu_mutex_lock_iothread();
             p->yields++;
+            park_last_poll = get_clock();   /* the gap is guest time */
         }
         return;
     }

@@ -8,8 +8,8 @@
  * STATUS, RDMA slot STATUS, VELO CREDITS).  Each such MMIO read that finds
  * nothing new is an empty poll (fabric_park_poll_empty()); a poll that
  * finds something, or a doorbell, ends the streak (fabric_park_poll_busy()).
- * When a streak of empty polls, each within FABRIC_PARK_GAP_NS of the
- * previous one, has lasted the spin budget (poll-spin-us), the read parks
+ * When a streak of empty polls, each within FABRIC_PARK_GAP_NS (of guest
+ * time) of the previous one, has lasted the spin budget (poll-spin-us), the read parks
  * the vCPU thread: it ends the fabric poll lease so that senders ring
  * doorbells again, then sleeps on the vCPU's halt condition with the BQL
  * released, as a halted vCPU does.  It wakes when
@@ -47,8 +47,14 @@ typedef enum FabricWakeCause {
 #define FABRIC_PARK_MAX_MS      10
 /* After this much of a spin, each empty poll yields the host CPU first. */
 #define FABRIC_PARK_YIELD_NS    (1 * 1000)
-/* Polls further apart than this are not one spin (the vCPU ran other work). */
-#define FABRIC_PARK_GAP_NS      (100 * 1000)
+/*
+ * Guest time between two empty polls above which they are not one spin:
+ * the guest ran something else in between (another process after a
+ * sched_yield(), whose work must not wait for a park to end).  A polling
+ * loop alone takes a few microseconds per turn under TCG, a guest context
+ * switch alone about 10.
+ */
+#define FABRIC_PARK_GAP_NS      (20 * 1000)
 
 typedef struct FabricPark {
     bool enabled;           /* poll-yield */

@@ -2570,12 +2570,15 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
             ext_ack_bh(s);
         }
         /*
-         * No message for this VPID since its last such read: a receiver
-         * that found its ring empty or a sender that waits for credits
-         * (a sender with credits sends next, which ends the spin).  It
-         * may park (fabric-park.h).
+         * No message for this VPID since its last such read, credits in
+         * hand: a receiver that found its ring empty (a sender with
+         * credits sends next, which ends the spin).  It may park
+         * (fabric-park.h).  A sender out of credits does not: its
+         * receiver may be a process on this very vCPU, which a park would
+         * hold up (it keeps the sched_yield() below).
          */
-        if (v->velo_rx_count == v->velo_rx_polled) {
+        if (v->velo_rx_count == v->velo_rx_polled &&
+            (!(v->ctrl & EXTOLL_VPID_VELO_TX) || v->velo_credits)) {
             fabric_nic_poll_idle(&s->nic);
         } else {
             fabric_nic_poll_found();

@@ -306,17 +306,18 @@ def main():
         print("Bail out! no %s/initramfs.cpio.gz (make initramfs)" % BUILD)
         return 1
     try:
-        with Cluster(nodes=2, name="park-test", extoll=True) as c:
+        with Cluster(nodes=2, name="park-test", extoll=True, poll_yield=True) as c:
             c.wait_settled()
             test_properties(c)
             test_packet_interrupt(c)
             test_timeout_and_off(c)
             test_rdma(c)
             test_velo(c)
-        with Cluster(nodes=1, name="park-smp", smp=2, rdma_ranks=0) as c:
+        with Cluster(nodes=1, name="park-smp", smp=2, rdma_ranks=0, poll_yield=True) as c:
             c.wait_settled()
             test_smp(c)
-        with Cluster(nodes=IDLE_NODES, name="park-idle", rdma_ranks=0) as c:
+        with Cluster(nodes=IDLE_NODES, name="park-idle", rdma_ranks=0,
+                     poll_yield=True) as c:
             c.wait_settled()
             test_idle(c)
     except ClusterError as e:

@@ -469,11 +469,15 @@ class Cluster:
         for t in self.trace:
             if "," in t or "=" in t:
                 raise ValueError("bad trace event pattern %r" % t)
-        # Poll parking of the device models (Documentation/cluster.md): None
-        # keeps the device default (on); EXACLUSTER_POLL_YIELD=on|off.
+        # Poll parking of the device models (Documentation/cluster.md):
+        # None = auto, on when the nodes outnumber the host's cores (with a
+        # core per node it gains nothing, and a park holds up a process on
+        # the same vCPU that the poller waits for); EXACLUSTER_POLL_YIELD.
         env_py = os.environ.get("EXACLUSTER_POLL_YIELD")
         if env_py is not None and poll_yield is None:
             poll_yield = parse_on_off(env_py, "EXACLUSTER_POLL_YIELD")
+        if poll_yield is None:
+            poll_yield = self.nodes > (os.cpu_count() or 1)
         self.poll_yield = poll_yield
         self.memory = memory
         self.smp = smp
@@ -679,8 +683,7 @@ class Cluster:
             a += ["-netdev", "dgram,id=mgmt,local.type=unix,local.path=%s,"
                   "remote.type=unix,remote.path=%s" % (self._sock("n%d.net" % i), remote),
                   "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:42:00:%02x" % i]
-        park = "" if self.poll_yield is None else \
-            ",poll-yield=%s" % ("on" if self.poll_yield else "off")
+        park = ",poll-yield=%s" % ("on" if self.poll_yield else "off")
         if self.use_exanet():
             a += ["-device", "exanet,id=exa0,node-id=%d,num-nodes=%d,fabric=%s%s"
                   % (i, n, self._sock("fabric"), park)]
@@ -1132,7 +1135,7 @@ def _cli(argv=None):
     up.add_argument("--boot-timeout", type=float)
     up.add_argument("--poll-yield", choices=["on", "off"],
                     help="park a vCPU that keeps polling an empty NI (device property "
-                         "poll-yield; default on)")
+                         "poll-yield; default: on when the nodes outnumber the host's cores)")
     up.add_argument("--trace", action="append", default=[], metavar="PATTERN",
                     help="enable QEMU trace events matching PATTERN (e.g. 'exanet_*'; "
                          "repeatable); node i writes them to <rundir>/n<i>.trace")
