@@ -13,9 +13,11 @@ FABRIC_TEST := $(BUILD)/host-tests/test_fabric
 qemu:
 	@$(TOP)/scripts/build-qemu.sh
 
-$(FABRIC_TEST): $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric.h
+FABRIC_SRC := $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric-torus.c
+$(FABRIC_TEST): $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_SRC) \
+		$(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-torus.h $(TOP)/uapi/exa_torus.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -I$(FABRIC_DIR) -o $@ $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_DIR)/fabric.c $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) -I$(FABRIC_DIR) -I$(TOP)/uapi -o $@ $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_SRC) $(USER_LDFLAGS)
 
 test-fabric: $(FABRIC_TEST)
 	$(FABRIC_TEST)

@@ -8,7 +8,7 @@
 #include "fabric-nic.h"
 #include "trace.h"
 
-static bool fabric_nic_check(const FabricNic *nic, const char *type,
+static bool fabric_nic_check(FabricNic *nic, const char *type,
                              uint32_t max_nodes, Error **errp)
 {
     if (nic->num_nodes == 0 || nic->num_nodes > max_nodes) {
@@ -33,7 +33,7 @@ static bool fabric_nic_check(const FabricNic *nic, const char *type,
         error_setg(errp, "%s: num-nodes > 1 needs the fabric property", type);
         return false;
     }
-    return true;
+    return fabric_links_check(nic, type, nic->dims, errp);
 }
 
 void fabric_nic_parkable(MemoryRegion *mr)
@@ -70,6 +70,9 @@ bool fabric_nic_open(FabricNic *nic, const FabricQemuOptions *model_opts,
         .drop_ppm = nic->drop_ppm,
         .corrupt_ppm = nic->corrupt_ppm,
         .seed = nic->seed,
+        .dims = { nic->dims[0], nic->dims[1], nic->dims[2] },
+        .link_mbps = nic->link_mbps,
+        .link_ns = nic->link_ns,
     };
     FabricQemuOptions opts = *model_opts;
 

@@ -14,6 +14,7 @@
 #include "qemu/log.h"
 #include "fabric-qemu.h"
 #include "fabric-park.h"
+#include "exa_torus.h"
 
 /*
  * A guest programming error: logged with -d guest_errors and traced by the
@@ -38,6 +39,10 @@ typedef struct FabricNic {
     bool rx_thread;
     uint32_t rx_rtprio;
     bool pkt_ring;          /* packets over shared-memory rings */
+    char *torus;            /* "XxYxZ"; unset: the default shape */
+    uint32_t dims[3];       /* the shape, from torus at realize */
+    uint32_t link_mbps;     /* this node's links: rate (0 = unlimited) */
+    uint32_t link_ns;       /* and latency per hop */
     FabricQemu *fq;         /* NULL while the fabric is not open */
     FabricPark park;        /* poll parking (poll-* properties) */
 } FabricNic;
@@ -51,7 +56,16 @@ typedef struct FabricNic {
     DEFINE_PROP_UINT64("fabric-seed", _state, _nic.seed, 0),                \
     DEFINE_PROP_BOOL("rx-thread", _state, _nic.rx_thread, true),            \
     DEFINE_PROP_UINT32("rx-rtprio", _state, _nic.rx_rtprio, 1),            \
-    DEFINE_PROP_BOOL("pkt-ring", _state, _nic.pkt_ring, true)
+    DEFINE_PROP_BOOL("pkt-ring", _state, _nic.pkt_ring, true),             \
+    DEFINE_PROP_STRING("torus", _state, _nic.torus),                        \
+    DEFINE_PROP_UINT32("link-mbps", _state, _nic.link_mbps, 0),             \
+    DEFINE_PROP_UINT32("link-ns", _state, _nic.link_ns, FABRIC_LINK_NS)
+
+/*
+ * Default latency of a hop: the ExaNeSt router's cost per extra hop
+ * (seed: 1.3 us over one hop, 2.55 us over five).
+ */
+#define FABRIC_LINK_NS          300
 
 /* One MMIO BAR; the device is the opaque of its ops. */
 typedef struct FabricNicBar {
@@ -119,6 +133,23 @@ static inline void fabric_nic_poll_found(void)
 /* Class and instance set-up of the poll-* properties of a model. */
 #define FABRIC_NIC_PARK_CLASS_INIT(_oc, _state, _nic)                       \
     fabric_park_class_init(_oc, offsetof(_state, _nic.park))
+
+/*
+ * The torus (fabric-links.c): checks the torus / link-* properties and
+ * works out the shape (realize); reads the link block of BAR0 at off from
+ * EXA_TORUS_BASE (uapi/exa_torus.h; 32-bit halves of 64-bit registers
+ * too); adds the per-port run-time properties (link-x+ ... link-z-, each
+ * with -state, -counters, -mbps, -ns, -drop-ppm, -corrupt-ppm) and
+ * torus-coords, rx-hops, no-route to a model's class.
+ */
+bool fabric_links_check(FabricNic *nic, const char *type, uint32_t dims[3],
+                        Error **errp);
+uint64_t fabric_links_read(FabricNic *nic, hwaddr off, unsigned size);
+void fabric_links_class_init(ObjectClass *oc, size_t nic_offset);
+#define FABRIC_NIC_LINKS_CLASS_INIT(_oc, _state, _nic)                      \
+    fabric_links_class_init(_oc, offsetof(_state, _nic))
+#define FABRIC_NIC_OWNS_LINKS(off)                                          \
+    ((off) >= EXA_TORUS_BASE && (off) < EXA_TORUS_BASE + 0x800)
 
 /* Retransmission back-off: base doubled per retry, at most cap (any unit). */
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap);

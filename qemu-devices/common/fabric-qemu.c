@@ -52,6 +52,7 @@ static void fabric_qemu_rx_packet(void *opaque, uint32_t src, uint8_t type,
     FabricQemu *fq = opaque;
 
     trace_fabric_qemu_rx(fq->node, fq->rx_ctx, src, type, len);
+    trace_fabric_qemu_rx_hops(fq->node, src, fabric_rx_hops(fq->f));
     fabric_park_wake(FABRIC_WAKE_PACKET);
     fq->rx(fq->opaque, src, type, payload, len);
 }
@@ -64,6 +65,7 @@ static void fabric_qemu_bulk_record(void *opaque, uint32_t src, uint8_t type,
     FabricQemu *fq = opaque;
 
     trace_fabric_qemu_bulk_rx(fq->node, src, type, hlen, dlen, data_ok);
+    trace_fabric_qemu_rx_hops(fq->node, src, fabric_rx_hops(fq->f));
     fabric_park_wake(FABRIC_WAKE_PACKET);
     fq->bulk_rx(fq->bulk_opaque, src, type, hdr, hlen, data, dlen, data_ok);
 }
@@ -86,7 +88,7 @@ static int fabric_qemu_poll_ctx(FabricQemu *fq, int budget, const char *ctx)
  */
 static int64_t fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
 {
-    int64_t lease = -1;
+    int64_t lease = -1, due;
     bool arm, pending;
 
     fabric_qemu_poll_ctx(fq, FABRIC_QEMU_RX_BUDGET, ctx);
@@ -107,12 +109,21 @@ static int64_t fabric_qemu_rx_once(FabricQemu *fq, const char *ctx)
     if (pending) {
         return 0;
     }
+    due = fabric_next_due(fq->f);
+    if (due) {
+        /* Records on their way over the links: look again when they land. */
+        due = MAX((int64_t)(due - get_clock()), 1);
+    }
     if (!arm) {
         trace_fabric_qemu_rx_lease(fq->node, lease);
     }
     if (fq->bulk_rx && fabric_bulk_active(fq->f) &&
         (arm || lease > FABRIC_QEMU_BULK_POLL_NS)) {
-        return FABRIC_QEMU_BULK_POLL_NS;
+        return due ? MIN(due, FABRIC_QEMU_BULK_POLL_NS) :
+                     FABRIC_QEMU_BULK_POLL_NS;
+    }
+    if (due && (arm || due < lease)) {
+        return due;
     }
     fq->lease_wait = !arm;
     return arm ? -1 : lease;
@@ -136,7 +147,7 @@ static bool fabric_qemu_lease_end(FabricQemu *fq, bool always)
     if (fq->bulk_rx) {
         pending |= fabric_bulk_pending(fq->f, true);
     }
-    if (pending) {
+    if (pending || fabric_next_due(fq->f)) {
         fabric_qemu_kick(fq);
     }
     return pending;

@@ -3,6 +3,7 @@
  * Host-side fabric transport, see fabric.h for the design.
  */
 #include "fabric.h"
+#include "fabric-torus.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,7 @@ struct fabric_qpkt {
 /* Shared control block at the start of a bulk ring file. */
 #define BULK_MAGIC	0x474e495242584558ull	/* "EXBRING" */
 #define BULK_CTL_SIZE	4096
-#define BULK_REC_HDR	32
+#define BULK_REC_HDR	48
 #define BULK_ALIGN	64
 #define BULK_TYPE_PAD	0
 #define BULK_TYPE_PKT	1	/* packet ring record; rsv0 = packet type */
@@ -53,6 +54,7 @@ struct bulk_map {
 	uint32_t node;		/* peer */
 	bool pkt;		/* a packet ring (else bulk) */
 	uint64_t last_db_ns;	/* producer: last doorbell */
+	uint64_t last_due_ns;	/* producer: due time of the last record */
 	struct bulk_map *next_in;	/* consumer list */
 };
 
@@ -86,6 +88,9 @@ struct fabric {
 	struct bulk_map *rsv_map;	/* open reservation */
 	uint64_t rsv_off;		/* ring offset of the reserved record */
 	uint32_t rsv_hlen, rsv_dlen, rsv_pad;
+	struct fabric_torus *torus;
+	unsigned rx_hops;		/* of the record being delivered */
+	uint64_t next_due;		/* earliest record waiting for its links */
 	uint8_t rxbuf[FABRIC_HDR_SIZE + FABRIC_MAX_PAYLOAD + 1];
 };
 
@@ -261,6 +266,14 @@ int fabric_open(struct fabric **out, const struct fabric_config *cfg,
 		set_err(err, errlen, "socket path too long in %s", cfg->dir, 0);
 		return -ENAMETOOLONG;
 	}
+	if ((cfg->dims[0] || cfg->dims[1] || cfg->dims[2]) &&
+	    (uint64_t)cfg->dims[0] * cfg->dims[1] * cfg->dims[2] != cfg->num_nodes) {
+		if (err && errlen)
+			snprintf(err, errlen, "torus %ux%ux%u does not have %u nodes",
+				 cfg->dims[0], cfg->dims[1], cfg->dims[2],
+				 cfg->num_nodes);
+		return -EINVAL;
+	}
 
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -277,6 +290,8 @@ int fabric_open(struct fabric **out, const struct fabric_config *cfg,
 		r = -ENOMEM;
 		goto fail;
 	}
+	if (!cfg->dims[0] && !cfg->dims[1] && !cfg->dims[2])
+		fabric_torus_default_shape(cfg->num_nodes, f->cfg.dims);
 	f->cfg.dir = f->dir;
 	memcpy(f->path, sa.sun_path, sizeof(f->path));
 	rng_seed(f, cfg->seed);
@@ -321,12 +336,18 @@ int fabric_open(struct fabric **out, const struct fabric_config *cfg,
 	/* Best effort: room for bursts (root may exceed rmem_max). */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &one_mb, sizeof(one_mb)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &one_mb, sizeof(one_mb));
+	r = fabric_torus_open(&f->torus, cfg->dir, cfg->node_id, f->cfg.dims,
+			      cfg->link_mbps, cfg->link_ns, cfg->seed, err, errlen);
+	if (r < 0)
+		goto fail;
 	*out = f;
 	return 0;
 
 fail:
-	if (f->rxfd >= 0)
+	if (f->rxfd >= 0) {
 		close(f->rxfd);
+		unlink(f->path);
+	}
 	free(f->pin);
 	free(f->bin);
 	free(f->peers);
@@ -447,6 +468,7 @@ void fabric_close(struct fabric *f)
 	}
 	free(f->bin);
 	free(f->pin);
+	fabric_torus_close(f->torus);
 	if (f->rxfd >= 0) {
 		close(f->rxfd);
 		/* Only remove the socket file if it is still ours. */
@@ -577,6 +599,37 @@ static int peer_enqueue(struct fabric *f, struct fabric_peer *p,
 static int pkt_send(struct fabric *f, struct fabric_peer *p, uint8_t type,
 		    const void *payload, size_t len);
 
+/*
+ * Take the packet or record of bytes over the torus to dst (fabric-torus.h)
+ * and account for its fate.  Returns 0 (res, if given, has the hop count and
+ * due time), 1 (delivered with a bit flipped on a cable), -ENOLINK (dropped
+ * by a cable: counts as sent) or -EHOSTUNREACH (every path cut).
+ */
+static int route(struct fabric *f, uint32_t dst, size_t bytes,
+		 struct fabric_route_result *res)
+{
+	struct fabric_route_result own;
+
+	if (!res)
+		res = &own;
+	fabric_torus_route(f->torus, dst, bytes, res);
+	if (res->detour)
+		f->st.tx_detours++;
+	switch (res->fate) {
+	case FABRIC_ROUTE_NONE:
+		f->st.tx_no_route++;
+		return -EHOSTUNREACH;
+	case FABRIC_ROUTE_DROPPED:
+		f->st.tx_link_drop++;
+		return -ENOLINK;
+	case FABRIC_ROUTE_CORRUPT:
+		f->st.tx_link_corrupt++;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
 		const void *payload, size_t len)
 {
@@ -612,11 +665,14 @@ int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
 	crc = fabric_crc32(0, buf, n);
 	put_le32(buf + 16, crc);
 
+	r = route(f, dst, n, NULL);
+	if (r < 0)
+		return r == -ENOLINK ? FABRIC_SENT : r;
 	if (rng_hit(f, f->cfg.drop_ppm)) {
 		f->st.tx_inject_drop++;
 		return FABRIC_SENT;
 	}
-	if (rng_hit(f, f->cfg.corrupt_ppm)) {
+	if (r == 1 || rng_hit(f, f->cfg.corrupt_ppm)) {
 		uint64_t bit = rng_next(f) % (n * 8);
 
 		buf[bit / 8] ^= 1u << (bit % 8);
@@ -838,7 +894,15 @@ struct bulk_rec {
 	uint32_t hcsum;		/* over this header (hcsum = 0) + user header */
 	uint32_t dcsum_lo;	/* fabric_csum() of the data */
 	uint32_t dcsum_hi;
+	uint64_t due_ns;	/* CLOCK_MONOTONIC: deliverable from (links) */
+	uint8_t hops;		/* over the torus */
+	uint8_t rsv1[7];
 };
+_Static_assert(sizeof(struct bulk_rec) == BULK_REC_HDR, "record header size");
+#define BULK_SIDEBAND_OFF	offsetof(struct bulk_rec, due_ns)
+#define BULK_SIDEBAND		16
+/* A due time further ahead than this is not believed (hostile producer). */
+#define BULK_DUE_MAX_NS		1000000000ull
 /*
  * In dlen: the data carries no checksum.  Shared memory between two
  * processes of one host does not flip bits, so the producer checksums the
@@ -991,7 +1055,8 @@ static int bulk_room(struct bulk_map *m, size_t hlen, size_t dlen,
  */
 static void bulk_publish(struct fabric *f, struct fabric_peer *p,
 			 struct bulk_map *m, uint64_t off, uint32_t pad,
-			 uint8_t type, uint8_t sub, size_t hlen, size_t dlen)
+			 uint8_t type, uint8_t sub, size_t hlen, size_t dlen,
+			 const struct fabric_route_result *res, bool flip)
 {
 	uint8_t *r = m->ring + off;
 	size_t total = BULK_REC_HDR + hlen + dlen;
@@ -1007,7 +1072,11 @@ static void bulk_publish(struct fabric *f, struct fabric_peer *p,
 	rec.dlen = dlen;
 	rec.src = f->cfg.node_id;
 	rec.dst = m->node;
-	if (f->cfg.corrupt_ppm) {
+	rec.hops = res->hops > 255 ? 255 : res->hops;
+	/* Records of a ring leave in order: never due before the one ahead. */
+	rec.due_ns = res->due_ns > m->last_due_ns ? res->due_ns : m->last_due_ns;
+	m->last_due_ns = rec.due_ns;
+	if (f->cfg.corrupt_ppm || flip) {
 		dcsum = fabric_csum(r + BULK_REC_HDR + rec.hlen, dlen);
 		rec.dcsum_lo = (uint32_t)dcsum;
 		rec.dcsum_hi = dcsum >> 32;
@@ -1018,12 +1087,17 @@ static void bulk_publish(struct fabric *f, struct fabric_peer *p,
 	rec.hcsum = fabric_crc32(0, r, BULK_REC_HDR);
 	rec.hcsum = fabric_crc32(rec.hcsum, r + BULK_REC_HDR, rec.hlen);
 	memcpy(r + offsetof(struct bulk_rec, hcsum), &rec.hcsum, 4);
-	if (rng_hit(f, f->cfg.corrupt_ppm)) {
+	if (flip || rng_hit(f, f->cfg.corrupt_ppm)) {
 		/*
 		 * Any bit except the framing: the size word and the type
-		 * byte (a record turned into padding would vanish uncounted).
+		 * byte (a record turned into padding would vanish uncounted),
+		 * and the torus side band (due time, hops), which is the
+		 * emulation's, not the wire's.
 		 */
-		uint64_t bit = 40 + rng_next(f) % ((total - 5) * 8);
+		uint64_t bit = 40 + rng_next(f) % ((total - 5 - BULK_SIDEBAND) * 8);
+
+		if (bit >= BULK_SIDEBAND_OFF * 8)
+			bit += BULK_SIDEBAND * 8;
 
 		r[bit / 8] ^= 1u << (bit % 8);
 		if (m->pkt)
@@ -1054,6 +1128,7 @@ static void bulk_publish(struct fabric *f, struct fabric_peer *p,
 static int pkt_send(struct fabric *f, struct fabric_peer *p, uint8_t type,
 		    const void *payload, size_t len)
 {
+	struct fabric_route_result res;
 	uint64_t off;
 	uint32_t pad;
 	int r;
@@ -1088,9 +1163,13 @@ static int pkt_send(struct fabric *f, struct fabric_peer *p, uint8_t type,
 			bulk_ring(f, p, p->pout);
 		return -ENOBUFS;
 	}
+	r = route(f, p->node, FABRIC_HDR_SIZE + len, &res);
+	if (r < 0)
+		return r == -ENOLINK ? FABRIC_SENT : r;
 	if (len)
 		memcpy(p->pout->ring + off + BULK_REC_HDR, payload, len);
-	bulk_publish(f, p, p->pout, off, pad, BULK_TYPE_PKT, type, 0, len);
+	bulk_publish(f, p, p->pout, off, pad, BULK_TYPE_PKT, type, 0, len,
+		     &res, r == 1);
 	f->st.tx_packets++;
 	f->st.tx_bytes += FABRIC_HDR_SIZE + len;
 	f->st.tx_ring_packets++;
@@ -1125,6 +1204,11 @@ void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
 		}
 	}
 	m = p->bout;
+	if (fabric_torus_booked(f->torus, dst, FABRIC_LINK_HORIZON_NS)) {
+		f->st.tx_link_busy++;
+		*err = -EAGAIN;
+		return NULL;
+	}
 	if (bulk_room(m, hlen, dlen, &off, &pad) < 0) {
 		f->st.tx_bulk_full++;
 		/* Make sure a consumer that never mapped the ring learns of it. */
@@ -1150,6 +1234,8 @@ void fabric_bulk_cancel(struct fabric *f)
 int fabric_bulk_commit(struct fabric *f, uint8_t type)
 {
 	struct bulk_map *m = f->rsv_map;
+	struct fabric_route_result res;
+	int r;
 
 	if (!m)
 		return -EINVAL;
@@ -1160,10 +1246,16 @@ int fabric_bulk_commit(struct fabric *f, uint8_t type)
 		f->st.tx_bulk_inject_drop++;
 		return FABRIC_SENT;
 	}
+	r = route(f, m->node, BULK_REC_HDR + f->rsv_hlen + f->rsv_dlen, &res);
+	if (r < 0) {
+		if (r == -ENOLINK)
+			f->st.tx_bulk_inject_drop++;
+		return r == -ENOLINK ? FABRIC_SENT : r;
+	}
 	f->st.tx_bulk_records++;
 	f->st.tx_bulk_bytes += BULK_REC_HDR + f->rsv_hlen + f->rsv_dlen;
 	bulk_publish(f, f->peers[m->node], m, f->rsv_off, f->rsv_pad, type, 0,
-		     f->rsv_hlen, f->rsv_dlen);
+		     f->rsv_hlen, f->rsv_dlen, &res, r == 1);
 	return FABRIC_SENT;
 }
 
@@ -1288,7 +1380,7 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 		      const struct bulk_sink *sink)
 {
 	struct bulk_ctl *c = m->ctl;
-	uint64_t head = c->head, tail;
+	uint64_t head = c->head, tail, now = 0;
 	int n = 0;
 
 	while (n < budget) {
@@ -1320,7 +1412,18 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 			st_rel64(&c->head, head);
 			continue;
 		}
+		/* Still on its way over the links: it and those behind it wait. */
+		if (rec.due_ns > now) {
+			now = now_ns();
+			if (rec.due_ns > now && rec.due_ns - now < BULK_DUE_MAX_NS) {
+				if (!f->next_due || rec.due_ns < f->next_due)
+					f->next_due = rec.due_ns;
+				break;
+			}
+		}
 		n++;
+		f->rx_hops = rec.hops;
+		f->st.rx_hops[rec.hops < 15 ? rec.hops : 15]++;
 		hcsum = rec.hcsum;
 		rec.hcsum = 0;
 		dlen = rec.dlen & ~BULK_DLEN_NO_CSUM;
@@ -1373,20 +1476,45 @@ int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque
 	return n;
 }
 
-/* Records wait on a ring of the list; arm or disarm the empty ones. */
-static bool rings_pending(struct bulk_map *list, bool arm)
+/*
+ * The record at the head of a non-empty ring may be delivered now; if it
+ * waits for its links, note when it may (f->next_due).
+ */
+static bool head_due(struct fabric *f, struct bulk_map *m, uint64_t *now)
+{
+	uint64_t head = m->ctl->head;
+	struct bulk_rec rec;
+
+	memcpy(&rec, m->ring + (head & (m->size - 1)), sizeof(rec));
+	if (rec.type == BULK_TYPE_PAD || rec.due_ns <= *now)
+		return true;
+	*now = now_ns();
+	if (rec.due_ns <= *now || rec.due_ns - *now >= BULK_DUE_MAX_NS)
+		return true;
+	if (!f->next_due || rec.due_ns < f->next_due)
+		f->next_due = rec.due_ns;
+	return false;
+}
+
+/*
+ * Records that may be delivered wait on a ring of the list; arm or disarm
+ * the empty ones.  A ring whose head waits for its links is left armed or
+ * not as asked: the caller looks again at fabric_next_due().
+ */
+static bool rings_pending(struct fabric *f, struct bulk_map *list, bool arm)
 {
 	bool pending = false;
+	uint64_t now = 0;
 
 	for (struct bulk_map *m = list; m; m = m->next_in) {
 		if (arm) {
-			if (!bulk_arm(m))
+			if (!bulk_arm(m) && head_due(f, m, &now))
 				pending = true;
 			continue;
 		}
 		if (__atomic_load_n(&m->ctl->armed, __ATOMIC_RELAXED))
 			__atomic_store_n(&m->ctl->armed, 0, __ATOMIC_RELAXED);
-		if (ld_acq64(&m->ctl->tail) != m->ctl->head)
+		if (ld_acq64(&m->ctl->tail) != m->ctl->head && head_due(f, m, &now))
 			pending = true;
 	}
 	return pending;
@@ -1394,7 +1522,8 @@ static bool rings_pending(struct bulk_map *list, bool arm)
 
 bool fabric_pkt_pending(struct fabric *f, bool arm)
 {
-	return rings_pending(f->pin_list, arm);
+	f->next_due = 0;
+	return rings_pending(f, f->pin_list, arm);
 }
 
 int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque)
@@ -1409,7 +1538,22 @@ int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaq
 
 bool fabric_bulk_pending(struct fabric *f, bool arm)
 {
-	return rings_pending(f->bin_list, arm);
+	return rings_pending(f, f->bin_list, arm);
+}
+
+uint64_t fabric_next_due(const struct fabric *f)
+{
+	return f->next_due;
+}
+
+struct fabric_torus *fabric_torus(struct fabric *f)
+{
+	return f->torus;
+}
+
+unsigned fabric_rx_hops(const struct fabric *f)
+{
+	return f->rx_hops;
 }
 
 bool fabric_bulk_active(const struct fabric *f)

@@ -74,6 +74,15 @@ struct fabric_config {
 	uint32_t max_queue;	/* per peer; 0 = FABRIC_DEFAULT_QUEUE */
 	bool pkt_ring;		/* packets over shared-memory rings (see above) */
 	/*
+	 * The 3D torus (fabric-torus.h): dims all 0 = the default shape for
+	 * num_nodes; the rate (0 = unlimited) and latency of this node's
+	 * links.  Packets and bulk records follow its routes; with packet
+	 * rings they are delivered no earlier than the links allow.
+	 */
+	uint32_t dims[3];
+	uint32_t link_mbps;
+	uint32_t link_ns;
+	/*
 	 * Called when a socket starts (want_write) or stops needing POLLOUT
 	 * notification; the embedder then calls fabric_flush().  Before a
 	 * watched socket is closed the callback is called with false.
@@ -116,6 +125,13 @@ struct fabric_stats {
 	uint64_t tx_ring_doorbells;	/* doorbell datagrams for packet rings */
 	uint64_t rx_ring_packets;	/* packets taken from packet rings */
 	uint64_t rx_ring_maps;		/* inbound packet rings (re)mapped */
+	/* torus */
+	uint64_t tx_no_route;		/* lost: every path to the node cut */
+	uint64_t tx_link_drop;		/* lost: a cable's injected drop */
+	uint64_t tx_link_corrupt;	/* a cable flipped a bit */
+	uint64_t tx_detours;		/* sent around a cable that is down */
+	uint64_t tx_link_busy;		/* bulk records refused: the cable is booked */
+	uint64_t rx_hops[16];		/* delivered, by hop count (last: 15 or more) */
 };
 
 /* Return codes of fabric_send() (>= 0) */
@@ -174,6 +190,16 @@ int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque
 bool fabric_pkt_pending(struct fabric *f, bool arm);
 
 void fabric_get_stats(const struct fabric *f, struct fabric_stats *st);
+/* The torus this node sits in (NULL before fabric_open succeeded). */
+struct fabric_torus *fabric_torus(struct fabric *f);
+/* Hop count of the packet or record the rx / bulk callback has now. */
+unsigned fabric_rx_hops(const struct fabric *f);
+/*
+ * CLOCK_MONOTONIC ns at which the earliest record that waits for its
+ * links (not deliverable yet) becomes deliverable, 0 if none; found by
+ * the last fabric_pkt_pending() / fabric_bulk_pending().
+ */
+uint64_t fabric_next_due(const struct fabric *f);
 /* stats.tx_ring_doorbells, cheaply (to trace the sends that rang one) */
 uint64_t fabric_ring_doorbells(const struct fabric *f);
 
@@ -206,6 +232,13 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
 #define FABRIC_BULK_DB_NS	10000000ull	/* doorbell at least every 10 ms */
 #define FABRIC_PKT_RING_SIZE	(1u << 20)	/* bytes of packet records per pair */
 #define FABRIC_PKT_DB_NS	100000000ull	/* packet rings: every 100 ms */
+/*
+ * A bulk record is refused (-EAGAIN, the engine retries) while a cable on
+ * its route is booked further ahead than this: link-level flow control,
+ * so that a slow link holds back its senders instead of queueing
+ * seconds of data behind their retransmission timers.
+ */
+#define FABRIC_LINK_HORIZON_NS	1000000ull
 
 typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
 			       const void *hdr, size_t hlen,

@@ -810,6 +810,9 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
     if (exanet_rdma_ctrl_owns(off)) {
         return exanet_rdma_ctrl_read(s->rdma, off);
     }
+    if (FABRIC_NIC_OWNS_LINKS(off)) {
+        return fabric_links_read(&s->nic, off - EXA_TORUS_BASE, 4);
+    }
     if (off >= EXANET_REG_COUNTER(0) &&
         off < EXANET_REG_COUNTER(EXANET_NUM_COUNTERS)) {
         uint64_t v = exanet_counter(s, (off - EXANET_REG_COUNTER(0)) / 8);
@@ -1313,6 +1316,7 @@ static void exanet_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &exanet_vmstate;
     device_class_set_props(dc, exanet_properties);
     FABRIC_NIC_PARK_CLASS_INIT(klass, ExanetState, nic);
+    FABRIC_NIC_LINKS_CLASS_INIT(klass, ExanetState, nic);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

@@ -2455,6 +2455,9 @@ static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
         }
         return size == 8 ? v : (uint32_t)v;
     }
+    if (FABRIC_NIC_OWNS_LINKS(off)) {
+        return fabric_links_read(&s->nic, off - EXA_TORUS_BASE, size);
+    }
     if (off >= EXTOLL_REG_COUNTER(0) &&
         off < EXTOLL_REG_COUNTER(EXTOLL_NUM_COUNTERS)) {
         v = s->counters[(base - EXTOLL_REG_COUNTER(0)) / 8];
@@ -2842,6 +2845,7 @@ static void ext_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &ext_vmstate;
     device_class_set_props(dc, ext_properties);
     FABRIC_NIC_PARK_CLASS_INIT(klass, ExtollState, nic);
+    FABRIC_NIC_LINKS_CLASS_INIT(klass, ExtollState, nic);
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

@@ -29,6 +29,7 @@ See Documentation/cluster.md.
 import base64
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -421,16 +422,86 @@ def parse_on_off(value, what):
     raise ValueError("%s must be on or off, not %r" % (what, value))
 
 
+PORTS = ("x+", "x-", "y+", "y-", "z+", "z-")
+TORUS_MAX_DIM = 255
+
+
+def default_torus(nodes):
+    """The documented default shape: the most cube-like X >= Y >= Z
+    (smallest X, then smallest Y) with X * Y * Z = nodes."""
+    best = (nodes, 1, 1)
+    z = 1
+    while z * z * z <= nodes:
+        if nodes % z == 0:
+            y = z
+            while y * y <= nodes // z:
+                if (nodes // z) % y == 0:
+                    x = nodes // z // y
+                    if (x, y) < best[:2]:
+                        best = (x, y, z)
+                y += 1
+        z += 1
+    return best
+
+
+def parse_torus(spec, nodes):
+    """'XxYxZ' -> (X, Y, Z), checked against the node count; None -> default."""
+    if spec is None or spec == "":
+        return default_torus(nodes)
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", str(spec))
+    if not m or not all(1 <= int(d) <= TORUS_MAX_DIM for d in m.groups()):
+        raise ValueError("torus %r is not XxYxZ with each of X, Y, Z in 1..%d"
+                         % (spec, TORUS_MAX_DIM))
+    dims = tuple(int(d) for d in m.groups())
+    if dims[0] * dims[1] * dims[2] != nodes:
+        raise ValueError("torus %s has %d nodes, not %d (-n)"
+                         % (spec, dims[0] * dims[1] * dims[2], nodes))
+    return dims
+
+
+# exacluster fault actions -> (property suffix, value parser)
+PPM_MAX = 1000000
+LINK_NS_MAX = 10000000
+
+
+def parse_fault_action(action):
+    """'down' | 'up' | 'drop=PPM' | 'corrupt=PPM' | 'mbps=N' | 'ns=N' ->
+    (property suffix, value) of the link-P[-suffix] device property."""
+    if action in ("up", "down"):
+        return "", action
+    key, eq, val = action.partition("=")
+    limits = {"drop": ("drop-ppm", PPM_MAX), "corrupt": ("corrupt-ppm", PPM_MAX),
+              "mbps": ("mbps", 2**32 - 1), "ns": ("ns", LINK_NS_MAX)}
+    if not eq or key not in limits:
+        raise ValueError("unknown fault action %r (down, up, drop=PPM, corrupt=PPM, "
+                         "mbps=N, ns=N)" % action)
+    prop, hi = limits[key]
+    if not re.fullmatch(r"\d+", val) or int(val) > hi:
+        raise ValueError("%s must be an integer 0..%d, not %r" % (key, hi, val))
+    return "-" + prop, int(val)
+
+
 class Cluster:
     """N emulated nodes.  Use as a context manager (or start()/close())."""
 
     def __init__(self, nodes=2, name=None, workdir=None, qemu=None, kernel=None,
                  initrd=None, extra_device_args=None, iommu="auto", exanet="auto",
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
-                 detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None):
+                 detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None,
+                 torus=None, link_mbps=None, link_ns=None):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
+        # The 3D torus of both fabrics (Documentation/fabric.md); link_mbps /
+        # link_ns: rate and per-hop latency of every link (None: the
+        # device defaults, unlimited and 300 ns).
+        self.torus = parse_torus(torus or os.environ.get("EXACLUSTER_TORUS"), self.nodes)
+        for what, v, hi in (("link_mbps", link_mbps, 2**32 - 1),
+                            ("link_ns", link_ns, LINK_NS_MAX)):
+            if v is not None and not 0 <= int(v) <= hi:
+                raise ValueError("%s must be 0..%d" % (what, hi))
+        self.link_mbps = link_mbps
+        self.link_ns = link_ns
         self.name = name or "c%d-%d" % (os.getpid(), int(time.time() * 1000) % 100000)
         self.rundir = os.path.abspath(workdir or os.path.join(BUILD, "cluster", self.name))
         self.qemu = qemu or default_qemu()
@@ -600,7 +671,9 @@ class Cluster:
               else self.sockdir, "pids": self.pids, "qemu": self.qemu,
               "initrd": self.initrd, "kernel": self.kernel, "owner": os.getpid(),
               "detached": self.detach, "boot_times": self.boot_times,
-              "trace": self.trace,
+              "trace": self.trace, "extoll": self.extoll,
+              "exanet": self.use_exanet(),
+              "torus": "x".join(map(str, self.torus)),
               "ips": [self.node_ip(i) for i in range(self.nodes)]}
         tmp = os.path.join(self.rundir, "state.json.tmp")
         with open(tmp, "w") as f:
@@ -683,7 +756,12 @@ class Cluster:
             a += ["-netdev", "dgram,id=mgmt,local.type=unix,local.path=%s,"
                   "remote.type=unix,remote.path=%s" % (self._sock("n%d.net" % i), remote),
                   "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:42:00:%02x" % i]
-        park = ",poll-yield=%s" % ("on" if self.poll_yield else "off")
+        park = ",poll-yield=%s,torus=%s" % ("on" if self.poll_yield else "off",
+                                            "x".join(map(str, self.torus)))
+        if self.link_mbps is not None:
+            park += ",link-mbps=%d" % int(self.link_mbps)
+        if self.link_ns is not None:
+            park += ",link-ns=%d" % int(self.link_ns)
         if self.use_exanet():
             a += ["-device", "exanet,id=exa0,node-id=%d,num-nodes=%d,fabric=%s%s"
                   % (i, n, self._sock("fabric"), park)]
@@ -810,6 +888,71 @@ class Cluster:
             raise ClusterError("node %d: qemu exited with %s\n--- qemu log:\n%s\n--- console:\n%s"
                                % (i, p.returncode, _tail(self.qemu_log(i), 20),
                                   self.console_tail(i, 30)))
+
+    # ------------------------------------------------------------ the torus
+    def nic_paths(self, nic="all"):
+        """QOM paths of the NICs a link operation applies to."""
+        paths = []
+        if nic in ("all", "exanet") and self.use_exanet():
+            paths.append("/machine/peripheral/exa0")
+        if nic in ("all", "extoll") and self.extoll:
+            paths.append("/machine/peripheral/ext0")
+        if not paths:
+            raise ValueError("no %s NIC on this cluster" % ("fabric" if nic == "all" else nic))
+        return paths
+
+    def fault(self, node, link, actions, nic="all"):
+        """Change link `link` (x+ .. z-) of `node` at run time: actions are
+        exacluster fault actions (down, up, drop=PPM, corrupt=PPM, mbps=N,
+        ns=N).  Everything is checked before anything changes."""
+        if not isinstance(node, int) or not 0 <= node < self.nodes:
+            raise ValueError("no node %r (0..%d)" % (node, self.nodes - 1))
+        if link not in PORTS:
+            raise ValueError("unknown link %r (%s)" % (link, ", ".join(PORTS)))
+        if isinstance(actions, str):
+            actions = [actions]
+        if not actions:
+            raise ValueError("no fault action")
+        sets = [parse_fault_action(a) for a in actions]
+        paths = self.nic_paths(nic)
+        for path in paths:
+            for suffix, value in sets:
+                self.qmp(node, "qom-set", {"path": path, "property": "link-%s%s" % (link, suffix),
+                                           "value": value})
+
+    def link_info(self, node, link, nic="exanet"):
+        """The state and counters of one link port as the device model sees it."""
+        path = self.nic_paths(nic)[0]
+
+        def get(prop):
+            return self.qmp(node, "qom-get", {"path": path, "property": prop})
+        info = {"link": link, "admin": get("link-%s" % link), "state": get("link-%s-state" % link)}
+        for k in ("mbps", "ns", "drop-ppm", "corrupt-ppm"):
+            info[k] = get("link-%s-%s" % (link, k))
+        for kv in get("link-%s-counters" % link).split():
+            k, _, v = kv.partition("=")
+            info[k] = int(v)
+        return info
+
+    def rx_hops(self, node, nic="exanet"):
+        """Packets delivered to node by hop count (list of 16)."""
+        path = self.nic_paths(nic)[0]
+        return [int(x) for x in self.qmp(node, "qom-get", {"path": path,
+                                                         "property": "rx-hops"}).split()]
+
+    def coords(self, node):
+        n = int(node)
+        x, y, _ = self.torus
+        return (n % x, n // x % y, n // (x * y))
+
+    def hops(self, a, b):
+        """Hops of the dimension-order route from node a to node b."""
+        ca, cb = self.coords(a), self.coords(b)
+        h = 0
+        for d in range(3):
+            fwd = (cb[d] - ca[d]) % self.torus[d]
+            h += min(fwd, self.torus[d] - fwd)
+        return h
 
     def qmp(self, node, execute, arguments=None, timeout=10):
         """One QMP command on node's QEMU; returns the "return" value."""
@@ -1059,7 +1202,8 @@ class Cluster:
         c = cls.__new__(cls)
         c.__init__(nodes=st["nodes"], name=st["name"], workdir=rundir, qemu=st["qemu"],
                    kernel=st["kernel"], initrd=st["initrd"], detach=True,
-                   trace=st.get("trace") or [])
+                   trace=st.get("trace") or [], extoll=st.get("extoll", False),
+                   exanet=st.get("exanet", "auto"), torus=st.get("torus"))
         c.sockdir = st["sockdir"]
         c.pids = {k: int(v) for k, v in st["pids"].items()}
         c.boot_times = st.get("boot_times", [])
@@ -1136,6 +1280,11 @@ def _cli(argv=None):
     up.add_argument("--poll-yield", choices=["on", "off"],
                     help="park a vCPU that keeps polling an empty NI (device property "
                          "poll-yield; default: on when the nodes outnumber the host's cores)")
+    up.add_argument("--torus", metavar="XxYxZ",
+                    help="torus shape, X*Y*Z = -n (default: the most cube-like shape, "
+                         "Documentation/fabric.md)")
+    up.add_argument("--link-mbps", type=int, help="rate of every link in Mb/s (default unlimited)")
+    up.add_argument("--link-ns", type=int, help="latency of every hop in ns (default 300)")
     up.add_argument("--trace", action="append", default=[], metavar="PATTERN",
                     help="enable QEMU trace events matching PATTERN (e.g. 'exanet_*'; "
                          "repeatable); node i writes them to <rundir>/n<i>.trace")
@@ -1156,6 +1305,18 @@ def _cli(argv=None):
                     help="[--] [mpirun options] program [arguments]")
     dn = sub.add_parser("down", help="power off and kill a cluster's processes")
     dn.add_argument("--name", default="default")
+    fl = sub.add_parser("fault", help="change a link of a running cluster: "
+                        "down, up, drop=PPM, corrupt=PPM, mbps=N, ns=N")
+    fl.add_argument("--name", default="default")
+    fl.add_argument("--node", type=int, required=True)
+    fl.add_argument("--link", required=True, help="x+, x-, y+, y-, z+ or z-")
+    fl.add_argument("--nic", choices=["all", "exanet", "extoll"], default="all")
+    fl.add_argument("actions", nargs="+", metavar="ACTION")
+    lk = sub.add_parser("links", help="show a node's links as the device model sees them")
+    lk.add_argument("--name", default="default")
+    lk.add_argument("--node", type=int, default=0)
+    lk.add_argument("--nic", choices=["exanet", "extoll"], default="exanet")
+    lk.add_argument("--json", action="store_true")
     st = sub.add_parser("status", help="list clusters and their processes")
     st.add_argument("--name")
     co = sub.add_parser("console", help="print the tail of a node's console log")
@@ -1178,7 +1339,8 @@ def _cli(argv=None):
                         accel=a.accel, memory=a.memory, smp=a.smp, append=append,
                         extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
                         detach=True, trace=a.trace,
-                        poll_yield=None if a.poll_yield is None else a.poll_yield == "on")
+                        poll_yield=None if a.poll_yield is None else a.poll_yield == "on",
+                        torus=a.torus, link_mbps=a.link_mbps, link_ns=a.link_ns)
             try:
                 c.start()
             except KeyboardInterrupt:
@@ -1230,6 +1392,27 @@ def _cli(argv=None):
             for ag in c.agents:
                 ag.close()
             return r.rc & 0xff if r.rc >= 0 else 1
+        if a.cmd == "fault":
+            c = Cluster.attach(a.name)
+            c.fault(a.node, a.link, a.actions, nic=a.nic)
+            return 0
+        if a.cmd == "links":
+            c = Cluster.attach(a.name)
+            if not 0 <= a.node < c.nodes:
+                raise ValueError("no node %d (0..%d)" % (a.node, c.nodes - 1))
+            rows = [c.link_info(a.node, p, nic=a.nic) for p in PORTS]
+            if a.json:
+                print(json.dumps({"node": a.node, "torus": "x".join(map(str, c.torus)),
+                                  "coords": c.coords(a.node), "links": rows}, indent=1))
+                return 0
+            print("node %d at %s of torus %s" % (a.node, ",".join(map(str, c.coords(a.node))),
+                                                 "x".join(map(str, c.torus))))
+            cols = ("link", "state", "admin", "peer", "mbps", "ns", "drop-ppm", "corrupt-ppm",
+                    "packets", "bytes", "drops", "crc_errors", "detoured", "down_events")
+            print(" ".join("%-8s" % k[:8] for k in cols))
+            for r in rows:
+                print(" ".join("%-8s" % r.get(k, "") for k in cols))
+            return 0
         if a.cmd == "down":
             c = Cluster.attach(a.name)
             try:
@@ -1259,7 +1442,7 @@ def _cli(argv=None):
             rundir = os.path.join(BUILD, "cluster", a.name)
             print(_tail(os.path.join(rundir, "n%d.console" % a.node), a.lines))
             return 0
-    except ClusterError as e:
+    except (ClusterError, ValueError) as e:
         print("exacluster: error: %s" % e, file=sys.stderr)
         return 2
     return 0
