@@ -1367,6 +1367,7 @@ static void pkt_deliver(struct fabric *f, struct bulk_map *m,
 	f->st.rx_packets++;
 	f->st.rx_bytes += FABRIC_HDR_SIZE + rec->dlen;
 	f->st.rx_ring_packets++;
+	f->st.rx_hops[rec->hops < 15 ? rec->hops : 15]++;
 	if (sink->pkt)
 		sink->pkt(sink->opaque, m->node, rec->rsv0, data, rec->dlen);
 }
@@ -1423,7 +1424,6 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 		}
 		n++;
 		f->rx_hops = rec.hops;
-		f->st.rx_hops[rec.hops < 15 ? rec.hops : 15]++;
 		hcsum = rec.hcsum;
 		rec.hcsum = 0;
 		dlen = rec.dlen & ~BULK_DLEN_NO_CSUM;
@@ -1453,6 +1453,7 @@ static int bulk_drain(struct fabric *f, struct bulk_map *m, int budget,
 					f->st.rx_bulk_bad_data++;
 				f->st.rx_bulk_records++;
 				f->st.rx_bulk_bytes += BULK_REC_HDR + rec.hlen + rec.dlen;
+				f->st.rx_hops[rec.hops < 15 ? rec.hops : 15]++;
 				if (sink->bulk)
 					sink->bulk(sink->opaque, m->node, rec.type,
 						   r + BULK_REC_HDR, rec.hlen,
