@@ -311,6 +311,6 @@ static void __exit exa_domain_exit(void)
 }
 module_exit(exa_domain_exit);
 
-MODULE_DESCRIPTION("ExaNet/EXTOLL shared kernel code: protection domains, per-user and cgroup limits, user memory registration (pin, accounting, IOMMU)");
+MODULE_DESCRIPTION("ExaNet/EXTOLL shared kernel code: protection domains, per-user and cgroup limits, user memory registration (pin, accounting, IOMMU), torus link view");
 MODULE_AUTHOR("ExaNet fabric stack developers");
 MODULE_LICENSE("GPL");

@@ -23,6 +23,7 @@
 #include <exanet_rdma.h>
 
 #include "exa_isolation.h"
+#include "exa_links.h"
 #include "exa_umem.h"
 
 #define EXANET_DRV_NAME		"exanet"
@@ -80,6 +81,10 @@ struct exanet_dev {
 
 	/* Per-user caps and rdma cgroup device "exanetN"; own lock. */
 	struct exa_quota quota;
+
+	/* Torus link block: registers under lock, sysfs view (links/). */
+	struct exa_links links;
+	struct exa_links_sysfs links_sysfs;
 
 	/* RDMA engine (exanet_rdma.c); num_rpages == 0: no RDMA engine. */
 	resource_size_t rdma_bar_phys;	/* BAR3 */

@@ -829,6 +829,32 @@ static void exanet_dev_release(struct device *dev)
 	kfree(edev);
 }
 
+/*
+ * Reset the NI, revoke and free every interface, and mark the device dead
+ * so that open files only get -ENODEV (ioctl, mmap) or SIGBUS (faults).
+ */
+static void exanet_quiesce(struct exanet_dev *edev)
+{
+	u32 i;
+
+	mutex_lock(&edev->lock);
+	if (edev->dead)
+		goto unlock;
+	WRITE_ONCE(edev->dead, true);
+	/* Every interrupt source disarmed; sleepers see a dead device. */
+	exanet_hw_reset(edev);
+	exanet_irq_quiesce(edev);
+	for (i = 0; i < edev->num_pkt; i++)
+		if (edev->pkt_owner[i])
+			exanet_pkt_release(edev, i);
+	for (i = 0; i < edev->num_mbox; i++)
+		if (edev->mbox[i].owner)
+			exanet_mbox_release(edev, i);
+	exanet_rdma_quiesce(edev);
+unlock:
+	mutex_unlock(&edev->lock);
+}
+
 static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct exanet_dev *edev;
@@ -918,6 +944,8 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		ret = -ENODEV;
 		goto put;
 	}
+	exa_links_init(&edev->links, &pdev->dev, ctrl, &edev->lock,
+		       &edev->dead);
 
 	ret = exanet_rdma_probe(edev);
 	if (ret)
@@ -941,6 +969,9 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = cdev_device_add(&edev->cdev, &edev->dev);
 	if (ret)
 		goto put;
+	ret = exa_links_sysfs_add(&edev->links_sysfs, &edev->links, &edev->dev);
+	if (ret)
+		goto del;
 	pci_set_drvdata(pdev, edev);
 
 	mutex_lock(&exanet_devices_lock);
@@ -953,6 +984,11 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 edev->num_pkt, edev->pkt_channels, edev->num_mbox);
 	return 0;
 
+del:
+	/* The device node was visible: a file may be open already. */
+	cdev_device_del(&edev->cdev, &edev->dev);
+	exanet_quiesce(edev);
+	pci_clear_master(pdev);
 put:
 	exanet_hw_reset(edev);
 	exanet_irq_remove(edev);
@@ -960,32 +996,6 @@ put:
 	put_device(&edev->dev);
 	ida_free(&exanet_minors, index);
 	return ret;
-}
-
-/*
- * Reset the NI, revoke and free every interface, and mark the device dead
- * so that open files only get -ENODEV (ioctl, mmap) or SIGBUS (faults).
- */
-static void exanet_quiesce(struct exanet_dev *edev)
-{
-	u32 i;
-
-	mutex_lock(&edev->lock);
-	if (edev->dead)
-		goto unlock;
-	WRITE_ONCE(edev->dead, true);
-	/* Every interrupt source disarmed; sleepers see a dead device. */
-	exanet_hw_reset(edev);
-	exanet_irq_quiesce(edev);
-	for (i = 0; i < edev->num_pkt; i++)
-		if (edev->pkt_owner[i])
-			exanet_pkt_release(edev, i);
-	for (i = 0; i < edev->num_mbox; i++)
-		if (edev->mbox[i].owner)
-			exanet_mbox_release(edev, i);
-	exanet_rdma_quiesce(edev);
-unlock:
-	mutex_unlock(&edev->lock);
 }
 
 static void exanet_remove(struct pci_dev *pdev)
@@ -996,6 +1006,8 @@ static void exanet_remove(struct pci_dev *pdev)
 	list_del_init(&edev->list);
 	mutex_unlock(&exanet_devices_lock);
 
+	/* Its files read BAR0, which is unmapped after remove() returns. */
+	exa_links_sysfs_remove(&edev->links_sysfs);
 	/*
 	 * No new opens; open files keep edev alive but see it dead.  The
 	 * minor is free for a new device right away: stale files reach edev

@@ -21,6 +21,7 @@
 #include <extoll_hw.h>
 
 #include "exa_isolation.h"
+#include "exa_links.h"
 #include "exa_umem.h"
 
 #define EXTOLL_DRV_NAME		"extoll"
@@ -50,6 +51,7 @@ struct extoll_cdev {
 	struct cdev cdev;
 	struct extoll_dev *xdev;
 	enum extoll_unit unit;
+	struct exa_links_sysfs links_sysfs;	/* torus links, on both units */
 };
 
 /*
@@ -93,6 +95,9 @@ struct extoll_dev {
 
 	/* Per-user caps and rdma cgroup device "extollN"; own lock. */
 	struct exa_quota quota;
+
+	/* Torus link block, read under lock (exa_links.h). */
+	struct exa_links links;
 };
 
 /* A registered region of an RMA endpoint. */

@@ -90,6 +90,8 @@ int extoll_hw_probe(struct extoll_dev *xdev)
 	xdev->num_vpids[EXTOLL_UNIT_RMA] = vpids;
 	xdev->num_vpids[EXTOLL_UNIT_VELO] = vpids;
 	xdev->atu_entries = EXTOLL_ATU_MAX_ENTRIES;
+	exa_links_init(&xdev->links, &pdev->dev, xdev->regs, &xdev->lock,
+		       &xdev->dead);
 	return 0;
 }
 

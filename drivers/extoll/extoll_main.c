@@ -638,6 +638,13 @@ static const struct file_operations *extoll_unit_fops[EXTOLL_NUM_UNITS] = {
 	[EXTOLL_UNIT_VELO]	= &extoll_velo2_fops,
 };
 
+/* The links view first: its files read BAR0, unmapped after remove(). */
+static void extoll_del_cdev(struct extoll_cdev *xc)
+{
+	exa_links_sysfs_remove(&xc->links_sysfs);
+	cdev_device_del(&xc->cdev, &xc->dev);
+}
+
 static int extoll_add_cdevs(struct extoll_dev *xdev)
 {
 	int u, ret;
@@ -661,11 +668,16 @@ static int extoll_add_cdevs(struct extoll_dev *xdev)
 			xc->cdev.owner = THIS_MODULE;
 			ret = cdev_device_add(&xc->cdev, &xc->dev);
 		}
+		if (!ret) {
+			ret = exa_links_sysfs_add(&xc->links_sysfs, &xdev->links,
+						  &xc->dev);
+			if (ret)
+				cdev_device_del(&xc->cdev, &xc->dev);
+		}
 		if (ret) {
 			put_device(&xc->dev);
 			while (--u >= 0) {
-				cdev_device_del(&xdev->cdevs[u].cdev,
-						&xdev->cdevs[u].dev);
+				extoll_del_cdev(&xdev->cdevs[u]);
 				put_device(&xdev->cdevs[u].dev);
 			}
 			return ret;
@@ -846,7 +858,7 @@ static void extoll_remove(struct pci_dev *pdev)
 	int u;
 
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++)
-		cdev_device_del(&xdev->cdevs[u].cdev, &xdev->cdevs[u].dev);
+		extoll_del_cdev(&xdev->cdevs[u]);
 	extoll_quiesce(xdev);
 	pci_clear_master(pdev);
 	extoll_release_dma(xdev);
