@@ -21,7 +21,7 @@ $(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
 
-$(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h
+$(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h $(TOP)/uapi/exa_torus.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -o $@ $< $(USER_LDFLAGS) $(NL_LIBS) $(UDEV_LIBS)
 

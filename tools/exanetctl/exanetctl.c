@@ -7,6 +7,7 @@
  * (libnl-genl-3).  Privilege is enforced by the kernel (CAP_NET_ADMIN on
  * the admin commands); this tool only reports what the kernel says.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,13 +28,23 @@
 #include <netlink/netlink.h>
 
 #include <exa_domain.h>
+#include <exa_torus.h>
 #include <exanet.h>
 
 #define TOOL "exanetctl"
 #define EXIT_USAGE 2
+#define MAX_DEVICES 16
 
 static const char *const counter_names[EXANET_NUM_COUNTERS] = {
 	EXANET_COUNTER_NAMES_INIT
+};
+
+static const char *const port_names[EXA_NUM_PORTS] = {
+	EXA_PORT_NAMES_INIT
+};
+
+static const char *const port_counter_names[EXA_NUM_PORT_COUNTERS] = {
+	EXA_PORT_COUNTER_NAMES_INIT
 };
 
 static void usage(FILE *f)
@@ -41,6 +52,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: " TOOL " [--json] list\n"
 "       " TOOL " [--json] show [DEV]\n"
+"       " TOOL " [--json] links [DEV]\n"
 "       " TOOL " pdid bind --pid PID --pdid N\n"
 "       " TOOL " pdid unbind --pid PID\n"
 "       " TOOL " [--json] pdid list\n"
@@ -48,8 +60,10 @@ static void usage(FILE *f)
 "\n"
 "  list            ExaNet devices (udev subsystem \"exanet\"): node id, nodes,\n"
 "                  packetizer and mailbox interfaces in use\n"
-"  show [DEV]      device details and hardware counters (DEV: exanet0, 0 or\n"
-"                  /dev/exanet0; default all)\n"
+"  show [DEV]      device details, torus shape and coordinates, hardware\n"
+"                  counters (DEV: exanet0, 0 or /dev/exanet0; default all)\n"
+"  links [DEV]     the torus link ports: state, peer, rate, latency, injected\n"
+"                  faults and counters, and the received packets by hops\n"
 "  pdid bind       put process PID (and its future children) in the job's\n"
 "                  protection domain N (1..%u) on both NICs (ExaNet PDID,\n"
 "                  EXTOLL protection ID); needs CAP_NET_ADMIN.  Unbound\n"
@@ -60,10 +74,11 @@ static void usage(FILE *f)
 "                  waits until the binding is in place, then drops privileges\n"
 "                  and execs); exits with CMD's status\n"
 "\n"
-"  -j, --json      machine-readable output (list, show, pdid list)\n"
+"  -j, --json      machine-readable output (list, show, links, pdid list)\n"
 "  -h, --help      this help\n"
 "\n"
-"Exit status: 0 success, 1 error (e.g. EPERM from the kernel), 2 usage error;\n"
+"Exit status: 0 success, 1 error (e.g. EPERM from the kernel, DEV not found\n"
+"or without torus links), 2 usage error;\n"
 "run: CMD's exit status (128+N if killed by signal N, 127 if it could not start).\n",
 		EXA_DOMAIN_JOB_MAX);
 }
@@ -99,6 +114,8 @@ static const char *genl_err_hint(int err)
 		return " (no such process)";
 	case -ENOSPC:
 		return " (binding table full)";
+	case -EOPNOTSUPP:
+		return " (the exanet module predates this command)";
 	default:
 		return "";
 	}
@@ -209,6 +226,21 @@ static int nl_request(struct nl_ctx *ctx, uint8_t cmd, int dump,
 
 /* ------------------------------------------------------------ devices */
 
+struct portinfo {
+	uint32_t state;			/* EXA_PORT_* bits */
+	uint32_t peer, mbps, ns, drop_ppm, corrupt_ppm;
+	uint64_t counters[EXA_NUM_PORT_COUNTERS];
+};
+
+/* The reply to EXANET_CMD_LINKS_GET. */
+struct linkinfo {
+	int have_block;			/* 0: the device has no torus link block */
+	uint32_t shape, coord;		/* EXA_TORUS_SHAPE, EXA_TORUS_COORD */
+	uint64_t no_route;
+	uint64_t rx_hops[EXA_TORUS_MAX_HOPS];
+	struct portinfo ports[EXA_NUM_PORTS];
+};
+
 struct devinfo {
 	char name[64];
 	char devnode[128];
@@ -216,6 +248,7 @@ struct devinfo {
 	long node_id, num_nodes, pkt_in_use, mbox_in_use;
 	int have_counters;
 	uint64_t counters[EXANET_NUM_COUNTERS];
+	struct linkinfo links;
 };
 
 static long sysattr_long(struct udev_device *d, const char *attr)
@@ -248,13 +281,38 @@ static void sysfs_counters(struct udev_device *d, struct devinfo *di)
 	}
 }
 
+/* A nest whose attribute i+1 is the u64 vals[i] (counters, hop counts). */
+static void get_u64_array(struct nlattr *nest, uint64_t *vals, int n)
+{
+	struct nlattr *a;
+	int rem;
+
+	nla_for_each_nested(a, nest, rem) {
+		int i = nla_type(a) - 1;
+
+		if (i >= 0 && i < n && nla_len(a) >= 8)
+			vals[i] = nla_get_u64(a);
+	}
+}
+
+static uint32_t get_u32_or0(struct nlattr *a)
+{
+	return a && nla_len(a) >= 4 ? nla_get_u32(a) : 0;
+}
+
+static int reply_is_for(struct nlattr **tb, const struct devinfo *di)
+{
+	return !tb[EXANET_ATTR_DEV_INDEX] ||
+	       (int)nla_get_u32(tb[EXANET_ATTR_DEV_INDEX]) == di->index;
+}
+
 static int dev_get_handler(struct nlattr **tb, void *arg)
 {
 	struct devinfo *di = arg;
 	struct nlattr *nest, *a;
 	int rem;
 
-	if (tb[EXANET_ATTR_DEV_INDEX] && (int)nla_get_u32(tb[EXANET_ATTR_DEV_INDEX]) != di->index)
+	if (!reply_is_for(tb, di))
 		return 0;
 	if (tb[EXANET_ATTR_NODE_ID])
 		di->node_id = nla_get_u32(tb[EXANET_ATTR_NODE_ID]);
@@ -276,6 +334,71 @@ static int dev_get_handler(struct nlattr **tb, void *arg)
 		}
 	}
 	return 0;
+}
+
+static void get_port(struct nlattr *nest, struct portinfo *pi)
+{
+	struct nlattr *tb[EXANET_ATTR_MAX + 1];
+
+	if (nla_parse_nested(tb, EXANET_ATTR_MAX, nest, NULL) < 0)
+		return;
+	pi->state = get_u32_or0(tb[EXANET_ATTR_PORT_STATE]);
+	pi->peer = get_u32_or0(tb[EXANET_ATTR_PORT_PEER]);
+	pi->mbps = get_u32_or0(tb[EXANET_ATTR_PORT_MBPS]);
+	pi->ns = get_u32_or0(tb[EXANET_ATTR_PORT_NS]);
+	pi->drop_ppm = get_u32_or0(tb[EXANET_ATTR_PORT_DROP_PPM]);
+	pi->corrupt_ppm = get_u32_or0(tb[EXANET_ATTR_PORT_CORRUPT_PPM]);
+	if (tb[EXANET_ATTR_PORT_COUNTERS])
+		get_u64_array(tb[EXANET_ATTR_PORT_COUNTERS], pi->counters,
+			      EXA_NUM_PORT_COUNTERS);
+}
+
+static int links_get_handler(struct nlattr **tb, void *arg)
+{
+	struct devinfo *di = arg;
+	struct linkinfo *li = &di->links;
+	struct nlattr *a;
+	int rem;
+
+	/* no TORUS_SHAPE: a device model without the link block */
+	if (!reply_is_for(tb, di) || !tb[EXANET_ATTR_TORUS_SHAPE])
+		return 0;
+	li->have_block = 1;
+	li->shape = get_u32_or0(tb[EXANET_ATTR_TORUS_SHAPE]);
+	li->coord = get_u32_or0(tb[EXANET_ATTR_TORUS_COORD]);
+	if (tb[EXANET_ATTR_NO_ROUTE] && nla_len(tb[EXANET_ATTR_NO_ROUTE]) >= 8)
+		li->no_route = nla_get_u64(tb[EXANET_ATTR_NO_ROUTE]);
+	if (tb[EXANET_ATTR_RX_HOPS])
+		get_u64_array(tb[EXANET_ATTR_RX_HOPS], li->rx_hops, EXA_TORUS_MAX_HOPS);
+	if (tb[EXANET_ATTR_PORTS]) {
+		nla_for_each_nested(a, tb[EXANET_ATTR_PORTS], rem) {
+			int p = nla_type(a) - 1;
+
+			if (p >= 0 && p < EXA_NUM_PORTS)
+				get_port(a, &li->ports[p]);
+		}
+	}
+	return 0;
+}
+
+static int links_request(struct nl_ctx *ctx, struct devinfo *di)
+{
+	int type = EXANET_ATTR_DEV_INDEX;
+	uint32_t idx = (uint32_t)di->index;
+
+	memset(&di->links, 0, sizeof(di->links));
+	if (di->index < 0)
+		return -ENODEV;
+	return nl_request(ctx, EXANET_CMD_LINKS_GET, 0, &type, &idx, 1,
+			  links_get_handler, di);
+}
+
+/* "XxYxZ" (sep 'x') or "x,y,z" (sep ',') from a SHAPE or COORD register. */
+static const char *fmt_dims(char *buf, size_t len, uint32_t v, char sep)
+{
+	snprintf(buf, len, "%u%c%u%c%u", EXA_TORUS_DIM(v, 0), sep, EXA_TORUS_DIM(v, 1), sep,
+		 EXA_TORUS_DIM(v, 2));
+	return buf;
 }
 
 /* Fills devs from udev (+ netlink for counters when available). */
@@ -338,6 +461,8 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 			if (devs[i].index >= 0)
 				nl_request(&ctx, EXANET_CMD_DEV_GET, 0, &type, &idx, 1,
 					   dev_get_handler, &devs[i]);
+			/* torus shape and coordinates, if the device has links */
+			links_request(&ctx, &devs[i]);
 		}
 		if (have_nl)
 			ctl_nl_close(&ctx);
@@ -347,6 +472,7 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 
 static void print_devices(struct devinfo *devs, int n, int with_counters)
 {
+	char shape[16], coord[16];
 	int i, c;
 
 	if (json) {
@@ -357,6 +483,12 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 			       i ? "," : "", devs[i].name, devs[i].devnode, devs[i].index,
 			       devs[i].node_id, devs[i].num_nodes, devs[i].pkt_in_use,
 			       devs[i].mbox_in_use);
+			if (with_counters && devs[i].links.have_block)
+				printf(",\"torus\":\"%s\",\"coords\":\"%s\"",
+				       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x'),
+				       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ','));
+			else if (with_counters)
+				printf(",\"torus\":null,\"coords\":null");
 			if (with_counters) {
 				printf(",\"counters\":");
 				if (!devs[i].have_counters) {
@@ -389,6 +521,10 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 		       "  mbox_in_use  %ld / %d\n", devs[i].node_id, devs[i].num_nodes,
 		       devs[i].pkt_in_use, EXANET_NUM_PKT_IFACES, devs[i].mbox_in_use,
 		       EXANET_NUM_MBOX_IFACES);
+		if (devs[i].links.have_block)
+			printf("  torus        %s\n  coords       %s\n",
+			       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x'),
+			       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ','));
 		if (!devs[i].have_counters) {
 			printf("  counters     unavailable\n");
 			continue;
@@ -413,44 +549,237 @@ static int strip_json(int argc, char **argv)
 	return j;
 }
 
-static int cmd_list(int argc, char **argv, int with_counters)
+/*
+ * The optional DEV argument (after --json is stripped): *only is NULL for
+ * all devices, else name.  Returns 0 or EXIT_USAGE.
+ */
+static int parse_dev_arg(int argc, char **argv, char *name, size_t len, const char **only)
 {
-	struct devinfo devs[16];
-	char name[64];
-	const char *only = NULL;
-	int n;
+	const char *a, *base;
+	unsigned int idx;
 
-	argc = strip_json(argc, argv);
+	*only = NULL;
 	if (argc > 1) {
 		fprintf(stderr, TOOL ": too many arguments\n");
 		return EXIT_USAGE;
 	}
-	if (argc == 1) {
-		const char *a = argv[0], *base = strrchr(a, '/');
-		unsigned int idx;
-
-		base = base ? base + 1 : a;
-		if (sscanf(base, "exanet%u", &idx) == 1 || sscanf(base, "%u", &idx) == 1) {
-			snprintf(name, sizeof(name), "exanet%u", idx);
-			only = name;
-		} else {
-			fprintf(stderr, TOOL ": '%s' is not an ExaNet device name\n", a);
-			return EXIT_USAGE;
-		}
+	if (argc == 0)
+		return 0;
+	a = argv[0];
+	base = strrchr(a, '/');
+	base = base ? base + 1 : a;
+	if (sscanf(base, "exanet%u", &idx) != 1 && sscanf(base, "%u", &idx) != 1) {
+		fprintf(stderr, TOOL ": '%s' is not an ExaNet device name\n", a);
+		return EXIT_USAGE;
 	}
-	n = collect_devices(devs, 16, only, with_counters);
+	snprintf(name, len, "exanet%u", idx);
+	*only = name;
+	return 0;
+}
+
+/* Devices for list/show/links; returns their number, or -1 (exit 1). */
+static int find_devices(struct devinfo *devs, const char *only, int with_counters)
+{
+	int n = collect_devices(devs, MAX_DEVICES, only, with_counters);
+
 	if (n < 0)
-		return 1;
+		return -1;
 	if (n == 0) {
 		if (only) {
 			fprintf(stderr, TOOL ": device %s not found\n", only);
-			return 1;
+			return -1;
 		}
 		if (!json)
 			fprintf(stderr, TOOL ": no ExaNet device found\n");
 	}
+	return n;
+}
+
+static int cmd_list(int argc, char **argv, int with_counters)
+{
+	struct devinfo devs[MAX_DEVICES];
+	char name[64];
+	const char *only;
+	int n;
+
+	argc = strip_json(argc, argv);
+	if (parse_dev_arg(argc, argv, name, sizeof(name), &only))
+		return EXIT_USAGE;
+	n = find_devices(devs, only, with_counters);
+	if (n < 0)
+		return 1;
 	print_devices(devs, n, with_counters);
 	return 0;
+}
+
+/* ------------------------------------------------------------ links */
+
+/* sysfs words: up, down, unused; for a down cable the text table says why. */
+static const char *port_state(uint32_t state, int why)
+{
+	if (!(state & EXA_PORT_USED))
+		return "unused";
+	if (state & EXA_PORT_UP)
+		return "up";
+	if (!why)
+		return "down";
+	if (!(state & EXA_PORT_ADMIN_UP))
+		return "down:admin";
+	if (!(state & EXA_PORT_PEER_ALIVE))
+		return "down:peer";
+	return "down:far-end";		/* the neighbour's end is set down */
+}
+
+static void print_links_json(const struct devinfo *devs, int n)
+{
+	char shape[16], coord[16];
+	int i, p, c, h;
+
+	printf("{\"devices\":[");
+	for (i = 0; i < n; i++) {
+		const struct linkinfo *li = &devs[i].links;
+
+		printf("%s{\"name\":\"%s\",\"devnode\":\"%s\",\"index\":%d", i ? "," : "",
+		       devs[i].name, devs[i].devnode, devs[i].index);
+		if (!li->have_block) {
+			printf(",\"torus\":null}");
+			continue;
+		}
+		printf(",\"torus\":\"%s\",\"coords\":\"%s\",\"no_route\":%" PRIu64 ",\"rx_hops\":[",
+		       fmt_dims(shape, sizeof(shape), li->shape, 'x'),
+		       fmt_dims(coord, sizeof(coord), li->coord, ','), li->no_route);
+		for (h = 0; h < EXA_TORUS_MAX_HOPS; h++)
+			printf("%s%" PRIu64, h ? "," : "", li->rx_hops[h]);
+		printf("],\"ports\":[");
+		for (p = 0; p < EXA_NUM_PORTS; p++) {
+			const struct portinfo *pi = &li->ports[p];
+
+			printf("%s{\"port\":\"%s\",\"state\":\"%s\",\"admin\":\"%s\",\"peer\":%u,"
+			       "\"peer_alive\":%d,\"mbps\":%u,\"ns\":%u,\"drop_ppm\":%u,"
+			       "\"corrupt_ppm\":%u,\"counters\":{",
+			       p ? "," : "", port_names[p], port_state(pi->state, 0),
+			       pi->state & EXA_PORT_ADMIN_UP ? "up" : "down", pi->peer,
+			       !!(pi->state & EXA_PORT_PEER_ALIVE), pi->mbps, pi->ns, pi->drop_ppm,
+			       pi->corrupt_ppm);
+			for (c = 0; c < EXA_NUM_PORT_COUNTERS; c++)
+				printf("%s\"%s\":%" PRIu64, c ? "," : "", port_counter_names[c],
+				       pi->counters[c]);
+			printf("}}");
+		}
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+/* Numeric columns of the links table: these values, then the counters. */
+static const char *const link_value_cols[] = { "PEER", "MBPS", "NS", "DROP_PPM", "CORRUPT_PPM" };
+#define LINK_VALUE_COLS ((int)(sizeof(link_value_cols) / sizeof(link_value_cols[0])))
+#define LINK_COLS (LINK_VALUE_COLS + EXA_NUM_PORT_COUNTERS)
+
+static uint64_t link_col_value(const struct portinfo *pi, int col)
+{
+	const uint32_t values[LINK_VALUE_COLS] = {
+		pi->peer, pi->mbps, pi->ns, pi->drop_ppm, pi->corrupt_ppm
+	};
+
+	return col < LINK_VALUE_COLS ? values[col] : pi->counters[col - LINK_VALUE_COLS];
+}
+
+/* Header: the column name, the counters' in upper case like the others. */
+static void link_col_header(int col, char *buf, size_t len)
+{
+	size_t i;
+
+	if (col < LINK_VALUE_COLS) {
+		snprintf(buf, len, "%s", link_value_cols[col]);
+		return;
+	}
+	snprintf(buf, len, "%s", port_counter_names[col - LINK_VALUE_COLS]);
+	for (i = 0; buf[i]; i++)
+		buf[i] = (char)toupper((unsigned char)buf[i]);
+}
+
+static void print_links_text(const struct devinfo *devs, int n)
+{
+	char shape[16], coord[16], head[32], num[24];
+	int width[LINK_COLS];
+	int i, p, c, h, first = 1;
+
+	for (i = 0; i < n; i++) {
+		const struct linkinfo *li = &devs[i].links;
+
+		if (!li->have_block)
+			continue;	/* said on stderr */
+		printf("%s%s: torus %s, coords %s, no_route %" PRIu64 "\n", first ? "" : "\n",
+		       devs[i].name, fmt_dims(shape, sizeof(shape), li->shape, 'x'),
+		       fmt_dims(coord, sizeof(coord), li->coord, ','), li->no_route);
+		first = 0;
+		printf("rx_hops (0..%d+):", EXA_TORUS_MAX_HOPS - 1);
+		for (h = 0; h < EXA_TORUS_MAX_HOPS; h++)
+			printf(" %" PRIu64, li->rx_hops[h]);
+		printf("\n%-4s %-12s", "PORT", "STATE");
+		for (c = 0; c < LINK_COLS; c++) {
+			link_col_header(c, head, sizeof(head));
+			width[c] = (int)strlen(head);
+			for (p = 0; p < EXA_NUM_PORTS; p++) {
+				int w = snprintf(num, sizeof(num), "%" PRIu64,
+						 link_col_value(&li->ports[p], c));
+
+				if (w > width[c])
+					width[c] = w;
+			}
+			printf(" %*s", width[c], head);
+		}
+		printf("\n");
+		for (p = 0; p < EXA_NUM_PORTS; p++) {
+			printf("%-4s %-12s", port_names[p], port_state(li->ports[p].state, 1));
+			for (c = 0; c < LINK_COLS; c++)
+				printf(" %*" PRIu64, width[c], link_col_value(&li->ports[p], c));
+			printf("\n");
+		}
+	}
+}
+
+static int cmd_links(int argc, char **argv)
+{
+	struct devinfo devs[MAX_DEVICES];
+	struct nl_ctx ctx;
+	char name[64];
+	const char *only;
+	int n, i, err, rc = 0;
+
+	argc = strip_json(argc, argv);
+	if (parse_dev_arg(argc, argv, name, sizeof(name), &only))
+		return EXIT_USAGE;
+	n = find_devices(devs, only, 0);
+	if (n < 0)
+		return 1;
+	if (n > 0 && ctl_nl_open(&ctx))
+		return 1;
+	for (i = 0; i < n; i++) {
+		err = links_request(&ctx, &devs[i]);
+		if (err) {
+			fprintf(stderr, TOOL ": links %s: %s%s\n", devs[i].name, strerror(-err),
+				genl_err_hint(err));
+			ctl_nl_close(&ctx);
+			return 1;
+		}
+	}
+	if (n > 0)
+		ctl_nl_close(&ctx);
+	if (json)
+		print_links_json(devs, n);
+	else
+		print_links_text(devs, n);
+	for (i = 0; i < n; i++) {
+		if (devs[i].links.have_block)
+			continue;
+		fprintf(stderr, TOOL ": %s has no torus links (a device model without the link block)\n",
+			devs[i].name);
+		if (only)
+			rc = 1;
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------ pdid */
@@ -776,6 +1105,8 @@ int main(int argc, char **argv)
 		return cmd_list(argc, argv, 0);
 	if (!strcmp(cmd, "show"))
 		return cmd_list(argc, argv, 1);
+	if (!strcmp(cmd, "links"))
+		return cmd_links(argc, argv);
 	if (!strcmp(cmd, "pdid"))
 		return cmd_pdid(argc, argv);
 	if (!strcmp(cmd, "run"))
