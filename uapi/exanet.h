@@ -367,9 +367,7 @@ enum exanet_genl_cmd {
 					 * descendants open devices in PDID */
 	EXANET_CMD_PDID_UNBIND,		/* admin: PID */
 	EXANET_CMD_PDID_GET,		/* dump bindings */
-	EXANET_CMD_LINKS_GET,		/* dump or get (DEV_INDEX): the torus link block
-					 * (uapi/exa_torus.h); TORUS_SHAPE absent: the
-					 * device has no block */
+	EXANET_CMD_LINKS_GET,		/* dump or get (DEV_INDEX): torus link block */
 	__EXANET_CMD_MAX,
 };
 #define EXANET_CMD_MAX (__EXANET_CMD_MAX - 1)
@@ -386,13 +384,16 @@ enum exanet_genl_attr {
 	EXANET_ATTR_PID,		/* u32 */
 	EXANET_ATTR_PDID,		/* u32, 1..EXANET_PDID_MAX */
 	EXANET_ATTR_PAD,
+	/*
+	 * LINKS_GET: the torus link block (uapi/exa_torus.h).  Without
+	 * TORUS_SHAPE the device has no block.  Nests of indices: attribute
+	 * i + 1 = element i (hop count, enum exa_port, enum exa_port_counter).
+	 */
 	EXANET_ATTR_TORUS_SHAPE,	/* u32: X | Y << 8 | Z << 16 (EXA_TORUS_SHAPE) */
 	EXANET_ATTR_TORUS_COORD,	/* u32: x | y << 8 | z << 16 (EXA_TORUS_COORD) */
-	EXANET_ATTR_RX_HOPS,		/* nested: attribute h+1 = u64 packets delivered
-					 * after h hops (EXA_TORUS_MAX_HOPS of them) */
+	EXANET_ATTR_RX_HOPS,		/* nested u64: packets delivered after h hops */
 	EXANET_ATTR_NO_ROUTE,		/* u64: packets this node could not route */
-	EXANET_ATTR_PORTS,		/* nested: attribute p+1 = port p (enum exa_port),
-					 * a nest of the PORT_* attributes below */
+	EXANET_ATTR_PORTS,		/* nested: port p, a nest of PORT_* below */
 	EXANET_ATTR_PORT_NAME,		/* string: "x+" ... "z-" (EXA_PORT_NAMES_INIT) */
 	EXANET_ATTR_PORT_STATE,		/* u32: EXA_PORT_USED | UP | ADMIN_UP | PEER_ALIVE */
 	EXANET_ATTR_PORT_PEER,		/* u32: the neighbour's node id */
@@ -400,8 +401,7 @@ enum exanet_genl_attr {
 	EXANET_ATTR_PORT_NS,		/* u32: latency of the hop */
 	EXANET_ATTR_PORT_DROP_PPM,	/* u32: injected drops */
 	EXANET_ATTR_PORT_CORRUPT_PPM,	/* u32: injected bit flips */
-	EXANET_ATTR_PORT_COUNTERS,	/* nested: attribute n+1 = u64 port counter n
-					 * (enum exa_port_counter) */
+	EXANET_ATTR_PORT_COUNTERS,	/* nested u64: port counter n */
 	__EXANET_ATTR_MAX,
 };
 #define EXANET_ATTR_MAX (__EXANET_ATTR_MAX - 1)
