@@ -197,8 +197,8 @@ HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
 # selftests/extoll/*.c -> $(BUILD)/selftests/extoll/ plus tests.list (same
 # format as selftests/exanet/tests.list; run on clusters with the extoll
 # device, see Documentation/extoll/librma2.md).
-EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_protection extoll_isolation \
-	extoll_teardown extoll_bad_input extoll_module extoll_limits
+EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_alltoall \
+	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
 EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c $(TOP)/selftests/lib/exa_util.c
 EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(TOP)/selftests/lib/harness.h \
