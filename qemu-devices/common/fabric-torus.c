@@ -212,6 +212,32 @@ unsigned fabric_torus_distance(const struct fabric_torus *t, uint32_t a,
 /* ------------------------------------------------------------------ */
 /* Liveness and cable state */
 
+/*
+ * The process runs: it exists and is not a zombie (a node killed by a
+ * launcher that has not reaped it yet is dead for the fabric).
+ */
+static bool pid_runs(uint32_t pid)
+{
+	char path[32], buf[256];
+	const char *paren;
+	ssize_t len;
+	int fd;
+
+	if (!pid || (kill(pid, 0) < 0 && errno != EPERM))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;	/* no procfs: trust kill() */
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = 0;
+	paren = strrchr(buf, ')');
+	return !paren || (paren[1] != ' ' || (paren[2] != 'Z' && paren[2] != 'X'));
+}
+
 static bool node_alive(struct fabric_torus *t, uint32_t n, uint64_t now)
 {
 	const struct node_rec *r = &t->nodes[n];
@@ -224,7 +250,7 @@ static bool node_alive(struct fabric_torus *t, uint32_t n, uint64_t now)
 	if (now - t->alive_at[n] < ALIVE_TTL_NS)
 		return true;
 	pid = __atomic_load_n(&r->pid, __ATOMIC_RELAXED);
-	if (pid && (kill(pid, 0) == 0 || errno == EPERM)) {
+	if (pid_runs(pid)) {
 		t->alive_at[n] = now;
 		return true;
 	}
@@ -552,8 +578,7 @@ static bool any_node_running(int fd, uint32_t n, uint32_t self)
 		if (pread(fd, &r, sizeof(r), LINKS_HDR_SIZE + (off_t)i * sizeof(r)) !=
 		    (ssize_t)sizeof(r))
 			return false;
-		if (i != self && r.running && r.pid &&
-		    (kill(r.pid, 0) == 0 || errno == EPERM))
+		if (i != self && r.running && pid_runs(r.pid))
 			return true;
 	}
 	return false;

@@ -21,16 +21,17 @@ class PairError(Exception):
     pass
 
 
-def run_pair(cluster, server_cmd, client_cmd, timeout=300):
-    """Run server_cmd on node 1 and client_cmd on node 0 at the same time.
-    Returns the client's output; raises PairError if either side failed."""
-    res = cluster.run_all({1: server_cmd, 0: client_cmd}, timeout=timeout)
-    failed = ["node %d: %r exited %d:\n%s" % (node, server_cmd if node else client_cmd,
+def run_pair(cluster, server_cmd, client_cmd, timeout=300, server=1, client=0):
+    """Run server_cmd on node `server` and client_cmd on node `client` at the
+    same time.  Returns (client output, server output); raises PairError if
+    either side failed."""
+    res = cluster.run_all({server: server_cmd, client: client_cmd}, timeout=timeout)
+    failed = ["node %d: %r exited %d:\n%s" % (node, server_cmd if node == server else client_cmd,
                                               res[node].rc, res[node].output)
-              for node in (0, 1) if res[node].rc != 0]
+              for node in (client, server) if res[node].rc != 0]
     if failed:
         raise PairError("\n".join(failed))
-    return res[0].output, res[1].output
+    return res[client].output, res[server].output
 
 
 def run_loopback(cluster, tool, sizes, iters, warmup, port, extra="", timeout=900):
@@ -66,21 +67,26 @@ def run_pair_sequenced(cluster, server_cmd, client_cmd, port, timeout=300):
     return client.output, r.output
 
 
-def pingpong_cmds(tool, sizes, iters, warmup, port, extra="", json_out=True):
+def pingpong_cmds(tool, sizes, iters, warmup, port, extra="", json_out=True, server_node=1):
     """Server and client command lines of exanet-pingpong / udp-pingpong."""
     common = "--sizes %s --iters %d --warmup %d %s" % (sizes, iters, warmup, extra)
     server = "%s --server --oob %d %s" % (tool, port, extra)
     client = "%s --client --oob %s:%d %s%s" % (
-        tool, Cluster.node_ip(1), port, common, " --json" if json_out else "")
+        tool, Cluster.node_ip(server_node), port, common, " --json" if json_out else "")
     return server, client
+
+
+def rdma_bw_cmds(port, size, iters, extra="", server=1):
+    """Server and client command lines of exanet-rdma-bw (RDMA writes)."""
+    return ("exanet-rdma-bw --server --oob %d" % port,
+            "exanet-rdma-bw --client --oob %s:%d --sizes %d --iters %d --warmup 2 --json %s" % (
+                Cluster.node_ip(server), port, size, iters, extra))
 
 
 def rdma_bw(c, port, size, iters, extra=""):
     """ExaNet RDMA write bandwidth node 0 -> node 1 (exanet-rdma-bw):
     (MB/s, the tool's JSON result)."""
-    server = "exanet-rdma-bw --server --oob %d" % port
-    client = "exanet-rdma-bw --client --oob %s:%d --sizes %d --iters %d --warmup 2 --json %s" % (
-        Cluster.node_ip(1), port, size, iters, extra)
+    server, client = rdma_bw_cmds(port, size, iters, extra)
     out, _ = run_pair(c, server, client, timeout=600)
     res = parse_json_line(out)
     row = res["results"][0]
