@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
 sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
 sys.path.insert(0, HERE)
 from exacluster import Cluster, ClusterError, PORTS  # noqa: E402
-from benchlib import rdma_bw_cmds  # noqa: E402
+from benchlib import LINK_SHARE_CASES, PairError, rdma_streams, set_all_links  # noqa: E402
 from taplib import check, report  # noqa: E402
 
 NODES = 8
@@ -84,12 +84,6 @@ def sysfs(c, node, path):
 
 def counters(c, node, port, nic="exanet"):
     return c.link_info(node, port, nic=nic)
-
-
-def set_all_links(c, action, nic="all"):
-    for n in range(c.nodes):
-        for p in PORTS:
-            c.fault(n, p, action, nic=nic)
 
 
 # ------------------------------------------------------------------ tests
@@ -168,40 +162,22 @@ def test_all_to_all(c):
     check("EXTOLL VELO and RMA all-to-all on 8 nodes, data checked", ok, bad)
 
 
-def rdma_streams(c, pairs, port, iters):
-    """Concurrent exanet-rdma-bw streams (client, server): MB/s of each."""
-    clients = {}
-    for k, (a, b) in enumerate(pairs):
-        srv, cli = rdma_bw_cmds(port + k, RDMA_SIZE, iters, server=b)
-        c.run(b, "(%s > /tmp/bwsrv%d.log 2>&1 &)" % (srv, port + k), timeout=30)
-        clients.setdefault(a, []).append(cli + " & ")
-    time.sleep(1)
-    res = c.run_all({a: "".join(v) + "wait" for a, v in clients.items()}, timeout=600)
-    rates = []
-    for a in sorted(set(a for a, b in pairs)):
-        for line in res[a].output.splitlines():
-            if line.startswith("{"):
-                rates.append(json.loads(line)["results"][0]["MBps"])
-    return rates, res
-
-
 def test_contention(c):
     set_all_links(c, "mbps=%d" % LINK_MBPS, nic="exanet")
     link = LINK_MBPS / 8.0      # MB/s
-    # 0 -> 1 over 0's x+; 0 -> 3 (0 x+ 1 y+ 3) and 1 -> 3 share 1's y+;
-    # 0 -> 1 and 2 -> 3 use 0's and 2's x+ only
-    cases = [("one stream over a link", [(0, 1)], 64, lambda r: r >= 0.8),
-             ("two streams over one shared link (1 y+)", [(0, 3), (1, 3)], 64,
-              lambda r: r <= 0.6),
-             ("two streams over disjoint links", [(0, 1), (2, 3)], 64, lambda r: r >= 0.8)]
+    good = {"single": lambda r: r >= 0.8, "shared": lambda r: r <= 0.6,
+            "disjoint": lambda r: r >= 0.8}
     port = 6100
-    for name, pairs, iters, good in cases:
-        rates, res = rdma_streams(c, pairs, port, iters)
+    for name, pairs in LINK_SHARE_CASES:
+        try:
+            rates, res = rdma_streams(c, pairs, port, RDMA_SIZE, 64)
+            share = [round(r / link, 3) for r in rates]
+            diag = {n: r.output[-400:] for n, r in res.items()}
+        except PairError as e:
+            share, diag = [], str(e)
         port += 10
-        share = [round(r / link, 3) for r in rates]
-        check("contention, %s: shares of link-mbps %s" % (name, share),
-              len(share) == len(pairs) and all(good(s) for s in share),
-              {n: r.output[-400:] for n, r in res.items()})
+        check("contention, %s %s: shares of link-mbps %s" % (name, pairs, share),
+              len(share) == len(pairs) and all(good[name](x) for x in share), diag)
     y = counters(c, 1, "y+")
     check("a rate-limited link counts its busy time", y["busy_ns"] > 0 and y["mbps"] == LINK_MBPS, y)
     set_all_links(c, "mbps=0", nic="exanet")

@@ -4,6 +4,7 @@ server/client pair of ping-pong tools on two nodes, parse their output."""
 
 import json
 import os
+import time
 import re
 import sys
 
@@ -127,3 +128,51 @@ def median_of(result, size):
 
 def p99_of(result, size):
     return row_of(result, size)["p99_us"]
+
+
+# ------------------------------------------------------------- the torus
+TORUS_SHAPE = "2x2x2"
+# 2x2x2, dimension order, ties the + way: node 0 -> 1 is one hop (0's x+),
+# 0 -> 3 two (0 x+ 1 y+ 3), 0 -> 7 three
+HOP_PEERS = {1: 1, 2: 3, 3: 7}
+# Streams for the link-sharing figures: one over 0's x+; two that share 1's
+# y+ (0 -> 3 goes 0 x+ 1 y+ 3); two over disjoint links (0's and 2's x+)
+LINK_SHARE_CASES = (("single", [(0, 1)]), ("shared", [(0, 3), (1, 3)]),
+                    ("disjoint", [(0, 1), (2, 3)]))
+
+
+def set_all_links(c, action, nic="all"):
+    """One exacluster fault action (e.g. "mbps=200", "ns=0") on every port
+    of every node."""
+    for n in range(c.nodes):
+        for p in ("x+", "x-", "y+", "y-", "z+", "z-"):
+            c.fault(n, p, action, nic=nic)
+
+
+def rdma_streams(c, pairs, port, size, iters):
+    """Concurrent exanet-rdma-bw write streams, one per (client, server)
+    pair, the servers started first so the clients start together: MB/s of
+    each stream (in client order) and the clients' results."""
+    clients = {}
+    for k, (a, b) in enumerate(pairs):
+        srv, cli = rdma_bw_cmds(port + k, size, iters, server=b)
+        cluster_run(c, b, "(%s > /tmp/bwsrv%d.log 2>&1 &)" % (srv, port + k))
+        clients.setdefault(a, []).append(cli + " & ")
+    time.sleep(1)
+    res = c.run_all({a: "".join(v) + "wait" for a, v in clients.items()}, timeout=900)
+    rates = []
+    for a in sorted(clients):
+        for line in res[a].output.splitlines():
+            if line.startswith("{"):
+                rates.append(json.loads(line)["results"][0]["MBps"])
+    if len(rates) != len(pairs):
+        raise PairError("RDMA streams %s: %s" % (pairs, {n: r.output[-600:]
+                                                         for n, r in res.items()}))
+    return rates, res
+
+
+def cluster_run(c, node, cmd, timeout=30):
+    r = c.run(node, cmd, timeout=timeout)
+    if r.rc != 0:
+        raise PairError("node %d: %r exited %d: %s" % (node, cmd, r.rc, r.output[-400:]))
+    return r.output
