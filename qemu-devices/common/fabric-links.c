@@ -133,8 +133,10 @@ uint64_t fabric_links_read(FabricNic *nic, hwaddr off, unsigned size)
 }
 
 /* ------------------------------------------------------------------ */
-/* Properties: link-P (up/down), link-P-{mbps,ns,drop-ppm,corrupt-ppm},
- * link-P-state, link-P-counters, torus-coords, rx-hops, no-route */
+/*
+ * Properties: link-P (up/down), link-P-{mbps,ns,drop-ppm,corrupt-ppm},
+ * link-P-state, link-P-counters, torus-coords, rx-hops, no-route
+ */
 
 static const char *const fabric_link_settings[] = {
     "mbps", "ns", "drop-ppm", "corrupt-ppm",
