@@ -6,6 +6,8 @@
 #   make check-debug  the in-VM suite on a KASAN/lockdep/kmemleak/UBSAN debug
 #                   kernel (built once, cached), writes build/bench/debug.json
 #   make check-fuzz only the fuzzer, EXA_FUZZ_SECONDS (600) [EXA_FUZZ_SEED=N]
+#   make check-faults  the fault campaign of the torus (10^6 messages and RDMA
+#                   blocks under random link faults), writes build/bench/faults.json
 #   make bench-msg  messaging benchmark, writes build/bench/msg.json
 #   make bench-rdma RDMA benchmark, writes build/bench/rdma.json
 #   make bench-extoll EXTOLL VELO/RMA benchmark, writes build/bench/extoll.json
@@ -40,7 +42,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug check check-debug demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
+.PHONY: all deps deps-debug check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
 all:
 
 deps:
@@ -71,6 +73,11 @@ check: deps
 check-debug: deps-debug
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/cluster/check-debug
+
+# Documentation/fabric.md, Documentation/testing.md
+check-faults: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/fault-campaign
 
 demo: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
