@@ -153,33 +153,40 @@ static unsigned fabric_links_port(const char *name, const char **what)
     return port;
 }
 
-static struct fabric_torus *fabric_links_need(FabricNic *nic, const char *name,
+/*
+ * The torus, the port a link-P... property is about and that port's state
+ * now; NULL (errp set) on a node without a fabric.
+ */
+static struct fabric_torus *fabric_links_prop(Object *obj, void *opaque,
+                                              const char *name,
+                                              unsigned *port, const char **what,
+                                              struct fabric_port_info *info,
                                               Error **errp)
 {
-    struct fabric_torus *t = fabric_links_torus(nic);
+    struct fabric_torus *t = fabric_links_torus(fabric_links_nic(obj, opaque));
 
     if (!t) {
         error_setg(errp, "%s: this node has no fabric (property fabric)",
                    name);
+        return NULL;
     }
+    *port = fabric_links_port(name, what);
+    fabric_torus_port_info(t, *port, info);
     return t;
 }
 
 static void fabric_links_get(Object *obj, Visitor *v, const char *name,
                              void *opaque, Error **errp)
 {
-    FabricNic *nic = fabric_links_nic(obj, opaque);
-    struct fabric_torus *t = fabric_links_need(nic, name, errp);
     struct fabric_port_info info;
     const char *what;
-    unsigned port = fabric_links_port(name, &what);
+    unsigned port;
     g_autofree char *str = NULL;
     uint32_t val;
 
-    if (!t) {
+    if (!fabric_links_prop(obj, opaque, name, &port, &what, &info, errp)) {
         return;
     }
-    fabric_torus_port_info(t, port, &info);
     if (!what[0]) {
         str = g_strdup(info.state & EXA_PORT_ADMIN_UP ? "up" : "down");
     } else if (!strcmp(what, "state")) {
@@ -210,17 +217,17 @@ static void fabric_links_set(Object *obj, Visitor *v, const char *name,
                              void *opaque, Error **errp)
 {
     FabricNic *nic = fabric_links_nic(obj, opaque);
-    struct fabric_torus *t = fabric_links_need(nic, name, errp);
     struct fabric_port_info info;
+    struct fabric_torus *t;
     const char *what;
-    unsigned port = fabric_links_port(name, &what);
+    unsigned port;
     bool up;
     uint32_t val = 0;
 
+    t = fabric_links_prop(obj, opaque, name, &port, &what, &info, errp);
     if (!t) {
         return;
     }
-    fabric_torus_port_info(t, port, &info);
     up = info.state & EXA_PORT_ADMIN_UP;
     if (!what[0]) {
         g_autofree char *str = NULL;

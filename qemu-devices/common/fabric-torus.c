@@ -3,6 +3,7 @@
  * The 3D torus of the fabric, see fabric-torus.h and Documentation/fabric.md.
  */
 #include "fabric-torus.h"
+#include "fabric.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -385,27 +386,6 @@ static int detour(struct fabric_torus *t, uint32_t dst, uint64_t now)
 	return -1;
 }
 
-/* xorshift64* */
-static uint64_t rng_next(struct fabric_torus *t)
-{
-	uint64_t x = t->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	t->rng = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
-static bool rng_hit(struct fabric_torus *t, uint32_t ppm)
-{
-	if (!ppm)
-		return false;
-	if (ppm >= 1000000u)
-		return true;
-	return (rng_next(t) >> 11) % 1000000u < ppm;
-}
-
 static void count(struct link_rec *l, enum exa_port_counter c, uint64_t v)
 {
 	__atomic_fetch_add(&l->cnt[c], v, __ATOMIC_RELAXED);
@@ -487,14 +467,14 @@ void fabric_torus_route(struct fabric_torus *t, uint32_t dst, size_t bytes,
 
 		count(l, EXA_PORT_CNT_PACKETS, 1);
 		count(l, EXA_PORT_CNT_BYTES, bytes);
-		if (rng_hit(t, __atomic_load_n(&l->drop_ppm, __ATOMIC_RELAXED))) {
+		if (fabric_rng_hit(&t->rng, __atomic_load_n(&l->drop_ppm, __ATOMIC_RELAXED))) {
 			count(l, EXA_PORT_CNT_DROPS, 1);
 			count(l, EXA_PORT_CNT_RETRANS, 1);
 			res->fate = FABRIC_ROUTE_DROPPED;
 			return;
 		}
 		if (res->fate == FABRIC_ROUTE_OK &&
-		    rng_hit(t, __atomic_load_n(&l->corrupt_ppm, __ATOMIC_RELAXED))) {
+		    fabric_rng_hit(&t->rng, __atomic_load_n(&l->corrupt_ppm, __ATOMIC_RELAXED))) {
 			count(l, EXA_PORT_CNT_CRC_ERRORS, 1);
 			count(l, EXA_PORT_CNT_RETRANS, 1);
 			res->fate = FABRIC_ROUTE_CORRUPT;
@@ -656,7 +636,7 @@ int fabric_torus_open(struct fabric_torus **out, const char *dir,
 	t->node = node;
 	t->n = n;
 	memcpy(t->dims, dims, sizeof(t->dims));
-	t->rng = (seed ^ 0x6a09e667f3bcc909ull) * 0x9e3779b97f4a7c15ull * (node + 1) | 1;
+	t->rng = fabric_rng_seed(seed, node, 1);
 
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {

@@ -182,34 +182,49 @@ int fabric_sock_path(char *buf, size_t len, const char *dir, uint32_t node)
 }
 
 /* xorshift64*, seeded through splitmix64 */
-static uint64_t rng_next(struct fabric *f)
+uint64_t fabric_rng_next(uint64_t *state)
 {
-	uint64_t x = f->rng;
+	uint64_t x = *state;
 
 	x ^= x >> 12;
 	x ^= x << 25;
 	x ^= x >> 27;
-	f->rng = x;
+	*state = x;
 	return x * 0x2545f4914f6cdd1dull;
 }
 
-static void rng_seed(struct fabric *f, uint64_t seed)
+uint64_t fabric_rng_seed(uint64_t seed, uint32_t node, uint64_t stream)
 {
-	uint64_t z = seed + 0x9e3779b97f4a7c15ull * (f->cfg.node_id + 1);
+	uint64_t z = seed + 0x9e3779b97f4a7c15ull * (node + 1) + stream;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	z ^= z >> 31;
-	f->rng = z ? z : 0x1234567887654321ull;
+	return z ? z : 0x1234567887654321ull;
 }
 
-static bool rng_hit(struct fabric *f, uint32_t ppm)
+bool fabric_rng_hit(uint64_t *state, uint32_t ppm)
 {
 	if (!ppm)
 		return false;
 	if (ppm >= FABRIC_PPM)
 		return true;
-	return (rng_next(f) >> 11) % FABRIC_PPM < ppm;
+	return (fabric_rng_next(state) >> 11) % FABRIC_PPM < ppm;
+}
+
+static uint64_t rng_next(struct fabric *f)
+{
+	return fabric_rng_next(&f->rng);
+}
+
+static void rng_seed(struct fabric *f, uint64_t seed)
+{
+	f->rng = fabric_rng_seed(seed, f->cfg.node_id, 0);
+}
+
+static bool rng_hit(struct fabric *f, uint32_t ppm)
+{
+	return fabric_rng_hit(&f->rng, ppm);
 }
 
 /* ------------------------------------------------------------------ */

@@ -275,6 +275,15 @@ bool fabric_bulk_active(const struct fabric *f);
 /* Fast 64-bit checksum used by the bulk path (detects any 1-bit flip). */
 uint64_t fabric_csum(const void *buf, size_t len);
 
+/*
+ * The fault-injection PRNG (xorshift64*, seeded through splitmix64 from the
+ * seed, the node and a stream number, so the fabric and the links of one
+ * node draw independent sequences).
+ */
+uint64_t fabric_rng_seed(uint64_t seed, uint32_t node, uint64_t stream);
+uint64_t fabric_rng_next(uint64_t *state);
+bool fabric_rng_hit(uint64_t *state, uint32_t ppm);	/* true with ppm / 10^6 */
+
 /* Helpers, exposed for tests. */
 uint32_t fabric_crc32(uint32_t crc, const void *buf, size_t len);
 void fabric_hdr_encode(uint8_t *wire, const struct fabric_hdr *h);
