@@ -13,9 +13,9 @@ FABRIC_TEST := $(BUILD)/host-tests/test_fabric
 qemu:
 	@$(TOP)/scripts/build-qemu.sh
 
-FABRIC_SRC := $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric-torus.c
+FABRIC_SRC := $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric-rings.c $(FABRIC_DIR)/fabric-torus.c
 $(FABRIC_TEST): $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_SRC) \
-		$(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-torus.h $(TOP)/uapi/exa_torus.h
+		$(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-int.h $(FABRIC_DIR)/fabric-torus.h $(TOP)/uapi/exa_torus.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -I$(FABRIC_DIR) -I$(TOP)/uapi -o $@ $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_SRC) $(USER_LDFLAGS)
 
