@@ -480,6 +480,17 @@ int fabric_bulk_commit(struct fabric *f, uint8_t type)
 	return FABRIC_SENT;
 }
 
+void fabric_bulk_renew(struct fabric *f, uint32_t dst)
+{
+	struct fabric_peer *p;
+
+	if (!f || dst >= f->cfg.num_nodes || !(p = f->peers[dst]) || !p->bout ||
+	    f->rsv_map == p->bout)
+		return;
+	fabric_bulk_release(f, p->bout);
+	p->bout = NULL;
+}
+
 int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
 		     const void *hdr, size_t hlen, const void *data, size_t dlen)
 {

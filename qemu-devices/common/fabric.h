@@ -260,6 +260,14 @@ void fabric_bulk_cancel(struct fabric *f);
 int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
 		     const void *hdr, size_t hlen, const void *data, size_t dlen);
 /*
+ * Abandon our ring towards dst: the next record goes to a fresh ring (a new
+ * file and session), which the consumer maps on its next doorbell instead
+ * of the old one.  Records not consumed yet are never delivered: a user
+ * that gave up on them (and reported them failed) must not have them
+ * arrive later, e.g. at a node that starts after they were written.
+ */
+void fabric_bulk_renew(struct fabric *f, uint32_t dst);
+/*
  * Consume up to budget records from the inbound rings (mapped by doorbells
  * that fabric_poll_rx() received).  Returns the number consumed.
  */
