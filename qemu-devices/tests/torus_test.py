@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
 sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
 sys.path.insert(0, HERE)
 from exacluster import Cluster, ClusterError, PORTS  # noqa: E402
-from benchlib import LINK_SHARE_CASES, PairError, rdma_streams, set_all_links  # noqa: E402
+from benchlib import LINK_SHARE_CASES, LINK_SHARE_ITERS, PairError, rdma_streams, set_all_links  # noqa: E402
 from taplib import check, report  # noqa: E402
 
 NODES = 8
@@ -170,7 +170,7 @@ def test_contention(c):
     port = 6100
     for name, pairs in LINK_SHARE_CASES:
         try:
-            rates, res = rdma_streams(c, pairs, port, RDMA_SIZE, 64)
+            rates, res = rdma_streams(c, pairs, port, RDMA_SIZE, LINK_SHARE_ITERS)
             share = [round(r / link, 3) for r in rates]
             diag = {n: r.output[-400:] for n, r in res.items()}
         except PairError as e:

@@ -139,6 +139,10 @@ HOP_PEERS = {1: 1, 2: 3, 3: 7}
 # y+ (0 -> 3 goes 0 x+ 1 y+ 3); two over disjoint links (0's and 2's x+)
 LINK_SHARE_CASES = (("single", [(0, 1)]), ("shared", [(0, 3), (1, 3)]),
                     ("disjoint", [(0, 1), (2, 3)]))
+# 1 MiB writes per stream: long enough (5-11 s at 200 Mb/s) that the second
+# or so by which the streams' starts differ on a loaded host does not
+# decide the shares
+LINK_SHARE_ITERS = 128
 
 
 def set_all_links(c, action, nic="all"):
