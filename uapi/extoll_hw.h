@@ -68,12 +68,29 @@
 #define EXTOLL_REG_ATU_ENTRIES		0x028	/* RW 32: entries (0 = ATU off, max EXTOLL_ATU_MAX_ENTRIES) */
 #define EXTOLL_REG_VELO_CREDITS		0x030	/* RO 32: EXTOLL_VELO_TX_CREDITS */
 #define EXTOLL_REG_RMA_CMDQ		0x034	/* RO 32: EXTOLL_RMA_CMDQ_DEPTH */
+#define EXTOLL_REG_RETX_MAX		0x038	/* RO 32: retransmission budget (retx-max), see below */
+#define EXTOLL_DEFAULT_RETX_MAX		15	/* ~1.26 s of silence */
+
+/*
+ * Retransmission budget.  A reliable stream (per peer node and direction:
+ * requests, or responses) that has retransmitted EXTOLL_REG_RETX_MAX times
+ * in a row without any packet acknowledged (timeouts of 5, 10, 20, 40, 80,
+ * then 100 ms: 15 retries = 1.26 s of silence; NACK back-off of a receiver
+ * without room does not count) fails: every packet it still holds is
+ * dropped and reported.  RMA commands: a requester notification with
+ * EXTOLL_NOTI_ERR_REQ (always written, whatever the notification spec);
+ * VELO messages: the credit comes back and EXTOLL_VELO_DROPS of the page
+ * counts the message; responses: dropped.  A command the target took whose
+ * answer does not come within the same time fails the same way.
+ * EXTOLL_CNT_TX_FAILED, _RMA_NO_ANSWER and _RMA_LATE_ANSWERS count them.
+ * The stream starts afresh for the next packet.
+ */
 
 /* RO 64-bit counters, index n at EXTOLL_REG_COUNTER(n) */
 #define EXTOLL_REG_COUNTER(n)		(0x100 + 8 * (n))
 enum extoll_counter {
 	EXTOLL_CNT_VELO_TX,		/* VELO messages accepted from requester pages */
-	EXTOLL_CNT_VELO_TX_DROPPED,	/* refused: no credit, bad header, VPID disabled */
+	EXTOLL_CNT_VELO_TX_DROPPED,	/* refused (no credit, bad header, VPID disabled) or failed stream */
 	EXTOLL_CNT_VELO_RX,		/* messages written into a receive ring */
 	EXTOLL_CNT_VELO_RX_FULL,	/* deliveries pushed back: ring full (retried) */
 	EXTOLL_CNT_VELO_RX_DROPPED,	/* dropped: VPID not enabled / invalid */
@@ -91,6 +108,9 @@ enum extoll_counter {
 	EXTOLL_CNT_FABRIC_BAD,		/* malformed fabric packets */
 	EXTOLL_CNT_DMA_ERRORS,		/* DMA reads/writes that failed */
 	EXTOLL_CNT_PROT_REFUSED,	/* packets for a local VPID / ATU entry refused: protection ID differs */
+	EXTOLL_CNT_TX_FAILED,		/* packets dropped: their stream spent its retransmission budget */
+	EXTOLL_CNT_RMA_NO_ANSWER,	/* commands failed: the target took them, their answer never came */
+	EXTOLL_CNT_RMA_LATE_ANSWERS,	/* answers to commands already reported failed: dropped */
 	EXTOLL_NUM_COUNTERS
 };
 
@@ -114,7 +134,10 @@ enum extoll_counter {
 	[EXTOLL_CNT_RX_DUPLICATES]	= "rx_duplicates",		\
 	[EXTOLL_CNT_FABRIC_BAD]		= "fabric_bad",			\
 	[EXTOLL_CNT_DMA_ERRORS]		= "dma_errors",			\
-	[EXTOLL_CNT_PROT_REFUSED]	= "prot_refused",
+	[EXTOLL_CNT_PROT_REFUSED]	= "prot_refused",		\
+	[EXTOLL_CNT_TX_FAILED]		= "tx_failed",			\
+	[EXTOLL_CNT_RMA_NO_ANSWER]	= "rma_no_answer",		\
+	[EXTOLL_CNT_RMA_LATE_ANSWERS]	= "rma_late_answers",
 
 /* Per-VPID control block v at EXTOLL_REG_VPID(v) */
 #define EXTOLL_REG_VPID(v)		(0x1000 + 0x40 * (v))
@@ -166,7 +189,7 @@ enum extoll_counter {
 #define EXTOLL_VELO_DATA(k)		(0x008 + 8 * (k))	/* WO 64: payload quadword k (0..14) */
 #define EXTOLL_VELO_WIN_SEND		0x400	/* WO 64: header word; payload from the send window */
 #define EXTOLL_VELO_CREDITS		0x800	/* RO 64: messages the device accepts now */
-#define EXTOLL_VELO_DROPS		0x808	/* RO 64: messages of this VPID refused */
+#define EXTOLL_VELO_DROPS		0x808	/* RO 64: messages of this VPID refused or failed */
 
 /*
  * Header word (spec 1.5, velo2_mod.h VELO2_REQUEST_HEADER):
@@ -193,11 +216,15 @@ enum extoll_counter {
  * stores count.  After the send, header and payload state are cleared.
  * Each sent message takes one credit; the credit comes back when the
  * destination has written the message into its ring (or definitively
- * refused it).  A message completed while EXTOLL_VELO_CREDITS reads 0, with
- * len > 120, multicast bits, a node id >= NUM_NODES, or while VELO_TX is
- * disabled is dropped and counted in EXTOLL_VELO_DROPS.  Software keeps a
- * local credit count and re-reads EXTOLL_VELO_CREDITS when it reaches 0.
- * Delivery is reliable and in order per (source node, destination node).
+ * refused it), or when the stream to the destination failed (retransmission
+ * budget, section 2: the message is dropped).  A message completed while
+ * EXTOLL_VELO_CREDITS reads 0, with len > 120, multicast bits, a node id >=
+ * NUM_NODES, or while VELO_TX is disabled is dropped and counted in
+ * EXTOLL_VELO_DROPS, and so is one dropped by a failed stream (the only
+ * trace of it the sender can read: VELO has no completion).  Software
+ * keeps a local credit count and re-reads EXTOLL_VELO_CREDITS when it
+ * reaches 0.  Delivery is reliable and in order per (source node,
+ * destination node) while the destination answers.
  */
 
 /*

@@ -8,8 +8,12 @@
  * device runs one reliable, in-order stream per (this node -> peer node)
  * pair: go-back-N with sequence numbers, cumulative ACKs, NACK when the
  * receiver has no room (ring / notification queue full) and retransmission
- * on timeout.  Packets to our own node take the same path through a
- * loopback queue drained by a bottom half.
+ * on timeout, within a budget (retx-max): a stream that stays silent that
+ * long fails and reports what it held to the software that posted it
+ * (ext_tx_fail()).  RMA commands are also followed until their answer
+ * arrives (ExtWait), so that a target that took a command and then fell
+ * silent ends it with an error too.  Packets to our own node take the same
+ * path through a loopback queue drained by a bottom half.
  *
  * DATA packets to other nodes travel over the fabric's shared-memory bulk
  * rings (one per ordered node pair, as the ExaNet RDMA engine's blocks),
@@ -72,6 +76,7 @@ enum {
 #define D_DVPID     10  /* u8 destination VPID */
 #define D_GEN       11  /* u8 generation of the origin VPID part (echoed) */
 #define D_PROT      12  /* u16 protection ID */
+#define D_TAG       14  /* u16 command tag (ExtWait), echoed by answers */
 #define D_HDR       16  /* kind-specific fields follow, offsets below */
 
 enum {
@@ -139,7 +144,7 @@ enum {
 #define L_ADD       (D_HDR + 12)    /* u32 request: add value; response: value after */
 #define L_END       (D_HDR + 16)
 
-QEMU_BUILD_BUG_ON(D_PROT + 2 > D_HDR);
+QEMU_BUILD_BUG_ON(D_TAG + 2 > D_HDR);
 /*
  * Payload of one K_PUT / K_GETRSP packet: a multiple of the fragment size
  * (notifications describe a transfer by its last EXTOLL_RMA_FRAG_SIZE
@@ -160,6 +165,7 @@ QEMU_BUILD_BUG_ON(P_DATA > FABRIC_BULK_MAX_HDR);
 #define EXT_ACK_BATCH       32
 #define EXT_RTO_MIN_NS      (5 * SCALE_MS)
 #define EXT_RTO_MAX_NS      (100 * SCALE_MS)
+#define EXT_RETX_MAX_LIMIT  255     /* retx-max property: 1 .. this */
 #define EXT_NACK_MIN_NS     (100 * SCALE_US)
 #define EXT_NACK_MAX_NS     (5 * SCALE_MS)
 #define EXT_POLL_NS         (1 * SCALE_MS)
@@ -179,8 +185,25 @@ typedef struct ExtPkt {
     int16_t credit_vpid;    /* VELO credit to give back on ACK, -1 none */
     uint8_t credit_gen;
     bool lazy;              /* put: only the header is kept, see ext_put_read() */
+    struct ExtWait *wait;   /* last request of a command, until acked */
     uint8_t data[];
 } ExtPkt;
+
+/*
+ * An RMA command of ours that its target answers (put and immediate put:
+ * K_DONE after the last packet; notification put: K_DONE; get: K_GETRSP;
+ * lock: K_LOCKRSP), from when its requests are queued until its answer
+ * arrives.  Should it fail instead, the origin VPID gets the requester
+ * notification w0 / w1 with EXTOLL_NOTI_ERR_REQ (ext_wait_fail()).
+ */
+typedef struct ExtWait {
+    uint16_t tag;           /* D_TAG of its requests and of its answer */
+    uint8_t vpid, gen;      /* origin VPID and its RMA generation */
+    uint16_t prot;          /* the VPID's RMA_PROT when the command was taken */
+    ExtPkt *pkt;            /* its last request while not acknowledged */
+    int64_t acked_ns;       /* when that was acknowledged */
+    uint64_t w0, w1;        /* requester notification, error bits clear */
+} ExtWait;
 
 typedef struct ExtollState ExtollState;
 
@@ -203,7 +226,8 @@ typedef struct ExtTx {
     GList *next_unsent;     /* first element of txq not sent since the last rewind */
     unsigned inflight;      /* elements of txq sent since the last rewind */
     uint32_t next_seq;
-    unsigned retries;
+    uint32_t epoch;         /* the device's; a new one after a failure */
+    unsigned retries;       /* timeouts since the last sign of the receiver */
     unsigned nacks;
     bool paused;            /* NACK back-off running */
     QEMUTimer *timer;
@@ -230,6 +254,11 @@ struct ExtPeer {
     bool nack_velo;
     uint8_t nack_vpid;
     int64_t nack_ns;        /* when the watch started */
+    /* our RMA commands to this node awaiting their answer, in order */
+    GQueue wait;            /* ExtWait* */
+    uint16_t next_tag;
+    int64_t answer_ns;      /* last in-order packet of its response stream */
+    QEMUTimer *wait_timer;  /* answers that do not come */
 };
 
 typedef struct ExtNoti {
@@ -285,6 +314,8 @@ struct ExtollState {
 
     FabricNic nic;          /* properties and fabric transport */
     uint32_t epoch;
+    uint32_t retx_max;      /* property retx-max: retransmission budget */
+    int64_t answer_wait_ns; /* how long an answer may be silent, see realize */
     uint64_t atu_base;
     uint32_t atu_entries;
     ExtVpid vpid[EXTOLL_NUM_VPIDS];
@@ -628,6 +659,7 @@ static unsigned ext_mode(unsigned opts)
 
 static void ext_timer_cb(void *opaque);
 static void ext_stall_cb(void *opaque);
+static void ext_wait_timer(void *opaque);
 
 static unsigned ext_kind_chan(uint8_t kind)
 {
@@ -651,11 +683,14 @@ static ExtPeer *ext_peer(ExtollState *s, uint32_t node)
 
             t->peer = p;
             t->chan = c;
+            t->epoch = s->epoch;
             g_queue_init(&t->txq);
             t->timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_timer_cb, t);
             t->stall_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_stall_cb,
                                           t);
         }
+        g_queue_init(&p->wait);
+        p->wait_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_wait_timer, p);
         s->peers[node] = p;
     }
     return p;
@@ -787,9 +822,14 @@ static void ext_loop_bh(void *opaque)
     }
 }
 
+static int64_t ext_rto_ns(unsigned retries)
+{
+    return fabric_nic_backoff(EXT_RTO_MIN_NS, retries, EXT_RTO_MAX_NS);
+}
+
 static int64_t ext_rto(ExtTx *t)
 {
-    return fabric_nic_backoff(EXT_RTO_MIN_NS, t->retries, EXT_RTO_MAX_NS);
+    return ext_rto_ns(t->retries);
 }
 
 static void ext_arm(ExtTx *t, int64_t ns)
@@ -814,6 +854,10 @@ static void ext_push(ExtTx *t)
                           qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
                           EXT_STALL_NS);
             }
+            /* a ring that a dead node never drains counts as silence too */
+            if (!timer_pending(t->timer)) {
+                ext_arm(t, ext_rto(t));
+            }
             break;
         }
         t->next_unsent = t->next_unsent->next;
@@ -836,7 +880,7 @@ static void ext_stall_cb(void *opaque)
 /* A packet of len bytes of which the first 'stored' are kept here. */
 static uint8_t *ext_pkt_alloc(ExtPkt **out, uint8_t kind, unsigned svpid,
                               unsigned dvpid, uint8_t gen, uint16_t prot,
-                              size_t len, size_t stored)
+                              uint16_t tag, size_t len, size_t stored)
 {
     ExtPkt *k = g_malloc(sizeof(*k) + stored);
 
@@ -845,27 +889,30 @@ static uint8_t *ext_pkt_alloc(ExtPkt **out, uint8_t kind, unsigned svpid,
     k->len = len;
     k->credit_vpid = -1;
     k->lazy = stored < len;
+    k->wait = NULL;
     k->data[D_KIND] = kind;
     k->data[D_SVPID] = svpid;
     k->data[D_DVPID] = dvpid;
     k->data[D_GEN] = gen;
     stw_le_p(k->data + D_PROT, prot);
+    stw_le_p(k->data + D_TAG, tag);
     *out = k;
     return k->data;
 }
 
 static uint8_t *ext_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
                             uint8_t kind, unsigned svpid, unsigned dvpid,
-                            uint8_t gen, uint16_t prot, size_t len)
+                            uint8_t gen, uint16_t prot, uint16_t tag,
+                            size_t len)
 {
-    return ext_pkt_alloc(out, kind, svpid, dvpid, gen, prot, len, len);
+    return ext_pkt_alloc(out, kind, svpid, dvpid, gen, prot, tag, len, len);
 }
 
 static void ext_pkt_queue(ExtollState *s, ExtPeer *p, ExtPkt *k)
 {
     ExtTx *t = &p->tx[ext_kind_chan(k->data[D_KIND])];
 
-    stl_le_p(k->data + D_EPOCH, s->epoch);
+    stl_le_p(k->data + D_EPOCH, t->epoch);
     k->seq = t->next_seq++;
     stl_le_p(k->data + D_SEQ, k->seq);
     s->txq_bytes += k->len;
@@ -882,6 +929,7 @@ typedef struct ExtXfer {
     uint8_t kind;           /* K_PUT or K_GETRSP */
     uint8_t svpid, dvpid, gen;
     uint16_t prot;          /* D_PROT */
+    uint16_t tag;           /* D_TAG */
     uint8_t cmd, spec, mode;
     uint8_t flags;          /* F_ERR or 0, on top of F_FIRST / F_LAST */
     uint64_t addr;          /* destination of byte 0 */
@@ -955,7 +1003,7 @@ static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
     do {
         uint32_t n = MIN(size - off, EXT_CHUNK);
         uint8_t *d = ext_pkt_alloc(&k, x->kind, x->svpid, x->dvpid, x->gen,
-                                   x->prot, P_DATA + n,
+                                   x->prot, x->tag, P_DATA + n,
                                    lazy ? P_DATA : P_DATA + n);
 
         d[P_CMD] = x->cmd;
@@ -991,6 +1039,9 @@ static bool ext_xfer_queue(ExtollState *s, ExtPeer *p, const ExtXfer *x,
 
 static void ext_pkt_done(ExtollState *s, ExtPkt *k)
 {
+    if (k->wait) {
+        k->wait->pkt = NULL;
+    }
     if (k->credit_vpid >= 0) {
         ExtVpid *v = &s->vpid[k->credit_vpid];
 
@@ -1006,6 +1057,232 @@ static void ext_pkt_done(ExtollState *s, ExtPkt *k)
     }
 }
 
+/* ------------------------------------------------------------------ */
+/* Failures: a silent stream, an answer that does not come */
+
+/*
+ * The RMA command of entry e (no longer queued) failed: the requester gets
+ * its notification with EXTOLL_NOTI_ERR_REQ, whatever notifications the
+ * command asked for (errors are always reported).  REQ because it is the
+ * requester unit that gives up: the target never refused the command (that
+ * is RESP or CMPL), it could not be reached or its answer was lost; a
+ * destination node that does not exist at all reports REQ too.  The
+ * command may nevertheless have been executed when only its acknowledgement
+ * or its answer was lost.  A new owner of the VPID, or one with another
+ * protection ID, hears nothing, as for answers (ext_command_finished()).
+ */
+static void ext_wait_fail(ExtollState *s, ExtPeer *p, ExtWait *e,
+                          const char *why)
+{
+    ExtVpid *v = &s->vpid[e->vpid];
+
+    trace_extoll_rma_failed(s->nic.node_id, e->vpid,
+                            (unsigned)(e->w1 >> 51) & 0xf, p->node, why);
+    if (e->pkt) {
+        e->pkt->wait = NULL;
+    }
+    if (ext_rma_on(v) && v->rma_gen == e->gen) {
+        if (v->rma_pending) {
+            v->rma_pending--;
+        }
+        if (v->rma_prot == e->prot) {
+            ext_noti_post(s, v, e->w0,
+                          e->w1 | (uint64_t)EXTOLL_NOTI_ERR_REQ << 61);
+        }
+    }
+    g_free(e);
+}
+
+/*
+ * Answers may be silent for as long as the target's response stream keeps
+ * trying to send them (its budget) and a little more: after
+ * answer_wait_ns without any packet of that stream since the command was
+ * acknowledged, the answer is lost.
+ */
+static void ext_wait_arm(ExtPeer *p, int64_t due)
+{
+    if (!timer_pending(p->wait_timer) ||
+        (int64_t)timer_expire_time_ns(p->wait_timer) > due) {
+        timer_mod(p->wait_timer, due);
+    }
+}
+
+/*
+ * Commands whose requests were all acknowledged have their answer queued
+ * at the target (it queues the answer before it acknowledges), so the
+ * oldest one fails when the target's response stream has been silent for
+ * answer_wait_ns since it was acknowledged: that stream failed, or the
+ * target is gone.  Commands not acknowledged yet are their own stream's
+ * business (ext_tx_fail()); ext_ack_upto() arms the timer for them.
+ */
+static void ext_wait_timer(void *opaque)
+{
+    ExtPeer *p = opaque;
+    ExtollState *s = p->s;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    ExtWait *e;
+
+    while ((e = g_queue_peek_head(&p->wait)) && !e->pkt) {
+        int64_t due = MAX(e->acked_ns, p->answer_ns) + s->answer_wait_ns;
+
+        if (now < due) {
+            ext_wait_arm(p, due);
+            return;
+        }
+        g_queue_pop_head(&p->wait);
+        s->counters[EXTOLL_CNT_RMA_NO_ANSWER]++;
+        ext_wait_fail(s, p, e, "no answer");
+    }
+}
+
+/*
+ * Origin: the answer b to one of our commands to p arrived (all of it, or
+ * a fragment of a get response when !last).  The target answers its
+ * requests in order on one stream, so commands queued before this one
+ * whose answer did not come will never get it (the target's response
+ * stream failed, or the target restarted): they fail now.  Returns false
+ * for an answer to a command that was already reported failed: dropped.
+ */
+static bool ext_wait_answered(ExtollState *s, ExtPeer *p, const uint8_t *b,
+                              bool last)
+{
+    uint16_t tag = lduw_le_p(b + D_TAG);
+    GList *l = p->wait.head;
+    ExtWait *e;
+
+    while (l && ((ExtWait *)l->data)->tag != tag) {
+        l = l->next;
+    }
+    if (!l) {
+        if (last) {
+            trace_extoll_rma_late_answer(s->nic.node_id, p->node,
+                                         b[D_DVPID], tag);
+            s->counters[EXTOLL_CNT_RMA_LATE_ANSWERS]++;
+        }
+        return false;
+    }
+    while ((e = g_queue_peek_head(&p->wait)) != l->data) {
+        g_queue_pop_head(&p->wait);
+        s->counters[EXTOLL_CNT_RMA_NO_ANSWER]++;
+        ext_wait_fail(s, p, e, "answer lost");
+    }
+    if (last) {
+        g_queue_pop_head(&p->wait);
+        if (e->pkt) {
+            e->pkt->wait = NULL;   /* answered before the ACK came */
+        }
+        g_free(e);
+    }
+    return true;
+}
+
+/*
+ * Origin: follow the command whose requests were just queued on p's
+ * channel 0 (its last request is the tail of the queue) until its answer.
+ */
+static void ext_wait_add(ExtollState *s, ExtPeer *p, unsigned vi,
+                         uint16_t prot, uint16_t tag, uint64_t w0, uint64_t w1)
+{
+    ExtWait *e = g_new0(ExtWait, 1);
+    ExtPkt *k = g_queue_peek_tail(&p->tx[0].txq);
+
+    g_assert(k && lduw_le_p(k->data + D_TAG) == tag);
+    e->tag = tag;
+    e->vpid = vi;
+    e->gen = s->vpid[vi].rma_gen;
+    e->prot = prot;
+    e->w0 = w0;
+    e->w1 = w1;
+    e->pkt = k;
+    k->wait = e;
+    g_queue_push_tail(&p->wait, e);
+}
+
+/* A packet of a failed stream: counted, and told to whoever posted it. */
+static void ext_pkt_fail(ExtollState *s, ExtPeer *p, ExtPkt *k)
+{
+    ExtWait *e = k->wait;
+    uint16_t tag = lduw_le_p(k->data + D_TAG);
+
+    s->counters[EXTOLL_CNT_TX_FAILED]++;
+    switch (k->data[D_KIND]) {
+    case K_VELO:
+        /*
+         * Its credit comes back (ext_pkt_done()).  VELO has no completion:
+         * the drop count of the sender's page is all it can learn of it.
+         */
+        if (k->credit_vpid >= 0 &&
+            s->vpid[k->credit_vpid].velo_gen == k->credit_gen) {
+            s->vpid[k->credit_vpid].velo_drops++;
+        }
+        s->counters[EXTOLL_CNT_VELO_TX_DROPPED]++;
+        trace_extoll_velo_drop(s->nic.node_id, k->data[D_SVPID],
+                               k->data[V_LEN], k->credit_vpid >= 0 ?
+                               s->vpid[k->credit_vpid].velo_credits : 0);
+        return;
+    case K_PUT:
+    case K_NOTIPUT:
+    case K_GETREQ:
+    case K_LOCKREQ:
+        /* the command's first packet here reports it, once */
+        if (!e) {
+            for (GList *l = p->wait.head; l; l = l->next) {
+                if (((ExtWait *)l->data)->tag == tag) {
+                    e = l->data;
+                    break;
+                }
+            }
+        }
+        if (e) {
+            g_queue_remove(&p->wait, e);
+            ext_wait_fail(s, p, e, "not delivered");
+        }
+        return;
+    default:
+        /* an answer: its requester is gone or gives up by itself */
+        return;
+    }
+}
+
+/*
+ * The stream has had no sign of its receiver for its whole budget: the
+ * node is dead or cut off.  Every packet it holds is dropped and reported
+ * (ext_pkt_fail()), and it starts afresh with a new epoch from sequence 0,
+ * which a receiver that knew the old epoch takes as a new sender session
+ * and a fresh one (the node restarted) adopts anyway (ext_rx_data()).
+ * Our bulk ring towards the node is renewed: records of the dropped
+ * packets still in it must never reach a node that comes back later.
+ */
+static void ext_tx_fail(ExtTx *t)
+{
+    ExtPeer *p = t->peer;
+    ExtollState *s = p->s;
+    ExtPkt *k;
+    uint32_t e;
+
+    trace_extoll_tx_failed(s->nic.node_id, p->node, t->chan,
+                           g_queue_get_length(&t->txq), t->retries);
+    timer_del(t->timer);
+    timer_del(t->stall_timer);
+    t->next_unsent = NULL;
+    t->inflight = 0;
+    t->retries = 0;
+    t->nacks = 0;
+    t->paused = false;
+    while ((k = g_queue_pop_head(&t->txq))) {
+        ext_pkt_fail(s, p, k);
+        ext_pkt_done(s, k);
+    }
+    do {
+        qemu_guest_getrandom_nofail(&e, sizeof(e));
+    } while (e == 0 || e == t->epoch);
+    t->epoch = e;
+    t->next_seq = 0;
+    if (s->nic.fq && p->node != s->nic.node_id) {
+        fabric_bulk_renew(fabric_qemu_fabric(s->nic.fq), p->node);
+    }
+}
+
 /* Every packet with seq before 'upto' (exclusive) is acknowledged. */
 static void ext_ack_upto(ExtTx *t, uint32_t upto)
 {
@@ -1018,6 +1295,12 @@ static void ext_ack_upto(ExtTx *t, uint32_t upto)
             t->inflight--;
         }
         g_queue_pop_head(&t->txq);
+        if (k->wait) {
+            /* the answer is queued at the target now */
+            k->wait->acked_ns = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+            ext_wait_arm(t->peer, k->wait->acked_ns +
+                         t->peer->s->answer_wait_ns);
+        }
         ext_pkt_done(t->peer->s, k);
         t->retries = 0;
     }
@@ -1036,16 +1319,22 @@ static void ext_rx_ack(ExtollState *s, uint32_t src, uint8_t type,
     uint32_t seq;
     ExtTx *t;
 
-    if (!p || len < A_END || b[A_CHAN] >= EXT_NCHAN ||
-        ldl_le_p(b + A_EPOCH) != s->epoch) {
+    if (!p || len < A_END || b[A_CHAN] >= EXT_NCHAN) {
         return;
     }
     t = &p->tx[b[A_CHAN]];
+    if (ldl_le_p(b + A_EPOCH) != t->epoch) {
+        return;     /* about a stream that failed or was reset */
+    }
     seq = ldl_le_p(b + A_SEQ);
     trace_extoll_ack_rx(s->nic.node_id, src, type == EXT_T_ACK ? "ACK" :
                         type == EXT_T_NACK ? "NACK" : "RESUME", b[A_CHAN], seq);
     if ((int32_t)(seq - t->next_seq) >= 0) {
         return;     /* acknowledges something never sent */
+    }
+    if (type != EXT_T_ACK) {
+        /* the receiver is there, short of room: not silence (budget) */
+        t->retries = 0;
     }
     if (type == EXT_T_RESUME) {
         /* the receiver has room again: resend now, not after the back-off */
@@ -1093,6 +1382,9 @@ static void ext_timer_cb(void *opaque)
     }
     if (t->paused) {
         t->paused = false;
+    } else if (t->retries >= t->peer->s->retx_max) {
+        ext_tx_fail(t);
+        return;
     } else {
         t->retries++;
         t->peer->s->counters[EXTOLL_CNT_RETRANSMITS] += t->inflight;
@@ -1122,6 +1414,7 @@ static void ext_send_ack(ExtollState *s, uint32_t dst, uint8_t type,
 static void ext_peer_free(ExtPeer *p)
 {
     ExtPkt *k;
+    ExtWait *e;
 
     if (p->ack_listed) {
         g_queue_remove(&p->s->ack_peers, p);
@@ -1136,6 +1429,10 @@ static void ext_peer_free(ExtPeer *p)
         while ((k = g_queue_pop_head(&p->tx[c].txq))) {
             ext_pkt_done(p->s, k);
         }
+    }
+    timer_free(p->wait_timer);
+    while ((e = g_queue_pop_head(&p->wait))) {
+        g_free(e);
     }
     g_free(p);
 }
@@ -1248,7 +1545,7 @@ static void ext_velo_send(ExtollState *s, unsigned vi)
         return;
     }
     d = ext_pkt_new(s, p, &k, K_VELO, vi, EXTOLL_VELO_HDR_VPID(h), v->velo_gen,
-                    v->velo_prot, V_DATA + len);
+                    v->velo_prot, 0, V_DATA + len);
     d[V_MTT] = EXTOLL_VELO_HDR_MTT(h);
     d[V_TAG] = EXTOLL_VELO_HDR_TAG(h);
     d[V_LEN] = len;
@@ -1413,6 +1710,7 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
     unsigned mod = EXTOLL_RMA_W0_MOD(w0), count = EXTOLL_RMA_W0_COUNT(w0);
     bool te = opts & EXTOLL_RMA_OPT_TE;
     unsigned mode = ext_mode(opts);
+    uint16_t tag;
     ExtPeer *p;
     ExtPkt *k;
     uint8_t *d;
@@ -1424,13 +1722,15 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         ext_req_error(s, v, cmd, node, dv, opts, 0);
         return;
     }
+    /* every command below that is queued is answered: followed by tag */
+    tag = p->next_tag++;
     switch (cmd) {
     case EXTOLL_CMD_BT_PUT:
     case EXTOLL_CMD_QW_PUT: {
-        uint32_t size = count + 1;
+        uint32_t size = count + 1, lo = ext_last_off(size);
         ExtXfer x = {
             .kind = K_PUT, .svpid = vi, .dvpid = dv, .gen = v->rma_gen,
-            .prot = prot, .cmd = cmd, .spec = spec, .mode = opts,
+            .prot = prot, .tag = tag, .cmd = cmd, .spec = spec, .mode = opts,
             .addr = w2, .echo = w1,
         };
         ExtSrc src = { .vpid = vi, .prot = prot, .te = te, .addr = w1 };
@@ -1441,12 +1741,15 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             return;
         }
         v->rma_pending++;
+        ext_wait_add(s, p, vi, prot, tag, w1 + lo,
+                     EXTOLL_NOTI_W1(size - lo - 1, dv, node,
+                                    EXTOLL_NOTI_REQUESTER, cmd, mode, 0));
         return;
     }
     case EXTOLL_CMD_IMM_PUT: {
         ExtXfer x = {
             .kind = K_PUT, .svpid = vi, .dvpid = dv, .gen = v->rma_gen,
-            .prot = prot, .cmd = cmd, .spec = spec, .mode = opts,
+            .prot = prot, .tag = tag, .cmd = cmd, .spec = spec, .mode = opts,
             .addr = w1, .echo = w2,
         };
         uint8_t imm[8];
@@ -1455,16 +1758,23 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         stq_le_p(imm, w2);
         ext_xfer_queue(s, p, &x, &src, (count & 7) + 1);
         v->rma_pending++;
+        ext_wait_add(s, p, vi, prot, tag, w2,
+                     EXTOLL_NOTI_W1(count & 7, dv, node, EXTOLL_NOTI_REQUESTER,
+                                    cmd, mode, 0));
         return;
     }
     case EXTOLL_CMD_NOTI_PUT:
-        d = ext_pkt_new(s, p, &k, K_NOTIPUT, vi, dv, v->rma_gen, prot, N_END);
+        d = ext_pkt_new(s, p, &k, K_NOTIPUT, vi, dv, v->rma_gen, prot, tag,
+                        N_END);
         d[N_CLASS] = count & 0xff;
         d[N_SPEC] = spec;
         d[N_MODE] = opts;
         stq_le_p(d + N_PAYLOAD, w1);
         ext_pkt_queue(s, p, k);
         v->rma_pending++;
+        ext_wait_add(s, p, vi, prot, tag, w1,
+                     EXTOLL_NOTI_W1(count & 0xff, dv, node,
+                                    EXTOLL_NOTI_REQUESTER, cmd, mode, 0));
         return;
     case EXTOLL_CMD_BT_GET:
     case EXTOLL_CMD_QW_GET: {
@@ -1482,7 +1792,8 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             return;
         }
         g_array_free(a, true);
-        d = ext_pkt_new(s, p, &k, K_GETREQ, vi, dv, v->rma_gen, prot, G_END);
+        d = ext_pkt_new(s, p, &k, K_GETREQ, vi, dv, v->rma_gen, prot, tag,
+                        G_END);
         d[G_CMD] = cmd;
         d[G_SPEC] = spec;
         d[G_MODE] = opts;
@@ -1491,6 +1802,13 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         stl_le_p(d + G_SIZE, size);
         ext_pkt_queue(s, p, k);
         v->rma_pending++;
+        /*
+         * A failure after the requester notification: the same one again,
+         * with the error (the completer notification never comes).
+         */
+        ext_wait_add(s, p, vi, prot, tag, w2 + lo,
+                     EXTOLL_NOTI_W1(size - lo - 1, dv, node,
+                                    EXTOLL_NOTI_REQUESTER, cmd, mode, 0));
         if (spec & EXTOLL_NOTI_REQUESTER) {
             ext_noti_post(s, v, w2 + lo,
                           EXTOLL_NOTI_W1(size - lo - 1, dv, node,
@@ -1506,7 +1824,8 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             ext_req_error(s, v, cmd, node, dv, opts, word0);
             return;
         }
-        d = ext_pkt_new(s, p, &k, K_LOCKREQ, vi, dv, v->rma_gen, prot, L_END);
+        d = ext_pkt_new(s, p, &k, K_LOCKREQ, vi, dv, v->rma_gen, prot, tag,
+                        L_END);
         d[L_SPEC] = spec;
         d[L_MODE] = opts;
         d[L_UNIT] = count & 1;
@@ -1515,6 +1834,9 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         stl_le_p(d + L_ADD, w2 >> 32);
         ext_pkt_queue(s, p, k);
         v->rma_pending++;
+        ext_wait_add(s, p, vi, prot, tag, word0,
+                     EXTOLL_NOTI_W1(0, dv, node, EXTOLL_NOTI_REQUESTER, cmd,
+                                    mode, 0));
         if (spec & EXTOLL_NOTI_REQUESTER) {
             ext_noti_post(s, v, word0,
                           EXTOLL_NOTI_W1(0, dv, node, EXTOLL_NOTI_REQUESTER,
@@ -1617,7 +1939,8 @@ static void ext_send_done(ExtollState *s, ExtPeer *p, const uint8_t *b,
 {
     ExtPkt *k;
     uint8_t *d = ext_pkt_new(s, p, &k, K_DONE, b[D_DVPID], b[D_SVPID],
-                             b[D_GEN], ext_pkt_prot(b), R_END);
+                             b[D_GEN], ext_pkt_prot(b), lduw_le_p(b + D_TAG),
+                             R_END);
 
     d[R_CMD] = cmd;
     d[R_SPEC] = spec;
@@ -1758,9 +2081,9 @@ static bool ext_notiput_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
 
 /*
  * Origin: the answer b (at least min bytes) finishes one of our commands.
- * Returns its VPID, or NULL when the packet is malformed or the command's
- * owner is gone (a new owner of the VPID has another generation or
- * another protection ID).
+ * Returns its VPID, or NULL when the packet is malformed, the command was
+ * reported failed already, or the command's owner is gone (a new owner of
+ * the VPID has another generation or another protection ID).
  */
 static ExtVpid *ext_command_finished(ExtollState *s, ExtPeer *p,
                                      const uint8_t *b, size_t len, size_t min)
@@ -1771,6 +2094,9 @@ static ExtVpid *ext_command_finished(ExtollState *s, ExtPeer *p,
     if (len < min || dv >= EXTOLL_NUM_VPIDS) {
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
         return NULL;
+    }
+    if (!ext_wait_answered(s, p, b, true)) {
+        return NULL;    /* the command was reported failed */
     }
     v = &s->vpid[dv];
     if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
@@ -1837,8 +2163,8 @@ static bool ext_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     lo = ext_last_off(size);
     x = (ExtXfer) {
         .kind = K_GETRSP, .svpid = dv, .dvpid = b[D_SVPID], .gen = b[D_GEN],
-        .prot = ext_pkt_prot(b), .cmd = cmd, .spec = spec, .mode = opts,
-        .addr = waddr, .echo = raddr,
+        .prot = ext_pkt_prot(b), .tag = lduw_le_p(b + D_TAG), .cmd = cmd,
+        .spec = spec, .mode = opts, .addr = waddr, .echo = raddr,
     };
     src = (ExtSrc) {
         .vpid = dv, .prot = ext_pkt_prot(b), .te = te, .addr = raddr,
@@ -1925,7 +2251,7 @@ static bool ext_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         }
     }
     d = ext_pkt_new(s, p, &k, K_LOCKRSP, dv, b[D_SVPID], b[D_GEN],
-                    ext_pkt_prot(b), L_END);
+                    ext_pkt_prot(b), lduw_le_p(b + D_TAG), L_END);
     d[L_SPEC] = spec;
     d[L_MODE] = opts;
     d[L_UNIT] = b[L_UNIT];
@@ -1988,6 +2314,9 @@ static bool ext_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     spec = b[P_SPEC];
     te = opts & EXTOLL_RMA_OPT_TE;
     addr = ldq_le_p(b + P_ADDR);
+    if (!ext_wait_answered(s, p, b, flags & F_LAST)) {
+        return true;    /* the get was reported failed: nothing is written */
+    }
     if (!ext_rma_on(v) || b[D_GEN] != v->rma_gen) {
         return true;    /* owner gone: nothing is written */
     }
@@ -2177,6 +2506,10 @@ static void ext_rx_data(ExtollState *s, uint32_t src, const uint8_t *b,
     }
     p->rx_expected[c]++;
     s->counters[EXTOLL_CNT_RX_PACKETS]++;
+    if (c == 1 && !g_queue_is_empty(&p->wait)) {
+        /* the answers are on their way (ext_wait_timer()) */
+        p->answer_ns = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    }
     /* ACKs are cumulative: one per EXT_ACK_BATCH packets or per batch of
      * received packets (bottom half), whichever comes first */
     if (++p->ack_count[c] >= EXT_ACK_BATCH) {
@@ -2503,6 +2836,9 @@ static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
     case EXTOLL_REG_RMA_CMDQ:
         v = EXTOLL_RMA_CMDQ_DEPTH;
         break;
+    case EXTOLL_REG_RETX_MAX:
+        v = s->retx_max;
+        break;
     }
     return v;
 }
@@ -2728,6 +3064,19 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
                    EXTOLL_VELO_TX_CREDITS);
         return;
     }
+    if (s->retx_max < 1 || s->retx_max > EXT_RETX_MAX_LIMIT) {
+        error_setg(errp, "extoll: retx-max must be 1..%u", EXT_RETX_MAX_LIMIT);
+        return;
+    }
+    /*
+     * A stream fails after the timeouts of retries 0 .. retx_max; an answer
+     * is given up a last timeout later than the target's response stream
+     * would give up sending it (same budget on every node assumed).
+     */
+    s->answer_wait_ns = EXT_RTO_MAX_NS;
+    for (unsigned r = 0; r <= s->retx_max; r++) {
+        s->answer_wait_ns += ext_rto_ns(r);
+    }
     if (!fabric_nic_realize(pdev, &s->nic, EXTOLL_MAX_NODES, bars,
                             ARRAY_SIZE(bars), errp)) {
         return;
@@ -2821,6 +3170,8 @@ static Property ext_properties[] = {
     DEFINE_FABRIC_NIC_PROPERTIES(ExtollState, nic),
     DEFINE_PROP_UINT32("velo-credits", ExtollState, velo_credits_max,
                        EXTOLL_VELO_TX_CREDITS),
+    DEFINE_PROP_UINT32("retx-max", ExtollState, retx_max,
+                       EXTOLL_DEFAULT_RETX_MAX),
     DEFINE_PROP_END_OF_LIST(),
 };
 
