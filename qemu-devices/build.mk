@@ -42,7 +42,8 @@ qemu-vm-test: qemu
 qemu-rdma-vm-test: qemu
 	$(TOP)/qemu-devices/tests/run-rdma-vm-tests.sh
 
-# Driverless in-VM test of the EXTOLL model (loopback, 2 nodes, faults; ~1 min).
+# Driverless in-VM test of the EXTOLL model (loopback, 2 nodes, faults,
+# retransmission budget: silent and restarted nodes; ~3 min).
 .PHONY: qemu-extoll-vm-test
 qemu-extoll-vm-test: qemu
 	$(TOP)/qemu-devices/tests/run-extoll-vm-tests.sh

@@ -9,13 +9,13 @@ set -uo pipefail
 . "$(dirname "$0")/vm-lib.sh"
 
 vm_image extoll-regtest
-TAP_SHOW="FAIL|round trips|MB/s|retransmits"
+TAP_SHOW="FAIL|round trips|MB/s|retransmits|failure reported after|again after|answers once it runs"
 
 qemu_argv() {	# <node> <nodes> <args> [extra qemu args...]
 	nic_argv extoll 256M "$@"
 }
 
-echo "1..5"
+echo "1..9"
 
 vm "$W/self.log" 0 2 self
 tap "loopback: VELO (requester page and send window), ring back-pressure, put/get/imm/noti put, notifications, ATU errors, full queue" "$W/self.log"
@@ -31,5 +31,41 @@ tap "two nodes: 1000 VELO round trips, remote put/get, remote ATU error, remote 
 
 vm_pingpong fi 300 -global extoll.fabric-drop-ppm=100000 -global extoll.fabric-corrupt-ppm=50000 -global extoll.fabric-seed=7
 tap "10% drop + 5% corruption: retransmission delivers exactly once, in order" "$W/fi-cli.log" "retransmits [1-9]"
+
+# Retransmission budget: node 2 of 3 never runs.
+vm "$W/dead.log" 0 3 dead,2,15
+tap "node that is not running: put, immediate put, get, lock fail with requester error 1 after ~1.3 s, VELO credits back and VELO_DROPS, tx_failed, RMA_PENDING 0; the new stream fails the same way" "$W/dead.log"
+
+vm "$W/dead5.log" 0 3 dead,2,5 -global extoll.retx-max=5
+tap "retx-max=5: RETX_MAX reads 5, the failure comes after ~0.26 s" "$W/dead5.log"
+
+# A budget out of range is refused when the device is realized: no guest runs.
+qemu_argv 0 2 idle -global extoll.retx-max=256
+timeout 120 "${ARGV[@]}" > "$W/badretx.log" 2>&1
+n=$((n + 1))
+if grep -aq "retx-max must be 1\.\.255" "$W/badretx.log" && ! grep -aq "RESULT:" "$W/badretx.log"; then
+	echo "ok $n retx-max=256 refused at realize"
+else
+	sed 's/^/# /' "$W/badretx.log" | tail -5
+	echo "not ok $n retx-max=256 refused at realize"
+	fails=$((fails + 1))
+fi
+
+# Node 0 sends to node 1 before it runs (failures), then node 1 starts its
+# echo server (when node 0 says "REVIVE:") and the pair must work.
+qemu_argv 0 2 revive,1
+timeout 500 "${ARGV[@]}" > "$W/revive-cli.log" 2>&1 &
+cli=$!
+PIDS+=("$cli")
+for _ in $(seq 600); do grep -aq "REVIVE:" "$W/revive-cli.log" 2>/dev/null && break; sleep 0.5; done
+qemu_argv 1 2 serve,400
+timeout 500 "${ARGV[@]}" > "$W/revive-srv.log" 2>&1 &
+srv=$!
+PIDS+=("$srv")
+wait "$cli"
+echo "QEMU-EXIT: $?" >> "$W/revive-cli.log"
+kill "$srv" 2>/dev/null		# timeout(1) passes SIGTERM to its QEMU
+wait "$srv" 2>/dev/null
+tap "a node that was not running when its streams failed starts: no failed packet arrives, VELO round trips, put and get work" "$W/revive-cli.log"
 
 exit $((fails != 0))
