@@ -230,6 +230,7 @@ typedef struct ExtTx {
     unsigned retries;       /* timeouts since the last sign of the receiver */
     unsigned nacks;
     bool paused;            /* NACK back-off running */
+    bool stall_armed;       /* timer armed while nothing could be sent */
     QEMUTimer *timer;
     QEMUTimer *stall_timer; /* bulk ring was full */
 } ExtTx;
@@ -835,6 +836,7 @@ static int64_t ext_rto(ExtTx *t)
 static void ext_arm(ExtTx *t, int64_t ns)
 {
     timer_mod(t->timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ns);
+    t->stall_armed = false;
 }
 
 static void ext_push(ExtTx *t)
@@ -854,9 +856,13 @@ static void ext_push(ExtTx *t)
                           qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
                           EXT_STALL_NS);
             }
-            /* a ring that a dead node never drains counts as silence too */
+            /*
+             * A ring that a dead node never drains counts as silence too;
+             * once something is sent, the timeout counts from then.
+             */
             if (!timer_pending(t->timer)) {
                 ext_arm(t, ext_rto(t));
+                t->stall_armed = true;
             }
             break;
         }
@@ -866,7 +872,7 @@ static void ext_push(ExtTx *t)
                         k->data[D_KIND], k->len);
         sent = true;
     }
-    if (sent && !timer_pending(t->timer)) {
+    if (sent && (t->stall_armed || !timer_pending(t->timer))) {
         ext_arm(t, ext_rto(t));
     }
 }
@@ -1269,6 +1275,7 @@ static void ext_tx_fail(ExtTx *t)
     t->retries = 0;
     t->nacks = 0;
     t->paused = false;
+    t->stall_armed = false;
     while ((k = g_queue_pop_head(&t->txq))) {
         ext_pkt_fail(s, p, k);
         ext_pkt_done(s, k);
