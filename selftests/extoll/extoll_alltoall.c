@@ -150,22 +150,12 @@ FIXTURE_TEARDOWN(a2a)
 	oob_fini(&self->oob);
 }
 
-static uint32_t mix32(uint32_t x)
-{
-	x ^= x >> 16;
-	x *= 0x7feb352du;
-	x ^= x >> 15;
-	x *= 0x846ca68bu;
-	x ^= x >> 16;
-	return x;
-}
-
 /* Byte 'off' of what writer has for reader in a round, computable for any
  * offset alone (a check needs no copy of the source). */
 static uint8_t pattern_byte(uint32_t writer, uint32_t reader, uint32_t round, size_t off)
 {
-	uint32_t word = mix32((writer + 1) * 0x9e3779b1u ^ (reader + 1) * 0x85ebca77u ^
-			      (round + 1) * 0xc2b2ae3du ^ mix32((uint32_t)(off >> 2)));
+	uint32_t word = exa_mix32((writer + 1) * 0x9e3779b1u ^ (reader + 1) * 0x85ebca77u ^
+			      (round + 1) * 0xc2b2ae3du ^ exa_mix32((uint32_t)(off >> 2)));
 
 	return (uint8_t)(word >> ((off & 3) * 8));
 }

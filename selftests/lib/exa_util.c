@@ -338,7 +338,7 @@ uint32_t exa_crc32(const void *buf, size_t len)
 	return ~crc;
 }
 
-static uint32_t mix(uint32_t x)
+uint32_t exa_mix32(uint32_t x)
 {
 	x ^= x >> 16;
 	x *= 0x7feb352du;
@@ -350,11 +350,11 @@ static uint32_t mix(uint32_t x)
 
 void exa_fill(uint8_t *buf, size_t len, uint32_t stream, uint32_t index)
 {
-	uint32_t x = mix(stream * 0x9e3779b9u ^ mix(index + 1));
+	uint32_t x = exa_mix32(stream * 0x9e3779b9u ^ exa_mix32(index + 1));
 	size_t i;
 
 	for (i = 0; i < len; i++) {
-		x = mix(x + (uint32_t)i);
+		x = exa_mix32(x + (uint32_t)i);
 		buf[i] = (uint8_t)x;
 	}
 }

@@ -43,6 +43,8 @@ void exa_make_msg(uint8_t *buf, size_t len, uint32_t src, uint32_t seq);
 /* 0 ok; -EBADMSG on corruption; fills src/seq. */
 int exa_parse_msg(const uint8_t *buf, size_t len, uint32_t *src, uint32_t *seq);
 uint32_t exa_crc32(const void *buf, size_t len);
+/* A 32-bit integer hash (bijective): patterns that differ in every word. */
+uint32_t exa_mix32(uint32_t x);
 
 /* Fork a child that runs fn(arg) as a separate process; the child is
  * bound to 'pdid' (if non-zero) before fn runs.  Returns pid or -errno. */
