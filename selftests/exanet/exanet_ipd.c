@@ -1368,6 +1368,15 @@ TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 		TH_LOG("node %d down after %lld ms", v, (long long)(exa_now_ms() - t0));
 		ASSERT_EQ(0, err);
 	}
+	/*
+	 * The connection's rings are released with the "down"; a message the
+	 * node sent just before it went (an OFFER, a NEED_RING) can still
+	 * arrive and start a new handshake with a fresh ring, released again
+	 * when that one times out: wait for the release, not just look.
+	 */
+	for (int t = 0; t < 300 &&
+	     exa_sysfs_long("rdma_registered_pages") != pages_up - CONN_PAGES; t++)
+		usleep(100000);
 	EXPECT_EQ(pages_up - CONN_PAGES, exa_sysfs_long("rdma_registered_pages"));
 	if (me == 0) {		/* its transfer cannot finish: end it */
 		kill(xp, SIGKILL);
