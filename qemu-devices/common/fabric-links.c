@@ -70,24 +70,17 @@ static uint64_t fabric_links_read64(FabricNic *nic, hwaddr off)
     struct fabric_port_info info;
     uint32_t dims[3], c[3];
 
-    if (off >= EXA_TORUS_RX_HOPS(0) &&
-        off < EXA_TORUS_RX_HOPS(EXA_TORUS_MAX_HOPS)) {
+    if ((off >= EXA_TORUS_RX_HOPS(0) &&
+         off < EXA_TORUS_RX_HOPS(EXA_TORUS_MAX_HOPS)) ||
+        off == EXA_TORUS_NO_ROUTE) {
         struct fabric_stats st;
 
         if (!t) {
             return 0;
         }
         fabric_get_stats(fabric_qemu_fabric(nic->fq), &st);
-        return st.rx_hops[(off - EXA_TORUS_RX_HOPS(0)) / 8];
-    }
-    if (off == EXA_TORUS_NO_ROUTE) {
-        struct fabric_stats st;
-
-        if (!t) {
-            return 0;
-        }
-        fabric_get_stats(fabric_qemu_fabric(nic->fq), &st);
-        return st.tx_no_route;
+        return off == EXA_TORUS_NO_ROUTE ? st.tx_no_route :
+               st.rx_hops[(off - EXA_TORUS_RX_HOPS(0)) / 8];
     }
     if (off >= EXA_TORUS_PORT(0) && off < EXA_TORUS_PORT(EXA_NUM_PORTS)) {
         unsigned port = (off - EXA_TORUS_PORT(0)) / 0x80;

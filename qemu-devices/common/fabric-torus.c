@@ -63,7 +63,6 @@ struct fabric_torus {
 	char path[4096];
 	ino_t ino;
 	uint32_t route[FABRIC_MAX_ROUTE];	/* link indices, scratch */
-	uint32_t alt[FABRIC_MAX_ROUTE];
 };
 
 static const char *const port_names[EXA_NUM_PORTS] = { EXA_PORT_NAMES_INIT };
