@@ -112,7 +112,6 @@ typedef struct ExanetChan {
     uint8_t payload[EXANET_MAX_PAYLOAD];
     uint8_t pkt[W_DATA_MAX];
     uint32_t pkt_len;
-    QEMUTimer *timer;
     int64_t deadline;       /* retransmission due (QEMU_CLOCK_REALTIME ns) */
 } ExanetChan;
 
@@ -163,6 +162,7 @@ struct ExanetState {
     uint32_t epoch;
     uint32_t retx_timeout_us;
     uint32_t retx_max;
+    QEMUTimer *retx_timer;  /* the channels' retransmissions (one for all) */
     uint64_t counters[EXANET_NUM_COUNTERS];
     uint64_t corrupt_base;  /* fabric drop counters at the last reset */
 
@@ -319,18 +319,24 @@ static int64_t exanet_retx_ns(ExanetState *s, unsigned retries)
 }
 
 /*
- * The retransmission timer is lazy: an answered packet leaves it pending,
- * and a pending timer that expires no later than the new deadline is kept
- * (exanet_retx_timer() moves it on).  Moving the earliest timer wakes the
- * main loop (a system call and a thread wake-up per packet otherwise).
+ * One lazy retransmission timer for all channels: it fires at the earliest
+ * deadline it was armed for, retransmits what is due and moves on to the
+ * next deadline of a channel still waiting.  An answered packet leaves it
+ * pending.  Each expiry and each move to an earlier time wakes the main
+ * loop, which takes the BQL and preempts a vCPU: with a timer per channel
+ * (libexanet spreads sends over the channels) a 2-node ping-pong woke each
+ * node's main loop ~720 times a second for nothing, the largest source of
+ * its slow round trips (docs: fabric.md, "Host noise").
  */
 static void exanet_chan_arm(ExanetChan *ch)
 {
+    ExanetState *s = ch->s;
+
     ch->deadline = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-                   exanet_retx_ns(ch->s, ch->retries);
-    if (!timer_pending(ch->timer) ||
-        (int64_t)timer_expire_time_ns(ch->timer) > ch->deadline) {
-        timer_mod(ch->timer, ch->deadline);
+                   exanet_retx_ns(s, ch->retries);
+    if (!timer_pending(s->retx_timer) ||
+        (int64_t)timer_expire_time_ns(s->retx_timer) > ch->deadline) {
+        timer_mod(s->retx_timer, ch->deadline);
     }
 }
 
@@ -343,24 +349,16 @@ static void exanet_chan_finish(ExanetChan *ch, uint8_t state, uint8_t reason)
 
 static void exanet_chan_abort(ExanetChan *ch)
 {
-    timer_del(ch->timer);
     ch->state = EXANET_CHAN_IDLE;
     ch->reason = EXANET_NACK_NONE;
     ch->retries = 0;
 }
 
-static void exanet_retx_timer(void *opaque)
+/* A channel whose packet went unanswered until its deadline. */
+static void exanet_chan_expired(ExanetChan *ch)
 {
-    ExanetChan *ch = opaque;
     ExanetState *s = ch->s;
 
-    if (ch->state != EXANET_CHAN_ONGOING) {
-        return;
-    }
-    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < ch->deadline) {
-        timer_mod(ch->timer, ch->deadline);     /* a later packet's */
-        return;
-    }
     if (ch->retries >= s->retx_max) {
         trace_exanet_tx_timeout(s->nic.node_id, ch->iface, ch->chan,
                                 ch->dst_node, ch->seq);
@@ -374,6 +372,34 @@ static void exanet_retx_timer(void *opaque)
                             ch->seq, ch->retries);
     exanet_chan_arm(ch);
     exanet_xmit(s, ch->dst_node, EXA_PKT_DATA, ch->pkt, ch->pkt_len);
+}
+
+static void exanet_retx_timer(void *opaque)
+{
+    ExanetState *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    int64_t next = INT64_MAX;
+
+    for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
+        for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+            ExanetChan *ch = &s->pkt[i].chan[c];
+
+            if (ch->state != EXANET_CHAN_ONGOING) {
+                continue;
+            }
+            if (now >= ch->deadline) {
+                exanet_chan_expired(ch);
+            }
+            if (ch->state == EXANET_CHAN_ONGOING) {
+                next = MIN(next, ch->deadline);
+            }
+        }
+    }
+    if (next != INT64_MAX &&
+        (!timer_pending(s->retx_timer) ||
+         (int64_t)timer_expire_time_ns(s->retx_timer) > next)) {
+        timer_mod(s->retx_timer, next);
+    }
 }
 
 /* A doorbell the NI answers itself with a NACK (nothing is sent). */
@@ -1241,9 +1267,9 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
             ch->s = s;
             ch->iface = i;
             ch->chan = c;
-            ch->timer = timer_new_ns(QEMU_CLOCK_REALTIME, exanet_retx_timer, ch);
         }
     }
+    s->retx_timer = timer_new_ns(QEMU_CLOCK_REALTIME, exanet_retx_timer, s);
     exanet_reset_state(s);
     /* Last: from here on packets may arrive (under the BQL). */
     opts.bulk_opaque = s->rdma;
@@ -1264,15 +1290,9 @@ static void exanet_exit(PCIDevice *pdev)
     /* First stop the receive side (may drop the BQL to join its thread). */
     exanet_rdma_free(s->rdma);
     fabric_nic_close(&s->nic);
-    for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
-        for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
-            ExanetChan *ch = &s->pkt[i].chan[c];
-
-            if (ch->timer) {
-                timer_free(ch->timer);
-                ch->timer = NULL;
-            }
-        }
+    if (s->retx_timer) {
+        timer_free(s->retx_timer);
+        s->retx_timer = NULL;
     }
     if (s->dedup) {
         g_hash_table_destroy(s->dedup);

@@ -67,6 +67,7 @@ static void usage(FILE *f)
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
 "      --yield            wait with the library's waits (spin ~20 us, then yield the\n"
 "                         CPU): for a server and client on one CPU; default: busy-poll\n"
+"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
 "      --no-timing        no clock read per iteration: only the total time per size\n"
 "                         is measured (avg only); for syscall counting\n"
 "      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n"
@@ -394,6 +395,8 @@ static int run_client(const struct pp_opts *o)
 			break;
 		if (o->no_timing)
 			pp_stats_total((uint64_t)(pp_timer_ns() - t_start), o->iters, &res[s]);
+		else if ((err = pp_save_samples(o, len, rtt, o->iters)))
+			fprintf(stderr, TOOL ": --samples %s: %s\n", o->samples, strerror(-err));
 		else
 			pp_stats(rtt, o->iters, &res[s]);
 		if (o->verbose)

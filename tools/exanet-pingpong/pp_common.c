@@ -240,6 +240,27 @@ void pp_stats(uint64_t *rtt_ns, unsigned long n, struct pp_result *r)
 	r->p99_us = rtt_ns[p99] / 2000.0;
 }
 
+int pp_save_samples(const struct pp_opts *o, unsigned int size, const uint64_t *rtt_ns,
+		    unsigned long n)
+{
+	unsigned long i;
+	FILE *f;
+	int err = 0;
+
+	if (!o->samples)
+		return 0;
+	f = fopen(o->samples, "a");
+	if (!f)
+		return -errno;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%u %llu\n", size, (unsigned long long)rtt_ns[i]);
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
 void pp_stats_total(uint64_t total_ns, unsigned long n, struct pp_result *r)
 {
 	r->iters = n;
@@ -437,7 +458,7 @@ void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed)
 
 int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o)
 {
-	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD };
+	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD, OPT_SAMPLES };
 	static const struct option lopts[] = {
 		{ "server", no_argument, NULL, 's' },
 		{ "client", no_argument, NULL, 'c' },
@@ -453,6 +474,7 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
 		{ "clock", required_argument, NULL, OPT_CLOCK },
 		{ "yield", no_argument, NULL, OPT_YIELD },
+		{ "samples", required_argument, NULL, OPT_SAMPLES },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -545,6 +567,7 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 			break;
 		}
 		case OPT_NO_TIMING: o->no_timing = 1; break;
+		case OPT_SAMPLES: o->samples = optarg; break;
 		case OPT_YIELD:
 			if (!t->has_device) {
 				fprintf(stderr, "%s: --yield is not an option of this tool\n", t->name);

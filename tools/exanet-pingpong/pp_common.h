@@ -24,6 +24,7 @@ struct pp_opts {
 	const char *device;
 	const char *clock;		/* pp_timer_init() mode */
 	unsigned int slots;
+	const char *samples;		/* --samples FILE: every round trip, in order */
 };
 
 struct pp_result {
@@ -59,6 +60,12 @@ int pp_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned
 
 /* Fills r from rtt_ns[0..n) (sorted in place). */
 void pp_stats(uint64_t *rtt_ns, unsigned long n, struct pp_result *r);
+/*
+ * --samples: appends "size rtt_ns" lines for rtt_ns[0..n) in measurement
+ * order (call before pp_stats(), which sorts).  Returns 0 or -errno.
+ */
+int pp_save_samples(const struct pp_opts *o, unsigned int size, const uint64_t *rtt_ns,
+		    unsigned long n);
 /* Total-time only (no per-iteration clocks): avg only, other fields = avg. */
 void pp_stats_total(uint64_t total_ns, unsigned long n, struct pp_result *r);
 
