@@ -162,7 +162,8 @@ struct ExanetState {
     uint32_t epoch;
     uint32_t retx_timeout_us;
     uint32_t retx_max;
-    QEMUTimer *retx_timer;  /* the channels' retransmissions (one for all) */
+    QEMUTimer *retx_timer;  /* backstop for the channels' retransmissions */
+    int64_t retx_due;       /* see exanet_chan_arm() */
     uint64_t counters[EXANET_NUM_COUNTERS];
     uint64_t corrupt_base;  /* fabric drop counters at the last reset */
 
@@ -319,24 +320,29 @@ static int64_t exanet_retx_ns(ExanetState *s, unsigned retries)
 }
 
 /*
- * One lazy retransmission timer for all channels: it fires at the earliest
- * deadline it was armed for, retransmits what is due and moves on to the
- * next deadline of a channel still waiting.  An answered packet leaves it
- * pending.  Each expiry and each move to an earlier time wakes the main
- * loop, which takes the BQL and preempts a vCPU: with a timer per channel
- * (libexanet spreads sends over the channels) a 2-node ping-pong woke each
- * node's main loop ~720 times a second for nothing, the largest source of
- * its slow round trips (docs: fabric.md, "Host noise").
+ * Retransmission deadlines are checked where the guest waits for them, on
+ * its polls of the NI (exanet_poll_fabric(): STATUS, BUSY, TAIL), and by a
+ * backstop timer that runs EXANET_RETX_BACKSTOP timeouts late, for senders
+ * that do not poll.  A timer that followed every deadline would wake the
+ * main loop (which takes the BQL and preempts a vCPU) for each expiry and
+ * each move to an earlier time: one timer per channel woke each node's main
+ * loop ~720 times a second during a 2-node ping-pong, one for all channels
+ * ~350 times, the largest source of its slow round trips (fabric.md, "Host
+ * noise").  retx_due is the earliest deadline of a waiting channel, or
+ * earlier (lazy), INT64_MAX for none.
  */
+#define EXANET_RETX_BACKSTOP 4
+
 static void exanet_chan_arm(ExanetChan *ch)
 {
     ExanetState *s = ch->s;
 
     ch->deadline = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
                    exanet_retx_ns(s, ch->retries);
-    if (!timer_pending(s->retx_timer) ||
-        (int64_t)timer_expire_time_ns(s->retx_timer) > ch->deadline) {
-        timer_mod(s->retx_timer, ch->deadline);
+    s->retx_due = MIN(s->retx_due, ch->deadline);
+    if (!timer_pending(s->retx_timer)) {
+        timer_mod(s->retx_timer, ch->deadline +
+                  exanet_retx_ns(s, 0) * EXANET_RETX_BACKSTOP);
     }
 }
 
@@ -374,12 +380,10 @@ static void exanet_chan_expired(ExanetChan *ch)
     exanet_xmit(s, ch->dst_node, EXA_PKT_DATA, ch->pkt, ch->pkt_len);
 }
 
-static void exanet_retx_timer(void *opaque)
+/* Retransmits what is due and finds the next deadline. */
+static void exanet_retx_scan(ExanetState *s, int64_t now)
 {
-    ExanetState *s = opaque;
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-    int64_t next = INT64_MAX;
-
+    s->retx_due = INT64_MAX;
     for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
         for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
             ExanetChan *ch = &s->pkt[i].chan[c];
@@ -388,17 +392,36 @@ static void exanet_retx_timer(void *opaque)
                 continue;
             }
             if (now >= ch->deadline) {
-                exanet_chan_expired(ch);
+                exanet_chan_expired(ch);    /* may arm it again */
             }
             if (ch->state == EXANET_CHAN_ONGOING) {
-                next = MIN(next, ch->deadline);
+                s->retx_due = MIN(s->retx_due, ch->deadline);
             }
         }
     }
-    if (next != INT64_MAX &&
-        (!timer_pending(s->retx_timer) ||
-         (int64_t)timer_expire_time_ns(s->retx_timer) > next)) {
-        timer_mod(s->retx_timer, next);
+}
+
+static void exanet_retx_check(ExanetState *s)
+{
+    int64_t now;
+
+    if (s->retx_due == INT64_MAX) {
+        return;
+    }
+    now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    if (now >= s->retx_due) {
+        exanet_retx_scan(s, now);
+    }
+}
+
+static void exanet_retx_timer(void *opaque)
+{
+    ExanetState *s = opaque;
+
+    exanet_retx_scan(s, qemu_clock_get_ns(QEMU_CLOCK_REALTIME));
+    if (s->retx_due != INT64_MAX && !timer_pending(s->retx_timer)) {
+        timer_mod(s->retx_timer, s->retx_due +
+                  exanet_retx_ns(s, 0) * EXANET_RETX_BACKSTOP);
     }
 }
 
@@ -694,6 +717,7 @@ static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
 static void exanet_poll_fabric(ExanetState *s)
 {
     fabric_nic_poll(&s->nic, EXANET_MMIO_RX_BUDGET);
+    exanet_retx_check(s);
 }
 
 /*
@@ -809,6 +833,7 @@ static void exanet_reset_state(ExanetState *s)
     s->corrupt_base = exanet_fabric_bad(s);
     s->retx_timeout_us = EXANET_DEFAULT_RETX_TIMEOUT_US;
     s->retx_max = EXANET_DEFAULT_RETX_MAX;
+    s->retx_due = INT64_MAX;
     if (s->dedup) {
         g_hash_table_remove_all(s->dedup);
     }
