@@ -327,7 +327,7 @@ static int64_t exanet_retx_ns(ExanetState *s, unsigned retries)
  * main loop (which takes the BQL and preempts a vCPU) for each expiry and
  * each move to an earlier time: one timer per channel woke each node's main
  * loop ~720 times a second during a 2-node ping-pong, one for all channels
- * ~350 times, the largest source of its slow round trips (fabric.md, "Host
+ * ~350 times, the largest source of its slow round trips (cluster.md, "Host
  * noise").  retx_due is the earliest deadline of a waiting channel, or
  * earlier (lazy), INT64_MAX for none.
  */

@@ -2,7 +2,9 @@
 /* Host tests of the ping-pong tools' option parsing and statistics. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pp_common.h"
 #include "../lib/harness.h"
@@ -121,6 +123,41 @@ TEST(stats_median_p99_one_way)
 	ASSERT_EQ(r.min_us, r.p99_us);
 	pp_stats_total(2000000, 1000, &r);
 	ASSERT_TRUE(r.avg_us > 0.99 && r.avg_us < 1.01);
+}
+
+TEST(samples_file_keeps_measurement_order)
+{
+	char path[] = "/tmp/pp-samples-XXXXXX";
+	uint64_t rtt[3] = { 3000, 1000, 2000 };
+	unsigned int size;
+	unsigned long long ns[6];
+	struct pp_opts o;
+	FILE *f;
+	int fd, i;
+
+	fd = mkstemp(path);
+	ASSERT_TRUE(fd >= 0);
+	close(fd);
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--client --oob h:1"));
+	ASSERT_EQ(NULL, o.samples);
+	ASSERT_EQ(0, pp_save_samples(&o, 8, rtt, 3));	/* no --samples: nothing */
+	o.samples = path;
+	ASSERT_EQ(0, pp_save_samples(&o, 8, rtt, 3));
+	ASSERT_EQ(0, pp_save_samples(&o, 16, rtt, 3));	/* appended */
+	f = fopen(path, "r");
+	ASSERT_TRUE(f != NULL);
+	for (i = 0; i < 6; i++) {
+		ASSERT_EQ(2, fscanf(f, "%u %llu", &size, &ns[i]));
+		ASSERT_EQ(i < 3 ? 8u : 16u, size);
+		ASSERT_EQ(rtt[i % 3], ns[i]);
+	}
+	ASSERT_EQ(EOF, fscanf(f, "%u", &size));
+	fclose(f);
+	unlink(path);
+	o.samples = "/nonexistent-dir/x";
+	ASSERT_EQ(-ENOENT, pp_save_samples(&o, 8, rtt, 3));
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--client --oob h:1 --samples /tmp/s"));
+	ASSERT_TRUE(o.samples != NULL);	/* points into parse()'s argv copy */
 }
 
 TEST(parse_ulong_bounds)
