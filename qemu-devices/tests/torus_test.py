@@ -72,8 +72,24 @@ def run_prog(c, prog, ranks, timeout=600, port=None):
     return c.run_all(cmds, timeout=timeout)
 
 
+def failure_lines(output, limit=3000):
+    """What a failed kselftest-style run said about its failures: the
+    diagnostic lines (assertions, logs) of each failed case, else the tail."""
+    picked, case = [], []
+    for line in output.splitlines():
+        if re.match(r"#\s+RUN\s", line):
+            case = [line]
+        elif line.startswith("not ok"):
+            picked += case + [line]
+            case = []
+        elif line.startswith("#"):
+            case.append(line)
+    text = "\n".join(picked) if picked else output
+    return text[-limit:]
+
+
 def prog_ok(res):
-    bad = {n: r.output[-1500:] for n, r in res.items()
+    bad = {n: failure_lines(r.output) for n, r in res.items()
            if r.rc != 0 or "# Totals:" not in r.output or re.search(r"^not ok", r.output, re.M)}
     return not bad, bad
 
