@@ -365,6 +365,10 @@ enum extoll_counter {
 #define EXTOLL_LOCK_W0(num, result, value)					\
 	(((uint64_t)((num) & 0xffffff)) | ((uint64_t)((result) & 0xff) << 24) |	\
 	 ((uint64_t)(uint32_t)(value) << 32))
+/* ... and its decoders */
+#define EXTOLL_LOCK_W0_NUM(w0)		((uint32_t)((w0) & 0xffffff))
+#define EXTOLL_LOCK_W0_RESULT(w0)	((uint8_t)(((w0) >> 24) & 0xff))
+#define EXTOLL_LOCK_W0_VALUE(w0)	((uint32_t)((w0) >> 32))
 #define EXTOLL_RMA_MAX_SIZE		(1u << 23)
 
 /* modifier bits (RMA2_Command_Modifier) */
@@ -405,6 +409,15 @@ enum extoll_counter {
 	 ((uint64_t)((cmd) & 0xf) << 51) |				\
 	 ((uint64_t)((mode) & 0x3f) << 55) |				\
 	 ((uint64_t)((err) & 0x7) << 61))
+/* ... and its decoders, one per field */
+#define EXTOLL_NOTI_W1_SIZE(w1)		((uint32_t)((w1) & 0x7fffff))	/* size - 1 */
+#define EXTOLL_NOTI_W1_CLASS(w1)	((uint32_t)((w1) & 0xff))
+#define EXTOLL_NOTI_W1_RVPID(w1)	((uint32_t)(((w1) >> 23) & 0xff))
+#define EXTOLL_NOTI_W1_RNODE(w1)	((uint32_t)(((w1) >> 32) & 0xffff))
+#define EXTOLL_NOTI_W1_TYPE(w1)		((uint32_t)(((w1) >> 48) & 0x7))
+#define EXTOLL_NOTI_W1_CMD(w1)		((uint32_t)(((w1) >> 51) & 0xf))
+#define EXTOLL_NOTI_W1_MODE(w1)		((uint32_t)(((w1) >> 55) & 0x3f))
+#define EXTOLL_NOTI_W1_ERR(w1)		((uint32_t)(((w1) >> 61) & 0x7))
 #define EXTOLL_NOTI_REQUESTER		1
 #define EXTOLL_NOTI_RESPONDER		2
 #define EXTOLL_NOTI_COMPLETER		4

@@ -270,18 +270,13 @@ static int noti_get(struct ep *e, uint64_t *w0, uint64_t *w1, double tmo)
 	return 1;
 }
 
-#define N_SIZE(w) ((unsigned)((w) & 0x7fffff) + 1)
-#define N_VPID(w) ((unsigned)(((w) >> 23) & 0xff))
-#define N_NODE(w) ((unsigned)(((w) >> 32) & 0xffff))
-#define N_TYPE(w) ((unsigned)(((w) >> 48) & 7))
-#define N_CMD(w) ((unsigned)(((w) >> 51) & 0xf))
-#define N_ERR(w) ((unsigned)(((w) >> 61) & 7))
+#define N_SIZE(w) (EXTOLL_NOTI_W1_SIZE(w) + 1)
 
 static void dump(const char *what, uint64_t w0, uint64_t w1)
 {
 	printf("  %s: w0=%#llx size=%u vpid=%u node=%u type=%u cmd=%u err=%u\n", what,
-	       (unsigned long long)w0, N_SIZE(w1), N_VPID(w1), N_NODE(w1), N_TYPE(w1),
-	       N_CMD(w1), N_ERR(w1));
+	       (unsigned long long)w0, N_SIZE(w1), EXTOLL_NOTI_W1_RVPID(w1), EXTOLL_NOTI_W1_RNODE(w1), EXTOLL_NOTI_W1_TYPE(w1),
+	       EXTOLL_NOTI_W1_CMD(w1), EXTOLL_NOTI_W1_ERR(w1));
 }
 
 static int expect_noti(struct ep *e, const char *what, unsigned type, unsigned cmd,
@@ -291,7 +286,7 @@ static int expect_noti(struct ep *e, const char *what, unsigned type, unsigned c
 	int ok = noti_get(e, &w0, &w1, 5);
 
 	if (ok) dump(what, w0, w1);
-	ok = ok && N_TYPE(w1) == type && N_CMD(w1) == cmd && N_ERR(w1) == err &&
+	ok = ok && EXTOLL_NOTI_W1_TYPE(w1) == type && EXTOLL_NOTI_W1_CMD(w1) == cmd && EXTOLL_NOTI_W1_ERR(w1) == err &&
 	     (w0x == ~0ull || w0 == w0x) && (!size || N_SIZE(w1) == size);
 	EXPECT(ok, "%s notification\n", what);
 	if (w0o) *w0o = w0;
@@ -390,8 +385,8 @@ static void self_test(void)
 		uint64_t w0, w1;
 		int ok2 = noti_get(&b, &w0, &w1, 5);
 		if (ok2) dump("notiput completer", w0, w1);
-		EXPECT(ok2 && w0 == 0xfeedfacecafebeefull && (w1 & 0xff) == 0xab && N_CMD(w1) == 5 &&
-		       N_VPID(w1) == 1 && N_NODE(w1) == node_id && N_TYPE(w1) == 4,
+		EXPECT(ok2 && w0 == 0xfeedfacecafebeefull && (w1 & 0xff) == 0xab && EXTOLL_NOTI_W1_CMD(w1) == 5 &&
+		       EXTOLL_NOTI_W1_RVPID(w1) == 1 && EXTOLL_NOTI_W1_RNODE(w1) == node_id && EXTOLL_NOTI_W1_TYPE(w1) == 4,
 		       "notification put: payload, class, remote\n");
 	}
 

@@ -792,10 +792,10 @@ TEST_F(raw, rma2_garbage_commands_error_notifications)
 			EXPECT_TRUE(0);
 			continue;
 		}
-		if (NOTI_ERR(w1) != bad[i].err || NOTI_TYPE(w1) != RMA2_REQUESTER_NOTIFICATION)
+		if (EXTOLL_NOTI_W1_ERR(w1) != bad[i].err || EXTOLL_NOTI_W1_TYPE(w1) != RMA2_REQUESTER_NOTIFICATION)
 			TH_LOG("%s: word1 %#llx", bad[i].what, (unsigned long long)w1);
-		EXPECT_EQ(bad[i].err, NOTI_ERR(w1));
-		EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, NOTI_TYPE(w1));
+		EXPECT_EQ(bad[i].err, EXTOLL_NOTI_W1_ERR(w1));
+		EXPECT_EQ(RMA2_REQUESTER_NOTIFICATION, EXTOLL_NOTI_W1_TYPE(w1));
 	}
 	/* no stray notification, nothing written */
 	EXPECT_NE(0, raw_poll(&e, &w0, &w1, 0.3));
@@ -807,14 +807,14 @@ TEST_F(raw, rma2_garbage_commands_error_notifications)
 	ASSERT_EQ(0, raw_post(&e, te, EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, e.info.nodeid, e.info.vpid,
 						     4, 0, 99), ro.nla, d));
 	ASSERT_EQ(0, raw_poll(&e, &w0, &w1, TMO_S));
-	EXPECT_EQ(0, NOTI_ERR(w1));
-	EXPECT_EQ(EXTOLL_CMD_GET_BT_RSP, NOTI_CMD(w1));
+	EXPECT_EQ(0, EXTOLL_NOTI_W1_ERR(w1));
+	EXPECT_EQ(EXTOLL_CMD_GET_BT_RSP, EXTOLL_NOTI_W1_CMD(w1));
 	EXPECT_EQ(0x5e, buf[8192 + 99]);
 	EXPECT_EQ(0, buf[8192 + 100]);
 	ASSERT_EQ(0, raw_post(&e, te, EXTOLL_RMA_MKW0(EXTOLL_CMD_QW_PUT, e.info.nodeid, e.info.vpid,
 						     4, 0, 4095), s, d));
 	ASSERT_EQ(0, raw_poll(&e, &w0, &w1, TMO_S));
-	EXPECT_EQ(0, NOTI_ERR(w1));
+	EXPECT_EQ(0, EXTOLL_NOTI_W1_ERR(w1));
 	EXPECT_EQ(0, memcmp(buf, buf + 8192, 4096));
 	raw_close(&e);
 	free(buf);

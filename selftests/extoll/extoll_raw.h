@@ -99,8 +99,5 @@ static inline int raw_reg(int fd, const void *a, uint64_t len, uint32_t flags,
 	return ioctl(fd, RMA2_IOCTL_REGISTER_REGION, r);
 }
 
-#define NOTI_ERR(w1) ((unsigned int)((w1) >> 61))
-#define NOTI_TYPE(w1) ((unsigned int)(((w1) >> 48) & 7))
-#define NOTI_CMD(w1) ((unsigned int)(((w1) >> 51) & 0xf))
 
 #endif

@@ -10,6 +10,7 @@
  */
 #include <pthread.h>
 #include "rma2_int.h"
+#include "extoll_hw.h"
 #include "../lib/harness.h"
 
 #define PG 4096
@@ -310,6 +311,36 @@ TEST_F(rma2, descriptors)
 	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_desc_set_noti_put(NULL, self->h, 0, 0, 1, 0));
 	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_desc_set_lock(NULL, self->h, 0, 0, 0, 0, 0, 0));
 	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_desc_set_notification_value(NULL, 1, 1));
+}
+
+/* uapi: every decoder of a notification word inverts its encoder */
+TEST(noti_word_decoders_invert_the_encoders)
+{
+	static const struct { uint32_t size, vpid, node, type, cmd, mode, err; } f[] = {
+		{ 0, 0, 0, 0, 0, 0, 0 },
+		{ 0x7fffff, 0xff, 0xffff, 7, 0xf, 0x3f, 7 },
+		{ 495, 0x7f, 0xbeef, 4, RMA2_QW_PUT, RMA2_NOTI_TE | RMA2_NOTI_NTR, 0 },
+		{ 0x2aaaaa, 0x55, 0x5555, 2, 5, 0x2a, 5 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		uint64_t w1 = EXTOLL_NOTI_W1(f[i].size, f[i].vpid, f[i].node, f[i].type,
+					     f[i].cmd, f[i].mode, f[i].err);
+		uint64_t w0 = EXTOLL_LOCK_W0(f[i].size & 0xffffff, f[i].vpid, 0x80000000u | f[i].node);
+
+		EXPECT_EQ(f[i].size, EXTOLL_NOTI_W1_SIZE(w1));
+		EXPECT_EQ(f[i].size & 0xff, EXTOLL_NOTI_W1_CLASS(w1));
+		EXPECT_EQ(f[i].vpid, EXTOLL_NOTI_W1_RVPID(w1));
+		EXPECT_EQ(f[i].node, EXTOLL_NOTI_W1_RNODE(w1));
+		EXPECT_EQ(f[i].type, EXTOLL_NOTI_W1_TYPE(w1));
+		EXPECT_EQ(f[i].cmd, EXTOLL_NOTI_W1_CMD(w1));
+		EXPECT_EQ(f[i].mode, EXTOLL_NOTI_W1_MODE(w1));
+		EXPECT_EQ(f[i].err, EXTOLL_NOTI_W1_ERR(w1));
+		EXPECT_EQ(f[i].size & 0xffffff, EXTOLL_LOCK_W0_NUM(w0));
+		EXPECT_EQ(f[i].vpid, EXTOLL_LOCK_W0_RESULT(w0));
+		EXPECT_EQ(0x80000000u | f[i].node, EXTOLL_LOCK_W0_VALUE(w0));
+	}
 }
 
 TEST(noti_decoding)

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 
 #include "extoll.h"
+#include "extoll_hw.h"
 #include "rma2_int.h"
 #include "exa_cpu.h"
 
@@ -34,33 +35,33 @@ static uint64_t w1(const RMA2_Notification *n)
 
 EXPORT RMA2_Command rma2_noti_get_cmd(RMA2_Notification *noti)
 {
-	return noti ? (RMA2_Command)((w1(noti) >> 51) & 0xf) : RMA2_ANY;
+	return noti ? (RMA2_Command)EXTOLL_NOTI_W1_CMD(w1(noti)) : RMA2_ANY;
 }
 
 EXPORT RMA2_Notification_Spec rma2_noti_get_notification_type(RMA2_Notification *noti)
 {
-	return noti ? (RMA2_Notification_Spec)((w1(noti) >> 48) & 0x7) : RMA2_NO_NOTIFICATION;
+	return noti ? (RMA2_Notification_Spec)EXTOLL_NOTI_W1_TYPE(w1(noti)) : RMA2_NO_NOTIFICATION;
 }
 
 EXPORT RMA2_Notification_Modifier rma2_noti_get_mode(RMA2_Notification *noti)
 {
-	return noti ? (RMA2_Notification_Modifier)((w1(noti) >> 55) & 0x3f)
+	return noti ? (RMA2_Notification_Modifier)EXTOLL_NOTI_W1_MODE(w1(noti))
 		    : (RMA2_Notification_Modifier)0;
 }
 
 EXPORT uint8_t rma2_noti_get_error(RMA2_Notification *noti)
 {
-	return noti ? (uint8_t)((w1(noti) >> 61) & 0x7) : 0;
+	return noti ? (uint8_t)EXTOLL_NOTI_W1_ERR(w1(noti)) : 0;
 }
 
 EXPORT RMA2_Nodeid rma2_noti_get_remote_nodeid(RMA2_Notification *noti)
 {
-	return noti ? (RMA2_Nodeid)((w1(noti) >> 32) & 0xffff) : 0xffff;
+	return noti ? (RMA2_Nodeid)EXTOLL_NOTI_W1_RNODE(w1(noti)) : 0xffff;
 }
 
 EXPORT RMA2_VPID rma2_noti_get_remote_vpid(RMA2_Notification *noti)
 {
-	return noti ? (RMA2_VPID)((w1(noti) >> 23) & 0xff) : 0xffff;
+	return noti ? (RMA2_VPID)EXTOLL_NOTI_W1_RVPID(w1(noti)) : 0xffff;
 }
 
 EXPORT uint64_t rma2_noti_get_local_address(RMA2_Notification *noti)
@@ -70,7 +71,7 @@ EXPORT uint64_t rma2_noti_get_local_address(RMA2_Notification *noti)
 
 EXPORT uint32_t rma2_noti_get_size(RMA2_Notification *noti)
 {
-	return noti ? (uint32_t)(w1(noti) & 0x7fffff) + 1u : 0;
+	return noti ? EXTOLL_NOTI_W1_SIZE(w1(noti)) + 1u : 0;
 }
 
 EXPORT uint32_t rma2_noti_get_total_size(RMA2_NLA start_nla, RMA2_Notification *noti)
@@ -82,17 +83,17 @@ EXPORT uint32_t rma2_noti_get_total_size(RMA2_NLA start_nla, RMA2_Notification *
 
 EXPORT uint32_t rma2_noti_get_lock_value(RMA2_Notification *noti)
 {
-	return noti ? (uint32_t)(w0(noti) >> 32) : 0;
+	return noti ? EXTOLL_LOCK_W0_VALUE(w0(noti)) : 0;
 }
 
 EXPORT uint32_t rma2_noti_get_lock_number(RMA2_Notification *noti)
 {
-	return noti ? (uint32_t)(w0(noti) & 0xffffff) : 0;
+	return noti ? EXTOLL_LOCK_W0_NUM(w0(noti)) : 0;
 }
 
 EXPORT uint8_t rma2_noti_get_lock_result(RMA2_Notification *noti)
 {
-	return noti ? (uint8_t)((w0(noti) >> 24) & 0xff) : 0;
+	return noti ? EXTOLL_LOCK_W0_RESULT(w0(noti)) : 0;
 }
 
 EXPORT uint64_t rma2_noti_get_notiput_payload(RMA2_Notification *noti)
