@@ -62,54 +62,58 @@ static const char *xfi_device_path(void)
 		EXANET_DEFAULT_DEVICE;
 }
 
+/*
+ * A refused hint says why at FI_LOG_LEVEL=info (e.g. "FI_LOG_LEVEL=info
+ * fi_info -p exanet" shows what a client asked for that the provider lacks).
+ */
+static int xfi_refuse(const char *why)
+{
+	FI_INFO(&xfi_prov, FI_LOG_CORE, "hints refused: %s\n", why);
+	return 0;
+}
+
+#define XFI_REFUSE_IF(cond) do { if (cond) return xfi_refuse(#cond); } while (0)
+
 static int xfi_hints_ok(const struct fi_info *hints)
 {
 	if (!hints)
 		return 1;
-	if (hints->caps & ~(uint64_t)XFI_CAPS)
+	if (hints->caps & ~(uint64_t)XFI_CAPS) {
+		uint64_t missing = hints->caps & ~(uint64_t)XFI_CAPS;
+
+		FI_INFO(&xfi_prov, FI_LOG_CORE, "hints refused: capabilities not offered: %s\n",
+			fi_tostr(&missing, FI_TYPE_CAPS));
 		return 0;
-	if (hints->addr_format != FI_FORMAT_UNSPEC)
-		return 0;
-	if (hints->ep_attr) {
-		if (hints->ep_attr->type != FI_EP_UNSPEC && hints->ep_attr->type != FI_EP_RDM)
-			return 0;
-		if (hints->ep_attr->max_msg_size > xfi_params.max_msg_size)
-			return 0;
-		if (hints->ep_attr->tx_ctx_cnt > 1 || hints->ep_attr->rx_ctx_cnt > 1)
-			return 0;
 	}
-	if (hints->fabric_attr && hints->fabric_attr->name &&
-	    strcmp(hints->fabric_attr->name, XFI_FABRIC_NAME))
-		return 0;
+	XFI_REFUSE_IF(hints->addr_format != FI_FORMAT_UNSPEC);
+	if (hints->ep_attr) {
+		XFI_REFUSE_IF(hints->ep_attr->type != FI_EP_UNSPEC &&
+			      hints->ep_attr->type != FI_EP_RDM);
+		XFI_REFUSE_IF(hints->ep_attr->max_msg_size > xfi_params.max_msg_size);
+		XFI_REFUSE_IF(hints->ep_attr->tx_ctx_cnt > 1 || hints->ep_attr->rx_ctx_cnt > 1);
+	}
+	XFI_REFUSE_IF(hints->fabric_attr && hints->fabric_attr->name &&
+		      strcmp(hints->fabric_attr->name, XFI_FABRIC_NAME));
 	if (hints->domain_attr) {
 		const struct fi_domain_attr *d = hints->domain_attr;
 
-		if (d->name && strncmp(d->name, "exanet", 6))
-			return 0;
-		if (d->control_progress == FI_PROGRESS_AUTO || d->data_progress == FI_PROGRESS_AUTO)
-			return 0;
-		if (d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP &&
-		    d->av_type != FI_AV_TABLE)
-			return 0;
-		if (d->cq_data_size > 8)
-			return 0;
+		XFI_REFUSE_IF(d->name && strncmp(d->name, "exanet", 6));
+		XFI_REFUSE_IF(d->control_progress == FI_PROGRESS_AUTO ||
+			      d->data_progress == FI_PROGRESS_AUTO);
+		XFI_REFUSE_IF(d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP &&
+			      d->av_type != FI_AV_TABLE);
+		XFI_REFUSE_IF(d->cq_data_size > 8);
 	}
 	if (hints->tx_attr) {
-		if (hints->tx_attr->inject_size > XFI_INJECT_SIZE ||
-		    hints->tx_attr->iov_limit > XFI_IOV_LIMIT)
-			return 0;
-		if (hints->tx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS)
-			return 0;
-		if (hints->tx_attr->caps & ~(uint64_t)XFI_CAPS)
-			return 0;
+		XFI_REFUSE_IF(hints->tx_attr->inject_size > XFI_INJECT_SIZE ||
+			      hints->tx_attr->iov_limit > XFI_IOV_LIMIT);
+		XFI_REFUSE_IF(hints->tx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS);
+		XFI_REFUSE_IF(hints->tx_attr->caps & ~(uint64_t)XFI_CAPS);
 	}
 	if (hints->rx_attr) {
-		if (hints->rx_attr->iov_limit > XFI_IOV_LIMIT)
-			return 0;
-		if (hints->rx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS)
-			return 0;
-		if (hints->rx_attr->caps & ~(uint64_t)XFI_CAPS)
-			return 0;
+		XFI_REFUSE_IF(hints->rx_attr->iov_limit > XFI_IOV_LIMIT);
+		XFI_REFUSE_IF(hints->rx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS);
+		XFI_REFUSE_IF(hints->rx_attr->caps & ~(uint64_t)XFI_CAPS);
 	}
 	return 1;
 }
@@ -134,8 +138,11 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 
 	/* RMA only for callers that handle provider keys and virtual addresses */
 	if ((caps & XFI_RMA_CAPS) && !xfi_hints_mr_mode_ok(hints)) {
-		if (hints && hints->caps)
+		if (hints && hints->caps) {
+			xfi_refuse("RMA without FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED "
+				   "in mr_mode");
 			return NULL;
+		}
 		caps &= ~(uint64_t)XFI_RMA_CAPS;
 	}
 	fi = fi_allocinfo();
@@ -222,11 +229,16 @@ int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_
 {
 	(void)node; (void)service; (void)flags;
 
-	if (FI_MAJOR(version) != 1 || FI_MINOR(version) < 5)
+	if (FI_MAJOR(version) != 1 || FI_MINOR(version) < 5) {
+		FI_INFO(&xfi_prov, FI_LOG_CORE, "API version %u.%u: 1.5 or later needed\n",
+			FI_MAJOR(version), FI_MINOR(version));
 		return -FI_ENODATA;
+	}
 	/* no NI on this machine (or no access): no fabric to offer */
-	if (access(xfi_device_path(), R_OK | W_OK))
+	if (access(xfi_device_path(), R_OK | W_OK)) {
+		FI_INFO(&xfi_prov, FI_LOG_CORE, "%s: %s\n", xfi_device_path(), strerror(errno));
 		return -FI_ENODATA;
+	}
 	if (!xfi_hints_ok(hints))
 		return -FI_ENODATA;
 	*info = xfi_make_info(hints);
