@@ -1,6 +1,8 @@
 /*
  * ExaNet NI model: interfaces between the device core (exanet.c), the RDMA
- * engine (exanet_rdma.c) and the DMA context functions (exanet_ctx.c).
+ * engine (exanet_rdma.c and its parts exanet-rdma-*.c, whose private
+ * header is exanet-rdma-int.h) and the DMA context functions
+ * (exanet_ctx.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -43,7 +45,7 @@ void exanet_irq_rank_event(PCIDevice *ni, unsigned rank, uint32_t *irq);
  */
 bool exanet_ni_poll(PCIDevice *ni, bool (*done)(void *opaque), void *opaque);
 
-/* exanet_rdma.c */
+/* exanet_rdma.c (exanet_rdma_bulk_rx, _kick_work: exanet-rdma-rx.c) */
 ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
                             uint32_t num_nodes, const uint32_t *retx_max);
 void exanet_rdma_free(ExanetRdma *r);
