@@ -128,7 +128,8 @@ struct RdmaTx {
     uint8_t *bstate;
     uint32_t *bxmit;        /* transmission number of each block's last send */
     uint32_t xmit;
-    QEMUTimer *timer;
+    int64_t due;            /* timer due (realtime ns), 0: not armed */
+    QEMUTimer *timer;       /* lazy, see rdma_tx_arm() */
     RdmaTxDone *done;
     QTAILQ_ENTRY(RdmaTx) link;
 };
@@ -154,6 +155,7 @@ typedef struct RdmaChan {
     bool rfaulted;          /* data held by a fault here since the last progress */
     uint16_t rfault_waits;
     uint64_t last_bytes;
+    int64_t rdue;           /* read timer due, 0: not armed */
     QEMUTimer *rtimer;
     RdmaTx tx;              /* write channels */
 } RdmaChan;

@@ -29,10 +29,22 @@ static int64_t rdma_retx_ns(ExanetRdma *r, unsigned retries)
            SCALE_US;
 }
 
+/*
+ * The transfer's timer is lazy: a transfer that ends only disarms it
+ * (due = 0) and leaves it pending, a pending timer that expires no later
+ * than the new due time is kept, and rdma_tx_timer() moves it on.  Arming
+ * the earliest timer wakes the main loop (a thread wake-up and the BQL,
+ * preempting a vCPU); arming it at every start and every ACK and deleting
+ * it at every end did that for most transfers.
+ */
 static void rdma_tx_arm(RdmaTx *tx)
 {
-    timer_mod(tx->timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-              rdma_retx_ns(tx->r, tx->retries + MIN(tx->fault_waits, 8)));
+    tx->due = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+              rdma_retx_ns(tx->r, tx->retries + MIN(tx->fault_waits, 8));
+    if (!timer_pending(tx->timer) ||
+        (int64_t)timer_expire_time_ns(tx->timer) > tx->due) {
+        timer_mod(tx->timer, tx->due);
+    }
 }
 
 /* Stop a transfer (no callback). */
@@ -43,9 +55,7 @@ void exanet_rdma_tx_stop(RdmaTx *tx)
         tx->active = false;
     }
     tx->held = false;
-    if (tx->timer) {
-        timer_del(tx->timer);
-    }
+    tx->due = 0;    /* the timer stays pending: it finds nothing due */
     g_free(tx->bstate);
     tx->bstate = NULL;
     g_free(tx->bxmit);
@@ -62,9 +72,16 @@ static void rdma_tx_timer(void *opaque)
 {
     RdmaTx *tx = opaque;
     ExanetRdma *r = tx->r;
-
     bool waiting = tx->held || tx->faulted;
 
+    if (!tx->due) {
+        return;     /* disarmed since */
+    }
+    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < tx->due) {
+        timer_mod(tx->timer, tx->due);  /* armed again later: move on */
+        return;
+    }
+    tx->due = 0;
     if (!tx->active) {
         return;
     }
@@ -333,13 +350,21 @@ bool exanet_rdma_chan_lcomp(RdmaChan *ch)
     return false;
 }
 
+/* The read timer is lazy like the transfers' (rdma_tx_arm()). */
+static void rdma_rchan_arm(RdmaChan *ch, int64_t ns)
+{
+    ch->rdue = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ns;
+    if (!timer_pending(ch->rtimer) ||
+        (int64_t)timer_expire_time_ns(ch->rtimer) > ch->rdue) {
+        timer_mod(ch->rtimer, ch->rdue);
+    }
+}
+
 void exanet_rdma_chan_complete(RdmaChan *ch, uint8_t err)
 {
     ExanetRdma *r = ch->r;
 
-    if (ch->rtimer) {
-        timer_del(ch->rtimer);
-    }
+    ch->rdue = 0;   /* a pending read timer finds nothing due */
     trace_exanet_rdma_complete(r->node_id, ch->page, ch->chan, err);
     ch->state = err ? EXANET_RDMA_ERROR : EXANET_RDMA_DONE;
     ch->err = err;
@@ -367,9 +392,7 @@ void exanet_rdma_chan_abort(RdmaChan *ch)
 {
     exanet_rdma_tx_stop(&ch->tx);
     ch->lcomp_pending = false;
-    if (ch->rtimer) {
-        timer_del(ch->rtimer);
-    }
+    ch->rdue = 0;
     if (ch->state == EXANET_RDMA_ONGOING) {
         ch->state = EXANET_RDMA_ERROR;
         ch->err = EXANET_RDMA_E_ABORTED;
@@ -396,6 +419,14 @@ void exanet_rdma_rchan_timer(void *opaque)
     RdmaChan *ch = opaque;
     ExanetRdma *r = ch->r;
 
+    if (!ch->rdue) {
+        return;     /* disarmed since */
+    }
+    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < ch->rdue) {
+        timer_mod(ch->rtimer, ch->rdue);    /* armed again later */
+        return;
+    }
+    ch->rdue = 0;
     if (ch->state != EXANET_RDMA_ONGOING) {
         return;
     }
@@ -417,8 +448,7 @@ void exanet_rdma_rchan_timer(void *opaque)
             rdma_send_rreq(ch);     /* the request may have been lost */
         }
     }
-    timer_mod(ch->rtimer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-              rdma_retx_ns(r, ch->rretries) * 2);
+    rdma_rchan_arm(ch, rdma_retx_ns(r, ch->rretries) * 2);
 }
 
 void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
@@ -484,8 +514,7 @@ void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     if (rd) {
         r->cnt[EXANET_RCNT_TX_READS]++;
         rdma_send_rreq(ch);
-        timer_mod(ch->rtimer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-                  rdma_retx_ns(r, 0) * 2);
+        rdma_rchan_arm(ch, rdma_retx_ns(r, 0) * 2);
         return;
     }
     r->cnt[EXANET_RCNT_TX_WRITES]++;

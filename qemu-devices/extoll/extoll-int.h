@@ -216,8 +216,8 @@ typedef struct ExtTx {
     unsigned nacks;
     bool paused;            /* NACK back-off running */
     bool stall_armed;       /* timer armed while nothing could be sent */
-    int64_t due;            /* when the timer is due (realtime ns), 0: not armed */
-    QEMUTimer *timer;       /* lazy: may be pending earlier, see ext_arm() */
+    int64_t due;            /* timer due (realtime ns), 0: not armed */
+    QEMUTimer *timer;       /* lazy, see ext_arm() */
     QEMUTimer *stall_timer; /* bulk ring was full */
 } ExtTx;
 
