@@ -220,14 +220,15 @@ ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list
 
 # ---------------------------------------------------------------- tools
 # rma2-pingpong, rma2-bw, velo2-pingpong -> $(BUILD)/bin/ (options, TCP
-# handshake and statistics from tools/exanet-pingpong/pp_common).
-EXTOLL_TOOL_H := $(TOP)/tools/rma2-pingpong/extoll_tool.h
-EXTOLL_PP_COMMON := $(TOP)/tools/exanet-pingpong/pp_common.c
+# handshake and statistics from tools/common/pp_common, the EXTOLL part
+# from tools/common/extoll_tool.h).
+EXTOLL_TOOL_H := $(TOP)/tools/common/extoll_tool.h
+EXTOLL_PP_COMMON := $(TOP)/tools/common/pp_common.c
 EXTOLL_TOOLS := $(BUILD)/bin/rma2-pingpong $(BUILD)/bin/rma2-bw $(BUILD)/bin/velo2-pingpong
-EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(EXTOLL_PP_COMMON) $(TOP)/tools/exanet-pingpong/pp_common.h \
+EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(EXTOLL_PP_COMMON) $(TOP)/tools/common/pp_common.h \
 	$(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
-EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(TOP)/tools/exanet-pingpong \
-	-I$(TOP)/tools/rma2-pingpong -o $@ $< $(EXTOLL_PP_COMMON) $(USER_LDFLAGS)
+EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(TOP)/tools/common \
+	-o $@ $< $(EXTOLL_PP_COMMON) $(USER_LDFLAGS)
 
 $(BUILD)/bin/rma2-pingpong: $(TOP)/tools/rma2-pingpong/rma2-pingpong.c $(EXTOLL_TOOL_DEPS)
 	@mkdir -p $(@D)

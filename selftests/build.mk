@@ -123,7 +123,7 @@ $(HT_OUT)/test_harness: $(ST_DIR)/host/test_harness.c $(ST_DIR)/lib/harness.h \
 $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMON) \
 		$(PP_COMMON_H) $(ST_DIR)/lib/harness.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
 
 $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
 		$(TOP)/lib/libexanet-fi/xfi_proto.h $(ST_DIR)/lib/harness.h

@@ -2,8 +2,10 @@
 # (tools/cluster/ has its own build.mk.)
 
 TOOLS_OUT := $(BUILD)/bin
-PP_COMMON := $(TOP)/tools/exanet-pingpong/pp_common.c
-PP_COMMON_H := $(TOP)/tools/exanet-pingpong/pp_common.h
+# Code shared by several tools lives in tools/common/.
+TOOLS_COMMON := $(TOP)/tools/common
+PP_COMMON := $(TOOLS_COMMON)/pp_common.c
+PP_COMMON_H := $(TOOLS_COMMON)/pp_common.h
 NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 UDEV_LIBS := $(shell pkg-config --libs libudev 2>/dev/null || echo -ludev)
@@ -14,12 +16,12 @@ ALL_TARGETS += $(USER_TOOLS)
 $(TOOLS_OUT)/exanet-pingpong: $(TOP)/tools/exanet-pingpong/exanet-pingpong.c $(PP_COMMON) \
 		$(PP_COMMON_H) $(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) \
+	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) \
 		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
 
 $(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON) $(PP_COMMON_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
 
 $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h $(TOP)/uapi/exa_torus.h
 	@mkdir -p $(@D)
@@ -36,13 +38,13 @@ $(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c
 user-tools: $(USER_TOOLS)
 
 # RDMA tools (share pp_common.c for options/TCP and rdma_tool.h for setup).
-RDMA_TOOL_H := $(TOP)/tools/exanet-rdma-bw/rdma_tool.h
+RDMA_TOOL_H := $(TOOLS_COMMON)/rdma_tool.h
 RDMA_TOOLS := $(TOOLS_OUT)/exanet-rdma-bw $(TOOLS_OUT)/exanet-rdma-lat
 ALL_TARGETS += $(RDMA_TOOLS)
 
 RDMA_TOOL_DEPS := $(RDMA_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(LIBEXANET_SO) \
 	$(LIBEXANET_DIR)/include/libexanet.h
-RDMA_TOOL_CC = $(CC) $(USER_CFLAGS) -I$(TOP)/tools/exanet-pingpong -I$(TOP)/tools/exanet-rdma-bw \
+RDMA_TOOL_CC = $(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) \
 	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
 
 $(TOOLS_OUT)/exanet-rdma-bw: $(TOP)/tools/exanet-rdma-bw/exanet-rdma-bw.c $(RDMA_TOOL_DEPS)

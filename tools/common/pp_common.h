@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Shared by exanet-pingpong and udp-pingpong: options, statistics, output. */
+/*
+ * Shared by the ping-pong and bandwidth tools (exanet-pingpong,
+ * udp-pingpong, exanet-rdma-bw/-lat, rma2-pingpong, rma2-bw,
+ * velo2-pingpong): options, out-of-band TCP exchange, latency timer,
+ * statistics, output.
+ */
 #ifndef PP_COMMON_H
 #define PP_COMMON_H
 

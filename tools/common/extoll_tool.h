@@ -2,8 +2,8 @@
 /*
  * Shared by rma2-pingpong, rma2-bw and velo2-pingpong: the TCP handshake on
  * the management network (exchange of EXTOLL addresses and run
- * parameters) on top of tools/exanet-pingpong/pp_common, bandwidth
- * results, and (with rma2.h included first) waiting for a notification.
+ * parameters) on top of pp_common, bandwidth results, and (with rma2.h
+ * included first) waiting for a notification.
  */
 #ifndef EXTOLL_TOOL_H
 #define EXTOLL_TOOL_H
