@@ -11,8 +11,10 @@ LIBEXANET_REAL := $(LIBEXANET_OUT)/libexanet.so.$(LIBEXANET_VERSION)
 LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
 LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
 LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c
+# Private headers the libraries and tools share (not installed).
+EXA_COMMON_HDRS := $(TOP)/lib/common/exa_cpu.h $(TOP)/lib/common/exa_clock.h
 LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h \
-	$(TOP)/uapi/exanet_rdma.h $(TOP)/lib/common/exa_cpu.h
+	$(TOP)/uapi/exanet_rdma.h $(EXA_COMMON_HDRS)
 LIBEXANET_INC_OUT := $(BUILD)/include/exanet
 
 # Users inside the tree link with these.  (The build-tree libexanet.pc

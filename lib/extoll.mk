@@ -27,9 +27,9 @@ VELO2_HDRS := $(addprefix $(VELO2_DIR)/include/,$(VELO2_PUB_HDRS))
 RMA2_SRCS := $(RMA2_DIR)/src/librma2.c $(RMA2_DIR)/src/rma2_noti.c $(RMA2_DIR)/src/extoll2_list.c
 VELO2_SRCS := $(VELO2_DIR)/src/libvelo2.c
 RMA2_INT_H := $(RMA2_DIR)/src/rma2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h \
-	$(TOP)/lib/common/exa_cpu.h
+	$(EXA_COMMON_HDRS)
 VELO2_INT_H := $(VELO2_DIR)/src/velo2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h \
-	$(TOP)/lib/common/exa_cpu.h
+	$(EXA_COMMON_HDRS)
 
 EXTOLL_CFLAGS := -I$(RMA2_DIR)/include -I$(VELO2_DIR)/include
 
@@ -226,7 +226,7 @@ EXTOLL_TOOL_H := $(TOP)/tools/common/extoll_tool.h
 EXTOLL_PP_COMMON := $(TOP)/tools/common/pp_common.c
 EXTOLL_TOOLS := $(BUILD)/bin/rma2-pingpong $(BUILD)/bin/rma2-bw $(BUILD)/bin/velo2-pingpong
 EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(EXTOLL_PP_COMMON) $(TOP)/tools/common/pp_common.h \
-	$(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
+	$(EXA_COMMON_HDRS) $(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
 EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(TOP)/tools/common \
 	-o $@ $< $(EXTOLL_PP_COMMON) $(USER_LDFLAGS)
 

@@ -5,7 +5,7 @@ TOOLS_OUT := $(BUILD)/bin
 # Code shared by several tools lives in tools/common/.
 TOOLS_COMMON := $(TOP)/tools/common
 PP_COMMON := $(TOOLS_COMMON)/pp_common.c
-PP_COMMON_H := $(TOOLS_COMMON)/pp_common.h
+PP_COMMON_H := $(TOOLS_COMMON)/pp_common.h $(EXA_COMMON_HDRS)
 NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 UDEV_LIBS := $(shell pkg-config --libs libudev 2>/dev/null || echo -ludev)
@@ -62,6 +62,6 @@ IPD_SRCS := $(addprefix $(IPD_DIR)/,exanet-ipd.c ipd_fabric.c ipd_proto.c ipd_st
 IPD_HDRS := $(addprefix $(IPD_DIR)/,ipd.h ipd_fabric.h ipd_proto.h)
 ALL_TARGETS += $(TOOLS_OUT)/exanet-ipd
 
-$(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
+$(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(EXA_COMMON_HDRS) $(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $(IPD_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)

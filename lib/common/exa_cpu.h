@@ -8,7 +8,8 @@
 
 #include <sched.h>
 #include <stdint.h>
-#include <time.h>
+
+#include "exa_clock.h"
 
 /* In a polling loop: let the sibling hyperthread run, reload memory. */
 static inline void cpu_relax(void)
@@ -49,14 +50,6 @@ struct exa_spin {
 
 #define EXA_SPIN_INIT { 0, 0, 0 }
 
-static inline int64_t exa_spin_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One unsuccessful poll of a blocking wait. */
 static inline void exa_spin_wait(struct exa_spin *s)
 {
@@ -68,8 +61,8 @@ static inline void exa_spin_wait(struct exa_spin *s)
 	if (++s->polls % EXA_SPIN_CHECK)
 		return;
 	if (!s->end)
-		s->end = exa_spin_clock() + EXA_SPIN_NS;
-	else if (exa_spin_clock() >= s->end)
+		s->end = exa_clock_ns() + EXA_SPIN_NS;
+	else if (exa_clock_ns() >= s->end)
 		s->yielding = 1;
 }
 

@@ -35,7 +35,7 @@ struct xt_wait {
 
 static inline void xt_wait_init(struct xt_wait *w, double tmo)
 {
-	w->start = pp_now_ns();
+	w->start = exa_clock_ns();
 	w->end = w->start + (int64_t)(tmo * 1e9);
 	w->polls = 0;
 }
@@ -47,7 +47,7 @@ static inline int xt_wait_more(struct xt_wait *w)
 
 	if (++w->polls % XT_SPIN_CHECK && w->polls < 1000ul * XT_SPIN_CHECK)
 		return 0;
-	now = pp_now_ns();
+	now = exa_clock_ns();
 	if (now > w->end)
 		return 1;
 	if (now - w->start > XT_SPIN_NS) {

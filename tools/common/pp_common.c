@@ -19,26 +19,8 @@
 
 static const unsigned int pp_default_sizes[] = { 1, 2, 4, 8, 16, 32, 48, 56, 64 };
 
-int64_t pp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static uint64_t timer_mult_q32;		/* ns per TSC tick << 32, 0: monotonic */
 static char timer_desc[256] = "clock_gettime(CLOCK_MONOTONIC)";
-
-#if defined(__x86_64__)
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-#endif
 
 static int clocksource_has_vdso(char *name, size_t len)
 {
@@ -77,21 +59,15 @@ int pp_timer_init(const char *mode)
 	snprintf(timer_desc, sizeof(timer_desc), "clock_gettime(CLOCK_MONOTONIC)");
 	if (!use_tsc)
 		return 0;
-#if defined(__x86_64__)
+#if defined(EXA_HAVE_TSC)
 	{
-		struct timespec pause_ts = { 0, 20000000 };	/* 20 ms */
-		int64_t t0 = pp_now_ns(), t1;
-		uint64_t c0 = rdtsc(), c1;
+		double ghz = 0;
 
-		nanosleep(&pause_ts, NULL);
-		t1 = pp_now_ns();
-		c1 = rdtsc();
-		if (t1 <= t0 || c1 <= c0)
+		timer_mult_q32 = exa_tsc_calibrate(20000000, &ghz);	/* 20 ms */
+		if (!timer_mult_q32)
 			return -EIO;
-		timer_mult_q32 = (uint64_t)(((unsigned __int128)(t1 - t0) << 32) / (c1 - c0));
 		snprintf(timer_desc, sizeof(timer_desc),
-			 "tsc calibrated against CLOCK_MONOTONIC (%.3f GHz)%s%s%s",
-			 (double)(c1 - c0) / (double)(t1 - t0),
+			 "tsc calibrated against CLOCK_MONOTONIC (%.3f GHz)%s%s%s", ghz,
 			 mode && !strcmp(mode, "tsc") ? "" : "; clocksource ",
 			 mode && !strcmp(mode, "tsc") ? "" : cs,
 			 mode && !strcmp(mode, "tsc") ? "" : " has no vDSO");
@@ -104,11 +80,11 @@ int pp_timer_init(const char *mode)
 
 int64_t pp_timer_ns(void)
 {
-#if defined(__x86_64__)
+#if defined(EXA_HAVE_TSC)
 	if (timer_mult_q32)
-		return (int64_t)(((unsigned __int128)rdtsc() * timer_mult_q32) >> 32);
+		return exa_tsc_ns(timer_mult_q32);
 #endif
-	return pp_now_ns();
+	return exa_clock_ns();
 }
 
 const char *pp_timer_desc(void)
@@ -374,7 +350,7 @@ int pp_tcp_connect(const char *host, unsigned int port, double timeout_s)
 {
 	struct sockaddr_storage ss;
 	unsigned int sl;
-	int64_t end = pp_now_ns() + (int64_t)(timeout_s * 1e9);
+	int64_t end = exa_clock_ns() + (int64_t)(timeout_s * 1e9);
 	int fd, err, one = 1;
 
 	err = pp_resolve(host, port, SOCK_STREAM, &ss, &sl);
@@ -391,7 +367,7 @@ int pp_tcp_connect(const char *host, unsigned int port, double timeout_s)
 		}
 		err = -errno;
 		close(fd);
-		if (pp_now_ns() >= end)
+		if (exa_clock_ns() >= end)
 			return err;
 		usleep(100000);
 	}

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "exa_clock.h"	/* exa_clock_ns(): CLOCK_MONOTONIC in ns */
+
 #define PP_MAX_SIZES 64
 #define PP_DEFAULT_PORT 18515
 #define PP_EXIT_USAGE 2
@@ -87,15 +89,14 @@ int pp_write_full(int fd, const void *buf, size_t len, double timeout_s);
 int pp_read_full(int fd, void *buf, size_t len, double timeout_s);
 int pp_resolve(const char *host, unsigned int port, int socktype, void *sa, unsigned int *salen);
 
-int64_t pp_now_ns(void);
-
 /*
  * Latency timer.  "monotonic" is clock_gettime(CLOCK_MONOTONIC), a vDSO
  * call on clocksources that support it (tsc, kvm-clock).  Where the kernel
  * fell back to a clocksource without vDSO support (acpi_pm, hpet: every
  * read is a system call), "auto" uses the TSC calibrated against
- * CLOCK_MONOTONIC at start-up instead, so the timed loop stays free of
- * system calls.  mode: "auto", "monotonic" or "tsc".
+ * CLOCK_MONOTONIC at start-up instead (lib/common/exa_clock.h), so the
+ * timed loop stays free of system calls.  mode: "auto", "monotonic" or
+ * "tsc".
  */
 int pp_timer_init(const char *mode);
 int64_t pp_timer_ns(void);

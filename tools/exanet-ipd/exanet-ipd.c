@@ -67,14 +67,6 @@ void ipd_log(int level, const char *fmt, ...)
 	va_end(ap);
 }
 
-int64_t ipd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------ usage */
 
 static void usage(FILE *f)
@@ -1010,7 +1002,7 @@ int main(int argc, char **argv)
 	d->tunfd = d->hbfd = d->epfd = -1;
 	while (!inc)
 		if (getrandom(&inc, sizeof(inc), 0) != sizeof(inc))
-			inc = (uint64_t)ipd_now_ns() ^ ((uint64_t)getpid() << 32);
+			inc = (uint64_t)exa_clock_ns() ^ ((uint64_t)getpid() << 32);
 	d->inc = inc;
 	d->buf = malloc(d->o.mtu + 64);
 	if (!d->buf)
@@ -1050,7 +1042,7 @@ int main(int argc, char **argv)
 	mkdir(d->o.run_dir, 0755);
 	if (setup_signals(&d->o))
 		return IPD_EXIT_ERR;
-	d->start_ns = ipd_now_ns();
+	d->start_ns = exa_clock_ns();
 	write_pidfile(d, 0);
 	ipd_status_write(d);
 	{

@@ -10,6 +10,8 @@
 
 #include <libexanet.h>
 
+#include "exa_clock.h"	/* exa_clock_ns(): CLOCK_MONOTONIC in ns */
+
 #include "ipd_proto.h"
 
 /* NI interrupts (exanet_event_arm(), exanet_dev_fd() readable on an event)
@@ -199,8 +201,6 @@ void ipd_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define LOG_W 4
 #define LOG_I 6
 #define LOG_D 7
-
-int64_t ipd_now_ns(void);
 
 /* status: written by the daemon, read by --status */
 int ipd_status_write(struct ipd *d);

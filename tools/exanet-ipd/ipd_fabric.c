@@ -36,7 +36,7 @@ static uint32_t new_cookie(void)
 
 	while (!c) {
 		if (getrandom(&c, sizeof(c), 0) != sizeof(c))
-			c = (uint32_t)ipd_now_ns() ^ (uint32_t)getpid();
+			c = (uint32_t)exa_clock_ns() ^ (uint32_t)getpid();
 	}
 	return c;
 }
@@ -202,7 +202,7 @@ static void send_offer(struct ipd *d, struct peer *p)
 	exanet_raddr_encode(&p->rx.raddr, m.u.offer.ring);
 	m.u.offer.ipv4 = d->ip;
 	m.u.offer.mtu = d->o.mtu;
-	m.u.offer.t_ns = (uint64_t)ipd_now_ns();
+	m.u.offer.t_ns = (uint64_t)exa_clock_ns();
 	send_msg(d, p, &m);
 }
 
@@ -506,7 +506,7 @@ static void handle_accept(struct ipd *d, struct peer *p, const struct ipd_msg *m
 	}
 	if (!p->rx.accepted) {
 		p->rx.accepted = true;
-		p->rtt_ns = ipd_now_ns() - (int64_t)m->u.accept.t_ns;
+		p->rtt_ns = exa_clock_ns() - (int64_t)m->u.accept.t_ns;
 	}
 	peer_update(d, p);
 }

@@ -56,7 +56,7 @@ int ipd_status_write(struct ipd *d)
 		++d->status_seq, !d->stopped, (int)getpid(), d->o.ifname, ip, d->o.prefix, d->o.mtu,
 		d->node, d->num_nodes, d->pdid, d->rank, exanet_mbox_id(d->mbox),
 		ipd_mode_name(d->o.mode), (unsigned long long)d->inc,
-		1u << (d->o.ring_order - 10), (long long)((ipd_now_ns() - d->start_ns) / 1000000),
+		1u << (d->o.ring_order - 10), (long long)((exa_clock_ns() - d->start_ns) / 1000000),
 		(unsigned long long)d->ticks);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
 		fprintf(f, "counter.%s %llu\n", counters[i].name,

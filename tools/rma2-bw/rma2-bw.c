@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 			if (xt_sync(fd, o.timeout_s))
 				return 1;
 			if (o.client) {
-				t0 = pp_now_ns();
+				t0 = exa_clock_ns();
 				for (i = 0; i < n; i++) {
 					RMA2_Notification_Spec spec = i == n - 1 ?
 						RMA2_COMPLETER_NOTIFICATION : RMA2_NO_NOTIFICATION;
@@ -178,17 +178,17 @@ int main(int argc, char **argv)
 						return 1;
 					}
 				} else {
-					int64_t end = pp_now_ns() + (int64_t)(o.timeout_s * 1e9);
+					int64_t end = exa_clock_ns() + (int64_t)(o.timeout_s * 1e9);
 
 					while (*ack == 0) {
-						if (pp_now_ns() > end) {
+						if (exa_clock_ns() > end) {
 							fprintf(stderr, TOOL ": size %u: no answer\n", size);
 							return 1;
 						}
 						sched_yield();
 					}
 				}
-				t1 = pp_now_ns();
+				t1 = exa_clock_ns();
 				if (pass) {
 					xt_bw_set(&res[si], size, n, t1 - t0);
 					if (o.verbose)

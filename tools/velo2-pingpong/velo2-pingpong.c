@@ -93,7 +93,7 @@ struct link {
 static int expired(int64_t deadline, unsigned long *spins)
 {
 	if ((++*spins & 0xfff) == 0) {
-		if (pp_now_ns() > deadline)
+		if (exa_clock_ns() > deadline)
 			return 1;
 		sched_yield();
 	}
@@ -102,7 +102,7 @@ static int expired(int64_t deadline, unsigned long *spins)
 
 static int64_t deadline_in(double s)
 {
-	return pp_now_ns() + (int64_t)(s * 1e9);
+	return exa_clock_ns() + (int64_t)(s * 1e9);
 }
 
 static int send_frag(struct link *l, const void *buf, uint32_t len, uint8_t tag, uint8_t mtt)
@@ -293,7 +293,7 @@ static int stream(struct run *r, uint32_t size, unsigned long n, unsigned long *
 
 	if (xt_sync(r->fd, o->timeout_s))
 		return -1;
-	t0 = pp_now_ns();
+	t0 = exa_clock_ns();
 	for (i = 0; i < n; i++, (*msg)++) {
 		const uint8_t *expect = pattern(r, *msg);
 
@@ -313,7 +313,7 @@ static int stream(struct run *r, uint32_t size, unsigned long n, unsigned long *
 	} else if (send_frag(r->l, NULL, 0, 0, MTT_ACK)) {
 		goto fail;
 	}
-	*ns = pp_now_ns() - t0;
+	*ns = exa_clock_ns() - t0;
 	return 0;
 fail:
 	fprintf(stderr, TOOL ": size %u, message %lu of %lu failed\n", size, i, n);

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "libexanet.h"
+#include "exa_clock.h"
 #include "exa_cpu.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -85,10 +86,7 @@ static inline uint32_t mmio_read32(const volatile uint8_t *base, size_t off)
 
 EXPORT int64_t exanet_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return exa_clock_ns();
 }
 
 /*
@@ -102,32 +100,16 @@ EXPORT int64_t exanet_now_ns(void)
 static uint64_t ns_per_tsc_q32;		/* ns per tick << 32; 0: use clock_gettime */
 static int tsc_state;			/* 0 untried, 1 calibrating/done */
 
-#if defined(__x86_64__)
-static inline uint64_t read_tsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-
+#if defined(EXA_HAVE_TSC)
 static void calibrate_tsc(void)
 {
-	struct timespec pause_ts = { 0, 2000000 };	/* 2 ms */
-	int64_t t0, t1;
-	uint64_t c0, c1;
+	uint64_t mult;
 
 	if (__atomic_exchange_n(&tsc_state, 1, __ATOMIC_ACQ_REL))
 		return;
-	t0 = exanet_now_ns();
-	c0 = read_tsc();
-	nanosleep(&pause_ts, NULL);
-	t1 = exanet_now_ns();
-	c1 = read_tsc();
-	if (t1 > t0 && c1 > c0)
-		__atomic_store_n(&ns_per_tsc_q32,
-				 (uint64_t)(((unsigned __int128)(t1 - t0) << 32) / (c1 - c0)),
-				 __ATOMIC_RELEASE);
+	mult = exa_tsc_calibrate(2000000, NULL);	/* 2 ms */
+	if (mult)
+		__atomic_store_n(&ns_per_tsc_q32, mult, __ATOMIC_RELEASE);
 }
 
 static int64_t deadline_clock_ns(void)
@@ -135,8 +117,8 @@ static int64_t deadline_clock_ns(void)
 	uint64_t mult = __atomic_load_n(&ns_per_tsc_q32, __ATOMIC_ACQUIRE);
 
 	if (!mult)
-		return exanet_now_ns();
-	return (int64_t)(((unsigned __int128)read_tsc() * mult) >> 32);
+		return exa_clock_ns();
+	return exa_tsc_ns(mult);
 }
 #else
 static void calibrate_tsc(void)
@@ -146,7 +128,7 @@ static void calibrate_tsc(void)
 
 static int64_t deadline_clock_ns(void)
 {
-	return exanet_now_ns();
+	return exa_clock_ns();
 }
 #endif
 
