@@ -226,7 +226,8 @@ EXTOLL_TOOL_H := $(TOP)/tools/common/extoll_tool.h
 EXTOLL_PP_COMMON := $(TOP)/tools/common/pp_common.c
 EXTOLL_TOOLS := $(BUILD)/bin/rma2-pingpong $(BUILD)/bin/rma2-bw $(BUILD)/bin/velo2-pingpong
 EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(EXTOLL_PP_COMMON) $(TOP)/tools/common/pp_common.h \
-	$(EXA_COMMON_HDRS) $(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
+	$(TOP)/tools/common/tool_parse.h $(EXA_COMMON_HDRS) $(RMA2_HDRS) $(VELO2_HDRS) \
+	$(RMA2_SO) $(VELO2_SO)
 EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(TOP)/tools/common \
 	-o $@ $< $(EXTOLL_PP_COMMON) $(USER_LDFLAGS)
 

@@ -164,12 +164,12 @@ TEST(parse_ulong_bounds)
 {
 	unsigned long v;
 
-	ASSERT_EQ(0, pp_parse_ulong("42", 1, 100, &v));
+	ASSERT_EQ(0, tool_parse_ulong("42", 1, 100, &v));
 	ASSERT_EQ(42, v);
-	ASSERT_EQ(-EINVAL, pp_parse_ulong("0", 1, 100, &v));
-	ASSERT_EQ(-EINVAL, pp_parse_ulong("-1", 0, 100, &v));
-	ASSERT_EQ(-EINVAL, pp_parse_ulong("12abc", 0, 100, &v));
-	ASSERT_EQ(-EINVAL, pp_parse_ulong("99999999999999999999999", 0, ~0UL, &v));
+	ASSERT_EQ(-EINVAL, tool_parse_ulong("0", 1, 100, &v));
+	ASSERT_EQ(-EINVAL, tool_parse_ulong("-1", 0, 100, &v));
+	ASSERT_EQ(-EINVAL, tool_parse_ulong("12abc", 0, 100, &v));
+	ASSERT_EQ(-EINVAL, tool_parse_ulong("99999999999999999999999", 0, ~0UL, &v));
 }
 
 TEST_HARNESS_MAIN

@@ -92,21 +92,6 @@ const char *pp_timer_desc(void)
 	return timer_desc;
 }
 
-int pp_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n)
 {
 	char *copy, *tok, *save = NULL;
@@ -124,13 +109,13 @@ int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigne
 
 		if (dash) {
 			*dash = '\0';
-			if (pp_parse_ulong(tok, 1, max, &lo) || pp_parse_ulong(dash + 1, 1, max, &hi) ||
+			if (tool_parse_ulong(tok, 1, max, &lo) || tool_parse_ulong(dash + 1, 1, max, &hi) ||
 			    lo > hi) {
 				err = -EINVAL;
 				break;
 			}
 		} else {
-			if (pp_parse_ulong(tok, 1, max, &lo)) {
+			if (tool_parse_ulong(tok, 1, max, &lo)) {
 				err = -EINVAL;
 				break;
 			}
@@ -164,7 +149,7 @@ int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *p
 	if (!colon) {
 		/* all digits: a port; otherwise a host */
 		if (strspn(s, "0123456789") == strlen(s)) {
-			if (pp_parse_ulong(s, 1, 65535, &p))
+			if (tool_parse_ulong(s, 1, 65535, &p))
 				return -EINVAL;
 			host[0] = '\0';
 			*port = (unsigned int)p;
@@ -175,7 +160,7 @@ int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *p
 		strcpy(host, s);
 		return 0;
 	}
-	if (pp_parse_ulong(colon + 1, 1, 65535, &p))
+	if (tool_parse_ulong(colon + 1, 1, 65535, &p))
 		return -EINVAL;
 	hl = (size_t)(colon - s);
 	if (hl >= hostlen)
@@ -487,7 +472,7 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 			}
 			break;
 		case 'n':
-			if (pp_parse_ulong(optarg, 0, EXANET_DB_NODE_MASK, &v)) {
+			if (tool_parse_ulong(optarg, 0, EXANET_DB_NODE_MASK, &v)) {
 				fprintf(stderr, "%s: bad --peer-node '%s'\n", t->name, optarg);
 				return -EINVAL;
 			}
@@ -501,13 +486,13 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 			}
 			break;
 		case 'i':
-			if (pp_parse_ulong(optarg, 1, 100000000, &o->iters)) {
+			if (tool_parse_ulong(optarg, 1, 100000000, &o->iters)) {
 				fprintf(stderr, "%s: bad --iters '%s'\n", t->name, optarg);
 				return -EINVAL;
 			}
 			break;
 		case 'w':
-			if (pp_parse_ulong(optarg, 0, 100000000, &o->warmup)) {
+			if (tool_parse_ulong(optarg, 0, 100000000, &o->warmup)) {
 				fprintf(stderr, "%s: bad --warmup '%s'\n", t->name, optarg);
 				return -EINVAL;
 			}
@@ -524,7 +509,7 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 				fprintf(stderr, "%s: --slots is not an option of this tool\n", t->name);
 				return -EINVAL;
 			}
-			if (pp_parse_ulong(optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS, &v) ||
+			if (tool_parse_ulong(optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS, &v) ||
 			    (v & (v - 1))) {
 				fprintf(stderr, "%s: bad --slots '%s' (power of two %d..%d)\n", t->name,
 					optarg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "exa_clock.h"	/* exa_clock_ns(): CLOCK_MONOTONIC in ns */
+#include "tool_parse.h"	/* tool_parse_ulong() */
 
 #define PP_MAX_SIZES 64
 #define PP_DEFAULT_PORT 18515
@@ -63,7 +64,6 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n);
 /* "HOST:PORT", ":PORT", "PORT" or "HOST". */
 int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *port);
-int pp_parse_ulong(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 
 /* Fills r from rtt_ns[0..n) (sorted in place). */
 void pp_stats(uint64_t *rtt_ns, unsigned long n, struct pp_result *r);

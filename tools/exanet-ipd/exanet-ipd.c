@@ -38,6 +38,7 @@
 
 #include "ipd.h"
 #include "ipd_fabric.h"
+#include "tool_parse.h"
 
 volatile sig_atomic_t ipd_tick_pending, ipd_stop, ipd_status_req;
 
@@ -134,19 +135,6 @@ static void usage(FILE *f)
 "Reference: Documentation/exanet/ipd.md\n", IPD_MTU_MIN, 65520);
 }
 
-static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned int *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || end == s || *end || v < min || v > max || *s == '-')
-		return -1;
-	*out = (unsigned int)v;
-	return 0;
-}
-
 static int parse_addr(const char *s, uint32_t *addr, uint32_t *prefix)
 {
 	char buf[64], *slash;
@@ -159,7 +147,7 @@ static int parse_addr(const char *s, uint32_t *addr, uint32_t *prefix)
 	slash = strchr(buf, '/');
 	if (slash) {
 		*slash = 0;
-		if (parse_uint(slash + 1, 1, 30, &p))
+		if (tool_parse_uint(slash + 1, 1, 30, &p))
 			return -1;
 	}
 	if (inet_pton(AF_INET, buf, &a) != 1)
@@ -249,20 +237,20 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 			o->addr_set = 1;
 			break;
 		case 'm':
-			if (parse_uint(optarg, IPD_MTU_MIN, 65520, &o->mtu)) {
+			if (tool_parse_uint(optarg, IPD_MTU_MIN, 65520, &o->mtu)) {
 				fprintf(stderr, TOOL ": bad --mtu '%s'\n", optarg);
 				return -1;
 			}
 			break;
 		case O_TXQ:
-			if (parse_uint(optarg, 1, 100000, &o->txqlen))
+			if (tool_parse_uint(optarg, 1, 100000, &o->txqlen))
 				return -1;
 			break;
 		case 'd':
 			o->device = optarg;
 			break;
 		case O_PDID:
-			if (parse_uint(optarg, 1, 0x7fff, &o->pdid)) {
+			if (tool_parse_uint(optarg, 1, 0x7fff, &o->pdid)) {
 				fprintf(stderr, TOOL ": bad --pdid '%s' (1..32767)\n", optarg);
 				return -1;
 			}
@@ -286,42 +274,42 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 			}
 			break;
 		case O_SPIN:
-			if (parse_uint(optarg, 0, 100000000, &o->spin_us))
+			if (tool_parse_uint(optarg, 0, 100000000, &o->spin_us))
 				return -1;
 			break;
 		case O_MAXSLEEP:
-			if (parse_uint(optarg, 1, 1000000, &o->max_sleep_us))
+			if (tool_parse_uint(optarg, 1, 1000000, &o->max_sleep_us))
 				return -1;
 			break;
 		case O_RING:
-			if (parse_uint(optarg, 1u << (IPD_RING_ORDER_MIN - 10),
-				       1u << (IPD_RING_ORDER_MAX - 10), &v) || (v & (v - 1))) {
+			if (tool_parse_uint(optarg, 1u << (IPD_RING_ORDER_MIN - 10),
+					    1u << (IPD_RING_ORDER_MAX - 10), &v) || (v & (v - 1))) {
 				fprintf(stderr, TOOL ": bad --ring-kib '%s'\n", optarg);
 				return -1;
 			}
 			o->ring_order = (unsigned int)__builtin_ctz(v) + 10;
 			break;
 		case O_BATCH:
-			if (parse_uint(optarg, 0, 1 << 20, &o->batch_kib))
+			if (tool_parse_uint(optarg, 0, 1 << 20, &o->batch_kib))
 				return -1;
 			break;
 		case O_INFLIGHT:
-			if (parse_uint(optarg, 1, 16, &o->max_inflight))
+			if (tool_parse_uint(optarg, 1, 16, &o->max_inflight))
 				return -1;
 			break;
 		case O_HBIF:
 			o->hb_iface = optarg;
 			break;
 		case O_HBPORT:
-			if (parse_uint(optarg, 1, 65535, &o->hb_port))
+			if (tool_parse_uint(optarg, 1, 65535, &o->hb_port))
 				return -1;
 			break;
 		case O_HBINT:
-			if (parse_uint(optarg, 10, 60000, &o->hb_interval_ms))
+			if (tool_parse_uint(optarg, 10, 60000, &o->hb_interval_ms))
 				return -1;
 			break;
 		case O_HBMISS:
-			if (parse_uint(optarg, 1, 1000, &o->hb_miss))
+			if (tool_parse_uint(optarg, 1, 1000, &o->hb_miss))
 				return -1;
 			break;
 		case O_DAEMON:

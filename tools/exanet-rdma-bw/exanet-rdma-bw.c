@@ -139,16 +139,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'i':
-			if (pp_parse_ulong(optarg, 1, 100000000, &o->iters))
+			if (tool_parse_ulong(optarg, 1, 100000000, &o->iters))
 				return -1;
 			o->mode |= MODE_ITERS_EXACT;
 			break;
 		case 'w':
-			if (pp_parse_ulong(optarg, 0, 1000000, &o->warmup))
+			if (tool_parse_ulong(optarg, 0, 1000000, &o->warmup))
 				return -1;
 			break;
 		case 'W':
-			if (pp_parse_ulong(optarg, 1, MAX_WINDOW, &v))
+			if (tool_parse_ulong(optarg, 1, MAX_WINDOW, &v))
 				return -1;
 			o->window = (unsigned int)v;
 			break;
@@ -158,7 +158,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'F': o->mode |= MODE_FRESH; break;
 		case 'H': o->mode |= MODE_THP; break;
 		case 'R':
-			if (pp_parse_ulong(optarg, 4096, 1ul << 34, &o->reg_bytes))
+			if (tool_parse_ulong(optarg, 4096, 1ul << 34, &o->reg_bytes))
 				return -1;
 			break;
 		case 'd': o->device = optarg; break;

@@ -97,11 +97,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				return -1;
 			break;
 		case 'i':
-			if (pp_parse_ulong(optarg, 1, 10000000, &o->iters))
+			if (tool_parse_ulong(optarg, 1, 10000000, &o->iters))
 				return -1;
 			break;
 		case 'w':
-			if (pp_parse_ulong(optarg, 0, 1000000, &o->warmup))
+			if (tool_parse_ulong(optarg, 0, 1000000, &o->warmup))
 				return -1;
 			break;
 		case 'r': o->read = 1; break;

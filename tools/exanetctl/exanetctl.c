@@ -31,6 +31,8 @@
 #include <exa_torus.h>
 #include <exanet.h>
 
+#include "tool_parse.h"
+
 #define TOOL "exanetctl"
 #define EXIT_USAGE 2
 #define MAX_DEVICES 16
@@ -784,21 +786,6 @@ static int cmd_links(int argc, char **argv)
 
 /* ------------------------------------------------------------ pdid */
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out)
-{
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 static int pdid_bind(uint32_t pid, uint32_t pdid)
 {
 	int types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
@@ -859,14 +846,14 @@ static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int n
 	while ((c = getopt_long(argc, argv, "p:d:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (parse_u32(optarg, 1, 0x7fffffff, pid)) {
+			if (tool_parse_uint(optarg, 1, 0x7fffffff, pid)) {
 				fprintf(stderr, TOOL ": bad --pid '%s'\n", optarg);
 				return -EINVAL;
 			}
 			have_pid = 1;
 			break;
 		case 'd':
-			if (parse_u32(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, pdid)) {
+			if (tool_parse_uint(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, pdid)) {
 				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
 					EXA_DOMAIN_JOB_MAX);
 				return -EINVAL;
@@ -961,7 +948,7 @@ static int resolve_user(const char *s, uid_t *uid, gid_t *gid, const char **name
 		*name = pw->pw_name;
 		return 0;
 	}
-	if (parse_u32(s, 0, 0x7fffffff, &v))
+	if (tool_parse_uint(s, 0, 0x7fffffff, &v))
 		return -EINVAL;
 	pw = getpwuid(v);
 	*uid = v;
@@ -989,7 +976,7 @@ static int cmd_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+d:u:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_u32(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, &pdid)) {
+			if (tool_parse_uint(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, &pdid)) {
 				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
 					EXA_DOMAIN_JOB_MAX);
 				return EXIT_USAGE;
