@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by exanet-rdma-bw and exanet-rdma-lat: setup of an RDMA page and a
- * registered buffer, and the out-of-band exchange of remote addresses over
- * a TCP connection on the management network (pp_common.c helpers).
+ * Shared by exanet-rdma-bw and exanet-rdma-lat: the options both take,
+ * setup of an RDMA page and a registered buffer, and the out-of-band
+ * exchange of run parameters and remote addresses over a TCP connection on
+ * the management network (pp_common.c helpers).
  */
 #ifndef RDMA_TOOL_H
 #define RDMA_TOOL_H
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <libexanet.h>
 
@@ -69,6 +72,81 @@ static inline int rt_parse_sizes(const char *s, unsigned int *sizes, unsigned in
 		return 0;
 	}
 	return pp_parse_sizes(s, RT_MAX_SIZE, sizes, n);
+}
+
+/* Options of both tools (window and reg_bytes: exanet-rdma-bw only). */
+struct rt_opts {
+	int server, client, json, verbose;
+	char host[256];
+	unsigned int port;
+	unsigned int sizes[PP_MAX_SIZES], nsizes;
+	unsigned long iters, warmup;
+	int iters_given;		/* --iters on the command line */
+	double timeout_s;
+	const char *device;
+	unsigned int mode;		/* the tool's flags, sent in the hello */
+	unsigned int window;		/* transfers in flight */
+	unsigned long reg_bytes;	/* --reg-time: registration cost only */
+};
+
+/* getopt_long entries of the options in rt_opt(), around the tool's own. */
+#define RT_LOPTS_HEAD \
+	{ "server", no_argument, NULL, 's' }, \
+	{ "client", no_argument, NULL, 'c' }, \
+	{ "oob", required_argument, NULL, 'o' }, \
+	{ "sizes", required_argument, NULL, 'S' }, \
+	{ "iters", required_argument, NULL, 'i' }, \
+	{ "warmup", required_argument, NULL, 'w' }
+#define RT_LOPTS_TAIL \
+	{ "device", required_argument, NULL, 'd' }, \
+	{ "timeout", required_argument, NULL, 't' }, \
+	{ "json", no_argument, NULL, 'j' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ NULL, 0, NULL, 0 }
+
+/* Defaults: the given port, iterations and warm-up; 30 s; RT_DEFAULT_SIZES. */
+static inline void rt_opts_init(struct rt_opts *o, unsigned int port, unsigned long iters,
+				unsigned long warmup)
+{
+	memset(o, 0, sizeof(*o));
+	o->port = port;
+	o->iters = iters;
+	o->warmup = warmup;
+	o->timeout_s = 30;
+	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
+	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
+}
+
+/*
+ * An option of RT_LOPTS_HEAD/TAIL but --help (getopt_long's c and optarg):
+ * 0 taken, -1 bad value, 1 not one of them.  --iters: 1..max_iters.
+ */
+static inline int rt_opt(struct rt_opts *o, int c, const char *arg, unsigned long max_iters)
+{
+	switch (c) {
+	case 's': o->server = 1; return 0;
+	case 'c': o->client = 1; return 0;
+	case 'o': return pp_parse_hostport(arg, o->host, sizeof(o->host), &o->port) ? -1 : 0;
+	case 'S': return rt_parse_sizes(arg, o->sizes, &o->nsizes) || !o->nsizes ? -1 : 0;
+	case 'i':
+		o->iters_given = 1;
+		return tool_parse_ulong(arg, 1, max_iters, &o->iters) ? -1 : 0;
+	case 'w': return tool_parse_ulong(arg, 0, 1000000, &o->warmup) ? -1 : 0;
+	case 'd': o->device = arg; return 0;
+	case 't':
+		o->timeout_s = strtod(arg, NULL);
+		return o->timeout_s <= 0 ? -1 : 0;
+	case 'j': o->json = 1; return 0;
+	case 'v': o->verbose = 1; return 0;
+	}
+	return 1;
+}
+
+/* After the options: no operand, one side, a client knows the server. */
+static inline int rt_opts_check(const struct rt_opts *o, int argc)
+{
+	return optind != argc || o->server == o->client || (o->client && !o->host[0]) ? -1 : 0;
 }
 
 /*
@@ -167,6 +245,102 @@ static inline int rt_hello_take(struct rt_ctx *c, const struct rt_hello *h)
 	    exanet_raddr_decode(h->notif, &c->peer_notif))
 		return -EPROTO;
 	c->peer_node = h->node;
+	return 0;
+}
+
+/*
+ * The TCP connection.  Client: connects to the server.  Server: waits for
+ * the client, reads its hello into *peer and adopts its run parameters
+ * (sizes, iters, warmup; the tool decodes peer->mode).  Returns the
+ * connected fd, or -1 (reported on stderr).
+ */
+static inline int rt_rendezvous(const char *tool, struct rt_opts *o, struct rt_hello *peer)
+{
+	int fd, lfd;
+
+	if (o->client) {
+		fd = pp_tcp_connect(o->host, o->port, o->timeout_s);
+		if (fd < 0) {
+			fprintf(stderr, "%s: connect %s:%u: %s\n", tool, o->host, o->port,
+				strerror(-fd));
+			return -1;
+		}
+		return fd;
+	}
+	lfd = pp_tcp_listen(o->host[0] ? o->host : NULL, o->port);
+	if (lfd < 0) {
+		fprintf(stderr, "%s: listen on port %u: %s\n", tool, o->port, strerror(-lfd));
+		return -1;
+	}
+	fd = pp_tcp_accept(lfd, 600);
+	close(lfd);
+	if (fd < 0) {
+		fprintf(stderr, "%s: accept: %s\n", tool, strerror(-fd));
+		return -1;
+	}
+	if (pp_read_full(fd, peer, sizeof(*peer), o->timeout_s) || peer->magic != RT_MAGIC ||
+	    peer->nsizes == 0 || peer->nsizes > PP_MAX_SIZES) {
+		fprintf(stderr, "%s: bad handshake\n", tool);
+		close(fd);
+		return -1;
+	}
+	o->nsizes = peer->nsizes;
+	memcpy(o->sizes, peer->sizes, sizeof(o->sizes));
+	o->iters = peer->iters;
+	o->warmup = peer->warmup;
+	return fd;
+}
+
+/* Largest size of the run, 0 if a size is 0 or above RT_MAX_SIZE. */
+static inline unsigned int rt_max_size(const struct rt_opts *o)
+{
+	unsigned int i, max = 1;
+
+	for (i = 0; i < o->nsizes; i++) {
+		if (!o->sizes[i] || o->sizes[i] > RT_MAX_SIZE)
+			return 0;
+		if (o->sizes[i] > max)
+			max = o->sizes[i];
+	}
+	return max;
+}
+
+/*
+ * After rt_setup() (its result in err): sends our hello (err, our buffers
+ * unless err, the run parameters and mode), the client reads the server's,
+ * and the peer's addresses are taken.  0, or -1 (reported on stderr, but
+ * our own setup error, reported by rt_setup()).
+ */
+static inline int rt_hello_exchange(const char *tool, struct rt_ctx *c, const struct rt_opts *o,
+				    int err, uint32_t mode, int fd, struct rt_hello *peer)
+{
+	struct rt_hello mine;
+
+	memset(&mine, 0, sizeof(mine));
+	if (!err)
+		rt_hello_fill(c, &mine);
+	mine.magic = RT_MAGIC;
+	mine.status = err;
+	mine.nsizes = o->nsizes;
+	memcpy(mine.sizes, o->sizes, sizeof(mine.sizes));
+	mine.iters = o->iters;
+	mine.warmup = o->warmup;
+	mine.mode = mode;
+	if (pp_write_full(fd, &mine, sizeof(mine), o->timeout_s)) {
+		fprintf(stderr, "%s: handshake send failed\n", tool);
+		return -1;
+	}
+	if (o->client && pp_read_full(fd, peer, sizeof(*peer), o->timeout_s)) {
+		fprintf(stderr, "%s: handshake receive failed\n", tool);
+		return -1;
+	}
+	if (err)
+		return -1;
+	err = rt_hello_take(c, peer);
+	if (err) {
+		fprintf(stderr, "%s: peer: %s\n", tool, strerror(-err));
+		return -1;
+	}
 	return 0;
 }
 

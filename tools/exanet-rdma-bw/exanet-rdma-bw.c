@@ -24,19 +24,6 @@
 #define MAX_WINDOW 32
 #define FRESH_MAX_BYTES (1ul << 30)	/* per half of the buffer */
 
-struct opts {
-	int server, client, json, verbose;
-	char host[256];
-	unsigned int port;
-	unsigned int sizes[PP_MAX_SIZES], nsizes;
-	unsigned long iters, warmup;
-	unsigned int window;
-	unsigned int mode;
-	double timeout_s;
-	const char *device;
-	unsigned long reg_bytes;	/* --reg-time: registration cost only */
-};
-
 struct result {
 	unsigned int size;
 	unsigned long iters;
@@ -92,15 +79,10 @@ static void usage(FILE *f)
 		RT_DEFAULT_PORT, MAX_WINDOW);
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+static int parse_args(int argc, char **argv, struct rt_opts *o)
 {
 	static const struct option lopts[] = {
-		{ "server", no_argument, NULL, 's' },
-		{ "client", no_argument, NULL, 'c' },
-		{ "oob", required_argument, NULL, 'o' },
-		{ "sizes", required_argument, NULL, 'S' },
-		{ "iters", required_argument, NULL, 'i' },
-		{ "warmup", required_argument, NULL, 'w' },
+		RT_LOPTS_HEAD,
 		{ "window", required_argument, NULL, 'W' },
 		{ "read", no_argument, NULL, 'r' },
 		{ "bidir", no_argument, NULL, 'b' },
@@ -108,45 +90,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "fresh", no_argument, NULL, 'F' },
 		{ "thp", no_argument, NULL, 'H' },
 		{ "reg-time", required_argument, NULL, 'R' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		RT_LOPTS_TAIL,
 	};
 	unsigned long v;
-	int c;
+	int c, r;
 
-	memset(o, 0, sizeof(*o));
-	o->port = RT_DEFAULT_PORT;
-	o->iters = 100000;
-	o->warmup = 4;
+	rt_opts_init(o, RT_DEFAULT_PORT, 100000, 4);
 	o->window = 8;
-	o->timeout_s = 30;
-	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
-	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
 	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbOFHR:d:t:jvh", lopts, NULL)) != -1) {
+		r = rt_opt(o, c, optarg, 100000000);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			continue;
 		switch (c) {
-		case 's': o->server = 1; break;
-		case 'c': o->client = 1; break;
-		case 'o':
-			if (pp_parse_hostport(optarg, o->host, sizeof(o->host), &o->port))
-				return -1;
-			break;
-		case 'S':
-			if (rt_parse_sizes(optarg, o->sizes, &o->nsizes) || !o->nsizes)
-				return -1;
-			break;
-		case 'i':
-			if (tool_parse_ulong(optarg, 1, 100000000, &o->iters))
-				return -1;
-			o->mode |= MODE_ITERS_EXACT;
-			break;
-		case 'w':
-			if (tool_parse_ulong(optarg, 0, 1000000, &o->warmup))
-				return -1;
-			break;
 		case 'W':
 			if (tool_parse_ulong(optarg, 1, MAX_WINDOW, &v))
 				return -1;
@@ -161,21 +118,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (tool_parse_ulong(optarg, 4096, 1ul << 34, &o->reg_bytes))
 				return -1;
 			break;
-		case 'd': o->device = optarg; break;
-		case 't':
-			o->timeout_s = strtod(optarg, NULL);
-			if (o->timeout_s <= 0)
-				return -1;
-			break;
-		case 'j': o->json = 1; break;
-		case 'v': o->verbose = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default: return -1;
 		}
 	}
+	if (o->iters_given)
+		o->mode |= MODE_ITERS_EXACT;
 	if (o->reg_bytes)
 		return optind != argc || o->server || o->client ? -1 : 0;
-	if (optind != argc || o->server == o->client || (o->client && !o->host[0]))
+	if (rt_opts_check(o, argc))
 		return -1;
 	if ((o->mode & MODE_FRESH) &&
 	    (!(o->mode & MODE_ODP) || (o->client && !(o->mode & MODE_ITERS_EXACT))))
@@ -246,7 +197,7 @@ static double touch_us(unsigned long bytes, int thp)
 	return (t1 - t0) / 1e3;
 }
 
-static int reg_time(const struct opts *o)
+static int reg_time(const struct rt_opts *o)
 {
 	struct exanet_dev *dev;
 	double pinned, odp, touch;
@@ -278,7 +229,7 @@ static int reg_time(const struct opts *o)
  * n transfers of size bytes, window in flight, completion records in
  * memory (rt->notif[slot]).  Returns errors (transfers that failed).
  */
-static long run_transfers(struct rt_ctx *rt, const struct opts *o, unsigned int size,
+static long run_transfers(struct rt_ctx *rt, const struct rt_opts *o, unsigned int size,
 			  unsigned long n, int64_t timeout_ns, int *first_err,
 			  unsigned long *seq)
 {
@@ -353,13 +304,13 @@ static int barrier(int fd, double t)
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct rt_opts o;
 	struct rt_ctx rt;
-	struct rt_hello mine, peer;
+	struct rt_hello peer;
 	struct result res[PP_MAX_SIZES];
 	int64_t timeout_ns;
-	int fd = -1, lfd = -1, err = 0, first_err = 0;
-	unsigned int maxsize = 1, i;
+	int fd, err = 0, first_err = 0;
+	unsigned int maxsize, i;
 	int active;
 
 	if (parse_args(argc, argv, &o)) {
@@ -370,47 +321,21 @@ int main(int argc, char **argv)
 		return reg_time(&o);
 	timeout_ns = (int64_t)(o.timeout_s * 1e9);
 
+	fd = rt_rendezvous(TOOL, &o, &peer);
+	if (fd < 0)
+		return 1;
 	if (o.server) {
-		lfd = pp_tcp_listen(o.host[0] ? o.host : NULL, o.port);
-		if (lfd < 0) {
-			fprintf(stderr, TOOL ": listen on port %u: %s\n", o.port, strerror(-lfd));
-			return 1;
-		}
-		fd = pp_tcp_accept(lfd, 600);
-		if (fd < 0) {
-			fprintf(stderr, TOOL ": accept: %s\n", strerror(-fd));
-			return 1;
-		}
-		if (pp_read_full(fd, &peer, sizeof(peer), o.timeout_s) || peer.magic != RT_MAGIC ||
-		    peer.nsizes == 0 || peer.nsizes > PP_MAX_SIZES) {
-			fprintf(stderr, TOOL ": bad handshake\n");
-			return 1;
-		}
-		o.nsizes = peer.nsizes;
-		memcpy(o.sizes, peer.sizes, sizeof(o.sizes));
-		o.iters = peer.iters;
-		o.warmup = peer.warmup;
 		o.mode = peer.mode & 0xffff;
 		o.window = peer.mode >> 16;
 		if (!o.window || o.window > MAX_WINDOW)
 			o.window = 8;
-	} else {
-		fd = pp_tcp_connect(o.host, o.port, o.timeout_s);
-		if (fd < 0) {
-			fprintf(stderr, TOOL ": connect %s:%u: %s\n", o.host, o.port, strerror(-fd));
-			return 1;
-		}
 	}
-	for (i = 0; i < o.nsizes; i++) {
-		if (o.sizes[i] > RT_MAX_SIZE || !o.sizes[i]) {
-			fprintf(stderr, TOOL ": bad size\n");
-			return 1;
-		}
-		if (o.sizes[i] > maxsize)
-			maxsize = o.sizes[i];
+	maxsize = rt_max_size(&o);
+	if (!maxsize) {
+		fprintf(stderr, TOOL ": bad size\n");
+		return 1;
 	}
 
-	memset(&mine, 0, sizeof(mine));
 	if (o.mode & MODE_FRESH) {
 		/* one slot per transfer, both halves (o.sizes: one size) */
 		unsigned long bytes = (unsigned long)maxsize * (o.iters + o.warmup);
@@ -425,30 +350,8 @@ int main(int argc, char **argv)
 		err = rt_setup(&rt, o.device, maxsize, !!(o.mode & MODE_ODP),
 			       !!(o.mode & MODE_THP));
 	}
-	if (!err)
-		rt_hello_fill(&rt, &mine);
-	mine.magic = RT_MAGIC;
-	mine.status = err;
-	mine.nsizes = o.nsizes;
-	memcpy(mine.sizes, o.sizes, sizeof(mine.sizes));
-	mine.iters = o.iters;
-	mine.warmup = o.warmup;
-	mine.mode = o.mode | (o.window << 16);
-	if (pp_write_full(fd, &mine, sizeof(mine), o.timeout_s)) {
-		fprintf(stderr, TOOL ": handshake send failed\n");
+	if (rt_hello_exchange(TOOL, &rt, &o, err, o.mode | (o.window << 16), fd, &peer))
 		return 1;
-	}
-	if (o.client && pp_read_full(fd, &peer, sizeof(peer), o.timeout_s)) {
-		fprintf(stderr, TOOL ": handshake receive failed\n");
-		return 1;
-	}
-	if (err)
-		return 1;
-	err = rt_hello_take(&rt, &peer);
-	if (err) {
-		fprintf(stderr, TOOL ": peer: %s\n", strerror(-err));
-		return 1;
-	}
 
 	active = o.client || (o.mode & MODE_BIDIR);
 	for (i = 0; i < o.nsizes; i++) {
@@ -551,7 +454,5 @@ int main(int argc, char **argv)
 	}
 	rt_teardown(&rt);
 	close(fd);
-	if (lfd >= 0)
-		close(lfd);
 	return first_err ? 1 : 0;
 }

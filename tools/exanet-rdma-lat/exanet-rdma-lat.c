@@ -19,16 +19,7 @@
 #define TOOL "exanet-rdma-lat"
 #define NOTIF_IN 64		/* incoming notification record index */
 #define LCOMP 0			/* local completion record index */
-
-struct opts {
-	int server, client, json, verbose, read;
-	char host[256];
-	unsigned int port;
-	unsigned int sizes[PP_MAX_SIZES], nsizes;
-	unsigned long iters, warmup;
-	double timeout_s;
-	const char *device;
-};
+#define MODE_READ 1		/* --read (the hello's mode) */
 
 static void usage(FILE *f)
 {
@@ -58,68 +49,29 @@ static void usage(FILE *f)
 		RT_DEFAULT_PORT + 1);
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+static int parse_args(int argc, char **argv, struct rt_opts *o)
 {
 	static const struct option lopts[] = {
-		{ "server", no_argument, NULL, 's' },
-		{ "client", no_argument, NULL, 'c' },
-		{ "oob", required_argument, NULL, 'o' },
-		{ "sizes", required_argument, NULL, 'S' },
-		{ "iters", required_argument, NULL, 'i' },
-		{ "warmup", required_argument, NULL, 'w' },
+		RT_LOPTS_HEAD,
 		{ "read", no_argument, NULL, 'r' },
-		{ "device", required_argument, NULL, 'd' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		RT_LOPTS_TAIL,
 	};
-	int c;
+	int c, r;
 
-	memset(o, 0, sizeof(*o));
-	o->port = RT_DEFAULT_PORT + 1;
-	o->iters = 1000;
-	o->warmup = 20;
-	o->timeout_s = 30;
-	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
-	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
+	rt_opts_init(o, RT_DEFAULT_PORT + 1, 1000, 20);
 	while ((c = getopt_long(argc, argv, "sco:S:i:w:rd:t:jvh", lopts, NULL)) != -1) {
+		r = rt_opt(o, c, optarg, 10000000);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			continue;
 		switch (c) {
-		case 's': o->server = 1; break;
-		case 'c': o->client = 1; break;
-		case 'o':
-			if (pp_parse_hostport(optarg, o->host, sizeof(o->host), &o->port))
-				return -1;
-			break;
-		case 'S':
-			if (rt_parse_sizes(optarg, o->sizes, &o->nsizes) || !o->nsizes)
-				return -1;
-			break;
-		case 'i':
-			if (tool_parse_ulong(optarg, 1, 10000000, &o->iters))
-				return -1;
-			break;
-		case 'w':
-			if (tool_parse_ulong(optarg, 0, 1000000, &o->warmup))
-				return -1;
-			break;
-		case 'r': o->read = 1; break;
-		case 'd': o->device = optarg; break;
-		case 't':
-			o->timeout_s = strtod(optarg, NULL);
-			if (o->timeout_s <= 0)
-				return -1;
-			break;
-		case 'j': o->json = 1; break;
-		case 'v': o->verbose = 1; break;
+		case 'r': o->mode = MODE_READ; break;
 		case 'h': usage(stdout); exit(0);
 		default: return -1;
 		}
 	}
-	if (optind != argc || o->server == o->client || (o->client && !o->host[0]))
-		return -1;
-	return 0;
+	return rt_opts_check(o, argc);
 }
 
 /* One RDMA write of size bytes to the peer, notifying it; wait local DONE. */
@@ -172,14 +124,14 @@ static int read_once(struct rt_ctx *rt, unsigned int size, int64_t tmo)
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct rt_opts o;
 	struct rt_ctx rt;
-	struct rt_hello mine, peer;
+	struct rt_hello peer;
 	struct pp_result res[PP_MAX_SIZES];
 	uint64_t *rtt;
 	int64_t tmo;
-	int fd = -1, lfd = -1, err = 0;
-	unsigned int maxsize = 1, i, nres = 0;
+	int fd, err = 0, rd;
+	unsigned int maxsize, i, nres = 0;
 	unsigned long maxiters;
 
 	if (parse_args(argc, argv, &o)) {
@@ -189,68 +141,23 @@ int main(int argc, char **argv)
 	tmo = (int64_t)(o.timeout_s * 1e9);
 	pp_timer_init("auto");
 
-	if (o.server) {
-		lfd = pp_tcp_listen(o.host[0] ? o.host : NULL, o.port);
-		if (lfd < 0) {
-			fprintf(stderr, TOOL ": listen on port %u: %s\n", o.port, strerror(-lfd));
-			return 1;
-		}
-		fd = pp_tcp_accept(lfd, 600);
-		if (fd < 0) {
-			fprintf(stderr, TOOL ": accept: %s\n", strerror(-fd));
-			return 1;
-		}
-		if (pp_read_full(fd, &peer, sizeof(peer), o.timeout_s) || peer.magic != RT_MAGIC ||
-		    !peer.nsizes || peer.nsizes > PP_MAX_SIZES) {
-			fprintf(stderr, TOOL ": bad handshake\n");
-			return 1;
-		}
-		o.nsizes = peer.nsizes;
-		memcpy(o.sizes, peer.sizes, sizeof(o.sizes));
-		o.iters = peer.iters;
-		o.warmup = peer.warmup;
-		o.read = !!peer.mode;
-	} else {
-		fd = pp_tcp_connect(o.host, o.port, o.timeout_s);
-		if (fd < 0) {
-			fprintf(stderr, TOOL ": connect %s:%u: %s\n", o.host, o.port, strerror(-fd));
-			return 1;
-		}
-	}
-	for (i = 0; i < o.nsizes; i++) {
-		if (!o.sizes[i] || o.sizes[i] > RT_MAX_SIZE)
-			return 1;
-		if (o.sizes[i] > maxsize)
-			maxsize = o.sizes[i];
-	}
+	fd = rt_rendezvous(TOOL, &o, &peer);
+	if (fd < 0)
+		return 1;
+	if (o.server)
+		o.mode = peer.mode ? MODE_READ : 0;
+	rd = o.mode == MODE_READ;
+	maxsize = rt_max_size(&o);
+	if (!maxsize)
+		return 1;
 	maxiters = o.iters;
 	rtt = calloc(maxiters ? maxiters : 1, sizeof(*rtt));
 	if (!rtt)
 		return 1;
 
-	memset(&mine, 0, sizeof(mine));
 	err = rt_setup(&rt, o.device, maxsize, 0, 0);
-	if (!err)
-		rt_hello_fill(&rt, &mine);
-	mine.magic = RT_MAGIC;
-	mine.status = err;
-	mine.nsizes = o.nsizes;
-	memcpy(mine.sizes, o.sizes, sizeof(mine.sizes));
-	mine.iters = o.iters;
-	mine.warmup = o.warmup;
-	mine.mode = o.read;
-	if (pp_write_full(fd, &mine, sizeof(mine), o.timeout_s) ||
-	    (o.client && pp_read_full(fd, &peer, sizeof(peer), o.timeout_s))) {
-		fprintf(stderr, TOOL ": handshake failed\n");
+	if (rt_hello_exchange(TOOL, &rt, &o, err, o.mode, fd, &peer))
 		return 1;
-	}
-	if (err)
-		return 1;
-	err = rt_hello_take(&rt, &peer);
-	if (err) {
-		fprintf(stderr, TOOL ": peer: %s\n", strerror(-err));
-		return 1;
-	}
 
 	for (i = 0; i < o.nsizes && !err; i++) {
 		unsigned int size = o.sizes[i];
@@ -269,7 +176,7 @@ int main(int argc, char **argv)
 		for (k = 0; k < o.warmup + n && !err; k++) {
 			int64_t t0 = pp_timer_ns();
 
-			if (o.read) {
+			if (rd) {
 				if (o.client)
 					err = read_once(&rt, size, tmo);
 			} else if (o.client) {
@@ -292,7 +199,7 @@ int main(int argc, char **argv)
 		}
 		if (err)
 			break;
-		if (!o.read)
+		if (!rd)
 			for (k = 0; k < n; k++)
 				rtt[k] /= 2;	/* one-way */
 		pp_stats(rtt, n, &res[nres]);
@@ -303,12 +210,12 @@ int main(int argc, char **argv)
 	}
 	/* the per-size reply carried the peer's err in its first 4 bytes */
 	if (o.client) {
-		const char *op = o.read ? "read" : "write";
+		const char *op = rd ? "read" : "write";
 
 		if (o.json) {
 			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"metric\":\"%s\",\"local_node\":%u,"
 			       "\"peer_node\":%u,\"clock\":\"%s\",\"results\":[", TOOL, op,
-			       o.read ? "round_trip" : "one_way", rt.mr_buf->node, rt.peer_node,
+			       rd ? "round_trip" : "one_way", rt.mr_buf->node, rt.peer_node,
 			       pp_timer_desc());
 			for (i = 0; i < nres; i++)
 				printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
@@ -318,7 +225,7 @@ int main(int argc, char **argv)
 			printf("],\"status\":\"%s\"}\n", err ? strerror(-err) : "ok");
 		} else {
 			printf("# " TOOL ": RDMA %s %s latency, node %u <-> node %u\n", op,
-			       o.read ? "round-trip" : "one-way", rt.mr_buf->node, rt.peer_node);
+			       rd ? "round-trip" : "one-way", rt.mr_buf->node, rt.peer_node);
 			printf("# %10s %10s %10s %10s %10s\n", "size", "median_us", "avg_us",
 			       "min_us", "p99_us");
 			for (i = 0; i < nres; i++)
@@ -331,7 +238,5 @@ int main(int argc, char **argv)
 	rt_teardown(&rt);
 	free(rtt);
 	close(fd);
-	if (lfd >= 0)
-		close(lfd);
 	return err ? 1 : 0;
 }
