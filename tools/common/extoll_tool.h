@@ -135,15 +135,13 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int
 	return fd;
 }
 
-/* Largest size of the run (after xt_handshake: the client's sizes). */
-static inline unsigned int xt_max_size(const struct pp_opts *o)
+/*
+ * Size of a buffer for the run's largest message, whole pages (after
+ * xt_handshake: the client's sizes).
+ */
+static inline size_t xt_buffer_size(const struct pp_opts *o)
 {
-	unsigned int i, max = 1;
-
-	for (i = 0; i < o->nsizes; i++)
-		if (o->sizes[i] > max)
-			max = o->sizes[i];
-	return max;
+	return ((size_t)pp_max_size(o->sizes, o->nsizes) + 4095) & ~(size_t)4095;
 }
 
 /* The registered receive buffers of both sides, once the sizes are known. */
@@ -245,6 +243,63 @@ static inline int xt_register(const char *tool, RMA2_Port port, void *buf, size_
 			"use smaller --sizes or raise it (ulimit -l)\n", tool, total >> 10,
 			(unsigned long long)rl.rlim_cur >> 10);
 	return -1;
+}
+
+/* rma2_perror() with "TOOL: what" as the header. */
+static inline void xt_rma2_perror(const char *tool, RMA2_ERROR rc, const char *what)
+{
+	char header[128];
+
+	snprintf(header, sizeof(header), "%s: %s", tool, what);
+	rma2_perror(rc, header);
+}
+
+/*
+ * rma2_open(), then xt_handshake() with our node, VPID and flags in *me.
+ * The TCP fd, or -1 (reported on stderr).
+ */
+static inline int xt_rma2_open(const char *tool, struct pp_opts *o, unsigned int max_size,
+			       uint32_t flags, RMA2_Port *port, struct xt_hello *me,
+			       struct xt_hello *peer)
+{
+	RMA2_ERROR rc = rma2_open(port);
+
+	if (rc != RMA2_SUCCESS) {
+		xt_rma2_perror(tool, rc, "rma2_open");
+		return -1;
+	}
+	memset(me, 0, sizeof(*me));
+	me->node = rma2_get_nodeid(*port);
+	me->vpid = rma2_get_vpid(*port);
+	me->flags = flags;
+	return xt_handshake(tool, o, max_size, me, peer);
+}
+
+/*
+ * Tells the peer where our receive buffer is (size bytes of the region
+ * reg), learns where its buffer is (at least the run's largest size) and
+ * connects to it.  0, or -1 (reported on stderr).
+ */
+static inline int xt_rma2_connect(const char *tool, int fd, const struct pp_opts *o,
+				  RMA2_Port port, RMA2_Region *reg, size_t size,
+				  const struct xt_hello *peer, struct xt_buffer *peerbuf,
+				  RMA2_Handle *h)
+{
+	struct xt_buffer mine;
+	RMA2_ERROR rc;
+
+	rma2_get_nla(reg, 0, &mine.nla);
+	mine.size = size;
+	if (xt_exchange_buffer(tool, fd, o->timeout_s, &mine, peerbuf,
+			       pp_max_size(o->sizes, o->nsizes)))
+		return -1;
+	rc = rma2_connect(port, (RMA2_Nodeid)peer->node, (RMA2_VPID)peer->vpid, RMA2_CONN_DEFAULT,
+			  h);
+	if (rc != RMA2_SUCCESS) {
+		xt_rma2_perror(tool, rc, "rma2_connect");
+		return -1;
+	}
+	return 0;
 }
 
 /* Waits for the next RMA notification and consumes it; -1 (reported on

@@ -358,17 +358,18 @@ int pp_tcp_connect(const char *host, unsigned int port, double timeout_s)
 	}
 }
 
-int pp_write_full(int fd, const void *buf, size_t len, double timeout_s)
+/* All of len bytes out (send) or in (recv), each wait at most timeout_s. */
+static int xfer_full(int fd, char *p, size_t len, double timeout_s, int out)
 {
-	const char *p = buf;
-
 	while (len) {
 		ssize_t n;
-		int err = wait_fd(fd, POLLOUT, timeout_s);
+		int err = wait_fd(fd, out ? POLLOUT : POLLIN, timeout_s);
 
 		if (err)
 			return err;
-		n = send(fd, p, len, MSG_NOSIGNAL);
+		n = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+		if (n == 0 && !out)
+			return -ECONNRESET;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -380,28 +381,24 @@ int pp_write_full(int fd, const void *buf, size_t len, double timeout_s)
 	return 0;
 }
 
+int pp_write_full(int fd, const void *buf, size_t len, double timeout_s)
+{
+	return xfer_full(fd, (char *)buf, len, timeout_s, 1);
+}
+
 int pp_read_full(int fd, void *buf, size_t len, double timeout_s)
 {
-	char *p = buf;
+	return xfer_full(fd, buf, len, timeout_s, 0);
+}
 
-	while (len) {
-		ssize_t n;
-		int err = wait_fd(fd, POLLIN, timeout_s);
+unsigned int pp_max_size(const unsigned int *sizes, unsigned int n)
+{
+	unsigned int i, max = 1;
 
-		if (err)
-			return err;
-		n = recv(fd, p, len, 0);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	for (i = 0; i < n; i++)
+		if (sizes[i] > max)
+			max = sizes[i];
+	return max;
 }
 
 void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed)
@@ -563,4 +560,20 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int pp_main(int argc, char **argv, const struct pp_tool *t,
+	    int (*server)(const struct pp_opts *), int (*client)(const struct pp_opts *))
+{
+	struct pp_opts o;
+
+	if (pp_parse_args(argc, argv, t, &o)) {
+		fprintf(stderr, "Try '%s --help'.\n", t->name);
+		return PP_EXIT_USAGE;
+	}
+	if (pp_timer_init(o.clock)) {
+		fprintf(stderr, "%s: clock '%s' is not available here\n", t->name, o.clock);
+		return 1;
+	}
+	return o.server ? server(&o) : client(&o);
 }

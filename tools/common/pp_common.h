@@ -60,6 +60,15 @@ struct pp_tool {
  */
 int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o);
 
+/*
+ * main() of a tool with one server and one client side: pp_parse_args()
+ * (usage errors: a hint on stderr, PP_EXIT_USAGE), pp_timer_init() with
+ * --clock (unavailable: 1), then server() or client(), whose result it
+ * returns.
+ */
+int pp_main(int argc, char **argv, const struct pp_tool *t,
+	    int (*server)(const struct pp_opts *), int (*client)(const struct pp_opts *));
+
 /* "8,16,64" or "1-64"; sizes must be within [1, max]. */
 int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n);
 /* "HOST:PORT", ":PORT", "PORT" or "HOST". */
@@ -101,6 +110,8 @@ int pp_resolve(const char *host, unsigned int port, int socktype, void *sa, unsi
 int pp_timer_init(const char *mode);
 int64_t pp_timer_ns(void);
 const char *pp_timer_desc(void);
+/* Largest of sizes[0..n), at least 1. */
+unsigned int pp_max_size(const unsigned int *sizes, unsigned int n);
 void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed);
 
 #endif

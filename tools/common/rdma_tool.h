@@ -294,15 +294,10 @@ static inline int rt_rendezvous(const char *tool, struct rt_opts *o, struct rt_h
 /* Largest size of the run, 0 if a size is 0 or above RT_MAX_SIZE. */
 static inline unsigned int rt_max_size(const struct rt_opts *o)
 {
-	unsigned int i, max = 1;
-
-	for (i = 0; i < o->nsizes; i++) {
+	for (unsigned int i = 0; i < o->nsizes; i++)
 		if (!o->sizes[i] || o->sizes[i] > RT_MAX_SIZE)
 			return 0;
-		if (o->sizes[i] > max)
-			max = o->sizes[i];
-	}
-	return max;
+	return pp_max_size(o->sizes, o->nsizes);
 }
 
 /*

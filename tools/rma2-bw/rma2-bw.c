@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	RMA2_Handle h = NULL;
 	RMA2_Region *buf_reg = NULL;
 	RMA2_ERROR rc;
-	struct xt_buffer mybuf, peerbuf;
+	struct xt_buffer peerbuf;
 	uint8_t *buf;
 	size_t bsize;
 	volatile uint64_t *ack;
@@ -95,20 +95,12 @@ int main(int argc, char **argv)
 		}
 	}
 	memset(res, 0, sizeof(res));
-	rc = rma2_open(&port);
-	if (rc != RMA2_SUCCESS) {
-		rma2_perror(rc, TOOL ": rma2_open");
-		return 1;
-	}
-	memset(&me, 0, sizeof(me));
-	me.node = rma2_get_nodeid(port);
-	me.vpid = rma2_get_vpid(port);
-	me.flags = (uint32_t)(qw | get << 1 | imm << 2 | noti << 3);
-	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
+	fd = xt_rma2_open(TOOL, &o, MAX_SIZE, (uint32_t)(qw | get << 1 | imm << 2 | noti << 3),
+			  &port, &me, &peer);
 	if (fd < 0)
 		return 1;
 	/* one buffer: the run's largest size + a page holding the ack quadword */
-	bsize = ((size_t)xt_max_size(&o) + 4095) & ~(size_t)4095;
+	bsize = xt_buffer_size(&o);
 	buf = aligned_alloc(4096, bsize + 4096);
 	if (!buf)
 		return 1;
@@ -117,20 +109,13 @@ int main(int argc, char **argv)
 	*ack = 0;
 	if (xt_register(TOOL, port, buf, bsize + 4096, bsize + 4096, &buf_reg))
 		return 1;
-	rma2_get_nla(buf_reg, 0, &mybuf.nla);
-	mybuf.size = bsize;
-	if (xt_exchange_buffer(TOOL, fd, o.timeout_s, &mybuf, &peerbuf, xt_max_size(&o)))
+	if (xt_rma2_connect(TOOL, fd, &o, port, buf_reg, bsize, &peer, &peerbuf, &h))
 		return 1;
 	if (o.server) {
 		qw = peer.flags & 1;
 		get = (peer.flags >> 1) & 1;
 		imm = (peer.flags >> 2) & 1;
 		noti = (peer.flags >> 3) & 1;
-	}
-	rc = rma2_connect(port, (RMA2_Nodeid)peer.node, (RMA2_VPID)peer.vpid, RMA2_CONN_DEFAULT, &h);
-	if (rc != RMA2_SUCCESS) {
-		rma2_perror(rc, TOOL ": rma2_connect");
-		return 1;
 	}
 	for (si = 0; si < o.nsizes; si++) {
 		uint32_t size = o.sizes[si];

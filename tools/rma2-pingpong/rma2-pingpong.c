@@ -126,8 +126,7 @@ int main(int argc, char **argv)
 	RMA2_Port port = NULL;
 	RMA2_Handle h = NULL;
 	RMA2_Region *rreg = NULL, *sreg = NULL;
-	RMA2_ERROR rc;
-	struct xt_buffer mybuf, peerbuf;
+	struct xt_buffer peerbuf;
 	uint8_t *rbuf, *sbuf;
 	size_t bsize;
 	uint64_t *rtt;
@@ -141,20 +140,12 @@ int main(int argc, char **argv)
 		return PP_EXIT_USAGE;
 	if (pp_timer_init(o.clock ? o.clock : "auto"))
 		return 1;
-	rc = rma2_open(&port);
-	if (rc != RMA2_SUCCESS) {
-		rma2_perror(rc, TOOL ": rma2_open");
-		return 1;
-	}
-	memset(&me, 0, sizeof(me));
-	me.node = rma2_get_nodeid(port);
-	me.vpid = rma2_get_vpid(port);
-	me.flags = (uint32_t)(qw | noti << 1 | do_get << 2);
-	fd = xt_handshake(TOOL, &o, MAX_SIZE, &me, &peer);
+	fd = xt_rma2_open(TOOL, &o, MAX_SIZE, (uint32_t)(qw | noti << 1 | do_get << 2), &port,
+			  &me, &peer);
 	if (fd < 0)
 		return 1;
 	/* Only what the run's sizes need is allocated and registered. */
-	bsize = ((size_t)xt_max_size(&o) + 4095) & ~(size_t)4095;
+	bsize = xt_buffer_size(&o);
 	rbuf = aligned_alloc(4096, bsize);
 	sbuf = aligned_alloc(4096, bsize);
 	rtt = calloc(o.iters, sizeof(*rtt));
@@ -165,19 +156,12 @@ int main(int argc, char **argv)
 	if (xt_register(TOOL, port, rbuf, bsize, 2 * bsize, &rreg) ||
 	    xt_register(TOOL, port, sbuf, bsize, 2 * bsize, &sreg))
 		return 1;
-	rma2_get_nla(rreg, 0, &mybuf.nla);
-	mybuf.size = bsize;
-	if (xt_exchange_buffer(TOOL, fd, o.timeout_s, &mybuf, &peerbuf, xt_max_size(&o)))
+	if (xt_rma2_connect(TOOL, fd, &o, port, rreg, bsize, &peer, &peerbuf, &h))
 		return 1;
 	if (o.server) {
 		qw = peer.flags & 1;
 		noti = (peer.flags >> 1) & 1;
 		do_get = (peer.flags >> 2) & 1;
-	}
-	rc = rma2_connect(port, (RMA2_Nodeid)peer.node, (RMA2_VPID)peer.vpid, RMA2_CONN_DEFAULT, &h);
-	if (rc != RMA2_SUCCESS) {
-		rma2_perror(rc, TOOL ": rma2_connect");
-		return 1;
 	}
 	if (o.verbose)
 		fprintf(stderr, TOOL ": local node %u vpid %u, peer node %u vpid %u\n", me.node,

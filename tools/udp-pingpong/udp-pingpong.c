@@ -223,15 +223,5 @@ static int run_client(const struct pp_opts *o)
 
 int main(int argc, char **argv)
 {
-	struct pp_opts o;
-
-	if (pp_parse_args(argc, argv, &udp_pp_tool, &o)) {
-		fprintf(stderr, "Try '" TOOL " --help'.\n");
-		return PP_EXIT_USAGE;
-	}
-	if (pp_timer_init(o.clock)) {
-		fprintf(stderr, TOOL ": clock '%s' is not available here\n", o.clock);
-		return 1;
-	}
-	return o.server ? run_server(&o) : run_client(&o);
+	return pp_main(argc, argv, &udp_pp_tool, run_server, run_client);
 }

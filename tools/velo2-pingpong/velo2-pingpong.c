@@ -349,7 +349,7 @@ int main(int argc, char **argv)
 	struct xt_bw_result bw[PP_MAX_SIZES];
 	struct link l;
 	struct run r;
-	uint32_t flags, max = 1;
+	uint32_t flags, max;
 	int fd, failed = 0;
 	unsigned int si;
 
@@ -383,9 +383,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, TOOL ": size %u needs --frag\n", o.sizes[si]);
 			return 1;
 		}
-		if (o.sizes[si] > max)
-			max = o.sizes[si];
 	}
+	max = pp_max_size(o.sizes, o.nsizes);
 	if (velo2_connect(&l.port, &l.con, peer.node, peer.vpid) != VELO2_RET_SUCCESS) {
 		fprintf(stderr, TOOL ": velo2_connect failed\n");
 		return 1;
