@@ -199,9 +199,15 @@ int main(int argc, char **argv)
 		}
 		if (err)
 			break;
-		if (!rd)
+		/*
+		 * pp_stats() reports half of each time (a ping-pong's round
+		 * trip -> one-way): right for the write ping-pong; a read's
+		 * round trip is reported whole.  (Until 2026-11-27 the write
+		 * times were halved here as well: every figure was half.)
+		 */
+		if (rd)
 			for (k = 0; k < n; k++)
-				rtt[k] /= 2;	/* one-way */
+				rtt[k] *= 2;
 		pp_stats(rtt, n, &res[nres]);
 		res[nres].size = size;
 		nres++;
