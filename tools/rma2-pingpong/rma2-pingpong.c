@@ -48,6 +48,7 @@ static void usage(FILE *f)
 "                         instead of polling the last byte\n"
 "      --get              the client gets from the server's buffer and waits\n"
 "                         for the completer notification (RTT = get latency)\n"
+"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
 "      --no-timing        only the total time per size (avg only)\n"
 "      --clock MODE       auto (default), monotonic, tsc\n"
 "  -j, --json             machine-readable output on stdout\n"
@@ -173,6 +174,7 @@ int main(int argc, char **argv)
 		volatile uint8_t *last = rbuf + size - 1;
 		int64_t t0 = 0, tstart = 0;
 		unsigned long errors = 0;
+		int e;
 
 		if (do_get && o.server)
 			memcpy(rbuf, sbuf, size);	/* what the client gets: same bytes every size */
@@ -214,7 +216,10 @@ int main(int argc, char **argv)
 				errors++;
 			if (o.no_timing)
 				pp_stats_total((uint64_t)(tend - tstart), o.iters, &res[si]);
-			else
+			else if ((e = pp_save_samples(&o, size, rtt, o.iters))) {
+				fprintf(stderr, TOOL ": --samples %s: %s\n", o.samples, strerror(-e));
+				errors++;
+			} else
 				pp_stats(rtt, o.iters, &res[si]);
 			res[si].size = size;
 			res[si].errors = errors;

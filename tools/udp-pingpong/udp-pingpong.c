@@ -39,6 +39,7 @@ static void usage(FILE *f)
 "  -w, --warmup N         untimed round trips per size first (default 100)\n"
 "  -t, --timeout SEC      per-reply timeout before a retransmission (default 1),\n"
 "                         server: idle timeout x 60\n"
+"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
 "      --no-timing        only the total time per size (avg only)\n"
 "      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n"
 "                         clock_gettime(CLOCK_MONOTONIC) when the clocksource has\n"
@@ -197,6 +198,8 @@ static int run_client(const struct pp_opts *o)
 			break;
 		if (o->no_timing)
 			pp_stats_total((uint64_t)(pp_timer_ns() - t_start), o->iters, &res[s]);
+		else if ((err = pp_save_samples(o, len, rtt, o->iters)))
+			fprintf(stderr, TOOL ": --samples %s: %s\n", o->samples, strerror(-err));
 		else
 			pp_stats(rtt, o->iters, &res[s]);
 		if (o->verbose)

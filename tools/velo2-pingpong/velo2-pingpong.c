@@ -62,6 +62,7 @@ static void usage(FILE *f)
 "      --frag             carry each message as <= 120-byte VELO fragments\n"
 "      --bw               streaming bandwidth instead of latency (implies --frag)\n"
 "      --verify           the server checks the data of every message\n"
+"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
 "      --no-timing        only the total time per size (avg only)\n"
 "      --clock MODE       auto (default), monotonic, tsc\n"
 "  -j, --json             machine-readable output on stdout\n"
@@ -240,6 +241,7 @@ static int latency(struct run *r, uint32_t size, struct pp_result *res)
 	const struct pp_opts *o = r->o;
 	unsigned long total = o->warmup + o->iters, it, errors = 0;
 	int64_t t0 = 0, tstart = 0;
+	int e;
 
 	if (xt_sync(r->fd, o->timeout_s))
 		return -1;
@@ -270,7 +272,10 @@ static int latency(struct run *r, uint32_t size, struct pp_result *res)
 	if (o->client) {
 		if (o->no_timing)
 			pp_stats_total((uint64_t)(pp_timer_ns() - tstart), o->iters, res);
-		else
+		else if ((e = pp_save_samples(o, size, r->rtt, o->iters))) {
+			fprintf(stderr, TOOL ": --samples %s: %s\n", o->samples, strerror(-e));
+			return -1;
+		} else
 			pp_stats(r->rtt, o->iters, res);
 		res->size = size;
 	}
