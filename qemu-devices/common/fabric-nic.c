@@ -127,6 +127,27 @@ void fabric_nic_poll_idle(FabricNic *nic)
     fabric_park_poll_empty(&nic->park, fabric_nic_park_prepare, nic);
 }
 
+void fabric_nic_timer_arm(QEMUTimer *timer, int64_t *due, int64_t ns)
+{
+    *due = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ns;
+    if (!timer_pending(timer) || (int64_t)timer_expire_time_ns(timer) > *due) {
+        timer_mod(timer, *due);
+    }
+}
+
+bool fabric_nic_timer_due(QEMUTimer *timer, int64_t *due)
+{
+    if (!*due) {
+        return false;   /* disarmed since it was armed */
+    }
+    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < *due) {
+        timer_mod(timer, *due);     /* armed again later: move on */
+        return false;
+    }
+    *due = 0;
+    return true;
+}
+
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap)
 {
     while (retries-- && base < cap) {

@@ -155,6 +155,20 @@ void fabric_links_class_init(ObjectClass *oc, size_t nic_offset);
 uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap);
 
 /*
+ * Lazy retransmission timers (QEMU_CLOCK_REALTIME).  *due is when the
+ * timer is due, 0 while disarmed; disarming only clears *due and leaves
+ * the timer pending.  Arming keeps a pending timer that expires no later
+ * than the new due time, and the callback, which starts with
+ * fabric_nic_timer_due(), moves it on.  Deleting a timer at every answer
+ * and arming it for the next packet moves the earliest timer each time,
+ * which wakes the main loop (a thread wake-up and the BQL, preempting a
+ * vCPU): Documentation/cluster.md, "Host noise".
+ */
+void fabric_nic_timer_arm(QEMUTimer *timer, int64_t *due, int64_t ns);
+/* In the callback: true if due now (then disarmed), else false. */
+bool fabric_nic_timer_due(QEMUTimer *timer, int64_t *due);
+
+/*
  * A guest can point a NIC's DMA at MMIO, even at the NIC's own BARs: the
  * DMA would then re-enter the device (doorbell -> DMA -> doorbell ...).
  * Each model counts its DMA in progress in *depth (fabric_nic_dma_rw())

@@ -30,21 +30,15 @@ static int64_t rdma_retx_ns(ExanetRdma *r, unsigned retries)
 }
 
 /*
- * The transfer's timer is lazy: a transfer that ends only disarms it
- * (due = 0) and leaves it pending, a pending timer that expires no later
- * than the new due time is kept, and rdma_tx_timer() moves it on.  Arming
- * the earliest timer wakes the main loop (a thread wake-up and the BQL,
- * preempting a vCPU); arming it at every start and every ACK and deleting
- * it at every end did that for most transfers.
+ * The transfer's timer is lazy (fabric_nic_timer_arm()): armed at every
+ * start and ACK and deleted at every end it woke the main loop for most
+ * transfers.
  */
 static void rdma_tx_arm(RdmaTx *tx)
 {
-    tx->due = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
-              rdma_retx_ns(tx->r, tx->retries + MIN(tx->fault_waits, 8));
-    if (!timer_pending(tx->timer) ||
-        (int64_t)timer_expire_time_ns(tx->timer) > tx->due) {
-        timer_mod(tx->timer, tx->due);
-    }
+    fabric_nic_timer_arm(tx->timer, &tx->due,
+                         rdma_retx_ns(tx->r, tx->retries +
+                                      MIN(tx->fault_waits, 8)));
 }
 
 /* Stop a transfer (no callback). */
@@ -74,15 +68,7 @@ static void rdma_tx_timer(void *opaque)
     ExanetRdma *r = tx->r;
     bool waiting = tx->held || tx->faulted;
 
-    if (!tx->due) {
-        return;     /* disarmed since */
-    }
-    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < tx->due) {
-        timer_mod(tx->timer, tx->due);  /* armed again later: move on */
-        return;
-    }
-    tx->due = 0;
-    if (!tx->active) {
+    if (!fabric_nic_timer_due(tx->timer, &tx->due) || !tx->active) {
         return;
     }
     for (uint32_t b = tx->base; !waiting && b < tx->next; b++) {
@@ -353,11 +339,7 @@ bool exanet_rdma_chan_lcomp(RdmaChan *ch)
 /* The read timer is lazy like the transfers' (rdma_tx_arm()). */
 static void rdma_rchan_arm(RdmaChan *ch, int64_t ns)
 {
-    ch->rdue = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ns;
-    if (!timer_pending(ch->rtimer) ||
-        (int64_t)timer_expire_time_ns(ch->rtimer) > ch->rdue) {
-        timer_mod(ch->rtimer, ch->rdue);
-    }
+    fabric_nic_timer_arm(ch->rtimer, &ch->rdue, ns);
 }
 
 void exanet_rdma_chan_complete(RdmaChan *ch, uint8_t err)
@@ -419,15 +401,8 @@ void exanet_rdma_rchan_timer(void *opaque)
     RdmaChan *ch = opaque;
     ExanetRdma *r = ch->r;
 
-    if (!ch->rdue) {
-        return;     /* disarmed since */
-    }
-    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < ch->rdue) {
-        timer_mod(ch->rtimer, ch->rdue);    /* armed again later */
-        return;
-    }
-    ch->rdue = 0;
-    if (ch->state != EXANET_RDMA_ONGOING) {
+    if (!fabric_nic_timer_due(ch->rtimer, &ch->rdue) ||
+        ch->state != EXANET_RDMA_ONGOING) {
         return;
     }
     if (ch->done_bytes != ch->last_bytes) {

@@ -333,6 +333,15 @@ static int64_t exanet_retx_ns(ExanetState *s, unsigned retries)
  */
 #define EXANET_RETX_BACKSTOP 4
 
+/* The backstop for a deadline, unless it is pending (for an earlier one). */
+static void exanet_retx_backstop(ExanetState *s, int64_t deadline)
+{
+    if (!timer_pending(s->retx_timer)) {
+        timer_mod(s->retx_timer, deadline +
+                  exanet_retx_ns(s, 0) * EXANET_RETX_BACKSTOP);
+    }
+}
+
 static void exanet_chan_arm(ExanetChan *ch)
 {
     ExanetState *s = ch->s;
@@ -340,10 +349,7 @@ static void exanet_chan_arm(ExanetChan *ch)
     ch->deadline = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
                    exanet_retx_ns(s, ch->retries);
     s->retx_due = MIN(s->retx_due, ch->deadline);
-    if (!timer_pending(s->retx_timer)) {
-        timer_mod(s->retx_timer, ch->deadline +
-                  exanet_retx_ns(s, 0) * EXANET_RETX_BACKSTOP);
-    }
+    exanet_retx_backstop(s, ch->deadline);
 }
 
 static void exanet_chan_finish(ExanetChan *ch, uint8_t state, uint8_t reason)
@@ -419,9 +425,8 @@ static void exanet_retx_timer(void *opaque)
     ExanetState *s = opaque;
 
     exanet_retx_scan(s, qemu_clock_get_ns(QEMU_CLOCK_REALTIME));
-    if (s->retx_due != INT64_MAX && !timer_pending(s->retx_timer)) {
-        timer_mod(s->retx_timer, s->retx_due +
-                  exanet_retx_ns(s, 0) * EXANET_RETX_BACKSTOP);
+    if (s->retx_due != INT64_MAX) {
+        exanet_retx_backstop(s, s->retx_due);
     }
 }
 

@@ -195,21 +195,14 @@ static int64_t ext_rto(ExtTx *t)
 }
 
 /*
- * The stream's timer (retransmission, NACK back-off) is lazy: an ACK only
- * disarms it (due = 0) and leaves it pending, and a pending timer that
- * expires no later than the new due time is kept; ext_timer_cb() moves it
- * on.  Deleting it on every ACK and arming it for the next packet moved
- * the earliest timer each time, which wakes the main loop (a thread
- * wake-up and the BQL, preempting a vCPU): ~2,800 times a second per node
- * in a 2-node VELO ping-pong.
+ * The stream's timer (retransmission, NACK back-off) is lazy
+ * (fabric_nic_timer_arm()): deleted on every ACK and armed for the next
+ * packet it woke the main loop ~2,800 times a second per node in a 2-node
+ * VELO ping-pong.
  */
 static void ext_arm(ExtTx *t, int64_t ns)
 {
-    t->due = qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + ns;
-    if (!timer_pending(t->timer) ||
-        (int64_t)timer_expire_time_ns(t->timer) > t->due) {
-        timer_mod(t->timer, t->due);
-    }
+    fabric_nic_timer_arm(t->timer, &t->due, ns);
     t->stall_armed = false;
 }
 
@@ -742,14 +735,9 @@ static void ext_timer_cb(void *opaque)
 {
     ExtTx *t = opaque;
 
-    if (!t->due) {
-        return;     /* disarmed since (ext_arm()) */
-    }
-    if (qemu_clock_get_ns(QEMU_CLOCK_REALTIME) < t->due) {
-        timer_mod(t->timer, t->due);    /* armed again later: move on */
+    if (!fabric_nic_timer_due(t->timer, &t->due)) {
         return;
     }
-    t->due = 0;
     if (g_queue_is_empty(&t->txq)) {
         t->paused = false;
         return;
