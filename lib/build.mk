@@ -10,11 +10,12 @@ LIBEXANET_SONAME := libexanet.so.$(LIBEXANET_MAJOR)
 LIBEXANET_REAL := $(LIBEXANET_OUT)/libexanet.so.$(LIBEXANET_VERSION)
 LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
 LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
-LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c
+LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c $(LIBEXANET_DIR)/src/exanet_coll.c
 # Private headers the libraries and tools share (not installed).
 EXA_COMMON_HDRS := $(TOP)/lib/common/exa_cpu.h $(TOP)/lib/common/exa_clock.h
 LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h \
-	$(TOP)/uapi/exanet_rdma.h $(EXA_COMMON_HDRS)
+	$(TOP)/uapi/exanet_rdma.h $(TOP)/uapi/exanet_coll.h \
+	$(LIBEXANET_DIR)/src/libexanet-int.h $(EXA_COMMON_HDRS)
 LIBEXANET_INC_OUT := $(BUILD)/include/exanet
 
 # Users inside the tree link with these.  (The build-tree libexanet.pc
@@ -27,7 +28,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 
 ALL_TARGETS += $(LIBEXANET_REAL) $(LIBEXANET_SO) $(LIBEXANET_PC) \
 	$(LIBEXANET_INC_OUT)/libexanet.h $(LIBEXANET_INC_OUT)/exanet.h \
-	$(LIBEXANET_INC_OUT)/exanet_rdma.h
+	$(LIBEXANET_INC_OUT)/exanet_rdma.h $(LIBEXANET_INC_OUT)/exanet_coll.h
 
 $(LIBEXANET_REAL): $(LIBEXANET_SRCS) $(LIBEXANET_HDRS) $(LIBEXANET_DIR)/libexanet.map
 	@mkdir -p $(@D)
@@ -54,6 +55,9 @@ $(LIBEXANET_INC_OUT)/exanet.h: $(TOP)/uapi/exanet.h
 $(LIBEXANET_INC_OUT)/exanet_rdma.h: $(TOP)/uapi/exanet_rdma.h
 	@mkdir -p $(@D)
 	cp $< $@
+$(LIBEXANET_INC_OUT)/exanet_coll.h: $(TOP)/uapi/exanet_coll.h
+	@mkdir -p $(@D)
+	cp $< $@
 
 .PHONY: libexanet install-libexanet
 libexanet: $(LIBEXANET_SO) $(LIBEXANET_PC)
@@ -67,4 +71,4 @@ install-libexanet: libexanet
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBEXANET_VERSION)|' \
 	    $(LIBEXANET_DIR)/libexanet.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libexanet.pc
-	install -m 0644 $(LIBEXANET_HDRS) $(DESTDIR)$(INCLUDEDIR)/exanet/
+	install -m 0644 $(filter-out %-int.h,$(LIBEXANET_HDRS)) $(DESTDIR)$(INCLUDEDIR)/exanet/

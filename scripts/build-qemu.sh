@@ -55,6 +55,7 @@ hash_inputs() {
 		echo uapi/extoll_hw.h
 		echo uapi/exanet.h
 		echo uapi/exanet_rdma.h
+		echo uapi/exanet_coll.h
 		echo uapi/exa_torus.h
 		echo scripts/build-qemu.sh
 	} | LC_ALL=C sort)
@@ -180,7 +181,7 @@ for sub in common exanet extoll; do
 		sync_file "$f" "$D/$sub/$(basename "$f")"
 	done
 done
-for f in extoll_hw.h exanet.h exanet_rdma.h exa_torus.h; do
+for f in extoll_hw.h exanet.h exanet_rdma.h exanet_coll.h exa_torus.h; do
 	sync_file "$TOP/uapi/$f" "$D/uapi/$f"
 done
 

@@ -21,6 +21,7 @@
 
 #include <exanet.h>
 #include <exanet_rdma.h>
+#include <exanet_coll.h>
 
 #include "exa_isolation.h"
 #include "exa_links.h"
@@ -47,6 +48,14 @@ struct exanet_mbox {
 	size_t queue_size;		/* nslots * EXANET_MBOX_SLOT_SIZE */
 	u32 nslots;
 	struct rdma_cgroup *cg;		/* charged hca_object */
+};
+
+/* A group slot of the collective unit (exanet_coll.c). */
+struct exanet_cgroup {
+	struct exanet_file *owner;	/* NULL when free */
+	u32 page;			/* the RDMA page that drives it */
+	u32 key;
+	u32 my_rank;
 };
 
 /*
@@ -93,6 +102,12 @@ struct exanet_dev {
 	struct exanet_file *rpage_owner[EXANET_RDMA_PAGES];
 	struct rdma_cgroup *rpage_cg[EXANET_RDMA_PAGES];
 
+	/* Collective unit (exanet_coll.c); num_cgroups == 0: none. */
+	resource_size_t coll_bar_phys;	/* BAR5 */
+	u32 num_cgroups;
+	u32 cgroups_in_use;
+	struct exanet_cgroup cgroup[EXANET_COLL_GROUPS];
+
 	/* Interrupts (exanet_irq.c); nvec == 0: the NI has none. */
 	u32 nvec;			/* MSI-X vectors requested */
 	char irq_name[EXANET_NUM_IRQ_VECTORS][24];
@@ -133,6 +148,7 @@ struct exanet_file {
 	u32 npkt;			/* counts, protected by edev->lock */
 	u32 nmbox;
 	u32 nrpage;
+	u32 ncgroup;			/* collective groups */
 
 	/* RDMA: rank context and registrations (exanet_rdma.c). */
 	struct exanet_ctx *ctx;		/* set once, under exanet_ctx_lock */
@@ -229,6 +245,17 @@ int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn);
 u32 exanet_file_rank(struct exanet_file *ef);
 extern const struct attribute_group exanet_rdma_group;
+
+/* exanet_coll.c */
+int exanet_coll_probe(struct exanet_dev *edev);
+void exanet_coll_page_release(struct exanet_dev *edev, u32 p);
+long exanet_coll_ioctl(struct exanet_file *ef, unsigned int cmd,
+		       void __user *uarg);
+int exanet_coll_mmap_check(struct exanet_file *ef, u32 index,
+			   unsigned long len);
+int exanet_coll_fault_pfn(struct exanet_file *ef, u32 index,
+			  unsigned long page, unsigned long *pfn);
+extern const struct attribute_group exanet_coll_group;
 
 /* exanet_irq.c */
 void exanet_irq_probe(struct exanet_dev *edev);

@@ -526,6 +526,10 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 		if (exanet_rdma_fault_pfn(ef, index, page, &pfn))
 			goto out;
 		break;
+	case EXANET_MMAP_COLL:
+		if (exanet_coll_fault_pfn(ef, index, page, &pfn))
+			goto out;
+		break;
 	default:
 		goto out;
 	}
@@ -589,6 +593,9 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 		break;
 	case EXANET_MMAP_RDMA:
 		ret = exanet_rdma_mmap_check(ef, index, len);
+		break;
+	case EXANET_MMAP_COLL:
+		ret = exanet_coll_mmap_check(ef, index, len);
 		break;
 	default:
 		ret = -EINVAL;
@@ -799,6 +806,7 @@ static const struct attribute_group *exanet_groups[] = {
 	&exanet_rdma_group,
 	&exanet_irq_group,
 	&exanet_odp_group,
+	&exanet_coll_group,
 	NULL,
 };
 
@@ -948,6 +956,9 @@ static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		       &edev->dead);
 
 	ret = exanet_rdma_probe(edev);
+	if (ret)
+		goto put;
+	ret = exanet_coll_probe(edev);
 	if (ret)
 		goto put;
 	exanet_irq_probe(edev);

@@ -100,6 +100,7 @@ static void exanet_rpage_release(struct exanet_dev *edev, u32 p)
 	struct exanet_file *ef = edev->rpage_owner[p];
 
 	lockdep_assert_held(&edev->lock);
+	exanet_coll_page_release(edev, p);
 	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 0);
 	exanet_rd(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE);
 	exanet_wr(edev, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_PDID, 0);
@@ -580,7 +581,7 @@ long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
 			return -EINVAL;
 		return exanet_dereg(ef, v);
 	default:
-		return -ENOTTY;
+		return exanet_coll_ioctl(ef, cmd, uarg);
 	}
 }
 

@@ -52,6 +52,8 @@ void exanet_rdma_free(ExanetRdma *r);
 void exanet_rdma_set_fabric(ExanetRdma *r, FabricQemu *fq);
 void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch);
 MemoryRegion *exanet_rdma_bar(ExanetRdma *r);
+/* BAR5 (uapi/exanet_coll.h): the collective unit's pages */
+MemoryRegion *exanet_rdma_coll_bar(ExanetRdma *r);
 bool exanet_rdma_ctrl_owns(hwaddr off);
 uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off);
 void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val);

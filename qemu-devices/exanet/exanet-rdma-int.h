@@ -30,6 +30,10 @@ enum {
     RD_ACK = 17,        /* block ACK / NACK (code) */
     RD_RREQ = 18,       /* read request to the responder */
     RD_RNACK = 19,      /* read refused / failed at the responder */
+    RD_COLL = 20,       /* collective unit (exanet-coll.c): a block */
+    RD_COLL_ACK = 21,   /* its ACK, or a refusal (code) */
+    RD_COLL_PROBE = 22, /* is the member there and still in the operation? */
+    RD_COLL_PROBE_ACK = 23,
 };
 
 #define RD_NACK_RETRY 0xff  /* ACK code: corrupt block, send it again */
@@ -103,6 +107,7 @@ typedef struct RdNackHdr {
 
 enum { BS_UNSENT = 0, BS_INFLIGHT, BS_ACKED, BS_RESEND, BS_HELD };
 
+typedef struct ExanetColl ExanetColl;
 typedef struct RdmaTx RdmaTx;
 typedef void RdmaTxDone(RdmaTx *tx, uint8_t err);
 
@@ -236,6 +241,7 @@ struct ExanetRdma {
     RdmaLoop *loop_rsv;
     uint32_t loop_rsv_dst;
     uint64_t cnt[EXANET_RDMA_NUM_COUNTERS];
+    ExanetColl *coll;       /* the collective unit (exanet-coll.c) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -298,5 +304,21 @@ bool exanet_rdma_fault_consumed(ExanetRdma *r, uint32_t id);
 void exanet_rdma_fault_resume(ExanetRdma *r, uint32_t mask, bool consumed);
 void exanet_rdma_fault_fail(ExanetRdma *r, uint32_t id);
 void exanet_rdma_fq_arm(ExanetRdma *r, uint32_t val);
+
+/* ------------------------------------------------------------------ */
+/* exanet-coll.c: collective unit (uses the transport and the pages) */
+
+ExanetColl *exanet_coll_new(ExanetRdma *r, Object *owner);
+MemoryRegion *exanet_coll_bar(ExanetColl *c);
+void exanet_coll_reset(ExanetColl *c);
+size_t exanet_coll_dtype_bytes(unsigned dtype);
+bool exanet_coll_ctrl_owns(hwaddr off);
+uint32_t exanet_coll_ctrl_read(ExanetColl *c, hwaddr off);
+void exanet_coll_ctrl_write(ExanetColl *c, hwaddr off, uint32_t val);
+void exanet_coll_page_disabled(ExanetColl *c, unsigned p);
+/* false if type is not a collective packet */
+bool exanet_coll_bulk_rx(ExanetColl *c, uint32_t src, uint8_t type,
+                         const void *hdr, size_t hlen, const void *data,
+                         size_t dlen, bool data_ok);
 
 #endif

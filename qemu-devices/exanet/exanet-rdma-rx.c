@@ -266,6 +266,10 @@ void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
         r->cnt[EXANET_RCNT_RX_BAD]++;
         return;
     }
+    if (exanet_coll_bulk_rx(r->coll, src, type, hdr, hlen, data, dlen,
+                            data_ok)) {
+        return;
+    }
     switch (type) {
     case RD_BLOCK:
         if (hlen == sizeof(RdBlkHdr)) {

@@ -36,6 +36,7 @@
 
 #include "exanet.h"
 #include "exanet_rdma.h"
+#include "exanet_coll.h"
 #include "fabric-nic.h"
 #include "exanet-int.h"
 #include "trace.h"
@@ -1271,6 +1272,8 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
                               &s->retx_max);
     pci_register_bar(pdev, EXANET_BAR_RDMA, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      exanet_rdma_bar(s->rdma));
+    pci_register_bar(pdev, EXANET_BAR_COLL, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     exanet_rdma_coll_bar(s->rdma));
     if (s->msix) {
         Error *err = NULL;
 

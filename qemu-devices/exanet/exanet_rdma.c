@@ -221,6 +221,7 @@ bool exanet_rdma_ctrl_owns(hwaddr off)
 static void rdma_page_disable(ExanetRdma *r, RdmaPage *pg)
 {
     pg->enabled = false;
+    exanet_coll_page_disabled(r->coll, pg - r->page);
     for (unsigned c = 0; c < EXANET_RDMA_CHANS; c++) {
         exanet_rdma_chan_abort(&pg->ch[c]);
     }
@@ -228,6 +229,9 @@ static void rdma_page_disable(ExanetRdma *r, RdmaPage *pg)
 
 uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off)
 {
+    if (exanet_coll_ctrl_owns(off)) {
+        return exanet_coll_ctrl_read(r->coll, off);
+    }
     if (off >= EXANET_REG_CTX_BASE(0) &&
         off < EXANET_REG_CTX_BASE(EXANET_RDMA_NUM_RANKS)) {
         unsigned k = (off - EXANET_REG_CTX_BASE(0)) / 0x10;
@@ -304,6 +308,10 @@ uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off)
 
 void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
 {
+    if (exanet_coll_ctrl_owns(off)) {
+        exanet_coll_ctrl_write(r->coll, off, val);
+        return;
+    }
     if (off >= EXANET_REG_CTX_BASE(0) &&
         off < EXANET_REG_CTX_BASE(EXANET_RDMA_NUM_RANKS)) {
         unsigned k = (off - EXANET_REG_CTX_BASE(0)) / 0x10;
@@ -515,6 +523,7 @@ ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
     memory_region_init_io(&r->bar, OBJECT(ni), &rdma_bar_ops, r,
                           "exanet-rdma", EXANET_BAR_RDMA_SIZE);
     fabric_nic_parkable(&r->bar);
+    r->coll = exanet_coll_new(r, OBJECT(ni));
     for (unsigned p = 0; p < EXANET_RDMA_PAGES; p++) {
         for (unsigned c = 0; c < EXANET_RDMA_CHANS; c++) {
             RdmaChan *ch = &r->page[p].ch[c];
@@ -538,6 +547,11 @@ ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
 MemoryRegion *exanet_rdma_bar(ExanetRdma *r)
 {
     return &r->bar;
+}
+
+MemoryRegion *exanet_rdma_coll_bar(ExanetRdma *r)
+{
+    return exanet_coll_bar(r->coll);
 }
 
 void exanet_rdma_set_fabric(ExanetRdma *r, FabricQemu *fq)
@@ -572,6 +586,7 @@ void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch)
     memset(r->ctx_en, 0, sizeof(r->ctx_en));
     memset(r->ctx_irq, 0, sizeof(r->ctx_irq));
     memset(r->ctx_odp, 0, sizeof(r->ctx_odp));
+    exanet_coll_reset(r->coll);
     r->fq_base = 0;
     r->fq_size = r->fq_head = r->fq_tail = r->fq_irq = 0;
     r->nheld = 0;

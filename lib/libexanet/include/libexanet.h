@@ -26,13 +26,14 @@
 #include <sys/types.h>
 #include <exanet.h>
 #include <exanet_rdma.h>
+#include <exanet_coll.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define LIBEXANET_VERSION_MAJOR 1
-#define LIBEXANET_VERSION_MINOR 2
+#define LIBEXANET_VERSION_MINOR 3
 
 #define EXANET_DEFAULT_DEVICE "/dev/exanet0"
 
@@ -349,6 +350,70 @@ int exanet_rdma_notif_wait(struct exanet_rdma_notif *n,
 			   struct exanet_rdma_notif *out, int64_t timeout_ns);
 /* Clear a record before handing it to the NI. */
 void exanet_rdma_notif_reset(struct exanet_rdma_notif *n);
+
+/* ---- collectives (1.3): the NI's allreduce unit, uapi/exanet_coll.h ----
+ *
+ * The collective unit of an RDMA page reduces vectors across a group of
+ * processes on (usually) different nodes: every member starts the same
+ * operation (same count, datatype and op) on its own group handle, the NIs
+ * combine the vectors among themselves and each member gets the same
+ * result, bit for bit.  Source and result must be in memory registered
+ * with exanet_reg_mr() (or the implicit on-demand registration).
+ * Documentation/exanet/collectives.md has the algorithm and the rules.
+ *
+ * Thread safety: like an exanet_rdma page; a group is used by one thread
+ * at a time (one operation in flight per group).
+ */
+struct exanet_coll;		/* the collective page of an RDMA page */
+struct exanet_coll_group;	/* a group slot of the NI */
+
+/* Map the collective page of rdma (one per RDMA page).  -ENODEV if the NI
+ * or the driver has no collective unit. */
+int exanet_coll_open(struct exanet_rdma *rdma, struct exanet_coll **collp);
+/* Destroys the groups still open on it, unmaps. */
+int exanet_coll_close(struct exanet_coll *coll);
+
+/* Create this member's view of a group: key is the same on all members
+ * (e.g. derived from a communicator id; unique among the groups of the
+ * job on each node), nodes[i] the node of member i, nodes[my_rank] this
+ * node.  Errors as EXANET_IOC_COLL_GROUP_CREATE (-EEXIST, -ENOSPC,
+ * -EINVAL). */
+int exanet_coll_group_create(struct exanet_coll *coll, uint32_t key,
+			     uint32_t size, uint32_t my_rank,
+			     const uint32_t *nodes,
+			     struct exanet_coll_group **grpp);
+int exanet_coll_group_destroy(struct exanet_coll_group *grp);
+uint32_t exanet_coll_group_size(const struct exanet_coll_group *grp);
+uint32_t exanet_coll_group_rank(const struct exanet_coll_group *grp);
+uint32_t exanet_coll_group_slot(const struct exanet_coll_group *grp);
+
+/* Size in bytes of one element of dtype, 0 if unknown. */
+size_t exanet_coll_dtype_size(unsigned int dtype);
+
+/* Start an allreduce of count elements from src into dst (dst may equal
+ * src).  count 0 is a barrier.  -EINVAL for a bad dtype/op/count
+ * (bitwise ops on float/double, more than EXANET_COLL_MAX_LEN bytes),
+ * -EBUSY if the group has an operation in flight.  lcomp (in registered
+ * memory, or NULL) receives the completion record.  No system call. */
+int exanet_coll_start(struct exanet_coll_group *grp, const void *src,
+		      void *dst, size_t count, unsigned int dtype,
+		      unsigned int op, struct exanet_rdma_notif *lcomp,
+		      uint64_t tag);
+/* Poll once: -EINPROGRESS while in flight, 0 when done, else the error as
+ * an errno (exanet_coll_error_errno()).  statusp may be NULL. */
+int exanet_coll_poll(struct exanet_coll_group *grp, uint64_t *statusp);
+/* Poll until done or timeout_ns (see EXANET_WAIT_FOREVER). */
+int exanet_coll_wait(struct exanet_coll_group *grp, int64_t timeout_ns,
+		     uint64_t *statusp);
+/* start + wait; vectors longer than EXANET_COLL_MAX_LEN are split. */
+int exanet_coll_allreduce(struct exanet_coll_group *grp, const void *src,
+			  void *dst, size_t count, unsigned int dtype,
+			  unsigned int op, int64_t timeout_ns);
+/* BAD_DESC -EINVAL, LOCAL_DMA -EFAULT, MISMATCH -EPROTO, NO_GROUP
+ * -ECONNRESET, TIMEOUT -ETIMEDOUT, PEER -EREMOTEIO, ABORTED -ECANCELED,
+ * FAILED -EPIPE, NOMEM -ENOMEM, other -EIO. */
+int exanet_coll_error_errno(unsigned int error);
+const char *exanet_coll_error_str(unsigned int error);
 
 /* ---- helpers ---- */
 

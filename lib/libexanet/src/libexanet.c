@@ -27,20 +27,9 @@
 #include <unistd.h>
 
 #include "libexanet.h"
+#include "libexanet-int.h"
 #include "exa_clock.h"
 #include "exa_cpu.h"
-
-#define EXPORT __attribute__((visibility("default")))
-
-struct exanet_dev {
-	int fd;
-	int index;			/* N of /dev/exanetN, -1 if unknown */
-	struct exanet_info info;
-	struct exanet_pkt *pkts;	/* still-allocated objects, freed on close */
-	struct exanet_mbox *mboxes;
-	struct exanet_rdma *rdmas;
-	struct exanet_mr *mrs;
-};
 
 struct exanet_pkt {
 	struct exanet_dev *dev;
@@ -63,26 +52,6 @@ struct exanet_mbox {
 	const volatile struct exanet_mbox_slot *queue;
 	size_t queue_size;
 };
-
-static inline void mmio_write64(volatile uint8_t *base, size_t off, uint64_t v)
-{
-	*(volatile uint64_t *)(base + off) = v;
-}
-
-static inline uint64_t mmio_read64(const volatile uint8_t *base, size_t off)
-{
-	return *(const volatile uint64_t *)(base + off);
-}
-
-static inline void mmio_write32(volatile uint8_t *base, size_t off, uint32_t v)
-{
-	*(volatile uint32_t *)(base + off) = v;
-}
-
-static inline uint32_t mmio_read32(const volatile uint8_t *base, size_t off)
-{
-	return *(const volatile uint32_t *)(base + off);
-}
 
 EXPORT int64_t exanet_now_ns(void)
 {
@@ -155,15 +124,8 @@ static int64_t deadline_clock_ns(void)
 
 static __thread unsigned int cpu_shared;	/* > 0: yield early */
 
-struct deadline {
-	int64_t timeout;	/* < 0: forever */
-	int64_t end;		/* 0 until first computed */
-	int64_t spin_end;	/* then yield between polls */
-	unsigned int spins;
-	int yielding;
-};
 
-static void deadline_init(struct deadline *d, int64_t timeout_ns)
+void exa_deadline_init(struct deadline *d, int64_t timeout_ns)
 {
 	d->timeout = timeout_ns;
 	d->end = 0;
@@ -173,7 +135,7 @@ static void deadline_init(struct deadline *d, int64_t timeout_ns)
 }
 
 /* After an unsuccessful poll: 1 if the time is up, else relax or yield. */
-static int deadline_poll(struct deadline *d)
+int exa_deadline_poll(struct deadline *d)
 {
 	int64_t now;
 
@@ -206,7 +168,7 @@ static int deadline_poll(struct deadline *d)
 }
 
 /* The wait succeeded: one spinning success more towards "not shared". */
-static void deadline_done(const struct deadline *d)
+void exa_deadline_done(const struct deadline *d)
 {
 	if (!d->yielding && cpu_shared)
 		cpu_shared--;
@@ -665,14 +627,14 @@ EXPORT int exanet_wait(struct exanet_pkt *pkt, unsigned int chan, int64_t timeou
 	if (!pkt || chan >= EXANET_PKT_CHANNELS)
 		return -EINVAL;
 	ch = chan_base(pkt, chan);
-	deadline_init(&dl, timeout_ns);
+	exa_deadline_init(&dl, timeout_ns);
 	for (;;) {
 		st = mmio_read64(ch, EXANET_PKT_STATUS);
 		if (EXANET_ST_STATE(st) != EXANET_CHAN_ONGOING) {
-			deadline_done(&dl);
+			exa_deadline_done(&dl);
 			break;
 		}
-		if (deadline_poll(&dl))
+		if (exa_deadline_poll(&dl))
 			break;
 	}
 	if (statusp)
@@ -689,14 +651,14 @@ EXPORT int exanet_send_wait(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox
 
 	if (!send_args_ok(pkt, node, mbox, buf, len))
 		return -EINVAL;
-	deadline_init(&dl, timeout_ns);
+	exa_deadline_init(&dl, timeout_ns);
 	for (;;) {
 		chan = exanet_send(pkt, node, mbox, buf, len);
 		if (chan != -EAGAIN) {
-			deadline_done(&dl);
+			exa_deadline_done(&dl);
 			break;
 		}
-		if (deadline_poll(&dl))
+		if (exa_deadline_poll(&dl))
 			return -EAGAIN;
 	}
 	if (chan < 0)
@@ -871,14 +833,14 @@ EXPORT ssize_t exanet_recv_wait(struct exanet_mbox *mb, void *buf, size_t buflen
 
 	if (!mb || (!buf && buflen))
 		return -EINVAL;
-	deadline_init(&dl, timeout_ns);
+	exa_deadline_init(&dl, timeout_ns);
 	for (;;) {
 		n = exanet_recv(mb, buf, buflen, info);
 		if (n != 0) {
-			deadline_done(&dl);
+			exa_deadline_done(&dl);
 			return n;
 		}
-		if (deadline_poll(&dl))
+		if (exa_deadline_poll(&dl))
 			return -ETIMEDOUT;
 	}
 }
@@ -947,18 +909,6 @@ EXPORT const char *exanet_nack_reason_str(unsigned int reason)
 
 /* ------------------------------------------------------------------ RDMA */
 
-struct exanet_rdma {
-	struct exanet_dev *dev;
-	struct exanet_rdma *next;
-	uint32_t page;
-	uint32_t rank;
-	uint32_t node;
-	uint32_t wclaim;		/* claimed write channels (atomic) */
-	uint32_t rclaim;		/* claimed read channels (atomic) */
-	uint32_t wcursor;		/* where to start looking (hint, atomic) */
-	uint32_t rcursor;
-	volatile uint8_t *regs;
-};
 
 #define RDMA_VA_LIMIT (1ull << EXANET_RDMA_VA_BITS)
 
@@ -1162,6 +1112,8 @@ EXPORT int exanet_rdma_free(struct exanet_rdma *r)
 	if (!*pp)
 		return -EINVAL;
 	*pp = r->next;
+	if (r->coll)
+		exanet_coll_close(r->coll);
 	munmap((void *)r->regs, EXANET_RDMA_PAGE_SIZE);
 	if (ioctl(r->dev->fd, EXANET_IOC_RDMA_FREE, &r->page) < 0)
 		err = -errno;
@@ -1409,14 +1361,14 @@ EXPORT int exanet_rdma_wait(struct exanet_rdma *r, unsigned int slot,
 	struct deadline d;
 	int ret;
 
-	deadline_init(&d, timeout_ns);
+	exa_deadline_init(&d, timeout_ns);
 	for (;;) {
 		ret = exanet_rdma_poll(r, slot, statusp);
 		if (ret != -EINPROGRESS) {
-			deadline_done(&d);
+			exa_deadline_done(&d);
 			return ret;
 		}
-		if (deadline_poll(&d))
+		if (exa_deadline_poll(&d))
 			return ret;
 	}
 }
@@ -1446,14 +1398,14 @@ EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdm
 
 	if (!n)
 		return -EINVAL;
-	deadline_init(&d, timeout_ns);
+	exa_deadline_init(&d, timeout_ns);
 	for (;;) {
 		ret = exanet_rdma_notif_poll(n, out);
 		if (ret) {
-			deadline_done(&d);
+			exa_deadline_done(&d);
 			return ret;
 		}
-		if (deadline_poll(&d))
+		if (exa_deadline_poll(&d))
 			return -ETIMEDOUT;
 	}
 }

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libexanet: what the library's source files share (the objects behind
+ * the opaque handles of libexanet.h, MMIO accessors, busy-wait deadlines).
+ * Private: not installed.
+ */
+#ifndef LIBEXANET_INT_H
+#define LIBEXANET_INT_H
+
+#include <stdint.h>
+#include "libexanet.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct exanet_dev {
+	int fd;
+	int index;			/* N of /dev/exanetN, -1 if unknown */
+	struct exanet_info info;
+	struct exanet_pkt *pkts;	/* still-allocated objects, freed on close */
+	struct exanet_mbox *mboxes;
+	struct exanet_rdma *rdmas;
+	struct exanet_mr *mrs;
+};
+
+struct exanet_rdma {
+	struct exanet_dev *dev;
+	struct exanet_rdma *next;
+	uint32_t page;
+	uint32_t rank;
+	uint32_t node;
+	uint32_t wclaim;		/* claimed write channels (atomic) */
+	uint32_t rclaim;		/* claimed read channels (atomic) */
+	uint32_t wcursor;		/* where to start looking (hint, atomic) */
+	uint32_t rcursor;
+	volatile uint8_t *regs;
+	struct exanet_coll *coll;	/* its collective page, if open */
+};
+
+/* exanet_coll.c */
+struct exanet_coll {
+	struct exanet_rdma *rdma;
+	volatile uint8_t *regs;		/* the collective page */
+	struct exanet_coll_group *groups;
+};
+
+static inline void mmio_write64(volatile uint8_t *base, size_t off, uint64_t v)
+{
+	*(volatile uint64_t *)(base + off) = v;
+}
+
+static inline uint64_t mmio_read64(const volatile uint8_t *base, size_t off)
+{
+	return *(const volatile uint64_t *)(base + off);
+}
+
+static inline void mmio_write32(volatile uint8_t *base, size_t off, uint32_t v)
+{
+	*(volatile uint32_t *)(base + off) = v;
+}
+
+static inline uint32_t mmio_read32(const volatile uint8_t *base, size_t off)
+{
+	return *(const volatile uint32_t *)(base + off);
+}
+
+/*
+ * Busy-wait deadline (libexanet.c): spin, then yield between polls; see
+ * the comment there.  init, then poll after every unsuccessful check
+ * (1: time is up), done after a successful one.
+ */
+struct deadline {
+	int64_t timeout;	/* < 0: forever */
+	int64_t end;		/* 0 until first computed */
+	int64_t spin_end;	/* then yield between polls */
+	unsigned int spins;
+	int yielding;
+};
+void exa_deadline_init(struct deadline *d, int64_t timeout_ns);
+int exa_deadline_poll(struct deadline *d);
+void exa_deadline_done(const struct deadline *d);
+
+#endif /* LIBEXANET_INT_H */
