@@ -86,6 +86,7 @@ typedef struct CollHdr {
 /* A block sent and not yet ACKed (its bytes: what was sent). */
 typedef struct CollSend {
     QTAILQ_ENTRY(CollSend) link;
+    uint32_t dst_node;
     CollHdr h;
     uint8_t retries;
     int64_t sent_ns;
@@ -121,10 +122,9 @@ typedef struct CollGroup {
     uint8_t *acc;
     uint8_t *bstep;         /* per block: index into steps */
     bool *bsent;            /* per block: this exchange step's send is out */
-    QTAILQ_HEAD(, CollSend) sends;
+    QTAILQ_HEAD(, CollSend) sends;  /* unanswered, this and earlier ops */
     GHashTable *early;      /* early_key() -> CollEarly */
     size_t early_bytes;
-    uint32_t xmit;
     bool moved;             /* progress since the last timer period */
     bool probe_out;
     uint8_t probe_retries;
@@ -137,6 +137,11 @@ struct ExanetColl {
     uint32_t sel;
     CollGroup g[EXANET_COLL_GROUPS];
     MemoryRegion bar;
+    uint32_t xmit;
+    /* Unanswered sends of groups disabled since: answered or given up. */
+    QTAILQ_HEAD(, CollSend) orphans;
+    int64_t due;
+    QEMUTimer *timer;
     uint64_t cnt[EXANET_COLL_NUM_COUNTERS];
 };
 
@@ -325,14 +330,14 @@ static void coll_hdr_init(CollGroup *g, CollHdr *h, uint32_t dst_rank,
 }
 
 /* One transmission of a kept block; lost if the ring is full (timer). */
-static void coll_xmit(CollGroup *g, CollSend *s)
+static void coll_xmit(ExanetColl *c, CollSend *s)
 {
-    ExanetRdma *r = coll_rdma(g);
-    uint32_t dst = g->members[s->h.dst_rank];
+    ExanetRdma *r = c->r;
+    uint32_t dst = s->dst_node;
     int err;
     uint8_t *p;
 
-    s->h.xmit = ++g->xmit;
+    s->h.xmit = ++c->xmit;
     s->sent_ns = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
     p = exanet_rdma_reserve(r, dst, sizeof(s->h), s->len, &err);
     if (!p) {
@@ -350,6 +355,7 @@ static void coll_send_block(CollGroup *g, const CollStep *st, uint32_t b)
     CollSend *s = g_malloc(sizeof(*s) + len);
 
     coll_hdr_init(g, &s->h, st->peer, st->wire, b);
+    s->dst_node = g->members[st->peer];
     s->retries = 0;
     s->len = len;
     memcpy(s->data, g->acc + off, len);
@@ -358,7 +364,7 @@ static void coll_send_block(CollGroup *g, const CollStep *st, uint32_t b)
     g->c->cnt[EXANET_CCNT_TX_BYTES] += len;
     trace_exanet_coll_send(coll_node(g), g->idx, g->seq, st->peer, st->wire, b,
                            len);
-    coll_xmit(g, s);
+    coll_xmit(g->c, s);
 }
 
 /* Answer a data packet or a probe (header fields mirrored). */
@@ -376,7 +382,7 @@ static void coll_answer(ExanetRdma *r, uint32_t dst_node, const CollHdr *in,
 /* ------------------------------------------------------------------ */
 /* Operation life cycle */
 
-static void coll_drop_state(CollGroup *g, bool all_early)
+static void coll_free_sends(CollGroup *g)
 {
     CollSend *s, *next;
 
@@ -384,6 +390,11 @@ static void coll_drop_state(CollGroup *g, bool all_early)
         QTAILQ_REMOVE(&g->sends, s, link);
         g_free(s);
     }
+}
+
+/* The operation's buffers; and the group's early packets if all_early. */
+static void coll_drop_state(CollGroup *g, bool all_early)
+{
     if (all_early) {
         g_hash_table_remove_all(g->early);
         g->early_bytes = 0;
@@ -394,7 +405,6 @@ static void coll_drop_state(CollGroup *g, bool all_early)
     g->acc = NULL;
     g->bstep = NULL;
     g->bsent = NULL;
-    g->due = 0;
     g->probe_out = false;
 }
 
@@ -411,6 +421,7 @@ static void coll_finish(CollGroup *g, uint8_t err)
     g->err = err;
     if (err) {
         g->failed = true;
+        coll_free_sends(g);     /* the others learn it from their probes */
         c->cnt[EXANET_CCNT_ERRORS]++;
         if (err == EXANET_COLL_E_TIMEOUT) {
             c->cnt[EXANET_CCNT_TIMEOUTS]++;
@@ -429,10 +440,13 @@ static void coll_finish(CollGroup *g, uint8_t err)
     exanet_rdma_rank_event(r, g->rank);
 }
 
+/*
+ * Done when the result is complete: sends still unanswered stay on
+ * g->sends (their partner may need them again) and do not delay it.
+ */
 static void coll_maybe_done(CollGroup *g)
 {
-    if (g->state == EXANET_COLL_ONGOING && g->bdone == g->nblocks &&
-        QTAILQ_EMPTY(&g->sends)) {
+    if (g->state == EXANET_COLL_ONGOING && g->bdone == g->nblocks) {
         coll_finish(g, 0);
     }
 }
@@ -594,62 +608,134 @@ static void coll_trigger(CollGroup *g)
     }
 }
 
-/* Timer: resend what is unanswered, probe when nothing moved. */
+/*
+ * A send that will not be answered (err).  Only the current operation
+ * while its result is incomplete fails: a partner that finished and left,
+ * or failed afterwards, does not fail an operation that succeeded here.
+ */
+static void coll_send_failed(CollGroup *g, CollSend *s, uint8_t err)
+{
+    if (s->h.seq == g->seq && g->state == EXANET_COLL_ONGOING &&
+        g->bdone < g->nblocks) {
+        coll_finish(g, err);
+        return;
+    }
+    QTAILQ_REMOVE(&g->sends, s, link);
+    g_free(s);
+}
+
+/* Resend what is older than a period; false if g's operation ended. */
+static bool coll_resend(CollGroup *g, int64_t now, int64_t period,
+                        uint32_t retx_max)
+{
+    CollSend *s, *next;
+
+    QTAILQ_FOREACH_SAFE(s, &g->sends, link, next) {
+        if (now - s->sent_ns < period) {
+            continue;
+        }
+        if (++s->retries > retx_max) {
+            bool ongoing = g->state == EXANET_COLL_ONGOING;
+
+            coll_send_failed(g, s, EXANET_COLL_E_TIMEOUT);
+            if (ongoing && g->state != EXANET_COLL_ONGOING) {
+                return false;
+            }
+            continue;
+        }
+        g->c->cnt[EXANET_CCNT_RETRANSMITS]++;
+        trace_exanet_coll_retransmit(coll_node(g), g->idx, s->h.seq,
+                                     s->h.dst_rank, s->h.step, s->h.block,
+                                     s->retries);
+        coll_xmit(g->c, s);
+    }
+    return true;
+}
+
+/* Probe the member the slowest block of the operation waits for. */
+static void coll_probe(CollGroup *g)
+{
+    uint32_t slow = 0;
+    const CollStep *st;
+    CollHdr h;
+
+    for (uint32_t b = 1; b < g->nblocks; b++) {
+        if (g->bstep[b] < g->bstep[slow]) {
+            slow = b;
+        }
+    }
+    if (g->bstep[slow] >= g->nsteps) {
+        return;
+    }
+    st = &g->steps[g->bstep[slow]];
+    coll_hdr_init(g, &h, st->peer, st->wire, slow);
+    g->probe_out = true;
+    g->c->cnt[EXANET_CCNT_PROBES]++;
+    trace_exanet_coll_probe(coll_node(g), g->idx, g->seq, st->peer);
+    exanet_rdma_send_small(coll_rdma(g), g->members[st->peer], RD_COLL_PROBE,
+                           &h, sizeof(h));
+}
+
+/*
+ * Group timer, every RDMA_RETX_US while an operation runs or sends are
+ * unanswered: resend, and probe when nothing moved for a period.
+ */
 static void coll_timer(void *opaque)
 {
     CollGroup *g = opaque;
     ExanetRdma *r = coll_rdma(g);
     uint32_t retx_max = *r->retx_max;
-    int64_t now, period;
-    CollSend *s;
+    int64_t period = (int64_t)r->retx_us * SCALE_US;
 
-    if (!fabric_nic_timer_due(g->timer, &g->due) ||
-        g->state != EXANET_COLL_ONGOING) {
+    if (!fabric_nic_timer_due(g->timer, &g->due)) {
         return;
     }
-    now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-    period = (int64_t)r->retx_us * SCALE_US;
-    QTAILQ_FOREACH(s, &g->sends, link) {
+    if (!coll_resend(g, qemu_clock_get_ns(QEMU_CLOCK_REALTIME), period,
+                     retx_max)) {
+        goto rearm;
+    }
+    if (g->state == EXANET_COLL_ONGOING) {
+        if (g->probe_out && ++g->probe_retries > retx_max) {
+            coll_finish(g, EXANET_COLL_E_TIMEOUT);
+            goto rearm;
+        }
+        if (!g->moved || g->probe_out) {
+            coll_probe(g);
+        }
+        g->moved = false;
+    }
+rearm:
+    if (g->state == EXANET_COLL_ONGOING || !QTAILQ_EMPTY(&g->sends)) {
+        coll_timer_arm(g);
+    }
+}
+
+/* Unit timer: the sends of disabled groups, until answered or given up. */
+static void coll_orphan_timer(void *opaque)
+{
+    ExanetColl *c = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    int64_t period = (int64_t)c->r->retx_us * SCALE_US;
+    CollSend *s, *next;
+
+    if (!fabric_nic_timer_due(c->timer, &c->due)) {
+        return;
+    }
+    QTAILQ_FOREACH_SAFE(s, &c->orphans, link, next) {
         if (now - s->sent_ns < period) {
             continue;
         }
-        if (++s->retries > retx_max) {
-            coll_finish(g, EXANET_COLL_E_TIMEOUT);
-            return;
+        if (++s->retries > *c->r->retx_max) {
+            QTAILQ_REMOVE(&c->orphans, s, link);
+            g_free(s);
+            continue;
         }
-        g->c->cnt[EXANET_CCNT_RETRANSMITS]++;
-        trace_exanet_coll_retransmit(coll_node(g), g->idx, g->seq,
-                                     s->h.dst_rank, s->h.step, s->h.block,
-                                     s->retries);
-        coll_xmit(g, s);
+        c->cnt[EXANET_CCNT_RETRANSMITS]++;
+        coll_xmit(c, s);
     }
-    if (g->probe_out && ++g->probe_retries > retx_max) {
-        coll_finish(g, EXANET_COLL_E_TIMEOUT);
-        return;
+    if (!QTAILQ_EMPTY(&c->orphans)) {
+        fabric_nic_timer_arm(c->timer, &c->due, period);
     }
-    if (!g->moved || g->probe_out) {
-        /* The member the slowest block waits for. */
-        uint32_t slow = 0;
-        CollHdr h;
-
-        for (uint32_t b = 1; b < g->nblocks; b++) {
-            if (g->bstep[b] < g->bstep[slow]) {
-                slow = b;
-            }
-        }
-        if (g->bstep[slow] < g->nsteps) {
-            const CollStep *st = &g->steps[g->bstep[slow]];
-
-            coll_hdr_init(g, &h, st->peer, st->wire, slow);
-            g->probe_out = true;
-            g->c->cnt[EXANET_CCNT_PROBES]++;
-            trace_exanet_coll_probe(coll_node(g), g->idx, g->seq, st->peer);
-            exanet_rdma_send_small(r, g->members[st->peer], RD_COLL_PROBE,
-                                   &h, sizeof(h));
-        }
-    }
-    g->moved = false;
-    coll_timer_arm(g);
 }
 
 /* ------------------------------------------------------------------ */
@@ -757,38 +843,63 @@ static void coll_rx_data(ExanetColl *c, uint32_t src, const CollHdr *h,
     }
 }
 
-static void coll_rx_ack(ExanetColl *c, uint32_t src, const CollHdr *h)
+static bool coll_send_is(const CollSend *s, const CollHdr *h)
 {
-    CollGroup *g;
+    return s->h.seq == h->seq && s->h.dst_rank == h->src_rank &&
+           s->h.step == h->step && s->h.block == h->block;
+}
+
+/* An answer to a send of a group disabled since. */
+static void coll_rx_orphan_ack(ExanetColl *c, uint32_t src, const CollHdr *h)
+{
     CollSend *s;
 
-    if (h->code == EXANET_COLL_E_NO_GROUP) {
-        /* The answering NI has no group: match on our side only. */
-        g = coll_find(c, h);
-        if (g && h->src_rank < g->size && g->members[h->src_rank] == src &&
-            g->state == EXANET_COLL_ONGOING && h->seq == g->seq) {
-            coll_finish(g, EXANET_COLL_E_NO_GROUP);
-        }
-        return;
-    }
-    g = coll_lookup(c, src, h, 0);
-    if (!g || g->state != EXANET_COLL_ONGOING || h->seq != g->seq) {
-        return;         /* late answer to a finished operation */
-    }
-    g->moved = true;
-    if (h->code) {
-        coll_finish(g, h->code == EXANET_COLL_E_MISMATCH ?
-                    EXANET_COLL_E_MISMATCH : EXANET_COLL_E_PEER);
-        return;
-    }
-    QTAILQ_FOREACH(s, &g->sends, link) {
-        if (s->h.dst_rank == h->src_rank && s->h.step == h->step &&
-            s->h.block == h->block) {
-            QTAILQ_REMOVE(&g->sends, s, link);
+    QTAILQ_FOREACH(s, &c->orphans, link) {
+        if (s->dst_node == src && s->h.pdid == h->pdid &&
+            s->h.key == h->key && s->h.src_rank == h->dst_rank &&
+            coll_send_is(s, h)) {
+            QTAILQ_REMOVE(&c->orphans, s, link);
             g_free(s);
-            coll_maybe_done(g);
             return;
         }
+    }
+}
+
+static void coll_rx_ack(ExanetColl *c, uint32_t src, const CollHdr *h)
+{
+    CollGroup *g = coll_find(c, h);
+    CollSend *s;
+    bool current;
+
+    /* Not coll_lookup(): a NO_GROUP answer names no group there. */
+    if (!g || h->src_rank >= g->size || g->members[h->src_rank] != src) {
+        coll_rx_orphan_ack(c, src, h);
+        return;
+    }
+    current = g->state == EXANET_COLL_ONGOING && h->seq == g->seq;
+    if (current) {
+        g->moved = true;
+    }
+    QTAILQ_FOREACH(s, &g->sends, link) {
+        if (coll_send_is(s, h)) {
+            break;
+        }
+    }
+    if (!s) {
+        if (current && h->code && h->code != EXANET_COLL_E_NO_GROUP) {
+            coll_finish(g, h->code == EXANET_COLL_E_MISMATCH ?
+                        EXANET_COLL_E_MISMATCH : EXANET_COLL_E_PEER);
+        }
+        return;
+    }
+    if (!h->code) {
+        QTAILQ_REMOVE(&g->sends, s, link);
+        g_free(s);
+    } else if (h->code == EXANET_COLL_E_MISMATCH && current) {
+        coll_finish(g, EXANET_COLL_E_MISMATCH);
+    } else {
+        coll_send_failed(g, s, h->code == EXANET_COLL_E_NO_GROUP ?
+                         EXANET_COLL_E_NO_GROUP : EXANET_COLL_E_PEER);
     }
 }
 
@@ -855,11 +966,25 @@ bool exanet_coll_bulk_rx(ExanetColl *c, uint32_t src, uint8_t type,
 
 static void coll_group_disable(CollGroup *g)
 {
+    ExanetColl *c = g->c;
+
     if (g->state == EXANET_COLL_ONGOING) {
         coll_finish(g, EXANET_COLL_E_ABORTED);
     }
+    if (!QTAILQ_EMPTY(&g->sends)) {
+        /* Partners of a finished operation may still need them. */
+        while (!QTAILQ_EMPTY(&g->sends)) {
+            CollSend *s = QTAILQ_FIRST(&g->sends);
+
+            QTAILQ_REMOVE(&g->sends, s, link);
+            QTAILQ_INSERT_TAIL(&c->orphans, s, link);
+        }
+        fabric_nic_timer_arm(c->timer, &c->due,
+                             (int64_t)c->r->retx_us * SCALE_US);
+    }
     coll_drop_state(g, true);
     g->enabled = false;
+    g->due = 0;
 }
 
 static void coll_group_enable(CollGroup *g)
@@ -1089,6 +1214,8 @@ ExanetColl *exanet_coll_new(ExanetRdma *r, Object *owner)
                                          NULL, g_free);
         g->timer = timer_new_ns(QEMU_CLOCK_REALTIME, coll_timer, g);
     }
+    QTAILQ_INIT(&c->orphans);
+    c->timer = timer_new_ns(QEMU_CLOCK_REALTIME, coll_orphan_timer, c);
     memory_region_init_io(&c->bar, owner, &coll_bar_ops, c, "exanet-coll",
                           EXANET_BAR_COLL_SIZE);
     fabric_nic_parkable(&c->bar);
@@ -1113,6 +1240,13 @@ void exanet_coll_reset(ExanetColl *c)
         g->failed = false;
         memset(g->members, 0, EXANET_COLL_MAX_MEMBERS * sizeof(uint32_t));
     }
+    while (!QTAILQ_EMPTY(&c->orphans)) {
+        CollSend *s = QTAILQ_FIRST(&c->orphans);
+
+        QTAILQ_REMOVE(&c->orphans, s, link);
+        g_free(s);
+    }
+    c->due = 0;
     c->sel = 0;
     memset(c->cnt, 0, sizeof(c->cnt));
 }
