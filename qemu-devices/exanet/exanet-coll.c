@@ -49,6 +49,14 @@
 #define COLL_WIRE_FOLD_IN   0x00
 #define COLL_WIRE_ROUND(k)  (1 + (k))
 #define COLL_WIRE_FOLD_OUT  0xff
+#define COLL_WIRE_DIRECT    0x80
+/*
+ * Direct exchange: small groups and short vectors skip recursive doubling;
+ * every member sends its vector to every other one and combines all of
+ * them in member order (one hop of latency instead of log2(size)).
+ */
+#define COLL_DIRECT_MAX_MEMBERS 8
+#define COLL_DIRECT_MAX_LEN     COLL_BLOCK
 
 /* Kinds of step of a member. */
 enum {
@@ -57,6 +65,7 @@ enum {
     CS_RECV_FOLD,       /* member < size - p2: combine member + p2's vector */
     CS_EXCHANGE,        /* round k: send, then combine with member ^ 2^k */
     CS_SEND_RESULT,     /* member < size - p2: send the result to member + p2 */
+    CS_DIRECT,          /* send to all, combine all in member order */
 };
 
 typedef struct CollStep {
@@ -108,8 +117,11 @@ typedef struct CollGroup {
     bool enabled;
     uint32_t pdid, page, key, size, myrank, midx;
     uint32_t *members;
-    /* derived at enable */
-    CollStep steps[COLL_MAX_STEPS];
+    /* derived at enable: recursive doubling */
+    CollStep rd_steps[COLL_MAX_STEPS];
+    unsigned rd_nsteps;
+    /* of the current operation: rd_steps, or the one direct step */
+    const CollStep *steps;
     unsigned nsteps;
     /* the current (or last) operation */
     uint32_t seq;
@@ -138,6 +150,7 @@ struct ExanetColl {
     CollGroup g[EXANET_COLL_GROUPS];
     MemoryRegion bar;
     uint32_t xmit;
+    uint32_t direct_max;    /* largest group of the direct exchange */
     /* Unanswered sends of groups disabled since: answered or given up. */
     QTAILQ_HEAD(, CollSend) orphans;
     int64_t due;
@@ -145,11 +158,16 @@ struct ExanetColl {
     uint64_t cnt[EXANET_COLL_NUM_COUNTERS];
 };
 
-static gpointer early_key(uint32_t seq, uint8_t step, uint32_t block)
+static gpointer early_key(uint32_t seq, uint8_t step, uint32_t src,
+                          uint32_t block)
 {
-    return (gpointer)(uintptr_t)((uint64_t)(seq & 0xffffff) << 40 |
-                                 (uint64_t)step << 32 | block);
+    return (gpointer)(uintptr_t)((uint64_t)(seq & 0xfffff) << 44 |
+                                 (uint64_t)step << 36 |
+                                 (uint64_t)(src & 0x3ff) << 26 |
+                                 (block & 0x3ffffff));
 }
+
+static const CollStep coll_direct_step = { CS_DIRECT, COLL_WIRE_DIRECT, 0 };
 
 size_t exanet_coll_dtype_bytes(unsigned dtype)
 {
@@ -264,31 +282,37 @@ static void coll_plan(CollGroup *g)
         p2 *= 2;
     }
     if (me >= p2) {
-        g->steps[n++] = (CollStep){ CS_SEND_FOLD, COLL_WIRE_FOLD_IN, me - p2 };
-        g->steps[n++] = (CollStep){ CS_RECV_RESULT, COLL_WIRE_FOLD_OUT,
+        g->rd_steps[n++] = (CollStep){ CS_SEND_FOLD, COLL_WIRE_FOLD_IN,
+                                       me - p2 };
+        g->rd_steps[n++] = (CollStep){ CS_RECV_RESULT, COLL_WIRE_FOLD_OUT,
                                     me - p2 };
     } else {
         if (me + p2 < g->size) {
-            g->steps[n++] = (CollStep){ CS_RECV_FOLD, COLL_WIRE_FOLD_IN,
+            g->rd_steps[n++] = (CollStep){ CS_RECV_FOLD, COLL_WIRE_FOLD_IN,
                                         me + p2 };
         }
         for (unsigned k = 0; (1u << k) < p2; k++) {
-            g->steps[n++] = (CollStep){ CS_EXCHANGE, COLL_WIRE_ROUND(k),
+            g->rd_steps[n++] = (CollStep){ CS_EXCHANGE, COLL_WIRE_ROUND(k),
                                         me ^ (1u << k) };
         }
         if (me + p2 < g->size) {
-            g->steps[n++] = (CollStep){ CS_SEND_RESULT, COLL_WIRE_FOLD_OUT,
+            g->rd_steps[n++] = (CollStep){ CS_SEND_RESULT, COLL_WIRE_FOLD_OUT,
                                         me + p2 };
         }
     }
+    g->rd_nsteps = n;
+    g->steps = g->rd_steps;
     g->nsteps = n;
 }
 
 /* Index of the step in which this member receives 'wire' from src, or -1. */
 static int coll_recv_step(const CollGroup *g, uint8_t wire, uint32_t src)
 {
-    for (unsigned i = 0; i < g->nsteps; i++) {
-        const CollStep *s = &g->steps[i];
+    if (wire == COLL_WIRE_DIRECT) {
+        return src != g->myrank && g->size <= COLL_DIRECT_MAX_MEMBERS ? 0 : -1;
+    }
+    for (unsigned i = 0; i < g->rd_nsteps; i++) {
+        const CollStep *s = &g->rd_steps[i];
 
         if (s->wire == wire && s->peer == src &&
             (s->kind == CS_EXCHANGE || s->kind == CS_RECV_FOLD ||
@@ -348,21 +372,22 @@ static void coll_xmit(ExanetColl *c, CollSend *s)
     exanet_rdma_commit(r, dst, RD_COLL);
 }
 
-static void coll_send_block(CollGroup *g, const CollStep *st, uint32_t b)
+static void coll_send_block(CollGroup *g, const CollStep *st, uint32_t peer,
+                            uint32_t b)
 {
     size_t off = (size_t)b * COLL_BLOCK;
     size_t len = MIN((uint64_t)COLL_BLOCK, g->len - off);
     CollSend *s = g_malloc(sizeof(*s) + len);
 
-    coll_hdr_init(g, &s->h, st->peer, st->wire, b);
-    s->dst_node = g->members[st->peer];
+    coll_hdr_init(g, &s->h, peer, st->wire, b);
+    s->dst_node = g->members[peer];
     s->retries = 0;
     s->len = len;
     memcpy(s->data, g->acc + off, len);
     QTAILQ_INSERT_TAIL(&g->sends, s, link);
     g->c->cnt[EXANET_CCNT_TX_BLOCKS]++;
     g->c->cnt[EXANET_CCNT_TX_BYTES] += len;
-    trace_exanet_coll_send(coll_node(g), g->idx, g->seq, st->peer, st->wire, b,
+    trace_exanet_coll_send(coll_node(g), g->idx, g->seq, peer, st->wire, b,
                            len);
     coll_xmit(g->c, s);
 }
@@ -451,6 +476,49 @@ static void coll_maybe_done(CollGroup *g)
     }
 }
 
+/*
+ * The direct step of block b: once every other member's vector is here,
+ * combine all of them in member order (the same sequence on every
+ * member).  False while some are missing.
+ */
+static bool coll_direct(CollGroup *g, uint32_t b, uint8_t *acc, size_t len)
+{
+    CollEarly *e[COLL_DIRECT_MAX_MEMBERS];
+    g_autofree uint8_t *res = NULL;
+
+    for (uint32_t m = 0; m < g->size; m++) {
+        if (m == g->myrank) {
+            continue;
+        }
+        e[m] = g_hash_table_lookup(g->early,
+                                   early_key(g->seq, COLL_WIRE_DIRECT, m, b));
+        if (!e[m]) {
+            return false;
+        }
+        if (e[m]->len != len) {
+            coll_finish(g, EXANET_COLL_E_MISMATCH);
+            return false;
+        }
+    }
+    res = g_malloc(MAX(len, 1));
+    memcpy(res, g->myrank ? e[0]->data : acc, len);
+    for (uint32_t m = 1; m < g->size; m++) {
+        coll_combine(res, res, m == g->myrank ? acc : e[m]->data, len,
+                     g->dtype, g->op);
+    }
+    memcpy(acc, res, len);
+    for (uint32_t m = 0; m < g->size; m++) {
+        if (m != g->myrank) {
+            g->early_bytes -= e[m]->len;
+            g_hash_table_remove(g->early,
+                                early_key(g->seq, COLL_WIRE_DIRECT, m, b));
+        }
+    }
+    g->c->cnt[EXANET_CCNT_RX_BLOCKS] += g->size - 1;
+    g->c->cnt[EXANET_CCNT_RX_BYTES] += (g->size - 1) * len;
+    return true;
+}
+
 /* Walk block b through its steps as far as the data present allows. */
 static void coll_advance(CollGroup *g, uint32_t b)
 {
@@ -459,17 +527,33 @@ static void coll_advance(CollGroup *g, uint32_t b)
 
     while (g->state == EXANET_COLL_ONGOING && g->bstep[b] < g->nsteps) {
         const CollStep *st = &g->steps[g->bstep[b]];
-        gpointer key = early_key(g->seq, st->wire, b);
+        gpointer key = early_key(g->seq, st->wire, st->peer, b);
         CollEarly *e;
         uint8_t *acc = g->acc + off;
 
         if (st->kind == CS_SEND_FOLD || st->kind == CS_SEND_RESULT) {
-            coll_send_block(g, st, b);
+            coll_send_block(g, st, st->peer, b);
+            g->bstep[b]++;
+            continue;
+        }
+        if (st->kind == CS_DIRECT) {
+            if (!g->bsent[b]) {
+                for (uint32_t m = 0; m < g->size; m++) {
+                    if (m != g->myrank) {
+                        coll_send_block(g, st, m, b);
+                    }
+                }
+                g->bsent[b] = true;
+            }
+            if (!coll_direct(g, b, acc, len)) {
+                return;
+            }
+            g->bsent[b] = false;
             g->bstep[b]++;
             continue;
         }
         if (st->kind == CS_EXCHANGE && !g->bsent[b]) {
-            coll_send_block(g, st, b);
+            coll_send_block(g, st, st->peer, b);
             g->bsent[b] = true;
         }
         e = g_hash_table_lookup(g->early, key);
@@ -568,6 +652,14 @@ static uint8_t coll_start(CollGroup *g)
     }
     g->len = g->count * esz;
     g->nblocks = MAX(1, DIV_ROUND_UP(g->len, COLL_BLOCK));
+    if (g->size > 1 && g->size <= g->c->direct_max &&
+        g->len <= COLL_DIRECT_MAX_LEN) {
+        g->steps = &coll_direct_step;
+        g->nsteps = 1;
+    } else {
+        g->steps = g->rd_steps;
+        g->nsteps = g->rd_nsteps;
+    }
     trace_exanet_coll_start(coll_node(g), g->idx, g->seq, g->dtype, g->op,
                             g->count, g->size, g->myrank);
     if (!coll_early_match(g)) {
@@ -655,7 +747,7 @@ static bool coll_resend(CollGroup *g, int64_t now, int64_t period,
 /* Probe the member the slowest block of the operation waits for. */
 static void coll_probe(CollGroup *g)
 {
-    uint32_t slow = 0;
+    uint32_t slow = 0, peer;
     const CollStep *st;
     CollHdr h;
 
@@ -668,11 +760,26 @@ static void coll_probe(CollGroup *g)
         return;
     }
     st = &g->steps[g->bstep[slow]];
-    coll_hdr_init(g, &h, st->peer, st->wire, slow);
+    peer = st->peer;
+    if (st->kind == CS_DIRECT) {
+        /* the first member whose vector is missing */
+        for (peer = 0; peer < g->size; peer++) {
+            if (peer != g->myrank &&
+                !g_hash_table_contains(g->early,
+                                       early_key(g->seq, COLL_WIRE_DIRECT,
+                                                 peer, slow))) {
+                break;
+            }
+        }
+        if (peer == g->size) {
+            return;
+        }
+    }
+    coll_hdr_init(g, &h, peer, st->wire, slow);
     g->probe_out = true;
     g->c->cnt[EXANET_CCNT_PROBES]++;
-    trace_exanet_coll_probe(coll_node(g), g->idx, g->seq, st->peer);
-    exanet_rdma_send_small(coll_rdma(g), g->members[st->peer], RD_COLL_PROBE,
+    trace_exanet_coll_probe(coll_node(g), g->idx, g->seq, peer);
+    exanet_rdma_send_small(coll_rdma(g), g->members[peer], RD_COLL_PROBE,
                            &h, sizeof(h));
 }
 
@@ -812,7 +919,7 @@ static void coll_rx_data(ExanetColl *c, uint32_t src, const CollHdr *h,
         coll_finish(g, EXANET_COLL_E_MISMATCH);
         return;
     }
-    key = early_key(h->seq, h->step, h->block);
+    key = early_key(h->seq, h->step, h->src_rank, h->block);
     if ((current && g->bstep[h->block] > i) ||
         g_hash_table_contains(g->early, key)) {
         c->cnt[EXANET_CCNT_RX_DUPLICATES]++;
@@ -1220,6 +1327,11 @@ ExanetColl *exanet_coll_new(ExanetRdma *r, Object *owner)
                           EXANET_BAR_COLL_SIZE);
     fabric_nic_parkable(&c->bar);
     return c;
+}
+
+void exanet_coll_set_direct(ExanetColl *c, uint32_t members)
+{
+    c->direct_max = MIN(members, COLL_DIRECT_MAX_MEMBERS);
 }
 
 MemoryRegion *exanet_coll_bar(ExanetColl *c)

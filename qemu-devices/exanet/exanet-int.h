@@ -54,6 +54,8 @@ void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch);
 MemoryRegion *exanet_rdma_bar(ExanetRdma *r);
 /* BAR5 (uapi/exanet_coll.h): the collective unit's pages */
 MemoryRegion *exanet_rdma_coll_bar(ExanetRdma *r);
+/* Largest group (members) that takes the direct exchange, 0: never. */
+void exanet_rdma_coll_direct(ExanetRdma *r, uint32_t members);
 bool exanet_rdma_ctrl_owns(hwaddr off);
 uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off);
 void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val);

@@ -163,6 +163,7 @@ struct ExanetState {
     uint32_t epoch;
     uint32_t retx_timeout_us;
     uint32_t retx_max;
+    uint32_t coll_direct;   /* property coll-direct-members */
     QEMUTimer *retx_timer;  /* backstop for the channels' retransmissions */
     int64_t retx_due;       /* see exanet_chan_arm() */
     uint64_t counters[EXANET_NUM_COUNTERS];
@@ -1270,6 +1271,7 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
     }
     s->rdma = exanet_rdma_new(pdev, s->nic.node_id, s->nic.num_nodes,
                               &s->retx_max);
+    exanet_rdma_coll_direct(s->rdma, s->coll_direct);
     pci_register_bar(pdev, EXANET_BAR_RDMA, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      exanet_rdma_bar(s->rdma));
     pci_register_bar(pdev, EXANET_BAR_COLL, PCI_BASE_ADDRESS_SPACE_MEMORY,
@@ -1345,6 +1347,8 @@ static void exanet_qdev_reset(DeviceState *dev)
 static Property exanet_properties[] = {
     DEFINE_FABRIC_NIC_PROPERTIES(ExanetState, nic),
     DEFINE_PROP_BOOL("msix", ExanetState, msix, true),
+    /* Collective unit: largest group that uses the direct exchange */
+    DEFINE_PROP_UINT32("coll-direct-members", ExanetState, coll_direct, 3),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -554,6 +554,11 @@ MemoryRegion *exanet_rdma_coll_bar(ExanetRdma *r)
     return exanet_coll_bar(r->coll);
 }
 
+void exanet_rdma_coll_direct(ExanetRdma *r, uint32_t members)
+{
+    exanet_coll_set_direct(r->coll, members);
+}
+
 void exanet_rdma_set_fabric(ExanetRdma *r, FabricQemu *fq)
 {
     r->fabric = fq;

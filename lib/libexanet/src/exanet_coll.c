@@ -20,6 +20,14 @@ struct exanet_coll_group {
 	uint32_t slot;
 	uint32_t size;
 	uint32_t rank;
+	int busy;			/* started, completion not yet seen */
+	/*
+	 * The descriptor as last written: the NI keeps it between operations,
+	 * so only what changed is stored again (each MMIO store is a trip to
+	 * the device).
+	 */
+	int desc_valid;
+	uint64_t desc[EXANET_COLL_D_CTRL / 8];
 };
 
 static inline volatile uint8_t *group_slot(const struct exanet_coll_group *g)
@@ -171,22 +179,30 @@ EXPORT int exanet_coll_start(struct exanet_coll_group *g, const void *src,
 {
 	volatile uint8_t *s;
 	size_t esz = exanet_coll_dtype_size(dtype);
+	uint64_t desc[EXANET_COLL_D_CTRL / 8];
+	unsigned int i;
 
 	if (!g || !coll_type_ok(dtype, op) ||
 	    count > EXANET_COLL_MAX_LEN / esz || (count && (!src || !dst)) ||
 	    ((uintptr_t)lcomp & 7))
 		return -EINVAL;
-	s = group_slot(g);
-	if (EXANET_COLL_ST_STATE(mmio_read64(s, EXANET_COLL_S_STATUS)) ==
-	    EXANET_COLL_ONGOING)
+	if (g->busy && exanet_coll_poll(g, NULL) == -EINPROGRESS)
 		return -EBUSY;
-	mmio_write64(s, EXANET_COLL_D_SRC_VA, (uintptr_t)src);
-	mmio_write64(s, EXANET_COLL_D_DST_VA, (uintptr_t)dst);
-	mmio_write64(s, EXANET_COLL_D_COUNT, count);
-	mmio_write64(s, EXANET_COLL_D_TYPE, EXANET_COLL_TYPE(dtype, op));
-	mmio_write64(s, EXANET_COLL_D_LCOMP_VA, (uintptr_t)lcomp);
-	mmio_write64(s, EXANET_COLL_D_TAG, tag);
-	mmio_write64(s, 0x30, 0);
+	s = group_slot(g);
+	desc[EXANET_COLL_D_SRC_VA / 8] = (uintptr_t)src;
+	desc[EXANET_COLL_D_DST_VA / 8] = (uintptr_t)dst;
+	desc[EXANET_COLL_D_COUNT / 8] = count;
+	desc[EXANET_COLL_D_TYPE / 8] = EXANET_COLL_TYPE(dtype, op);
+	desc[EXANET_COLL_D_LCOMP_VA / 8] = (uintptr_t)lcomp;
+	desc[EXANET_COLL_D_TAG / 8] = tag;
+	desc[6] = 0;			/* reserved */
+	for (i = 0; i < EXANET_COLL_D_CTRL / 8; i++) {
+		if (!g->desc_valid || g->desc[i] != desc[i])
+			mmio_write64(s, i * 8, desc[i]);
+		g->desc[i] = desc[i];
+	}
+	g->desc_valid = 1;
+	g->busy = 1;
 	/* The source must be in memory before the NI reads it. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	mmio_write64(s, EXANET_COLL_D_CTRL, 0);
@@ -234,6 +250,8 @@ EXPORT int exanet_coll_poll(struct exanet_coll_group *g, uint64_t *statusp)
 	st = mmio_read64(group_slot(g), EXANET_COLL_S_STATUS);
 	if (statusp)
 		*statusp = st;
+	if (EXANET_COLL_ST_STATE(st) != EXANET_COLL_ONGOING)
+		g->busy = 0;
 	switch (EXANET_COLL_ST_STATE(st)) {
 	case EXANET_COLL_ONGOING:
 		return -EINPROGRESS;
