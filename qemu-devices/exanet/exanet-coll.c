@@ -456,12 +456,16 @@ static void coll_finish(CollGroup *g, uint8_t err)
     }
     coll_drop_state(g, false);
     fabric_park_wake(FABRIC_WAKE_DEVICE);
-    if (g->lcomp_va && r->page[g->page].enabled) {
+    if (!r->page[g->page].enabled) {
+        return;     /* aborted with its page: nobody to tell */
+    }
+    if (g->lcomp_va) {
         exanet_rdma_write_notif(r, g->rank, g->lcomp_va, g->tag, g->len,
                                 coll_node(g), g->myrank & 0xff,
                                 EXANET_RDMA_OP_COLL, err, g->page, g->idx,
                                 EXANET_RDMA_N_COMPLETION);
     }
+    /* After the completion record (if any) is in memory. */
     exanet_rdma_rank_event(r, g->rank);
 }
 
