@@ -97,7 +97,7 @@ ALL_TARGETS += $(FUZZ_BINS)
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
 HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
-	test_xfi_proto
+	test_xfi_proto test_coll_ref
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -129,6 +129,12 @@ $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-f
 		$(TOP)/lib/libexanet-fi/xfi_proto.h $(ST_DIR)/lib/harness.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c $(USER_LDFLAGS)
+
+# the allreduce reference of exanet_coll (header only, no device)
+$(HT_OUT)/test_coll_ref: $(ST_DIR)/host/test_coll_ref.c $(ST_DIR)/lib/coll_ref.h \
+		$(TOP)/uapi/exanet_coll.h $(ST_DIR)/lib/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LDFLAGS)
 
 $(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(TOP)/tools/exanet-ipd/ipd_proto.h $(ST_DIR)/lib/harness.h
