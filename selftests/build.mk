@@ -13,14 +13,15 @@ ST_LIB_SRCS := $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/exa_util.c
 ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h \
 	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
 
-ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp
+ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
 	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
 	exanet_ipd exanet_fi2 exanet_fi_thresh exanet_mpi exa_fault_inject exa_poll_wait \
 	exa_fault_campaign
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
-	$(TOP)/uapi/exa_domain.h $(ST_DIR)/exanet/ipd_test.h $(ST_DIR)/exanet/odp_test.h
+	$(TOP)/uapi/exa_domain.h $(ST_DIR)/exanet/ipd_test.h $(ST_DIR)/exanet/odp_test.h \
+	$(ST_DIR)/lib/coll_ref.h $(TOP)/uapi/exanet_coll.h
 
 $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
