@@ -20,6 +20,10 @@
  *   result      = tree(0, p2)
  * e.g. 3 members: (v0 + v2) + v1; 4: (v0 + v1) + (v2 + v3);
  * 5: ((v0 + v4) + v1) + (v2 + v3).
+ * Except the direct exchange: groups of up to COLL_REF_DIRECT_MEMBERS
+ * (the device's coll-direct-members, default 3) reducing at most one block
+ * (EXANET_COLL_BLOCK_SIZE bytes) combine in member order,
+ * ((v0 + v1) + v2) ... (Documentation/exanet/collectives.md).
  *
  * op(a, b), a being the lower member's value:
  *   SUM   a + b (integers modulo 2^bits, the signed ones too; floating
@@ -100,6 +104,10 @@ static inline const char *coll_ref_op_name(unsigned int op)
 
 	return op < EXANET_COLL_NUM_OPS ? n[op] : "?";
 }
+
+#ifndef COLL_REF_DIRECT_MEMBERS
+#define COLL_REF_DIRECT_MEMBERS 3	/* the device property's default */
+#endif
 
 /* Largest power of two <= size (size >= 1). */
 static inline uint32_t coll_ref_p2(uint32_t size)
@@ -201,6 +209,18 @@ static inline int coll_ref(unsigned int dtype, unsigned int op, uint32_t size,
 	if (!coll_ref_valid(dtype, op) || size < 1 || size > EXANET_COLL_MAX_MEMBERS)
 		return -EINVAL;
 	p2 = coll_ref_p2(size);
+	if (size > 1 && size <= COLL_REF_DIRECT_MEMBERS &&
+	    count * es <= EXANET_COLL_BLOCK_SIZE) {
+		for (j = 0; j < count; j++) {		/* direct exchange */
+			memcpy(&w[0], (const char *)in[0] + j * es, es);
+			for (i = 1; i < size; i++) {
+				memcpy(&w[1], (const char *)in[i] + j * es, es);
+				coll_ref_combine(dtype, op, &w[0], &w[1]);
+			}
+			memcpy((char *)out + j * es, &w[0], es);
+		}
+		return 0;
+	}
 	for (j = 0; j < count; j++) {
 		for (i = 0; i < p2; i++)
 			memcpy(&w[i], (const char *)in[i] + j * es, es);
