@@ -602,11 +602,15 @@ static void coll_timer_arm(CollGroup *g)
                          (int64_t)coll_rdma(g)->retx_us * SCALE_US);
 }
 
-/* Early packets of the new operation must describe the same operation. */
+/*
+ * Early packets of the new operation must describe the same operation;
+ * the members that sent others learn it (MISMATCH answers).
+ */
 static bool coll_early_match(CollGroup *g)
 {
     GHashTableIter it;
     gpointer v;
+    bool match = true;
 
     g_hash_table_iter_init(&it, g->early);
     while (g_hash_table_iter_next(&it, NULL, &v)) {
@@ -615,10 +619,19 @@ static bool coll_early_match(CollGroup *g)
         if (e->h.seq == g->seq &&
             (e->h.count != g->count || e->h.dtype != g->dtype ||
              e->h.op != g->op || e->h.nblocks != g->nblocks)) {
-            return false;
+            coll_answer(coll_rdma(g), g->members[e->h.src_rank], &e->h,
+                        RD_COLL_ACK, EXANET_COLL_E_MISMATCH);
+            match = false;
         }
     }
-    return true;
+    return match;
+}
+
+/* What a member answers about its failed operation. */
+static uint8_t coll_failure_code(const CollGroup *g)
+{
+    return g->err == EXANET_COLL_E_MISMATCH ? EXANET_COLL_E_MISMATCH :
+                                              EXANET_COLL_E_PEER;
 }
 
 static uint8_t coll_start(CollGroup *g)
@@ -908,7 +921,7 @@ static void coll_rx_data(ExanetColl *c, uint32_t src, const CollHdr *h,
     current = g->state == EXANET_COLL_ONGOING && h->seq == g->seq;
     if (!current && h->seq != g->seq + 1) {
         if (h->seq == g->seq && g->state == EXANET_COLL_ERROR) {
-            coll_answer(c->r, src, h, RD_COLL_ACK, EXANET_COLL_E_PEER);
+            coll_answer(c->r, src, h, RD_COLL_ACK, coll_failure_code(g));
         } else if ((int32_t)(h->seq - g->seq) <= 0) {
             c->cnt[EXANET_CCNT_RX_DUPLICATES]++;
             coll_answer(c->r, src, h, RD_COLL_ACK, 0);
@@ -1020,7 +1033,7 @@ static void coll_rx_probe(ExanetColl *c, uint32_t src, const CollHdr *h)
 
     if (g) {
         coll_answer(c->r, src, h, RD_COLL_PROBE_ACK,
-                    g->failed ? EXANET_COLL_E_PEER : 0);
+                    g->failed ? coll_failure_code(g) : 0);
     }
 }
 
@@ -1033,8 +1046,9 @@ static void coll_rx_probe_ack(ExanetColl *c, uint32_t src, const CollHdr *h)
         return;
     }
     if (h->code) {
-        coll_finish(g, h->code == EXANET_COLL_E_NO_GROUP ?
-                    EXANET_COLL_E_NO_GROUP : EXANET_COLL_E_PEER);
+        coll_finish(g, h->code == EXANET_COLL_E_NO_GROUP ||
+                       h->code == EXANET_COLL_E_MISMATCH ?
+                    h->code : EXANET_COLL_E_PEER);
         return;
     }
     g->probe_out = false;
