@@ -56,6 +56,7 @@ include drivers/build.mk
 include lib/build.mk
 include lib/extoll.mk
 include lib/fabric.mk
+include lib/coll-exanet.mk
 include tools/build.mk
 include packaging/build.mk
 include selftests/build.mk
