@@ -8,7 +8,8 @@
  *   non-leader: send its part to the node's leader, receive the result;
  *   leader:     receive every local part, reduce them in comm rank order
  *               (acc = own part; acc = part(local[1]) op acc; ...: MPI's
- *               own reduction kernels, MPI_Reduce_local), run the
+ *               own reduction kernels, MPI_Reduce_local, on the fixed-size
+ *               type of the NI type), run the
  *               allreduce of acc on the NI among the leaders, send the
  *               result to the local ranks.
  *
@@ -193,6 +194,23 @@ static int chunk_member(mca_coll_exanet_module_t *m, struct ompi_communicator_t 
 	return MPI_SUCCESS;
 }
 
+/* The datatype of the node-local reduction: the fixed-size type of the NI
+ * type, so that the node computes what the NI computes.  (Open MPI 4.1.4's
+ * own MIN/MAX kernels of MPI_UNSIGNED_LONG compare as signed long; those of
+ * MPI_UINT64_T are right.) */
+static struct ompi_datatype_t *local_type(unsigned int nd, struct ompi_datatype_t *dtype)
+{
+	switch (nd) {
+	case EXANET_COLL_INT32: return MPI_INT32_T;
+	case EXANET_COLL_UINT32: return MPI_UINT32_T;
+	case EXANET_COLL_INT64: return MPI_INT64_T;
+	case EXANET_COLL_UINT64: return MPI_UINT64_T;
+	case EXANET_COLL_FLOAT: return MPI_FLOAT;
+	case EXANET_COLL_DOUBLE: return MPI_DOUBLE;
+	default: return dtype;
+	}
+}
+
 /* Leader: gather and reduce the local parts, the NI, hand out the result. */
 static int chunk_leader(mca_coll_exanet_module_t *m, struct ompi_communicator_t *comm,
 			const char *src, char *dst, size_t n, size_t esize,
@@ -231,7 +249,7 @@ static int chunk_leader(mca_coll_exanet_module_t *m, struct ompi_communicator_t 
 	if (!barrier)
 		for (int i = 0; i < nrem; i++)
 			PMPI_Reduce_local((char *)m->tmp + (size_t)i * m->chunk, acc, (int)n,
-					  dtype, op);
+					  local_type(nd, dtype), op);
 
 	err = ni_allreduce(m, comm, acc, res, n, nd, no);
 	if (err) {
