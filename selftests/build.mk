@@ -62,10 +62,10 @@ $(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
 
 # MPI programs, built with Debian's Open MPI wrapper and started by mpirun
 # from exanet_mpi (the node image carries Open MPI, tools/cluster/mkinitramfs.sh)
-ST_MPI_BINS := $(ST_OUT)/mpi/exanet_mpi_check
+ST_MPI_BINS := $(ST_OUT)/mpi/exanet_mpi_check $(ST_OUT)/mpi/exanet_coll_check
 $(ST_OUT)/mpi/%: $(ST_DIR)/exanet/mpi/%.c
 	@mkdir -p $(@D)
-	$(MPICC) $(USER_CFLAGS) -o $@ $<
+	$(MPICC) $(USER_CFLAGS) -o $@ $< -lm
 
 # the same program, listed again for the 4-node cluster
 $(ST_OUT)/exanet_mpi4: $(ST_OUT)/exanet_mpi
@@ -141,6 +141,23 @@ $(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ip
 		$(TOP)/tools/exanet-ipd/ipd_proto.h $(ST_DIR)/lib/harness.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS)
+
+# coll/exanet on the host (lib/coll-exanet.mk): mpirun of exanet_coll_check
+# without a device, and with a stand-in libexanet.so.1 that emulates the
+# collective unit in shared memory (found first through LD_LIBRARY_PATH)
+COLLX_HT := $(HT_OUT)/test_coll_exanet
+COLLX_FAKE := $(HT_OUT)/fakeni/libexanet.so.1
+$(COLLX_FAKE): $(ST_DIR)/host/coll_exanet_fakeni.c $(LIBEXANET_DIR)/include/libexanet.h \
+		$(TOP)/uapi/exanet_coll.h $(LIBEXANET_DIR)/libexanet.map
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -fPIC -fvisibility=hidden -shared -Wl,-soname,libexanet.so.1 \
+		-Wl,--version-script=$(LIBEXANET_DIR)/libexanet.map -o $@ $< $(USER_LDFLAGS)
+$(COLLX_HT): $(ST_DIR)/host/test_coll_exanet.sh $(COLLX_FAKE) $(COLLX_SO) \
+		$(ST_OUT)/mpi/exanet_coll_check
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+ALL_TARGETS += $(COLLX_HT)
+HOST_TESTS += $(COLLX_HT)
 
 ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
