@@ -16,7 +16,7 @@ ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_uti
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
 	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
-	exanet_ipd exanet_fi2 exanet_fi_thresh exanet_mpi exa_fault_inject exa_poll_wait \
+	exanet_ipd exanet_fi2 exanet_fi_thresh exanet_mpi exanet_coll_mpi exa_fault_inject exa_poll_wait \
 	exa_fault_campaign
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
@@ -67,8 +67,10 @@ $(ST_OUT)/mpi/%: $(ST_DIR)/exanet/mpi/%.c
 	@mkdir -p $(@D)
 	$(MPICC) $(USER_CFLAGS) -o $@ $< -lm
 
-# the same program, listed again for the 4-node cluster
+# the same programs, listed again for the 4-node cluster
 $(ST_OUT)/exanet_mpi4: $(ST_OUT)/exanet_mpi
+	cp $< $@
+$(ST_OUT)/exanet_coll_mpi4: $(ST_OUT)/exanet_coll_mpi
 	cp $< $@
 
 $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
@@ -159,7 +161,7 @@ $(COLLX_HT): $(ST_DIR)/host/test_coll_exanet.sh $(COLLX_FAKE) $(COLLX_SO) \
 ALL_TARGETS += $(COLLX_HT)
 HOST_TESTS += $(COLLX_HT)
 
-ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
+ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_OUT)/exanet_coll_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
 
 .PHONY: selftests host-check
