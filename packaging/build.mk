@@ -78,7 +78,7 @@ PKG_TOOLS := $(USER_TOOLS) $(RDMA_TOOLS) $(EXTOLL_TOOLS) $(TOOLS_OUT)/exanet-ipd
 
 .PHONY: pkg-userspace install-tools install-udev
 # What the packages contain, without the modules and the tests.
-pkg-userspace: libexanet librma2 libvelo2 libexanet-fi $(LIBEXANET_INC_OUT)/libexanet.h \
+pkg-userspace: libexanet librma2 libvelo2 libexanet-fi coll-exanet $(LIBEXANET_INC_OUT)/libexanet.h \
 	$(LIBEXANET_INC_OUT)/exanet.h $(LIBEXANET_INC_OUT)/exanet_rdma.h $(LIBEXANET_INC_OUT)/exanet_coll.h \
 	$(PKG_TOOLS) $(MAN_PAGES)
 

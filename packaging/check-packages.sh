@@ -9,6 +9,7 @@
 #     libraries compiles and links against the installed -dev packages;
 #   - every tool runs (--help exits 0) and its man page is installed;
 #   - the udev rules are in place;
+#   - ompi_info lists the coll/exanet component (openmpi-coll-exanet);
 #   - unless NO_VM=1: the DKMS-built modules load (modprobe exanet, extoll)
 #     on an emulated node (packaging/node-modprobe.sh).
 # Output is TAP; the last line is "packages: N passed, N failed".
@@ -116,6 +117,10 @@ check "libexanet(3) and exanet_send(3) link installed" test -e "$ROOT/usr/share/
 # device path it lists the provider (the root has no NI)
 check "fi_info -p exanet lists the provider installed by libfabric-exanet" \
 	in_root sh -c 'FI_EXANET_DEVICE=/dev/null fi_info -p exanet | grep -q "provider: exanet"'
+# Open MPI loads every mca_coll_*.so of its component directory: ompi_info
+# (openmpi-bin in the root) lists the one of openmpi-coll-exanet
+check "ompi_info lists the coll component installed by openmpi-coll-exanet" \
+	in_root sh -c 'OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ompi_info | grep -q "MCA coll: exanet"'
 check "udev rules installed" test -f "$ROOT/lib/udev/rules.d/60-exanet.rules" -a -f "$ROOT/lib/udev/rules.d/60-extoll.rules"
 
 umount_all
