@@ -13,7 +13,8 @@
 # 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
 # iperf3, fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
 # /usr/lib/x86_64-linux-gnu/libfabric, Open MPI (openmpi-bin, without the
-# components for other NICs, MPI-IO and OpenSHMEM) and sshd/ssh with keys
+# components for other NICs, MPI-IO and OpenSHMEM, with coll/exanet from
+# $BUILD/ompi in its component directory) and sshd/ssh with keys
 # made here (MPI=0 leaves them out), a libpsm2 stub (tools/cluster/psm2-stub.c), virtio/tun/zram kernel modules with deps, $BUILD/modules/*.ko in
 # /lib/modules/$KVER/extra, $BUILD/bin -> /usr/bin, $BUILD/lib -> /usr/lib,
 # $BUILD/selftests -> /usr/lib/exanet/selftests, tools/cluster/tests ->
@@ -213,6 +214,12 @@ if [ "${MPI:-1}" = 1 ] && [ -x /usr/bin/orterun ] && [ -x /usr/sbin/sshd ] &&
 		esac
 		cp "$c" "${OMPI_LIB#/}/"
 	done
+	# coll/exanet (lib/coll-exanet.mk): MPI_Allreduce/MPI_Barrier on the NI's
+	# collective unit, picked up by a plain mpirun (it finds libexanet.so.1
+	# in /usr/lib through ld.so.cache)
+	if [ -f "$BUILD/ompi/mca_coll_exanet.so" ]; then
+		cp "$BUILD/ompi/mca_coll_exanet.so" "${OMPI_LIB#/}/"
+	fi
 	# PMIx's components and help texts (libpmix.so.2 itself comes with the
 	# shared libraries below)
 	PMIX=usr/lib/x86_64-linux-gnu/pmix2
