@@ -13,6 +13,9 @@
  *   EXA_FAKE_RANKS_PER_NODE node id = OMPI_COMM_WORLD_RANK / this (1)
  *   EXA_FAKE_NODEV          "open": no device; "coll": no collective unit
  *   EXA_FAKE_NOSPC_NODE     group creation fails with -ENOSPC on this node
+ *   EXA_FAKE_FAIL_AT        operation N of every group ends in
+ *                           EXANET_COLL_E_PEER on every member (and the
+ *                           group refuses the next ones, as the NI does)
  *
  * A group of key K is the file /dev/shm/exafake-JOB-K: a header (members'
  * claims, arrival and departure counters, each member's descriptor) and
@@ -368,9 +371,13 @@ EXPORT int exanet_coll_poll(struct exanet_coll_group *g, uint64_t *statusp)
 	if (g->stage == 2) {
 		if (atomic_load(&h->arrived) < g->seq * g->size)
 			goto busy;
+		const char *fail_at = getenv("EXA_FAKE_FAIL_AT");
+
 		for (uint32_t m = 0; m < g->size; m++)
 			if (h->desc[m].count != g->count || h->desc[m].type != g->type)
 				g->error = EXANET_COLL_E_MISMATCH;
+		if (fail_at && strtoull(fail_at, NULL, 0) == g->seq)
+			g->error = EXANET_COLL_E_PEER;
 		if (!g->error && g->count) {
 			unsigned int dt = EXANET_COLL_TYPE_DTYPE(g->type), op = EXANET_COLL_TYPE_OP(g->type);
 			void *acc = malloc(g->count * es);

@@ -13,7 +13,8 @@
 #     (coll_exanet_chunk_size=4096), every rank counting offloaded
 #     operations; a node whose group creation fails (-ENOSPC) makes every
 #     rank fall back; a NI without collective unit and a communicator on one
-#     node are left to the other components.
+#     node are left to the other components; a failing NI operation makes
+#     every rank return MPI_ERR_INTERN without hanging.
 #
 # Installed as build/host-tests/test_coll_exanet by selftests/build.mk.
 set -uo pipefail
@@ -43,21 +44,24 @@ TMP=$(mktemp -d)
 JOB=ctest$$
 trap 'rm -rf "$TMP"; rm -f /dev/shm/exafake-$JOB-*' EXIT
 
-echo "1..9"
+echo "1..10"
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
 show() { sed 's/^/#   /' "$1" | grep -v '^#   ok ' | tail -n "${2:-25}"; }
 
-# run NAME NP [env...] -- [mpirun args...]: exanet_coll_check with stats;
-# output in $TMP/NAME.out, 0 if every check passed
+# run NAME NP [env...] -- [mpirun args...] [-- check args...]:
+# exanet_coll_check with stats; output in $TMP/NAME.out, 0 if every check
+# passed
 run() {
-	local name=$1 np=$2 envs=() out=$TMP/$1.out
+	local name=$1 np=$2 envs=() margs=() out=$TMP/$1.out
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do margs+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
 	env COLL_EXANET_STATS=1 EXA_FAKE_JOB=$JOB "${envs[@]}" \
-		"${MPIRUN[@]}" -np "$np" "$@" "$CHECK" > "$out" 2>&1
+		"${MPIRUN[@]}" -np "$np" "${margs[@]}" "$CHECK" "$@" > "$out" 2>&1
 	local rc=$?
 	grep -q '^checks: [0-9]* passed, 0 failed$' "$out" && [ $rc -eq 0 ]
 }
@@ -144,6 +148,21 @@ if run onenode 3 "${FAKEENV[@]}" EXA_FAKE_RANKS_PER_NODE=3 -- && all_zero onenod
 	ok "fake NI, one node: left to the other components, checks pass"
 else
 	notok "fake NI, one node"; show "$TMP/onenode.out"
+fi
+
+# 10. an NI operation fails (on every member, as the NI reports a peer's
+# failure): one line from each leader, MPI_ERR_INTERN (17 in Open MPI) on
+# every rank, nobody hangs (timeout 240 would end mpirun with 124)
+run fail 4 "${FAKEENV[@]}" EXA_FAKE_RANKS_PER_NODE=2 EXA_FAKE_FAIL_AT=3 -- \
+	--mca coll_exanet_chunk_size 4096 -- 'allreduce MPI_INT MPI_SUM'
+rc=$?
+if [ $rc -ne 0 ] && grep -q '^not ok 1 - allreduce MPI_INT MPI_SUM' "$TMP/fail.out" &&
+	[ "$(grep -c 'coll_exanet: .*on the NI failed' "$TMP/fail.out")" -ge 2 ] &&
+	[ "$(grep -c 'MPI_Allreduce(.*): error 17' "$TMP/fail.out")" -ge 4 ] &&
+	[ "$(offloaded fail | grep -c .)" -eq 4 ]; then
+	ok "fake NI, an operation fails: MPI_ERR_INTERN on every rank, no hang"
+else
+	notok "fake NI, an operation fails"; show "$TMP/fail.out" 40
 fi
 
 echo "# coll_exanet: $((n - fail)) of $n passed"
