@@ -21,6 +21,7 @@
 
 #include "exa_rdma.h"
 #include "../lib/coll_ref.h"
+#include "../lib/exa_kid.h"
 
 #define MIB (1u << 20)
 #define GUARDB 64			/* guard bytes around every result */
@@ -733,6 +734,123 @@ TEST_F_TIMEOUT(coll, loopback_members_on_one_node, 300)
 			EXPECT_TRUE(rc == -ECONNRESET || rc == -EREMOTEIO || rc == -ETIMEDOUT);
 		}
 		EXPECT_GT(FAIL_MS_MAX, exa_now_ms() - t0);
+	}
+}
+
+/* ------------------------------------------------------------ domains */
+
+#define OTHER_PDID 0x4c17		/* a job domain no other test uses */
+
+struct intruder_arg {
+	uint32_t key, nodes[2];
+};
+
+/*
+ * In another job domain (PDID): the same key and member table as the
+ * legitimate member 1, then one operation; writes its setup result, then
+ * (after a byte from the test) the operation's result.
+ */
+static int intruder_fn(struct kid_io *io)
+{
+	const struct intruder_arg *a = io->arg;
+	struct exanet_dev *dev = NULL;
+	struct exanet_rdma *rdma = NULL;
+	struct exanet_coll *coll = NULL;
+	struct exanet_coll_group *g = NULL;
+	struct exanet_mr *mr = NULL;
+	static int32_t buf[1024] __attribute__((aligned(4096)));
+	int rc;
+	char go;
+
+	rc = exanet_open_index(0, &dev);
+	if (!rc)
+		rc = exanet_rdma_alloc(dev, &rdma);
+	if (!rc)
+		rc = exanet_coll_open(rdma, &coll);
+	if (!rc)
+		rc = exanet_reg_mr(dev, buf, sizeof(buf), 0, &mr);
+	if (!rc)
+		rc = exanet_coll_group_create(coll, a->key, 2, 1, a->nodes, &g);
+	if (kid_write(io->wr, &rc, sizeof(rc)) || rc)
+		return 1;
+	if (kid_read(io->rd, &go, 1))
+		return 1;
+	rc = exanet_coll_allreduce(g, buf, buf + 512, 16, EXANET_COLL_INT32,
+				   EXANET_COLL_SUM, FAIL_TMO);
+	kid_write(io->wr, &rc, sizeof(rc));
+	kid_read(io->rd, &go, 1);	/* EOF: the test is done */
+	exanet_close(dev);
+	return 0;
+}
+
+/* An NI collective counter from sysfs (one number per file); -1 if absent. */
+static long long coll_counter(const char *name)
+{
+	char path[128];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), EXANET_SYSFS "coll/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * A process of another job domain cannot join a group: with the same key
+ * and member table as member 1 but its own PDID, its packets and the
+ * legitimate member's find no group at the other NI: both operations end
+ * with -ECONNRESET (never a mixed result), and both NIs count the refusal.
+ */
+TEST_F_TIMEOUT(coll, another_domain_cannot_join_or_inject, 180)
+{
+	struct intruder_arg a = { .key = KEY(1) };
+	struct exanet_coll_group *g = NULL;
+	struct kid k = { 0 };
+	long long refused0, refused1;
+	int32_t *src = (int32_t *)region(self, 0);
+	int rc = 0, krc = 0, i;
+	char go = 1;
+
+	if (self->nn < 2)
+		SKIP("needs 2 ranks");
+	a.nodes[0] = self->nodes[0];
+	a.nodes[1] = self->nodes[1];
+	refused0 = coll_counter("rx_refused");
+	if (refused0 < 0)
+		SKIP("no coll counters in sysfs");
+	if (self->rank == 0) {
+		ASSERT_EQ(0, exanet_coll_group_create(self->coll, a.key, 2, 0, a.nodes, &g));
+	} else if (self->rank == 1) {
+		ASSERT_EQ(0, kid_spawn(&k, OTHER_PDID, 0, intruder_fn, &a));
+		ASSERT_EQ(0, kid_read_tmo(k.rd, &krc, sizeof(krc), 60000));
+		ASSERT_EQ(0, krc);
+	}
+	OOB_SYNC(&self->oob);
+	for (i = 0; i < 16; i++)
+		src[i] = i;
+	if (self->rank == 0) {
+		rc = exanet_coll_allreduce(g, src, src + 512, 16, EXANET_COLL_INT32,
+					   EXANET_COLL_SUM, FAIL_TMO);
+		TH_LOG("member 0 with the other domain's member 1: %s", strerror(-rc));
+		EXPECT_EQ(-ECONNRESET, rc);
+		EXPECT_EQ(0, exanet_coll_group_destroy(g));
+	} else if (self->rank == 1) {
+		ASSERT_EQ(0, kid_write(k.wr, &go, 1));
+		ASSERT_EQ(0, kid_read_tmo(k.rd, &krc, sizeof(krc), FAIL_MS_MAX + 60000));
+		TH_LOG("member 1 in PDID %#x: %s", OTHER_PDID, strerror(-krc));
+		EXPECT_EQ(-ECONNRESET, krc);
+		EXPECT_EQ(0, kid_finish(&k, 30000));
+	}
+	OOB_SYNC(&self->oob);
+	refused1 = coll_counter("rx_refused");
+	if (self->rank <= 1) {
+		TH_LOG("rank %d: rx_refused +%lld", self->rank, refused1 - refused0);
+		EXPECT_LT(refused0, refused1);
 	}
 }
 
