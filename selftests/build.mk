@@ -21,6 +21,7 @@ ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_a
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
 	$(TOP)/uapi/exa_domain.h $(ST_DIR)/exanet/ipd_test.h $(ST_DIR)/exanet/odp_test.h \
+	$(ST_DIR)/exanet/mpi_test.h \
 	$(ST_DIR)/lib/coll_ref.h $(TOP)/uapi/exanet_coll.h
 
 $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \

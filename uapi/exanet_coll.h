@@ -161,6 +161,13 @@ enum exanet_coll_dtype {
 	EXANET_COLL_NUM_DTYPES
 };
 
+/* Bytes of one element of dtype, 0 for an unknown one. */
+#define EXANET_COLL_DTYPE_SIZE(d)					\
+	((d) == EXANET_COLL_INT32 || (d) == EXANET_COLL_UINT32 ||	\
+	 (d) == EXANET_COLL_FLOAT ? 4u :				\
+	 (d) == EXANET_COLL_INT64 || (d) == EXANET_COLL_UINT64 ||	\
+	 (d) == EXANET_COLL_DOUBLE ? 8u : 0u)
+
 enum exanet_coll_error {
 	EXANET_COLL_E_NONE = 0,
 	EXANET_COLL_E_BAD_DESC = 1,	/* op/dtype/count/flags/VA range */

@@ -171,17 +171,7 @@ static const CollStep coll_direct_step = { CS_DIRECT, COLL_WIRE_DIRECT, 0 };
 
 size_t exanet_coll_dtype_bytes(unsigned dtype)
 {
-    switch (dtype) {
-    case EXANET_COLL_INT32:
-    case EXANET_COLL_UINT32:
-    case EXANET_COLL_FLOAT:
-        return 4;
-    case EXANET_COLL_INT64:
-    case EXANET_COLL_UINT64:
-    case EXANET_COLL_DOUBLE:
-        return 8;
-    }
-    return 0;
+    return EXANET_COLL_DTYPE_SIZE(dtype);
 }
 
 static bool coll_type_ok(unsigned dtype, unsigned op)

@@ -12,84 +12,21 @@
  *
  * The other ranks keep their nodes in the test until rank 0 is done.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
-#include "exa_test.h"
 
 #define CHECK_PROG "/usr/lib/exanet/selftests/exanet/mpi/exanet_mpi_check"
 #define MPIRUN_TMO 400		/* seconds, one mpirun (TCG nodes are slow) */
 
-FIXTURE(mpi) {
-	struct oob oob;
-	int rank, nnodes;
-};
-
-/* sshd (respawned by init) needs a few seconds of CPU after boot before
- * it listens: 0 once a connection to port 22 of addr succeeds. */
-static int wait_sshd(uint32_t addr, int timeout_s)
-{
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(22) };
-	int64_t end = exanet_now_ns() + timeout_s * SEC;
-
-	sa.sin_addr.s_addr = addr;
-	do {
-		int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-		if (fd < 0)
-			return -errno;
-		ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-		close(fd);
-		if (ok)
-			return 0;
-		usleep(100000);
-	} while (exanet_now_ns() < end);
-	return -ETIMEDOUT;
-}
-
-FIXTURE_SETUP(mpi)
-{
-	int err;
-
-	OOB_UP(&self->oob);
-	self->rank = self->oob.rank;
-	self->nnodes = self->oob.nnodes;
-	if (access("/usr/bin/mpirun", X_OK) || access(CHECK_PROG, X_OK))
-		SKIP("no Open MPI in the node image");
-	if (self->nnodes < 2)
-		SKIP("needs 2 or more nodes");
-	/* the others wait (long) for rank 0's mpirun */
-	self->oob.timeout_ms = (MPIRUN_TMO + 60) * 1000;
-	/* mpirun on rank 0 starts only when every node's sshd listens (it
-	 * once found node 2's refusing connections right after boot) */
-	err = wait_sshd(self->oob.peers[self->rank], 60);
-	if (err)
-		TH_LOG("sshd of this node does not accept connections: %s", strerror(-err));
-	ASSERT_EQ(0, err);
-	OOB_SYNC(&self->oob);
-}
-
-FIXTURE_TEARDOWN(mpi)
-{
-	oob_fini(&self->oob);
-}
+#include "mpi_test.h"
 
 /* Rank 0: mpirun with 'per_node' ranks on each node of the test; checks
  * its status, the MPI program's summary and the MTL/provider lines. */
 static void run_checks(struct __test_metadata *_metadata, FIXTURE_DATA(mpi) *self,
 		       int per_node)
 {
-	char hosts[1024] = "", out[64];
-	size_t len = 0;
-	int i, status, nranks = self->nnodes * per_node;
+	char hosts[1024], out[64];
+	int status, nranks = self->nnodes * per_node;
 
-	for (i = 0; i < self->nnodes; i++) {
-		struct in_addr a = { .s_addr = self->oob.peers[i] };
-
-		len += (size_t)snprintf(hosts + len, sizeof(hosts) - len, "%s%s:%d", i ? "," : "",
-					inet_ntoa(a), per_node);
-	}
+	mpi_hosts(self, per_node, hosts, sizeof(hosts));
 	snprintf(out, sizeof(out), "/tmp/exanet_mpi_%d.txt", per_node);
 	status = exa_system("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
 			    "timeout %d mpirun --host %s -np %d --mca mtl_base_verbose 10 "

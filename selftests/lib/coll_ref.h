@@ -58,17 +58,7 @@ union coll_ref_val {
 /* Bytes of one element, 0 for an unknown dtype. */
 static inline size_t coll_ref_dtype_size(unsigned int dtype)
 {
-	switch (dtype) {
-	case EXANET_COLL_INT32:
-	case EXANET_COLL_UINT32:
-	case EXANET_COLL_FLOAT:
-		return 4;
-	case EXANET_COLL_INT64:
-	case EXANET_COLL_UINT64:
-	case EXANET_COLL_DOUBLE:
-		return 8;
-	}
-	return 0;
+	return EXANET_COLL_DTYPE_SIZE(dtype);
 }
 
 static inline int coll_ref_is_float(unsigned int dtype)

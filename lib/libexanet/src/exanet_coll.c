@@ -150,18 +150,7 @@ EXPORT uint32_t exanet_coll_group_slot(const struct exanet_coll_group *g)
 
 EXPORT size_t exanet_coll_dtype_size(unsigned int dtype)
 {
-	switch (dtype) {
-	case EXANET_COLL_INT32:
-	case EXANET_COLL_UINT32:
-	case EXANET_COLL_FLOAT:
-		return 4;
-	case EXANET_COLL_INT64:
-	case EXANET_COLL_UINT64:
-	case EXANET_COLL_DOUBLE:
-		return 8;
-	default:
-		return 0;
-	}
+	return EXANET_COLL_DTYPE_SIZE(dtype);
 }
 
 static int coll_type_ok(unsigned int dtype, unsigned int op)

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the in-VM tests that run mpirun on rank 0 share (exanet_mpi,
+ * exanet_coll_mpi): the fixture (oob, sshd of every node listening, skip
+ * without Open MPI or the check program) and the --host list.  The
+ * includer defines CHECK_PROG (the MPI program) and MPIRUN_TMO (seconds of
+ * one mpirun) first.
+ */
+#ifndef SELFTEST_MPI_TEST_H
+#define SELFTEST_MPI_TEST_H
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "exa_test.h"
+
+FIXTURE(mpi) {
+	struct oob oob;
+	int rank, nnodes;
+};
+
+/* sshd (respawned by init) needs a few seconds of CPU after boot before
+ * it listens: 0 once a connection to port 22 of addr succeeds. */
+static int wait_sshd(uint32_t addr, int timeout_s)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(22) };
+	int64_t end = exanet_now_ns() + timeout_s * SEC;
+
+	sa.sin_addr.s_addr = addr;
+	do {
+		int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+		if (fd < 0)
+			return -errno;
+		ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(fd);
+		if (ok)
+			return 0;
+		usleep(100000);
+	} while (exanet_now_ns() < end);
+	return -ETIMEDOUT;
+}
+
+FIXTURE_SETUP(mpi)
+{
+	int err;
+
+	OOB_UP(&self->oob);
+	self->rank = self->oob.rank;
+	self->nnodes = self->oob.nnodes;
+	if (access("/usr/bin/mpirun", X_OK) || access(CHECK_PROG, X_OK))
+		SKIP("no Open MPI in the node image");
+	if (self->nnodes < 2)
+		SKIP("needs 2 or more nodes");
+	/* the others wait (long) for rank 0's mpirun */
+	self->oob.timeout_ms = (MPIRUN_TMO + 60) * 1000;
+	/* mpirun on rank 0 starts only when every node's sshd listens (it
+	 * once found node 2's refusing connections right after boot) */
+	err = wait_sshd(self->oob.peers[self->rank], 60);
+	if (err)
+		TH_LOG("sshd of this node does not accept connections: %s", strerror(-err));
+	ASSERT_EQ(0, err);
+	OOB_SYNC(&self->oob);
+}
+
+FIXTURE_TEARDOWN(mpi)
+{
+	oob_fini(&self->oob);
+}
+
+/* "ip:per_node,..." of every node of the test, for mpirun --host. */
+static inline void mpi_hosts(FIXTURE_DATA(mpi) *self, int per_node, char *hosts,
+			     size_t size)
+{
+	size_t len = 0;
+	int i;
+
+	hosts[0] = '\0';
+	for (i = 0; i < self->nnodes && len < size; i++) {
+		struct in_addr a = { .s_addr = self->oob.peers[i] };
+
+		len += (size_t)snprintf(hosts + len, size - len, "%s%s:%d", i ? "," : "",
+					inet_ntoa(a), per_node);
+	}
+}
+
+#endif /* SELFTEST_MPI_TEST_H */
