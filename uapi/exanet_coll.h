@@ -168,6 +168,12 @@ enum exanet_coll_dtype {
 	 (d) == EXANET_COLL_INT64 || (d) == EXANET_COLL_UINT64 ||	\
 	 (d) == EXANET_COLL_DOUBLE ? 8u : 0u)
 
+/* Whether the unit takes (dtype, op): bitwise ops on integer types only. */
+#define EXANET_COLL_TYPE_VALID(d, op)					\
+	(EXANET_COLL_DTYPE_SIZE(d) && (op) < EXANET_COLL_NUM_OPS &&	\
+	 ((op) < EXANET_COLL_BAND ||					\
+	  ((d) != EXANET_COLL_FLOAT && (d) != EXANET_COLL_DOUBLE)))
+
 enum exanet_coll_error {
 	EXANET_COLL_E_NONE = 0,
 	EXANET_COLL_E_BAD_DESC = 1,	/* op/dtype/count/flags/VA range */

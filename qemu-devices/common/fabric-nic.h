@@ -126,6 +126,20 @@ void fabric_nic_poll_end(FabricNic *nic);
  * something (the spin restarts).
  */
 void fabric_nic_poll_idle(FabricNic *nic);
+/*
+ * A read of size bytes at off of a 64-bit register whose value is v: the
+ * upper half at off & 4, else the lower half, or all of it for an 8-byte
+ * read.
+ */
+static inline uint64_t fabric_nic_reg_part(uint64_t v, hwaddr off,
+                                           unsigned size)
+{
+    if (off & 4) {
+        return v >> 32;
+    }
+    return size == 8 ? v : (uint32_t)v;
+}
+
 static inline void fabric_nic_poll_found(void)
 {
     fabric_park_poll_busy();

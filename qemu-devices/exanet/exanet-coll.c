@@ -169,20 +169,6 @@ static gpointer early_key(uint32_t seq, uint8_t step, uint32_t src,
 
 static const CollStep coll_direct_step = { CS_DIRECT, COLL_WIRE_DIRECT, 0 };
 
-size_t exanet_coll_dtype_bytes(unsigned dtype)
-{
-    return EXANET_COLL_DTYPE_SIZE(dtype);
-}
-
-static bool coll_type_ok(unsigned dtype, unsigned op)
-{
-    if (!exanet_coll_dtype_bytes(dtype) || op >= EXANET_COLL_NUM_OPS) {
-        return false;
-    }
-    return op < EXANET_COLL_BAND ||
-           (dtype != EXANET_COLL_FLOAT && dtype != EXANET_COLL_DOUBLE);
-}
-
 /* ------------------------------------------------------------------ */
 /* Arithmetic: acc = op(lo, hi), element-wise, little-endian */
 
@@ -236,7 +222,7 @@ static bool coll_type_ok(unsigned dtype, unsigned op)
 static void coll_combine(uint8_t *out, const uint8_t *lo, const uint8_t *hi,
                          size_t bytes, unsigned dtype, unsigned op)
 {
-    size_t n = bytes / exanet_coll_dtype_bytes(dtype);
+    size_t n = bytes / EXANET_COLL_DTYPE_SIZE(dtype);
 
     switch (dtype) {
     case EXANET_COLL_INT32:
@@ -646,8 +632,8 @@ static uint8_t coll_start(CollGroup *g)
     g->moved = true;
     g->probe_retries = 0;
     g->c->cnt[EXANET_CCNT_OPS]++;
-    esz = exanet_coll_dtype_bytes(g->dtype);
-    if (!coll_type_ok(g->dtype, g->op) || (type >> 16) ||
+    esz = EXANET_COLL_DTYPE_SIZE(g->dtype);
+    if (!EXANET_COLL_TYPE_VALID(g->dtype, g->op) || (type >> 16) ||
         ldq_le_p(d + EXANET_COLL_D_CTRL) ||
         ldq_le_p(d + 0x30) ||
         g->count > EXANET_COLL_MAX_LEN / esz ||
@@ -1134,7 +1120,7 @@ uint32_t exanet_coll_ctrl_read(ExanetColl *c, hwaddr off)
         off < EXANET_REG_COLL_COUNTER(EXANET_COLL_NUM_COUNTERS)) {
         uint64_t v = c->cnt[(off - EXANET_REG_COLL_COUNTER(0)) / 8];
 
-        return (off & 4) ? v >> 32 : (uint32_t)v;
+        return fabric_nic_reg_part(v, off, 4);
     }
     switch (off) {
     case EXANET_REG_COLL_CAPS:
@@ -1272,10 +1258,7 @@ static uint64_t coll_bar_read(void *opaque, hwaddr off, unsigned size)
     default:
         return 0;
     }
-    if (reg & 4) {
-        return v >> 32;
-    }
-    return size == 8 ? v : (uint32_t)v;
+    return fabric_nic_reg_part(v, reg, size);
 }
 
 static void coll_bar_write(void *opaque, hwaddr off, uint64_t val,

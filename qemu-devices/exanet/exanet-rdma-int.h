@@ -312,7 +312,6 @@ ExanetColl *exanet_coll_new(ExanetRdma *r, Object *owner);
 MemoryRegion *exanet_coll_bar(ExanetColl *c);
 void exanet_coll_set_direct(ExanetColl *c, uint32_t members);
 void exanet_coll_reset(ExanetColl *c);
-size_t exanet_coll_dtype_bytes(unsigned dtype);
 bool exanet_coll_ctrl_owns(hwaddr off);
 uint32_t exanet_coll_ctrl_read(ExanetColl *c, hwaddr off);
 void exanet_coll_ctrl_write(ExanetColl *c, hwaddr off, uint32_t val);

@@ -875,7 +875,7 @@ static uint32_t exanet_ctrl_read32(ExanetState *s, hwaddr off)
         off < EXANET_REG_COUNTER(EXANET_NUM_COUNTERS)) {
         uint64_t v = exanet_counter(s, (off - EXANET_REG_COUNTER(0)) / 8);
 
-        return (off & 4) ? v >> 32 : (uint32_t)v;
+        return fabric_nic_reg_part(v, off, 4);
     }
     if (off >= EXANET_REG_PKT_BASE(0) &&
         off < EXANET_REG_PKT_BASE(EXANET_NUM_PKT_IFACES)) {

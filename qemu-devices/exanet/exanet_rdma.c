@@ -280,7 +280,7 @@ uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off)
         off < EXANET_REG_RDMA_COUNTER(EXANET_RDMA_NUM_COUNTERS)) {
         uint64_t v = r->cnt[(off - EXANET_REG_RDMA_COUNTER(0)) / 8];
 
-        return (off & 4) ? v >> 32 : (uint32_t)v;
+        return fabric_nic_reg_part(v, off, 4);
     }
     switch (off) {
     case EXANET_REG_RDMA_CAPS:
@@ -449,10 +449,7 @@ static uint64_t rdma_bar_read(void *opaque, hwaddr off, unsigned size)
     default:
         return 0;
     }
-    if (reg & 4) {
-        return v >> 32;
-    }
-    return size == 8 ? v : (uint32_t)v;
+    return fabric_nic_reg_part(v, reg, size);
 }
 
 static void rdma_bar_write(void *opaque, hwaddr off, uint64_t val,

@@ -300,7 +300,7 @@ static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
         if (size == 8) {
             return v;
         }
-        return (off & 4) ? v >> 32 : (uint32_t)v;
+        return fabric_nic_reg_part(v, off, 4);
     }
     switch (off) {
     case EXTOLL_REG_ID:

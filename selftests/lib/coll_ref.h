@@ -69,9 +69,7 @@ static inline int coll_ref_is_float(unsigned int dtype)
 /* 1 if the unit accepts (dtype, op): bitwise ops only on integer types. */
 static inline int coll_ref_valid(unsigned int dtype, unsigned int op)
 {
-	if (!coll_ref_dtype_size(dtype) || op >= EXANET_COLL_NUM_OPS)
-		return 0;
-	return !(coll_ref_is_float(dtype) && op >= EXANET_COLL_BAND);
+	return EXANET_COLL_TYPE_VALID(dtype, op);
 }
 
 static inline const char *coll_ref_dtype_name(unsigned int dtype)

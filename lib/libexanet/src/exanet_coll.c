@@ -153,14 +153,6 @@ EXPORT size_t exanet_coll_dtype_size(unsigned int dtype)
 	return EXANET_COLL_DTYPE_SIZE(dtype);
 }
 
-static int coll_type_ok(unsigned int dtype, unsigned int op)
-{
-	if (!exanet_coll_dtype_size(dtype) || op >= EXANET_COLL_NUM_OPS)
-		return 0;
-	return op < EXANET_COLL_BAND ||
-	       (dtype != EXANET_COLL_FLOAT && dtype != EXANET_COLL_DOUBLE);
-}
-
 EXPORT int exanet_coll_start(struct exanet_coll_group *g, const void *src,
 			     void *dst, size_t count, unsigned int dtype,
 			     unsigned int op, struct exanet_rdma_notif *lcomp,
@@ -171,7 +163,7 @@ EXPORT int exanet_coll_start(struct exanet_coll_group *g, const void *src,
 	uint64_t desc[EXANET_COLL_D_CTRL / 8];
 	unsigned int i;
 
-	if (!g || !coll_type_ok(dtype, op) ||
+	if (!g || !EXANET_COLL_TYPE_VALID(dtype, op) ||
 	    count > EXANET_COLL_MAX_LEN / esz || (count && (!src || !dst)) ||
 	    ((uintptr_t)lcomp & 7))
 		return -EINVAL;
