@@ -214,6 +214,15 @@ struct exanet_rdma_desc {
 /* Status view of a channel slot (reads). */
 #define EXANET_RDMA_S_STATUS		0x00	/* RO 64 */
 #define EXANET_RDMA_S_DONE_BYTES	0x08	/* RO 64: bytes acknowledged / received */
+/*
+ * RO 64, the same in every slot of a page: notification and completion
+ * records (RDMA and collective) the NI has written into the memory of the
+ * page's rank since the device reset.  Software waiting for a record in
+ * memory reads it when the record is not there yet: the read is where the
+ * NI sees a waiting process (it takes in pending fabric traffic at once,
+ * and a host-side model may park the waiting vCPU).
+ */
+#define EXANET_RDMA_S_NOTIFS		0x10
 
 /* STATUS: state 0..3, error 8..15, retries 16..23, transfer sequence 32..63 */
 #define EXANET_RDMA_ST_STATE(s)		((unsigned int)((s) & 0xf))

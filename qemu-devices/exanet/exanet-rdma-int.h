@@ -169,6 +169,7 @@ typedef struct RdmaPage {
     uint32_t pdid;
     uint32_t rank;
     bool enabled;
+    uint64_t notifs_seen;   /* NOTIFS at this page's previous read */
     RdmaChan ch[EXANET_RDMA_CHANS];
 } RdmaPage;
 
@@ -241,6 +242,7 @@ struct ExanetRdma {
     RdmaLoop *loop_rsv;
     uint32_t loop_rsv_dst;
     uint64_t cnt[EXANET_RDMA_NUM_COUNTERS];
+    uint64_t notifs[EXANET_RDMA_NUM_RANKS];     /* records written, per rank */
     ExanetColl *coll;       /* the collective unit (exanet-coll.c) */
 };
 
@@ -277,11 +279,21 @@ bool exanet_rdma_chan_lcomp(RdmaChan *ch);
 void exanet_rdma_chan_complete(RdmaChan *ch, uint8_t err);
 void exanet_rdma_chan_abort(RdmaChan *ch);
 void exanet_rdma_rchan_timer(void *opaque);
+/*
+ * Transfers up to this length send their block from the triggering vCPU
+ * (or the context that started them): a copy of a few KiB costs less than
+ * waking the fabric thread, which larger transfers use so that the vCPU
+ * does not copy bulk data.
+ */
+#define RDMA_INLINE_MAX    4096
 void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl);
 
 /* ------------------------------------------------------------------ */
 /* exanet-rdma-rx.c: receive unit */
 
+/* Deliver up to budget queued packets to our own node; true if any was. */
+#define EXANET_RDMA_LOOP_POLL_BUDGET 16     /* from a polling vCPU */
+bool exanet_rdma_loop_drain(ExanetRdma *r, int budget);
 RdmaChan *exanet_rdma_my_rchan(ExanetRdma *r, unsigned page, unsigned chan,
                                uint32_t seq, uint32_t epoch);
 

@@ -312,11 +312,9 @@ void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
     r->cnt[EXANET_RCNT_RX_BAD]++;
 }
 
-/* Bottom half: local deliveries, then block transmission. */
-void exanet_rdma_kick_work(void *opaque)
+bool exanet_rdma_loop_drain(ExanetRdma *r, int budget)
 {
-    ExanetRdma *r = opaque;
-    int budget = 256;
+    bool any = false;
 
     while (!QSIMPLEQ_EMPTY(&r->loop) && budget-- > 0) {
         RdmaLoop *l = QSIMPLEQ_FIRST(&r->loop);
@@ -325,7 +323,17 @@ void exanet_rdma_kick_work(void *opaque)
         exanet_rdma_bulk_rx(r, r->node_id, l->type, l->buf, l->hlen,
                             l->buf + l->hlen, l->dlen, true);
         g_free(l);
+        any = true;
     }
+    return any;
+}
+
+/* Bottom half: local deliveries, then block transmission. */
+void exanet_rdma_kick_work(void *opaque)
+{
+    ExanetRdma *r = opaque;
+
+    exanet_rdma_loop_drain(r, 256);
     exanet_rdma_pump_stalled(r);
     if (!QSIMPLEQ_EMPTY(&r->loop)) {
         exanet_rdma_kick(r);

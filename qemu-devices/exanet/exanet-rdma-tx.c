@@ -110,7 +110,10 @@ static void rdma_tx_timer(void *opaque)
     rdma_tx_pump(tx);
 }
 
-/* Start (or restart) a transfer; the bottom half sends the blocks. */
+/*
+ * Start (or restart) a transfer; the bottom half sends the blocks, or the
+ * caller sends the one block of a small transfer at once (RDMA_INLINE_MAX).
+ */
 void exanet_rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
 {
     tx->r = r;
@@ -132,6 +135,12 @@ void exanet_rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->want_pump = true;
     QTAILQ_INSERT_TAIL(&r->active, tx, link);
     rdma_tx_arm(tx);
+    if (tx->h.total_len <= RDMA_INLINE_MAX) {
+        rdma_tx_pump(tx);
+        if (!tx->want_pump) {
+            return;
+        }
+    }
     exanet_rdma_kick(r);
 }
 

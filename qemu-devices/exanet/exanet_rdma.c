@@ -130,6 +130,7 @@ bool exanet_rdma_write_notif(ExanetRdma *r, unsigned rank, uint64_t va,
         r->cnt[EXANET_RCNT_RX_DMA_ERRORS]++;
         return false;
     }
+    r->notifs[rank]++;
     return true;
 }
 
@@ -354,6 +355,7 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
                     pg->ch[c].done_bytes = 0;
                     memset(pg->ch[c].desc, 0, sizeof(pg->ch[c].desc));
                 }
+                pg->notifs_seen = r->notifs[pg->rank];
                 pg->enabled = true;
             } else if (pg->enabled) {
                 rdma_page_disable(r, pg);
@@ -420,6 +422,38 @@ static bool rdma_chan_finished(void *opaque)
     return ch->state != EXANET_RDMA_ONGOING;
 }
 
+typedef struct RdmaNotifPoll {
+    const ExanetRdma *r;
+    const RdmaPage *pg;
+} RdmaNotifPoll;
+
+static bool rdma_page_notified(void *opaque)
+{
+    const RdmaNotifPoll *np = opaque;
+
+    return np->r->notifs[np->pg->rank] != np->pg->notifs_seen;
+}
+
+/*
+ * NOTIFS: software waits for a record in memory.  Take in what the fabric
+ * and the own-node queue hold, and count an unchanged value as an empty
+ * poll (the vCPU may park until something arrives, fabric-park.h).
+ */
+static uint64_t rdma_page_notifs(ExanetRdma *r, RdmaPage *pg)
+{
+    RdmaNotifPoll np = { .r = r, .pg = pg };
+
+    exanet_rdma_loop_drain(r, EXANET_RDMA_LOOP_POLL_BUDGET);
+    if (!rdma_page_notified(&np)) {
+        exanet_ni_poll(r->ni, rdma_page_notified, &np);
+    } else {
+        fabric_nic_poll_found();
+    }
+    pg->notifs_seen = r->notifs[pg->rank];
+    trace_exanet_rdma_notifs_poll(r->node_id, pg - r->page, pg->notifs_seen);
+    return pg->notifs_seen;
+}
+
 static uint64_t rdma_bar_read(void *opaque, hwaddr off, unsigned size)
 {
     ExanetRdma *r = opaque;
@@ -436,6 +470,7 @@ static uint64_t rdma_bar_read(void *opaque, hwaddr off, unsigned size)
     switch (reg & ~7u) {
     case EXANET_RDMA_S_STATUS:
         if (ch->state == EXANET_RDMA_ONGOING) {
+            exanet_rdma_loop_drain(r, EXANET_RDMA_LOOP_POLL_BUDGET);
             exanet_ni_poll(r->ni, rdma_chan_finished, ch);
         }
         v = ch->state | (uint64_t)ch->err << 8 |
@@ -445,6 +480,9 @@ static uint64_t rdma_bar_read(void *opaque, hwaddr off, unsigned size)
     case EXANET_RDMA_S_DONE_BYTES:
         v = ch->chan < EXANET_RDMA_WCHANS && ch->tx.active ?
             ch->tx.acked_bytes : ch->done_bytes;
+        break;
+    case EXANET_RDMA_S_NOTIFS:
+        v = rdma_page_notifs(r, &r->page[p]);
         break;
     default:
         return 0;
@@ -593,6 +631,7 @@ void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch)
     r->fq_size = r->fq_head = r->fq_tail = r->fq_irq = 0;
     r->nheld = 0;
     memset(r->cnt, 0, sizeof(r->cnt));
+    memset(r->notifs, 0, sizeof(r->notifs));
     r->retx_us = EXANET_RDMA_DEFAULT_RETX_US;
     r->window = EXANET_RDMA_DEFAULT_WINDOW;
     r->epoch = epoch;

@@ -34,6 +34,7 @@ struct exanet_rdma {
 	uint32_t rcursor;
 	volatile uint8_t *regs;
 	struct exanet_coll *coll;	/* its collective page, if open */
+	struct exanet_rdma *pnext;	/* process-wide list (notification polls) */
 };
 
 /* exanet_coll.c */

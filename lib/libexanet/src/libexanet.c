@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1063,6 +1064,66 @@ EXPORT int exanet_dereg_mr(struct exanet_mr *mr)
 	return err;
 }
 
+/*
+ * Notification waits read memory, which the NI does not see: between two
+ * looks at the record they read EXANET_RDMA_S_NOTIFS of one of the
+ * process's RDMA pages, so that the NI takes in pending traffic at once
+ * (an emulated NI otherwise waits for its fabric thread to wake up, tens of
+ * microseconds) and knows the process waits.  The page is the oldest open
+ * one; closing it waits for polls in progress (the lock prefers writers,
+ * and an uncontended read lock makes no system call).
+ */
+static pthread_rwlock_t notif_poller_lock;
+static pthread_once_t notif_poller_once = PTHREAD_ONCE_INIT;
+static struct exanet_rdma *notif_pollers;	/* newest first */
+
+static void notif_poller_init(void)
+{
+	pthread_rwlockattr_t a;
+
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&notif_poller_lock, &a);
+	pthread_rwlockattr_destroy(&a);
+}
+
+static void notif_poller_add(struct exanet_rdma *r)
+{
+	pthread_once(&notif_poller_once, notif_poller_init);
+	pthread_rwlock_wrlock(&notif_poller_lock);
+	r->pnext = notif_pollers;
+	notif_pollers = r;
+	pthread_rwlock_unlock(&notif_poller_lock);
+}
+
+static void notif_poller_remove(struct exanet_rdma *r)
+{
+	struct exanet_rdma **pp;
+
+	pthread_once(&notif_poller_once, notif_poller_init);
+	pthread_rwlock_wrlock(&notif_poller_lock);
+	for (pp = &notif_pollers; *pp && *pp != r; pp = &(*pp)->pnext)
+		;
+	if (*pp)
+		*pp = r->pnext;
+	pthread_rwlock_unlock(&notif_poller_lock);
+}
+
+/* Read NOTIFS of the oldest open RDMA page, if the process has one. */
+static void notif_poll_ni(void)
+{
+	struct exanet_rdma *r;
+
+	pthread_once(&notif_poller_once, notif_poller_init);
+	if (pthread_rwlock_rdlock(&notif_poller_lock))
+		return;
+	for (r = notif_pollers; r && r->pnext; r = r->pnext)
+		;
+	if (r)
+		(void)mmio_read64(r->regs, EXANET_RDMA_S_NOTIFS);
+	pthread_rwlock_unlock(&notif_poller_lock);
+}
+
 EXPORT int exanet_rdma_alloc(struct exanet_dev *dev, struct exanet_rdma **rdmap)
 {
 	struct exanet_rdma_alloc req = { 0 };
@@ -1096,6 +1157,7 @@ EXPORT int exanet_rdma_alloc(struct exanet_dev *dev, struct exanet_rdma **rdmap)
 	r->regs = page;
 	r->next = dev->rdmas;
 	dev->rdmas = r;
+	notif_poller_add(r);
 	*rdmap = r;
 	return 0;
 }
@@ -1112,6 +1174,7 @@ EXPORT int exanet_rdma_free(struct exanet_rdma *r)
 	if (!*pp)
 		return -EINVAL;
 	*pp = r->next;
+	notif_poller_remove(r);
 	if (r->coll)
 		exanet_coll_close(r->coll);
 	munmap((void *)r->regs, EXANET_RDMA_PAGE_SIZE);
@@ -1400,6 +1463,12 @@ EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdm
 		return -EINVAL;
 	exa_deadline_init(&d, timeout_ns);
 	for (;;) {
+		ret = exanet_rdma_notif_poll(n, out);
+		if (ret) {
+			exa_deadline_done(&d);
+			return ret;
+		}
+		notif_poll_ni();
 		ret = exanet_rdma_notif_poll(n, out);
 		if (ret) {
 			exa_deadline_done(&d);
