@@ -298,6 +298,14 @@ enum extoll_counter {
 #define EXTOLL_RMA_CMD_WORD(k)		(8 * (k))	/* WO 64: command word k (0..2) */
 #define EXTOLL_RMA_CMD_FREE		0x800	/* RO 64: commands the device accepts now (any page of the VPID) */
 #define EXTOLL_RMA_CMD_DROPS		0x808	/* RO 64: commands of this VPID refused (stored while full) */
+/*
+ * RO 64: notifications the NI has written into this VPID's queue since the
+ * device reset (any page of the VPID).  Software that finds its queue empty
+ * reads it: the read is where the NI sees a waiting process (it takes in
+ * pending fabric traffic at once, and a host-side model may park the
+ * waiting vCPU).
+ */
+#define EXTOLL_RMA_NOTI_COUNT		0x810
 #define EXTOLL_RMA_CMDQ_DEPTH		256	/* unfinished commands per VPID */
 
 /*

@@ -269,6 +269,8 @@ typedef struct ExtVpid {
     uint32_t notiq_wp;
     uint32_t velo_rx_count;
     uint32_t velo_rx_polled;    /* velo_rx_count at the last CREDITS read */
+    uint64_t noti_count;    /* notifications written (EXTOLL_RMA_NOTI_COUNT) */
+    uint64_t noti_polled;   /* noti_count at the last NOTI_COUNT read */
     uint16_t velo_prot;     /* EXTOLL_VPID_VELO_PROT */
     uint16_t rma_prot;      /* EXTOLL_VPID_RMA_PROT */
     /* VELO requester page */

@@ -49,6 +49,7 @@ void extoll_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
     extoll_write_u64(s, a, w0);
     extoll_write_u64(s, a + 8, w1);
     v->notiq_wp = (v->notiq_wp + 1) & (v->notiq_entries - 1);
+    v->noti_count++;
     s->counters[EXTOLL_CNT_NOTI_WRITTEN]++;
     if ((w1 >> 61) & 7) {
         s->counters[EXTOLL_CNT_RMA_ERRORS]++;

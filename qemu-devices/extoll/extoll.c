@@ -390,6 +390,24 @@ static void ext_ctrl_write(void *opaque, hwaddr off, uint64_t val,
  */
 #define EXT_MMIO_RX_BUDGET 16
 
+/*
+ * The poll of a waiting process: deliver what waits (fabric and own-node
+ * queue), then acknowledge it from here (the ACK returns the sender's
+ * credits) instead of waiting for the main loop's bottom halves.
+ */
+static void ext_vcpu_poll(ExtollState *s)
+{
+    s->vcpu_polling = true;
+    if (!g_queue_is_empty(&s->loopq)) {
+        extoll_loop_bh(s);
+    }
+    fabric_nic_poll(&s->nic, EXT_MMIO_RX_BUDGET);
+    s->vcpu_polling = false;
+    if (!g_queue_is_empty(&s->ack_peers)) {
+        extoll_ack_bh(s);
+    }
+}
+
 static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
 {
     ExtollState *s = opaque;
@@ -400,17 +418,7 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
         return 0;
     }
     if (r == EXTOLL_VELO_CREDITS) {
-        /*
-         * The poll of a waiting sender or receiver: deliver what waits,
-         * then acknowledge it from here (the ACK returns the sender's
-         * credits) instead of waiting for the main loop's bottom half.
-         */
-        s->vcpu_polling = true;
-        fabric_nic_poll(&s->nic, EXT_MMIO_RX_BUDGET);
-        s->vcpu_polling = false;
-        if (!g_queue_is_empty(&s->ack_peers)) {
-            extoll_ack_bh(s);
-        }
+        ext_vcpu_poll(s);
         /*
          * No message for this VPID since its last such read, credits in
          * hand: a receiver that found its ring empty (a sender with
@@ -492,6 +500,18 @@ static uint64_t ext_rmap_read(void *opaque, hwaddr off, unsigned size)
     }
     if (r == EXTOLL_RMA_CMD_DROPS) {
         return v->rma_drops;
+    }
+    if (r == EXTOLL_RMA_NOTI_COUNT) {
+        /* A process found its notification queue empty (may park). */
+        ext_vcpu_poll(s);
+        if (v->noti_count == v->noti_polled) {
+            fabric_nic_poll_idle(&s->nic);
+        } else {
+            fabric_nic_poll_found();
+        }
+        v->noti_polled = v->noti_count;
+        trace_extoll_rma_noti_poll(s->nic.node_id, v - s->vpid, v->noti_count);
+        return v->noti_count;
     }
     return 0;
 }

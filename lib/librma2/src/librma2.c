@@ -375,6 +375,7 @@ static void issue(RMA2_Port port, RMA2_Handle h, uint64_t w0, uint64_t w1, uint6
 
 	pthread_mutex_lock(&port->post_lock);
 	get_credit(port);
+	__atomic_store_n(&port->last_to_self, h->node == port->node, __ATOMIC_RELAXED);
 	page = h->page;
 	page[0] = w0;
 	page[1] = w1;

@@ -56,6 +56,7 @@ struct RMA2_Endpoint_s {
 	uint32_t q_bytes, q_seg;
 	RMA2_Replay_Buffer_Mode replay;
 	uint32_t credits;		/* commands the device accepts without re-reading */
+	int last_to_self;		/* the last command went to this node (atomic) */
 	pthread_mutex_t post_lock;
 	extoll2_list_t desc_pool;
 	extoll2_list_t region_pool;

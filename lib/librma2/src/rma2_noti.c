@@ -118,13 +118,36 @@ static int head_present(RMA2_Port p)
 	return __atomic_load_n(&head(p)->word1.value, __ATOMIC_ACQUIRE) != 0;
 }
 
+/*
+ * The queue looks empty: read EXTOLL_RMA_NOTI_COUNT, the register where the
+ * NI sees a process waiting for a notification (an emulated NI takes in
+ * pending traffic at once instead of when its fabric thread wakes up, as
+ * libvelo2's credit read on an empty ring does), and look again; yield
+ * first if the peer of the last command is on this node.
+ */
+static int head_present_polled(RMA2_Port p)
+{
+	if (head_present(p))
+		return 1;
+	(void)*(const volatile uint64_t *)(p->req_base + EXTOLL_RMA_NOTI_COUNT);
+	if (head_present(p))
+		return 1;
+	/*
+	 * The last command went to a process of this node: what it answers
+	 * needs this node's CPU, maybe this very one.  Let it run.
+	 */
+	if (__atomic_load_n(&p->last_to_self, __ATOMIC_RELAXED))
+		sched_yield();
+	return head_present(p);
+}
+
 EXPORT RMA2_ERROR rma2_noti_probe(RMA2_Port port, RMA2_Notification **notification)
 {
 	if (!port_ok(port))
 		return RMA2_ERR_INV_PORT;
 	if (!notification)
 		return RMA2_ERR_INV_VALUE;
-	if (!port->queue || !head_present(port))
+	if (!port->queue || !head_present_polled(port))
 		return RMA2_NO_NOTI;
 	*notification = (RMA2_Notification *)head(port);
 	return RMA2_SUCCESS;
@@ -137,7 +160,7 @@ static RMA2_ERROR wait_head(RMA2_Port port)
 
 	if (!port->queue)
 		return RMA2_ERR_ERROR;
-	while (!head_present(port))
+	while (!head_present_polled(port))
 		exa_spin_wait(&spin);
 	return RMA2_SUCCESS;
 }
