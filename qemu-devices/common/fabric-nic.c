@@ -29,6 +29,11 @@ static bool fabric_nic_check(FabricNic *nic, const char *type,
         error_setg(errp, "%s: rx-rtprio must be 0..99", type);
         return false;
     }
+    if (nic->rx_spin_us > FABRIC_QEMU_RX_SPIN_MAX_US) {
+        error_setg(errp, "%s: rx-spin-us must be 0..%u", type,
+                   FABRIC_QEMU_RX_SPIN_MAX_US);
+        return false;
+    }
     if ((!nic->dir || !nic->dir[0]) && nic->num_nodes > 1) {
         error_setg(errp, "%s: num-nodes > 1 needs the fabric property", type);
         return false;
@@ -81,6 +86,7 @@ bool fabric_nic_open(FabricNic *nic, const FabricQemuOptions *model_opts,
     }
     opts.rx_thread = nic->rx_thread;
     opts.rt_prio = nic->rx_rtprio;
+    opts.rx_spin_us = nic->rx_spin_us;
     opts.pkt_ring = nic->pkt_ring;
     nic->fq = fabric_qemu_open(&cfg, &opts, rx, opaque, errp);
     return nic->fq != NULL;

@@ -38,6 +38,7 @@ typedef struct FabricNic {
     uint64_t seed;
     bool rx_thread;
     uint32_t rx_rtprio;
+    uint32_t rx_spin_us;    /* fabric-qemu.h */
     bool pkt_ring;          /* packets over shared-memory rings */
     char *torus;            /* "XxYxZ"; unset: the default shape */
     uint32_t dims[3];       /* the shape, from torus at realize */
@@ -56,6 +57,7 @@ typedef struct FabricNic {
     DEFINE_PROP_UINT64("fabric-seed", _state, _nic.seed, 0),                \
     DEFINE_PROP_BOOL("rx-thread", _state, _nic.rx_thread, true),            \
     DEFINE_PROP_UINT32("rx-rtprio", _state, _nic.rx_rtprio, 1),            \
+    DEFINE_PROP_UINT32("rx-spin-us", _state, _nic.rx_spin_us, 0),          \
     DEFINE_PROP_BOOL("pkt-ring", _state, _nic.pkt_ring, true),             \
     DEFINE_PROP_STRING("torus", _state, _nic.torus),                        \
     DEFINE_PROP_UINT32("link-mbps", _state, _nic.link_mbps, 0),             \

@@ -34,6 +34,8 @@ struct FabricQemu {
     int stop_pipe[2];
     QemuThread thread;
     unsigned rt_prio;
+    bool rt_active;         /* the thread runs SCHED_FIFO */
+    int64_t rx_spin_ns;
     fabric_bulk_fn bulk_rx;
     void *bulk_opaque;
     bool pkt_ring;
@@ -207,6 +209,38 @@ static void fabric_qemu_watch(void *opaque, int fd, bool want_write)
                         opaque);
 }
 
+/*
+ * After a wake-up that handled records, with the rings armed: look for the
+ * next doorbell for up to rx_spin_ns (fabric-qemu.h), at normal priority
+ * and yielding, so the node's vCPU and main loop run as usual.  True if
+ * one came.
+ */
+static bool fabric_qemu_rx_spin(FabricQemu *fq, struct pollfd *p, int np)
+{
+    struct sched_param normal = { .sched_priority = 0 };
+    struct sched_param rt = { .sched_priority = fq->rt_prio };
+    struct timespec zero = { 0, 0 };
+    int64_t start = get_clock(), now = start;
+    bool got = false;
+
+    if (fq->rt_active) {
+        pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
+    }
+    while (!qatomic_read(&fq->stopping) && now - start < fq->rx_spin_ns) {
+        if (ppoll(p, np, &zero, NULL) > 0) {
+            got = true;
+            break;
+        }
+        sched_yield();
+        now = get_clock();
+    }
+    if (fq->rt_active) {
+        pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);
+    }
+    trace_fabric_qemu_rx_spin(fq->node, (now - start) / 1000, got);
+    return got;
+}
+
 static void *fabric_qemu_rx_thread(void *opaque)
 {
     FabricQemu *fq = opaque;
@@ -225,6 +259,7 @@ static void *fabric_qemu_rx_thread(void *opaque)
             warn_report("fabric: no SCHED_FIFO for the receive thread (%s), "
                         "running at normal priority", strerror(r));
         }
+        fq->rt_active = !r;
     }
     int64_t next = -1;
     int64_t lease_sleep = FABRIC_QEMU_POLL_LEASE_NS;
@@ -277,6 +312,11 @@ static void *fabric_qemu_rx_thread(void *opaque)
                 next = fabric_qemu_rx_once(fq, "thread");
             }
             qemu_mutex_unlock_iothread();
+            /* woken by a doorbell, nothing left, no vCPU polling */
+            if (next != 0 && !fq->lease_wait && p[0].revents &&
+                fq->rx_spin_ns && fabric_qemu_rx_spin(fq, p, 3)) {
+                next = 0;
+            }
         }
     }
     rcu_unregister_thread();
@@ -301,6 +341,8 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
         fq->bulk_opaque = opts->bulk_opaque;
         fq->kick = opts->kick;
         fq->pkt_ring = opts->pkt_ring;
+        fq->rx_spin_ns = (int64_t)MIN(opts->rx_spin_us,
+                                      FABRIC_QEMU_RX_SPIN_MAX_US) * 1000;
     }
     fq->stop_pipe[0] = fq->stop_pipe[1] = -1;
     fq->kick_pipe[0] = fq->kick_pipe[1] = -1;

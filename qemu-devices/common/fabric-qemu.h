@@ -26,7 +26,20 @@ typedef struct FabricQemuOptions {
     /* Work to run in the receive context (under the BQL) on fabric_qemu_kick() */
     void (*kick)(void *opaque);
     bool pkt_ring;          /* packets over shared-memory rings (fabric.h) */
+    uint32_t rx_spin_us;    /* receive thread: busy look after a wake-up */
 } FabricQemuOptions;
+
+/*
+ * rx_spin_us: after a doorbell woke the receive thread, it keeps looking
+ * for the next one for this long before it sleeps again (at normal
+ * priority, yielding), as NAPI busy polling does: a thread woken from
+ * sleep runs tens of microseconds later on a host that is itself a
+ * virtual machine, and a request-answer exchange with a node whose vCPU
+ * does not poll (an RDMA read or RMA get served by an idle node) pays
+ * that wake-up every time.  0 = off; the launcher sets it only while the
+ * host has a core per node (Documentation/cluster.md).
+ */
+#define FABRIC_QEMU_RX_SPIN_MAX_US 1000
 
 /*
  * With packet rings, a vCPU whose guest polls the NI (fabric_qemu_poll())

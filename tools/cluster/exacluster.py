@@ -49,6 +49,7 @@ QUERY_RETRY = float(os.environ.get("EXACLUSTER_QUERY_RETRY", "20"))  # s without
 TIMEOUT_RC = 124        # rc reported when the node-side timeout killed a command
 SUN_PATH_MAX = 100      # keep unix socket paths below the 108-byte limit
 MGMT_NET = "10.42.0."
+RX_SPIN_US = 50         # rx-spin-us when the host has a core per node
 
 
 class ClusterError(Exception):
@@ -488,6 +489,7 @@ class Cluster:
                  initrd=None, extra_device_args=None, iommu="auto", exanet="auto",
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
                  detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None,
+                 rx_spin_us=None,
                  torus=None, link_mbps=None, link_ns=None):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
@@ -550,6 +552,15 @@ class Cluster:
         if poll_yield is None:
             poll_yield = self.nodes > (os.cpu_count() or 1)
         self.poll_yield = poll_yield
+        # The fabric receive thread's busy look after a wake-up (rx-spin-us,
+        # Documentation/cluster.md): only while the host has a core per
+        # node, where a looking thread takes no vCPU's time; EXACLUSTER_RX_SPIN_US.
+        env_spin = os.environ.get("EXACLUSTER_RX_SPIN_US")
+        if rx_spin_us is None and env_spin is not None:
+            rx_spin_us = int(env_spin)
+        if rx_spin_us is None:
+            rx_spin_us = 0 if poll_yield else RX_SPIN_US
+        self.rx_spin_us = rx_spin_us
         self.memory = memory
         self.smp = smp
         self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
@@ -756,8 +767,8 @@ class Cluster:
             a += ["-netdev", "dgram,id=mgmt,local.type=unix,local.path=%s,"
                   "remote.type=unix,remote.path=%s" % (self._sock("n%d.net" % i), remote),
                   "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:42:00:%02x" % i]
-        park = ",poll-yield=%s,torus=%s" % ("on" if self.poll_yield else "off",
-                                            "x".join(map(str, self.torus)))
+        park = ",poll-yield=%s,rx-spin-us=%d,torus=%s" % (
+            "on" if self.poll_yield else "off", self.rx_spin_us, "x".join(map(str, self.torus)))
         if self.link_mbps is not None:
             park += ",link-mbps=%d" % int(self.link_mbps)
         if self.link_ns is not None:
@@ -1280,6 +1291,10 @@ def _cli(argv=None):
     up.add_argument("--poll-yield", choices=["on", "off"],
                     help="park a vCPU that keeps polling an empty NI (device property "
                          "poll-yield; default: on when the nodes outnumber the host's cores)")
+    up.add_argument("--rx-spin-us", type=int,
+                    help="the fabric receive thread looks for more traffic this long after "
+                         "a wake-up (device property rx-spin-us, 0..1000; default: %d when "
+                         "the host has a core per node, else 0)" % RX_SPIN_US)
     up.add_argument("--torus", metavar="XxYxZ",
                     help="torus shape, X*Y*Z = -n (default: the most cube-like shape, "
                          "Documentation/fabric.md)")
@@ -1340,6 +1355,7 @@ def _cli(argv=None):
                         extra_device_args=a.device_arg, boot_timeout=a.boot_timeout,
                         detach=True, trace=a.trace,
                         poll_yield=None if a.poll_yield is None else a.poll_yield == "on",
+                        rx_spin_us=a.rx_spin_us,
                         torus=a.torus, link_mbps=a.link_mbps, link_ns=a.link_ns)
             try:
                 c.start()
