@@ -449,8 +449,11 @@ static uint64_t rdma_page_notifs(ExanetRdma *r, RdmaPage *pg)
     } else {
         fabric_nic_poll_found();
     }
-    pg->notifs_seen = r->notifs[pg->rank];
-    trace_exanet_rdma_notifs_poll(r->node_id, pg - r->page, pg->notifs_seen);
+    if (rdma_page_notified(&np)) {
+        /* only polls that find something: a waiting guest polls a lot */
+        pg->notifs_seen = r->notifs[pg->rank];
+        trace_exanet_rdma_notifs_poll(r->node_id, pg - r->page, pg->notifs_seen);
+    }
     return pg->notifs_seen;
 }
 

@@ -509,8 +509,12 @@ static uint64_t ext_rmap_read(void *opaque, hwaddr off, unsigned size)
         } else {
             fabric_nic_poll_found();
         }
-        v->noti_polled = v->noti_count;
-        trace_extoll_rma_noti_poll(s->nic.node_id, v - s->vpid, v->noti_count);
+        if (v->noti_polled != v->noti_count) {
+            /* only polls that find something: a waiting guest polls a lot */
+            trace_extoll_rma_noti_poll(s->nic.node_id, v - s->vpid,
+                                       v->noti_count);
+            v->noti_polled = v->noti_count;
+        }
         return v->noti_count;
     }
     return 0;

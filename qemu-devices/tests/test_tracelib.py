@@ -66,6 +66,67 @@ N1 = [
 ]
 
 
+# Engines: an RDMA write 0 -> 1, an RDMA read by 0 from 1, an RMA put
+# 0 -> 1, with decoys that must not match (an ACK sent and taken before the
+# block, a poll before the notification, a read trigger for the write).
+E0 = [
+    (30, 1000, "exanet_rdma_trigger", (0, 0, 0, 1, 0, 8, 1)),
+    (30, 1001, "exanet_rdma_send", (0, 1, 17)),
+    (30, 1002, "exanet_rdma_send", (0, 1, 16)),
+    (30, 2000, "exanet_rdma_trigger", (0, 0, 32, 1, 0, 8, 1)),
+    (30, 2001, "exanet_rdma_send", (0, 1, 18)),
+    (31, 2020, "fabric_qemu_bulk_rx", (0, 1, 16, 72, 8, 1)),
+    (31, 2021, "exanet_rdma_notify", (0, 0, 0x2000, 2, 2, 0, 0)),
+    (30, 2024, "exanet_rdma_notifs_poll", (0, 0, 1)),
+    (50, 3000, "extoll_rma_cmd", (0, 2, 2, 1, 3, 0)),
+    (50, 3002, "extoll_tx", (0, 1, 0, 7, 2, 8)),
+]
+E1 = [
+    (40, 990, "exanet_rdma_notifs_poll", (1, 0, 0)),
+    (40, 1010, "fabric_qemu_bulk_rx", (1, 0, 17, 24, 0, 1)),
+    (40, 1012, "fabric_qemu_bulk_rx", (1, 0, 16, 72, 8, 1)),
+    (40, 1013, "exanet_rdma_notify", (1, 0, 0x1000, 1, 1, 0, 0)),
+    (40, 1016, "exanet_rdma_notifs_poll", (1, 0, 1)),
+    (41, 2010, "fabric_qemu_bulk_rx", (1, 0, 18, 56, 0, 1)),
+    (41, 2011, "exanet_rdma_send", (1, 0, 16)),
+    (60, 3010, "extoll_rx", (1, 0, 0, 7, 2, 8)),
+    (60, 3011, "extoll_noti_write", (1, 3, 0, 1, 2)),
+    (61, 3015, "extoll_rma_noti_poll", (1, 3, 1)),
+]
+
+
+def engines(fmts, d):
+    paths = [os.path.join(d, "e%d.trace" % i) for i in (0, 1)]
+    write(paths[0], E0, fmts)
+    write(paths[1], E1, fmts)
+    evs = [tracelib.read_events(p) for p in paths]
+    check("read_events keeps the engine events", len(evs[0]) == len(E0)
+          and len(evs[1]) == len(E1), [len(e) for e in evs])
+    base = 1700000000000000
+    got = {}
+    for eng in ("rdma_write", "rdma_read", "rma_put", "rma_get"):
+        tr = tracelib.engine_transfers(evs, eng)
+        got[eng] = [{k: v - base for k, v in t.items()} for t in tr]
+    want = {
+        "rdma_write": [{"trigger": 1000, "sent": 1002, "taken": 1012, "written": 1013,
+                        "seen": 1016}],
+        "rdma_read": [{"trigger": 2000, "request_sent": 2001, "request_taken": 2010,
+                       "answer_sent": 2011, "answer_taken": 2020, "written": 2021,
+                       "seen": 2024}],
+        "rma_put": [{"trigger": 3000, "sent": 3002, "taken": 3010, "written": 3011,
+                     "seen": 3015}],
+        "rma_get": [],
+    }
+    check("engine transfers matched step by step (decoys skipped, no get)", got == want, got)
+    bd = tracelib.engine_breakdown(tracelib.engine_transfers(evs, "rdma_write"), "rdma_write")
+    st = {x["name"]: x["median_us"] for x in bd["stages"]}
+    check("RDMA write stages add up to its total",
+          st == {"device_tx": 2.0, "fabric": 10.0, "target_dma": 1.0, "seen": 3.0}
+          and bd["total"]["median_us"] == 16.0, (st, bd["total"]))
+    for p in paths:
+        os.unlink(p)
+
+
 def write(path, evs, fmts):
     with open(path, "w") as f:
         f.write("qemu: some unrelated log line\n")
@@ -79,7 +140,7 @@ def main():
     missing = [e for e in tracelib.FIELDS if e not in fmts]
     check("every event the reader knows is in a trace-events file", not missing, missing)
     bad = []
-    for ev, args in [(e[2], e[3]) for e in N0 + N1]:
+    for ev, args in [(e[2], e[3]) for e in N0 + N1 + E0 + E1]:
         if ev in fmts and tracelib.fields(ev, render(fmts[ev], args)) is None:
             bad.append((ev, render(fmts[ev], args)))
     check("the reader parses what the trace-events formats print", not bad, bad)
@@ -121,6 +182,7 @@ def main():
           and bd["receive_context"] == {"thread": 2}, bd)
     for p in paths:
         os.unlink(p)
+    engines(fmts, d)
     os.rmdir(d)
     return report()
 

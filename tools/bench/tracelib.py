@@ -40,6 +40,29 @@ FIELDS = {
     "fabric_qemu_rx_wake": _N + r": receive thread woke \(rx (?P<rx>\d) kick (?P<kick>\d)\)$",
     "fabric_qemu_rx": _N + r" (?P<ctx>\w+): from (?P<src>\d+) type (?P<type>\d+) "
                       r"len (?P<len>\d+)$",
+    # RDMA and RMA (engine_transfers())
+    "fabric_qemu_bulk_rx": _N + r": bulk record from (?P<src>\d+) type (?P<type>\d+) "
+                           r"hlen (?P<hlen>\d+) dlen (?P<dlen>\d+) data_ok (?P<ok>\d)$",
+    "exanet_rdma_trigger": _N + r" page (?P<page>\d+) chan (?P<chan>\d+) -> node (?P<dst>\d+) "
+                           r"rank (?P<rank>\d+) len (?P<len>\d+) seq (?P<seq>\d+)$",
+    "exanet_rdma_send": _N + r" -> node (?P<dst>\d+) type (?P<type>\d+)$",
+    "exanet_rdma_rx_block": _N + r" <- node (?P<src>\d+) page (?P<page>\d+) chan (?P<chan>\d+) "
+                            r"seq (?P<seq>\d+) block (?P<block>\d+) op (?P<op>\d+) "
+                            r"data_ok (?P<ok>\d)$",
+    "exanet_rdma_notify": _N + r" rank (?P<rank>\d+) va (?P<va>0x[0-9a-f]+) tag (?P<tag>0x[0-9a-f]+) "
+                          r"op (?P<op>\d+) err (?P<err>\d+) flags (?P<flags>0x[0-9a-f]+)$",
+    "exanet_rdma_notifs_poll": _N + r" page (?P<page>\d+) notifs (?P<notifs>\d+) \(.*\)$",
+    "extoll_rma_store": _N + r" VPID (?P<vpid>\d+) page (?P<page>\d+) word (?P<word>\d+) "
+                        r"val (?P<val>0x[0-9a-f]+)$",
+    "extoll_rma_cmd": _N + r" VPID (?P<vpid>\d+) cmd (?P<cmd>\d+) -> node (?P<dst>\d+) "
+                      r"VPID (?P<dvpid>\d+) queued (?P<queued>\d)$",
+    "extoll_tx": _N + r" -> node (?P<dst>\d+) chan (?P<chan>\d+) seq (?P<seq>\d+) "
+                 r"kind (?P<kind>\d+) len (?P<len>\d+)$",
+    "extoll_rx": _N + r" <- node (?P<src>\d+) chan (?P<chan>\d+) seq (?P<seq>\d+) "
+                 r"kind (?P<kind>\d+) len (?P<len>\d+)$",
+    "extoll_noti_write": _N + r" VPID (?P<vpid>\d+) slot (?P<slot>\d+) w0 (?P<w0>0x[0-9a-f]+) "
+                         r"w1 (?P<w1>0x[0-9a-f]+)$",
+    "extoll_rma_noti_poll": _N + r" vpid (?P<vpid>\d+) count (?P<count>\d+) \(.*\)$",
 }
 
 # What latency-breakdown enables (no DMA events: mbox_write / mbox_notify
@@ -276,3 +299,197 @@ def table(bd):
 
 def _us(v):
     return "-" if v is None else "%.1f" % v
+
+
+# ------------------------------------------------------------ RDMA and RMA
+#
+# One transfer at a time (a ping-pong, or a read / get waited for before
+# the next): every step is the first matching event at or after the
+# previous step, on the initiator (A) or the target (B).  A step is
+# (name, side, event, predicate(event, start event)).
+
+RD_BLOCK, RD_RREQ = 16, 18          # qemu-devices/exanet/exanet-rdma-int.h
+EXT_K_PUT, EXT_K_GETREQ, EXT_K_GETRSP = 2, 5, 6   # qemu-devices/extoll/extoll-int.h
+RMA2_BT_GET, RMA2_BT_PUT = 0, 2     # lib/librma2/include/rma2.h (command)
+
+
+def _from_a(ev, typ=None, key="type"):
+    return lambda e, s: e.get("src") == s["node"] and (typ is None or e[key] == typ)
+
+
+def _to_a(typ=None, key="type"):
+    return lambda e, s: e.get("dst") == s["node"] and (typ is None or e[key] == typ)
+
+
+def _to_b(typ=None, key="type"):
+    return lambda e, s: e.get("dst") == s["dst"] and (typ is None or e[key] == typ)
+
+
+def _from_b(typ=None, key="type"):
+    return lambda e, s: e.get("src") == s["dst"] and (typ is None or e[key] == typ)
+
+
+def _any(e, s):
+    return True
+
+
+ENGINES = {
+    # ExaNet RDMA write with a notification at the target (exanet-rdma-lat)
+    "rdma_write": {
+        "start": ("exanet_rdma_trigger", lambda e: e["chan"] < 32),
+        "steps": [
+            ("sent", "A", "exanet_rdma_send", _to_b(RD_BLOCK)),
+            ("taken", "B", "fabric_qemu_bulk_rx", _from_a(None, RD_BLOCK)),
+            ("written", "B", "exanet_rdma_notify", _any),
+            ("seen", "B", "exanet_rdma_notifs_poll", _any),
+        ],
+        "stages": [
+            ("device_tx", "trigger", "sent",
+             "initiator NI: trigger store to the block in the ring (descriptor checks, "
+             "source DMA, header)"),
+            ("fabric", "sent", "taken",
+             "ring until the target takes the block (its polling vCPU, or its fabric thread)"),
+            ("target_dma", "taken", "written",
+             "target NI: block checks, data DMA, notification record"),
+            ("seen", "written", "seen",
+             "the target's notification poll (NOTIFS read) returns"),
+        ],
+    },
+    # ExaNet RDMA read, completion record at the initiator
+    "rdma_read": {
+        "start": ("exanet_rdma_trigger", lambda e: e["chan"] >= 32),
+        "steps": [
+            ("request_sent", "A", "exanet_rdma_send", _to_b(RD_RREQ)),
+            ("request_taken", "B", "fabric_qemu_bulk_rx", _from_a(None, RD_RREQ)),
+            ("answer_sent", "B", "exanet_rdma_send", _to_a(RD_BLOCK)),
+            ("answer_taken", "A", "fabric_qemu_bulk_rx", _from_b(RD_BLOCK)),
+            ("written", "A", "exanet_rdma_notify", _any),
+            ("seen", "A", "exanet_rdma_notifs_poll", _any),
+        ],
+        "stages": [
+            ("device_tx", "trigger", "request_sent", "initiator NI: trigger to request sent"),
+            ("fabric_request", "request_sent", "request_taken",
+             "ring until the responder takes the request (the target's fabric thread "
+             "wakes up unless its vCPU polls)"),
+            ("responder", "request_taken", "answer_sent",
+             "responder NI: checks, source DMA, answer block"),
+            ("fabric_answer", "answer_sent", "answer_taken", "ring until the initiator takes it"),
+            ("local_dma", "answer_taken", "written", "data DMA and completion record"),
+            ("seen", "written", "seen", "the initiator's poll (NOTIFS read) returns"),
+        ],
+    },
+    # EXTOLL RMA put with a completer notification (rma2-pingpong --noti)
+    "rma_put": {
+        "start": ("extoll_rma_cmd", lambda e: e["cmd"] == RMA2_BT_PUT),
+        "steps": [
+            ("sent", "A", "extoll_tx", _to_b(EXT_K_PUT, "kind")),
+            ("taken", "B", "extoll_rx", _from_a(None, EXT_K_PUT, "kind")),
+            ("written", "B", "extoll_noti_write", _any),
+            ("seen", "B", "extoll_rma_noti_poll", _any),
+        ],
+        "stages": [
+            ("device_tx", "trigger", "sent",
+             "requester NI: command (third word) to the packet sent"),
+            ("fabric", "sent", "taken", "until the target NI handles the packet"),
+            ("target_dma", "taken", "written", "target NI: data DMA, notification"),
+            ("seen", "written", "seen", "the target's notification poll (NOTI_COUNT) returns"),
+        ],
+    },
+    # EXTOLL RMA get, requester notification (rma2-pingpong --get)
+    "rma_get": {
+        "start": ("extoll_rma_cmd", lambda e: e["cmd"] == RMA2_BT_GET),
+        "steps": [
+            ("request_sent", "A", "extoll_tx", _to_b(EXT_K_GETREQ, "kind")),
+            ("request_taken", "B", "extoll_rx", _from_a(None, EXT_K_GETREQ, "kind")),
+            ("answer_sent", "B", "extoll_tx", _to_a(EXT_K_GETRSP, "kind")),
+            ("answer_taken", "A", "extoll_rx", _from_b(EXT_K_GETRSP, "kind")),
+            ("written", "A", "extoll_noti_write", _any),
+            ("seen", "A", "extoll_rma_noti_poll", _any),
+        ],
+        "stages": [
+            ("device_tx", "trigger", "request_sent", "requester NI: command to request sent"),
+            ("fabric_request", "request_sent", "request_taken",
+             "until the responder NI handles the request"),
+            ("responder", "request_taken", "answer_sent", "responder NI: source DMA, answer"),
+            ("fabric_answer", "answer_sent", "answer_taken", "until the requester handles it"),
+            ("local_dma", "answer_taken", "written", "data DMA and notification"),
+            ("seen", "written", "seen", "the requester's poll (NOTI_COUNT) returns"),
+        ],
+    },
+}
+
+ENGINE_EVENTS = {
+    "rdma_write": ["exanet_rdma_trigger", "exanet_rdma_send", "fabric_qemu_bulk_rx",
+                   "exanet_rdma_notify", "exanet_rdma_notifs_poll"],
+    "rma_put": ["extoll_rma_cmd", "extoll_tx", "extoll_rx", "extoll_noti_write",
+                "extoll_rma_noti_poll"],
+}
+ENGINE_EVENTS["rdma_read"] = ENGINE_EVENTS["rdma_write"]
+ENGINE_EVENTS["rma_get"] = ENGINE_EVENTS["rma_put"]
+
+
+def engine_transfers(events_by_node, engine):
+    """The transfers of one kind (ENGINES key) found in the nodes' events:
+    list of dicts step name -> timestamp (us), "trigger" included;
+    incomplete transfers are left out."""
+    import bisect
+    spec = ENGINES[engine]
+    # node id -> event name -> (times, events), in time order
+    index = {}
+    for evs in events_by_node:
+        for e in evs:
+            per = index.setdefault(e["node"], {}).setdefault(e["ev"], ([], []))
+            per[0].append(e["t"])
+            per[1].append(e)
+    for per_node in index.values():
+        for ev, (ts, es) in per_node.items():
+            order = sorted(range(len(ts)), key=lambda i: ts[i])
+            per_node[ev] = ([ts[i] for i in order], [es[i] for i in order])
+    out = []
+    sev, spred = spec["start"]
+    for node, per_node in index.items():
+        for s in per_node.get(sev, ([], []))[1]:
+            if not spred(s):
+                continue
+            t = s["t"]
+            rec = {"trigger": t}
+            for name, side, ev, pred in spec["steps"]:
+                where = index.get(s["node"] if side == "A" else s["dst"], {}).get(ev)
+                if not where:
+                    rec = None
+                    break
+                ts, es = where
+                i = bisect.bisect_left(ts, t)
+                while i < len(es) and not pred(es[i], s):
+                    i += 1
+                if i == len(es):
+                    rec = None
+                    break
+                t = ts[i]
+                rec[name] = t
+            if rec:
+                out.append(rec)
+    out.sort(key=lambda r: r["trigger"])
+    return out
+
+
+def engine_breakdown(transfers, engine, skip=0):
+    """Stage statistics of engine_transfers() (the first `skip` left out)."""
+    used = transfers[skip:]
+    stages = []
+    for name, a, b, desc in ENGINES[engine]["stages"]:
+        st = summary([r[b] - r[a] for r in used])
+        st.update(name=name, start=a, end=b, description=desc)
+        stages.append(st)
+    return {"transfers_used": len(used), "stages": stages,
+            "total": summary([r["seen"] - r["trigger"] for r in used])}
+
+
+def engine_table(bd):
+    rows = ["%-15s %9s %9s %9s  %s" % ("stage", "median", "p99", "mean", "what")]
+    for s in bd["stages"] + [dict(bd["total"], name="total",
+                                  description="trigger store to the poll that sees it")]:
+        rows.append("%-15s %9s %9s %9s  %s" % (
+            s["name"], _us(s["median_us"]), _us(s["p99_us"]), _us(s["mean_us"]),
+            s["description"]))
+    return "\n".join(rows)
