@@ -13,7 +13,7 @@
 #include "fi_exanet.h"
 
 struct xfi_params xfi_params = {
-	.rndv_threshold = 1536,	/* measured: libfabric.md, eager/rendezvous threshold */
+	.rndv_threshold = 256,	/* measured: libfabric.md, eager/rendezvous threshold */
 	.mbox_slots = 4096,
 	.max_msg_size = 64u << 20,
 	.mr_cache_size = 256,
@@ -695,7 +695,7 @@ static void xfi_read_params(void)
 			"largest message in bytes (default 64 MiB)");
 	fi_param_define(&xfi_prov, "rndv_threshold", FI_PARAM_SIZE_T,
 			"messages longer than this go by rendezvous (RDMA read), shorter "
-			"ones eagerly through the packetizer (default 1536)");
+			"ones eagerly through the packetizer (default 256)");
 	fi_param_define(&xfi_prov, "mr_cache_size", FI_PARAM_SIZE_T,
 			"rendezvous buffers kept registered (on-demand registrations, "
 			"LRU); 0 registers and deregisters every message (default 256)");

@@ -280,12 +280,13 @@ void exanet_rdma_chan_complete(RdmaChan *ch, uint8_t err);
 void exanet_rdma_chan_abort(RdmaChan *ch);
 void exanet_rdma_rchan_timer(void *opaque);
 /*
- * Transfers up to this length send their block from the triggering vCPU
- * (or the context that started them): a copy of a few KiB costs less than
- * waking the fabric thread, which larger transfers use so that the vCPU
- * does not copy bulk data.
+ * The first blocks of a transfer, up to this many bytes, leave from the
+ * context that started it (the triggering vCPU, or the one that took a
+ * read request): copying 64 KiB costs less than waking the fabric thread
+ * (tens of microseconds on a host that is a virtual machine), which sends
+ * the rest of a larger transfer so that the vCPU does not copy bulk data.
  */
-#define RDMA_INLINE_MAX    4096
+#define RDMA_INLINE_MAX    (64 * 1024)
 void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl);
 
 /* ------------------------------------------------------------------ */

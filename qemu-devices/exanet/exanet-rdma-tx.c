@@ -19,6 +19,7 @@
 #include "trace.h"
 
 static void rdma_tx_pump(RdmaTx *tx);
+static void rdma_tx_pump_n(RdmaTx *tx, uint32_t max_new);
 
 /* ------------------------------------------------------------------ */
 /* Sending transfers */
@@ -111,8 +112,8 @@ static void rdma_tx_timer(void *opaque)
 }
 
 /*
- * Start (or restart) a transfer; the bottom half sends the blocks, or the
- * caller sends the one block of a small transfer at once (RDMA_INLINE_MAX).
+ * Start (or restart) a transfer: the caller sends its first blocks
+ * (RDMA_INLINE_MAX), the bottom half the rest.
  */
 void exanet_rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
 {
@@ -135,12 +136,12 @@ void exanet_rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->want_pump = true;
     QTAILQ_INSERT_TAIL(&r->active, tx, link);
     rdma_tx_arm(tx);
-    if (tx->h.total_len <= RDMA_INLINE_MAX) {
-        rdma_tx_pump(tx);
-        if (!tx->want_pump) {
-            return;
-        }
+    rdma_tx_pump_n(tx, RDMA_INLINE_MAX / RDMA_BLOCK);
+    if (!tx->active || tx->held ||
+        (!tx->want_pump && tx->next == tx->h.nblocks)) {
+        return;     /* ended, waits for a fault to resolve, or all sent */
     }
+    tx->want_pump = true;
     exanet_rdma_kick(r);
 }
 
@@ -186,6 +187,12 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
 
 static void rdma_tx_pump(RdmaTx *tx)
 {
+    rdma_tx_pump_n(tx, UINT32_MAX);
+}
+
+/* Retransmissions, then at most max_new blocks never sent. */
+static void rdma_tx_pump_n(RdmaTx *tx, uint32_t max_new)
+{
     ExanetRdma *r = tx->r;
     bool failed = false;
 
@@ -205,7 +212,8 @@ static void rdma_tx_pump(RdmaTx *tx)
         tx->nresend--;
         r->cnt[EXANET_RCNT_TX_RETRANSMITS]++;
     }
-    while (tx->next < tx->h.nblocks && tx->next - tx->base < r->window) {
+    while (tx->next < tx->h.nblocks && tx->next - tx->base < r->window &&
+           max_new--) {
         uint32_t b = tx->next;
 
         if (!rdma_tx_block(tx, b, &failed)) {

@@ -33,7 +33,7 @@
 
 #define FI_TMO (60 * SEC)
 #define MAX_SIZE (1u << 20)
-#define EAGER_MAX 1536		/* default FI_EXANET_RNDV_THRESHOLD */
+#define EAGER_MAX 256		/* default FI_EXANET_RNDV_THRESHOLD */
 
 FIXTURE(fi) {
 	struct oob oob;
@@ -444,7 +444,7 @@ TEST_F_TIMEOUT(fi, unexpected_before_receive_posted, 300)
 			off += lens[i];
 		}
 		/* the eager ones complete when delivered (in the peer's mailbox or
-		 * its unexpected queue); the 4 KiB and 200 KiB ones go by
+		 * its unexpected queue); the 500 B, 4 KiB and 200 KiB ones go by
 		 * rendezvous and complete only once the receiver has read them */
 		for (i = 0; i < n; i++)
 			if (lens[i] <= EAGER_MAX)
