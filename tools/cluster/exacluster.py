@@ -767,8 +767,10 @@ class Cluster:
             a += ["-netdev", "dgram,id=mgmt,local.type=unix,local.path=%s,"
                   "remote.type=unix,remote.path=%s" % (self._sock("n%d.net" % i), remote),
                   "-device", "virtio-net-pci,netdev=mgmt,mac=52:54:00:42:00:%02x" % i]
-        park = ",poll-yield=%s,rx-spin-us=%d,torus=%s" % (
-            "on" if self.poll_yield else "off", self.rx_spin_us, "x".join(map(str, self.torus)))
+        park = ",poll-yield=%s,torus=%s" % ("on" if self.poll_yield else "off",
+                                            "x".join(map(str, self.torus)))
+        if self.rx_spin_us:     # absent from older emulators: named only when used
+            park += ",rx-spin-us=%d" % self.rx_spin_us
         if self.link_mbps is not None:
             park += ",link-mbps=%d" % int(self.link_mbps)
         if self.link_ns is not None:
