@@ -34,7 +34,6 @@ struct FabricQemu {
     int stop_pipe[2];
     QemuThread thread;
     unsigned rt_prio;
-    bool rt_active;         /* the thread runs SCHED_FIFO */
     int64_t rx_spin_ns;
     fabric_bulk_fn bulk_rx;
     void *bulk_opaque;
@@ -211,21 +210,17 @@ static void fabric_qemu_watch(void *opaque, int fd, bool want_write)
 
 /*
  * After a wake-up that handled records, with the rings armed: look for the
- * next doorbell for up to rx_spin_ns (fabric-qemu.h), at normal priority
- * and yielding, so the node's vCPU and main loop run as usual.  True if
- * one came.
+ * next doorbell for up to rx_spin_ns (fabric-qemu.h), yielding between
+ * looks.  At the thread's own priority: at normal priority a spinning vCPU
+ * could keep it off the CPU for a scheduler slice (milliseconds) just when
+ * the doorbell comes.  True if one came.
  */
 static bool fabric_qemu_rx_spin(FabricQemu *fq, struct pollfd *p, int np)
 {
-    struct sched_param normal = { .sched_priority = 0 };
-    struct sched_param rt = { .sched_priority = fq->rt_prio };
     struct timespec zero = { 0, 0 };
     int64_t start = get_clock(), now = start;
     bool got = false;
 
-    if (fq->rt_active) {
-        pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
-    }
     while (!qatomic_read(&fq->stopping) && now - start < fq->rx_spin_ns) {
         if (ppoll(p, np, &zero, NULL) > 0) {
             got = true;
@@ -233,9 +228,6 @@ static bool fabric_qemu_rx_spin(FabricQemu *fq, struct pollfd *p, int np)
         }
         sched_yield();
         now = get_clock();
-    }
-    if (fq->rt_active) {
-        pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);
     }
     trace_fabric_qemu_rx_spin(fq->node, (now - start) / 1000, got);
     return got;
@@ -259,7 +251,6 @@ static void *fabric_qemu_rx_thread(void *opaque)
             warn_report("fabric: no SCHED_FIFO for the receive thread (%s), "
                         "running at normal priority", strerror(r));
         }
-        fq->rt_active = !r;
     }
     int64_t next = -1;
     int64_t lease_sleep = FABRIC_QEMU_POLL_LEASE_NS;

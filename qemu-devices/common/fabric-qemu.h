@@ -31,8 +31,8 @@ typedef struct FabricQemuOptions {
 
 /*
  * rx_spin_us: after a doorbell woke the receive thread, it keeps looking
- * for the next one for this long before it sleeps again (at normal
- * priority, yielding), as NAPI busy polling does: a thread woken from
+ * for the next one for this long before it sleeps again (yielding), as
+ * NAPI busy polling does: a thread woken from
  * sleep runs tens of microseconds later on a host that is itself a
  * virtual machine, and a request-answer exchange with a node whose vCPU
  * does not poll (an RDMA read or RMA get served by an idle node) pays

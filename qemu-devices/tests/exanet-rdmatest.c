@@ -202,6 +202,8 @@ static void self_test(void)
 	memset(rva(&R, 2u << 20), 0, 2u << 20);
 	memset((void *)nt, 0, 64);
 	memset((void *)lc, 0, 64);
+	uint64_t nf0 = R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS);
+	uint64_t nf1 = R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS);
 	post(0, 3, R.pa, my_node, 0, R.pa + (2u << 20), len, N.pa + NOTIF_OFF, 0xabcdef, N.pa + LCOMP_OFF, 0);
 	s = wait_chan(0, 3, 10);
 	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE && EXANET_RDMA_ST_SEQ(s) == 1,
@@ -214,6 +216,12 @@ static void self_test(void)
 	EXPECT(wait_rec(lc, 1) && (lc->flags & EXANET_RDMA_N_COMPLETION) && lc->error == 0 && lc->length == len,
 	       "local completion record\n");
 	EXPECT(R64(bar3, CH(0, 3) + EXANET_RDMA_S_DONE_BYTES) == len, "DONE_BYTES\n");
+	EXPECT(R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
+	       R64(bar3, CH(0, 63) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
+	       R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS) == nf1,
+	       "NOTIFS: +2 on rank 0's page in every slot (notification, completion record), "
+	       "rank 1's page unchanged (%llu -> %llu)\n", (unsigned long long)nf0,
+	       (unsigned long long)R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS));
 
 	/* PDID mismatch: page 1 (PDID 6, rank 1) writes into rank 0 (PDID 5) */
 	memset(rva(&R, 2u << 20), 0x77, 4096);

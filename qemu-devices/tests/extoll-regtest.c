@@ -355,11 +355,17 @@ static void self_test(void)
 	uint64_t ndst = reg(dst, 16384, 32, 2, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE);
 	for (size_t i = 0; i < 16384; i++) src[i] = i * 13 + 1;
 	unsigned F = EXTOLL_RMA_FRAG_SIZE, lo = (L - 1) / F * F;
+	uint64_t nc1 = R64(bar4 + EXTOLL_RMA_PAGE(1, 0), EXTOLL_RMA_NOTI_COUNT);
+	uint64_t nc2 = R64(bar4 + EXTOLL_RMA_PAGE(2, 5), EXTOLL_RMA_NOTI_COUNT);
 	rma_post(1, EXTOLL_RMA_OPT_TE, EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node_id, 2,
 		 EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0, L - 1), nsrc + 3, ndst + 5);
 	expect_noti(&b, "put completer", 4, 2, 0, ndst + 5 + lo, L - lo, NULL);
 	EXPECT(!memcmp(src + 3, dst + 5, L) && dst[4] == 0 && dst[5 + L] == 0, "put data\n");
 	expect_noti(&a, "put requester", 1, 2, 0, nsrc + 3 + lo, L - lo, NULL);
+	EXPECT(R64(bar4 + EXTOLL_RMA_PAGE(1, 0), EXTOLL_RMA_NOTI_COUNT) == nc1 + 1 &&
+	       R64(bar4 + EXTOLL_RMA_PAGE(1, 7), EXTOLL_RMA_NOTI_COUNT) == nc1 + 1 &&
+	       R64(bar4 + EXTOLL_RMA_PAGE(2, 0), EXTOLL_RMA_NOTI_COUNT) == nc2 + 1,
+	       "NOTI_COUNT: one more per VPID (requester, completer), in every page of it\n");
 
 	/* RMA get back: a gets 5000 bytes from b into src+100 */
 	memset(src, 0, 16384);

@@ -6,6 +6,7 @@
  */
 #include "exa_rdma.h"
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 
 #define NEED_RDMA(n, len, page)						\
@@ -281,6 +282,73 @@ TEST_TIMEOUT(loopback_write_read_integrity, 120)
 		EXPECT_EQ(-1, rpat_check(a.buf + 3, len, 100 + i));
 		EXPECT_EQ(1, bytes_equal(a.buf + 3 + len, 64, GUARD));
 	}
+	rnode_down(&b);
+	rnode_down(&a);
+}
+
+struct notif_waiter {
+	struct exanet_rdma_notif *rec;
+	int ret;
+	int64_t ms;
+};
+
+static void *notif_waiter(void *arg)
+{
+	struct notif_waiter *w = arg;
+	int64_t t0 = exa_now_ms();
+
+	w->ret = exanet_rdma_notif_wait(w->rec, NULL, SEC);
+	w->ms = exa_now_ms() - t0;
+	return NULL;
+}
+
+/*
+ * exanet_rdma_notif_wait reads NOTIFS of one of the process's RDMA pages
+ * between two looks at the record: a record written by a transfer is
+ * seen; a page freed while another thread waits takes nothing down (the
+ * wait goes on through the next page and ends in its timeout); the other
+ * page carries on; with no page left a wait still ends in its timeout.
+ */
+TEST_TIMEOUT(notif_wait_polls_the_ni_and_outlives_its_page, 120)
+{
+	struct exanet_rdma_notif *in, rec;
+	struct notif_waiter w = { 0 };
+	struct exanet_rdma *second;
+	struct exanet_raddr dst;
+	struct rnode a, b;
+	pthread_t t;
+
+	NEED_RDMA(&a, 65536, 1);
+	ASSERT_EQ(0, rnode_up(&b, 65536, 0));
+	in = &b.rec[REC_IN];
+	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
+	exanet_rdma_notif_reset(in);
+	ASSERT_EQ(0, post_and_wait(&a, 0, EXANET_RDMA_WCHAN(0), a.buf, &dst, 8,
+				   (uintptr_t)in, 11, 30 * SEC, NULL));
+	ASSERT_EQ(1, exanet_rdma_notif_wait(in, &rec, 10 * SEC));
+	EXPECT_EQ(11, rec.tag);
+
+	/* a second page, then the first freed under a waiting thread */
+	ASSERT_EQ(0, exanet_rdma_alloc(a.dev, &second));
+	w.rec = &b.rec[REC_IN + 1];
+	exanet_rdma_notif_reset(w.rec);
+	ASSERT_EQ(0, pthread_create(&t, NULL, notif_waiter, &w));
+	usleep(100000);
+	ASSERT_EQ(0, exanet_rdma_free(a.rdma));
+	a.rdma = second;
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(-ETIMEDOUT, w.ret);
+	EXPECT_LE(900, w.ms);
+
+	/* the remaining page carries a write; then no page at all */
+	exanet_rdma_notif_reset(in);
+	ASSERT_EQ(0, post_and_wait(&a, 0, EXANET_RDMA_WCHAN(1), a.buf, &dst, 64,
+				   (uintptr_t)in, 12, 30 * SEC, NULL));
+	ASSERT_EQ(1, exanet_rdma_notif_wait(in, &rec, 10 * SEC));
+	EXPECT_EQ(12, rec.tag);
+	ASSERT_EQ(0, exanet_rdma_free(a.rdma));
+	a.rdma = NULL;
+	EXPECT_EQ(-ETIMEDOUT, exanet_rdma_notif_wait(in, NULL, SEC / 10));
 	rnode_down(&b);
 	rnode_down(&a);
 }

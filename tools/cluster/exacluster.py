@@ -49,7 +49,6 @@ QUERY_RETRY = float(os.environ.get("EXACLUSTER_QUERY_RETRY", "20"))  # s without
 TIMEOUT_RC = 124        # rc reported when the node-side timeout killed a command
 SUN_PATH_MAX = 100      # keep unix socket paths below the 108-byte limit
 MGMT_NET = "10.42.0."
-RX_SPIN_US = 50         # rx-spin-us when the host has a core per node
 
 
 class ClusterError(Exception):
@@ -553,14 +552,12 @@ class Cluster:
             poll_yield = self.nodes > (os.cpu_count() or 1)
         self.poll_yield = poll_yield
         # The fabric receive thread's busy look after a wake-up (rx-spin-us,
-        # Documentation/cluster.md): only while the host has a core per
-        # node, where a looking thread takes no vCPU's time; EXACLUSTER_RX_SPIN_US.
+        # Documentation/cluster.md): off unless asked for (its tail costs);
+        # EXACLUSTER_RX_SPIN_US.
         env_spin = os.environ.get("EXACLUSTER_RX_SPIN_US")
         if rx_spin_us is None and env_spin is not None:
             rx_spin_us = int(env_spin)
-        if rx_spin_us is None:
-            rx_spin_us = 0 if poll_yield else RX_SPIN_US
-        self.rx_spin_us = rx_spin_us
+        self.rx_spin_us = rx_spin_us or 0
         self.memory = memory
         self.smp = smp
         self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
@@ -1295,8 +1292,7 @@ def _cli(argv=None):
                          "poll-yield; default: on when the nodes outnumber the host's cores)")
     up.add_argument("--rx-spin-us", type=int,
                     help="the fabric receive thread looks for more traffic this long after "
-                         "a wake-up (device property rx-spin-us, 0..1000; default: %d when "
-                         "the host has a core per node, else 0)" % RX_SPIN_US)
+                         "a wake-up (device property rx-spin-us, 0..1000; default 0)")
     up.add_argument("--torus", metavar="XxYxZ",
                     help="torus shape, X*Y*Z = -n (default: the most cube-like shape, "
                          "Documentation/fabric.md)")
