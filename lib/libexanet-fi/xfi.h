@@ -47,13 +47,7 @@
 #define XFI_TAG_FORMAT		0xaaaaaaaaaaaaaaaaULL	/* all 64 bits, no structure */
 #define XFI_QUEUE_SIZE		4096	/* advertised; queues grow on demand */
 #define XFI_REORDER_WINDOW	16	/* packets in flight per peer */
-/*
- * An endpoint sends through up to this many packetizer interfaces
- * (FI_EXANET_TX_IFACES), EXANET_PKT_CHANNELS channels each: a channel is
- * busy until its packet's ACK, so the channels bound the packets in flight.
- */
-#define XFI_TX_IFACES_MAX	4
-#define XFI_CHANNELS		(XFI_TX_IFACES_MAX * EXANET_PKT_CHANNELS)
+#define XFI_CHANNELS		EXANET_PKT_CHANNELS
 #define XFI_PEER_BUCKETS	256
 #define XFI_RX_BUDGET		256	/* mailbox slots handled per progress call */
 #define XFI_MAX_PEERS		65536	/* receive state kept for at most this many senders */
@@ -68,7 +62,6 @@ struct xfi_params {
 	size_t max_msg_size;		/* FI_EXANET_MAX_MSG_SIZE */
 	size_t mr_cache_size;		/* FI_EXANET_MR_CACHE_SIZE (entries, 0: off) */
 	size_t probe_ms;		/* FI_EXANET_PROBE_MS */
-	size_t tx_ifaces;		/* FI_EXANET_TX_IFACES (1..XFI_TX_IFACES_MAX) */
 };
 extern struct xfi_params xfi_params;
 
@@ -357,9 +350,7 @@ struct xfi_ep {
 	int tx_selective, rx_selective;
 	int enabled;
 	uint64_t caps;
-	struct exanet_pkt *pkt[XFI_TX_IFACES_MAX];	/* npkt of them */
-	unsigned int npkt;
-	unsigned int nchans;		/* npkt * EXANET_PKT_CHANNELS */
+	struct exanet_pkt *pkt;
 	struct exanet_mbox *mbox;
 	uint32_t mbox_id;
 	uint16_t epoch;

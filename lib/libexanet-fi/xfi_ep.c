@@ -674,21 +674,6 @@ static void xfi_rx_poll(struct xfi_ep *ep)
 
 /* ---- send path ---- */
 
-/* Channel c of the endpoint: channel c % 4 of its interface c / 4. */
-static uint64_t xfi_chan_status(const struct xfi_ep *ep, unsigned int c)
-{
-	return exanet_chan_status(ep->pkt[c / EXANET_PKT_CHANNELS], c % EXANET_PKT_CHANNELS);
-}
-
-static int xfi_send_on(struct xfi_ep *ep, unsigned int c, uint64_t key, const void *pkt,
-		       size_t len)
-{
-	int err = exanet_send_on(ep->pkt[c / EXANET_PKT_CHANNELS], c % EXANET_PKT_CHANNELS,
-				 xfi_key_node(key), xfi_key_mbox(key), pkt, len);
-
-	return err < 0 ? err : (int)c;
-}
-
 static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	if (op->outstanding)
@@ -710,17 +695,18 @@ static void xfi_tx_reap(struct xfi_ep *ep)
 {
 	unsigned int c;
 
-	for (c = 0; c < ep->nchans; c++) {
+	for (c = 0; c < XFI_CHANNELS; c++) {
 		struct xfi_chan *ch = &ep->chans[c];
 		int err;
 
 		if (!ch->busy)
 			continue;
-		err = exanet_status_errno(xfi_chan_status(ep, c));
+		err = exanet_status_errno(exanet_chan_status(ep->pkt, c));
 		if (err == -EINPROGRESS)
 			continue;
 		if (err == -ENOBUFS) {	/* nothing was written: send it again */
-			err = xfi_send_on(ep, c, ch->peer->key, ch->pkt, ch->len);
+			err = exanet_send_on(ep->pkt, c, xfi_key_node(ch->peer->key),
+					     xfi_key_mbox(ch->peer->key), ch->pkt, ch->len);
 			if (err >= 0)
 				continue;
 		}
@@ -747,7 +733,7 @@ static int xfi_peer_window_open(struct xfi_ep *ep, const struct xfi_peer *peer)
 	uint32_t oldest = peer->tx_seq;
 	unsigned int c;
 
-	for (c = 0; c < ep->nchans; c++) {
+	for (c = 0; c < XFI_CHANNELS; c++) {
 		const struct xfi_chan *ch = &ep->chans[c];
 
 		if (ch->busy && ch->peer == peer && !xfi_op_out_of_sequence(ch->op) &&
@@ -761,7 +747,7 @@ static int xfi_free_chan(const struct xfi_ep *ep)
 {
 	unsigned int c;
 
-	for (c = 0; c < ep->nchans; c++)
+	for (c = 0; c < XFI_CHANNELS; c++)
 		if (!ep->chans[c].busy)
 			return (int)c;
 	return -1;
@@ -817,7 +803,8 @@ static void xfi_tx_fill(struct xfi_ep *ep)
 					       op->start_flags, op->data, src, &n);
 		else
 			plen = xfi_build_cont(ch->pkt, &h, src + op->sent, op->len - op->sent, &n);
-		err = xfi_send_on(ep, (unsigned int)c, peer->key, ch->pkt, plen);
+		err = exanet_send_on(ep->pkt, (unsigned int)c, xfi_key_node(peer->key),
+				     xfi_key_mbox(peer->key), ch->pkt, plen);
 		if (err < 0) {
 			op->err = err;
 			continue;
@@ -1623,7 +1610,7 @@ static int xfi_ep_close(struct fid *fid)
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
 	struct xfi_domain *dom = ep->dom;
 	struct xfi_ep **pp;
-	unsigned int b, i;
+	unsigned int b;
 
 	pthread_mutex_lock(&dom->lock);
 	for (pp = &dom->eps; *pp; pp = &(*pp)->dom_next) {
@@ -1661,8 +1648,7 @@ static int xfi_ep_close(struct fid *fid)
 			free(p);
 		}
 	}
-	for (i = 0; i < ep->npkt; i++)
-		exanet_pkt_free(ep->pkt[i]);	/* aborts channels still ONGOING */
+	exanet_pkt_free(ep->pkt);	/* aborts channels still ONGOING */
 	exanet_mbox_free(ep->mbox);
 	pthread_mutex_unlock(&dom->lock);
 	free(ep);
@@ -1753,7 +1739,6 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 {
 	struct xfi_domain *dom = XFI_CONTAINER(domain, struct xfi_domain, domain_fid);
 	struct xfi_ep *ep;
-	unsigned int i;
 	int err;
 
 	if (!info || !epp || (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
@@ -1766,19 +1751,12 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		return -FI_ENOMEM;
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
-	/* the first interface is needed; more only add channels */
-	err = exanet_pkt_alloc(dom->dev, &ep->pkt[0]);
-	if (!err) {
-		ep->npkt = 1;
-		while (ep->npkt < xfi_params.tx_ifaces &&
-		       !exanet_pkt_alloc(dom->dev, &ep->pkt[ep->npkt]))
-			ep->npkt++;
-		ep->nchans = ep->npkt * EXANET_PKT_CHANNELS;
+	err = exanet_pkt_alloc(dom->dev, &ep->pkt);
+	if (!err)
 		err = exanet_mbox_alloc(dom->dev, (unsigned int)xfi_params.mbox_slots, &ep->mbox);
-	}
 	if (err) {
-		for (i = 0; i < ep->npkt; i++)
-			exanet_pkt_free(ep->pkt[i]);
+		if (ep->pkt)
+			exanet_pkt_free(ep->pkt);
 		free(ep);
 		return err;
 	}

@@ -18,7 +18,6 @@ struct xfi_params xfi_params = {
 	.max_msg_size = 64u << 20,
 	.mr_cache_size = 256,
 	.probe_ms = 1000,
-	.tx_ifaces = 2,		/* measured: libfabric.md, small and medium messages */
 };
 
 /* ---- stubs ---- */
@@ -703,12 +702,7 @@ static void xfi_read_params(void)
 	fi_param_define(&xfi_prov, "probe_ms", FI_PARAM_SIZE_T,
 			"a rendezvous send waiting this long for the receiver probes "
 			"whether it is still there (default 1000, minimum 10)");
-	fi_param_define(&xfi_prov, "tx_ifaces", FI_PARAM_SIZE_T,
-			"packetizer interfaces an endpoint sends through, 4 channels "
-			"each (1..4, default 2; fewer if the node has none left)");
 	fi_param_get_str(&xfi_prov, "device", &xfi_params.device);
-	if (!fi_param_get_size_t(&xfi_prov, "tx_ifaces", &v) && v >= 1 && v <= XFI_TX_IFACES_MAX)
-		xfi_params.tx_ifaces = v;
 	if (!fi_param_get_size_t(&xfi_prov, "mr_cache_size", &v) && v <= 65536)
 		xfi_params.mr_cache_size = v;
 	if (!fi_param_get_size_t(&xfi_prov, "probe_ms", &v) && v >= 10 && v <= 3600000)
