@@ -95,13 +95,19 @@ E1 = [
 ]
 
 
-def engines(fmts, d):
-    paths = [os.path.join(d, "e%d.trace" % i) for i in (0, 1)]
-    write(paths[0], E0, fmts)
-    write(paths[1], E1, fmts)
+def write_read(d, prefix, per_node, fmts, what):
+    """Write one trace file per node, read them back, check that every
+    line came back: (paths, events per node)."""
+    paths = [os.path.join(d, "%s%d.trace" % (prefix, i)) for i in range(len(per_node))]
+    for path, evs in zip(paths, per_node):
+        write(path, evs, fmts)
     evs = [tracelib.read_events(p) for p in paths]
-    check("read_events keeps the engine events", len(evs[0]) == len(E0)
-          and len(evs[1]) == len(E1), [len(e) for e in evs])
+    check(what, [len(e) for e in evs] == [len(e) for e in per_node], [len(e) for e in evs])
+    return paths, evs
+
+
+def engines(fmts, d):
+    paths, evs = write_read(d, "e", [E0, E1], fmts, "read_events keeps the engine events")
     base = 1700000000000000
     got = {}
     for eng in ("rdma_write", "rdma_read", "rma_put", "rma_get"):
@@ -150,12 +156,7 @@ def main():
         return report()
 
     d = tempfile.mkdtemp(prefix="tracelib-")
-    paths = [os.path.join(d, "n%d.trace" % i) for i in (0, 1)]
-    write(paths[0], N0, fmts)
-    write(paths[1], N1, fmts)
-    evs = [tracelib.read_events(p) for p in paths]
-    check("read_events keeps the trace lines only", len(evs[0]) == len(N0)
-          and len(evs[1]) == len(N1), [len(e) for e in evs])
+    paths, evs = write_read(d, "n", [N0, N1], fmts, "read_events keeps the trace lines only")
     msgs = tracelib.messages(evs)
     m = msgs.get((0, 0, 1, 5), {})
     want = {"payload": 1700000000000100, "doorbell": 1700000000000103,

@@ -313,7 +313,7 @@ EXT_K_PUT, EXT_K_GETREQ, EXT_K_GETRSP = 2, 5, 6   # qemu-devices/extoll/extoll-i
 RMA2_BT_GET, RMA2_BT_PUT = 0, 2     # lib/librma2/include/rma2.h (command)
 
 
-def _from_a(ev, typ=None, key="type"):
+def _from_a(typ=None, key="type"):
     return lambda e, s: e.get("src") == s["node"] and (typ is None or e[key] == typ)
 
 
@@ -339,7 +339,7 @@ ENGINES = {
         "start": ("exanet_rdma_trigger", lambda e: e["chan"] < 32),
         "steps": [
             ("sent", "A", "exanet_rdma_send", _to_b(RD_BLOCK)),
-            ("taken", "B", "fabric_qemu_bulk_rx", _from_a(None, RD_BLOCK)),
+            ("taken", "B", "fabric_qemu_bulk_rx", _from_a(RD_BLOCK)),
             ("written", "B", "exanet_rdma_notify", _any),
             ("seen", "B", "exanet_rdma_notifs_poll", _any),
         ],
@@ -360,7 +360,7 @@ ENGINES = {
         "start": ("exanet_rdma_trigger", lambda e: e["chan"] >= 32),
         "steps": [
             ("request_sent", "A", "exanet_rdma_send", _to_b(RD_RREQ)),
-            ("request_taken", "B", "fabric_qemu_bulk_rx", _from_a(None, RD_RREQ)),
+            ("request_taken", "B", "fabric_qemu_bulk_rx", _from_a(RD_RREQ)),
             ("answer_sent", "B", "exanet_rdma_send", _to_a(RD_BLOCK)),
             ("answer_taken", "A", "fabric_qemu_bulk_rx", _from_b(RD_BLOCK)),
             ("written", "A", "exanet_rdma_notify", _any),
@@ -383,7 +383,7 @@ ENGINES = {
         "start": ("extoll_rma_cmd", lambda e: e["cmd"] == RMA2_BT_PUT),
         "steps": [
             ("sent", "A", "extoll_tx", _to_b(EXT_K_PUT, "kind")),
-            ("taken", "B", "extoll_rx", _from_a(None, EXT_K_PUT, "kind")),
+            ("taken", "B", "extoll_rx", _from_a(EXT_K_PUT, "kind")),
             ("written", "B", "extoll_noti_write", _any),
             ("seen", "B", "extoll_rma_noti_poll", _any),
         ],
@@ -400,7 +400,7 @@ ENGINES = {
         "start": ("extoll_rma_cmd", lambda e: e["cmd"] == RMA2_BT_GET),
         "steps": [
             ("request_sent", "A", "extoll_tx", _to_b(EXT_K_GETREQ, "kind")),
-            ("request_taken", "B", "extoll_rx", _from_a(None, EXT_K_GETREQ, "kind")),
+            ("request_taken", "B", "extoll_rx", _from_a(EXT_K_GETREQ, "kind")),
             ("answer_sent", "B", "extoll_tx", _to_a(EXT_K_GETRSP, "kind")),
             ("answer_taken", "A", "extoll_rx", _from_b(EXT_K_GETRSP, "kind")),
             ("written", "A", "extoll_noti_write", _any),
