@@ -332,8 +332,7 @@ FabricQemu *fabric_qemu_open(const struct fabric_config *cfg,
         fq->bulk_opaque = opts->bulk_opaque;
         fq->kick = opts->kick;
         fq->pkt_ring = opts->pkt_ring;
-        fq->rx_spin_ns = (int64_t)MIN(opts->rx_spin_us,
-                                      FABRIC_QEMU_RX_SPIN_MAX_US) * 1000;
+        fq->rx_spin_ns = (int64_t)opts->rx_spin_us * 1000;
     }
     fq->stop_pipe[0] = fq->stop_pipe[1] = -1;
     fq->kick_pipe[0] = fq->kick_pipe[1] = -1;

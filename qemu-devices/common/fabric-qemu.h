@@ -32,12 +32,13 @@ typedef struct FabricQemuOptions {
 /*
  * rx_spin_us: after a doorbell woke the receive thread, it keeps looking
  * for the next one for this long before it sleeps again (yielding), as
- * NAPI busy polling does: a thread woken from
- * sleep runs tens of microseconds later on a host that is itself a
- * virtual machine, and a request-answer exchange with a node whose vCPU
- * does not poll (an RDMA read or RMA get served by an idle node) pays
- * that wake-up every time.  0 = off; the launcher sets it only while the
- * host has a core per node (Documentation/cluster.md).
+ * NAPI busy polling does: a thread woken from sleep runs tens of
+ * microseconds later on a host that is itself a virtual machine, and a
+ * request-answer exchange with a node whose vCPU does not poll (an RDMA
+ * read or RMA get served by an idle node) pays that wake-up every time.
+ * 0 = off (the default; the launcher's --rx-spin-us turns it on,
+ * Documentation/cluster.md).  At most FABRIC_QEMU_RX_SPIN_MAX_US, which
+ * fabric_nic_check() enforces for the device property.
  */
 #define FABRIC_QEMU_RX_SPIN_MAX_US 1000
 

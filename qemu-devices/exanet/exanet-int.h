@@ -63,6 +63,12 @@ void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
                          const void *hdr, size_t hlen,
                          const void *data, size_t dlen, bool data_ok);
 void exanet_rdma_kick_work(void *opaque);
+/*
+ * Deliver up to budget packets queued to the own node; true if any was.
+ * A polling vCPU takes EXANET_RDMA_LOOP_POLL_BUDGET (exanet_ni_poll()).
+ */
+bool exanet_rdma_loop_drain(ExanetRdma *r, int budget);
+#define EXANET_RDMA_LOOP_POLL_BUDGET 16
 bool exanet_rdma_attach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx,
                             Error **errp);
 void exanet_rdma_detach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx);

@@ -292,9 +292,6 @@ void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl);
 /* ------------------------------------------------------------------ */
 /* exanet-rdma-rx.c: receive unit */
 
-/* Deliver up to budget queued packets to our own node; true if any was. */
-#define EXANET_RDMA_LOOP_POLL_BUDGET 16     /* from a polling vCPU */
-bool exanet_rdma_loop_drain(ExanetRdma *r, int budget);
 RdmaChan *exanet_rdma_my_rchan(ExanetRdma *r, unsigned page, unsigned chan,
                                uint32_t seq, uint32_t epoch);
 

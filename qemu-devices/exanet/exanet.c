@@ -716,13 +716,17 @@ static void exanet_rx(void *opaque, uint32_t src, uint8_t type,
  * Software waiting for a completion spins on STATUS (or BUSY / TAIL) with
  * MMIO reads that take the BQL each time, which can starve the main loop
  * that would process the answer.  So such reads pick up pending fabric
- * packets themselves (non-blocking; the main-loop handler stays the normal
- * path).
+ * packets, and RDMA packets queued to the own node, themselves
+ * (non-blocking; the main-loop handler and the RDMA bottom half stay the
+ * normal path).
  */
 #define EXANET_MMIO_RX_BUDGET 16
 
 static void exanet_poll_fabric(ExanetState *s)
 {
+    if (s->rdma) {
+        exanet_rdma_loop_drain(s->rdma, EXANET_RDMA_LOOP_POLL_BUDGET);
+    }
     fabric_nic_poll(&s->nic, EXANET_MMIO_RX_BUDGET);
     exanet_retx_check(s);
 }

@@ -443,13 +443,7 @@ static uint64_t rdma_page_notifs(ExanetRdma *r, RdmaPage *pg)
 {
     RdmaNotifPoll np = { .r = r, .pg = pg };
 
-    exanet_rdma_loop_drain(r, EXANET_RDMA_LOOP_POLL_BUDGET);
-    if (!rdma_page_notified(&np)) {
-        exanet_ni_poll(r->ni, rdma_page_notified, &np);
-    } else {
-        fabric_nic_poll_found();
-    }
-    if (rdma_page_notified(&np)) {
+    if (exanet_ni_poll(r->ni, rdma_page_notified, &np)) {
         /* only polls that find something: a waiting guest polls a lot */
         pg->notifs_seen = r->notifs[pg->rank];
         trace_exanet_rdma_notifs_poll(r->node_id, pg - r->page, pg->notifs_seen);
@@ -473,7 +467,6 @@ static uint64_t rdma_bar_read(void *opaque, hwaddr off, unsigned size)
     switch (reg & ~7u) {
     case EXANET_RDMA_S_STATUS:
         if (ch->state == EXANET_RDMA_ONGOING) {
-            exanet_rdma_loop_drain(r, EXANET_RDMA_LOOP_POLL_BUDGET);
             exanet_ni_poll(r->ni, rdma_chan_finished, ch);
         }
         v = ch->state | (uint64_t)ch->err << 8 |

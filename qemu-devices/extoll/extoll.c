@@ -505,6 +505,7 @@ static uint64_t ext_rmap_read(void *opaque, hwaddr off, unsigned size)
         /* A process found its notification queue empty (may park). */
         ext_vcpu_poll(s);
         if (v->noti_count == v->noti_polled) {
+            /* may park without the BQL: the count can move meanwhile */
             fabric_nic_poll_idle(&s->nic);
         } else {
             fabric_nic_poll_found();

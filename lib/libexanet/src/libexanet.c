@@ -1069,8 +1069,8 @@ EXPORT int exanet_dereg_mr(struct exanet_mr *mr)
  * looks at the record they read EXANET_RDMA_S_NOTIFS of one of the
  * process's RDMA pages, so that the NI takes in pending traffic at once
  * (an emulated NI otherwise waits for its fabric thread to wake up, tens of
- * microseconds) and knows the process waits.  The page is the oldest open
- * one; closing it waits for polls in progress (the lock prefers writers,
+ * microseconds) and knows the process waits.  Any open page will do (the
+ * newest is at hand); closing it waits for polls in progress (the lock prefers writers,
  * and an uncontended read lock makes no system call).
  */
 static pthread_rwlock_t notif_poller_lock;
@@ -1109,18 +1109,14 @@ static void notif_poller_remove(struct exanet_rdma *r)
 	pthread_rwlock_unlock(&notif_poller_lock);
 }
 
-/* Read NOTIFS of the oldest open RDMA page, if the process has one. */
+/* Read NOTIFS of an open RDMA page (the newest), if the process has one. */
 static void notif_poll_ni(void)
 {
-	struct exanet_rdma *r;
-
 	pthread_once(&notif_poller_once, notif_poller_init);
 	if (pthread_rwlock_rdlock(&notif_poller_lock))
 		return;
-	for (r = notif_pollers; r && r->pnext; r = r->pnext)
-		;
-	if (r)
-		(void)mmio_read64(r->regs, EXANET_RDMA_S_NOTIFS);
+	if (notif_pollers)
+		(void)mmio_read64(notif_pollers->regs, EXANET_RDMA_S_NOTIFS);
 	pthread_rwlock_unlock(&notif_poller_lock);
 }
 
@@ -1462,21 +1458,15 @@ EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdm
 	if (!n)
 		return -EINVAL;
 	exa_deadline_init(&d, timeout_ns);
-	for (;;) {
-		ret = exanet_rdma_notif_poll(n, out);
-		if (ret) {
-			exa_deadline_done(&d);
-			return ret;
-		}
+	ret = exanet_rdma_notif_poll(n, out);
+	while (!ret) {
 		notif_poll_ni();
 		ret = exanet_rdma_notif_poll(n, out);
-		if (ret) {
-			exa_deadline_done(&d);
-			return ret;
-		}
-		if (exa_deadline_poll(&d))
+		if (!ret && exa_deadline_poll(&d))
 			return -ETIMEDOUT;
 	}
+	exa_deadline_done(&d);
+	return ret;
 }
 
 EXPORT void exanet_rdma_notif_reset(struct exanet_rdma_notif *n)
