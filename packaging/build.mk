@@ -2,11 +2,12 @@
 # DKMS source, Debian packages.  Included by the top-level Makefile after
 # the library and tool fragments.  See Documentation/packaging.md.
 #
-#   make man             man/*.scd -> build/man/*.{1,3,8} (scdoc)
+#   make man             man/*.scd -> build/man/*.{1,3,7,8} (scdoc)
 #   make install-tools   tools + their man pages   (PREFIX=, DESTDIR=, MANDIR=)
 #   make install-udev    drivers/*/60-*.rules into UDEVRULESDIR (/lib/udev/rules.d)
 #   make install-man     every man page (install-libexanet and
-#                        install-extoll-libs install their section 3 pages)
+#                        install-extoll-libs install their section 3 pages,
+#                        install-libexanet-fi fi_exanet(7))
 #   make dkms-install    module source + dkms.conf into /usr/src/exanet-VERSION,
 #                        then `dkms install` for KVER (DKMS_STAGE_ONLY=1: copy only)
 #   make deb             Debian packages into build/deb/ (dpkg-buildpackage -us -uc
@@ -35,6 +36,7 @@ MAN_PAGES := $(patsubst $(TOP)/man/%.scd,$(MAN_OUT)/%,$(MAN_SRCS))
 MAN_TOOL_PAGES := $(filter %.1 %.8,$(MAN_PAGES))
 MAN_LIBEXANET_PAGES := $(filter $(MAN_OUT)/libexanet.3 $(MAN_OUT)/exanet_%.3,$(MAN_PAGES))
 MAN_EXTOLL_PAGES := $(filter $(MAN_OUT)/librma2.3 $(MAN_OUT)/libvelo2.3,$(MAN_PAGES))
+MAN_FI_PAGES := $(filter $(MAN_OUT)/fi_%.7,$(MAN_PAGES))
 # Every public call gets a name: man/links lists "page.3 call..." and
 # install-man writes a .so link per call.
 MAN_LINKS := $(TOP)/man/links
@@ -43,7 +45,8 @@ $(MAN_OUT)/%: $(TOP)/man/%.scd
 	@mkdir -p $(@D)
 	scdoc < $< > $@.tmp && mv $@.tmp $@
 
-.PHONY: man install-man install-man-tools install-man-libexanet install-man-extoll
+.PHONY: man install-man install-man-tools install-man-libexanet install-man-extoll \
+	install-man-fi
 man: $(MAN_PAGES)
 ifneq ($(shell command -v scdoc 2>/dev/null),)
 ALL_TARGETS += $(MAN_PAGES)
@@ -68,10 +71,13 @@ install-man-libexanet: $(MAN_LIBEXANET_PAGES)
 	$(call install_man,$(MAN_LIBEXANET_PAGES))
 install-man-extoll: $(MAN_EXTOLL_PAGES)
 	$(call install_man,$(MAN_EXTOLL_PAGES))
-install-man: install-man-tools install-man-libexanet install-man-extoll
+install-man-fi: $(MAN_FI_PAGES)
+	$(call install_man,$(MAN_FI_PAGES))
+install-man: install-man-tools install-man-libexanet install-man-extoll install-man-fi
 
 install-libexanet: install-man-libexanet
 install-extoll-libs: install-man-extoll
+install-libexanet-fi: install-man-fi
 
 # ---------------------------------------------------------------- tools, udev
 PKG_TOOLS := $(USER_TOOLS) $(RDMA_TOOLS) $(EXTOLL_TOOLS) $(TOOLS_OUT)/exanet-ipd

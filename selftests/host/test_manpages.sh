@@ -11,7 +11,7 @@ BIN=$BUILD/bin
 TOOLS=(exanetctl:8 exanet-ipd:8 exanet-pingpong:1 exanet-rdma-bw:1 exanet-rdma-lat:1 udp-pingpong:1
 	rma2-pingpong:1 rma2-bw:1 velo2-pingpong:1)
 LIBPAGES=(libexanet.3 exanet_open.3 exanet_send.3 exanet_recv.3 exanet_event_arm.3 exanet_reg_mr.3
-	exanet_rdma_post_write.3 exanet_coll_start.3 librma2.3 libvelo2.3)
+	exanet_rdma_post_write.3 exanet_coll_start.3 librma2.3 libvelo2.3 fi_exanet.7)
 
 if ! command -v man >/dev/null || [ ! -d "$MAN" ]; then
 	echo "1..0 # SKIP man or $MAN missing (make deps; make man)"
