@@ -39,11 +39,14 @@
 
 #define XFI_RMA_CAPS		(FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define XFI_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
-				 FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM | XFI_RMA_CAPS)
+				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
+				 FI_REMOTE_COMM | XFI_RMA_CAPS)
 /* RMA targets are (node, rank, virtual address): keys come from the
  * provider and the address is the virtual address of the target. */
 #define XFI_RMA_MR_MODE		(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED)
 #define XFI_IOV_LIMIT		4
+/* FI_OPT_MIN_MULTI_RECV default: a buffer is released below one packet */
+#define XFI_MIN_MULTI_RECV	64
 #define XFI_TAG_FORMAT		0xaaaaaaaaaaaaaaaaULL	/* all 64 bits, no structure */
 #define XFI_QUEUE_SIZE		4096	/* advertised; queues grow on demand */
 #define XFI_REORDER_WINDOW	16	/* packets in flight per peer */
@@ -233,6 +236,17 @@ struct xfi_rx_entry {
 	uint64_t tag, ignore;
 	uint32_t src_key;		/* UINT32_MAX: any source */
 	uint64_t flags;			/* FI_MSG or FI_TAGGED, plus op flags */
+	/*
+	 * FI_MULTI_RECV: a buffer (flags has FI_MULTI_RECV) hands out pieces,
+	 * one per message, each an entry of its own whose multi points to it.
+	 * The buffer leaves the posted queue when fewer than min_multi_recv
+	 * bytes are left (released); the completion of its last piece, or an
+	 * empty one, carries FI_MULTI_RECV.
+	 */
+	struct xfi_rx_entry *multi;	/* piece: its buffer */
+	size_t used;			/* buffer: bytes handed out */
+	unsigned int pending;		/* buffer: pieces not completed yet */
+	int released;			/* buffer: takes no more messages */
 };
 
 /* A message being reassembled: matched (rx set) or unexpected (buf). */
@@ -364,6 +378,7 @@ struct xfi_ep {
 	struct xfi_queue rndv_rx;	/* xfi_rndv_rx: reads in progress */
 	struct xfi_queue rma_ops;	/* xfi_rma_op in flight */
 	uint64_t next_cookie;
+	size_t min_multi_recv;		/* FI_OPT_MIN_MULTI_RECV */
 	unsigned int npeers;
 	uint64_t rx_dropped;		/* malformed or out-of-window packets */
 	uint64_t stream_resets;		/* streams to peers restarted after a failure */

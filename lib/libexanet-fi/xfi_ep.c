@@ -198,6 +198,24 @@ static uint64_t xfi_rx_cq_flags(const struct xfi_rx_msg *msg)
 	return f;
 }
 
+/*
+ * A receive completes: if it is a piece of an FI_MULTI_RECV buffer that
+ * takes no more messages, and the last piece to complete, the buffer is
+ * free again and the completion says so (1).
+ */
+static int xfi_multi_piece_done(struct xfi_ep *ep, struct xfi_rx_entry *rx)
+{
+	struct xfi_rx_entry *m = rx->multi;
+
+	if (!m)
+		return 0;
+	rx->multi = NULL;
+	if (--m->pending || !m->released)
+		return 0;
+	xfi_cache_put(&ep->dom->rx_cache, m);
+	return 1;
+}
+
 static void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx,
 			    const struct xfi_rx_msg *msg)
 {
@@ -212,12 +230,16 @@ static void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx,
 		.src = p ? xfi_peer_addr(ep, p) : FI_ADDR_NOTAVAIL,
 	};
 
+	int released = xfi_multi_piece_done(ep, rx);
+
+	if (released)
+		e.flags |= FI_MULTI_RECV;
 	if (rx->flags & FI_DISCARD)
 		e.len = 0;
 	if (ep->rx_cq) {
 		if (msg->len > rx->capacity && !(rx->flags & FI_DISCARD))
 			xfi_cq_push_err(ep->rx_cq, &e, FI_ETRUNC, msg->len - rx->capacity);
-		else if (!ep->rx_selective || (rx->flags & FI_COMPLETION))
+		else if (!ep->rx_selective || (rx->flags & FI_COMPLETION) || released)
 			xfi_cq_push(ep->rx_cq, &e);
 	}
 	xfi_cache_put(&ep->dom->rx_cache, rx);
@@ -229,9 +251,67 @@ static void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t fl
 		.op_context = rx->context, .flags = flags, .src = FI_ADDR_NOTAVAIL,
 	};
 
+	if (xfi_multi_piece_done(ep, rx))
+		e.flags |= FI_MULTI_RECV;
 	if (ep->rx_cq)
 		xfi_cq_push_err(ep->rx_cq, &e, err, 0);
 	xfi_cache_put(&ep->dom->rx_cache, rx);
+}
+
+/*
+ * FI_MULTI_RECV buffer m takes no more messages (no longer on the posted
+ * queue): with no piece pending it is free now (an empty completion with
+ * FI_MULTI_RECV), else the last piece's completion will say so.
+ */
+static void xfi_multi_release(struct xfi_ep *ep, struct xfi_rx_entry *m)
+{
+	struct xfi_cq_entry e = {
+		.op_context = m->context, .flags = FI_RECV | FI_MSG | FI_MULTI_RECV,
+		.buf = (uint8_t *)m->iov[0].iov_base + m->used, .src = FI_ADDR_NOTAVAIL,
+	};
+
+	m->released = 1;
+	if (m->pending)
+		return;
+	if (ep->rx_cq)
+		xfi_cq_push(ep->rx_cq, &e);
+	xfi_cache_put(&ep->dom->rx_cache, m);
+}
+
+/* Does a message of len bytes go into what is left of buffer m? */
+static int xfi_multi_fits(const struct xfi_rx_entry *m, uint64_t len)
+{
+	/* a message longer than a whole buffer is truncated into a fresh one */
+	return len <= m->capacity - m->used || !m->used;
+}
+
+/*
+ * The piece of FI_MULTI_RECV buffer m a message of len bytes lands in
+ * (xfi_multi_fits()); NULL without memory.  Marks m released when fewer
+ * than min_multi_recv bytes are left: the caller takes it off the posted
+ * queue.
+ */
+static struct xfi_rx_entry *xfi_multi_piece(struct xfi_ep *ep, struct xfi_rx_entry *m,
+					    uint64_t len)
+{
+	struct xfi_rx_entry *rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
+	size_t left = m->capacity - m->used;
+
+	if (!rx)
+		return NULL;
+	rx->context = m->context;
+	rx->iov[0].iov_base = (uint8_t *)m->iov[0].iov_base + m->used;
+	rx->iov[0].iov_len = len < left ? (size_t)len : left;
+	rx->iov_count = 1;
+	rx->capacity = rx->iov[0].iov_len;
+	rx->src_key = m->src_key;
+	rx->flags = m->flags & ~(uint64_t)FI_MULTI_RECV;
+	rx->multi = m;
+	m->used += rx->capacity;
+	m->pending++;
+	if (m->capacity - m->used < ep->min_multi_recv)
+		m->released = 1;
+	return rx;
 }
 
 static struct xfi_queue *xfi_unexp_queue(struct xfi_ep *ep, uint32_t start_flags)
@@ -403,13 +483,30 @@ static struct xfi_rx_entry *xfi_take_posted(struct xfi_ep *ep, const struct xfi_
 		&ep->posted_msg;
 	struct xfi_link *prev = NULL, *cur;
 
-	for (cur = q->head; cur; prev = cur, cur = cur->next) {
-		struct xfi_rx_entry *rx = XFI_ITEM(cur, struct xfi_rx_entry);
+	struct xfi_link *next;
 
-		if (xfi_match(rx, msg->src_key, msg->tag)) {
+	for (cur = q->head; cur; cur = next) {
+		struct xfi_rx_entry *rx = XFI_ITEM(cur, struct xfi_rx_entry), *piece;
+
+		next = cur->next;
+		if (!xfi_match(rx, msg->src_key, msg->tag)) {
+			prev = cur;
+			continue;
+		}
+		if (!(rx->flags & FI_MULTI_RECV)) {
 			xfi_q_unlink(q, prev, cur);
 			return rx;
 		}
+		if (!xfi_multi_fits(rx, msg->len)) {
+			/* the rest of this buffer is too small: the next one */
+			xfi_q_unlink(q, prev, cur);
+			xfi_multi_release(ep, rx);
+			continue;
+		}
+		piece = xfi_multi_piece(ep, rx, msg->len);
+		if (piece && rx->released)
+			xfi_q_unlink(q, prev, cur);
+		return piece;	/* NULL: no memory, the message waits unexpected */
 	}
 	return NULL;
 }
@@ -1137,6 +1234,33 @@ static void xfi_peek(struct xfi_ep *ep, struct xfi_rx_entry *rx)
 	free(rx);
 }
 
+/*
+ * A new FI_MULTI_RECV buffer takes the unexpected messages that fit, then
+ * waits on the posted queue unless it is full already.
+ */
+static void xfi_multi_post(struct xfi_ep *ep, struct xfi_rx_entry *m)
+{
+	struct xfi_rx_msg *msg;
+
+	while ((msg = xfi_find_unexp(ep, m, 0))) {
+		struct xfi_rx_entry *piece;
+		int last;
+
+		if (!xfi_multi_fits(m, msg->len)) {
+			xfi_multi_release(ep, m);
+			return;
+		}
+		piece = xfi_multi_piece(ep, m, msg->len);
+		if (!piece)
+			break;
+		last = m->released;	/* m may be gone once the piece completes */
+		xfi_msg_attach(ep, xfi_find_unexp(ep, m, 1), piece);
+		if (last)
+			return;
+	}
+	xfi_q_push(&ep->posted_msg, &m->link);
+}
+
 static ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 			     fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 			     void *context)
@@ -1148,6 +1272,10 @@ static ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	if (count > XFI_IOV_LIMIT || (count && !iov))
 		return -FI_EINVAL;
 	if ((flags & (FI_CLAIM | FI_PEEK)) && !context)
+		return -FI_EINVAL;
+	/* one buffer of untagged messages */
+	if ((flags & FI_MULTI_RECV) &&
+	    (count != 1 || (flags & (FI_TAGGED | FI_PEEK | FI_CLAIM | FI_DISCARD))))
 		return -FI_EINVAL;
 	pthread_mutex_lock(&ep->dom->lock);
 	rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
@@ -1200,6 +1328,11 @@ static ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t 
 		} else {
 			xfi_msg_attach(ep, msg, rx);
 		}
+		pthread_mutex_unlock(&ep->dom->lock);
+		return 0;
+	}
+	if (flags & FI_MULTI_RECV) {
+		xfi_multi_post(ep, rx);
 		pthread_mutex_unlock(&ep->dom->lock);
 		return 0;
 	}
@@ -1258,7 +1391,7 @@ static ssize_t xfi_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint
 	if (!msg)
 		return -FI_EINVAL;
 	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
-			     (flags & FI_COMPLETION) | FI_MSG, msg->context);
+			     (flags & (FI_COMPLETION | FI_MULTI_RECV)) | FI_MSG, msg->context);
 }
 
 static ssize_t xfi_msg_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -1339,6 +1472,8 @@ static ssize_t xfi_tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *ms
 {
 	if (!msg)
 		return -FI_EINVAL;
+	if (flags & FI_MULTI_RECV)
+		return -FI_EBADFLAGS;	/* untagged messages only */
 	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
 			     msg->ignore, (flags & (FI_COMPLETION | FI_PEEK | FI_CLAIM |
 						    FI_DISCARD)) | FI_TAGGED, msg->context);
@@ -1421,8 +1556,17 @@ static ssize_t xfi_ep_cancel(fid_t fid, void *context)
 			if (rx->context != context)
 				continue;
 			xfi_q_unlink(queues[i], prev, cur);
-			xfi_rx_error(ep, rx, FI_RECV | (rx->flags & (FI_MSG | FI_TAGGED)),
-				     FI_ECANCELED);
+			if (rx->flags & FI_MULTI_RECV) {
+				/* pieces in progress complete; the last says FI_MULTI_RECV */
+				if (rx->pending)
+					rx->released = 1;
+				else
+					xfi_rx_error(ep, rx, FI_RECV | FI_MSG | FI_MULTI_RECV,
+						     FI_ECANCELED);
+			} else {
+				xfi_rx_error(ep, rx, FI_RECV | (rx->flags & (FI_MSG | FI_TAGGED)),
+					     FI_ECANCELED);
+			}
 			pthread_mutex_unlock(&ep->dom->lock);
 			return 0;
 		}
@@ -1433,20 +1577,31 @@ static ssize_t xfi_ep_cancel(fid_t fid, void *context)
 
 static int xfi_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
 {
-	(void)fid; (void)optval; (void)optlen;
-	if (level != FI_OPT_ENDPOINT)
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
-	(void)optname;
-	return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	pthread_mutex_lock(&ep->dom->lock);
+	*(size_t *)optval = ep->min_multi_recv;
+	pthread_mutex_unlock(&ep->dom->lock);
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
 static int xfi_ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
 {
-	(void)fid; (void)optval; (void)optlen;
-	if (level != FI_OPT_ENDPOINT)
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
-	(void)optname;
-	return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	ep->min_multi_recv = *(const size_t *)optval;
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
 }
 
 static int xfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
@@ -1583,6 +1738,19 @@ static void xfi_free_tx_link(struct xfi_link *l)
 	xfi_tx_op_free(XFI_ITEM(l, struct xfi_tx_op));
 }
 
+/*
+ * An entry freed with its endpoint: the last piece of a buffer that is off
+ * the posted queue frees the buffer (xfi_free_rx_link()).
+ */
+static void xfi_rx_free_closing(struct xfi_rx_entry *rx)
+{
+	struct xfi_rx_entry *m = rx ? rx->multi : NULL;
+
+	free(rx);
+	if (m && !--m->pending && m->released)
+		free(m);
+}
+
 static void xfi_free_rndv_link(struct xfi_link *l)
 {
 	struct xfi_rndv_rx *r = XFI_ITEM(l, struct xfi_rndv_rx);
@@ -1590,13 +1758,18 @@ static void xfi_free_rndv_link(struct xfi_link *l)
 
 	for (i = 0; i < r->nseg; i++)	/* reads still in flight then fail */
 		xfi_mrc_put_drop(r->dom, &r->mrh[i]);
-	free(r->rx);
+	xfi_rx_free_closing(r->rx);
 	free(r);
 }
 
 static void xfi_free_rx_link(struct xfi_link *l)
 {
-	free(XFI_ITEM(l, struct xfi_rx_entry));
+	struct xfi_rx_entry *rx = XFI_ITEM(l, struct xfi_rx_entry);
+
+	if ((rx->flags & FI_MULTI_RECV) && rx->pending)
+		rx->released = 1;	/* its last piece frees it */
+	else
+		free(rx);
 }
 
 static void xfi_free_msg_link(struct xfi_link *l)
@@ -1642,7 +1815,7 @@ static int xfi_ep_close(struct fid *fid)
 			next = p->hnext;
 			/* a message in progress that is not queued belongs to nobody else */
 			if (p->rx_cur && !p->rx_cur->queued) {
-				free(p->rx_cur->rx);
+				xfi_rx_free_closing(p->rx_cur->rx);
 				xfi_msg_free(dom, p->rx_cur);
 			}
 			free(p);
@@ -1761,6 +1934,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		return err;
 	}
 	ep->mbox_id = exanet_mbox_id(ep->mbox);
+	ep->min_multi_recv = XFI_MIN_MULTI_RECV;
 	/* a restarted endpoint on the same mailbox is told apart by its epoch */
 	ep->epoch = (uint16_t)((uint64_t)exanet_now_ns() ^ ((uint64_t)getpid() << 4));
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;

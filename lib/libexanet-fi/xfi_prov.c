@@ -159,7 +159,7 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->addr_format = FI_FORMAT_UNSPEC;
 
 	fi->tx_attr->caps = caps & ~(uint64_t)(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
-					       FI_REMOTE_READ | FI_REMOTE_WRITE);
+					       FI_MULTI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE);
 	fi->tx_attr->op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
 	fi->tx_attr->msg_order = FI_ORDER_SAS;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
