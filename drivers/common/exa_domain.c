@@ -17,6 +17,8 @@
  * are collected on every bind and on every dump.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/error-injection.h>
 #include <linux/hashtable.h>
 #include <linux/mutex.h>
@@ -196,8 +198,11 @@ int exa_domain_bind(pid_t nr, u32 domain)
 	struct exa_binding *b, *old;
 	int ret;
 
-	if (domain < EXA_DOMAIN_JOB_MIN || domain > EXA_DOMAIN_JOB_MAX)
+	if (domain < EXA_DOMAIN_JOB_MIN || domain > EXA_DOMAIN_JOB_MAX) {
+		pr_debug("bind pid %d: domain %u is not a job domain (%u..%u)\n",
+			 nr, domain, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX);
 		return -EINVAL;
+	}
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	if (!b)
 		return -ENOMEM;

@@ -8,6 +8,8 @@
  * depend; the helpers are exported in the EXA_UMEM symbol namespace.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
 #include <linux/error-injection.h>
 #include <linux/iommu.h>
@@ -57,12 +59,18 @@ int exa_umem_get(struct exa_umem *um, unsigned long addr, size_t len,
 	unsigned long start, end, npages, done = 0;
 	int ret;
 
-	if (!mm)
+	if (!mm) {
+		pr_debug("pin: no user address space\n");
 		return -EINVAL;
-	if (!len || len > EXA_UMEM_MAX_BYTES || addr + len < addr)
+	}
+	if (!len || len > EXA_UMEM_MAX_BYTES || addr + len < addr) {
+		pr_debug("pin: range %#lx+%#zx out of bounds\n", addr, len);
 		return -EINVAL;
-	if (!access_ok((void __user *)addr, len))
+	}
+	if (!access_ok((void __user *)addr, len)) {
+		pr_debug("pin: range %#lx+%#zx not user memory\n", addr, len);
 		return -EFAULT;
+	}
 	start = addr & PAGE_MASK;
 	end = PAGE_ALIGN(addr + len);
 	if (end < start + 1)

@@ -286,12 +286,18 @@ int exanet_coll_mmap_check(struct exanet_file *ef, u32 index,
 	struct exanet_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
-	if (!edev->num_cgroups || index >= edev->num_rpages)
+	if (!edev->num_cgroups || index >= edev->num_rpages) {
+		dev_dbg(&edev->dev, "mmap: no collective page %u\n", index);
 		return -EINVAL;
-	if (edev->rpage_owner[index] != ef)
+	}
+	if (edev->rpage_owner[index] != ef) {
+		dev_dbg(&edev->dev, "mmap: collective page %u is not this file's\n", index);
 		return -EACCES;
-	if (len != EXANET_COLL_PAGE_SIZE)
+	}
+	if (len != EXANET_COLL_PAGE_SIZE) {
+		dev_dbg(&edev->dev, "mmap: collective page %u with length %lu\n", index, len);
 		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -303,8 +309,11 @@ int exanet_coll_fault_pfn(struct exanet_file *ef, u32 index,
 
 	lockdep_assert_held(&edev->lock);
 	if (!edev->num_cgroups || index >= edev->num_rpages ||
-	    edev->rpage_owner[index] != ef || page)
+	    edev->rpage_owner[index] != ef || page) {
+		dev_dbg(&edev->dev, "fault: collective page %u offset %lu not mapped for this file\n",
+			index, page);
 		return -EACCES;
+	}
 	*pfn = PHYS_PFN(edev->coll_bar_phys) +
 	       index * (EXANET_COLL_PAGE_SIZE >> PAGE_SHIFT);
 	return 0;

@@ -256,8 +256,10 @@ static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags)
+	if (req.flags) {
+		dev_dbg(&edev->dev, "pkt alloc: unknown flags %#x\n", req.flags);
 		return -EINVAL;
+	}
 	ret = exanet_charge(ef, EXANET_RES_PKT, &cg);
 	if (ret)
 		return ret;
@@ -341,8 +343,11 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
 	if (req.nslots < EXANET_MBOX_MIN_SLOTS ||
-	    req.nslots > EXANET_MBOX_MAX_SLOTS || !is_power_of_2(req.nslots))
+	    req.nslots > EXANET_MBOX_MAX_SLOTS || !is_power_of_2(req.nslots)) {
+		dev_dbg(&edev->dev, "mbox alloc: %u slots (a power of two in %u..%u)\n",
+			req.nslots, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
 		return -EINVAL;
+	}
 	ret = exanet_charge(ef, EXANET_RES_MBOX, &cg);
 	if (ret)
 		return ret;
@@ -443,8 +448,11 @@ static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (_IOC_TYPE(cmd) != EXANET_IOC_MAGIC)
 		return -ENOTTY;
 	/* Interfaces belong to the opener, not to inherited descriptors. */
-	if (current->mm != ef->mm)
+	if (current->mm != ef->mm) {
+		dev_dbg(&ef->edev->dev, "ioctl %#x: not the opener's address space (pid %d)\n",
+			cmd, task_pid_nr(current));
 		return -EACCES;
+	}
 
 	switch (cmd) {
 	case EXANET_IOC_GET_INFO:
@@ -553,10 +561,15 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 	u32 kind, index;
 	int ret = 0;
 
-	if (current->mm != ef->mm)
+	if (current->mm != ef->mm) {
+		dev_dbg(&edev->dev, "mmap: not the opener's address space (pid %d)\n",
+			task_pid_nr(current));
 		return -EACCES;
-	if (!exanet_decode_pgoff(vma->vm_pgoff, &kind, &index, &page) || page)
+	}
+	if (!exanet_decode_pgoff(vma->vm_pgoff, &kind, &index, &page) || page) {
+		dev_dbg(&edev->dev, "mmap: offset %#lx names no mapping\n", vma->vm_pgoff);
 		return -EINVAL;
+	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
@@ -607,8 +620,10 @@ unlock:
 
 	if (mmio) {
 		/* A private writable PFN mapping would be a COW mapping. */
-		if (!(vma->vm_flags & VM_SHARED))
+		if (!(vma->vm_flags & VM_SHARED)) {
+			dev_dbg(&edev->dev, "mmap: MAP_PRIVATE of device memory\n");
 			return -EINVAL;
+		}
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	} else {
 		/* The NI writes the queue; user space only reads it. */
@@ -639,10 +654,14 @@ static int exanet_open(struct inode *inode, struct file *file)
 	mutex_lock(&edev->lock);
 	dead = edev->dead;
 	mutex_unlock(&edev->lock);
-	if (dead)
+	if (dead) {
+		dev_dbg(&edev->dev, "open: device removed\n");
 		return -ENODEV;
-	if (!current->mm)
+	}
+	if (!current->mm) {
+		dev_dbg(&edev->dev, "open: no user address space\n");
 		return -EINVAL;
+	}
 
 	pdid = exa_domain_of_current(READ_ONCE(default_pdid));
 	if (pdid == EXA_DOMAIN_NONE) {

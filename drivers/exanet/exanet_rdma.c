@@ -342,10 +342,14 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 
 	if (copy_from_user(&req, uarg, sizeof(req)))
 		return -EFAULT;
-	if (req.flags)
+	if (req.flags) {
+		dev_dbg(&edev->dev, "rdma page: unknown flags %#x\n", req.flags);
 		return -EINVAL;
-	if (!edev->num_rpages)
+	}
+	if (!edev->num_rpages) {
+		dev_dbg(&edev->dev, "rdma page: the NI has no RDMA engine\n");
 		return -ENODEV;
+	}
 	ret = exanet_rank_get(ef);
 	if (ret)
 		return ret;
@@ -408,8 +412,10 @@ static int exanet_dereg(struct exanet_file *ef, u32 handle)
 	if (mr)
 		ef->nmr--;
 	mutex_unlock(&ef->mr_lock);
-	if (!mr)
+	if (!mr) {
+		dev_dbg(&ef->edev->dev, "dereg_mr: no registration %u\n", handle);
 		return -EINVAL;
+	}
 	/*
 	 * In-flight transfers that touch these pages fail in the IOMMU from
 	 * the moment the unmap returns (error completion); then unpin.
@@ -505,8 +511,11 @@ static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
 		return exanet_ioctl_reg_odp(ef, uarg, &req);
 	if (!req.len || req.len > EXA_UMEM_MAX_BYTES ||
 	    req.addr + req.len < req.addr ||
-	    req.addr + req.len > (1ULL << EXANET_RDMA_VA_BITS))
+	    req.addr + req.len > (1ULL << EXANET_RDMA_VA_BITS)) {
+		dev_dbg(&ef->edev->dev, "reg_mr: range %#llx+%#llx out of bounds\n",
+			req.addr, req.len);
 		return -EINVAL;
+	}
 	ret = exanet_rank_get(ef);
 	if (ret)
 		return ret;
@@ -577,8 +586,6 @@ long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
 	case EXANET_IOC_DEREG_MR:
 		if (get_user(v, (u32 __user *)uarg))
 			return -EFAULT;
-		if (!v)
-			return -EINVAL;
 		return exanet_dereg(ef, v);
 	default:
 		return exanet_coll_ioctl(ef, cmd, uarg);
@@ -594,12 +601,18 @@ int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
 	struct exanet_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
-	if (index >= edev->num_rpages)
+	if (index >= edev->num_rpages) {
+		dev_dbg(&edev->dev, "mmap: no RDMA page %u\n", index);
 		return -EINVAL;
-	if (edev->rpage_owner[index] != ef)
+	}
+	if (edev->rpage_owner[index] != ef) {
+		dev_dbg(&edev->dev, "mmap: RDMA page %u is not this file's\n", index);
 		return -EACCES;
-	if (len != EXANET_RDMA_PAGE_SIZE)
+	}
+	if (len != EXANET_RDMA_PAGE_SIZE) {
+		dev_dbg(&edev->dev, "mmap: RDMA page %u with length %lu\n", index, len);
 		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -610,8 +623,11 @@ int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
 	struct exanet_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
-	if (index >= edev->num_rpages || edev->rpage_owner[index] != ef || page)
+	if (index >= edev->num_rpages || edev->rpage_owner[index] != ef || page) {
+		dev_dbg(&edev->dev, "fault: RDMA page %u offset %lu not mapped for this file\n",
+			index, page);
 		return -EACCES;
+	}
 	*pfn = PHYS_PFN(edev->rdma_bar_phys) +
 	       index * (EXANET_RDMA_PAGE_SIZE >> PAGE_SHIFT);
 	return 0;

@@ -146,6 +146,12 @@ struct extoll_ep {
 	u64 reg_pages;
 };
 
+/* Why a request of endpoint ep was refused (dynamic debug). */
+#define extoll_ep_dbg(ep, fmt, ...)					\
+	dev_dbg(&(ep)->xdev->pdev->dev, "%s vpid %u: " fmt,		\
+		(ep)->unit == EXTOLL_UNIT_RMA ? "rma" : "velo", (ep)->vpid,	\
+		##__VA_ARGS__)
+
 /* extoll_main.c */
 void extoll_dev_put(struct extoll_dev *xdev);
 int extoll_ep_open(struct inode *inode, struct file *file,

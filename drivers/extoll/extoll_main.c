@@ -141,10 +141,15 @@ int extoll_put_u64(unsigned long arg, u64 val)
 /* Endpoints belong to the opener, not to inherited descriptors. */
 int extoll_ep_check_caller(struct extoll_ep *ep)
 {
-	if (current->mm != ep->mm)
+	if (current->mm != ep->mm) {
+		extoll_ep_dbg(ep, "not the opener's address space (pid %d)\n",
+			      task_pid_nr(current));
 		return -EACCES;
-	if (READ_ONCE(ep->xdev->dead))
+	}
+	if (READ_ONCE(ep->xdev->dead)) {
+		extoll_ep_dbg(ep, "device removed\n");
 		return -ENODEV;
+	}
 	return 0;
 }
 
@@ -160,8 +165,10 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 	u32 i, vpid = 0, prot;
 	int ret = 0;
 
-	if (!current->mm)
+	if (!current->mm) {
+		dev_dbg(&xc->dev, "open: no user address space\n");
 		return -EINVAL;
+	}
 	prot = exa_domain_of_current(READ_ONCE(default_protid));
 	if (prot == EXA_DOMAIN_NONE) {
 		dev_dbg(&xc->dev,
@@ -388,8 +395,10 @@ int extoll_ep_set_prot(struct extoll_ep *ep, u64 prot)
 	struct extoll_dev *xdev = ep->xdev;
 	int ret = 0;
 
-	if (prot == EXA_DOMAIN_NONE || prot > EXA_DOMAIN_MAX)
+	if (prot == EXA_DOMAIN_NONE || prot > EXA_DOMAIN_MAX) {
+		extoll_ep_dbg(ep, "protection id %llu out of range\n", prot);
 		return -EINVAL;
+	}
 	mutex_lock(&ep->lock);
 	if (prot == ep->prot)
 		goto unlock;
@@ -464,14 +473,21 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 	ret = extoll_ep_check_caller(ep);
 	if (ret)
 		return ret;
-	if (!(vma->vm_flags & VM_SHARED))
+	if (!(vma->vm_flags & VM_SHARED)) {
+		extoll_ep_dbg(ep, "mmap: MAP_PRIVATE\n");
 		return -EINVAL;
-	if (!npages || first + npages < first)
+	}
+	if (!npages || first + npages < first) {
+		extoll_ep_dbg(ep, "mmap: %lu pages at %lu\n", npages, first);
 		return -EINVAL;
+	}
 
 	if (first < mmio_pages) {
-		if (first + npages > mmio_pages)
+		if (first + npages > mmio_pages) {
+			extoll_ep_dbg(ep, "mmap: pages %lu..%lu cross the end of the registers\n",
+				      first, first + npages - 1);
 			return -EINVAL;
+		}
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	} else {
 		mutex_lock(&ep->lock);

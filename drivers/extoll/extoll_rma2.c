@@ -150,10 +150,15 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 
 	if (copy_from_user(&r, uarg, sizeof(r)))
 		return -EFAULT;
-	if ((r.flags & ~RMA2_REGION_FLAGS) || r.reserved)
+	if ((r.flags & ~RMA2_REGION_FLAGS) || r.reserved) {
+		extoll_ep_dbg(ep, "register: unknown flags %#x\n", r.flags);
 		return -EINVAL;
-	if (!r.len || r.len > RMA2_REGION_MAX_BYTES || r.addr + r.len < r.addr)
+	}
+	if (!r.len || r.len > RMA2_REGION_MAX_BYTES || r.addr + r.len < r.addr) {
+		extoll_ep_dbg(ep, "register: range %#llx+%#llx out of bounds\n",
+			      (u64)r.addr, (u64)r.len);
 		return -EINVAL;
+	}
 
 	reg = kzalloc(sizeof(*reg), GFP_KERNEL);
 	if (!reg)
@@ -319,8 +324,10 @@ static int extoll_rma2_set_notiq_size(struct extoll_ep *ep, unsigned long val)
 	int ret = 0;
 
 	if (!extoll_queue_size_ok(val, RMA2_NOTIQ_MIN_SIZE,
-				  RMA2_NOTIQ_MAX_SIZE))
+				  RMA2_NOTIQ_MAX_SIZE)) {
+		extoll_ep_dbg(ep, "notification queue of %lu bytes\n", val);
 		return -EINVAL;
+	}
 	mutex_lock(&ep->lock);
 	if (ep->q)
 		ret = val == ep->q_size ? 0 : -EBUSY;
@@ -332,8 +339,10 @@ static int extoll_rma2_set_notiq_size(struct extoll_ep *ep, unsigned long val)
 
 static int extoll_rma2_set_seg_size(struct extoll_ep *ep, unsigned long val)
 {
-	if (!val || val > RMA2_NOTIQ_MAX_SIZE || (val & (PAGE_SIZE - 1)))
+	if (!val || val > RMA2_NOTIQ_MAX_SIZE || (val & (PAGE_SIZE - 1))) {
+		extoll_ep_dbg(ep, "segment size %lu\n", val);
 		return -EINVAL;
+	}
 	mutex_lock(&ep->lock);
 	ep->seg_size = val;
 	mutex_unlock(&ep->lock);
@@ -394,8 +403,10 @@ u64 extoll_ep_get_wp(struct extoll_ep *ep)
  */
 int extoll_ep_set_wp(struct extoll_ep *ep, unsigned long val)
 {
-	if (val)
+	if (val) {
+		extoll_ep_dbg(ep, "write pointer set to %lu (only 0)\n", val);
 		return -EINVAL;
+	}
 	return extoll_ep_get_wp(ep) ? -EBUSY : 0;
 }
 

@@ -20,8 +20,10 @@ static int extoll_velo2_set_mbox_size(struct extoll_ep *ep, u64 __user *uarg)
 	if (get_user(val, uarg))
 		return -EFAULT;
 	if (!extoll_queue_size_ok(val, VELO2_MBOX_MIN_SIZE,
-				  VELO2_MBOX_MAX_SIZE))
+				  VELO2_MBOX_MAX_SIZE)) {
+		extoll_ep_dbg(ep, "mailbox of %llu bytes\n", val);
 		return -EINVAL;
+	}
 	mutex_lock(&ep->lock);
 	if (ep->q)
 		ret = val == ep->q_size ? 0 : -EBUSY;
@@ -37,8 +39,10 @@ static int extoll_velo2_set_seg_size(struct extoll_ep *ep, u64 __user *uarg)
 
 	if (get_user(val, uarg))
 		return -EFAULT;
-	if (!val || val > VELO2_MBOX_MAX_SIZE || (val & (PAGE_SIZE - 1)))
+	if (!val || val > VELO2_MBOX_MAX_SIZE || (val & (PAGE_SIZE - 1))) {
+		extoll_ep_dbg(ep, "segment size %llu\n", val);
 		return -EINVAL;
+	}
 	mutex_lock(&ep->lock);
 	ep->seg_size = val;
 	mutex_unlock(&ep->lock);
