@@ -391,8 +391,17 @@ static void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err
 /* The domain's RDMA page, allocated on first use; NULL without RDMA. */
 struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom)
 {
-	if (!dom->rdma && !dom->rdma_unavailable && exanet_rdma_alloc(dom->dev, &dom->rdma))
-		dom->rdma_unavailable = 1;
+	int err;
+
+	if (!dom->rdma && !dom->rdma_unavailable) {
+		err = exanet_rdma_alloc(dom->dev, &dom->rdma);
+		if (err) {
+			FI_WARN(&xfi_prov, FI_LOG_DOMAIN, "no RDMA page (%s): messages above "
+				"the threshold go eager, rendezvous receives fail\n",
+				strerror(-err));
+			dom->rdma_unavailable = 1;
+		}
+	}
 	return dom->rdma;
 }
 
@@ -1925,8 +1934,14 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
 	err = exanet_pkt_alloc(dom->dev, &ep->pkt);
-	if (!err)
+	if (err)
+		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no packetizer interface: %s\n", strerror(-err));
+	if (!err) {
 		err = exanet_mbox_alloc(dom->dev, (unsigned int)xfi_params.mbox_slots, &ep->mbox);
+		if (err)
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no mailbox of %zu slots: %s\n",
+				xfi_params.mbox_slots, strerror(-err));
+	}
 	if (err) {
 		if (ep->pkt)
 			exanet_pkt_free(ep->pkt);

@@ -105,6 +105,10 @@ static int xfi_mrc_own(struct xfi_mr_cache *c, struct xfi_domain *dom, void *add
 
 	if (!err)
 		c->registrations++;
+	else
+		/* not an error: a send from read-only memory goes eager */
+		FI_INFO(&xfi_prov, FI_LOG_MR, "registration of %zu bytes at %p refused: %s\n",
+			len, addr, strerror(-err));
 	return err;
 }
 

@@ -364,6 +364,9 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 			err = exanet_reg_mr(dom->dev, attr->mr_iov[0].iov_base,
 					    attr->mr_iov[0].iov_len, 0, &mr->xmr);
 		if (err) {
+			FI_WARN(&xfi_prov, FI_LOG_MR, "registration of %zu segment(s) (%zu bytes) "
+				"refused: %s\n", attr->iov_count,
+				attr->iov_count ? attr->mr_iov[0].iov_len : 0, strerror(-err));
 			free(mr);
 			return err;
 		}
@@ -587,6 +590,7 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_ENOMEM;
 	err = exanet_open(xfi_device_path(), &dom->dev);
 	if (err) {
+		FI_WARN(&xfi_prov, FI_LOG_DOMAIN, "%s: %s\n", xfi_device_path(), strerror(-err));
 		free(dom);
 		return err;	/* negative errno = -FI_E* for the common codes */
 	}
