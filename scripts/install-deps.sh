@@ -22,7 +22,7 @@ PKGS=(
 	# packages, man pages and their install test (make deb, make check-packages)
 	debhelper dh-dkms dkms fakeroot lintian scdoc man-db debootstrap
 	# benchmarks and diagnostics
-	strace iperf3
+	strace iperf3 sockperf
 )
 # make check-debug only (scripts/build-debug-kernel.sh): the kernel source
 # and what building it needs
