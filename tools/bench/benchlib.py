@@ -48,15 +48,22 @@ def run_loopback(cluster, tool, sizes, iters, warmup, port, extra="", timeout=90
     return parse_json_line(r.output)
 
 
+def wait_bound(cluster, node, port, udp=False):
+    """Wait up to 30 s until a socket on node listens on TCP port (udp:
+    is bound to UDP port).  True if it did."""
+    table, state = ("udp", "07") if udp else ("tcp", "0A")
+    bound = "grep -qs ':%04X 0*:0000 %s' /proc/net/%s /proc/net/%s6" % (port, state, table, table)
+    r = cluster.run(node, "i=0; until %s; do i=$((i+1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done"
+                    % bound, timeout=60)
+    return r.rc == 0
+
+
 def run_pair_sequenced(cluster, server_cmd, client_cmd, port, timeout=300):
     """Like run_pair, but start the client only once the server listens on
     `port`, so both sides make the same set-up calls in every run (no
     connect retries).  Returns (client output, server output)."""
     pid, log = cluster.spawn(1, server_cmd + "; echo \"exit=$?\"")
-    listening = "grep -qs ':%04X 0*:0000 0A' /proc/net/tcp /proc/net/tcp6" % port
-    r = cluster.run(1, "i=0; until %s; do i=$((i+1)); [ $i -gt 300 ] && exit 1; sleep 0.1; done"
-                    % listening, timeout=60)
-    if r.rc != 0:
+    if not wait_bound(cluster, 1, port):
         raise PairError("node 1: server never listened on %d:\n%s" % (
             port, cluster.run(1, "cat " + log, timeout=30).output))
     client = cluster.run(0, client_cmd, timeout=timeout)
