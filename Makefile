@@ -51,6 +51,7 @@ deps:
 deps-debug:
 	@$(TOP)/scripts/install-deps.sh --debug-kernel
 
+include selftests/kselftest.mk
 include qemu-devices/build.mk
 include drivers/build.mk
 include lib/build.mk

@@ -128,16 +128,16 @@ install-extoll-libs: librma2 libvelo2
 EXTOLL_HT := $(EXTOLL_HT_OUT)/test_rma2_abi $(EXTOLL_HT_OUT)/test_rma2_fake $(EXTOLL_HT_OUT)/test_velo2_fake \
 	$(EXTOLL_HT_OUT)/test_rma2_cxx $(EXTOLL_HT_OUT)/test_extoll2_list \
 	$(EXTOLL_HT_OUT)/test_extoll_kernel_fake
-EXTOLL_HT_DEPS := $(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/selftests/lib/harness.h
+EXTOLL_HT_DEPS := $(RMA2_HDRS) $(VELO2_HDRS) $(KSFT_HDRS)
 
 $(EXTOLL_HT_OUT)/test_rma2_abi: $(TOP)/selftests/host/test_rma2_abi.c $(EXTOLL_HT_DEPS) $(RMA2_SO) $(VELO2_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
 		-L$(EXTOLL_LIB_OUT) -lrma2 -lvelo2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 $(EXTOLL_HT_OUT)/test_extoll2_list: $(TOP)/selftests/host/test_extoll2_list.c $(EXTOLL_HT_DEPS) $(RMA2_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
 		-L$(EXTOLL_LIB_OUT) -lrma2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close \
@@ -145,19 +145,19 @@ EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=
 $(EXTOLL_HT_OUT)/test_extoll_kernel_fake: $(TOP)/selftests/host/test_extoll_kernel_fake.c \
 		$(EXTOLL_HT_DEPS) $(RMA2_SRCS) $(RMA2_INT_H) $(VELO2_SRCS) $(VELO2_INT_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
 		$(EXTOLL_HT_WRAP) $(USER_LDFLAGS) -lpthread
 
 $(EXTOLL_HT_OUT)/test_rma2_fake: $(TOP)/selftests/host/test_rma2_fake.c $(EXTOLL_HT_DEPS) \
 		$(RMA2_SRCS) $(RMA2_INT_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(RMA2_DIR)/src -o $@ $< $(RMA2_SRCS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -I$(RMA2_DIR)/src -o $@ $< $(RMA2_SRCS) \
 		$(USER_LDFLAGS) -lpthread
 
 $(EXTOLL_HT_OUT)/test_velo2_fake: $(TOP)/selftests/host/test_velo2_fake.c $(EXTOLL_HT_DEPS) \
 		$(VELO2_SRCS) $(VELO2_INT_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(VELO2_DIR)/src -o $@ $< $(VELO2_SRCS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -I$(VELO2_DIR)/src -o $@ $< $(VELO2_SRCS) \
 		$(USER_LDFLAGS) -lpthread
 
 CXX ?= g++
@@ -201,7 +201,7 @@ EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_allt
 	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
 EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c $(TOP)/selftests/lib/exa_util.c
-EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(TOP)/selftests/lib/harness.h \
+EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) \
 	$(TOP)/selftests/lib/exa_util.h $(TOP)/selftests/extoll/extoll_test.h \
 	$(TOP)/selftests/extoll/extoll_raw.h $(TOP)/selftests/lib/exa_kid.h \
 	$(TOP)/selftests/lib/exa_limits.h $(TOP)/uapi/exa_domain.h \
@@ -209,7 +209,7 @@ EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(TOP)/selftests/
 
 $(EXTOLL_ST_OUT)/%: $(TOP)/selftests/extoll/%.c $(EXTOLL_ST_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) $(USER_LDFLAGS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) $(USER_LDFLAGS) \
 		$(RMA2_LDLIBS) $(VELO2_LDLIBS)
 
 $(EXTOLL_ST_OUT)/tests.list: $(TOP)/selftests/extoll/tests.list

@@ -23,11 +23,13 @@ PKGS=(
 	debhelper dh-dkms dkms fakeroot lintian scdoc man-db debootstrap
 	# benchmarks and diagnostics
 	strace iperf3 sockperf
+	# the kernel's kselftest harness for the tests and checkpatch.pl (make style)
+	linux-source-6.1 xz-utils
 )
-# make check-debug only (scripts/build-debug-kernel.sh): the kernel source
-# and what building it needs
+# make check-debug only (scripts/build-debug-kernel.sh): what building the
+# kernel from linux-source-6.1 needs
 if [ "${1:-}" = --debug-kernel ]; then
-	PKGS+=(linux-source-6.1 bc libelf-dev libssl-dev xz-utils)
+	PKGS+=(bc libelf-dev libssl-dev)
 fi
 
 missing=()

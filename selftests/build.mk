@@ -10,7 +10,7 @@ ST_DIR := $(TOP)/selftests
 ST_OUT := $(BUILD)/selftests/exanet
 HT_OUT := $(BUILD)/host-tests
 ST_LIB_SRCS := $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/exa_util.c
-ST_LIB_HDRS := $(ST_DIR)/lib/harness.h $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h \
+ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h \
 	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
 
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
@@ -27,14 +27,14 @@ ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib
 $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
 
 # exanet_ipd forges heartbeats with the daemon's own encoder
 $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(TOP)/tools/exanet-ipd/ipd_proto.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(TOP)/tools/exanet-ipd/ipd_proto.c \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
 
 # the libfabric provider through Debian's libfabric (the provider itself is
@@ -42,20 +42,20 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(XFI_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
 
 # measurement helper for the eager/rendezvous threshold (not in tests.list)
 $(ST_OUT)/exanet_fi_thresh: $(ST_DIR)/exanet/exanet_fi_thresh.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(XFI_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric
 
 # guest side of tools/bench/fault-campaign (not in tests.list); its end
 # barrier waits on a thread while the mailbox keeps draining
 $(ST_OUT)/exa_fault_campaign: $(ST_DIR)/exanet/exa_fault_campaign.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lpthread
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lpthread
 
 # the same program, listed again for the 4-node cluster
 $(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
@@ -89,7 +89,7 @@ $(FUZZ_OUT)/exa_fuzz: $(FUZZ_SRCS) $(ST_DIR)/fuzz/fuzz.h $(ST_LIB_SRCS) $(ST_LIB
 		$(ST_DIR)/extoll/extoll_test.h $(LIBEXANET_SO) $(RMA2_SO) $(VELO2_SO) \
 		$(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $(FUZZ_SRCS) $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $(FUZZ_SRCS) $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(LIBEXANET_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lpthread
 
 $(FUZZ_OUT)/tests.list: $(ST_DIR)/fuzz/tests.list
@@ -106,44 +106,44 @@ HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
 $(HT_OUT)/test_libexanet_fake: $(ST_DIR)/host/test_libexanet_fake.c \
-		$(LIBEXANET_SRCS) $(LIBEXANET_HDRS) $(ST_DIR)/lib/harness.h
+		$(LIBEXANET_SRCS) $(LIBEXANET_HDRS) $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(LIBEXANET_SRCS) $(HT_WRAP) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(LIBEXANET_SRCS) $(HT_WRAP) $(USER_LDFLAGS)
 
 $(HT_OUT)/test_oob: $(ST_DIR)/host/test_oob.c $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/oob.h \
-		$(ST_DIR)/lib/harness.h
+		$(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(ST_DIR)/lib/oob.c $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_DIR)/lib/oob.c $(USER_LDFLAGS)
 
-$(HT_OUT)/harness_sample: $(ST_DIR)/host/harness_sample.c $(ST_DIR)/lib/harness.h
+$(HT_OUT)/harness_sample: $(ST_DIR)/host/harness_sample.c $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS)
 
-$(HT_OUT)/test_harness: $(ST_DIR)/host/test_harness.c $(ST_DIR)/lib/harness.h \
+$(HT_OUT)/test_harness: $(ST_DIR)/host/test_harness.c $(KSFT_HDRS) \
 		$(HT_OUT)/harness_sample
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS)
 
 $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMON) \
-		$(PP_COMMON_H) $(ST_DIR)/lib/harness.h
+		$(PP_COMMON_H) $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
 
 $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
-		$(TOP)/lib/libexanet-fi/xfi_proto.h $(ST_DIR)/lib/harness.h
+		$(TOP)/lib/libexanet-fi/xfi_proto.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c $(USER_LDFLAGS)
 
 # the allreduce reference of exanet_coll (header only, no device)
 $(HT_OUT)/test_coll_ref: $(ST_DIR)/host/test_coll_ref.c $(ST_DIR)/lib/coll_ref.h \
-		$(TOP)/uapi/exanet_coll.h $(ST_DIR)/lib/harness.h
+		$(TOP)/uapi/exanet_coll.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS)
 
 $(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ipd/ipd_proto.c \
-		$(TOP)/tools/exanet-ipd/ipd_proto.h $(ST_DIR)/lib/harness.h
+		$(TOP)/tools/exanet-ipd/ipd_proto.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS)
 
 # coll/exanet on the host (lib/coll-exanet.mk): mpirun of exanet_coll_check
 # without a device, and with a stand-in libexanet.so.1 that emulates the

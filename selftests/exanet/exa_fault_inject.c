@@ -423,12 +423,12 @@ static int inject_function(struct __test_metadata *_metadata, const struct targe
 	unsigned int p;
 
 	if (need_debugfs(FAIL_FUNCTION))
-		SKIP("no %s (kernel without CONFIG_FAIL_FUNCTION)", FAIL_FUNCTION);
+		SKIP_TEST("no %s (kernel without CONFIG_FAIL_FUNCTION)", FAIL_FUNCTION);
 	for (p = 0; p < P_NR; p++)
 		if (t->paths & 1u << p && path_present(p))
 			break;
 	if (p == P_NR)
-		SKIP("no device with a path to %s on this node", t->fn);
+		SKIP_TEST("no device with a path to %s on this node", t->fn);
 	/* the device is there, so its module is loaded: the mark must be too */
 	if (!injectable(t->fn))
 		TH_LOG("%s is not in %s/injectable", t->fn, FAIL_FUNCTION);
@@ -487,10 +487,10 @@ static int inject_function(struct __test_metadata *_metadata, const struct targe
 }
 
 #define FUNCTION_TEST(i, name)							\
-	TEST_TIMEOUT(fail_function_##name, 600)					\
+	TEST(fail_function_##name)								\
 	{									\
 		if (!inject_function(_metadata, &targets[i]))			\
-			SKIP("no path to %s on this node", targets[i].fn);	\
+			SKIP_TEST("no path to %s on this node", targets[i].fn);	\
 	}
 
 FUNCTION_TEST(0, exa_quota_user_get)
@@ -516,7 +516,7 @@ static void inject_allocations(struct __test_metadata *_metadata, const char *di
 	unsigned int p, s;
 
 	if (need_debugfs(dir))
-		SKIP("no %s (kernel without fault injection)", dir);
+		SKIP_TEST("no %s (kernel without fault injection)", dir);
 	put(dir, "ignore-gfp-wait", "N");
 	put(dir, "ignore-gfp-highmem", "N");
 	put(dir, "min-order", "0");
@@ -547,19 +547,23 @@ static void inject_allocations(struct __test_metadata *_metadata, const char *di
 		}
 	}
 	if (!ran)
-		SKIP("no device path works on this node");
+		SKIP_TEST("no device path works on this node");
 	TH_LOG("%s: %d path(s), %d failure(s) injected", dir, ran, injected);
 	EXPECT_LE(1, injected);
 	EXPECT_EQ(splats, kmsg_splats());
 	printf("# injected_failures %d\n", injected);
 }
 
-TEST_TIMEOUT(failslab_paths, 1800)
+/* The longest plain TEST() of this file may take 1800 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 1800
+
+TEST(failslab_paths)
 {
 	inject_allocations(_metadata, FAILSLAB);
 }
 
-TEST_TIMEOUT(fail_page_alloc_paths, 1800)
+TEST(fail_page_alloc_paths)
 {
 	inject_allocations(_metadata, FAIL_PAGE);
 }

@@ -21,7 +21,7 @@
 
 #include <libexanet.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 #include "../lib/oob.h"
 #include "../lib/exa_util.h"
 
@@ -31,7 +31,7 @@
 /* Connect the ranks for the current test (session = test index). */
 #define OOB_UP(o)							\
 	do {								\
-		int __err = oob_init((o), (unsigned int)harness_test_index, 60000); \
+		int __err = oob_init((o), (unsigned int)ksft_case_index(_metadata), 60000); \
 		if (__err)						\
 			TH_LOG("oob_init (rank %s): %s", getenv("EXA_RANK") ? \
 			       getenv("EXA_RANK") : "0", strerror(-__err)); \
@@ -45,7 +45,7 @@
 	do {								\
 		int __err = exanet_open(NULL, (devp));			\
 		if (__err == -ENOENT)					\
-			SKIP("no " EXANET_DEFAULT_DEVICE);		\
+			SKIP_TEST("no " EXANET_DEFAULT_DEVICE);		\
 		ASSERT_EQ(0, __err);					\
 	} while (0)
 

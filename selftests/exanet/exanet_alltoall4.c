@@ -23,7 +23,7 @@ FIXTURE_SETUP(a2a)
 	self->rank = self->oob.rank;
 	self->nnodes = self->oob.nnodes;
 	if (self->nnodes < 3 || self->nnodes > RX_MAX_SRC)
-		SKIP("needs 3..%d ranks, have %d", RX_MAX_SRC, self->nnodes);
+		SKIP_TEST("needs 3..%d ranks, have %d", RX_MAX_SRC, self->nnodes);
 	OPEN_DEV_OR_SKIP(&self->dev);
 	ASSERT_EQ(0, exanet_pkt_alloc(self->dev, &self->pkt));
 	ASSERT_EQ(0, exanet_mbox_alloc(self->dev, 2048, &self->mbox));

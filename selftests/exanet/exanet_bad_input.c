@@ -18,7 +18,7 @@ FIXTURE_SETUP(raw)
 {
 	self->fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
 	if (self->fd < 0 && errno == ENOENT)
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	ASSERT_LE(0, self->fd);
 	self->kmsg_bad = exa_kmsg_bad_lines();
 }

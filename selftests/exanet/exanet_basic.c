@@ -327,7 +327,7 @@ TEST(data_path_makes_no_syscalls_loopback)
 	char r = 0;
 
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	ASSERT_EQ(0, pipe(res));
 	pid = exa_spawn_in_pdid(0, strict_loopback, &res[1]);
 	ASSERT_LT(0, pid);

@@ -35,7 +35,7 @@
 #define MAXM OOB_MAX_NODES		/* members of the groups made here */
 
 /* Group keys: unique per test case (a key is per node, PDID and rank). */
-#define KEY(n) (0xc0000000u | (uint32_t)harness_test_index << 8 | (uint32_t)(n))
+#define KEY(n) (0xc0000000u | (uint32_t)ksft_case_index(_metadata) << 8 | (uint32_t)(n))
 
 FIXTURE(coll) {
 	struct oob oob;
@@ -69,7 +69,7 @@ FIXTURE_SETUP(coll)
 	ASSERT_EQ(0, oob_allgather(&self->oob, &err, errs, sizeof(err)));
 	for (i = 0; i < self->nn; i++)
 		if (errs[i] == -ENODEV)
-			SKIP("node %d: no RDMA contexts or no collective unit (ENODEV)", i);
+			SKIP_TEST("node %d: no RDMA contexts or no collective unit (ENODEV)", i);
 	for (i = 0; i < self->nn; i++) {
 		if (errs[i])
 			TH_LOG("rank %d: setup: %s", i, strerror(-errs[i]));
@@ -495,10 +495,11 @@ TEST_F_TIMEOUT(coll, completion_record_status_and_poll, 120)
 		EXPECT_EQ(0, job_check(_metadata, self, &j));
 		EXPECT_EQ(EXANET_COLL_DONE, EXANET_COLL_ST_STATE(st));
 		EXPECT_EQ(EXANET_COLL_E_NONE, EXANET_COLL_ST_ERROR(st));
-		if (i)
+		if (i) {
 			EXPECT_EQ(EXANET_COLL_ST_SEQ(prev) + 1, EXANET_COLL_ST_SEQ(st));
-		else
+		} else {
 			TH_LOG("first operation: sequence %u", EXANET_COLL_ST_SEQ(st));
+		}
 		/* done stays done; wait returns at once */
 		EXPECT_EQ(0, exanet_coll_poll(g, &st2));
 		EXPECT_EQ(st, st2);
@@ -539,7 +540,7 @@ TEST_F_TIMEOUT(coll, subgroups_three_members_and_a_pair, 300)
 	unsigned int i;
 
 	if (self->nn < 4)
-		SKIP("needs 4 ranks");
+		SKIP_TEST("needs 4 ranks");
 	if (in_t)
 		ASSERT_EQ(0, group_of(self, KEY(1), tri, 3, (uint32_t)self->rank, &gt));
 	if (in_p)
@@ -817,12 +818,12 @@ TEST_F_TIMEOUT(coll, another_domain_cannot_join_or_inject, 180)
 	char go = 1;
 
 	if (self->nn < 2)
-		SKIP("needs 2 ranks");
+		SKIP_TEST("needs 2 ranks");
 	a.nodes[0] = self->nodes[0];
 	a.nodes[1] = self->nodes[1];
 	refused0 = coll_counter("rx_refused");
 	if (refused0 < 0)
-		SKIP("no coll counters in sysfs");
+		SKIP_TEST("no coll counters in sysfs");
 	if (self->rank == 0) {
 		ASSERT_EQ(0, exanet_coll_group_create(self->coll, a.key, 2, 0, a.nodes, &g));
 	} else if (self->rank == 1) {
@@ -884,7 +885,7 @@ TEST_F_TIMEOUT(coll, barrier_count_zero, 180)
 		}
 	}
 	EXPECT_EQ(1, bytes_equal(dst - GUARDB, 2 * GUARDB, GUARD));
-	agree(_metadata, self, _metadata->failed, 0, 0, "20 barriers");
+	agree(_metadata, self, !_metadata->passed, 0, 0, "20 barriers");
 	if (self->nn < 2)
 		return;
 	for (i = 0; i < 3; i++) {
@@ -905,7 +906,7 @@ TEST_F_TIMEOUT(coll, barrier_count_zero, 180)
 			EXPECT_LE(350, dt);
 		}
 	}
-	agree(_metadata, self, _metadata->failed, 0, 0, "late barrier");
+	agree(_metadata, self, !_metadata->passed, 0, 0, "late barrier");
 }
 
 /* ----------------------------------------------------- refused input */
@@ -1226,7 +1227,7 @@ TEST_F_TIMEOUT(coll, mismatch_eproto_then_epipe_until_recreated, 300)
 	int kind;
 
 	if (self->nn < 2)
-		SKIP("needs 2 ranks (loopback_members_on_one_node covers one node)");
+		SKIP_TEST("needs 2 ranks (loopback_members_on_one_node covers one node)");
 	for (kind = 0; kind < 3; kind++) {
 		static const char *const what[] = { "count", "dtype", "op" };
 		struct exanet_coll_group *g;
@@ -1254,10 +1255,11 @@ TEST_F_TIMEOUT(coll, mismatch_eproto_then_epipe_until_recreated, 300)
 		TH_LOG("%s mismatch, rank %d: %s after %lld ms", what[kind], self->rank,
 		       strerror(-rc), (long long)(exa_now_ms() - t0));
 		EXPECT_GT(FAIL_MS_MAX, exa_now_ms() - t0);
-		if (strict)
+		if (strict) {
 			EXPECT_EQ(-EPROTO, rc);
-		else
+		} else {
 			EXPECT_TRUE(rc == -EPROTO || rc == -EREMOTEIO);
+		}
 		ASSERT_EQ(0, oob_allgather(&self->oob, &rc, rcs, sizeof(rc)));
 		for (i = 0; i < self->nn; i++)
 			EXPECT_NE(0, rcs[i]);
@@ -1337,7 +1339,7 @@ TEST_F_TIMEOUT(coll, member_destroys_group_others_fail_then_regroup, 180)
 	int64_t t0 = 0;
 
 	if (self->nn < 2)
-		SKIP("needs 2 ranks (loopback_members_on_one_node covers one node)");
+		SKIP_TEST("needs 2 ranks (loopback_members_on_one_node covers one node)");
 	ASSERT_EQ(0, group_all(self, KEY(1), &g));
 	OOB_SYNC(&self->oob);
 	{
@@ -1354,17 +1356,19 @@ TEST_F_TIMEOUT(coll, member_destroys_group_others_fail_then_regroup, 180)
 					       EXANET_COLL_INT32, EXANET_COLL_SUM, NULL, 0));
 	}
 	OOB_SYNC(&self->oob);
-	if (self->rank == last)
+	if (self->rank == last) {
 		EXPECT_EQ(0, exanet_coll_group_destroy(g));
-	else
+	} else {
 		expect_left_error(_metadata, self, g, t0);
+	}
 	if (self->rank != last)
 		EXPECT_EQ(0, exanet_coll_group_destroy(g));
 	regroup_remaining(_metadata, self, KEY(2));
 }
 
 /* The member process of member_process_exits_...: reports on fd, then sleeps. */
-static void __attribute__((noreturn)) leaver(FIXTURE_DATA(coll) *self, int fd, int go)
+static void __attribute__((noreturn)) leaver(FIXTURE_DATA(coll) *self, uint32_t key, int fd,
+						 int go)
 {
 	struct exanet_coll_group *g;
 	struct exanet_coll *coll;
@@ -1382,7 +1386,7 @@ static void __attribute__((noreturn)) leaver(FIXTURE_DATA(coll) *self, int fd, i
 		nodes[i] = self->nodes[ranks[i]];
 	}
 	if (!rc)
-		rc = exanet_coll_group_create(coll, KEY(1), (uint32_t)self->nn,
+		rc = exanet_coll_group_create(coll, key, (uint32_t)self->nn,
 					      (uint32_t)self->nn - 1, nodes, &g);
 	if (write(fd, &rc, sizeof(rc)) != sizeof(rc) || rc)
 		_exit(1);
@@ -1433,7 +1437,7 @@ TEST_F_TIMEOUT(coll, member_process_exits_others_fail_then_regroup, 180)
 	int64_t t0 = 0;
 
 	if (self->nn < 2)
-		SKIP("needs 2 ranks (loopback_members_on_one_node covers one node)");
+		SKIP_TEST("needs 2 ranks (loopback_members_on_one_node covers one node)");
 	if (self->rank == last) {
 		/* the child needs none of the registered memory (nor its COW) */
 		EXPECT_EQ(0, madvise(self->n.buf, BUFSZ, MADV_DONTFORK));
@@ -1445,7 +1449,7 @@ TEST_F_TIMEOUT(coll, member_process_exits_others_fail_then_regroup, 180)
 		if (pid == 0) {
 			close(pfd[0]);
 			close(gfd[1]);
-			leaver(self, pfd[1], gfd[0]);
+			leaver(self, KEY(1), pfd[1], gfd[0]);
 		}
 		close(pfd[1]);
 		close(gfd[0]);
@@ -1595,7 +1599,7 @@ TEST_F_TIMEOUT(coll, counters_advance, 180)
 	ASSERT_EQ(0, oob_allgather(&self->oob, &have, haves, sizeof(have)));
 	for (i = 0; i < self->nn; i++)
 		if (!haves[i])
-			SKIP("no collective counters in sysfs (" COLL_SYSFS ") on node %d", i);
+			SKIP_TEST("no collective counters in sysfs (" COLL_SYSFS ") on node %d", i);
 	ASSERT_EQ(0, group_all(self, KEY(1), &g));
 	ASSERT_EQ(0, exanet_coll_group_create(self->coll, KEY(2), 1, 0, &self->node, &solo));
 	OOB_SYNC(&self->oob);

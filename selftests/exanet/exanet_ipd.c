@@ -63,15 +63,19 @@ static void start_all(struct __test_metadata *_metadata, struct oob *o, const ch
 	OOB_SYNC(o);
 }
 
-TEST_TIMEOUT(daemons_start_and_peers_up, 120)
+/* The longest plain TEST() of this file may take 400 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 400
+
+TEST(daemons_start_and_peers_up)
 {
 	struct oob o;
 	char buf[64];
 
 	if (access("/dev/exanet0", F_OK))
-		SKIP("no /dev/exanet0");
+		SKIP_TEST("no /dev/exanet0");
 	if (!have_rdma())
-		SKIP("no RDMA contexts (IOMMU) on this node");
+		SKIP_TEST("no RDMA contexts (IOMMU) on this node");
 	OOB_UP(&o);
 	ipd_stop();
 	record_before();
@@ -90,13 +94,13 @@ TEST_TIMEOUT(daemons_start_and_peers_up, 120)
 	oob_fini(&o);
 }
 
-TEST_TIMEOUT(ping_all_pairs, 120)
+TEST(ping_all_pairs)
 {
 	struct oob o;
 	char ip[20];
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	for (int r = 0; r < nranks(); r++) {
 		if (r == my_rank())
@@ -113,7 +117,7 @@ TEST_TIMEOUT(ping_all_pairs, 120)
  * the next one, so the daemon's per-peer packet counter tells exactly how
  * many packets the request took.
  */
-TEST_TIMEOUT(ping_sizes_edges_and_fragmentation, 300)
+TEST(ping_sizes_edges_and_fragmentation)
 {
 	static const int sizes[] = { 0, 1, 7, 8, 9, 56, 100, 1472, 1473, 4096, 9000, 16384,
 				     32768, 65464, 65491, 65492, 65493, 65500, 65507 };
@@ -122,7 +126,7 @@ TEST_TIMEOUT(ping_sizes_edges_and_fragmentation, 300)
 	char ip[20];
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	for (int turn = 0; turn < k; turn++) {
 		if (turn == me) {
@@ -282,12 +286,12 @@ static void tcp_ring(struct __test_metadata *_metadata, struct oob *o, uint64_t 
 	}
 }
 
-TEST_TIMEOUT(tcp_64MiB_each_way_sha256_matches, 300)
+TEST(tcp_64MiB_each_way_sha256_matches)
 {
 	struct oob o;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	tcp_ring(_metadata, &o, TCP_BYTES, IPD_PORT_BASE + 1);
 	/* nothing was dropped or malformed on the way */
@@ -371,7 +375,7 @@ static void udp_receive(int fd, int k, struct udp_result *r)
  * fragmented): whatever arrives is intact and in order per flow.  Losses
  * are allowed (socket buffers, queues) and reported.
  */
-TEST_TIMEOUT(udp_max_rate_intact_in_order_per_flow, 300)
+TEST(udp_max_rate_intact_in_order_per_flow)
 {
 	int me = my_rank(), k = nranks(), fd, rfd, sz = 8 << 20;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IPD_PORT_BASE + 5) };
@@ -382,7 +386,7 @@ TEST_TIMEOUT(udp_max_rate_intact_in_order_per_flow, 300)
 	int pfd[2];
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ASSERT_LE(0, fd);
@@ -440,7 +444,7 @@ TEST_TIMEOUT(udp_max_rate_intact_in_order_per_flow, 300)
  * writes, polling notifications and completions, and mailbox messages are
  * loads and stores: no ioctl, no mmap, no munmap on the data path.
  */
-TEST_TIMEOUT(data_path_no_ioctl_or_mmap_under_traffic, 300)
+TEST(data_path_no_ioctl_or_mmap_under_traffic)
 {
 	static const char *const allowed[] = {
 		"read", "write", "writev", "sched_yield", "ppoll", "epoll_wait", "epoll_pwait",
@@ -453,7 +457,7 @@ TEST_TIMEOUT(data_path_no_ioctl_or_mmap_under_traffic, 300)
 	int pid, straced, reads = 0;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	pid = ipd_pid();
 	ASSERT_LT(0, pid);
@@ -493,12 +497,12 @@ TEST_TIMEOUT(data_path_no_ioctl_or_mmap_under_traffic, 300)
 }
 
 /* What the kernel counted on exa0 is what the daemon read and wrote. */
-TEST_TIMEOUT(interface_counters_match_daemon, 60)
+TEST(interface_counters_match_daemon)
 {
 	struct oob o;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	OOB_SYNC(&o);		/* quiet link */
 	usleep(300000);
@@ -662,7 +666,7 @@ static int msg_child(void *arg)
  * mailbox: both are refused by the NI (PDID), the ring's memory is
  * unchanged and the daemon saw nothing.
  */
-TEST_TIMEOUT(hostile_other_pdid_write_to_ring_refused, 120)
+TEST(hostile_other_pdid_write_to_ring_refused)
 {
 	int me = my_rank();
 	struct ring_info ri;
@@ -671,7 +675,7 @@ TEST_TIMEOUT(hostile_other_pdid_write_to_ring_refused, 120)
 	long long nack0 = 0, mnack0 = 0, notif0 = 0, msgbad0 = 0;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	if (me == 0) {
 		ring_info_get(_metadata, 1, &ri);
@@ -723,7 +727,7 @@ static void send_hb(int fd, const struct sockaddr_in *to, const struct ipd_hb *h
  * incarnation with the leaving flag) and garbage on the heartbeat port:
  * counted, and the peer stays up with its incarnation.
  */
-TEST_TIMEOUT(hostile_forged_heartbeats_and_garbage, 120)
+TEST(hostile_forged_heartbeats_and_garbage)
 {
 	int me = my_rank();
 	long long bad0 = 0, inc0 = 0, self0 = 0, foreign0 = 0, hs0 = 0;
@@ -731,7 +735,7 @@ TEST_TIMEOUT(hostile_forged_heartbeats_and_garbage, 120)
 	struct oob o;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	if (me == 0) {
 		ASSERT_EQ(0, ipd_status_refresh());
@@ -806,7 +810,7 @@ TEST_TIMEOUT(hostile_forged_heartbeats_and_garbage, 120)
  * dropped and counted, nothing reaches the kernel, the daemon replaces the
  * ring and keeps serving.
  */
-TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
+TEST(hostile_insider_malformed_batches_counted)
 {
 	int me = my_rank();
 	long long nb0 = 0, bad0 = 0, tun0 = 0;
@@ -814,7 +818,7 @@ TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
 	struct oob o;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	/* malformed and stale handshake messages: counted, nothing else */
 	if (me == 0) {
@@ -908,7 +912,7 @@ TEST_TIMEOUT(hostile_insider_malformed_batches_counted, 120)
  * its NI answers for the mailbox it still owns, and it stays up with the
  * same rings (no handshake, no reset); traffic resumes when it continues.
  */
-TEST_TIMEOUT(stalled_daemon_stays_up_probe_answers, 120)
+TEST(stalled_daemon_stays_up_probe_answers)
 {
 	int me = my_rank(), k = nranks(), v = k - 1;
 	long long hs0 = 0, alive0 = 0, down0 = 0;
@@ -916,7 +920,7 @@ TEST_TIMEOUT(stalled_daemon_stays_up_probe_answers, 120)
 	char buf[32];
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	if (me != v) {
 		ASSERT_EQ(0, ipd_status_refresh());
@@ -1013,7 +1017,7 @@ static int xfer_wait(pid_t pid, int rfd, struct xfer *x, int timeout_ms)
  * both kernels, finishes with the right sha256: nothing of the old
  * incarnation was delivered, nothing was lost.
  */
-TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
+TEST(kill9_midstream_restart_new_incarnation)
 {
 	struct before *b = saved();
 	int me = my_rank(), k = nranks(), v = k - 1, rfd = -1;
@@ -1025,7 +1029,7 @@ TEST_TIMEOUT(kill9_midstream_restart_new_incarnation, 400)
 	char buf[64];
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	if (me == v)
 		xp = xfer_start(0, 0, 48ull << 20, IPD_PORT_BASE + 2, &rfd);
@@ -1155,13 +1159,13 @@ static double mode_check(struct __test_metadata *_metadata, struct oob *o, int p
 
 /* sleep mode: spins briefly, then sleeps (growing to 1 ms) in ppoll on the
  * TUN device: same traffic, a fraction of a core when idle. */
-TEST_TIMEOUT(sleep_mode_traffic_and_idle_cpu, 300)
+TEST(sleep_mode_traffic_and_idle_cpu)
 {
 	struct oob o;
 	double cpu;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	restart_all(_metadata, &o, "sleep");
 	cpu = mode_check(_metadata, &o, IPD_PORT_BASE + 3);
@@ -1174,15 +1178,15 @@ TEST_TIMEOUT(sleep_mode_traffic_and_idle_cpu, 300)
 
 /* irq mode: sleeps in epoll on the TUN fd and the device fd, woken by the
  * NI's interrupt; idle CPU under 5% of a core. */
-TEST_TIMEOUT(irq_mode_traffic_and_idle_cpu, 300)
+TEST(irq_mode_traffic_and_idle_cpu)
 {
 	struct oob o;
 	double cpu;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	if (exa_system("exanet-ipd --mode irq --version >/dev/null 2>&1") == 2)
-		SKIP("this exanet-ipd was built without NI interrupts (libexanet < 1.1)");
+		SKIP_TEST("this exanet-ipd was built without NI interrupts (libexanet < 1.1)");
 	OOB_UP(&o);
 	{
 		/* an NI without interrupts (msix=off): the daemon refuses to
@@ -1198,7 +1202,7 @@ TEST_TIMEOUT(irq_mode_traffic_and_idle_cpu, 300)
 		if (none) {
 			start_all(_metadata, &o, "busy");
 			oob_fini(&o);
-			SKIP("the NI has no interrupts: exanet-ipd --mode irq exits 2");
+			SKIP_TEST("the NI has no interrupts: exanet-ipd --mode irq exits 2");
 		}
 		ASSERT_EQ(0, rc);
 		ASSERT_EQ(0, ipd_wait_peers(30000, "up"));
@@ -1215,14 +1219,14 @@ TEST_TIMEOUT(irq_mode_traffic_and_idle_cpu, 300)
  * one (irq measured best, Documentation/exanet/ipd.md) and falls back to
  * sleep mode when it has none; either way the link works.  Without --sched
  * it runs SCHED_BATCH at nice -10 in both. */
-TEST_TIMEOUT(default_mode_irq_or_sleep_without_interrupts, 120)
+TEST(default_mode_irq_or_sleep_without_interrupts)
 {
 	const char *expect = exa_sysfs_long("irq_vectors") > 0 ? "irq" : "sleep";
 	struct oob o;
 	char ip[20];
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	ASSERT_EQ(0, ipd_stop());
 	OOB_SYNC(&o);
@@ -1242,13 +1246,13 @@ TEST_TIMEOUT(default_mode_irq_or_sleep_without_interrupts, 120)
 
 /* Stopping the daemons gives back every registered page, RDMA page and
  * rank, and removes the interface. */
-TEST_TIMEOUT(stop_releases_everything, 60)
+TEST(stop_releases_everything)
 {
 	struct before *b = saved();
 	struct oob o;
 
 	if (!ipd_pid())
-		SKIP("no daemon (first case skipped or failed)");
+		SKIP_TEST("no daemon (first case skipped or failed)");
 	OOB_UP(&o);
 	OOB_SYNC(&o);
 	ASSERT_EQ(0, ipd_stop());
@@ -1289,7 +1293,7 @@ static int proc_running(pid_t pid)
 	return run;
 }
 
-TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
+TEST(node_poweroff_midstream_others_keep_working)
 {
 	struct before *b = saved();
 	int me = my_rank(), k = nranks(), v = k - 1, rfd = -1, rank, nn;
@@ -1301,9 +1305,9 @@ TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 	char ip[20];
 
 	if (k < 4)
-		SKIP("needs 4 nodes (one powers off, the others keep working with each other)");
+		SKIP_TEST("needs 4 nodes (one powers off, the others keep working with each other)");
 	if (access("/dev/exanet0", F_OK) || !have_rdma())
-		SKIP("no RDMA on this node");
+		SKIP_TEST("no RDMA on this node");
 	OOB_UP(&o);
 	start_all(_metadata, &o, "busy");
 	if (me == v)
@@ -1359,7 +1363,7 @@ TEST_TIMEOUT(node_poweroff_midstream_others_keep_working, 400)
 	}
 	/* the survivors among themselves */
 	ASSERT_EQ(0, oob_from_env(&rank, &nn, peers, OOB_MAX_NODES));
-	ASSERT_EQ(0, oob_init_explicit(&o2, me, k - 1, peers, 100 + (unsigned int)harness_test_index,
+	ASSERT_EQ(0, oob_init_explicit(&o2, me, k - 1, peers, 100 + (unsigned int)ksft_case_index(_metadata),
 				       OOB_DEFAULT_PORT, 60000));
 	{
 		int64_t t0 = exa_now_ms();

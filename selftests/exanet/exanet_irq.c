@@ -115,7 +115,7 @@ FIXTURE_SETUP(irq)
 	OOB_UP(&self->oob);
 	self->rank = self->oob.rank;
 	if (self->oob.nnodes != 2)
-		SKIP("needs 2 ranks");
+		SKIP_TEST("needs 2 ranks");
 	self->peer_rank = 1 - self->rank;
 	OPEN_DEV_OR_SKIP(&self->dev);
 	mine = irq_vectors() > 0;
@@ -129,10 +129,10 @@ FIXTURE_SETUP(irq)
 	if (!have[0] || !have[1]) {
 		if (strstr(_metadata->name, "no_interrupts"))
 			return;
-		SKIP("NI without interrupts (irq_vectors 0)");
+		SKIP_TEST("NI without interrupts (irq_vectors 0)");
 	}
 	if (strstr(_metadata->name, "no_interrupts"))
-		SKIP("the NI has interrupts (boot with -global exanet.msix=off)");
+		SKIP_TEST("the NI has interrupts (boot with -global exanet.msix=off)");
 }
 
 FIXTURE_TEARDOWN(irq)
@@ -482,7 +482,7 @@ TEST_F_TIMEOUT(irq, rdma_notification_and_completion_wake, 120)
 	ASSERT_EQ(0, oob_allgather(&self->oob, &err, errs, sizeof(err)));
 	if (errs[0] == -ENODEV || errs[1] == -ENODEV) {
 		rnode_down(&n);
-		SKIP("no RDMA contexts");
+		SKIP_TEST("no RDMA contexts");
 	}
 	ASSERT_EQ(0, errs[0]);
 	ASSERT_EQ(0, errs[1]);

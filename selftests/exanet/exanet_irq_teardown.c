@@ -106,9 +106,9 @@ FIXTURE(td) {
 FIXTURE_SETUP(td)
 {
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	if (exa_sysfs_long("irq_vectors") <= 0)
-		SKIP("NI without interrupts");
+		SKIP_TEST("NI without interrupts");
 	ASSERT_EQ(0, exanet0_bdf(self->bdf, sizeof(self->bdf)));
 	self->kmsg0 = exa_kmsg_bad_lines();
 }
@@ -199,7 +199,7 @@ TEST_F_TIMEOUT(td, rmmod_refused_with_armed_sleeper_then_clean_unload, 180)
 	int rc, err;
 
 	if (!module_loaded())
-		SKIP(MODNAME " is not a loadable module here");
+		SKIP_TEST(MODNAME " is not a loadable module here");
 	ASSERT_EQ(0, exanet_open(NULL, &dev));
 	ASSERT_EQ(0, exanet_pkt_alloc(dev, &pkt));
 	ASSERT_EQ(0, exanet_mbox_alloc(dev, 16, &mb));
@@ -282,7 +282,7 @@ TEST_F_TIMEOUT(td, unbind_with_on_demand_transfer_faulting, 180)
 
 	err = odp_loopback_up(&a, &b, len);
 	if (err == -ENODEV)
-		SKIP("no RDMA contexts / no on-demand paging");
+		SKIP_TEST("no RDMA contexts / no on-demand paging");
 	ASSERT_EQ(0, err);
 	opat_fill(a.buf, len, 9);
 	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));
@@ -316,10 +316,10 @@ TEST_F_TIMEOUT(td, rmmod_with_on_demand_registrations_live, 180)
 	int rc, err;
 
 	if (!module_loaded())
-		SKIP(MODNAME " is not a loadable module here");
+		SKIP_TEST(MODNAME " is not a loadable module here");
 	err = odp_loopback_up(&a, &b, len);
 	if (err == -ENODEV)
-		SKIP("no RDMA contexts / no on-demand paging");
+		SKIP_TEST("no RDMA contexts / no on-demand paging");
 	ASSERT_EQ(0, err);
 	opat_fill(a.buf, len, 4);
 	ASSERT_EQ(0, exanet_mr_raddr(b.mr, b.buf, &dst));

@@ -167,7 +167,11 @@ static int pingpong_loopback(void)
 			  port, port, port);
 }
 
-TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 300)
+/* The longest plain TEST() of this file may take 300 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 300
+
+TEST(per_user_caps_edquot_other_user_and_root_unaffected)
 {
 	static const int order[NRES] = { R_RPAGE, R_RANK, R_PKT, R_MBOX };
 	struct crowd a = { .n = 0 }, b = { .n = 0 }, root = { .n = 0 };
@@ -177,7 +181,7 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 300)
 	long pct;
 
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	pct = module_param_long("exanet", "max_user_percent");
 	ASSERT_LT(0, pct);
 	EXPECT_EQ(50, pct);		/* the default */
@@ -334,7 +338,7 @@ out:
 	return 0;
 }
 
-TEST_TIMEOUT(rdma_cgroup_caps_handles_and_objects_eagain, 120)
+TEST(rdma_cgroup_caps_handles_and_objects_eagain)
 {
 	static const int want[CG_NSTEP] = {
 		[CG_OPEN3] = -EAGAIN, [CG_OBJ4_MBOX] = -EAGAIN, [CG_OBJ4_PKT] = -EAGAIN,
@@ -347,10 +351,10 @@ TEST_TIMEOUT(rdma_cgroup_caps_handles_and_objects_eagain, 120)
 	int err, rdma = node_has_rdma();
 
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	err = cg_create(cg, sizeof(cg), "exa_limits_rdma", "rdma");
 	if (err == -ENOENT)
-		SKIP("no cgroup2 with the rdma controller at " CG_ROOT);
+		SKIP_TEST("no cgroup2 with the rdma controller at " CG_ROOT);
 	ASSERT_EQ(0, err);
 	ASSERT_EQ(0, cg_write(cg, "rdma.max", "exanet0 hca_handle=2 hca_object=3"));
 	ASSERT_EQ(0, cg_rdma(cg, "rdma.max", "exanet0", &h, &o));
@@ -408,7 +412,7 @@ static int memcg_child_fn(struct kid_io *io)
 	return 0;
 }
 
-TEST_TIMEOUT(mailbox_queues_charged_to_memory_cgroup, 120)
+TEST(mailbox_queues_charged_to_memory_cgroup)
 {
 	const long long queues = (long long)MEMCG_MBOXES * EXANET_MBOX_MAX_SLOTS *
 				 EXANET_MBOX_SLOT_SIZE;
@@ -418,10 +422,10 @@ TEST_TIMEOUT(mailbox_queues_charged_to_memory_cgroup, 120)
 	int32_t err;
 
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	err = cg_create(cg, sizeof(cg), "exa_limits_mem", "memory");
 	if (err == -ENOENT)
-		SKIP("no cgroup2 with the memory controller at " CG_ROOT);
+		SKIP_TEST("no cgroup2 with the memory controller at " CG_ROOT);
 	ASSERT_EQ(0, err);
 	ASSERT_EQ(0, kid_spawn(&k, 0, UID_NOBODY, memcg_child_fn, NULL));
 	ASSERT_EQ(0, cg_move(cg, k.pid));

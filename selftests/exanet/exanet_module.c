@@ -40,9 +40,9 @@ FIXTURE_SETUP(mod)
 	OOB_UP(&self->oob);
 	self->rank = self->oob.rank;
 	if (self->oob.nnodes != 2)
-		SKIP("needs exactly 2 ranks");
+		SKIP_TEST("needs exactly 2 ranks");
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 }
 
 FIXTURE_TEARDOWN(mod)
@@ -66,7 +66,7 @@ TEST_F(mod, rmmod_with_open_device_fails_and_nothing_breaks)
 	int rc, err;
 
 	if (!module_loaded())
-		SKIP(MODNAME " is not a loadable module here");
+		SKIP_TEST(MODNAME " is not a loadable module here");
 	ASSERT_EQ(0, exanet_open(NULL, &dev));
 	ASSERT_EQ(0, exanet_pkt_alloc(dev, &pkt));
 	ASSERT_EQ(0, exanet_mbox_alloc(dev, 16, &mb));
@@ -126,7 +126,7 @@ TEST_F_TIMEOUT(mod, unload_reload_then_messaging_works, 180)
 	}
 	ASSERT_EQ(0, oob_bcast(&self->oob, &skip, sizeof(skip), 1));
 	if (skip)
-		SKIP(skip == 1 ? MODNAME " is built in" : "module busy on rank 1");
+		SKIP_TEST(skip == 1 ? MODNAME " is built in" : "module busy on rank 1");
 
 	/* messaging both ways on fresh interfaces */
 	ASSERT_EQ(0, exanet_open(NULL, &dev));

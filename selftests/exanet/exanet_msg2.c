@@ -22,14 +22,14 @@ FIXTURE(pair) {
 	int rank;
 };
 
-static int pair_setup(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
+static int pair_open(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
 		      unsigned int nslots)
 {
 	struct endpoint_addr all[2];
 
 	OOB_UP(&self->oob);
 	if (self->oob.nnodes != 2)
-		SKIP("needs exactly 2 ranks, have %d", self->oob.nnodes);
+		SKIP_TEST("needs exactly 2 ranks, have %d", self->oob.nnodes);
 	self->rank = self->oob.rank;
 	OPEN_DEV_OR_SKIP(&self->dev);
 	ASSERT_EQ(0, exanet_pkt_alloc(self->dev, &self->pkt));
@@ -44,7 +44,7 @@ static int pair_setup(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *sel
 
 FIXTURE_SETUP(pair)
 {
-	pair_setup(_metadata, self, 1024);
+	pair_open(_metadata, self, 1024);
 }
 
 FIXTURE_TEARDOWN(pair)
@@ -646,7 +646,7 @@ TEST_F_TIMEOUT(pair, retransmission_exactly_once, 300)
 	rx_check_free(&rc);
 	ASSERT_EQ(0, oob_bcast(&self->oob, &retx, sizeof(retx), 0));
 	if (retx == 0 && !getenv("EXA_FAULT_INJECTION"))
-		SKIP("no retransmission happened (fabric without fault injection); "
+		SKIP_TEST("no retransmission happened (fabric without fault injection); "
 		     "delivery was still exactly-once");
 	TH_LOG("%llu retransmissions, delivery exactly once", (unsigned long long)retx);
 }
@@ -658,10 +658,10 @@ TEST_F_TIMEOUT(pair, exanet_pingpong_tool_runs_between_nodes, 180)
 	char peer_ip[32], cmd[512];
 	uint32_t peers[OOB_MAX_NODES];
 	int rank, nnodes, rc;
-	unsigned int port = 18700 + (unsigned int)harness_test_index;
+	unsigned int port = 18700 + (unsigned int)ksft_case_index(_metadata);
 
 	if (exa_system("command -v exanet-pingpong >/dev/null 2>&1"))
-		SKIP("exanet-pingpong not installed");
+		SKIP_TEST("exanet-pingpong not installed");
 	ASSERT_EQ(0, oob_from_env(&rank, &nnodes, peers, OOB_MAX_NODES));
 	snprintf(peer_ip, sizeof(peer_ip), "%u.%u.%u.%u", ((uint8_t *)&peers[1])[0],
 		 ((uint8_t *)&peers[1])[1], ((uint8_t *)&peers[1])[2], ((uint8_t *)&peers[1])[3]);
@@ -728,12 +728,12 @@ TEST_F_TIMEOUT(pair, exanet_pingpong_steady_state_no_syscalls_strace, 300)
 
 	if (exa_system("command -v exanet-pingpong >/dev/null 2>&1 && "
 		       "command -v strace >/dev/null 2>&1"))
-		SKIP("exanet-pingpong or strace not installed");
+		SKIP_TEST("exanet-pingpong or strace not installed");
 	ASSERT_EQ(0, oob_from_env(&rank, &nnodes, peers, OOB_MAX_NODES));
 	snprintf(peer_ip, sizeof(peer_ip), "%u.%u.%u.%u", ((uint8_t *)&peers[1])[0],
 		 ((uint8_t *)&peers[1])[1], ((uint8_t *)&peers[1])[2], ((uint8_t *)&peers[1])[3]);
 	for (k = 0; k < 2; k++) {
-		unsigned int port = 18800 + (unsigned int)harness_test_index * 4 + (unsigned int)k;
+		unsigned int port = 18800 + (unsigned int)ksft_case_index(_metadata) * 4 + (unsigned int)k;
 
 		snprintf(file, sizeof(file), "/tmp/pp-strace.%d", k);
 		OOB_SYNC(&self->oob);
@@ -846,7 +846,7 @@ TEST_F_TIMEOUT(pair, tools_run_as_unprivileged_user_default_memlock, 300)
 {
 	/* default sizes (RT_DEFAULT_SIZES): two 2 MiB halves + a notification page */
 	const unsigned long long need = (4ull << 20) + 4096;
-	unsigned int port = 18900 + (unsigned int)harness_test_index * 8;
+	unsigned int port = 18900 + (unsigned int)ksft_case_index(_metadata) * 8;
 	uint32_t peers[OOB_MAX_NODES];
 	struct exanet_rdma_info ri;
 	char peer_ip[32], args[256];
@@ -855,7 +855,7 @@ TEST_F_TIMEOUT(pair, tools_run_as_unprivileged_user_default_memlock, 300)
 
 	if (exa_system("{ command -v exanet-pingpong && command -v exanet-rdma-lat && "
 		       "command -v exanet-rdma-bw; } >/dev/null 2>&1"))
-		SKIP("tools not installed");
+		SKIP_TEST("tools not installed");
 	ASSERT_EQ(0, oob_from_env(&rank, &nnodes, peers, OOB_MAX_NODES));
 	snprintf(peer_ip, sizeof(peer_ip), "%u.%u.%u.%u", ((uint8_t *)&peers[1])[0],
 		 ((uint8_t *)&peers[1])[1], ((uint8_t *)&peers[1])[2], ((uint8_t *)&peers[1])[3]);
@@ -873,7 +873,7 @@ TEST_F_TIMEOUT(pair, tools_run_as_unprivileged_user_default_memlock, 300)
 	if (self->rank == 0)
 		ASSERT_EQ(0, exa_system("grep -q '\"errors\":0}]' /tmp/nb-pp.cli"));
 	if (!rdma)
-		SKIP("exanet-pingpong passed; no RDMA on this node for the RDMA tools");
+		SKIP_TEST("exanet-pingpong passed; no RDMA on this node for the RDMA tools");
 
 	rc = nobody_tool_pair(_metadata, self, "exanet-rdma-lat", "lat", port + 1, peer_ip,
 			      "-t 30", "-S 8,4096,65536 -i 50 -w 5 -j");

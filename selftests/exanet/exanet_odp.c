@@ -43,6 +43,10 @@ static long reg_pages(void)
 	return exa_sysfs_long("rdma_registered_pages");
 }
 
+/* The longest plain TEST() of this file may take 600 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 600
+
 /* Registrations on demand pin nothing, whatever their size. */
 TEST(registration_pins_nothing)
 {
@@ -86,7 +90,7 @@ TEST(registration_pins_nothing)
 }
 
 /* Loopback write and read between fresh buffers of two ranks. */
-TEST_TIMEOUT(loopback_write_read_fresh_buffers, 600)
+TEST(loopback_write_read_fresh_buffers)
 {
 	long pages0 = reg_pages();
 	struct odp_cnt ca0, cb0, ca, cb;
@@ -210,7 +214,7 @@ static int thp_set(const char *mode)
  * page punched out of it), the superpage goes before the page is freed,
  * and the page mapped again at that address gets the next transfer's data.
  */
-TEST_TIMEOUT(huge_pages_mapped_whole_and_split, 600)
+TEST(huge_pages_mapped_whole_and_split)
 {
 	const size_t H = 2u << 20, len = 4 * H;
 	struct odp_cnt c0, c1, c2, c3;
@@ -221,7 +225,7 @@ TEST_TIMEOUT(huge_pages_mapped_whole_and_split, 600)
 	long thp;
 
 	if (thp_mode(mode0, sizeof(mode0)) || thp_set("madvise"))
-		SKIP("no transparent huge pages on this node");
+		SKIP_TEST("no transparent huge pages on this node");
 	NEED_ODP(&a, len, 1, 1);
 	ASSERT_EQ(0, onode_up(&b, 4096, 0, 1));
 	raw = map_anon(len + H);
@@ -240,7 +244,7 @@ TEST_TIMEOUT(huge_pages_mapped_whole_and_split, 600)
 	       c1.faults - c0.faults, c1.mapped, c1.huge, thp);
 	if (thp < 2) {
 		thp_set(mode0);
-		SKIP("the kernel gave the target %ld huge pages", thp);
+		SKIP_TEST("the kernel gave the target %ld huge pages", thp);
 	}
 	/* every huge page mapped whole, a few faults for all of them */
 	EXPECT_EQ(c0.huge + thp, c1.huge);
@@ -287,7 +291,7 @@ TEST_TIMEOUT(huge_pages_mapped_whole_and_split, 600)
  * Memory the process may not write (or read): error completion with the
  * documented code, nothing written, and the engine keeps working.
  */
-TEST_TIMEOUT(forbidden_memory_error_completion, 300)
+TEST(forbidden_memory_error_completion)
 {
 	const size_t len = 65536;
 	struct exanet_raddr dst;
@@ -377,7 +381,7 @@ static int owait(struct rnode *n, unsigned int slot)
  * (REMOTE_FAULT) or completes; memory mapped again at the same address
  * afterwards is never written by it.
  */
-TEST_TIMEOUT(dontneed_and_munmap_during_transfers, 600)
+TEST(dontneed_and_munmap_during_transfers)
 {
 	const size_t len = 8u << 20;
 	struct exanet_raddr dst;
@@ -426,7 +430,7 @@ TEST_TIMEOUT(dontneed_and_munmap_during_transfers, 600)
  * byte (copy-on-write breaks in the parent when the NI writes again), the
  * child's memory does not change after the fork.
  */
-TEST_TIMEOUT(fork_cow_during_transfer, 600)
+TEST(fork_cow_during_transfer)
 {
 	const size_t len = 8u << 20;
 	struct exanet_raddr dst;
@@ -473,7 +477,7 @@ TEST_TIMEOUT(fork_cow_during_transfer, 600)
  * zeros or the data (it is still registered: the implicit registration
  * covers it); the transfer completes or fails with REMOTE_FAULT.
  */
-TEST_TIMEOUT(mremap_during_transfers, 600)
+TEST(mremap_during_transfers)
 {
 	const size_t len = 8u << 20;
 	struct exanet_raddr dst;
@@ -527,7 +531,7 @@ static int ensure_swap(void)
  * the kernel's reclaim invalidates the NI's mappings first, the NI faults
  * the pages back in, every byte arrives.
  */
-TEST_TIMEOUT(swap_out_during_transfers, 600)
+TEST(swap_out_during_transfers)
 {
 	const size_t len = 8u << 20;
 	long long out0, in0;
@@ -538,7 +542,7 @@ TEST_TIMEOUT(swap_out_during_transfers, 600)
 	int i;
 
 	if (ensure_swap())
-		SKIP("no swap device (zram) on this node");
+		SKIP_TEST("no swap device (zram) on this node");
 	NEED_ODP(&a, len, 1, 1);
 	ASSERT_EQ(0, onode_up(&b, len, 0, 1));
 	ASSERT_EQ(0, odp_cnt(b.mr->rank, &c0));
@@ -574,7 +578,7 @@ TEST_TIMEOUT(swap_out_during_transfers, 600)
  * are written again.  A write by the NI is a write: after it, reclaim
  * must keep the data (the driver dirties the pages it maps writable).
  */
-TEST_TIMEOUT(lazyfree_memory_written_by_nic_survives_reclaim, 300)
+TEST(lazyfree_memory_written_by_nic_survives_reclaim)
 {
 	const size_t len = 4u << 20;
 	struct exanet_raddr dst;
@@ -612,7 +616,7 @@ TEST_TIMEOUT(lazyfree_memory_written_by_nic_survives_reclaim, 300)
  * which invalidates the NI's mapping first).  Every byte lands in the
  * page the process sees; the frames really changed.
  */
-TEST_TIMEOUT(migration_during_transfers, 600)
+TEST(migration_during_transfers)
 {
 	const size_t len = 2u << 20, part = 256u << 10;
 	struct exanet_raddr dst;
@@ -632,13 +636,13 @@ TEST_TIMEOUT(migration_during_transfers, 600)
 		for (k = 0; k < 64; k++)
 			before[k] = page_frame(b.buf + off + k * 4096);
 		if (!before[0])
-			SKIP("no page frames in /proc/self/pagemap (not root?)");
+			SKIP_TEST("no page frames in /proc/self/pagemap (not root?)");
 		opat_fill(a.buf, len, 90 + i);
 		ASSERT_EQ(0, opost(&a, 0, 0, a.buf, &dst, len, 0));
 		usleep(2000 + 3000 * i);
 		if (madvise(b.buf + off, part, MADV_SOFT_OFFLINE)) {
 			if (errno == EINVAL || errno == EPERM)
-				SKIP("soft offline not available (%s)", strerror(errno));
+				SKIP_TEST("soft offline not available (%s)", strerror(errno));
 			ASSERT_EQ(0, -errno);
 		}
 		EXPECT_EQ(0, owait(&a, 0));
@@ -657,7 +661,7 @@ TEST_TIMEOUT(migration_during_transfers, 600)
 }
 
 /* Pinned and on-demand registrations of one process, also overlapping. */
-TEST_TIMEOUT(pinned_and_on_demand_side_by_side, 300)
+TEST(pinned_and_on_demand_side_by_side)
 {
 	const size_t len = 4u << 20;
 	long pages0 = reg_pages();
@@ -706,7 +710,7 @@ TEST_TIMEOUT(pinned_and_on_demand_side_by_side, 300)
 }
 
 /* 32 channels at once into fresh memory: thousands of faults. */
-TEST_TIMEOUT(fault_storm_many_channels, 600)
+TEST(fault_storm_many_channels)
 {
 	const size_t chunk = 2u << 20, nch = EXANET_RDMA_WCHANS;
 	struct odp_cnt c0, c;
@@ -754,7 +758,7 @@ static int victim(void *arg)
 }
 
 /* The target is killed while its faults are pending: clean errors. */
-TEST_TIMEOUT(target_killed_with_faults_pending, 300)
+TEST(target_killed_with_faults_pending)
 {
 	const size_t len = 64u << 20;
 	long ranks0 = exa_sysfs_long("rdma_ranks_in_use");
@@ -821,7 +825,7 @@ FIXTURE_SETUP(o2)
 	OOB_UP(&self->oob);
 	self->rank = self->oob.rank;
 	if (self->oob.nnodes != 2)
-		SKIP("needs 2 ranks");
+		SKIP_TEST("needs 2 ranks");
 }
 
 FIXTURE_TEARDOWN(o2)
@@ -868,7 +872,7 @@ TEST_F_TIMEOUT(o2, write_read_256MiB_never_touched_memlock_0, 1200)
 	err = onode_up(&n, len, self->rank == 0, 1);
 	ASSERT_EQ(0, oob_allgather(&self->oob, &err, errs, sizeof(err)));
 	if (errs[0] == -ENODEV || errs[1] == -ENODEV)
-		SKIP("no RDMA contexts / on-demand paging");
+		SKIP_TEST("no RDMA contexts / on-demand paging");
 	ASSERT_EQ(0, errs[0]);
 	ASSERT_EQ(0, errs[1]);
 	/* the limit is in force: pinning even one page fails */

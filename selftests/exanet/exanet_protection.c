@@ -58,7 +58,7 @@ static int try_bind_as_nobody(void *arg)
 TEST(unprivileged_cannot_bind_or_unbind_pdid)
 {
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	ASSERT_EQ(0, run_unprivileged(try_bind_as_nobody, NULL));
 }
 
@@ -99,7 +99,7 @@ TEST(cannot_map_interfaces_of_another_file)
 
 	fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
 	if (fd < 0 && errno == ENOENT)
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_PKT_ALLOC, &pa));
 	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_MBOX_ALLOC, &ma));
@@ -129,7 +129,7 @@ TEST(cannot_map_bar0_or_invalid_kinds)
 
 	fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
 	if (fd < 0 && errno == ENOENT)
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	ASSERT_LE(0, fd);
 	kmsg0 = exa_kmsg_bad_lines();
 	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_PKT_ALLOC, &pa));
@@ -167,7 +167,7 @@ TEST(forked_child_cannot_use_parents_file_or_mappings)
 
 	fd = open(EXANET_DEFAULT_DEVICE, O_RDWR);
 	if (fd < 0 && errno == ENOENT)
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, EXANET_IOC_PKT_ALLOC, &pa));
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)pa.mmap_offset);
@@ -253,7 +253,7 @@ static int unpriv_open_and_loopback(void *arg)
 TEST(unprivileged_user_can_use_own_interfaces)
 {
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	ASSERT_EQ(0, run_unprivileged(unpriv_open_and_loopback, NULL));
 }
 
@@ -374,9 +374,9 @@ TEST(exanetctl_run_binds_and_unprivileged_bind_is_eperm)
 	ssize_t n;
 
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP("no " EXANET_DEFAULT_DEVICE);
+		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
 	if (exa_system("command -v exanetctl >/dev/null 2>&1"))
-		SKIP("exanetctl not installed");
+		SKIP_TEST("exanetctl not installed");
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	ASSERT_LT(0, n);
 	self_exe[n] = '\0';

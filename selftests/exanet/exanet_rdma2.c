@@ -25,7 +25,7 @@ FIXTURE_SETUP(r2)
 	OOB_UP(&self->oob);
 	self->rank = self->oob.rank;
 	if (self->oob.nnodes != 2)
-		SKIP("needs 2 ranks");
+		SKIP_TEST("needs 2 ranks");
 	err = rnode_up(&self->n, BUFSZ, 1);
 	/* both ranks must agree on skipping */
 	{
@@ -33,7 +33,7 @@ FIXTURE_SETUP(r2)
 
 		ASSERT_EQ(0, oob_allgather(&self->oob, &err, errs, sizeof(err)));
 		if (errs[0] == -ENODEV || errs[1] == -ENODEV)
-			SKIP("no RDMA contexts");
+			SKIP_TEST("no RDMA contexts");
 		ASSERT_EQ(0, errs[0]);
 		ASSERT_EQ(0, errs[1]);
 	}

@@ -26,13 +26,13 @@ FIXTURE_SETUP(a4)
 	self->rank = self->oob.rank;
 	self->nn = self->oob.nnodes;
 	if (self->nn < 3 || self->nn > 32)
-		SKIP("needs 3..32 ranks");
+		SKIP_TEST("needs 3..32 ranks");
 	/* [0, nn*SLOT): receive slots; [nn*SLOT, 2*nn*SLOT): read targets */
 	err = rnode_up(&self->n, 2 * (size_t)self->nn * SLOT + 4096, 1);
 	ASSERT_EQ(0, oob_allgather(&self->oob, &err, errs, sizeof(err)));
 	for (i = 0; i < self->nn; i++)
 		if (errs[i] == -ENODEV)
-			SKIP("no RDMA contexts");
+			SKIP_TEST("no RDMA contexts");
 	for (i = 0; i < self->nn; i++)
 		ASSERT_EQ(0, errs[i]);
 	rnode_pub(&self->n, &me);

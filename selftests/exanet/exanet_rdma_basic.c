@@ -13,9 +13,13 @@
 	do {								\
 		int __e = rnode_up((n), (len), (page));			\
 		if (__e == -ENODEV)					\
-			SKIP("no RDMA contexts on this node");		\
+			SKIP_TEST("no RDMA contexts on this node");	\
 		ASSERT_EQ(0, __e);					\
 	} while (0)
+
+/* The longest plain TEST() of this file may take 120 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 120
 
 TEST(rank_assigned_by_first_registration)
 {
@@ -27,11 +31,11 @@ TEST(rank_assigned_by_first_registration)
 
 	err = exanet_open(NULL, &dev);
 	if (err == -ENOENT)
-		SKIP("no device");
+		SKIP_TEST("no device");
 	ASSERT_EQ(0, err);
 	ASSERT_EQ(0, exanet_rdma_query(dev, &info));
 	if (!info.num_ranks || !info.num_pages)
-		SKIP("no RDMA contexts on this node");
+		SKIP_TEST("no RDMA contexts on this node");
 	EXPECT_EQ(EXANET_RDMA_NO_RANK, info.rank);
 	EXPECT_EQ(exanet_node_id(dev), info.node_id);
 	EXPECT_EQ(exanet_pdid(dev), info.pdid);
@@ -230,7 +234,7 @@ TEST(ranks_are_exclusive_and_reused)
 	ASSERT_EQ(0, exanet_open(NULL, &d[0]));
 	ASSERT_EQ(0, exanet_rdma_query(d[0], &info));
 	if (!info.num_ranks)
-		SKIP("no RDMA contexts");
+		SKIP_TEST("no RDMA contexts");
 	n = info.num_ranks - (unsigned int)base;
 	for (i = 0; i < n; i++) {
 		if (i)
@@ -250,7 +254,7 @@ TEST(ranks_are_exclusive_and_reused)
 }
 
 /* Loopback: rank a writes into / reads from rank b on the same node. */
-TEST_TIMEOUT(loopback_write_read_integrity, 120)
+TEST(loopback_write_read_integrity)
 {
 	static const size_t sizes[] = { 1, 7, 256, 4097, 16384, 100000, 1 << 20 };
 	struct rnode a, b;
@@ -309,7 +313,7 @@ static void *notif_waiter(void *arg)
  * wait goes on through the next page and ends in its timeout); the other
  * page carries on; with no page left a wait still ends in its timeout.
  */
-TEST_TIMEOUT(notif_wait_polls_the_ni_and_outlives_its_page, 120)
+TEST(notif_wait_polls_the_ni_and_outlives_its_page)
 {
 	struct exanet_rdma_notif *in, rec;
 	struct notif_waiter w = { 0 };
@@ -376,7 +380,7 @@ static int pdid_child(void *arg)
 	return 0;
 }
 
-TEST_TIMEOUT(pdid_violation_error_completion_and_victim_unchanged, 120)
+TEST(pdid_violation_error_completion_and_victim_unchanged)
 {
 	struct rnode a;
 	struct rpub pub;
@@ -407,7 +411,7 @@ TEST_TIMEOUT(pdid_violation_error_completion_and_victim_unchanged, 120)
 }
 
 /* Unregistered target memory and an unused rank: error completions. */
-TEST_TIMEOUT(unregistered_target_and_absent_rank_fail_cleanly, 120)
+TEST(unregistered_target_and_absent_rank_fail_cleanly)
 {
 	struct rnode a, b;
 	uint8_t *unreg = map_anon(65536);
@@ -499,7 +503,7 @@ static int strict_rdma(void *arg)
 	return 64;
 }
 
-TEST_TIMEOUT(data_path_makes_no_syscalls, 120)
+TEST(data_path_makes_no_syscalls)
 {
 	struct rnode n;
 	int res[2], rc;

@@ -50,9 +50,9 @@ FIXTURE_SETUP(mpi)
 	self->rank = self->oob.rank;
 	self->nnodes = self->oob.nnodes;
 	if (access("/usr/bin/mpirun", X_OK) || access(CHECK_PROG, X_OK))
-		SKIP("no Open MPI in the node image");
+		SKIP_TEST("no Open MPI in the node image");
 	if (self->nnodes < 2)
-		SKIP("needs 2 or more nodes");
+		SKIP_TEST("needs 2 or more nodes");
 	/* the others wait (long) for rank 0's mpirun */
 	self->oob.timeout_ms = (MPIRUN_TMO + 60) * 1000;
 	/* mpirun on rank 0 starts only when every node's sshd listens (it

@@ -70,7 +70,7 @@ static inline int onode_up(struct rnode *n, size_t len, int with_page, int impli
 	do {								\
 		int __e = onode_up((n), (len), (page), (implicit));	\
 		if (__e == -ENODEV)					\
-			SKIP("no RDMA contexts / no on-demand paging");	\
+			SKIP_TEST("no RDMA contexts / no on-demand paging"); \
 		ASSERT_EQ(0, __e);					\
 	} while (0)
 

@@ -17,6 +17,10 @@ struct addr {
 	uint64_t src_nla, dst_nla;
 };
 
+/* The longest plain TEST() of this file may take 600 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 600
+
 FIXTURE(pair) {
 	struct oob oob;
 	int rank;
@@ -31,16 +35,16 @@ FIXTURE_SETUP(pair)
 {
 	struct addr all[2];
 	RMA2_ERROR rc;
-	int err = oob_init(&self->oob, (unsigned int)harness_test_index, 120000);
+	int err = oob_init(&self->oob, (unsigned int)ksft_case_index(_metadata), 120000);
 
 	ASSERT_EQ(0, err);
 	if (self->oob.nnodes != 2)
-		SKIP("needs exactly 2 ranks");
+		SKIP_TEST("needs exactly 2 ranks");
 	self->rank = self->oob.rank;
 	rc = rma2_open(&self->port);
 	if (rc == RMA2_ERR_NO_DEVICE || rc == RMA2_ERR_FD) {
 		self->port = NULL;
-		SKIP("no EXTOLL device");
+		SKIP_TEST("no EXTOLL device");
 	}
 	ASSERT_EQ(RMA2_SUCCESS, rc);
 	self->src = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -344,7 +348,7 @@ static int velo_sender(uint32_t node, uint32_t vpid, uint32_t idx, int count)
 	return 0;
 }
 
-TEST_TIMEOUT(velo_senders_on_both_nodes_one_ring, 600)
+TEST(velo_senders_on_both_nodes_one_ring)
 {
 	enum { PER_NODE = 2, COUNT = 2000 };
 	struct oob oob;
@@ -354,13 +358,13 @@ TEST_TIMEOUT(velo_senders_on_both_nodes_one_ring, 600)
 	pid_t pid[PER_NODE];
 	int next[2 * PER_NODE] = { 0 }, got = 0, st;
 
-	ASSERT_EQ(0, oob_init(&oob, (unsigned int)harness_test_index, 120000));
+	ASSERT_EQ(0, oob_init(&oob, (unsigned int)ksft_case_index(_metadata), 120000));
 	if (oob.nnodes != 2)
-		SKIP("needs exactly 2 ranks");
+		SKIP_TEST("needs exactly 2 ranks");
 	memset(&rx, 0, sizeof(rx));
 	if (oob.rank == 0) {
 		if (velo2_open(&rx) == VELO2_RET_ERR_FDOPEN)
-			SKIP("no EXTOLL device");
+			SKIP_TEST("no EXTOLL device");
 		rxaddr[0] = velo2_get_nodeid(&rx);
 		rxaddr[1] = velo2_get_vpid(&rx);
 	}
@@ -388,10 +392,11 @@ TEST_TIMEOUT(velo_senders_on_both_nodes_one_ring, 600)
 			ASSERT_EQ(m[0], tag);
 			ASSERT_EQ((uint32_t)VELO2_ADDR_PACK(m[1], m[2]), src);
 			/* senders of rank 0 are on this node, those of rank 1 are not */
-			if (m[0] / PER_NODE == 0)
+			if (m[0] / PER_NODE == 0) {
 				ASSERT_EQ(rxaddr[0], m[1]);
-			else
+			} else {
 				ASSERT_NE(rxaddr[0], m[1]);
+			}
 			ASSERT_EQ(16 + (m[3] % 3) * 8, len);
 			ASSERT_EQ(next[m[0]], (int)m[3]);	/* per-sender order */
 			next[m[0]]++;

@@ -68,7 +68,7 @@ FIXTURE_SETUP(a2a)
 	self->rank = self->oob.rank;
 	self->nnodes = self->oob.nnodes;
 	if (self->nnodes < 3 || self->nnodes > MAX_RANKS)
-		SKIP("needs 3..%d ranks, have %d", MAX_RANKS, self->nnodes);
+		SKIP_TEST("needs 3..%d ranks, have %d", MAX_RANKS, self->nnodes);
 
 	/* every rank sends and receives in one loop: a blocking send to a full
 	 * ring would wait for a receiver that is itself stuck sending */
@@ -85,7 +85,7 @@ FIXTURE_SETUP(a2a)
 		int32_t re = self->all[r].rma_open_err, ve = self->all[r].velo_open_err;
 
 		if (re == RMA2_ERR_NO_DEVICE || re == RMA2_ERR_FD || ve == VELO2_RET_ERR_FDOPEN)
-			SKIP("no EXTOLL device on rank %d (rma2_open %d, velo2_open %d)", r,
+			SKIP_TEST("no EXTOLL device on rank %d (rma2_open %d, velo2_open %d)", r,
 			     re, ve);
 	}
 	for (int r = 0; r < self->nnodes; r++) {
@@ -215,7 +215,7 @@ struct velo_rx {
 #define VELO_LOG(rx, fmt, ...)						\
 	do {								\
 		if ((rx)->logged++ < VELO_LOG_MAX)			\
-			TH_LOG(fmt, ##__VA_ARGS__);			\
+			ksft_print_msg(fmt "\n", ##__VA_ARGS__);	\
 	} while (0)
 
 static int velo_rank_of_src(FIXTURE_DATA(a2a) *self, uint32_t srcid)
@@ -469,7 +469,7 @@ static int plan_take(FIXTURE_DATA(a2a) *self, struct noti_plan *p, RMA2_Notifica
 			peer = r;
 	if (peer < 0 || kind < 0 || p->got[peer][kind] >= p->count[peer][kind]) {
 		rma2_noti_sdump(n, why, sizeof(why));
-		TH_LOG("%s: rank %d: unexpected notification (peer rank %d): %s", rd->what,
+		ksft_print_msg("%s: rank %d: unexpected notification (peer rank %d): %s\n", rd->what,
 		       self->rank, peer, why);
 		return 1;
 	}
@@ -482,7 +482,7 @@ static int plan_take(FIXTURE_DATA(a2a) *self, struct noti_plan *p, RMA2_Notifica
 			break;
 	if (j == p->count[peer][kind]) {
 		xt_noti_differs(n, &p->want[peer][kind][head], why, sizeof(why));
-		TH_LOG("%s: rank %d: %s notification %d of %d for rank %d (node %u): %s",
+		ksft_print_msg("%s: rank %d: %s notification %d of %d for rank %d (node %u): %s\n",
 		       rd->what, self->rank, kind_name[kind], head + 1, p->count[peer][kind],
 		       peer, node, why);
 		p->taken[peer][kind][head] = 1;
@@ -490,7 +490,7 @@ static int plan_take(FIXTURE_DATA(a2a) *self, struct noti_plan *p, RMA2_Notifica
 	}
 	p->taken[peer][kind][j] = 1;
 	if (j != head) {
-		TH_LOG("%s: rank %d: %s notification %d of %d for rank %d came before %d",
+		ksft_print_msg("%s: rank %d: %s notification %d of %d for rank %d came before %d\n",
 		       rd->what, self->rank, kind_name[kind], j + 1, p->count[peer][kind], peer,
 		       head + 1);
 		return 1;
@@ -507,8 +507,8 @@ static int plan_report_missing(FIXTURE_DATA(a2a) *self, const struct noti_plan *
 	for (int peer = 0; peer < self->nnodes; peer++)
 		for (int k = 0; k < NKINDS; k++)
 			if (p->got[peer][k] < p->count[peer][k]) {
-				TH_LOG("%s: rank %d: %s notifications for rank %d (node %u): "
-				       "%d of %d", rd->what, self->rank, kind_name[k], peer,
+				ksft_print_msg("%s: rank %d: %s notifications for rank %d (node %u): "
+				       "%d of %d\n", rd->what, self->rank, kind_name[k], peer,
 				       self->all[peer].node, p->got[peer][k], p->count[peer][k]);
 				short_streams++;
 			}
@@ -550,8 +550,8 @@ static int check_slot(FIXTURE_DATA(a2a) *self, const struct rma_round *rd, int w
 		}
 	}
 	if (bad)
-		TH_LOG("%s: rank %d: slot of rank %d: %zu bytes wrong, first at %zu (%s, "
-		       "got %#x, want %#x)", rd->what, self->rank, writer, bad, first_bad,
+		ksft_print_msg("%s: rank %d: slot of rank %d: %zu bytes wrong, first at %zu (%s, "
+		       "got %#x, want %#x)\n", rd->what, self->rank, writer, bad, first_bad,
 		       first_in_data ? "data" : "guard", slot[first_bad], want_at_first);
 	return bad ? 1 : 0;
 }

@@ -66,7 +66,7 @@ FIXTURE_SETUP(raw)
 	xt_usage_read(&self->before);
 	self->fd = open(EXTOLL_DEV_RMA2, O_RDWR | O_CLOEXEC);
 	if (self->fd < 0 && (errno == ENOENT || errno == ENODEV))
-		SKIP("no " EXTOLL_DEV_RMA2);
+		SKIP_TEST("no " EXTOLL_DEV_RMA2);
 	ASSERT_LE(0, self->fd);
 	self->vfd = open(EXTOLL_DEV_VELO2, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->vfd);

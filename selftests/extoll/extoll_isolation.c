@@ -422,7 +422,7 @@ TEST_F_TIMEOUT(iso, cross_domain_attempts_all_refused, 600)
 	XT_OOB_UP(oob);
 	if (oob->nnodes != 2) {
 		oob_fini(oob);
-		SKIP("needs exactly 2 ranks");
+		SKIP_TEST("needs exactly 2 ranks");
 	}
 	/* one rank waits in a barrier while the other attacks for minutes */
 	oob->timeout_ms = 500 * 1000;

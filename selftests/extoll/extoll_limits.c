@@ -257,7 +257,11 @@ static int tools_loopback(void)
 			  ">/tmp/xl-$t.cli 2>&1 || { cat /tmp/xl-$t.*; exit 1; }; done");
 }
 
-TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 600)
+/* The longest plain TEST() of this file may take 600 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 600
+
+TEST(per_user_caps_edquot_other_user_and_root_unaffected)
 {
 	static const int order[NX] = { X_QUEUE, X_ATU, X_RMA, X_VELO };
 	struct crowd a = { .n = 0 }, b = { .n = 0 }, root = { .n = 0 };
@@ -269,7 +273,7 @@ TEST_TIMEOUT(per_user_caps_edquot_other_user_and_root_unaffected, 600)
 	long pct;
 
 	if (access(EXTOLL_DEV_RMA2, F_OK))
-		SKIP("no EXTOLL device");
+		SKIP_TEST("no EXTOLL device");
 	/* the ATU holders pin the same pages again and again */
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 	pct = module_param_long("extoll", "max_user_percent");
@@ -415,7 +419,7 @@ out:
 	return 0;
 }
 
-TEST_TIMEOUT(rdma_cgroup_caps_handles_and_regions_eagain, 120)
+TEST(rdma_cgroup_caps_handles_and_regions_eagain)
 {
 	static const int want[CG_NSTEP] = {
 		[CG_RMA2] = -EAGAIN, [CG_VELO2] = -EAGAIN, [CG_REG4] = -EAGAIN,
@@ -427,10 +431,10 @@ TEST_TIMEOUT(rdma_cgroup_caps_handles_and_regions_eagain, 120)
 	int err;
 
 	if (access(EXTOLL_DEV_RMA2, F_OK))
-		SKIP("no EXTOLL device");
+		SKIP_TEST("no EXTOLL device");
 	err = cg_create(cg, sizeof(cg), "extoll_limits_rdma", "rdma");
 	if (err == -ENOENT)
-		SKIP("no cgroup2 with the rdma controller at " CG_ROOT);
+		SKIP_TEST("no cgroup2 with the rdma controller at " CG_ROOT);
 	ASSERT_EQ(0, err);
 	ASSERT_EQ(0, cg_write(cg, "rdma.max", "extoll0 hca_handle=2 hca_object=3"));
 	ASSERT_EQ(0, cg_rdma(cg, "rdma.max", "extoll0", &h, &o));
@@ -487,7 +491,7 @@ static int memcg_child_fn(struct kid_io *io)
 	return 0;
 }
 
-TEST_TIMEOUT(queues_charged_to_memory_cgroup, 120)
+TEST(queues_charged_to_memory_cgroup)
 {
 	const long long queues = (long long)MEMCG_EPS * (MEMCG_QUEUE + EXTOLL_PAGE_SIZE);
 	long long m0, m1, m2 = 0;
@@ -496,10 +500,10 @@ TEST_TIMEOUT(queues_charged_to_memory_cgroup, 120)
 	int32_t err;
 
 	if (access(EXTOLL_DEV_RMA2, F_OK))
-		SKIP("no EXTOLL device");
+		SKIP_TEST("no EXTOLL device");
 	err = cg_create(cg, sizeof(cg), "extoll_limits_mem", "memory");
 	if (err == -ENOENT)
-		SKIP("no cgroup2 with the memory controller at " CG_ROOT);
+		SKIP_TEST("no cgroup2 with the memory controller at " CG_ROOT);
 	ASSERT_EQ(0, err);
 	ASSERT_EQ(0, kid_spawn(&k, 0, UID_NOBODY, memcg_child_fn, NULL));
 	ASSERT_EQ(0, cg_move(cg, k.pid));

@@ -80,7 +80,7 @@ FIXTURE(mod) {
 FIXTURE_SETUP(mod)
 {
 	if (access(EXTOLL_DEV_RMA2, F_OK))
-		SKIP("no " EXTOLL_DEV_RMA2);
+		SKIP_TEST("no " EXTOLL_DEV_RMA2);
 	ASSERT_EQ(0, pci_address(self->pci, sizeof(self->pci)));
 	self->kmsg0 = exa_kmsg_bad_lines();
 }
@@ -208,7 +208,7 @@ TEST_F_TIMEOUT(mod, rmmod_refused_while_open_then_reload, 180)
 	int fd, rc, err;
 
 	if (!module_loaded())
-		SKIP(MODNAME " is not a loadable module here");
+		SKIP_TEST(MODNAME " is not a loadable module here");
 	fd = open(EXTOLL_DEV_VELO2, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	errno = 0;

@@ -179,7 +179,7 @@ static int victim_finish(struct victim_box *vb, pid_t pid)
 	int st = exa_wait_child(pid, TMO_S * 1000 * 4);
 
 	if (st)
-		TH_LOG("victim vpid %u: status %d verdict %d, %zu bytes changed, %d notifications",
+		ksft_print_msg("victim vpid %u: status %d verdict %d, %zu bytes changed, %d notifications\n",
 			      vb->vpid, st, vb->verdict, vb->changed, vb->notis);
 	return st;
 }
@@ -487,7 +487,7 @@ TEST_F_TIMEOUT(prot, foreign_endpoint_remote_node, 300)
 	XT_OOB_UP(&oob);
 	if (oob.nnodes != 2) {
 		oob_fini(&oob);
-		SKIP("needs exactly 2 ranks");
+		SKIP_TEST("needs exactly 2 ranks");
 	}
 	memset(&ri, 0, sizeof(ri));
 	if (oob.rank == 1) {

@@ -15,7 +15,7 @@
 
 #include <extoll_hw.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 #include "../lib/oob.h"
 #include "../lib/exa_util.h"
 
@@ -187,7 +187,7 @@ static inline velo2_ret_t xt_velo_recv_tmo(velo2_port_t *p, void *buf, uint32_t 
 	do {									\
 		RMA2_ERROR __rc = rma2_open(pp);				\
 		if (__rc == RMA2_ERR_NO_DEVICE || __rc == RMA2_ERR_FD)		\
-			SKIP("no EXTOLL device (%d)", __rc);			\
+			SKIP_TEST("no EXTOLL device (%d)", __rc);		\
 		ASSERT_EQ(RMA2_SUCCESS, __rc);					\
 	} while (0)
 
@@ -195,7 +195,7 @@ static inline velo2_ret_t xt_velo_recv_tmo(velo2_port_t *p, void *buf, uint32_t 
 	do {									\
 		velo2_ret_t __r = velo2_open(p);				\
 		if (__r == VELO2_RET_ERR_FDOPEN)				\
-			SKIP("no EXTOLL VELO device");				\
+			SKIP_TEST("no EXTOLL VELO device");			\
 		ASSERT_EQ(VELO2_RET_SUCCESS, __r);				\
 	} while (0)
 
@@ -381,6 +381,6 @@ static inline void xt_expect_device_works(struct __test_metadata *_metadata)
 
 /* Connect the ranks for the current test (session = test index). */
 #define XT_OOB_UP(o)								\
-	ASSERT_EQ(0, oob_init((o), (unsigned int)harness_test_index, 120000))
+	ASSERT_EQ(0, oob_init((o), (unsigned int)ksft_case_index(_metadata), 120000))
 
 #endif

@@ -5,7 +5,7 @@
  * with fold-in / fold-out, uapi/exanet_coll.h), and against an independent
  * recursive form of the same tree; the test vectors it generates.
  */
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 #include "../lib/coll_ref.h"
 
 static uint32_t fbits(float f)

@@ -9,7 +9,7 @@
 #include <extoll2_list.h>
 #include <stdint.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 
 struct elem {
 	extoll_list_head_t link;

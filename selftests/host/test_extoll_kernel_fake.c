@@ -19,7 +19,7 @@
 #include <rma2.h>
 #include <velo2.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 
 int __real_open(const char *path, int flags, ...);
 int __real_ioctl(int fd, unsigned long req, ...);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 #include "../../tools/exanet-ipd/ipd_proto.h"
 
 static uint64_t rnd_state = 88172645463325252ull;

@@ -15,7 +15,7 @@
 
 #include <libexanet.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 
 /* ------------------------------------------------------------ fake kernel */
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "pp_common.h"
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 
 static void no_usage(FILE *f)
 {

@@ -12,7 +12,7 @@
 #include <velo2.h>
 #include <velo2_mod.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 
 #define SA(x) static_assert(x, #x)
 
@@ -240,7 +240,7 @@ TEST(no_device_errors)
 	RMA2_ERROR rc;
 
 	if (access("/dev/extoll/rma2", F_OK) == 0)
-		SKIP("host has /dev/extoll/rma2");
+		SKIP_TEST("host has /dev/extoll/rma2");
 	rc = rma2_open(&port);
 	EXPECT_EQ(RMA2_ERR_NO_DEVICE, rc);
 	EXPECT_TRUE(port == NULL);

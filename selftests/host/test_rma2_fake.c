@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include "rma2_int.h"
 #include "extoll_hw.h"
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 
 #define PG 4096
 #define QN 64
@@ -23,12 +23,12 @@ struct fake {
 	RMA2_Port port;
 };
 
-FIXTURE(rma2) {
+FIXTURE(fake_rma2) {
 	struct fake f;
 	RMA2_Handle h;
 };
 
-FIXTURE_SETUP(rma2)
+FIXTURE_SETUP(fake_rma2)
 {
 	self->f.pages = aligned_alloc(PG, 32 * PG);
 	self->f.queue = aligned_alloc(PG, QN * sizeof(RMA2_Notification));
@@ -43,7 +43,7 @@ FIXTURE_SETUP(rma2)
 					     &self->h));
 }
 
-FIXTURE_TEARDOWN(rma2)
+FIXTURE_TEARDOWN(fake_rma2)
 {
 	if (self->f.port)
 		EXPECT_EQ(RMA2_SUCCESS, rma2_close(self->f.port));
@@ -75,7 +75,7 @@ static void push(struct fake *f, unsigned int idx, uint64_t w0, uint64_t w1)
 	__atomic_store_n(&f->queue[idx % QN].word1.value, w1, __ATOMIC_RELEASE);
 }
 
-TEST_F(rma2, identity)
+TEST_F(fake_rma2, identity)
 {
 	EXPECT_EQ(7, rma2_get_nodeid(self->f.port));
 	EXPECT_EQ(3, rma2_get_vpid(self->f.port));
@@ -91,7 +91,7 @@ TEST_F(rma2, identity)
 	EXPECT_EQ(0xffff, rma2_handle_get_vpid(NULL));
 }
 
-TEST_F(rma2, connect_disconnect)
+TEST_F(fake_rma2, connect_disconnect)
 {
 	RMA2_Handle h = NULL, h2 = NULL;
 
@@ -117,7 +117,7 @@ TEST_F(rma2, connect_disconnect)
 	EXPECT_EQ(RMA2_ERR_INV_PORT, rma2_close(NULL));
 }
 
-TEST_F(rma2, post_put_get_encoding)
+TEST_F(fake_rma2, post_put_get_encoding)
 {
 	static uint8_t buf[3 * PG] __attribute__((aligned(PG)));
 	const volatile uint64_t *pg = page_of(&self->f, RMA2_CONN_DEFAULT);
@@ -168,7 +168,7 @@ TEST_F(rma2, post_put_get_encoding)
 	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(self->f.port, r));
 }
 
-TEST_F(rma2, post_argument_errors)
+TEST_F(fake_rma2, post_argument_errors)
 {
 	static uint8_t buf[PG] __attribute__((aligned(PG)));
 	RMA2_Region *r = NULL;
@@ -227,7 +227,7 @@ TEST_F(rma2, post_argument_errors)
 	EXPECT_EQ(RMA2_SUCCESS, rma2_unregister(p, r));
 }
 
-TEST_F(rma2, post_immediate_notification_lock)
+TEST_F(fake_rma2, post_immediate_notification_lock)
 {
 	const volatile uint64_t *pg = page_of(&self->f, RMA2_CONN_DEFAULT);
 
@@ -253,7 +253,7 @@ TEST_F(rma2, post_immediate_notification_lock)
 	EXPECT_TRUE(pg[2] == ((uint64_t)0xfffffffeu << 32));
 }
 
-TEST_F(rma2, descriptors)
+TEST_F(fake_rma2, descriptors)
 {
 	RMA2_Descriptor *d[40], sd __attribute__((aligned(16)));
 	const volatile uint64_t *pg = page_of(&self->f, RMA2_CONN_DEFAULT);
@@ -394,7 +394,7 @@ TEST(noti_decoding)
 	EXPECT_EQ(0xffff, rma2_noti_get_remote_nodeid(NULL));
 }
 
-TEST_F(rma2, noti_queue_protocol)
+TEST_F(fake_rma2, noti_queue_protocol)
 {
 	RMA2_Notification *n = NULL, *n2 = NULL, junk;
 
@@ -428,7 +428,7 @@ TEST_F(rma2, noti_queue_protocol)
 	EXPECT_EQ(RMA2_ERR_INV_VALUE, rma2_noti_get_block(self->f.port, NULL));
 }
 
-TEST_F(rma2, noti_lazy_rp_and_wrap)
+TEST_F(fake_rma2, noti_lazy_rp_and_wrap)
 {
 	RMA2_Notification *n;
 	unsigned int i;
@@ -460,7 +460,7 @@ static void *late_writer(void *arg)
 	return NULL;
 }
 
-TEST_F(rma2, noti_get_block_waits)
+TEST_F(fake_rma2, noti_get_block_waits)
 {
 	pthread_t t;
 	RMA2_Notification *n = NULL;
@@ -471,7 +471,7 @@ TEST_F(rma2, noti_get_block_waits)
 	pthread_join(t, NULL);
 }
 
-TEST_F(rma2, noti_match)
+TEST_F(fake_rma2, noti_match)
 {
 	RMA2_Notification *n = NULL;
 	RMA2_Port p = self->f.port;
@@ -568,7 +568,7 @@ TEST(noti_dup_and_dumps)
 	rma2_noti_dump(&a);
 }
 
-TEST_F(rma2, registration)
+TEST_F(fake_rma2, registration)
 {
 	static uint8_t buf[4 * PG] __attribute__((aligned(PG)));
 	RMA2_Region *r = NULL, *r2 = NULL, *keep = (RMA2_Region *)0x1;
@@ -675,7 +675,7 @@ TEST(error_strings)
 	rma2_perror(RMA2_ERR_NO_DEVICE, NULL);
 }
 
-TEST_F(rma2, configuration)
+TEST_F(fake_rma2, configuration)
 {
 	RMA2_Port p = self->f.port;
 	const volatile uint64_t *pg;
@@ -767,7 +767,7 @@ static RMA2_ERROR post_one(const struct post_variant *v, RMA2_Port p, RMA2_Handl
 			 (RMA2_Notification_Spec)spec, (RMA2_Command_Modifier)mod);
 }
 
-TEST_F(rma2, every_post_function_every_error_code)
+TEST_F(fake_rma2, every_post_function_every_error_code)
 {
 	static uint8_t buf[2 * PG] __attribute__((aligned(PG)));
 	static uint8_t pages2[32 * PG] __attribute__((aligned(PG)));
@@ -838,7 +838,7 @@ TEST_F(rma2, every_post_function_every_error_code)
 }
 
 /* Error codes of the remaining calls that take a port, handle or region. */
-TEST_F(rma2, remaining_error_codes)
+TEST_F(fake_rma2, remaining_error_codes)
 {
 	static uint8_t buf[PG] __attribute__((aligned(PG)));
 	static uint8_t pages2[32 * PG] __attribute__((aligned(PG)));
@@ -942,7 +942,7 @@ static void *poster(void *arg)
 	return NULL;
 }
 
-TEST_F(rma2, post_and_poll_from_two_threads)
+TEST_F(fake_rma2, post_and_poll_from_two_threads)
 {
 	struct mt m = { self->f.port, self->h, 0 };
 	pthread_t t;

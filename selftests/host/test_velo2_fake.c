@@ -9,7 +9,7 @@
  */
 #include <pthread.h>
 #include "velo2_int.h"
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 
 #define SLOTS 16
 #define SLOT 128

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/harness.h"
+#include "../lib/kselftest_exa.h"
 #include "../../lib/libexanet-fi/xfi_proto.h"
 
 #define MAX_LEN (64u << 20)

@@ -36,21 +36,33 @@ def verdict(outputs, rcs=None, timed_out=None):
     return ok, res
 
 
+# as linux-6.1's kselftest_harness.h prints it (skip lines carry no name)
 KSFT = """TAP version 13
-1..3
-# Starting 3 tests from 1 test cases.
+1..4
+# Starting 4 tests from 1 test cases.
 #  RUN           a.one ...
 #            OK  a.one
 ok 1 a.one
-ok 2 a.two # SKIP no device
+#  RUN           a.two ...
+#            OK  a.two
+ok 2 # SKIP no device
+#  RUN           a.three ...
+#          FAIL  a.three
 not ok 3 a.three
-# FAILED: 1 / 3 tests passed.
+#  RUN           a.four ...
+#            OK  a.four
+ok 4 a.four # SKIP no link
+# FAILED: 1 / 4 tests passed.
 """
 t = rt.Tap(KSFT)
-check("plan parsed", t.plan == 3)
-check("pass/skip/fail parsed", [t.cases[n][0] for n in (1, 2, 3)] == ["pass", "skip", "fail"])
+check("plan parsed", t.plan == 4)
+check("pass/skip/fail parsed",
+      [t.cases[n][0] for n in (1, 2, 3, 4)] == ["pass", "skip", "fail", "skip"])
 check("names parsed", t.cases[1][1] == "a.one" and t.cases[3][1] == "a.three")
-check("skip reason", t.cases[2][2] == "no device")
+check("nameless skip named after its RUN line", t.cases[2][1] == "a.two")
+check("skip reason", t.cases[2][2] == "no device" and t.cases[4][2] == "no link")
+check("named skip keeps its name", t.cases[4][1] == "a.four")
+check("no RUN line, no name", rt.Tap("1..1\nok 1 # SKIP x\n").cases[1][1] == "")
 check("nested lines ignored", rt.Tap("1..1\n    ok 1 sub\nok 1 top\n").cases[1][1] == "top")
 check("dash separator", rt.Tap("ok 1 - foo\n").cases[1][1] == "foo")
 check("TODO failure passes", rt.Tap("not ok 1 x # TODO later\n").cases[1][0] == "pass")
