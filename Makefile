@@ -42,7 +42,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
+.PHONY: all deps deps-debug style check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
 all:
 
 deps:
@@ -70,6 +70,12 @@ all: $(ALL_TARGETS)
 check: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/cluster/run-tests
+
+# Coding style (Documentation/testing.md): QEMU's checkpatch.pl over
+# qemu-devices/, the kernel's --strict over drivers/ and uapi/.
+style: deps
+	@$(MAKE) --no-print-directory qemu
+	@$(TOP)/scripts/check-style.sh
 
 # Documentation/debug-kernel.md; the kernel build runs under nice -n 10.
 check-debug: deps-debug

@@ -4,9 +4,8 @@
 #   make modules   build exa_umem.ko, exanet.ko and extoll.ko with W=1, copy
 #                  them to build/modules/
 #   make sparse    rebuild the modules under sparse (C=2: check every file)
-#   make checkpatch  kernel style check (CHECKPATCH=path/to/checkpatch.pl;
-#                  the Debian headers package does not ship it, the
-#                  linux-source package does)
+#   (style: make style, scripts/check-style.sh, runs the kernel's
+#   checkpatch.pl --strict over drivers/ and uapi/)
 
 KMOD_SRCS := $(wildcard $(TOP)/drivers/exanet/*.[ch] $(TOP)/drivers/common/*.[ch]) $(TOP)/drivers/exanet/Kbuild \
 	$(TOP)/drivers/common/Kbuild \
@@ -15,7 +14,7 @@ KMOD_SRCS += $(wildcard $(TOP)/drivers/extoll/*.[ch]) $(TOP)/drivers/extoll/Kbui
 	$(TOP)/drivers/extoll/60-extoll.rules
 KMOD_MAKE = $(MAKE) -C $(KDIR) M=$(TOP) W=1
 
-.PHONY: modules modules-clean sparse checkpatch
+.PHONY: modules modules-clean sparse
 ALL_TARGETS += modules
 
 modules: $(BUILD)/modules/exanet.ko
@@ -43,13 +42,6 @@ $(BUILD)/modules/exa_umem.ko: $(BUILD)/modules/exanet.ko
 sparse:
 	@test -d "$(KDIR)" || { echo "sparse: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }
 	$(KMOD_MAKE) C=2 modules
-
-CHECKPATCH ?= $(firstword $(wildcard $(KDIR)/scripts/checkpatch.pl \
-	/usr/src/linux-source-6.1/scripts/checkpatch.pl))
-checkpatch:
-	@test -n "$(CHECKPATCH)" || { echo "checkpatch: set CHECKPATCH=/path/to/checkpatch.pl" >&2; exit 1; }
-	perl $(CHECKPATCH) --no-tree --strict -q -f $(filter-out %.mod.c,$(wildcard $(TOP)/drivers/exanet/exanet*.[ch] $(TOP)/drivers/common/exa_*.[ch] \
-		$(TOP)/drivers/extoll/extoll*.[ch]))
 
 modules-clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

@@ -10,7 +10,8 @@ LIBEXANET_SONAME := libexanet.so.$(LIBEXANET_MAJOR)
 LIBEXANET_REAL := $(LIBEXANET_OUT)/libexanet.so.$(LIBEXANET_VERSION)
 LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
 LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
-LIBEXANET_SRCS := $(LIBEXANET_DIR)/src/libexanet.c $(LIBEXANET_DIR)/src/exanet_coll.c
+LIBEXANET_SRCS := $(addprefix $(LIBEXANET_DIR)/src/,libexanet.c libexanet-pkt.c libexanet-mbox.c \
+	libexanet-rdma.c libexanet-coll.c)
 # Private headers the libraries and tools share (not installed).
 EXA_COMMON_HDRS := $(TOP)/lib/common/exa_cpu.h $(TOP)/lib/common/exa_clock.h
 LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h \

@@ -7,20 +7,23 @@
 QEMU_BIN := $(BUILD)/qemu-system-x86_64
 QEMU_FIRMWARE := $(CACHE)/share/qemu
 FABRIC_DIR := $(TOP)/qemu-devices/common
-FABRIC_TEST := $(BUILD)/host-tests/test_fabric
+FABRIC_TESTS := $(addprefix $(BUILD)/host-tests/,test_fabric test_fabric_rings test_fabric_torus)
 
 .PHONY: qemu test-fabric
 qemu:
 	@$(TOP)/scripts/build-qemu.sh
 
 FABRIC_SRC := $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric-rings.c $(FABRIC_DIR)/fabric-torus.c
-$(FABRIC_TEST): $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_SRC) \
-		$(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-int.h $(FABRIC_DIR)/fabric-torus.h $(TOP)/uapi/exa_torus.h
+FABRIC_TEST_DIR := $(TOP)/qemu-devices/tests
+$(FABRIC_TESTS): $(BUILD)/host-tests/%: $(FABRIC_TEST_DIR)/%.c $(FABRIC_TEST_DIR)/fabric_test.c \
+		$(FABRIC_TEST_DIR)/fabric_test.h $(FABRIC_TEST_DIR)/fabric_fixture.h $(FABRIC_SRC) $(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-int.h \
+		$(FABRIC_DIR)/fabric-torus.h $(TOP)/uapi/exa_torus.h $(KSFT_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -I$(FABRIC_DIR) -I$(TOP)/uapi -o $@ $(TOP)/qemu-devices/tests/test_fabric.c $(FABRIC_SRC) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(FABRIC_DIR) -I$(TOP)/uapi -o $@ $< \
+		$(FABRIC_TEST_DIR)/fabric_test.c $(FABRIC_SRC) $(USER_LDFLAGS)
 
-test-fabric: $(FABRIC_TEST)
-	$(FABRIC_TEST)
+test-fabric: $(FABRIC_TESTS)
+	for t in $(FABRIC_TESTS); do $$t || exit 1; done
 
 # The trace reader of make bench-latency against the trace-events formats.
 TRACELIB_TEST := $(BUILD)/host-tests/test_tracelib
@@ -30,8 +33,8 @@ $(TRACELIB_TEST): $(TOP)/qemu-devices/tests/test_tracelib.py $(TOP)/tools/bench/
 	@mkdir -p $(dir $@)
 	install -m 0755 $< $@
 
-ALL_TARGETS += qemu $(FABRIC_TEST) $(TRACELIB_TEST)
-HOST_TESTS += $(FABRIC_TEST) $(TRACELIB_TEST)
+ALL_TARGETS += qemu $(FABRIC_TESTS) $(TRACELIB_TEST)
+HOST_TESTS += $(FABRIC_TESTS) $(TRACELIB_TEST)
 
 # Driverless in-VM test of the device model (boots throw-away VMs, ~1 min).
 .PHONY: qemu-vm-test qemu-rdma-vm-test

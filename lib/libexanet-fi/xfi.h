@@ -505,4 +505,52 @@ static inline int xfi_q_remove(struct xfi_queue *q, struct xfi_link *l)
 	return 0;
 }
 
+/* any source (matching) */
+#define XFI_ANY_SRC UINT32_MAX
+
+static inline struct xfi_ep *xfi_ep_of(struct fid_ep *fid)
+{
+	return XFI_CONTAINER(fid, struct xfi_ep, ep_fid);
+}
+
+/* ---- what the endpoint's files share (xfi_ep.c, xfi_rx.c, xfi_tx.c, xfi_ep_ops.c) ---- */
+
+/* xfi_ep.c: peers, completions, queues, messages */
+struct xfi_peer *xfi_peer_get(struct xfi_ep *ep, uint32_t key);
+fi_addr_t xfi_peer_addr(struct xfi_ep *ep, struct xfi_peer *p);
+void xfi_tx_op_free(struct xfi_tx_op *op);
+int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
+void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
+void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
+uint64_t xfi_rx_cq_flags(const struct xfi_rx_msg *msg);
+void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx, const struct xfi_rx_msg *msg);
+void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t flags, int err);
+void xfi_multi_release(struct xfi_ep *ep, struct xfi_rx_entry *m);
+int xfi_multi_fits(const struct xfi_rx_entry *m, uint64_t len);
+struct xfi_rx_entry *xfi_multi_piece(struct xfi_ep *ep, struct xfi_rx_entry *m, uint64_t len);
+struct xfi_queue *xfi_unexp_queue(struct xfi_ep *ep, uint32_t start_flags);
+void xfi_msg_free(struct xfi_domain *dom, struct xfi_rx_msg *msg);
+void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int err);
+void xfi_send_ctrl(struct xfi_ep *ep, struct xfi_peer *peer, enum xfi_op_kind kind, uint16_t epoch);
+void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err);
+void xfi_msg_discard(struct xfi_ep *ep, struct xfi_rx_msg *msg);
+void xfi_msg_abort(struct xfi_ep *ep, struct xfi_rx_msg *msg);
+void xfi_msg_done(struct xfi_ep *ep, struct xfi_rx_msg *msg);
+void xfi_msg_bytes(struct xfi_rx_msg *msg, const uint8_t *src, size_t n);
+void xfi_msg_attach(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx);
+
+/* xfi_rx.c: matching, receive path, rendezvous reads */
+void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx);
+struct xfi_rx_msg *xfi_find_unexp(struct xfi_ep *ep, const struct xfi_rx_entry *rx, int take);
+void xfi_ep_progress(struct xfi_ep *ep);
+
+/* xfi_tx.c: channels, posting */
+void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op);
+void xfi_tx_reap(struct xfi_ep *ep);
+void xfi_tx_fill(struct xfi_ep *ep);
+ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		      uint64_t tag, uint64_t data, uint64_t flags, void *context);
+ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
+		      uint64_t tag, uint64_t ignore, uint64_t flags, void *context);
+
 #endif

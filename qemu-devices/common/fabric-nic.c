@@ -41,6 +41,36 @@ static bool fabric_nic_check(FabricNic *nic, const char *type,
     return fabric_links_check(nic, type, nic->dims, errp);
 }
 
+static const Property fabric_nic_props_template[] = {
+    DEFINE_PROP_UINT32("node-id", FabricNic, node_id, 0),
+    DEFINE_PROP_UINT32("num-nodes", FabricNic, num_nodes, 1),
+    DEFINE_PROP_STRING("fabric", FabricNic, dir),
+    DEFINE_PROP_UINT32("fabric-drop-ppm", FabricNic, drop_ppm, 0),
+    DEFINE_PROP_UINT32("fabric-corrupt-ppm", FabricNic, corrupt_ppm, 0),
+    DEFINE_PROP_UINT64("fabric-seed", FabricNic, seed, 0),
+    DEFINE_PROP_BOOL("rx-thread", FabricNic, rx_thread, true),
+    DEFINE_PROP_UINT32("rx-rtprio", FabricNic, rx_rtprio, 1),
+    DEFINE_PROP_UINT32("rx-spin-us", FabricNic, rx_spin_us, 0),
+    DEFINE_PROP_BOOL("pkt-ring", FabricNic, pkt_ring, true),
+    DEFINE_PROP_STRING("torus", FabricNic, torus),
+    DEFINE_PROP_UINT32("link-mbps", FabricNic, link_mbps, 0),
+    DEFINE_PROP_UINT32("link-ns", FabricNic, link_ns, FABRIC_LINK_NS),
+};
+QEMU_BUILD_BUG_ON(ARRAY_SIZE(fabric_nic_props_template) != FABRIC_NIC_NPROPS);
+
+void fabric_nic_props(Property *props, size_t nic_offset, const Property *own)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < FABRIC_NIC_NPROPS; i++) {
+        props[n] = fabric_nic_props_template[i];
+        props[n++].offset += nic_offset;
+    }
+    do {
+        props[n++] = *own;
+    } while ((own++)->name);
+}
+
 void fabric_nic_parkable(MemoryRegion *mr)
 {
     mr->disable_reentrancy_guard = true;

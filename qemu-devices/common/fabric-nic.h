@@ -48,20 +48,15 @@ typedef struct FabricNic {
     FabricPark park;        /* poll parking (poll-* properties) */
 } FabricNic;
 
-#define DEFINE_FABRIC_NIC_PROPERTIES(_state, _nic)                          \
-    DEFINE_PROP_UINT32("node-id", _state, _nic.node_id, 0),                 \
-    DEFINE_PROP_UINT32("num-nodes", _state, _nic.num_nodes, 1),             \
-    DEFINE_PROP_STRING("fabric", _state, _nic.dir),                         \
-    DEFINE_PROP_UINT32("fabric-drop-ppm", _state, _nic.drop_ppm, 0),        \
-    DEFINE_PROP_UINT32("fabric-corrupt-ppm", _state, _nic.corrupt_ppm, 0),  \
-    DEFINE_PROP_UINT64("fabric-seed", _state, _nic.seed, 0),                \
-    DEFINE_PROP_BOOL("rx-thread", _state, _nic.rx_thread, true),            \
-    DEFINE_PROP_UINT32("rx-rtprio", _state, _nic.rx_rtprio, 1),            \
-    DEFINE_PROP_UINT32("rx-spin-us", _state, _nic.rx_spin_us, 0),          \
-    DEFINE_PROP_BOOL("pkt-ring", _state, _nic.pkt_ring, true),             \
-    DEFINE_PROP_STRING("torus", _state, _nic.torus),                        \
-    DEFINE_PROP_UINT32("link-mbps", _state, _nic.link_mbps, 0),             \
-    DEFINE_PROP_UINT32("link-ns", _state, _nic.link_ns, FABRIC_LINK_NS)
+/*
+ * The fabric properties of a NIC (node-id, num-nodes, fabric, ...) for a
+ * device whose FabricNic lies at nic_offset in its state: props[] receives
+ * them, then own[] up to and with its DEFINE_PROP_END_OF_LIST().  props
+ * needs room for FABRIC_NIC_NPROPS + ARRAY_SIZE(own).  Called from
+ * class_init, before device_class_set_props(dc, props).
+ */
+#define FABRIC_NIC_NPROPS 13
+void fabric_nic_props(Property *props, size_t nic_offset, const Property *own);
 
 /*
  * Default latency of a hop: the ExaNeSt router's cost per extra hop

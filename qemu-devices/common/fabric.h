@@ -30,7 +30,8 @@
  * data cannot hold up small packets).  The sender then makes no system
  * call per packet: it sends a doorbell datagram only when the receiver has
  * armed the ring (it is about to sleep), every FABRIC_PKT_DB_NS (a
- * restarted receiver maps the ring again), and for the first record.  The receiver drains the rings in fabric_poll_rx() or,
+ * restarted receiver maps the ring again), and for the first record.  The
+ * receiver drains the rings in fabric_poll_rx() or,
  * without touching the socket, in fabric_poll_pkts() (QEMU: from the vCPU
  * whose guest polls the NI).  Order per destination, fault injection and
  * the statistics stay those of datagrams; a full ring loses the packet
@@ -45,111 +46,112 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-#define FABRIC_MAGIC		0x42465845u	/* "EXFB" little endian */
-#define FABRIC_VERSION		1
-#define FABRIC_HDR_SIZE		20
-#define FABRIC_MAX_PAYLOAD	2048
-#define FABRIC_MAX_NODES	(1u << 22)
-#define FABRIC_DEFAULT_QUEUE	4096		/* packets queued per peer */
-#define FABRIC_PPM		1000000u
+#define FABRIC_MAGIC 0x42465845u /* "EXFB" little endian */
+#define FABRIC_VERSION 1
+#define FABRIC_HDR_SIZE 20
+#define FABRIC_MAX_PAYLOAD 2048
+#define FABRIC_MAX_NODES (1u << 22)
+#define FABRIC_DEFAULT_QUEUE 4096 /* packets queued per peer */
+#define FABRIC_PPM 1000000u
 
 /* Decoded wire header (the wire itself is packed little endian). */
 struct fabric_hdr {
-	uint32_t magic;
-	uint8_t version;
-	uint8_t type;
-	uint16_t length;	/* payload bytes */
-	uint32_t src;
-	uint32_t dst;
-	uint32_t crc;
+    uint32_t magic;
+    uint8_t version;
+    uint8_t type;
+    uint16_t length; /* payload bytes */
+    uint32_t src;
+    uint32_t dst;
+    uint32_t crc;
 };
 
 struct fabric_config {
-	const char *dir;	/* directory holding node<N>.sock */
-	uint32_t node_id;
-	uint32_t num_nodes;	/* 1..FABRIC_MAX_NODES, node_id < num_nodes */
-	uint32_t drop_ppm;	/* fault injection: drop probability */
-	uint32_t corrupt_ppm;	/* fault injection: flip one bit */
-	uint64_t seed;		/* PRNG seed (mixed with node_id) */
-	uint32_t max_queue;	/* per peer; 0 = FABRIC_DEFAULT_QUEUE */
-	bool pkt_ring;		/* packets over shared-memory rings (see above) */
-	/*
-	 * The 3D torus (fabric-torus.h): dims all 0 = the default shape for
-	 * num_nodes; the rate (0 = unlimited) and latency of this node's
-	 * links.  Packets and bulk records follow its routes; with packet
-	 * rings they are delivered no earlier than the links allow.
-	 */
-	uint32_t dims[3];
-	uint32_t link_mbps;
-	uint32_t link_ns;
-	/*
-	 * Called when a socket starts (want_write) or stops needing POLLOUT
-	 * notification; the embedder then calls fabric_flush().  Before a
-	 * watched socket is closed the callback is called with false.
-	 * May be NULL (then the embedder calls fabric_flush() as it likes).
-	 */
-	void (*watch)(void *opaque, int fd, bool want_write);
-	void *watch_opaque;
+    const char *dir; /* directory holding node<N>.sock */
+    uint32_t node_id;
+    uint32_t num_nodes;   /* 1..FABRIC_MAX_NODES, node_id < num_nodes */
+    uint32_t drop_ppm;    /* fault injection: drop probability */
+    uint32_t corrupt_ppm; /* fault injection: flip one bit */
+    uint64_t seed;        /* PRNG seed (mixed with node_id) */
+    uint32_t max_queue;   /* per peer; 0 = FABRIC_DEFAULT_QUEUE */
+    bool pkt_ring;        /* packets over shared-memory rings (see above) */
+    /*
+     * The 3D torus (fabric-torus.h): dims all 0 = the default shape for
+     * num_nodes; the rate (0 = unlimited) and latency of this node's
+     * links.  Packets and bulk records follow its routes; with packet
+     * rings they are delivered no earlier than the links allow.
+     */
+    uint32_t dims[3];
+    uint32_t link_mbps;
+    uint32_t link_ns;
+    /*
+     * Called when a socket starts (want_write) or stops needing POLLOUT
+     * notification; the embedder then calls fabric_flush().  Before a
+     * watched socket is closed the callback is called with false.
+     * May be NULL (then the embedder calls fabric_flush() as it likes).
+     */
+    void (*watch)(void *opaque, int fd, bool want_write);
+    void *watch_opaque;
 };
 
 struct fabric_stats {
-	uint64_t tx_packets;		/* handed to the kernel */
-	uint64_t tx_bytes;
-	uint64_t tx_queued;		/* packets that had to wait in a queue */
-	uint64_t tx_queue_full;		/* lost: per-peer queue full */
-	uint64_t tx_no_peer;		/* lost: destination socket missing */
-	uint64_t tx_errors;		/* lost: other send errors */
-	uint64_t tx_inject_drop;	/* fault injection: dropped */
-	uint64_t tx_inject_corrupt;	/* fault injection: corrupted */
-	uint64_t rx_packets;		/* delivered to the rx callback */
-	uint64_t rx_bytes;
-	uint64_t rx_bad_magic;
-	uint64_t rx_bad_version;
-	uint64_t rx_bad_length;
-	uint64_t rx_bad_crc;
-	uint64_t rx_bad_addr;		/* wrong destination or bad source */
-	/* bulk path (shared-memory rings) */
-	uint64_t tx_bulk_records;	/* records published */
-	uint64_t tx_bulk_bytes;		/* header + data bytes published */
-	uint64_t tx_bulk_full;		/* reservations refused: ring full */
-	uint64_t tx_bulk_doorbells;	/* doorbell datagrams sent */
-	uint64_t tx_bulk_inject_drop;	/* fault injection: records not published */
-	uint64_t tx_bulk_inject_corrupt; /* fault injection: records with a flipped bit */
-	uint64_t rx_bulk_records;	/* records handed to the bulk callback */
-	uint64_t rx_bulk_bytes;
-	uint64_t rx_bulk_bad_hdr;	/* dropped: bad framing or header checksum */
-	uint64_t rx_bulk_bad_data;	/* delivered with data_ok = false */
-	uint64_t rx_bulk_maps;		/* inbound rings (re)mapped */
-	/* packet rings (pkt_ring); the packets also count in tx_ / rx_packets */
-	uint64_t tx_ring_packets;	/* packets published on a packet ring */
-	uint64_t tx_ring_doorbells;	/* doorbell datagrams for packet rings */
-	uint64_t rx_ring_packets;	/* packets taken from packet rings */
-	uint64_t rx_ring_maps;		/* inbound packet rings (re)mapped */
-	/* torus */
-	uint64_t tx_no_route;		/* lost: every path to the node cut */
-	uint64_t tx_link_drop;		/* lost: a cable's injected drop */
-	uint64_t tx_link_corrupt;	/* a cable flipped a bit */
-	uint64_t tx_detours;		/* sent around a cable that is down */
-	uint64_t tx_link_busy;		/* bulk records refused: the cable is booked */
-	uint64_t rx_hops[16];		/* delivered, by hop count (last: 15 or more) */
+    uint64_t tx_packets; /* handed to the kernel */
+    uint64_t tx_bytes;
+    uint64_t tx_queued;         /* packets that had to wait in a queue */
+    uint64_t tx_queue_full;     /* lost: per-peer queue full */
+    uint64_t tx_no_peer;        /* lost: destination socket missing */
+    uint64_t tx_errors;         /* lost: other send errors */
+    uint64_t tx_inject_drop;    /* fault injection: dropped */
+    uint64_t tx_inject_corrupt; /* fault injection: corrupted */
+    uint64_t rx_packets;        /* delivered to the rx callback */
+    uint64_t rx_bytes;
+    uint64_t rx_bad_magic;
+    uint64_t rx_bad_version;
+    uint64_t rx_bad_length;
+    uint64_t rx_bad_crc;
+    uint64_t rx_bad_addr; /* wrong destination or bad source */
+    /* bulk path (shared-memory rings) */
+    uint64_t tx_bulk_records;     /* records published */
+    uint64_t tx_bulk_bytes;       /* header + data bytes published */
+    uint64_t tx_bulk_full;        /* reservations refused: ring full */
+    uint64_t tx_bulk_doorbells;   /* doorbell datagrams sent */
+    uint64_t tx_bulk_inject_drop; /* fault injection: records not published */
+    uint64_t
+        tx_bulk_inject_corrupt; /* fault injection: records with a flipped bit */
+    uint64_t rx_bulk_records;   /* records handed to the bulk callback */
+    uint64_t rx_bulk_bytes;
+    uint64_t rx_bulk_bad_hdr;  /* dropped: bad framing or header checksum */
+    uint64_t rx_bulk_bad_data; /* delivered with data_ok = false */
+    uint64_t rx_bulk_maps;     /* inbound rings (re)mapped */
+    /* packet rings (pkt_ring); the packets also count in tx_ / rx_packets */
+    uint64_t tx_ring_packets;   /* packets published on a packet ring */
+    uint64_t tx_ring_doorbells; /* doorbell datagrams for packet rings */
+    uint64_t rx_ring_packets;   /* packets taken from packet rings */
+    uint64_t rx_ring_maps;      /* inbound packet rings (re)mapped */
+    /* torus */
+    uint64_t tx_no_route;     /* lost: every path to the node cut */
+    uint64_t tx_link_drop;    /* lost: a cable's injected drop */
+    uint64_t tx_link_corrupt; /* a cable flipped a bit */
+    uint64_t tx_detours;      /* sent around a cable that is down */
+    uint64_t tx_link_busy;    /* bulk records refused: the cable is booked */
+    uint64_t rx_hops[16];     /* delivered, by hop count (last: 15 or more) */
 };
 
 /* Return codes of fabric_send() (>= 0) */
-#define FABRIC_SENT		0
-#define FABRIC_QUEUED		1
+#define FABRIC_SENT 0
+#define FABRIC_QUEUED 1
 
 struct fabric;
 
 typedef void (*fabric_rx_fn)(void *opaque, uint32_t src, uint8_t type,
-			     const void *payload, size_t len);
+                             const void *payload, size_t len);
 
 /*
  * Create the node's socket (an existing stale <dir>/node<N>.sock is
  * replaced).  Returns 0 or a negative errno; err (may be NULL) gets a
  * message.
  */
-int fabric_open(struct fabric **out, const struct fabric_config *cfg,
-		char *err, size_t errlen);
+int fabric_open(struct fabric **out, const struct fabric_config *cfg, char *err,
+                size_t errlen);
 void fabric_close(struct fabric *f);
 
 /* The receive socket, to poll for POLLIN. */
@@ -162,7 +164,7 @@ int fabric_rx_fd(const struct fabric *f);
  * errors.  A packet dropped by fault injection reports FABRIC_SENT.
  */
 int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
-		const void *payload, size_t len);
+                const void *payload, size_t len);
 
 /* Push queued packets out; returns the number still queued. */
 size_t fabric_flush(struct fabric *f);
@@ -180,7 +182,8 @@ int fabric_poll_rx(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque);
  * inbound packet rings that doorbells mapped to fn.  Returns the number of
  * records read.
  */
-int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque);
+int fabric_poll_pkts(struct fabric *f, int budget, fabric_rx_fn fn,
+                     void *opaque);
 /*
  * An inbound packet ring has records waiting.  arm: ask the producers of
  * the empty rings for a doorbell (before sleeping without a time limit);
@@ -205,7 +208,7 @@ uint64_t fabric_ring_doorbells(const struct fabric *f);
 
 /* Change fault injection at run time. */
 void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
-		       uint32_t corrupt_ppm, uint64_t seed);
+                       uint32_t corrupt_ppm, uint64_t seed);
 
 /*
  * Bulk path.  For every ordered pair (this node -> dst) the sender creates
@@ -225,24 +228,24 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
  * bit flipped after the checksums (header -> dropped by the receiver and
  * counted, data -> delivered with data_ok = false).
  */
-#define FABRIC_TYPE_BULK	0xff		/* reserved datagram type (doorbell) */
-#define FABRIC_BULK_RING_SIZE	(4u << 20)	/* bytes of records per pair */
-#define FABRIC_BULK_MAX_HDR	1024
-#define FABRIC_BULK_MAX_DATA	(64u << 10)
-#define FABRIC_BULK_DB_NS	10000000ull	/* doorbell at least every 10 ms */
-#define FABRIC_PKT_RING_SIZE	(1u << 20)	/* bytes of packet records per pair */
-#define FABRIC_PKT_DB_NS	100000000ull	/* packet rings: every 100 ms */
+#define FABRIC_TYPE_BULK 0xff            /* reserved datagram type (doorbell) */
+#define FABRIC_BULK_RING_SIZE (4u << 20) /* bytes of records per pair */
+#define FABRIC_BULK_MAX_HDR 1024
+#define FABRIC_BULK_MAX_DATA (64u << 10)
+#define FABRIC_BULK_DB_NS 10000000ull   /* doorbell at least every 10 ms */
+#define FABRIC_PKT_RING_SIZE (1u << 20) /* bytes of packet records per pair */
+#define FABRIC_PKT_DB_NS 100000000ull   /* packet rings: every 100 ms */
 /*
  * A bulk record is refused (-EAGAIN, the engine retries) while a cable on
  * its route is booked further ahead than this: link-level flow control,
  * so that a slow link holds back its senders instead of queueing
  * seconds of data behind their retransmission timers.
  */
-#define FABRIC_LINK_HORIZON_NS	1000000ull
+#define FABRIC_LINK_HORIZON_NS 1000000ull
 
 typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
-			       const void *hdr, size_t hlen,
-			       const void *data, size_t dlen, bool data_ok);
+                               const void *hdr, size_t hlen, const void *data,
+                               size_t dlen, bool data_ok);
 
 /*
  * Reserve room for one record to dst: returns a pointer to hlen + dlen
@@ -252,13 +255,14 @@ typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
  * fabric_bulk_cancel().  type must not be FABRIC_TYPE_BULK or 0.
  */
 void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
-			  size_t dlen, int *err);
+                          size_t dlen, int *err);
 /* Publish the reserved record; returns FABRIC_SENT or a negative errno. */
 int fabric_bulk_commit(struct fabric *f, uint8_t type);
 void fabric_bulk_cancel(struct fabric *f);
 /* reserve + copy + commit */
 int fabric_bulk_send(struct fabric *f, uint32_t dst, uint8_t type,
-		     const void *hdr, size_t hlen, const void *data, size_t dlen);
+                     const void *hdr, size_t hlen, const void *data,
+                     size_t dlen);
 /*
  * Abandon our ring towards dst: the next record goes to a fresh ring (a new
  * file and session), which the consumer maps on its next doorbell instead
@@ -271,7 +275,8 @@ void fabric_bulk_renew(struct fabric *f, uint32_t dst);
  * Consume up to budget records from the inbound rings (mapped by doorbells
  * that fabric_poll_rx() received).  Returns the number consumed.
  */
-int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn, void *opaque);
+int fabric_poll_bulk(struct fabric *f, int budget, fabric_bulk_fn fn,
+                     void *opaque);
 /*
  * An inbound bulk ring has records waiting; arm / !arm as for
  * fabric_pkt_pending() (call with arm before sleeping without a time
@@ -290,7 +295,7 @@ uint64_t fabric_csum(const void *buf, size_t len);
  */
 uint64_t fabric_rng_seed(uint64_t seed, uint32_t node, uint64_t stream);
 uint64_t fabric_rng_next(uint64_t *state);
-bool fabric_rng_hit(uint64_t *state, uint32_t ppm);	/* true with ppm / 10^6 */
+bool fabric_rng_hit(uint64_t *state, uint32_t ppm); /* true with ppm / 10^6 */
 
 /* Helpers, exposed for tests. */
 uint32_t fabric_crc32(uint32_t crc, const void *buf, size_t len);

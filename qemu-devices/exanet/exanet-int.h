@@ -1,5 +1,6 @@
 /*
- * ExaNet NI model: interfaces between the device core (exanet.c), the RDMA
+ * ExaNet NI model: interfaces between the device core (exanet.c and its
+ * parts exanet-pkt.c, exanet-mbox.c, private header exanet-ni.h), the RDMA
  * engine (exanet_rdma.c and its parts exanet-rdma-*.c, whose private
  * header is exanet-rdma-int.h) and the DMA context functions
  * (exanet_ctx.c).

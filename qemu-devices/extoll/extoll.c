@@ -694,14 +694,17 @@ static void ext_qdev_reset(DeviceState *dev)
     ext_reset_state(EXTOLL(dev));
 }
 
-static Property ext_properties[] = {
-    DEFINE_FABRIC_NIC_PROPERTIES(ExtollState, nic),
+static Property ext_own_properties[] = {
     DEFINE_PROP_UINT32("velo-credits", ExtollState, velo_credits_max,
                        EXTOLL_VELO_TX_CREDITS),
     DEFINE_PROP_UINT32("retx-max", ExtollState, retx_max,
                        EXTOLL_DEFAULT_RETX_MAX),
     DEFINE_PROP_END_OF_LIST(),
 };
+
+/* the fabric properties (fabric-nic.h), then ours */
+static Property ext_properties[FABRIC_NIC_NPROPS +
+                               ARRAY_SIZE(ext_own_properties)];
 
 static const VMStateDescription ext_vmstate = {
     .name = "extoll",
@@ -722,6 +725,8 @@ static void ext_class_init(ObjectClass *klass, void *data)
     dc->desc = "EXTOLL NIC (VELO + RMA + ATU)";
     dc->reset = ext_qdev_reset;
     dc->vmsd = &ext_vmstate;
+    fabric_nic_props(ext_properties, offsetof(ExtollState, nic),
+                     ext_own_properties);
     device_class_set_props(dc, ext_properties);
     FABRIC_NIC_PARK_CLASS_INIT(klass, ExtollState, nic);
     FABRIC_NIC_LINKS_CLASS_INIT(klass, ExtollState, nic);

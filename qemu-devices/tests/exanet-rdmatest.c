@@ -15,9 +15,9 @@
 #include "exanet.h"
 #include "exanet_rdma.h"
 
-static volatile uint8_t *bar0, *bar3;
+static volatile uint8_t *bar0, *bar3; /* MMIO */
 static uint32_t my_node;
-static int sleepy = 1;	/* poll completions with usleep (frees the host core) */
+static int sleepy = 1; /* poll completions with usleep (frees the host core) */
 
 #define HP (2u << 20)
 #define NHP 24
@@ -27,16 +27,18 @@ static int nctx;
 
 static void find_devs(void)
 {
-	char p[300];
+    char p[300];
 
-	pci_open_dev(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, nidev, sizeof nidev);
-	while (pci_find(EXANET_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID, nctx, p, sizeof p)) {
-		enable_busmaster(p);
-		nctx++;
-	}
-	bar0 = map_res(nidev, 0, EXANET_BAR_CTRL_SIZE);
-	bar3 = map_res(nidev, 3, EXANET_BAR_RDMA_SIZE);
-	my_node = R32(bar0, EXANET_REG_NODE_ID);
+    pci_open_dev(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, nidev,
+                 sizeof nidev);
+    while (pci_find(EXANET_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID, nctx, p,
+                    sizeof p)) {
+        enable_busmaster(p);
+        nctx++;
+    }
+    bar0 = map_res(nidev, 0, EXANET_BAR_CTRL_SIZE);
+    bar3 = map_res(nidev, 3, EXANET_BAR_RDMA_SIZE);
+    my_node = R32(bar0, EXANET_REG_NODE_ID);
 }
 
 /* Huge pages with their physical addresses. */
@@ -45,290 +47,393 @@ static uint64_t hp_pa[NHP];
 
 static void hp_setup(void)
 {
-	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "w");
-	if (f) { fprintf(f, "%d\n", NHP + 4); fclose(f); }
-	hp_va = mmap(NULL, (size_t)NHP * HP, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE | MAP_LOCKED, -1, 0);
-	if (hp_va == MAP_FAILED) { perror("hugepages"); exit(2); }
-	memset(hp_va, 0, (size_t)NHP * HP);
-	for (int i = 0; i < NHP; i++)
-		hp_pa[i] = phys_of(hp_va + (size_t)i * HP);
+    FILE *f = fopen("/proc/sys/vm/nr_hugepages", "w");
+    if (f) {
+        fprintf(f, "%d\n", NHP + 4);
+        fclose(f);
+    }
+    hp_va = mmap(NULL, (size_t)NHP * HP, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE |
+                     MAP_LOCKED,
+                 -1, 0);
+    if (hp_va == MAP_FAILED) {
+        perror("hugepages");
+        exit(2);
+    }
+    memset(hp_va, 0, (size_t)NHP * HP);
+    for (int i = 0; i < NHP; i++) {
+        hp_pa[i] = phys_of(hp_va + (size_t)i * HP);
+    }
 }
 
 /* A physically contiguous region of n huge pages: index of the first VA page
  * for each, via a sorted run.  Returns the physical base, fills va[]. */
 static uint64_t contig(int n, uint8_t **va, int skip)
 {
-	for (int i = 0; i < NHP; i++) {
-		int ok = 1;
-		for (int k = 1; k < n && ok; k++) {
-			int found = 0;
-			for (int j = 0; j < NHP; j++)
-				if (hp_pa[j] == hp_pa[i] + (uint64_t)k * HP) { found = 1; break; }
-			ok = found;
-		}
-		if (ok && skip-- == 0) {
-			for (int k = 0; k < n; k++)
-				for (int j = 0; j < NHP; j++)
-					if (hp_pa[j] == hp_pa[i] + (uint64_t)k * HP)
-						va[k] = hp_va + (size_t)j * HP;
-			return hp_pa[i];
-		}
-	}
-	return 0;
+    for (int i = 0; i < NHP; i++) {
+        int ok = 1;
+        for (int k = 1; k < n && ok; k++) {
+            int found = 0;
+            for (int j = 0; j < NHP; j++) {
+                if (hp_pa[j] == hp_pa[i] + (uint64_t)k * HP) {
+                    found = 1;
+                    break;
+                }
+            }
+            ok = found;
+        }
+        if (ok && skip-- == 0) {
+            for (int k = 0; k < n; k++) {
+                for (int j = 0; j < NHP; j++) {
+                    if (hp_pa[j] == hp_pa[i] + (uint64_t)k * HP) {
+                        va[k] = hp_va + (size_t)j * HP;
+                    }
+                }
+            }
+            return hp_pa[i];
+        }
+    }
+    return 0;
 }
 
 /* CPU access to a physically contiguous region: */
-struct region { uint64_t pa; uint8_t *va[8]; int n; };
-static uint8_t *rva(struct region *r, uint64_t off) { return r->va[off / HP] + off % HP; }
+struct region {
+    uint64_t pa;
+    uint8_t *va[8];
+    int n;
+};
+static uint8_t *rva(struct region *r, uint64_t off)
+{
+    return r->va[off / HP] + off % HP;
+}
 static void rfill(struct region *r, uint64_t off, uint64_t len, uint32_t seed)
 {
-	for (uint64_t i = 0; i < len; i += 8) {
-		uint64_t v = (off + i) * 0x9e3779b97f4a7c15ull ^ seed;
-		memcpy(rva(r, off + i), &v, 8);
-	}
+    for (uint64_t i = 0; i < len; i += 8) {
+        uint64_t v = (off + i) * 0x9e3779b97f4a7c15ull ^ seed;
+        memcpy(rva(r, off + i), &v, 8);
+    }
 }
-static long rcheck(struct region *r, uint64_t off, uint64_t len, uint32_t seed, uint64_t soff)
+static long rcheck(struct region *r, uint64_t off, uint64_t len, uint32_t seed,
+                   uint64_t soff)
 {
-	for (uint64_t i = 0; i < len; i += 8) {
-		uint64_t v = (soff + i) * 0x9e3779b97f4a7c15ull ^ seed, w;
-		memcpy(&w, rva(r, off + i), 8);
-		if (v != w) return (long)i;
-	}
-	return -1;
+    for (uint64_t i = 0; i < len; i += 8) {
+        uint64_t v = (soff + i) * 0x9e3779b97f4a7c15ull ^ seed, w;
+        memcpy(&w, rva(r, off + i), 8);
+        if (v != w) {
+            return (long)i;
+        }
+    }
+    return -1;
 }
 
 static void ctx_setup(int rank, uint32_t pdid, int en)
 {
-	W32(bar0, EXANET_REG_CTX_BASE(rank) + EXANET_CTX_PDID, pdid);
-	W32(bar0, EXANET_REG_CTX_BASE(rank) + EXANET_CTX_ENABLE, en);
+    W32(bar0, EXANET_REG_CTX_BASE(rank) + EXANET_CTX_PDID, pdid);
+    W32(bar0, EXANET_REG_CTX_BASE(rank) + EXANET_CTX_ENABLE, en);
 }
 
 static void page_setup(int p, uint32_t pdid, int rank)
 {
-	W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_PDID, pdid);
-	W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_RANK, rank);
-	W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 1);
+    W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_PDID, pdid);
+    W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_RANK, rank);
+    W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 1);
 }
 
-static uint64_t cnt(int n) { return R64(bar0, EXANET_REG_RDMA_COUNTER(n)); }
+static uint64_t cnt(int n)
+{
+    return R64(bar0, EXANET_REG_RDMA_COUNTER(n));
+}
 
 #define CH(p, c) ((p) * EXANET_RDMA_PAGE_SIZE + (c) * EXANET_RDMA_CHAN_STRIDE)
 
-static void post(int p, int c, uint64_t lva, uint32_t node, int rank, uint64_t rva_,
-		 uint64_t len, uint64_t nva, uint64_t tag, uint64_t cva, uint64_t ctrl)
+static void post(int p, int c, uint64_t lva, uint32_t node, int rank,
+                 uint64_t rva_, uint64_t len, uint64_t nva, uint64_t tag,
+                 uint64_t cva, uint64_t ctrl)
 {
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_LOCAL_VA, lva);
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_REMOTE_VA, rva_);
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_REMOTE, EXANET_RDMA_REMOTE(node, rank));
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_LENGTH, len);
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_NOTIFY_VA, nva);
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_TAG, tag);
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_LCOMP_VA, cva);
-	W64(bar3, CH(p, c) + EXANET_RDMA_D_CTRL, ctrl);
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_LOCAL_VA, lva);
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_REMOTE_VA, rva_);
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_REMOTE, EXANET_RDMA_REMOTE(node, rank));
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_LENGTH, len);
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_NOTIFY_VA, nva);
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_TAG, tag);
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_LCOMP_VA, cva);
+    W64(bar3, CH(p, c) + EXANET_RDMA_D_CTRL, ctrl);
 }
 
-static uint64_t st(int p, int c) { return R64(bar3, CH(p, c) + EXANET_RDMA_S_STATUS); }
+static uint64_t st(int p, int c)
+{
+    return R64(bar3, CH(p, c) + EXANET_RDMA_S_STATUS);
+}
 
 /* Wait for the channel, polling MMIO sparsely (MMIO takes the BQL). */
 static uint64_t wait_chan(int p, int c, double tmo)
 {
-	double t0 = now();
-	uint64_t s;
-	while (EXANET_RDMA_ST_STATE(s = st(p, c)) == EXANET_RDMA_ONGOING && now() - t0 < tmo)
-		usleep(50);
-	return s;
+    double t0 = now();
+    uint64_t s;
+    while (EXANET_RDMA_ST_STATE(s = st(p, c)) == EXANET_RDMA_ONGOING &&
+           now() - t0 < tmo) {
+        usleep(50);
+    }
+    return s;
 }
 
 /* Wait for a completion/notification record in memory. */
-static int wait_rec(volatile struct exanet_rdma_notif *n, double tmo)
+static int wait_rec(volatile struct exanet_rdma_notif *n, double tmo) /* DMA */
 {
-	double t0 = now();
-	while (!(n->flags & EXANET_RDMA_N_VALID)) {
-		if (now() - t0 > tmo) return 0;
-		if (sleepy) usleep(20); else __asm__ volatile("pause");
-	}
-	return 1;
+    double t0 = now();
+    while (!(n->flags & EXANET_RDMA_N_VALID)) {
+        if (now() - t0 > tmo) {
+            return 0;
+        }
+        if (sleepy) {
+            usleep(20);
+        } else {
+            __asm__ volatile("pause");
+        }
+    }
+    return 1;
 }
 
 /* Layout of a node's region (two contiguous huge pages = 4 MiB):
  *  data: 4 MiB at pa; notification area: another huge page. */
-static struct region R, N;   /* R: 4 MiB data, N: misc page */
+static struct region R, N; /* R: 4 MiB data, N: misc page */
 
 static void regions(void)
 {
-	hp_setup();
-	R.pa = contig(2, R.va, 0);
-	R.n = 2;
-	if (!R.pa) { printf("no 4 MiB contiguous huge page pair\n"); exit(2); }
-	for (int i = 0; i < NHP; i++)
-		if (hp_va + (size_t)i * HP != R.va[0] && hp_va + (size_t)i * HP != R.va[1]) {
-			N.va[0] = hp_va + (size_t)i * HP;
-			N.pa = hp_pa[i];
-			N.n = 1;
-			break;
-		}
-	printf("region pa 0x%llx, misc pa 0x%llx\n", (unsigned long long)R.pa, (unsigned long long)N.pa);
+    hp_setup();
+    R.pa = contig(2, R.va, 0);
+    R.n = 2;
+    if (!R.pa) {
+        printf("no 4 MiB contiguous huge page pair\n");
+        exit(2);
+    }
+    for (int i = 0; i < NHP; i++) {
+        if (hp_va + (size_t)i * HP != R.va[0] &&
+            hp_va + (size_t)i * HP != R.va[1]) {
+            N.va[0] = hp_va + (size_t)i * HP;
+            N.pa = hp_pa[i];
+            N.n = 1;
+            break;
+        }
+    }
+    printf("region pa 0x%llx, misc pa 0x%llx\n", (unsigned long long)R.pa,
+           (unsigned long long)N.pa);
 }
 
 #define NOTIF_OFF 0
 #define LCOMP_OFF 4096
-#define SRC2_OFF  8192       /* small sources in N */
+#define SRC2_OFF 8192 /* small sources in N */
 
 static void self_test(void)
 {
-	volatile struct exanet_rdma_notif *nt = (void *)rva(&N, NOTIF_OFF);
-	volatile struct exanet_rdma_notif *lc = (void *)rva(&N, LCOMP_OFF);
-	uint64_t s;
+    volatile struct exanet_rdma_notif *nt = (void *)rva(&N, NOTIF_OFF); /* DMA */
+    volatile struct exanet_rdma_notif *lc = (void *)rva(&N, LCOMP_OFF); /* DMA */
+    uint64_t s;
 
-	EXPECT(nctx == 8, "8 context functions (%d)\n", nctx);
-	uint32_t caps = R32(bar0, EXANET_REG_RDMA_CAPS);
-	EXPECT(EXANET_RDMA_CAPS_PAGES(caps) == 16 && EXANET_RDMA_CAPS_WCHANS(caps) == 32 &&
-	       EXANET_RDMA_CAPS_RCHANS(caps) == 32 && EXANET_RDMA_CAPS_RANKS(caps) == 8, "caps 0x%x\n", caps);
-	EXPECT((R32(bar0, EXANET_REG_CTX_BASE(0) + EXANET_CTX_STATUS) & 3) == 3, "ctx 0 present + bus master\n");
+    EXPECT(nctx == 8, "8 context functions (%d)\n", nctx);
+    uint32_t caps = R32(bar0, EXANET_REG_RDMA_CAPS);
+    EXPECT(EXANET_RDMA_CAPS_PAGES(caps) == 16 &&
+               EXANET_RDMA_CAPS_WCHANS(caps) == 32 &&
+               EXANET_RDMA_CAPS_RCHANS(caps) == 32 &&
+               EXANET_RDMA_CAPS_RANKS(caps) == 8,
+           "caps 0x%x\n", caps);
+    EXPECT((R32(bar0, EXANET_REG_CTX_BASE(0) + EXANET_CTX_STATUS) & 3) == 3,
+           "ctx 0 present + bus master\n");
 
-	ctx_setup(0, 5, 1);
-	ctx_setup(1, 6, 1);
-	page_setup(0, 5, 0);
-	page_setup(1, 6, 1);
+    ctx_setup(0, 5, 1);
+    ctx_setup(1, 6, 1);
+    page_setup(0, 5, 0);
+    page_setup(1, 6, 1);
 
-	/* Disabled page: writes ignored, reads 0 */
-	post(2, 0, R.pa, my_node, 0, R.pa, 64, 0, 0, 0, 0);
-	EXPECT(st(2, 0) == 0, "disabled page ignores the descriptor\n");
+    /* Disabled page: writes ignored, reads 0 */
+    post(2, 0, R.pa, my_node, 0, R.pa, 64, 0, 0, 0, 0);
+    EXPECT(st(2, 0) == 0, "disabled page ignores the descriptor\n");
 
-	/* local write 1 MiB + 100 within the region: src [0,1M+100) -> dst [2M, ...) */
-	uint64_t len = (1u << 20) + 100;
-	rfill(&R, 0, 2u << 20, 11);
-	memset(rva(&R, 2u << 20), 0, 2u << 20);
-	memset((void *)nt, 0, 64);
-	memset((void *)lc, 0, 64);
-	uint64_t nf0 = R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS);
-	uint64_t nf1 = R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS);
-	post(0, 3, R.pa, my_node, 0, R.pa + (2u << 20), len, N.pa + NOTIF_OFF, 0xabcdef, N.pa + LCOMP_OFF, 0);
-	s = wait_chan(0, 3, 10);
-	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE && EXANET_RDMA_ST_SEQ(s) == 1,
-	       "loopback write 1 MiB + 100 DONE (status 0x%llx)\n", (unsigned long long)s);
-	EXPECT(rcheck(&R, 2u << 20, len & ~7ull, 11, 0) < 0, "data correct\n");
-	EXPECT(*(uint8_t *)rva(&R, (2u << 20) + len) == 0, "nothing written past the end\n");
-	EXPECT(wait_rec(nt, 1) && nt->tag == 0xabcdef && nt->length == len && nt->node == my_node &&
-	       nt->op == EXANET_RDMA_OP_WRITE && nt->error == 0 && nt->page == 0 && nt->chan == 3,
-	       "notification (tag %llx len %llu)\n", (unsigned long long)nt->tag, (unsigned long long)nt->length);
-	EXPECT(wait_rec(lc, 1) && (lc->flags & EXANET_RDMA_N_COMPLETION) && lc->error == 0 && lc->length == len,
-	       "local completion record\n");
-	EXPECT(R64(bar3, CH(0, 3) + EXANET_RDMA_S_DONE_BYTES) == len, "DONE_BYTES\n");
-	EXPECT(R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
-	       R64(bar3, CH(0, 63) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
-	       R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS) == nf1,
-	       "NOTIFS: +2 on rank 0's page in every slot (notification, completion record), "
-	       "rank 1's page unchanged (%llu -> %llu)\n", (unsigned long long)nf0,
-	       (unsigned long long)R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS));
+    /* local write 1 MiB + 100 within the region: src [0,1M+100) -> dst [2M, ...) */
+    uint64_t len = (1u << 20) + 100;
+    rfill(&R, 0, 2u << 20, 11);
+    memset(rva(&R, 2u << 20), 0, 2u << 20);
+    memset((void *)nt, 0, 64);
+    memset((void *)lc, 0, 64);
+    uint64_t nf0 = R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS);
+    uint64_t nf1 = R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS);
+    post(0, 3, R.pa, my_node, 0, R.pa + (2u << 20), len, N.pa + NOTIF_OFF,
+         0xabcdef, N.pa + LCOMP_OFF, 0);
+    s = wait_chan(0, 3, 10);
+    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE &&
+               EXANET_RDMA_ST_SEQ(s) == 1,
+           "loopback write 1 MiB + 100 DONE (status 0x%llx)\n",
+           (unsigned long long)s);
+    EXPECT(rcheck(&R, 2u << 20, len & ~7ull, 11, 0) < 0, "data correct\n");
+    EXPECT(*(uint8_t *)rva(&R, (2u << 20) + len) == 0,
+           "nothing written past the end\n");
+    EXPECT(wait_rec(nt, 1) && nt->tag == 0xabcdef && nt->length == len &&
+               nt->node == my_node && nt->op == EXANET_RDMA_OP_WRITE &&
+               nt->error == 0 && nt->page == 0 && nt->chan == 3,
+           "notification (tag %llx len %llu)\n", (unsigned long long)nt->tag,
+           (unsigned long long)nt->length);
+    EXPECT(wait_rec(lc, 1) && (lc->flags & EXANET_RDMA_N_COMPLETION) &&
+               lc->error == 0 && lc->length == len,
+           "local completion record\n");
+    EXPECT(R64(bar3, CH(0, 3) + EXANET_RDMA_S_DONE_BYTES) == len,
+           "DONE_BYTES\n");
+    EXPECT(R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
+               R64(bar3, CH(0, 63) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
+               R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS) == nf1,
+           "NOTIFS: +2 on rank 0's page in every slot (notification, "
+           "completion record), "
+           "rank 1's page unchanged (%llu -> %llu)\n",
+           (unsigned long long)nf0,
+           (unsigned long long)R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS));
 
-	/* PDID mismatch: page 1 (PDID 6, rank 1) writes into rank 0 (PDID 5) */
-	memset(rva(&R, 2u << 20), 0x77, 4096);
-	memset((void *)nt, 0, 64);
-	uint64_t pd0 = cnt(EXANET_RCNT_RX_NACK_PDID);
-	post(1, 0, R.pa, my_node, 0, R.pa + (2u << 20), 4096, N.pa + NOTIF_OFF, 1, 0, 0);
-	s = wait_chan(1, 0, 10);
-	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_ERROR && EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
-	       "PDID mismatch -> ERROR PDID (0x%llx)\n", (unsigned long long)s);
-	EXPECT(*(uint8_t *)rva(&R, 2u << 20) == 0x77 && *(uint8_t *)rva(&R, (2u << 20) + 4095) == 0x77 &&
-	       nt->flags == 0 && cnt(EXANET_RCNT_RX_NACK_PDID) == pd0 + 1, "victim memory unchanged, no notification\n");
+    /* PDID mismatch: page 1 (PDID 6, rank 1) writes into rank 0 (PDID 5) */
+    memset(rva(&R, 2u << 20), 0x77, 4096);
+    memset((void *)nt, 0, 64);
+    uint64_t pd0 = cnt(EXANET_RCNT_RX_NACK_PDID);
+    post(1, 0, R.pa, my_node, 0, R.pa + (2u << 20), 4096, N.pa + NOTIF_OFF, 1,
+         0, 0);
+    s = wait_chan(1, 0, 10);
+    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_ERROR &&
+               EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
+           "PDID mismatch -> ERROR PDID (0x%llx)\n", (unsigned long long)s);
+    EXPECT(*(uint8_t *)rva(&R, 2u << 20) == 0x77 &&
+               *(uint8_t *)rva(&R, (2u << 20) + 4095) == 0x77 &&
+               nt->flags == 0 && cnt(EXANET_RCNT_RX_NACK_PDID) == pd0 + 1,
+           "victim memory unchanged, no notification\n");
 
-	/* target rank context disabled / absent */
-	post(0, 1, R.pa, my_node, 2, R.pa + (2u << 20), 4096, 0, 0, 0, 0);
-	s = wait_chan(0, 1, 10);
-	EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_CTX, "disabled target context -> REMOTE_CTX\n");
+    /* target rank context disabled / absent */
+    post(0, 1, R.pa, my_node, 2, R.pa + (2u << 20), 4096, 0, 0, 0, 0);
+    s = wait_chan(0, 1, 10);
+    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_CTX,
+           "disabled target context -> REMOTE_CTX\n");
 
-	/* bad descriptors */
-	post(0, 2, R.pa, my_node, 0, R.pa, 0, 0, 0, 0, 0);
-	EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC, "length 0 -> BAD_DESC\n");
-	post(0, 2, R.pa, my_node, 0, R.pa, 64, 0, 0, 0, 1);
-	EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC, "ctrl flags -> BAD_DESC\n");
-	post(0, 2, R.pa, my_node, 0, R.pa, 64, N.pa + 3, 0, 0, 0);
-	EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC, "unaligned notify -> BAD_DESC\n");
-	post(0, 2, (1ull << 48) - 8, my_node, 0, R.pa, 64, 0, 0, 0, 0);
-	EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC, "VA + len beyond 2^48 -> BAD_DESC\n");
-	post(0, 2, R.pa, 4000000, 0, R.pa, 64, 0, 0, 0, 0);
-	EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_NO_ROUTE, "node out of range -> NO_ROUTE\n");
+    /* bad descriptors */
+    post(0, 2, R.pa, my_node, 0, R.pa, 0, 0, 0, 0, 0);
+    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
+           "length 0 -> BAD_DESC\n");
+    post(0, 2, R.pa, my_node, 0, R.pa, 64, 0, 0, 0, 1);
+    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
+           "ctrl flags -> BAD_DESC\n");
+    post(0, 2, R.pa, my_node, 0, R.pa, 64, N.pa + 3, 0, 0, 0);
+    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
+           "unaligned notify -> BAD_DESC\n");
+    post(0, 2, (1ull << 48) - 8, my_node, 0, R.pa, 64, 0, 0, 0, 0);
+    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
+           "VA + len beyond 2^48 -> BAD_DESC\n");
+    post(0, 2, R.pa, 4000000, 0, R.pa, 64, 0, 0, 0, 0);
+    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_NO_ROUTE,
+           "node out of range -> NO_ROUTE\n");
 
-	/* DMA faults: source and destination outside RAM */
-	post(0, 4, 0xfff00000000ull, my_node, 0, R.pa, 40000, 0, 0, 0, 0);
-	s = wait_chan(0, 4, 10);
-	EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_LOCAL_DMA, "source DMA fault -> LOCAL_DMA (0x%llx)\n", (unsigned long long)s);
-	post(0, 5, R.pa, my_node, 0, 0xfff00000000ull, 40000, 0, 0, 0, 0);
-	s = wait_chan(0, 5, 10);
-	EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_DMA, "destination DMA fault -> REMOTE_DMA (0x%llx)\n", (unsigned long long)s);
-	/* DMA into our own BAR3 is refused, no recursion */
-	{
-		char p[400];
-		snprintf(p, sizeof p, "%s/resource", nidev);
-		FILE *f = fopen(p, "r");
-		unsigned long long b[4][3] = {{0}};
-		for (int i = 0; f && i < 4; i++)
-			if (fscanf(f, "%llx %llx %llx", &b[i][0], &b[i][1], &b[i][2]) != 3) break;
-		if (f) fclose(f);
-		post(0, 6, R.pa, my_node, 0, b[3][0], 4096, 0, 0, 0, 0);
-		s = wait_chan(0, 6, 10);
-		EXPECT(EXANET_RDMA_ST_STATE(s) != EXANET_RDMA_ONGOING, "DMA aimed at BAR3: completes (0x%llx), device alive\n",
-		       (unsigned long long)s);
-	}
+    /* DMA faults: source and destination outside RAM */
+    post(0, 4, 0xfff00000000ull, my_node, 0, R.pa, 40000, 0, 0, 0, 0);
+    s = wait_chan(0, 4, 10);
+    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_LOCAL_DMA,
+           "source DMA fault -> LOCAL_DMA (0x%llx)\n", (unsigned long long)s);
+    post(0, 5, R.pa, my_node, 0, 0xfff00000000ull, 40000, 0, 0, 0, 0);
+    s = wait_chan(0, 5, 10);
+    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_DMA,
+           "destination DMA fault -> REMOTE_DMA (0x%llx)\n",
+           (unsigned long long)s);
+    /* DMA into our own BAR3 is refused, no recursion */
+    {
+        char p[400];
+        snprintf(p, sizeof p, "%s/resource", nidev);
+        FILE *f = fopen(p, "r");
+        unsigned long long b[4][3] = { { 0 } };
+        for (int i = 0; f && i < 4; i++) {
+            if (fscanf(f, "%llx %llx %llx", &b[i][0], &b[i][1], &b[i][2]) !=
+                3) {
+                break;
+            }
+        }
+        if (f) {
+            fclose(f);
+        }
+        post(0, 6, R.pa, my_node, 0, b[3][0], 4096, 0, 0, 0, 0);
+        s = wait_chan(0, 6, 10);
+        EXPECT(EXANET_RDMA_ST_STATE(s) != EXANET_RDMA_ONGOING,
+               "DMA aimed at BAR3: completes (0x%llx), device alive\n",
+               (unsigned long long)s);
+    }
 
-	/* read: local read 64 KiB from [0,64K) into [3M, ...) with notification */
-	memset(rva(&R, 3u << 20), 0, 1u << 16);
-	memset((void *)nt, 0, 64);
-	memset((void *)lc, 0, 64);
-	post(0, EXANET_RDMA_RCHAN(0), R.pa + (3u << 20), my_node, 0, R.pa, 65536, N.pa + NOTIF_OFF, 42, N.pa + LCOMP_OFF, 0);
-	s = wait_chan(0, EXANET_RDMA_RCHAN(0), 10);
-	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE, "loopback read DONE (0x%llx)\n", (unsigned long long)s);
-	EXPECT(rcheck(&R, 3u << 20, 65536, 11, 0) < 0, "read data correct\n");
-	EXPECT(wait_rec(nt, 1) && nt->tag == 42 && nt->op == EXANET_RDMA_OP_READ && nt->length == 65536,
-	       "read notification\n");
-	/* read from a rank of another PDID */
-	post(0, EXANET_RDMA_RCHAN(1), R.pa + (3u << 20), my_node, 1, R.pa, 4096, 0, 0, 0, 0);
-	s = wait_chan(0, EXANET_RDMA_RCHAN(1), 10);
-	EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID, "read from another PDID -> ERROR PDID (0x%llx)\n", (unsigned long long)s);
+    /* read: local read 64 KiB from [0,64K) into [3M, ...) with notification */
+    memset(rva(&R, 3u << 20), 0, 1u << 16);
+    memset((void *)nt, 0, 64);
+    memset((void *)lc, 0, 64);
+    post(0, EXANET_RDMA_RCHAN(0), R.pa + (3u << 20), my_node, 0, R.pa, 65536,
+         N.pa + NOTIF_OFF, 42, N.pa + LCOMP_OFF, 0);
+    s = wait_chan(0, EXANET_RDMA_RCHAN(0), 10);
+    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
+           "loopback read DONE (0x%llx)\n", (unsigned long long)s);
+    EXPECT(rcheck(&R, 3u << 20, 65536, 11, 0) < 0, "read data correct\n");
+    EXPECT(wait_rec(nt, 1) && nt->tag == 42 && nt->op == EXANET_RDMA_OP_READ &&
+               nt->length == 65536,
+           "read notification\n");
+    /* read from a rank of another PDID */
+    post(0, EXANET_RDMA_RCHAN(1), R.pa + (3u << 20), my_node, 1, R.pa, 4096, 0,
+         0, 0, 0);
+    s = wait_chan(0, EXANET_RDMA_RCHAN(1), 10);
+    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
+           "read from another PDID -> ERROR PDID (0x%llx)\n",
+           (unsigned long long)s);
 
-	/* busy channel: a second trigger while ONGOING is ignored */
-	post(0, 7, R.pa, my_node, 0, R.pa + (2u << 20), 2u << 20, 0, 0, 0, 0);
-	uint64_t b0 = cnt(EXANET_RCNT_DESC_BUSY);
-	W64(bar3, CH(0, 7) + EXANET_RDMA_D_CTRL, 0);
-	s = wait_chan(0, 7, 10);
-	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE && (cnt(EXANET_RCNT_DESC_BUSY) == b0 + 1 ||
-	       EXANET_RDMA_ST_SEQ(s) == 2), "trigger while ONGOING ignored\n");
+    /* busy channel: a second trigger while ONGOING is ignored */
+    post(0, 7, R.pa, my_node, 0, R.pa + (2u << 20), 2u << 20, 0, 0, 0, 0);
+    uint64_t b0 = cnt(EXANET_RCNT_DESC_BUSY);
+    W64(bar3, CH(0, 7) + EXANET_RDMA_D_CTRL, 0);
+    s = wait_chan(0, 7, 10);
+    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE &&
+               (cnt(EXANET_RCNT_DESC_BUSY) == b0 + 1 ||
+                EXANET_RDMA_ST_SEQ(s) == 2),
+           "trigger while ONGOING ignored\n");
 
-	/* abort: disabling the page mid-transfer */
-	post(0, 8, R.pa, my_node, 0, R.pa + (2u << 20), 2u << 20, 0, 0, 0, 0);
-	W32(bar0, EXANET_REG_RPAGE_BASE(0) + EXANET_RPAGE_ENABLE, 0);
-	EXPECT(R32(bar0, EXANET_REG_RPAGE_BASE(0) + EXANET_RPAGE_BUSY) == 0, "page disable aborts channels\n");
-	page_setup(0, 5, 0);
+    /* abort: disabling the page mid-transfer */
+    post(0, 8, R.pa, my_node, 0, R.pa + (2u << 20), 2u << 20, 0, 0, 0, 0);
+    W32(bar0, EXANET_REG_RPAGE_BASE(0) + EXANET_RPAGE_ENABLE, 0);
+    EXPECT(R32(bar0, EXANET_REG_RPAGE_BASE(0) + EXANET_RPAGE_BUSY) == 0,
+           "page disable aborts channels\n");
+    page_setup(0, 5, 0);
 
-	/* fuzz the RDMA BAR and registers: the device must survive */
-	srand(1);
-	for (int i = 0; i < 20000; i++) {
-		uint32_t off = (rand() % (EXANET_BAR_RDMA_SIZE / 8)) * 8;
-		if (rand() & 1) W64(bar3, off, ((uint64_t)rand() << 32) | rand());
-		else (void)R64(bar3, off);
-		if (i % 4 == 0) {	/* privileged RDMA registers too */
-			uint32_t r0 = 0x3000 + (rand() % 0x400) * 4;
-			if (rand() & 1) W32(bar0, r0, rand() % 4 ? rand() % 3 : rand());
-			else (void)R32(bar0, r0);
-		}
-	}
-	usleep(300000);
-	W32(bar0, EXANET_REG_RDMA_WINDOW, EXANET_RDMA_DEFAULT_WINDOW);
-	W32(bar0, EXANET_REG_RDMA_RETX_US, EXANET_RDMA_DEFAULT_RETX_US);
-	for (int p = 0; p < EXANET_RDMA_PAGES; p++)
-		W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 0);
-	ctx_setup(0, 5, 1);
-	page_setup(0, 5, 0);
-	post(0, 9, R.pa, my_node, 0, R.pa + (2u << 20), 8192, 0, 0, 0, 0);
-	s = wait_chan(0, 9, 10);
-	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE, "after fuzzing: device alive (0x%llx)\n", (unsigned long long)s);
-	printf("counters: writes %llu reads %llu done %llu errors %llu blocks %llu retx %llu dup %llu notif %llu\n",
-	       (unsigned long long)cnt(EXANET_RCNT_TX_WRITES), (unsigned long long)cnt(EXANET_RCNT_TX_READS),
-	       (unsigned long long)cnt(EXANET_RCNT_TX_DONE), (unsigned long long)cnt(EXANET_RCNT_TX_ERRORS),
-	       (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS), (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
-	       (unsigned long long)cnt(EXANET_RCNT_RX_DUPLICATES), (unsigned long long)cnt(EXANET_RCNT_NOTIFICATIONS));
+    /* fuzz the RDMA BAR and registers: the device must survive */
+    srand(1);
+    for (int i = 0; i < 20000; i++) {
+        uint32_t off = (rand() % (EXANET_BAR_RDMA_SIZE / 8)) * 8;
+        if (rand() & 1) {
+            W64(bar3, off, ((uint64_t)rand() << 32) | rand());
+        } else {
+            (void)R64(bar3, off);
+        }
+        if (i % 4 == 0) { /* privileged RDMA registers too */
+            uint32_t r0 = 0x3000 + (rand() % 0x400) * 4;
+            if (rand() & 1) {
+                W32(bar0, r0, rand() % 4 ? rand() % 3 : rand());
+            } else {
+                (void)R32(bar0, r0);
+            }
+        }
+    }
+    usleep(300000);
+    W32(bar0, EXANET_REG_RDMA_WINDOW, EXANET_RDMA_DEFAULT_WINDOW);
+    W32(bar0, EXANET_REG_RDMA_RETX_US, EXANET_RDMA_DEFAULT_RETX_US);
+    for (int p = 0; p < EXANET_RDMA_PAGES; p++) {
+        W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 0);
+    }
+    ctx_setup(0, 5, 1);
+    page_setup(0, 5, 0);
+    post(0, 9, R.pa, my_node, 0, R.pa + (2u << 20), 8192, 0, 0, 0, 0);
+    s = wait_chan(0, 9, 10);
+    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
+           "after fuzzing: device alive (0x%llx)\n", (unsigned long long)s);
+    printf("counters: writes %llu reads %llu done %llu errors %llu blocks %llu "
+           "retx %llu dup %llu notif %llu\n",
+           (unsigned long long)cnt(EXANET_RCNT_TX_WRITES),
+           (unsigned long long)cnt(EXANET_RCNT_TX_READS),
+           (unsigned long long)cnt(EXANET_RCNT_TX_DONE),
+           (unsigned long long)cnt(EXANET_RCNT_TX_ERRORS),
+           (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS),
+           (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
+           (unsigned long long)cnt(EXANET_RCNT_RX_DUPLICATES),
+           (unsigned long long)cnt(EXANET_RCNT_NOTIFICATIONS));
 }
 
 /* target: rank 0 PDID 5 (region R), rank 1 PDID 6; publishes its physical
@@ -336,149 +441,209 @@ static void self_test(void)
  * same layout, both sides print them. */
 static void serve(int secs)
 {
-	ctx_setup(0, 5, 1);
-	ctx_setup(1, 6, 1);
-	page_setup(0, 5, 0);
-	rfill(&R, 0, 4u << 20, 99);     /* source for remote reads */
-	printf("serving R=0x%llx N=0x%llx\n", (unsigned long long)R.pa, (unsigned long long)N.pa);
-	fflush(stdout);
-	sleep(secs);
+    ctx_setup(0, 5, 1);
+    ctx_setup(1, 6, 1);
+    page_setup(0, 5, 0);
+    rfill(&R, 0, 4u << 20, 99); /* source for remote reads */
+    printf("serving R=0x%llx N=0x%llx\n", (unsigned long long)R.pa,
+           (unsigned long long)N.pa);
+    fflush(stdout);
+    sleep(secs);
 }
 
 static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
 {
-	volatile struct exanet_rdma_notif *lc = (void *)rva(&N, LCOMP_OFF);
-	uint64_t s, len = 4u << 20;
+    volatile struct exanet_rdma_notif *lc = (void *)rva(&N, LCOMP_OFF); /* DMA */
+    uint64_t s, len = 4u << 20;
 
-	ctx_setup(0, 5, 1);
-	page_setup(0, 5, 0);
-	page_setup(1, 6, 0);
-	rfill(&R, 0, len, 7);
+    ctx_setup(0, 5, 1);
+    page_setup(0, 5, 0);
+    page_setup(1, 6, 0);
+    rfill(&R, 0, len, 7);
 
-	/* correctness first: 4 MiB write, then read it back into R */
-	post(0, 0, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, 77, 0, 0);
-	s = wait_chan(0, 0, 30);
-	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE, "remote 4 MiB write DONE (0x%llx)\n", (unsigned long long)s);
-	memset(rva(&R, 0), 0, 2u << 20);
-	memset(rva(&R, 2u << 20), 0, 2u << 20);
-	memset((void *)lc, 0, 64);
-	post(0, EXANET_RDMA_RCHAN(0), R.pa, node, 0, rpa, len, N.pa + NOTIF_OFF, 78, N.pa + LCOMP_OFF, 0);
-	s = wait_chan(0, EXANET_RDMA_RCHAN(0), 30);
-	EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE, "remote 4 MiB read DONE (0x%llx)\n", (unsigned long long)s);
-	long bad = rcheck(&R, 0, len, 7, 0);
-	EXPECT(bad < 0, "write + read back: data intact (first bad %ld)\n", bad);
-	EXPECT(wait_rec(lc, 1) && lc->error == 0 && lc->length == len && lc->node == node, "read completion record\n");
+    /* correctness first: 4 MiB write, then read it back into R */
+    post(0, 0, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, 77, 0, 0);
+    s = wait_chan(0, 0, 30);
+    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
+           "remote 4 MiB write DONE (0x%llx)\n", (unsigned long long)s);
+    memset(rva(&R, 0), 0, 2u << 20);
+    memset(rva(&R, 2u << 20), 0, 2u << 20);
+    memset((void *)lc, 0, 64);
+    post(0, EXANET_RDMA_RCHAN(0), R.pa, node, 0, rpa, len, N.pa + NOTIF_OFF, 78,
+         N.pa + LCOMP_OFF, 0);
+    s = wait_chan(0, EXANET_RDMA_RCHAN(0), 30);
+    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
+           "remote 4 MiB read DONE (0x%llx)\n", (unsigned long long)s);
+    long bad = rcheck(&R, 0, len, 7, 0);
+    EXPECT(bad < 0, "write + read back: data intact (first bad %ld)\n", bad);
+    EXPECT(wait_rec(lc, 1) && lc->error == 0 && lc->length == len &&
+               lc->node == node,
+           "read completion record\n");
 
-	/* PDID: page 1 (PDID 6) -> rank 0 (PDID 5) at the target */
-	post(1, 0, R.pa, node, 0, rpa, 65536, 0, 0, 0, 0);
-	s = wait_chan(1, 0, 30);
-	EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID, "remote PDID mismatch -> ERROR PDID (0x%llx)\n", (unsigned long long)s);
-	post(1, EXANET_RDMA_RCHAN(0), R.pa, node, 0, rpa, 65536, 0, 0, 0, 0);
-	s = wait_chan(1, EXANET_RDMA_RCHAN(0), 30);
-	EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID, "remote read PDID mismatch -> ERROR PDID\n");
-	post(0, 1, R.pa, node, 3, rpa, 65536, 0, 0, 0, 0);
-	s = wait_chan(0, 1, 30);
-	EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_CTX, "remote rank without context -> REMOTE_CTX\n");
+    /* PDID: page 1 (PDID 6) -> rank 0 (PDID 5) at the target */
+    post(1, 0, R.pa, node, 0, rpa, 65536, 0, 0, 0, 0);
+    s = wait_chan(1, 0, 30);
+    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
+           "remote PDID mismatch -> ERROR PDID (0x%llx)\n",
+           (unsigned long long)s);
+    post(1, EXANET_RDMA_RCHAN(0), R.pa, node, 0, rpa, 65536, 0, 0, 0, 0);
+    s = wait_chan(1, EXANET_RDMA_RCHAN(0), 30);
+    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
+           "remote read PDID mismatch -> ERROR PDID\n");
+    post(0, 1, R.pa, node, 3, rpa, 65536, 0, 0, 0, 0);
+    s = wait_chan(0, 1, 30);
+    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_CTX,
+           "remote rank without context -> REMOTE_CTX\n");
 
-	/* bandwidth: 4 MiB writes, completion polled in memory */
-	rfill(&R, 0, len, 7);
-	double best = 0, sum = 0, times[64] = { 0 };
-	uint64_t r0 = cnt(EXANET_RCNT_TX_RETRANSMITS);
-	for (int i = 0; i < iters; i++) {
-		memset((void *)lc, 0, 64);
-		double t0 = now();
-		post(0, 2, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, i, N.pa + LCOMP_OFF, 0);
-		if (!wait_rec(lc, 30) || lc->error) { EXPECT(0, "bw iteration %d failed (err %u)\n", i, lc->error); break; }
-		double dt = now() - t0;
-		if (i < 64) times[i] = dt;
-		sum += dt;
-		if (len / dt > best) best = len / dt;
-	}
-	{
-		int m = iters < 64 ? iters : 64;
-		for (int i = 0; i < m; i++)
-			for (int j = i + 1; j < m; j++)
-				if (times[j] < times[i]) { double t = times[i]; times[i] = times[j]; times[j] = t; }
-		printf("BW: 4 MiB RDMA write median %.1f MB/s (ms:", m ? len / times[m / 2] / 1e6 : 0);
-		for (int i = 0; i < m; i++)
-			printf(" %.2f", times[i] * 1e3);
-		printf(")\n");
-	}
-	printf("BW: 4 MiB RDMA write (%s poll): avg", sleepy ? "sleep" : "spin");
-	printf(" %.1f MB/s, best %.1f MB/s over %d iterations (retransmits %llu)\n",
-	       iters * len / sum / 1e6, best / 1e6, iters, (unsigned long long)(cnt(EXANET_RCNT_TX_RETRANSMITS) - r0));
-	sum = 0;
-	for (int i = 0; i < iters; i++) {
-		memset((void *)lc, 0, 64);
-		double t0 = now();
-		post(0, EXANET_RDMA_RCHAN(1), R.pa, node, 0, rpa, len, 0, i, N.pa + LCOMP_OFF, 0);
-		if (!wait_rec(lc, 30) || lc->error) { EXPECT(0, "read bw iteration %d failed\n", i); break; }
-		sum += now() - t0;
-	}
-	printf("BW: 4 MiB RDMA read: avg %.1f MB/s\n", iters * len / sum / 1e6);
-	if (sleepy) {
-		sleepy = 0;
-		sum = 0;
-		for (int i = 0; i < iters; i++) {
-			memset((void *)lc, 0, 64);
-			double t0 = now();
-			post(0, 2, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, i, N.pa + LCOMP_OFF, 0);
-			if (!wait_rec(lc, 30) || lc->error) { EXPECT(0, "spin bw iteration %d failed\n", i); break; }
-			sum += now() - t0;
-		}
-		printf("BW: 4 MiB RDMA write (spin poll): avg %.1f MB/s\n", iters * len / sum / 1e6);
-	}
-	/* pipelined: up to 8 writes of 4 MiB in flight on 8 channels */
-	{
-		int q = 8, total = iters * 4, posted = 0, done = 0;
-		volatile struct exanet_rdma_notif *lcs = (void *)rva(&N, LCOMP_OFF);
-		int busy[8] = {0};
-		sleepy = 1;
-		double t0 = now();
-		while (done < total) {
-			for (int k = 0; k < q; k++) {
-				if (busy[k] && (lcs[k * 2].flags & EXANET_RDMA_N_VALID)) {
-					if (lcs[k * 2].error) { EXPECT(0, "pipelined write failed (%u)\n", lcs[k * 2].error); total = 0; }
-					busy[k] = 0;
-					done++;
-				}
-				if (!busy[k] && posted < total) {
-					memset((void *)&lcs[k * 2], 0, 64);
-					post(0, 8 + k, R.pa, node, 0, rpa, len, 0, posted, N.pa + LCOMP_OFF + 64 * k, 0);
-					busy[k] = 1;
-					posted++;
-				}
-			}
-			if (now() - t0 > 120) { EXPECT(0, "pipelined writes stuck\n"); break; }
-			usleep(20);
-		}
-		double dt = now() - t0;
-		printf("BW: 4 MiB RDMA write, %d in flight: %.1f MB/s (%d x 4 MiB in %.3f s)\n", q,
-		       done * (double)len / dt / 1e6, done, dt);
-	}
-	printf("counters: blocks %llu retx %llu nack-retry %llu timeouts %llu ring-full %llu\n",
-	       (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS), (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
-	       (unsigned long long)cnt(EXANET_RCNT_TX_NACK_RETRY), (unsigned long long)cnt(EXANET_RCNT_TX_TIMEOUTS),
-	       (unsigned long long)cnt(EXANET_RCNT_RING_FULL));
+    /* bandwidth: 4 MiB writes, completion polled in memory */
+    rfill(&R, 0, len, 7);
+    double best = 0, sum = 0, times[64] = {0};
+    uint64_t r0 = cnt(EXANET_RCNT_TX_RETRANSMITS);
+    for (int i = 0; i < iters; i++) {
+        memset((void *)lc, 0, 64);
+        double t0 = now();
+        post(0, 2, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, i,
+             N.pa + LCOMP_OFF, 0);
+        if (!wait_rec(lc, 30) || lc->error) {
+            EXPECT(0, "bw iteration %d failed (err %u)\n", i, lc->error);
+            break;
+        }
+        double dt = now() - t0;
+        if (i < 64) {
+            times[i] = dt;
+        }
+        sum += dt;
+        if (len / dt > best) {
+            best = len / dt;
+        }
+    }
+    {
+        int m = iters < 64 ? iters : 64;
+        for (int i = 0; i < m; i++) {
+            for (int j = i + 1; j < m; j++) {
+                if (times[j] < times[i]) {
+                    double t = times[i];
+                    times[i] = times[j];
+                    times[j] = t;
+                }
+            }
+        }
+        printf("BW: 4 MiB RDMA write median %.1f MB/s (ms:",
+               m ? len / times[m / 2] / 1e6 : 0);
+        for (int i = 0; i < m; i++) {
+            printf(" %.2f", times[i] * 1e3);
+        }
+        printf(")\n");
+    }
+    printf("BW: 4 MiB RDMA write (%s poll): avg", sleepy ? "sleep" : "spin");
+    printf(" %.1f MB/s, best %.1f MB/s over %d iterations (retransmits %llu)\n",
+           iters * len / sum / 1e6, best / 1e6, iters,
+           (unsigned long long)(cnt(EXANET_RCNT_TX_RETRANSMITS) - r0));
+    sum = 0;
+    for (int i = 0; i < iters; i++) {
+        memset((void *)lc, 0, 64);
+        double t0 = now();
+        post(0, EXANET_RDMA_RCHAN(1), R.pa, node, 0, rpa, len, 0, i,
+             N.pa + LCOMP_OFF, 0);
+        if (!wait_rec(lc, 30) || lc->error) {
+            EXPECT(0, "read bw iteration %d failed\n", i);
+            break;
+        }
+        sum += now() - t0;
+    }
+    printf("BW: 4 MiB RDMA read: avg %.1f MB/s\n", iters * len / sum / 1e6);
+    if (sleepy) {
+        sleepy = 0;
+        sum = 0;
+        for (int i = 0; i < iters; i++) {
+            memset((void *)lc, 0, 64);
+            double t0 = now();
+            post(0, 2, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, i,
+                 N.pa + LCOMP_OFF, 0);
+            if (!wait_rec(lc, 30) || lc->error) {
+                EXPECT(0, "spin bw iteration %d failed\n", i);
+                break;
+            }
+            sum += now() - t0;
+        }
+        printf("BW: 4 MiB RDMA write (spin poll): avg %.1f MB/s\n",
+               iters * len / sum / 1e6);
+    }
+    /* pipelined: up to 8 writes of 4 MiB in flight on 8 channels */
+    {
+        int q = 8, total = iters * 4, posted = 0, done = 0;
+        volatile struct exanet_rdma_notif *lcs = (void *)rva(&N, LCOMP_OFF); /* DMA */
+        int busy[8] = {0};
+        sleepy = 1;
+        double t0 = now();
+        while (done < total) {
+            for (int k = 0; k < q; k++) {
+                if (busy[k] && (lcs[k * 2].flags & EXANET_RDMA_N_VALID)) {
+                    if (lcs[k * 2].error) {
+                        EXPECT(0, "pipelined write failed (%u)\n",
+                               lcs[k * 2].error);
+                        total = 0;
+                    }
+                    busy[k] = 0;
+                    done++;
+                }
+                if (!busy[k] && posted < total) {
+                    memset((void *)&lcs[k * 2], 0, 64);
+                    post(0, 8 + k, R.pa, node, 0, rpa, len, 0, posted,
+                         N.pa + LCOMP_OFF + 64 * k, 0);
+                    busy[k] = 1;
+                    posted++;
+                }
+            }
+            if (now() - t0 > 120) {
+                EXPECT(0, "pipelined writes stuck\n");
+                break;
+            }
+            usleep(20);
+        }
+        double dt = now() - t0;
+        printf("BW: 4 MiB RDMA write, %d in flight: %.1f MB/s (%d x 4 MiB in "
+               "%.3f s)\n",
+               q, done * (double)len / dt / 1e6, done, dt);
+    }
+    printf("counters: blocks %llu retx %llu nack-retry %llu timeouts %llu "
+           "ring-full %llu\n",
+           (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS),
+           (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
+           (unsigned long long)cnt(EXANET_RCNT_TX_NACK_RETRY),
+           (unsigned long long)cnt(EXANET_RCNT_TX_TIMEOUTS),
+           (unsigned long long)cnt(EXANET_RCNT_RING_FULL));
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) { fprintf(stderr, "usage: see source\n"); return 2; }
-	find_devs();
-	regions();
-	if (!strcmp(argv[1], "self")) {
-		self_test();
-	} else if (!strcmp(argv[1], "serve") && argc > 2) {
-		serve(atoi(argv[2]));
-		printf("RESULT: PASS\n");
-		return 0;
-	} else if (!strcmp(argv[1], "remote") && argc > 5) {
-		remote(atoi(argv[2]), atoi(argv[3]), strtoull(argv[4], 0, 0), strtoull(argv[5], 0, 0));
-	} else {
-		fprintf(stderr, "bad arguments\n");
-		return 2;
-	}
-	printf("RESULT: %s (%d failures)\n", fails ? "FAIL" : "PASS", fails);
-	return fails != 0;
+    if (argc < 2) {
+        fprintf(stderr, "usage: see source\n");
+        return 2;
+    }
+    find_devs();
+    regions();
+    if (!strcmp(argv[1], "self")) {
+        self_test();
+    } else if (!strcmp(argv[1], "serve") && argc > 2) {
+        serve(atoi(argv[2]));
+        printf("RESULT: PASS\n");
+        return 0;
+    } else if (!strcmp(argv[1], "remote") && argc > 5) {
+        long long rpa = 0, npa = 0;
+
+        /* like strtoull(..., 0): decimal, 0x hexadecimal or 0 octal */
+        if (sscanf(argv[4], "%lli", &rpa) != 1 ||
+            sscanf(argv[5], "%lli", &npa) != 1) {
+            fprintf(stderr, "bad arguments\n");
+            return 2;
+        }
+        remote(atoi(argv[2]), atoi(argv[3]), (unsigned long long)rpa,
+               (unsigned long long)npa);
+    } else {
+        fprintf(stderr, "bad arguments\n");
+        return 2;
+    }
+    printf("RESULT: %s (%d failures)\n", fails ? "FAIL" : "PASS", fails);
+    return fails != 0;
 }

@@ -37,7 +37,7 @@ struct exanet_rdma {
 	struct exanet_rdma *pnext;	/* process-wide list (notification polls) */
 };
 
-/* exanet_coll.c */
+/* libexanet-coll.c */
 struct exanet_coll {
 	struct exanet_rdma *rdma;
 	volatile uint8_t *regs;		/* the collective page */
@@ -79,5 +79,31 @@ struct deadline {
 void exa_deadline_init(struct deadline *d, int64_t timeout_ns);
 int exa_deadline_poll(struct deadline *d);
 void exa_deadline_done(const struct deadline *d);
+
+/* libexanet-pkt.c, libexanet-mbox.c (their handles) */
+struct exanet_pkt {
+	struct exanet_dev *dev;
+	struct exanet_pkt *next;
+	uint32_t iface;
+	unsigned int next_chan;		/* round-robin cursor */
+	volatile uint8_t *page;
+};
+
+struct exanet_mbox {
+	struct exanet_dev *dev;
+	struct exanet_mbox *next;
+	uint32_t id;
+	uint32_t nslots;
+	uint32_t head;			/* next slot to consume */
+	uint32_t phase;			/* expected phase bit of the slot at head */
+	uint32_t unpublished;		/* slots consumed since the last HEAD store */
+	uint32_t publish_batch;		/* publish HEAD after this many */
+	volatile uint8_t *regs;
+	const volatile struct exanet_mbox_slot *queue;
+	size_t queue_size;
+};
+
+/* libexanet.c */
+int64_t deadline_left(const struct deadline *d);
 
 #endif /* LIBEXANET_INT_H */

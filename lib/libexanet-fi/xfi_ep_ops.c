@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet provider, endpoints: the libfabric operation tables of an endpoint: fi_ops_msg,
+ * fi_ops_tagged, fi_ops_ep, fi_ops_cm, fi_ops (close, bind, control).
+ * Endpoint state and what these files share: xfi_ep.c, xfi.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xfi.h"
+
+/* ---- fi_ops_msg / fi_ops_tagged ---- */
+
+static ssize_t xfi_send_buf(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest,
+			    uint64_t tag, uint64_t data, uint64_t flags, void *context)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	if (len && !buf)
+		return -FI_EINVAL;
+	return xfi_post_send(xfi_ep_of(fid), &iov, 1, dest, tag, data, flags, context);
+}
+
+static ssize_t xfi_recv_buf(struct fid_ep *fid, void *buf, size_t len, fi_addr_t src,
+			    uint64_t tag, uint64_t ignore, uint64_t flags, void *context)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+
+	if (len && !buf)
+		return -FI_EINVAL;
+	return xfi_post_recv(xfi_ep_of(fid), &iov, 1, src, tag, ignore, flags, context);
+}
+
+/* Default completion flag: FI_COMPLETION unless the CQ was bound selective. */
+#define XFI_TX_DEFAULT FI_COMPLETION
+#define XFI_RX_DEFAULT FI_COMPLETION
+
+static ssize_t xfi_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			    fi_addr_t src, void *context)
+{
+	(void)desc;
+	return xfi_recv_buf(ep, buf, len, src, 0, 0, FI_MSG | XFI_RX_DEFAULT, context);
+}
+
+static ssize_t xfi_msg_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t src, void *context)
+{
+	(void)desc;
+	return xfi_post_recv(xfi_ep_of(ep), iov, count, src, 0, 0, FI_MSG | XFI_RX_DEFAULT,
+			     context);
+}
+
+static ssize_t xfi_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+			     (flags & (FI_COMPLETION | FI_MULTI_RECV)) | FI_MSG, msg->context);
+}
+
+static ssize_t xfi_msg_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			    fi_addr_t dest, void *context)
+{
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT, context);
+}
+
+static ssize_t xfi_msg_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t dest, void *context)
+{
+	(void)desc;
+	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT,
+			     context);
+}
+
+static ssize_t xfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
+			     msg->data, (flags & (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA)) |
+			     FI_MSG, msg->context);
+}
+
+static ssize_t xfi_msg_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
+{
+	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | FI_INJECT, NULL);
+}
+
+static ssize_t xfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+				uint64_t data, fi_addr_t dest, void *context)
+{
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, 0, data,
+			    FI_MSG | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT, context);
+}
+
+static ssize_t xfi_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				  uint64_t data, fi_addr_t dest)
+{
+	return xfi_send_buf(ep, buf, len, dest, 0, data, FI_MSG | FI_INJECT | FI_REMOTE_CQ_DATA,
+			    NULL);
+}
+
+static struct fi_ops_msg xfi_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = xfi_msg_recv,
+	.recvv = xfi_msg_recvv,
+	.recvmsg = xfi_msg_recvmsg,
+	.send = xfi_msg_send,
+	.sendv = xfi_msg_sendv,
+	.sendmsg = xfi_msg_sendmsg,
+	.inject = xfi_msg_inject,
+	.senddata = xfi_msg_senddata,
+	.injectdata = xfi_msg_injectdata,
+};
+
+static ssize_t xfi_tag_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			    fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	(void)desc;
+	return xfi_recv_buf(ep, buf, len, src, tag, ignore, FI_TAGGED | XFI_RX_DEFAULT, context);
+}
+
+static ssize_t xfi_tag_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore,
+			     void *context)
+{
+	(void)desc;
+	return xfi_post_recv(xfi_ep_of(ep), iov, count, src, tag, ignore,
+			     FI_TAGGED | XFI_RX_DEFAULT, context);
+}
+
+static ssize_t xfi_tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			       uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	if (flags & FI_MULTI_RECV)
+		return -FI_EBADFLAGS;	/* untagged messages only */
+	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			     msg->ignore, (flags & (FI_COMPLETION | FI_PEEK | FI_CLAIM |
+						    FI_DISCARD)) | FI_TAGGED, msg->context);
+}
+
+static ssize_t xfi_tag_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			    fi_addr_t dest, uint64_t tag, void *context)
+{
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT, context);
+}
+
+static ssize_t xfi_tag_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t dest, uint64_t tag, void *context)
+{
+	(void)desc;
+	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT,
+			     context);
+}
+
+static ssize_t xfi_tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			       uint64_t flags)
+{
+	if (!msg)
+		return -FI_EINVAL;
+	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			     msg->data, (flags & (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA)) |
+			     FI_TAGGED, msg->context);
+}
+
+static ssize_t xfi_tag_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest,
+			      uint64_t tag)
+{
+	return xfi_send_buf(ep, buf, len, dest, tag, 0, FI_TAGGED | FI_INJECT, NULL);
+}
+
+static ssize_t xfi_tag_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+				uint64_t data, fi_addr_t dest, uint64_t tag, void *context)
+{
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, tag, data,
+			    FI_TAGGED | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT, context);
+}
+
+static ssize_t xfi_tag_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				  uint64_t data, fi_addr_t dest, uint64_t tag)
+{
+	return xfi_send_buf(ep, buf, len, dest, tag, data,
+			    FI_TAGGED | FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
+}
+
+static struct fi_ops_tagged xfi_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = xfi_tag_recv,
+	.recvv = xfi_tag_recvv,
+	.recvmsg = xfi_tag_recvmsg,
+	.send = xfi_tag_send,
+	.sendv = xfi_tag_sendv,
+	.sendmsg = xfi_tag_sendmsg,
+	.inject = xfi_tag_inject,
+	.senddata = xfi_tag_senddata,
+	.injectdata = xfi_tag_injectdata,
+};
+
+/* ---- fi_ops_ep ---- */
+
+static ssize_t xfi_ep_cancel(fid_t fid, void *context)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	struct xfi_queue *queues[2] = { &ep->posted_tagged, &ep->posted_msg };
+	unsigned int i;
+
+	pthread_mutex_lock(&ep->dom->lock);
+	for (i = 0; i < 2; i++) {
+		struct xfi_link *prev = NULL, *cur;
+
+		for (cur = queues[i]->head; cur; prev = cur, cur = cur->next) {
+			struct xfi_rx_entry *rx = XFI_ITEM(cur, struct xfi_rx_entry);
+
+			if (rx->context != context)
+				continue;
+			xfi_q_unlink(queues[i], prev, cur);
+			if (rx->flags & FI_MULTI_RECV) {
+				/* pieces in progress complete; the last says FI_MULTI_RECV */
+				if (rx->pending)
+					rx->released = 1;
+				else
+					xfi_rx_error(ep, rx, FI_RECV | FI_MSG | FI_MULTI_RECV,
+						     FI_ECANCELED);
+			} else {
+				xfi_rx_error(ep, rx, FI_RECV | (rx->flags & (FI_MSG | FI_TAGGED)),
+					     FI_ECANCELED);
+			}
+			pthread_mutex_unlock(&ep->dom->lock);
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return -FI_ENOENT;
+}
+
+static int xfi_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_ETOOSMALL;
+	pthread_mutex_lock(&ep->dom->lock);
+	*(size_t *)optval = ep->min_multi_recv;
+	pthread_mutex_unlock(&ep->dom->lock);
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+static int xfi_ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	ep->min_multi_recv = *(const size_t *)optval;
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
+}
+
+static int xfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+			 struct fid_ep **tx_ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+			 struct fid_ep **rx_ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* Queues grow on demand: report the advertised depth. */
+static ssize_t xfi_ep_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return XFI_QUEUE_SIZE;
+}
+
+static struct fi_ops_ep xfi_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = xfi_ep_cancel,
+	.getopt = xfi_ep_getopt,
+	.setopt = xfi_ep_setopt,
+	.tx_ctx = xfi_no_tx_ctx,
+	.rx_ctx = xfi_no_rx_ctx,
+	.rx_size_left = xfi_ep_size_left,
+	.tx_size_left = xfi_ep_size_left,
+};
+
+/* ---- fi_ops_cm ---- */
+
+static int xfi_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	struct xfi_addr a = {
+		.node = ep->dom->node_id, .mbox = (uint8_t)ep->mbox_id, .version = XFI_ADDR_VERSION,
+		.magic = XFI_ADDR_MAGIC,
+	};
+	size_t room;
+
+	if (!addrlen)
+		return -FI_EINVAL;
+	room = *addrlen;
+	*addrlen = sizeof(a);
+	if (room < sizeof(a) || !addr)
+		return -FI_ETOOSMALL;
+	memcpy(addr, &a, sizeof(a));
+	return 0;
+}
+
+static int xfi_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+			  size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int xfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
+		       void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_cm xfi_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = xfi_no_setname,
+	.getname = xfi_ep_getname,
+	.getpeer = xfi_no_getpeer,
+	.connect = xfi_no_connect,
+	.listen = xfi_no_listen,
+	.accept = xfi_no_accept,
+	.reject = xfi_no_reject,
+	.shutdown = xfi_no_shutdown,
+	.join = xfi_no_join,
+};
+
+/* ---- fi_ops (close, bind, control) ---- */
+
+static void xfi_free_queue(struct xfi_queue *q, void (*fn)(struct xfi_link *))
+{
+	struct xfi_link *l, *next;
+
+	for (l = q->head; l; l = next) {
+		next = l->next;
+		fn(l);
+	}
+	q->head = q->tail = NULL;
+}
+
+static void xfi_free_tx_link(struct xfi_link *l)
+{
+	xfi_tx_op_free(XFI_ITEM(l, struct xfi_tx_op));
+}
+
+/*
+ * An entry freed with its endpoint: the last piece of a buffer that is off
+ * the posted queue frees the buffer (xfi_free_rx_link()).
+ */
+static void xfi_rx_free_closing(struct xfi_rx_entry *rx)
+{
+	struct xfi_rx_entry *m = rx ? rx->multi : NULL;
+
+	free(rx);
+	if (m && !--m->pending && m->released)
+		free(m);
+}
+
+static void xfi_free_rndv_link(struct xfi_link *l)
+{
+	struct xfi_rndv_rx *r = XFI_ITEM(l, struct xfi_rndv_rx);
+	unsigned int i;
+
+	for (i = 0; i < r->nseg; i++)	/* reads still in flight then fail */
+		xfi_mrc_put_drop(r->dom, &r->mrh[i]);
+	xfi_rx_free_closing(r->rx);
+	free(r);
+}
+
+static void xfi_free_rx_link(struct xfi_link *l)
+{
+	struct xfi_rx_entry *rx = XFI_ITEM(l, struct xfi_rx_entry);
+
+	if ((rx->flags & FI_MULTI_RECV) && rx->pending)
+		rx->released = 1;	/* its last piece frees it */
+	else
+		free(rx);
+}
+
+static void xfi_free_msg_link(struct xfi_link *l)
+{
+	free(XFI_ITEM(l, struct xfi_rx_msg)->buf);
+	free(XFI_ITEM(l, struct xfi_rx_msg));
+}
+
+static int xfi_ep_close(struct fid *fid)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	struct xfi_domain *dom = ep->dom;
+	struct xfi_ep **pp;
+	unsigned int b;
+
+	pthread_mutex_lock(&dom->lock);
+	for (pp = &dom->eps; *pp; pp = &(*pp)->dom_next) {
+		if (*pp == ep) {
+			*pp = ep->dom_next;
+			break;
+		}
+	}
+	if (ep->av)
+		ep->av->refs--;
+	if (ep->tx_cq)
+		ep->tx_cq->refs--;
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		ep->rx_cq->refs--;
+	dom->refs--;
+	xfi_free_queue(&ep->txq, xfi_free_tx_link);
+	xfi_free_queue(&ep->tx_wait, xfi_free_tx_link);
+	xfi_free_queue(&ep->rndv_wait, xfi_free_tx_link);
+	xfi_free_queue(&ep->rndv_rx, xfi_free_rndv_link);
+	xfi_rma_free_all(ep);
+	xfi_free_queue(&ep->posted_tagged, xfi_free_rx_link);
+	xfi_free_queue(&ep->posted_msg, xfi_free_rx_link);
+	xfi_free_queue(&ep->unexp_tagged, xfi_free_msg_link);
+	xfi_free_queue(&ep->unexp_msg, xfi_free_msg_link);
+	for (b = 0; b < XFI_PEER_BUCKETS; b++) {
+		struct xfi_peer *p, *next;
+
+		for (p = ep->peers[b]; p; p = next) {
+			next = p->hnext;
+			/* a message in progress that is not queued belongs to nobody else */
+			if (p->rx_cur && !p->rx_cur->queued) {
+				xfi_rx_free_closing(p->rx_cur->rx);
+				xfi_msg_free(dom, p->rx_cur);
+			}
+			free(p);
+		}
+	}
+	exanet_pkt_free(ep->pkt);	/* aborts channels still ONGOING */
+	exanet_mbox_free(ep->mbox);
+	pthread_mutex_unlock(&dom->lock);
+	free(ep);
+	return 0;
+}
+
+static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	int err = 0;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	switch (bfid->fclass) {
+	case FI_CLASS_AV: {
+		struct xfi_av *av = XFI_CONTAINER(bfid, struct xfi_av, av_fid.fid);
+
+		if (ep->av || av->dom != ep->dom) {
+			err = -FI_EINVAL;
+			break;
+		}
+		ep->av = av;
+		av->refs++;
+		break;
+	}
+	case FI_CLASS_CQ: {
+		struct xfi_cq *cq = XFI_CONTAINER(bfid, struct xfi_cq, cq_fid.fid);
+
+		if (cq->dom != ep->dom || !(flags & (FI_TRANSMIT | FI_RECV)) ||
+		    ((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq)) {
+			err = -FI_EINVAL;
+			break;
+		}
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cq = cq;
+			ep->rx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
+		}
+		cq->refs++;
+		break;
+	}
+	case FI_CLASS_EQ:
+		break;		/* RDM endpoints report no events */
+	default:
+		err = -FI_ENOSYS;	/* counters: not yet */
+	}
+	pthread_mutex_unlock(&ep->dom->lock);
+	return err;
+}
+
+static int xfi_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+
+	(void)arg;
+	if (command != FI_ENABLE)
+		return -FI_ENOSYS;
+	pthread_mutex_lock(&ep->dom->lock);
+	if (!ep->av) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_ENOAV;
+	}
+	if (!ep->tx_cq || !ep->rx_cq) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_ENOCQ;
+	}
+	ep->enabled = 1;
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
+}
+
+static struct fi_ops xfi_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = xfi_ep_close,
+	.bind = xfi_ep_bind,
+	.control = xfi_ep_control,
+	.ops_open = xfi_no_ops_open,
+	.tostr = xfi_no_tostr,
+	.ops_set = xfi_no_ops_set,
+};
+
+int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp,
+		void *context)
+{
+	struct xfi_domain *dom = XFI_CONTAINER(domain, struct xfi_domain, domain_fid);
+	struct xfi_ep *ep;
+	int err;
+
+	if (!info || !epp || (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+			      info->ep_attr->type != FI_EP_UNSPEC))
+		return -FI_EINVAL;
+	if (info->caps & ~(uint64_t)XFI_CAPS)
+		return -FI_EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->dom = dom;
+	ep->caps = info->caps ? info->caps : XFI_CAPS;
+	err = exanet_pkt_alloc(dom->dev, &ep->pkt);
+	if (err)
+		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no packetizer interface: %s\n", strerror(-err));
+	if (!err) {
+		err = exanet_mbox_alloc(dom->dev, (unsigned int)xfi_params.mbox_slots, &ep->mbox);
+		if (err)
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no mailbox of %zu slots: %s\n",
+				xfi_params.mbox_slots, strerror(-err));
+	}
+	if (err) {
+		if (ep->pkt)
+			exanet_pkt_free(ep->pkt);
+		free(ep);
+		return err;
+	}
+	ep->mbox_id = exanet_mbox_id(ep->mbox);
+	ep->min_multi_recv = XFI_MIN_MULTI_RECV;
+	/* a restarted endpoint on the same mailbox is told apart by its epoch */
+	ep->epoch = (uint16_t)((uint64_t)exanet_now_ns() ^ ((uint64_t)getpid() << 4));
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &xfi_ep_fi_ops;
+	ep->ep_fid.ops = &xfi_ep_ops;
+	ep->ep_fid.cm = &xfi_cm_ops;
+	ep->ep_fid.msg = &xfi_msg_ops;
+	ep->ep_fid.tagged = &xfi_tagged_ops;
+	ep->ep_fid.rma = &xfi_rma_ops;
+	pthread_mutex_lock(&dom->lock);
+	ep->dom_next = dom->eps;
+	dom->eps = ep;
+	dom->refs++;
+	pthread_mutex_unlock(&dom->lock);
+	*epp = &ep->ep_fid;
+	return 0;
+}

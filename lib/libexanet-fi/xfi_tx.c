@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: MIT
+/*
+ * exanet provider, endpoints: the send side: channel outcomes, packets into free
+ * channels, posting sends and receives.
+ * Endpoint state and what these files share: xfi_ep.c, xfi.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xfi.h"
+
+/* ---- send path ---- */
+
+void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
+{
+	if (op->outstanding)
+		return;
+	xfi_q_remove(&ep->tx_wait, &op->link);
+	if (op->rndv && !op->err && op->peer->tx_error)
+		op->err = op->peer->tx_error;	/* the stream broke: no FIN will come */
+	if (op->rndv && !op->err && !op->fin_received) {
+		/* RTS delivered: the receiver reads the buffer, then sends a FIN */
+		op->wait_since = exanet_now_ns();
+		xfi_q_push(&ep->rndv_wait, &op->link);
+		return;
+	}
+	xfi_complete_tx(ep, op);
+}
+
+/* Collect channel outcomes: ACK frees the slot, FULL resends it. */
+void xfi_tx_reap(struct xfi_ep *ep)
+{
+	unsigned int c;
+
+	for (c = 0; c < XFI_CHANNELS; c++) {
+		struct xfi_chan *ch = &ep->chans[c];
+		int err;
+
+		if (!ch->busy)
+			continue;
+		err = exanet_status_errno(exanet_chan_status(ep->pkt, c));
+		if (err == -EINPROGRESS)
+			continue;
+		if (err == -ENOBUFS) {	/* nothing was written: send it again */
+			err = exanet_send_on(ep->pkt, c, xfi_key_node(ch->peer->key),
+					     xfi_key_mbox(ch->peer->key), ch->pkt, ch->len);
+			if (err >= 0)
+				continue;
+		}
+		ch->busy = 0;
+		if (err < 0) {
+			if (!ch->op->err)
+				ch->op->err = err;
+			/* a FIN leaves no hole in the stream: its receiver is
+			 * gone, and nothing waits for it (a new incarnation on
+			 * that mailbox must not find our stream broken) */
+			if (ch->op->kind != XFI_OP_FIN)
+				xfi_peer_tx_broken(ep, ch->peer, err);
+		}
+		ch->op->outstanding--;
+		/* ops still being packetized are finished when retired */
+		if (ch->op->retired)
+			xfi_tx_finish_if_done(ep, ch->op);
+		ch->op = NULL;
+	}
+}
+
+static int xfi_peer_window_open(struct xfi_ep *ep, const struct xfi_peer *peer)
+{
+	uint32_t oldest = peer->tx_seq;
+	unsigned int c;
+
+	for (c = 0; c < XFI_CHANNELS; c++) {
+		const struct xfi_chan *ch = &ep->chans[c];
+
+		if (ch->busy && ch->peer == peer && !xfi_op_out_of_sequence(ch->op) &&
+		    xfi_seq_diff(ch->seq, oldest) < 0)
+			oldest = ch->seq;
+	}
+	return xfi_seq_diff(peer->tx_seq, oldest) < XFI_REORDER_WINDOW;
+}
+
+static int xfi_free_chan(const struct xfi_ep *ep)
+{
+	unsigned int c;
+
+	for (c = 0; c < XFI_CHANNELS; c++)
+		if (!ep->chans[c].busy)
+			return (int)c;
+	return -1;
+}
+
+/* The head operation is fully handed over (or failed): wait for its ACKs. */
+static void xfi_tx_retire_head(struct xfi_ep *ep, struct xfi_tx_op *op)
+{
+	xfi_q_unlink(&ep->txq, NULL, &op->link);
+	xfi_q_push(&ep->tx_wait, &op->link);
+	op->retired = 1;
+	xfi_tx_finish_if_done(ep, op);
+}
+
+/* Put packets of queued operations into free channels, in order. */
+void xfi_tx_fill(struct xfi_ep *ep)
+{
+	while (ep->txq.head) {
+		struct xfi_tx_op *op = XFI_ITEM(ep->txq.head, struct xfi_tx_op);
+		struct xfi_peer *peer = op->peer;
+		struct xfi_hdr h = { .src_mbox = (uint8_t)ep->mbox_id, .epoch = peer->tx_epoch };
+		int ctrl = xfi_op_out_of_sequence(op);
+		const uint8_t *src = op->bounce ? op->bounce : op->buf;
+		struct xfi_chan *ch;
+		size_t n, plen;
+		int c, err;
+
+		if (!ctrl && op->stream != peer->tx_stream && !op->err)
+			return;	/* for the next stream: the broken one drains first */
+		if (!ctrl && peer->tx_error && !op->err)
+			op->err = peer->tx_error;
+		if (op->err) {
+			xfi_tx_retire_head(ep, op);
+			continue;
+		}
+		c = xfi_free_chan(ep);
+		if (c < 0 || (!ctrl && !xfi_peer_window_open(ep, peer)))
+			return;
+		ch = &ep->chans[c];
+		h.seq = peer->tx_seq;
+		if (op->kind == XFI_OP_PING)
+			plen = xfi_build_ping(ch->pkt, &h), n = 0;
+		else if (op->kind == XFI_OP_RESET)
+			plen = xfi_build_reset(ch->pkt, &h, op->ctrl_epoch), n = 0;
+		else if (op->kind == XFI_OP_FIN)
+			plen = xfi_build_fin(ch->pkt, &h, op->fin_cookie, op->fin_status), n = 0;
+		else if (!op->start_sent && !(op->start_flags & XFI_START_RNDV) &&
+			 op->len <= xfi_short_capacity(op->start_flags))
+			plen = xfi_build_short(ch->pkt, &h, op->tag, (uint32_t)op->len,
+					       op->start_flags, op->data, src), n = op->len;
+		else if (!op->start_sent)
+			plen = xfi_build_start(ch->pkt, &h, op->tag, (uint32_t)op->len,
+					       op->start_flags, op->data, src, &n);
+		else
+			plen = xfi_build_cont(ch->pkt, &h, src + op->sent, op->len - op->sent, &n);
+		err = exanet_send_on(ep->pkt, (unsigned int)c, xfi_key_node(peer->key),
+				     xfi_key_mbox(peer->key), ch->pkt, plen);
+		if (err < 0) {
+			op->err = err;
+			continue;
+		}
+		ch->busy = 1;
+		ch->op = op;
+		ch->peer = peer;
+		ch->seq = ctrl ? peer->tx_seq : peer->tx_seq++;
+		ch->len = (uint8_t)plen;
+		op->start_sent = 1;
+		op->sent += n;
+		op->outstanding++;
+		if (op->sent == op->len)
+			xfi_tx_retire_head(ep, op);
+	}
+}
+
+/* ---- posting ---- */
+
+static size_t xfi_iov_total(const struct iovec *iov, size_t count)
+{
+	size_t i, t = 0;
+
+	for (i = 0; i < count; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
+			     fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
+			     void *context)
+{
+	struct xfi_domain *dom = ep->dom;
+	struct xfi_tx_op *op;
+	ssize_t ret = 0;
+	size_t len;
+	uint32_t key;
+
+	if (count > XFI_IOV_LIMIT || (count && !iov))
+		return -FI_EINVAL;
+	len = xfi_iov_total(iov, count);
+	if (len > xfi_params.max_msg_size)
+		return -FI_EMSGSIZE;
+	if ((flags & FI_INJECT) && len > XFI_INJECT_SIZE)
+		return -FI_EMSGSIZE;
+	pthread_mutex_lock(&dom->lock);
+	op = xfi_cache_get(&dom->op_cache, sizeof(*op));
+	if (!op) {
+		pthread_mutex_unlock(&dom->lock);
+		return -FI_ENOMEM;
+	}
+	op->context = context;
+	op->flags = flags | FI_SEND;
+	op->tag = tag;
+	op->data = data;
+	op->len = len;
+	op->start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
+		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
+	op->dom = dom;
+	if (count == 1 && len > xfi_params.rndv_threshold && !(flags & FI_INJECT) &&
+	    !dom->rdma_unavailable &&
+	    xfi_mrc_get(dom, iov[0].iov_base, len, XFI_MR_NI_READS, &op->mrh) == 0) {
+		/* rendezvous: the START carries where to read from (a system
+		 * call to register; read-only memory or no RDMA: eager) */
+		struct xfi_rndv *rd = calloc(1, sizeof(*rd));
+
+		if (!rd) {
+			ret = -FI_ENOMEM;
+			goto fail;
+		}
+		op->rndv = 1;
+		rd->node = op->mrh.mr->node;
+		rd->rank = op->mrh.mr->rank;
+		rd->va = (uintptr_t)iov[0].iov_base;
+		op->bounce = (uint8_t *)rd;
+		op->start_flags |= XFI_START_RNDV;
+	} else if (count == 1 && !(flags & FI_INJECT)) {
+		op->buf = iov[0].iov_base;
+	} else if (len) {
+		/* inject: the caller may reuse the buffer at once; iov: gather */
+		size_t i, off = 0;
+
+		op->bounce = len <= sizeof(op->inline_data) ? op->inline_data : malloc(len);
+		if (!op->bounce) {
+			ret = -FI_ENOMEM;
+			goto fail;
+		}
+		for (i = 0; i < count; i++) {
+			memcpy(op->bounce + off, iov[i].iov_base, iov[i].iov_len);
+			off += iov[i].iov_len;
+		}
+	}
+	if (!ep->enabled || !ep->av || xfi_av_key(ep->av, dest, &key) ||
+	    !(op->peer = xfi_peer_get(ep, key))) {
+		ret = ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
+		goto fail;
+	}
+	op->key = key;
+	if (op->rndv) {
+		op->cookie = ++ep->next_cookie;
+		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
+	}
+	/* outcomes that arrived while nobody progressed (a send that failed
+	 * with the stream) must not keep that stream from restarting */
+	if (op->peer->tx_error && op->peer->tx_ops)
+		xfi_tx_reap(ep);
+	xfi_tx_enqueue(ep, op);
+	xfi_tx_fill(ep);	/* start at once: lowest latency */
+	pthread_mutex_unlock(&dom->lock);
+	return 0;
+fail:
+	xfi_tx_op_free(op);
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+}
+
+static void xfi_peek(struct xfi_ep *ep, struct xfi_rx_entry *rx)
+{
+	struct xfi_rx_msg *msg = xfi_find_unexp(ep, rx, !!(rx->flags & (FI_CLAIM | FI_DISCARD)));
+	struct xfi_cq_entry e = { .op_context = rx->context, .flags = FI_RECV |
+		((rx->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG), .src = FI_ADDR_NOTAVAIL };
+
+	if (!msg) {
+		if (ep->rx_cq)
+			xfi_cq_push_err(ep->rx_cq, &e, FI_ENOMSG, 0);
+		free(rx);
+		return;
+	}
+	e.flags = xfi_rx_cq_flags(msg);
+	e.len = msg->len;
+	e.tag = msg->tag;
+	e.data = msg->data;
+	{
+		struct xfi_peer *p = xfi_peer_get(ep, msg->src_key);
+
+		e.src = p ? xfi_peer_addr(ep, p) : FI_ADDR_NOTAVAIL;
+	}
+	if (rx->flags & FI_DISCARD) {
+		xfi_msg_discard(ep, msg);
+	} else if (rx->flags & FI_CLAIM) {
+		((struct fi_context *)rx->context)->internal[0] = msg;
+	}
+	if (ep->rx_cq)
+		xfi_cq_push(ep->rx_cq, &e);
+	free(rx);
+}
+
+/*
+ * A new FI_MULTI_RECV buffer takes the unexpected messages that fit, then
+ * waits on the posted queue unless it is full already.
+ */
+static void xfi_multi_post(struct xfi_ep *ep, struct xfi_rx_entry *m)
+{
+	struct xfi_rx_msg *msg;
+
+	while ((msg = xfi_find_unexp(ep, m, 0))) {
+		struct xfi_rx_entry *piece;
+		int last;
+
+		if (!xfi_multi_fits(m, msg->len)) {
+			xfi_multi_release(ep, m);
+			return;
+		}
+		piece = xfi_multi_piece(ep, m, msg->len);
+		if (!piece)
+			break;
+		last = m->released;	/* m may be gone once the piece completes */
+		xfi_msg_attach(ep, xfi_find_unexp(ep, m, 1), piece);
+		if (last)
+			return;
+	}
+	xfi_q_push(&ep->posted_msg, &m->link);
+}
+
+ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
+			     fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+			     void *context)
+{
+	struct xfi_rx_entry *rx;
+	struct xfi_rx_msg *msg;
+	uint32_t key = XFI_ANY_SRC;
+
+	if (count > XFI_IOV_LIMIT || (count && !iov))
+		return -FI_EINVAL;
+	if ((flags & (FI_CLAIM | FI_PEEK)) && !context)
+		return -FI_EINVAL;
+	/* one buffer of untagged messages */
+	if ((flags & FI_MULTI_RECV) &&
+	    (count != 1 || (flags & (FI_TAGGED | FI_PEEK | FI_CLAIM | FI_DISCARD))))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->dom->lock);
+	rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
+	if (!rx) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		return -FI_ENOMEM;
+	}
+	rx->context = context;
+	if (count)
+		memcpy(rx->iov, iov, count * sizeof(*iov));
+	rx->iov_count = count;
+	rx->capacity = xfi_iov_total(iov, count);
+	rx->tag = tag;
+	rx->ignore = ignore;
+	rx->flags = flags;
+	if (!ep->enabled) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		free(rx);
+		return -FI_EOPBADSTATE;
+	}
+	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
+	    xfi_av_key(ep->av, src, &key)) {
+		pthread_mutex_unlock(&ep->dom->lock);
+		free(rx);
+		return -FI_EINVAL;
+	}
+	rx->src_key = key;
+	if (flags & FI_PEEK) {
+		xfi_ep_progress(ep);
+		xfi_peek(ep, rx);
+		pthread_mutex_unlock(&ep->dom->lock);
+		return 0;
+	}
+	if (flags & FI_CLAIM) {
+		msg = ((struct fi_context *)context)->internal[0];
+		if (!msg) {
+			pthread_mutex_unlock(&ep->dom->lock);
+			free(rx);
+			return -FI_EINVAL;
+		}
+		((struct fi_context *)context)->internal[0] = NULL;
+		if (flags & FI_DISCARD) {
+			struct xfi_cq_entry e = { .op_context = context, .flags = xfi_rx_cq_flags(msg),
+				.tag = msg->tag, .src = FI_ADDR_NOTAVAIL };
+
+			xfi_msg_discard(ep, msg);
+			if (ep->rx_cq)
+				xfi_cq_push(ep->rx_cq, &e);
+			free(rx);
+		} else {
+			xfi_msg_attach(ep, msg, rx);
+		}
+		pthread_mutex_unlock(&ep->dom->lock);
+		return 0;
+	}
+	if (flags & FI_MULTI_RECV) {
+		xfi_multi_post(ep, rx);
+		pthread_mutex_unlock(&ep->dom->lock);
+		return 0;
+	}
+	msg = xfi_find_unexp(ep, rx, 1);
+	if (msg)
+		xfi_msg_attach(ep, msg, rx);
+	else
+		xfi_q_push((flags & FI_TAGGED) ? &ep->posted_tagged : &ep->posted_msg, &rx->link);
+	pthread_mutex_unlock(&ep->dom->lock);
+	return 0;
+}

@@ -1,0 +1,50 @@
+#!/bin/bash
+# make style: each project's own checkpatch.pl over the code written in its
+# style.  qemu-devices/ (device models, the fabric, the driverless device
+# tests): QEMU's scripts/checkpatch.pl from the QEMU source the emulator
+# build unpacks; drivers/ and uapi/: the kernel's scripts/checkpatch.pl
+# --strict from linux-source-6.1.  A file passes with no ERROR (warnings are
+# listed); the last line is "style: N passed, N failed".
+set -uo pipefail
+TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
+QEMU_CP=${QEMU_CHECKPATCH:-$CACHE/qemu-7.2-src/scripts/checkpatch.pl}
+KERNEL_SRC=${KERNEL_SRC:-/usr/src/linux-source-6.1.tar.xz}
+KDIR=$CACHE/checkpatch-$(dpkg-query -W -f '${Version}' linux-source-6.1 2>/dev/null || echo none)
+KERNEL_CP=${KERNEL_CHECKPATCH:-$KDIR/scripts/checkpatch.pl}
+
+[ -r "$QEMU_CP" ] || { echo "style: no $QEMU_CP (run: make qemu)" >&2; exit 1; }
+if [ ! -r "$KERNEL_CP" ]; then
+	[ -r "$KERNEL_SRC" ] || { echo "style: linux-source-6.1 is not installed (run: make deps)" >&2; exit 1; }
+	rm -rf "$KDIR.tmp" && mkdir -p "$KDIR.tmp" &&
+	tar -xJf "$KERNEL_SRC" -C "$KDIR.tmp" --strip-components=1 \
+		linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch &&
+	rm -rf "$KDIR" && mv "$KDIR.tmp" "$KDIR" || exit 1
+fi
+
+cd "$TOP" || exit 1
+pass=0 fail=0
+check() {	# style file checkpatch-args...
+	local style=$1 f=$2 out errs warns
+	shift 2
+	out=$(perl "$@" "$f" 2>&1)
+	errs=$(grep -c '^ERROR' <<<"$out")
+	warns=$(grep -c '^WARNING\|^CHECK' <<<"$out")
+	if [ "$errs" -eq 0 ]; then
+		pass=$((pass + 1))
+		[ "$warns" -eq 0 ] || echo "ok   $f ($style: $warns warnings)"
+	else
+		fail=$((fail + 1))
+		echo "FAIL $f ($style: $errs errors, $warns warnings)"
+		grep -A3 '^ERROR' <<<"$out" | sed 's/^/    | /'
+	fi
+}
+for f in $(git ls-files 'qemu-devices/*.[ch]'); do
+	check qemu "$f" "$QEMU_CP" --no-tree -q -f
+done
+for f in $(git ls-files 'drivers/*.[ch]' 'uapi/*.h' | grep -v '\.mod\.c$'); do
+	check kernel "$f" "$KERNEL_CP" --no-tree --strict -q -f
+done
+echo "style: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
