@@ -49,6 +49,7 @@ die() { echo "build-qemu: error: $*" >&2; exit 1; }
 hash_inputs() {
 	(cd "$TOP" && {
 		ls qemu-devices/meson.build qemu-devices/Kconfig qemu-devices/*.mak
+		ls qemu-devices/*/meson.build qemu-devices/*/Kconfig
 		ls qemu-devices/common/*.[ch] qemu-devices/exanet/*.[ch] 2>/dev/null
 		ls qemu-devices/extoll/*.[ch] 2>/dev/null
 		ls qemu-devices/*/trace-events
@@ -145,7 +146,8 @@ if [ ! -f "$SRC/.exanet-unpacked" ]; then
 fi
 
 # Hooks into the QEMU tree (idempotent).  The glue itself is
-# qemu-devices/meson.build and qemu-devices/Kconfig.  Trees used by older
+# qemu-devices/meson.build and qemu-devices/Kconfig, which include a
+# meson.build and a Kconfig per directory.  Trees used by older
 # checkouts also carry hw/misc/exafab (config EXANET); it stays, unused,
 # since the device list below does not enable it.
 if ! grep -q "^subdir('exafab')" "$SRC/hw/meson.build"; then
@@ -177,7 +179,8 @@ D=$SRC/$DEV_DIR
 sync_file "$TOP/qemu-devices/meson.build" "$D/meson.build"
 sync_file "$TOP/qemu-devices/Kconfig" "$D/Kconfig"
 for sub in common exanet extoll; do
-	for f in "$TOP"/qemu-devices/$sub/*.[ch] "$TOP/qemu-devices/$sub/trace-events"; do
+	for f in "$TOP"/qemu-devices/$sub/*.[ch] "$TOP/qemu-devices/$sub/trace-events" \
+		"$TOP/qemu-devices/$sub/meson.build" "$TOP/qemu-devices/$sub/Kconfig"; do
 		sync_file "$f" "$D/$sub/$(basename "$f")"
 	done
 done

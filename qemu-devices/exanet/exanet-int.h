@@ -1,9 +1,9 @@
 /*
- * ExaNet NI model: interfaces between the device core (exanet.c and its
+ * ExaNet NI model: interfaces between the device core (exanet-ni.c and its
  * parts exanet-pkt.c, exanet-mbox.c, private header exanet-ni.h), the RDMA
- * engine (exanet_rdma.c and its parts exanet-rdma-*.c, whose private
+ * engine (exanet-rdma.c and its parts exanet-rdma-*.c, whose private
  * header is exanet-rdma-int.h) and the DMA context functions
- * (exanet_ctx.c).
+ * (exanet-ctx.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -28,10 +28,10 @@ typedef struct ExanetRdma ExanetRdma;
  */
 extern unsigned exanet_dma_depth;
 
-/* exanet.c: the RDMA engine of an exanet device, NULL if not one */
+/* exanet-ni.c: the RDMA engine of an exanet device, NULL if not one */
 ExanetRdma *exanet_get_rdma(Object *ni);
 /*
- * exanet.c, interrupts: a kernel write val to the IRQ register *irq of a
+ * exanet-ni.c, interrupts: a kernel write val to the IRQ register *irq of a
  * source (what, src name it in the log); false if refused (stays
  * disarmed).  An event of rank's source *irq (a record written through
  * its context or a transfer of the rank completed): fires if armed.
@@ -40,13 +40,13 @@ bool exanet_irq_arm(PCIDevice *ni, uint32_t *irq, uint32_t val,
                     const char *what, unsigned src);
 void exanet_irq_rank_event(PCIDevice *ni, unsigned rank, uint32_t *irq);
 /*
- * exanet.c: software polls the NI for something done(opaque) tells: hand
+ * exanet-ni.c: software polls the NI for something done(opaque) tells: hand
  * it the waiting fabric packets, and park the vCPU while it keeps finding
  * nothing (fabric-park.h).  Returns done(opaque) afterwards.
  */
 bool exanet_ni_poll(PCIDevice *ni, bool (*done)(void *opaque), void *opaque);
 
-/* exanet_rdma.c (exanet_rdma_bulk_rx, _kick_work: exanet-rdma-rx.c) */
+/* exanet-rdma.c (exanet_rdma_bulk_rx, _kick_work: exanet-rdma-rx.c) */
 ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
                             uint32_t num_nodes, const uint32_t *retx_max);
 void exanet_rdma_free(ExanetRdma *r);

@@ -2,7 +2,7 @@
  * ExaNet NI: the mailboxes (receiver side): incoming DATA packets checked
  * and written into the mailbox queues, duplicate detection per source
  * channel, the fabric receive path and BAR2.  Part of the NI core
- * (exanet.c; private header exanet-ni.h).
+ * (exanet-ni.c; private header exanet-ni.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

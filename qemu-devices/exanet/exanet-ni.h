@@ -1,6 +1,6 @@
 /*
  * ExaNet NI core: the device state, the wire format of its packets and what
- * its parts share: exanet.c (registers, interrupts, reset, BAR0, the BARs'
+ * its parts share: exanet-ni.c (registers, interrupts, reset, BAR0, the BARs'
  * ops, QOM), exanet-pkt.c (packetizer, retransmission, BAR1),
  * exanet-mbox.c (mailboxes, receive path, BAR2).  Private to these files;
  * the RDMA engine and the context function see exanet-int.h.
@@ -132,7 +132,7 @@ struct ExanetState {
     MemoryRegion bar_ctrl;
     MemoryRegion bar_pkt;
     MemoryRegion bar_mbox;
-    ExanetRdma *rdma;       /* RDMA engine (exanet_rdma.c), BAR3 */
+    ExanetRdma *rdma;       /* RDMA engine (exanet-rdma.c), BAR3 */
 
     FabricNic nic;          /* properties and fabric transport */
     uint32_t epoch;
@@ -154,7 +154,7 @@ struct ExanetState {
     uint32_t irq_count;
 };
 
-/* exanet.c */
+/* exanet-ni.c */
 bool exanet_reentered(void);
 MemTxResult exanet_dma_write(ExanetState *s, dma_addr_t addr, const void *buf,
                              dma_addr_t len);

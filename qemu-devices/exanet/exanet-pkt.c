@@ -1,7 +1,7 @@
 /*
  * ExaNet NI: the packetizer (sender side): doorbells, channels, the
  * retransmission of unanswered packets, the answers (ACK / NACK) and BAR1.
- * Part of the NI core (exanet.c; private header exanet-ni.h).
+ * Part of the NI core (exanet-ni.c; private header exanet-ni.h).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

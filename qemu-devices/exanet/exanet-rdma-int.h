@@ -2,8 +2,8 @@
  * ExaNet NI model, RDMA engine: what its parts share (on the pattern of
  * QEMU's hw/rdma/vmw): the engine state, the headers of its bulk records
  * and the functions one part calls in another.  Private to the engine;
- * exanet.c and exanet_ctx.c use the entry points in exanet-int.h, the ABI
- * is uapi/exanet_rdma.h, the overview is in exanet_rdma.c.
+ * exanet-ni.c and exanet-ctx.c use the entry points in exanet-int.h, the ABI
+ * is uapi/exanet_rdma.h, the overview is in exanet-rdma.c.
  *
  * Short names private to the engine: RD_* record types and ACK codes,
  * BS_* the states of a block of a sending transfer.
@@ -247,7 +247,7 @@ struct ExanetRdma {
 };
 
 /* ------------------------------------------------------------------ */
-/* exanet_rdma.c: DMA through the contexts, transport */
+/* exanet-rdma.c: DMA through the contexts, transport */
 
 void exanet_rdma_rank_event(ExanetRdma *r, unsigned rank);
 gpointer exanet_rdma_rx_key(uint32_t node, unsigned page, unsigned chan);

@@ -2,7 +2,7 @@
  * ExaNet NI, RDMA engine: on-demand paging: the fault queue, blocks
  * held at the target on a fault, and their replay or failure once
  * software resolved it (FQ_HEAD, FQ_RESUME, FQ_FAIL, context disable).
- * See exanet_rdma.c for the overview.
+ * See exanet-rdma.c for the overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,7 +1,7 @@
 /*
  * ExaNet NI, RDMA engine: the read responder (the "special mailbox"
  * of the send unit): checks a read request and answers it with an RDMA
- * write of the data, or a read NACK.  See exanet_rdma.c for the
+ * write of the data, or a read NACK.  See exanet-rdma.c for the
  * overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

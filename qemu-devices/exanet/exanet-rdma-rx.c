@@ -1,7 +1,7 @@
 /*
  * ExaNet NI, RDMA engine: the receive unit: blocks into the target's
  * memory, block ACKs to the send unit, read NACKs, and the dispatch of
- * the bulk records and local deliveries.  See exanet_rdma.c for the
+ * the bulk records and local deliveries.  See exanet-rdma.c for the
  * overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -2,7 +2,7 @@
  * ExaNet NI, RDMA engine: the send unit: sending transfers (write
  * channels and the read responder's answers), retransmission, and the
  * channels of the RDMA pages (trigger, completion, read requests).
- * See exanet_rdma.c for the overview.
+ * See exanet-rdma.c for the overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

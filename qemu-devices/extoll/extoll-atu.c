@@ -1,6 +1,6 @@
 /*
  * EXTOLL NIC: memory access of the device: DMA helpers, protection IDs
- * and the ATU (NLA translation).  See extoll.c for the overview.
+ * and the ATU (NLA translation).  See extoll-nic.c for the overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

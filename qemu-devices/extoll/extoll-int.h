@@ -4,7 +4,7 @@
  * protocol and the functions one part calls in another.  Private to
  * qemu-devices/extoll/; the register map and the formats shared with the
  * driver and the libraries are in uapi/extoll_hw.h, the overview is in
- * extoll.c.
+ * extoll-nic.c.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -28,7 +28,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(ExtollState, EXTOLL)
 /*
  * DMA in progress by any extoll device (fabric_nic_dma_rw()); MMIO to
  * extoll devices is ignored while it is non-zero (fabric-nic.h).
- * Defined in extoll.c.
+ * Defined in extoll-nic.c.
  */
 extern unsigned extoll_dma_depth;
 

@@ -1,7 +1,7 @@
 /*
  * EXTOLL NIC: the notification queues of the VPIDs and the backlog of
  * locally caused notifications that wait for room in them.  See
- * extoll.c for the overview.
+ * extoll-nic.c for the overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,7 +1,7 @@
 /*
  * EXTOLL NIC: the RMA unit: origin side (commands of the requester
  * pages), target side (puts, notification puts, gets, locks) and the
- * replies.  See extoll.c for the overview.
+ * replies.  See extoll-nic.c for the overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -2,7 +2,7 @@
  * EXTOLL NIC: the reliable stream per (this node -> peer node) pair:
  * transmit side, retransmission, failures (a silent stream, an answer
  * that does not come), RESUME after a NACK, and the receive side with
- * its dispatch to VELO and RMA.  extoll.c describes the protocol.
+ * its dispatch to VELO and RMA.  extoll-nic.c describes the protocol.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */

@@ -1,6 +1,6 @@
 /*
  * EXTOLL NIC: the VELO unit (small messages): send from a requester
- * page or a send window, receive into the VPID's ring.  See extoll.c
+ * page or a send window, receive into the VPID's ring.  See extoll-nic.c
  * for the overview.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int fails;
+extern int fails; /* failed EXPECTs; defined by each program */
 
 #define R32(b, o) (*(volatile uint32_t *)((b) + (o))) /* MMIO */
 #define R64(b, o) (*(volatile uint64_t *)((b) + (o))) /* MMIO */
@@ -49,7 +49,7 @@ static inline double now(void)
 /* A hexadecimal sysfs attribute of a device directory, 0 if unreadable. */
 static inline unsigned sysfs_hex(const char *dev, const char *attr)
 {
-    char p[300], b[32] = "";
+    char p[400], b[32] = "";
     unsigned v;
 
     snprintf(p, sizeof p, "%s/%s", dev, attr);

@@ -15,6 +15,8 @@
 #include "exanet.h"
 #include "exanet_rdma.h"
 
+int fails;
+
 static volatile uint8_t *bar0, *bar3; /* MMIO */
 static uint32_t my_node;
 static int sleepy = 1; /* poll completions with usleep (frees the host core) */

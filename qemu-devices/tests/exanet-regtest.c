@@ -19,6 +19,8 @@
 #include "exanet.h"
 #include "exanet_rdma.h"
 
+int fails;
+
 static volatile uint8_t *bar0, *bar1, *bar2; /* MMIO */
 static int tailpoll;
 static char devpath[300];

@@ -20,36 +20,28 @@
  *                                 NODE runs "serve") the pair works
  */
 #define _GNU_SOURCE
-#include "devtest.h"
-#include "extoll_hw.h"
+#include "extoll-regtest.h"
 
-static volatile uint8_t *bar0, *bar2, *bar3, *bar4; /* MMIO */
-static uint32_t node_id;
-static char dev[300]; /* sysfs directory of the device */
+int fails;
+volatile uint8_t *bar0, *bar2, *bar3, *bar4; /* MMIO */
+uint32_t node_id;
+char dev[300]; /* sysfs directory of the device */
 
 /* ---------------------------------------------------------------- setup */
 
-#define RING_SLOTS 32 /* one page */
-#define NOTIQ_ENT 256 /* one page */
 
-static volatile uint64_t *atu; /* 512 entries */
-struct ep {
-    int vpid;
-    volatile uint8_t *ring; /* DMA */
-    volatile uint64_t *notiq; /* DMA */
-    unsigned rd, nrd;
-};
+volatile uint64_t *atu; /* 512 entries */
 
 static void vreg64(int v, int r, uint64_t val)
 {
     W64(bar0, EXTOLL_REG_VPID(v) + r, val);
 }
-static void vreg32(int v, int r, uint32_t val)
+void vreg32(int v, int r, uint32_t val)
 {
     W32(bar0, EXTOLL_REG_VPID(v) + r, val);
 }
 
-static void ep_init(struct ep *e, int vpid, int phys)
+void ep_init(struct ep *e, int vpid, int phys)
 {
     e->vpid = vpid;
     e->ring = locked(4096);
@@ -66,8 +58,8 @@ static void ep_init(struct ep *e, int vpid, int phys)
 }
 
 /* register len bytes at va as NLA pages starting at index first, protection ID prot */
-static uint64_t reg_prot(void *va, size_t len, unsigned first, int vpid,
-                         uint64_t perm, unsigned prot)
+uint64_t reg_prot(void *va, size_t len, unsigned first, int vpid,
+                  uint64_t perm, unsigned prot)
 {
     for (size_t o = 0; o < len; o += 4096) {
         atu[first + o / 4096] =
@@ -78,13 +70,13 @@ static uint64_t reg_prot(void *va, size_t len, unsigned first, int vpid,
 }
 
 /* the same with protection ID 0 (the reset value of the VPID registers) */
-static uint64_t reg(void *va, size_t len, unsigned first, int vpid,
-                    uint64_t perm)
+uint64_t reg(void *va, size_t len, unsigned first, int vpid,
+             uint64_t perm)
 {
     return reg_prot(va, len, first, vpid, perm, 0);
 }
 
-static void atu_init(void)
+void atu_init(void)
 {
     atu = locked(4096);
     W64(bar0, EXTOLL_REG_ATU_BASE, phys_of((void *)atu));
@@ -93,8 +85,8 @@ static void atu_init(void)
 
 /* ---------------------------------------------------------------- VELO */
 
-static int velo_send(int vpid, unsigned node, unsigned dv, unsigned tag,
-                     const void *buf, unsigned len)
+int velo_send(int vpid, unsigned node, unsigned dv, unsigned tag,
+              const void *buf, unsigned len)
 {
     volatile uint8_t *pg = bar2 + EXTOLL_VELO_PAGE(vpid); /* MMIO */
     uint64_t q[15] = {0};
@@ -114,7 +106,7 @@ static int velo_send(int vpid, unsigned node, unsigned dv, unsigned tag,
 }
 
 /* returns status word or 0 on timeout */
-static uint64_t velo_recv(struct ep *e, void *buf, double tmo)
+uint64_t velo_recv(struct ep *e, void *buf, double tmo)
 {
     volatile uint8_t *slot = e->ring + EXTOLL_VELO_SLOT_SIZE * e->rd; /* DMA */
     volatile uint64_t *st = /* DMA */
@@ -160,7 +152,6 @@ static int velo_win_send(int vpid, uint64_t hdr, const void *buf, unsigned len,
     return 0;
 }
 
-static uint64_t velo_recv(struct ep *e, void *buf, double tmo);
 
 /* VPID 1 -> VPID 2 (ring 32 slots, consumer b) through the send window */
 static void window_test(struct ep *b)
@@ -305,8 +296,8 @@ static void window_test(struct ep *b)
 
 /* ---------------------------------------------------------------- RMA */
 
-static void rma_post(int vpid, unsigned opts, uint64_t w0, uint64_t w1,
-                     uint64_t w2)
+void rma_post(int vpid, unsigned opts, uint64_t w0, uint64_t w1,
+              uint64_t w2)
 {
     volatile uint8_t *pg = bar4 + EXTOLL_RMA_PAGE(vpid, opts); /* MMIO */
     double t0 = now();
@@ -323,7 +314,7 @@ static void rma_post(int vpid, unsigned opts, uint64_t w0, uint64_t w1,
     W64(pg, 16, w2);
 }
 
-static int noti_get(struct ep *e, uint64_t *w0, uint64_t *w1, double tmo)
+int noti_get(struct ep *e, uint64_t *w0, uint64_t *w1, double tmo)
 {
     volatile uint64_t *n = e->notiq + 2 * e->nrd; /* DMA */
     double t0 = now();
@@ -344,7 +335,7 @@ static int noti_get(struct ep *e, uint64_t *w0, uint64_t *w1, double tmo)
 
 #define N_SIZE(w) (EXTOLL_NOTI_W1_SIZE(w) + 1)
 
-static void dump(const char *what, uint64_t w0, uint64_t w1)
+void dump(const char *what, uint64_t w0, uint64_t w1)
 {
     printf("  %s: w0=0x%llx size=%u vpid=%u node=%u type=%u cmd=%u err=%u\n",
            what, (unsigned long long)w0, N_SIZE(w1), EXTOLL_NOTI_W1_RVPID(w1),
@@ -352,9 +343,9 @@ static void dump(const char *what, uint64_t w0, uint64_t w1)
            EXTOLL_NOTI_W1_CMD(w1), EXTOLL_NOTI_W1_ERR(w1));
 }
 
-static int expect_noti(struct ep *e, const char *what, unsigned type,
-                       unsigned cmd, unsigned err, uint64_t w0x, unsigned size,
-                       uint64_t *w0o)
+int expect_noti(struct ep *e, const char *what, unsigned type,
+                unsigned cmd, unsigned err, uint64_t w0x, unsigned size,
+                uint64_t *w0o)
 {
     uint64_t w0 = 0, w1 = 0;
     int ok = noti_get(e, &w0, &w1, 5);
@@ -588,404 +579,9 @@ static void self_test(void)
     }
 }
 
-/* ---------------------------------------------------------------- protection IDs */
-
-static uint64_t cnt(unsigned i)
-{
-    return R64(bar0, EXTOLL_REG_COUNTER(i));
-}
-
-static void set_prot(int vpid, unsigned velo, unsigned rma)
-{
-    vreg32(vpid, EXTOLL_VPID_VELO_PROT, velo);
-    vreg32(vpid, EXTOLL_VPID_RMA_PROT, rma);
-}
-
-/* nothing in e's notification queue for a while */
-static void expect_no_noti(struct ep *e, const char *what)
-{
-    uint64_t w0, w1;
-    int got = noti_get(e, &w0, &w1, 0.3);
-
-    if (got) {
-        dump("unexpected", w0, w1);
-    }
-    EXPECT(!got, "%s\n", what);
-}
-
-static int all_bytes(const uint8_t *p, size_t n, uint8_t v)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] != v) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-#define PA 0x0a0a
-#define PB 0xb00b
-
-/*
- * VPID 1 (a): VELO PA, RMA PA.  VPID 2 (b): VELO PA, RMA PB (the two parts
- * have independent IDs).  VPID 3 (c): VELO PB, RMA PA.
- */
-static void prot_test(void)
-{
-    struct ep a, b, c;
-    uint64_t r0, f0, d0;
-    double t0;
-    unsigned F = EXTOLL_RMA_FRAG_SIZE;
-    int ok;
-
-    node_id = R32(bar0, EXTOLL_REG_NODE_ID);
-    EXPECT(R32(bar0, EXTOLL_REG_VERSION) == EXTOLL_HW_VERSION &&
-               EXTOLL_HW_VERSION >= 2 &&
-               sysfs_hex(dev, "revision") == EXTOLL_HW_VERSION,
-           "hardware version and PCI revision %u\n", EXTOLL_HW_VERSION);
-    set_prot(7, 0x1234, 0x5678);
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(7) + EXTOLL_VPID_VELO_PROT) == 0x1234 &&
-               R32(bar0, EXTOLL_REG_VPID(7) + EXTOLL_VPID_RMA_PROT) == 0x5678,
-           "PROT registers read back\n");
-    set_prot(7, 0xfffff0f0, 0xabcd0f0f);
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(7) + EXTOLL_VPID_VELO_PROT) == 0xf0f0 &&
-               R32(bar0, EXTOLL_REG_VPID(7) + EXTOLL_VPID_RMA_PROT) == 0x0f0f,
-           "PROT registers keep bits 0-15\n");
-    W32(bar0, EXTOLL_REG_CTRL, EXTOLL_CTRL_RESET);
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(7) + EXTOLL_VPID_VELO_PROT) == 0 &&
-               R32(bar0, EXTOLL_REG_VPID(7) + EXTOLL_VPID_RMA_PROT) == 0,
-           "PROT registers 0 after CTRL_RESET\n");
-
-    atu_init();
-    ep_init(&a, 1, 0);
-    ep_init(&b, 2, 0);
-    ep_init(&c, 3, 0);
-    set_prot(1, PA, PA);
-    set_prot(2, PA, PB);
-    set_prot(3, PB, PA);
-    uint8_t *srcA = locked(8192), *dstB = locked(8192), *dstC = locked(8192);
-    uint8_t *badC = locked(4096), *badA = locked(4096);
-    uint64_t nA =
-        reg_prot(srcA, 8192, 16, 1, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE, PA);
-    uint64_t nB =
-        reg_prot(dstB, 8192, 32, 2, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE, PB);
-    uint64_t nC =
-        reg_prot(dstC, 8192, 48, 3, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE, PA);
-    /* owner VPID right, protection ID not the owner's */
-    uint64_t nbadC =
-        reg_prot(badC, 4096, 64, 3, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE, PB);
-    uint64_t nbadA =
-        reg_prot(badA, 4096, 80, 1, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE, PB);
-    for (size_t i = 0; i < 8192; i++) {
-        srcA[i] = i * 29 + 7;
-    }
-    memset(dstB, 0x5a, 8192);
-    memset(badC, 0x5a, 4096);
-    memset(badA, 0x11, 4096);
-
-    /* (a) RMA_PROT PA -> PB: every command refused, the target untouched */
-    r0 = cnt(EXTOLL_CNT_PROT_REFUSED);
-    f0 = cnt(EXTOLL_CNT_ATU_FAULTS);
-    size_t L = 3000;
-    unsigned lo = (L - 1) / F * F;
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node_id, 2,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0,
-                             L - 1),
-             nA, nB);
-    expect_noti(&a, "refused put: requester error 4", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_BT_PUT, EXTOLL_NOTI_ERR_CMPL, nA + lo, L - lo, NULL);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_IMM_PUT, node_id, 2,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0,
-                             7),
-             nB + 8, 0x0102030405060708ull);
-    expect_noti(&a, "refused immediate put: requester error 4",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_IMM_PUT, EXTOLL_NOTI_ERR_CMPL,
-                0x0102030405060708ull, 8, NULL);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_NOTI_PUT, node_id, 2,
-                             EXTOLL_NOTI_COMPLETER, 0, 0x42),
-             0xdeadbeef, 0);
-    expect_noti(&a, "refused notification put: requester error 4",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_NOTI_PUT,
-                EXTOLL_NOTI_ERR_CMPL, 0xdeadbeef, 0x43, NULL);
-    memset(srcA + 4096, 0x33, 4096);
-    L = 2000;
-    lo = (L - 1) / F * F;
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node_id, 2,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_RESPONDER |
-                                 EXTOLL_NOTI_COMPLETER,
-                             0, L - 1),
-             nB, nA + 4096);
-    expect_noti(&a, "refused get: requester (sent)", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_BT_GET, 0, nA + 4096 + lo, L - lo, NULL);
-    expect_noti(&a, "refused get: requester error 2", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_BT_GET, EXTOLL_NOTI_ERR_RESP, nA + 4096 + lo, L - lo,
-                NULL);
-    EXPECT(all_bytes(srcA + 4096, 4096, 0x33),
-           "refused get: local destination unchanged\n");
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_LOCK_REQ, node_id, 2,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_RESPONDER |
-                                 EXTOLL_NOTI_COMPLETER,
-                             0, 0),
-             (100ull << 32) | 9, 5ull << 32);
-    expect_noti(&a, "refused lock: requester (sent)", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_LOCK_REQ, 0, EXTOLL_LOCK_W0(9, 0, 100), 0, NULL);
-    expect_noti(&a, "refused lock: requester error 2", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_LOCK_REQ, EXTOLL_NOTI_ERR_RESP,
-                EXTOLL_LOCK_W0(9, 0, 0), 0, NULL);
-    EXPECT(all_bytes(dstB, 8192, 0x5a),
-           "refused puts: target memory unchanged\n");
-    expect_no_noti(&b, "refused commands: no notification at the target");
-    EXPECT(cnt(EXTOLL_CNT_PROT_REFUSED) - r0 == 5,
-           "prot_refused counted 5 refused commands (%llu)\n",
-           (unsigned long long)(cnt(EXTOLL_CNT_PROT_REFUSED) - r0));
-    EXPECT(cnt(EXTOLL_CNT_ATU_FAULTS) == f0,
-           "refused at the VPID: no ATU fault\n");
-    /* the lock of VPID 2 was not touched: its owner (same ID) sees 0 */
-    rma_post(2, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_LOCK_REQ, node_id, 2,
-                             EXTOLL_NOTI_COMPLETER, 0, 0),
-             (100ull << 32) | 9, 0);
-    expect_noti(&b, "own lock with the same ID: value still 0",
-                EXTOLL_NOTI_COMPLETER, EXTOLL_CMD_LOCK_RSP, 0,
-                EXTOLL_LOCK_W0(9, 1, 0), 0, NULL);
-    expect_no_noti(&b, "nothing else at VPID 2");
-
-    /* (b) RMA_PROT PA -> PA (VPID 3), ATU entries PA: everything works */
-    r0 = cnt(EXTOLL_CNT_PROT_REFUSED);
-    L = 3000;
-    lo = (L - 1) / F * F;
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node_id, 3,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0,
-                             L - 1),
-             nA + 1, nC + 2);
-    expect_noti(&c, "same ID put: completer", EXTOLL_NOTI_COMPLETER,
-                EXTOLL_CMD_BT_PUT, 0, nC + 2 + lo, L - lo, NULL);
-    expect_noti(&a, "same ID put: requester", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_BT_PUT, 0, nA + 1 + lo, L - lo, NULL);
-    EXPECT(!memcmp(srcA + 1, dstC + 2, L), "same ID put data\n");
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_IMM_PUT, node_id, 3,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0,
-                             3),
-             nC + 4096, 0xa1b2c3d4);
-    expect_noti(&c, "same ID immediate put: completer", EXTOLL_NOTI_COMPLETER,
-                EXTOLL_CMD_IMM_PUT, 0, nC + 4096, 4, NULL);
-    expect_noti(&a, "same ID immediate put: requester", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_IMM_PUT, 0, 0xa1b2c3d4, 4, NULL);
-    EXPECT(*(uint32_t *)(dstC + 4096) == 0xa1b2c3d4,
-           "same ID immediate put data\n");
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_NOTI_PUT, node_id, 3,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0,
-                             0x42),
-             0xfeed, 0);
-    expect_noti(&c, "same ID notification put: completer",
-                EXTOLL_NOTI_COMPLETER, EXTOLL_CMD_NOTI_PUT, 0, 0xfeed, 0x43,
-                NULL);
-    expect_noti(&a, "same ID notification put: requester",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_NOTI_PUT, 0, 0xfeed, 0x43,
-                NULL);
-    memset(srcA + 4096, 0, 4096);
-    L = 2000;
-    lo = (L - 1) / F * F;
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node_id, 3,
-                             EXTOLL_NOTI_RESPONDER | EXTOLL_NOTI_COMPLETER, 0,
-                             L - 1),
-             nC + 2, nA + 4096);
-    expect_noti(&c, "same ID get: responder", EXTOLL_NOTI_RESPONDER,
-                EXTOLL_CMD_BT_GET, 0, nC + 2 + lo, L - lo, NULL);
-    expect_noti(&a, "same ID get: completer", EXTOLL_NOTI_COMPLETER,
-                EXTOLL_CMD_GET_BT_RSP, 0, nA + 4096 + lo, L - lo, NULL);
-    EXPECT(!memcmp(srcA + 4096, dstC + 2, L), "same ID get data\n");
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_LOCK_REQ, node_id, 3,
-                             EXTOLL_NOTI_RESPONDER | EXTOLL_NOTI_COMPLETER, 0,
-                             1),
-             (100ull << 32) | 9, 5ull << 32);
-    expect_noti(&c, "same ID lock: responder", EXTOLL_NOTI_RESPONDER,
-                EXTOLL_CMD_LOCK_REQ, 0, EXTOLL_LOCK_W0(9, 1, 5), 0, NULL);
-    expect_noti(&a, "same ID lock: completer", EXTOLL_NOTI_COMPLETER,
-                EXTOLL_CMD_LOCK_RSP, 0, EXTOLL_LOCK_W0(9, 1, 5), 0, NULL);
-    EXPECT(cnt(EXTOLL_CNT_PROT_REFUSED) == r0, "same IDs: nothing refused\n");
-
-    /* (c) ATU entries whose ID differs from the VPID's */
-    r0 = cnt(EXTOLL_CNT_PROT_REFUSED);
-    f0 = cnt(EXTOLL_CNT_ATU_FAULTS);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node_id, 3,
-                             EXTOLL_NOTI_COMPLETER, 0, 99),
-             nA, nbadC + 16);
-    expect_noti(&a, "put to an entry of another ID: requester error 4",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_PUT, EXTOLL_NOTI_ERR_CMPL,
-                nA, 100, NULL);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_IMM_PUT, node_id, 3, 0, 0, 7), nbadC,
-             0x77);
-    expect_noti(&a,
-                "immediate put to an entry of another ID: requester error 4",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_IMM_PUT, EXTOLL_NOTI_ERR_CMPL,
-                0x77, 8, NULL);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node_id, 3,
-                             EXTOLL_NOTI_RESPONDER, 0, 99),
-             nbadC, nA + 4096);
-    expect_noti(&a, "get from an entry of another ID: requester error 2",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_GET, EXTOLL_NOTI_ERR_RESP,
-                nA + 4096, 100, NULL);
-    EXPECT(all_bytes(badC, 4096, 0x5a),
-           "entry of another ID: target memory unchanged\n");
-    expect_no_noti(&c, "entry of another ID: no notification at the target");
-    EXPECT(cnt(EXTOLL_CNT_PROT_REFUSED) - r0 == 3 &&
-               cnt(EXTOLL_CNT_ATU_FAULTS) - f0 == 3,
-           "remote entries of another ID: 3 ATU faults, 3 prot_refused\n");
-    /* local addresses: the posting VPID's RMA_PROT must match too */
-    r0 = cnt(EXTOLL_CNT_PROT_REFUSED);
-    f0 = cnt(EXTOLL_CNT_ATU_FAULTS);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node_id, 3,
-                             EXTOLL_NOTI_COMPLETER, 0, 99),
-             nbadA, nC);
-    expect_noti(&a, "put from a local entry of another ID: requester error 1",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_PUT, EXTOLL_NOTI_ERR_REQ,
-                nbadA, 0, NULL);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node_id, 3,
-                             EXTOLL_NOTI_COMPLETER, 0, 99),
-             nC, nbadA);
-    expect_noti(&a, "get into a local entry of another ID: requester error 1",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_GET, EXTOLL_NOTI_ERR_REQ,
-                nbadA, 0, NULL);
-    EXPECT(all_bytes(badA, 4096, 0x11),
-           "local entry of another ID unchanged\n");
-    expect_no_noti(&c, "local entries of another ID: nothing sent");
-    EXPECT(cnt(EXTOLL_CNT_PROT_REFUSED) - r0 == 2 &&
-               cnt(EXTOLL_CNT_ATU_FAULTS) - f0 == 2,
-           "local entries of another ID: 2 ATU faults, 2 prot_refused\n");
-
-    /*
-     * Answers whose ID is no longer the origin's RMA_PROT are dropped: the
-     * notification queue of VPID 3 is made full, so the put's last
-     * fragment and the get and lock requests behind it are pushed back
-     * while VPID 1 changes its RMA_PROT; then the queue drains.
-     */
-    r0 = cnt(EXTOLL_CNT_PROT_REFUSED);
-    for (unsigned i = 0; i < NOTIQ_ENT; i++) {
-        c.notiq[2 * i + 1] = 1;
-    }
-    memset(srcA + 4096, 0x44, 4096);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node_id, 3,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0,
-                             99),
-             nA, nC);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node_id, 3,
-                             EXTOLL_NOTI_RESPONDER | EXTOLL_NOTI_COMPLETER, 0,
-                             L - 1),
-             nC, nA + 4096);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_LOCK_REQ, node_id, 3,
-                             EXTOLL_NOTI_RESPONDER | EXTOLL_NOTI_COMPLETER, 0,
-                             1),
-             (100ull << 32) | 9, 1ull << 32);
-    usleep(50000);
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(1) + EXTOLL_VPID_RMA_PENDING) == 3,
-           "3 commands pending behind a full notification queue\n");
-    vreg32(1, EXTOLL_VPID_RMA_PROT, PA ^ 1);
-    for (unsigned i = 1; i <= NOTIQ_ENT; i++) { /* the write index last */
-        c.notiq[2 * ((c.nrd + i) % NOTIQ_ENT) + 1] = 0;
-    }
-    expect_noti(&c, "put executed at the target", EXTOLL_NOTI_COMPLETER,
-                EXTOLL_CMD_BT_PUT, 0, nC, 100, NULL);
-    expect_noti(&c, "get executed at the target", EXTOLL_NOTI_RESPONDER,
-                EXTOLL_CMD_BT_GET, 0, nC + lo, L - lo, NULL);
-    expect_noti(&c, "lock executed at the target", EXTOLL_NOTI_RESPONDER,
-                EXTOLL_CMD_LOCK_REQ, 0, EXTOLL_LOCK_W0(9, 1, 6), 0, NULL);
-    t0 = now();
-    while (R32(bar0, EXTOLL_REG_VPID(1) + EXTOLL_VPID_RMA_PENDING) &&
-           now() - t0 < 5) {
-        usleep(1000);
-    }
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(1) + EXTOLL_VPID_RMA_PENDING) == 0,
-           "answers with the old ID finish the commands\n");
-    expect_no_noti(&a,
-                   "answers with the old ID: no notification at the origin");
-    EXPECT(all_bytes(srcA + 4096, 4096, 0x44),
-           "get answer with the old ID not written\n");
-    EXPECT(cnt(EXTOLL_CNT_PROT_REFUSED) - r0 == 3,
-           "prot_refused counts the 3 answers (%llu)\n",
-           (unsigned long long)(cnt(EXTOLL_CNT_PROT_REFUSED) - r0));
-    vreg32(1, EXTOLL_VPID_RMA_PROT, PA);
-
-    /* (d) VELO PA -> VPID 3 (VELO PB): dropped, counted, credit back */
-    r0 = cnt(EXTOLL_CNT_PROT_REFUSED);
-    d0 = cnt(EXTOLL_CNT_VELO_RX_DROPPED);
-    ok = 1;
-    unsigned n = 3 * EXTOLL_VELO_TX_CREDITS;
-    for (unsigned i = 0; i < n && ok; i++) {
-        uint64_t q = i;
-        ok = velo_send(1, node_id, 3, 1, &q, 8) == 0;
-    }
-    EXPECT(
-        ok,
-        "%u messages to a VPID of another VELO ID sent (credits come back)\n",
-        n);
-    t0 = now();
-    while (R64(bar2 + EXTOLL_VELO_PAGE(1), EXTOLL_VELO_CREDITS) !=
-               EXTOLL_VELO_TX_CREDITS &&
-           now() - t0 < 5) {
-        usleep(1000);
-    }
-    EXPECT(R64(bar2 + EXTOLL_VELO_PAGE(1), EXTOLL_VELO_CREDITS) ==
-               EXTOLL_VELO_TX_CREDITS,
-           "all sender credits back\n");
-    ok = 1;
-    for (unsigned i = 0; i < RING_SLOTS; i++) {
-        ok &= *(volatile uint64_t *)(c.ring + 128 * i + 120) == 0; /* DMA */
-    }
-    EXPECT(ok && R32(bar0, EXTOLL_REG_VPID(3) + EXTOLL_VPID_VELO_RX_COUNT) == 0,
-           "ring of VPID 3 untouched\n");
-    EXPECT(cnt(EXTOLL_CNT_PROT_REFUSED) - r0 == n &&
-               cnt(EXTOLL_CNT_VELO_RX_DROPPED) - d0 == n,
-           "velo_rx_dropped and prot_refused count %u refused messages\n", n);
-    EXPECT(R64(bar2 + EXTOLL_VELO_PAGE(1), EXTOLL_VELO_DROPS) == 0,
-           "the sender's drop count stays 0\n");
-    /* same VELO ID: VPID 2 (VELO PA, RMA PB) receives */
-    {
-        uint64_t q = 0x1122, got = 0, st;
-        velo_send(1, node_id, 2, 9, &q, 8);
-        st = velo_recv(&b, &got, 5);
-        EXPECT(st && got == q && EXTOLL_VELO_ST_VPID(st) == 1,
-               "VELO with the same ID delivered\n");
-        /* the register is live: VPID 3 takes PA from now on */
-        vreg32(3, EXTOLL_VPID_VELO_PROT, PA);
-        q = 0x3344;
-        velo_send(1, node_id, 3, 9, &q, 8);
-        st = velo_recv(&c, &got, 5);
-        EXPECT(st && got == q,
-               "VELO delivered after VELO_PROT changed to the sender's ID\n");
-    }
-    usleep(100000);
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(1) + EXTOLL_VPID_RMA_PENDING) == 0,
-           "no pending commands at VPID 1\n");
-    expect_no_noti(&a, "no stray notifications at VPID 1");
-    for (unsigned i = 0; i < EXTOLL_NUM_COUNTERS; i++) {
-        printf("# counter %u = %llu\n", i, (unsigned long long)cnt(i));
-    }
-}
-
 /* ---------------------------------------------------------------- 2 nodes */
 
-#define SRV_VPID 3
-#define PP 0x7e57 /* VELO and RMA protection ID of the server and of VPID 5 */
-static void serve(int secs)
+void serve(int secs)
 {
     struct ep e;
     uint8_t buf[128];
@@ -1011,7 +607,7 @@ static void serve(int secs)
     }
 }
 
-static void ping(unsigned node, int n)
+void ping(unsigned node, int n)
 {
     struct ep e;
     uint8_t buf[128], got[128];
@@ -1131,275 +727,6 @@ static void ping(unsigned node, int n)
     printf("# retransmits %llu\n",
            (unsigned long long)R64(bar0,
                                    EXTOLL_REG_COUNTER(EXTOLL_CNT_RETRANSMITS)));
-}
-
-/* ---------------------------------------------- retransmission budget */
-
-/*
- * Seconds of silence after which a stream with budget n fails (5 ms doubling
- * to 100 ms).
- */
-static double budget_s(unsigned n)
-{
-    double t = 0;
-
-    for (unsigned r = 0; r <= n; r++) {
-        t += (r < 5 ? 5u << r : 100u) / 1000.0;
-    }
-    return t;
-}
-
-/* Until the VELO credits of VPID v are all back and it has no RMA command pending. */
-static void settle(int v, double tmo)
-{
-    volatile uint8_t *pg = bar2 + EXTOLL_VELO_PAGE(v); /* MMIO */
-    double t0 = now();
-
-    while (
-        (R64(pg, EXTOLL_VELO_CREDITS) != R32(bar0, EXTOLL_REG_VELO_CREDITS) ||
-         R32(bar0, EXTOLL_REG_VPID(v) + EXTOLL_VPID_RMA_PENDING)) &&
-        now() - t0 < tmo) {
-        usleep(1000);
-    }
-}
-
-/*
- * Node 'dead' is in range but not running: nothing answers.  A put (requester +
- * completer notifications asked for), an immediate put (none asked for), a qw get
- * (completer only), a lock (none) and two VELO messages to it fail together when
- * the request stream has been silent for the budget: one requester notification
- * with error 1 (REQ) each, in order, with the words a success would have had;
- * the VELO credits come back and the messages count in VELO_DROPS; counters.
- * The stream starts afresh: the next command fails the same way.
- */
-static void dead_test(unsigned dead, unsigned want_max)
-{
-    volatile uint8_t *pg = bar2 + EXTOLL_VELO_PAGE(1); /* MMIO */
-    unsigned F = EXTOLL_RMA_FRAG_SIZE, max;
-    struct ep e;
-    double t0, dt;
-
-    node_id = R32(bar0, EXTOLL_REG_NODE_ID);
-    W32(bar0, EXTOLL_REG_CTRL, EXTOLL_CTRL_RESET);
-    atu_init();
-    ep_init(&e, 1, 0);
-    max = R32(bar0, EXTOLL_REG_RETX_MAX);
-    EXPECT(max == want_max, "RETX_MAX reads %u (retx-max)\n", max);
-    W32(bar0, EXTOLL_REG_RETX_MAX, 99);
-    EXPECT(R32(bar0, EXTOLL_REG_RETX_MAX) == max, "RETX_MAX is read-only\n");
-
-    uint8_t *src = locked(8192), *dst = locked(8192);
-    uint64_t nsrc = reg(src, 8192, 16, 1, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE);
-    uint64_t ndst = reg(dst, 8192, 32, 1, EXTOLL_ATU_READ | EXTOLL_ATU_WRITE);
-    uint64_t credits = R32(bar0, EXTOLL_REG_VELO_CREDITS), nrem = 0x40000;
-    uint64_t f0 = cnt(EXTOLL_CNT_TX_FAILED),
-             d0 = cnt(EXTOLL_CNT_VELO_TX_DROPPED);
-    uint64_t e0 = cnt(EXTOLL_CNT_RMA_ERRORS), r0 = cnt(EXTOLL_CNT_RETRANSMITS);
-    size_t L = 3000;
-    unsigned lo = (L - 1) / F * F;
-
-    memset(dst, 0x5a, 8192);
-    t0 = now();
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, dead, 3,
-                             EXTOLL_NOTI_REQUESTER | EXTOLL_NOTI_COMPLETER, 0,
-                             L - 1),
-             nsrc, nrem);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_IMM_PUT, dead, 3, 0, 0, 4), nrem,
-             0x1122334455ull);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_QW_GET, dead, 3, EXTOLL_NOTI_COMPLETER,
-                             0, 63),
-             nrem, ndst);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_LOCK_REQ, dead, 3, 0, 0, 0),
-             (7ull << 32) | 5, 1ull << 32);
-    velo_send(1, dead, 3, 0xee, "lost-1", 6);
-    velo_send(1, dead, 3, 0xee, "lost-2", 6);
-    EXPECT(R64(pg, EXTOLL_VELO_CREDITS) == credits - 2,
-           "2 VELO credits in flight\n");
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(1) + EXTOLL_VPID_RMA_PENDING) == 4,
-           "4 commands pending\n");
-    expect_noti(&e, "put to a silent node: requester error 1",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_PUT, EXTOLL_NOTI_ERR_REQ,
-                nsrc + lo, L - lo, NULL);
-    dt = now() - t0;
-    EXPECT(dt > 0.8 * budget_s(max) && dt < budget_s(max) + 3,
-           "failure reported after %.2f s (budget: %.2f s of silence)\n", dt,
-           budget_s(max));
-    expect_noti(&e, "immediate put without notifications: requester error 1",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_IMM_PUT, EXTOLL_NOTI_ERR_REQ,
-                0x1122334455ull, 5, NULL);
-    expect_noti(&e,
-                "get: requester error 1 instead of its completer notification",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_QW_GET, EXTOLL_NOTI_ERR_REQ,
-                ndst, 64, NULL);
-    expect_noti(&e, "lock without notifications: requester error 1",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_LOCK_REQ, EXTOLL_NOTI_ERR_REQ,
-                EXTOLL_LOCK_W0(5, 0, 7), 0, NULL);
-    settle(1, 2);
-    EXPECT(R64(pg, EXTOLL_VELO_CREDITS) == credits,
-           "VELO credits back (%llu)\n",
-           (unsigned long long)R64(pg, EXTOLL_VELO_CREDITS));
-    EXPECT(R64(pg, EXTOLL_VELO_DROPS) == 2,
-           "the 2 VELO messages count in VELO_DROPS\n");
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(1) + EXTOLL_VPID_RMA_PENDING) == 0,
-           "RMA_PENDING back to 0\n");
-    EXPECT(cnt(EXTOLL_CNT_TX_FAILED) - f0 == 6,
-           "tx_failed counts 6 packets (4 requests, 2 VELO): %llu\n",
-           (unsigned long long)(cnt(EXTOLL_CNT_TX_FAILED) - f0));
-    EXPECT(cnt(EXTOLL_CNT_VELO_TX_DROPPED) - d0 == 2, "velo_tx_dropped +2\n");
-    EXPECT(cnt(EXTOLL_CNT_RMA_ERRORS) - e0 == 4, "rma_errors +4\n");
-    EXPECT(cnt(EXTOLL_CNT_RETRANSMITS) - r0 >= max,
-           "retransmitted %llu times first\n",
-           (unsigned long long)(cnt(EXTOLL_CNT_RETRANSMITS) - r0));
-    EXPECT(all_bytes(dst, 8192, 0x5a), "nothing written for the failed get\n");
-    expect_no_noti(
-        &e, "no other notification (no completer notification for the get)");
-
-    /* the stream starts afresh (new epoch): the next command fails the same way */
-    t0 = now();
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_NOTI_PUT, dead, 3, 0, 0, 0x42), 0xabcd,
-             0);
-    expect_noti(&e, "notification put on the new stream: requester error 1",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_NOTI_PUT, EXTOLL_NOTI_ERR_REQ,
-                0xabcd, 0x43, NULL);
-    dt = now() - t0;
-    EXPECT(dt > 0.8 * budget_s(max) && dt < budget_s(max) + 3,
-           "again after %.2f s\n", dt);
-    settle(1, 2);
-    EXPECT(cnt(EXTOLL_CNT_TX_FAILED) - f0 == 7 &&
-               R32(bar0, EXTOLL_REG_VPID(1) + EXTOLL_VPID_RMA_PENDING) == 0,
-           "tx_failed +1, nothing pending\n");
-    /* the own node is not affected */
-    memset(src, 0x33, 100);
-    rma_post(1, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node_id, 1,
-                             EXTOLL_NOTI_REQUESTER, 0, 99),
-             nsrc, ndst);
-    expect_noti(&e, "loopback put meanwhile", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_BT_PUT, 0, nsrc, 100, NULL);
-    EXPECT(all_bytes(dst, 100, 0x33), "loopback put data\n");
-    EXPECT(cnt(EXTOLL_CNT_RMA_LATE_ANSWERS) == 0 &&
-               cnt(EXTOLL_CNT_RMA_NO_ANSWER) == 0,
-           "no late or lost answers\n");
-    for (unsigned i = 0; i < EXTOLL_NUM_COUNTERS; i++) {
-        printf("# counter %u = %llu\n", i, (unsigned long long)cnt(i));
-    }
-}
-
-/*
- * Against node 'node' before it runs: a put and a VELO message fail; then
- * (run-extoll-vm-tests.sh starts node with "serve" when it sees "REVIVE:")
- * VELO pings until the echo server answers, and the pair works as before:
- * round trips, a put and a get.  The failed message is never echoed, and no
- * answer to the failed put arrives (the records of the failed stream are
- * gone with its bulk ring).
- */
-static void revive(unsigned node)
-{
-    volatile uint8_t *pg = bar2 + EXTOLL_VELO_PAGE(5); /* MMIO */
-    uint8_t buf[128], *src = locked(65536), *back = locked(65536);
-    unsigned F = EXTOLL_RMA_FRAG_SIZE, stale = 0, pings = 0;
-    struct ep e;
-    uint64_t st;
-    double t0;
-    int ok, up = 0;
-
-    node_id = R32(bar0, EXTOLL_REG_NODE_ID);
-    W32(bar0, EXTOLL_REG_CTRL, EXTOLL_CTRL_RESET);
-    atu_init();
-    ep_init(&e, 5, 0);
-    set_prot(5, PP, PP);
-    uint64_t nsrc = reg_prot(src, 65536, 16, 5, EXTOLL_ATU_READ, PP);
-    uint64_t nback = reg_prot(back, 65536, 32, 5, EXTOLL_ATU_WRITE, PP);
-    uint64_t nrem = 64ull << 12;
-
-    for (size_t i = 0; i < 65536; i++) {
-        src[i] = i * 5 + 1;
-    }
-    rma_post(5, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node, SRV_VPID,
-                             EXTOLL_NOTI_REQUESTER, 0, 99),
-             nsrc, nrem + 1);
-    velo_send(5, node, SRV_VPID, 0xee, "stale", 5);
-    expect_noti(&e, "put to a node that does not run yet: requester error 1",
-                EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_PUT, EXTOLL_NOTI_ERR_REQ,
-                nsrc, 100, NULL);
-    settle(5, 2);
-    EXPECT(R64(pg, EXTOLL_VELO_DROPS) == 1 &&
-               R64(pg, EXTOLL_VELO_CREDITS) ==
-                   R32(bar0, EXTOLL_REG_VELO_CREDITS),
-           "VELO message failed: credit back, VELO_DROPS 1\n");
-    printf("REVIVE: peer failed, start it\n");
-
-    /* until it answers: each ping fails (not running) or is dropped (booting) */
-    t0 = now();
-    while (!up && now() - t0 < 300) {
-        if (velo_send(5, node, SRV_VPID, 0x10 + pings++ % 0x80, "ping", 4)) {
-            break;
-        }
-        st = velo_recv(&e, buf, 3);
-        if (st) {
-            stale += EXTOLL_VELO_ST_TAG(st) == 0xee;
-            up = 1;
-        }
-    }
-    EXPECT(up, "node %u answers once it runs (after %.0f s, %u pings)\n", node,
-           now() - t0, pings);
-    /* late echoes of earlier pings */
-    while ((st = velo_recv(&e, buf, 1))) {
-        stale += EXTOLL_VELO_ST_TAG(st) == 0xee;
-    }
-    EXPECT(!stale, "the VELO message reported failed never arrived\n");
-
-    ok = up;
-    for (int i = 0; i < 50 && ok; i++) {
-        unsigned len = 1 + i * 7 % 120;
-        uint8_t got[128];
-
-        for (unsigned k = 0; k < len; k++) {
-            buf[k] = i * 3 + k;
-        }
-        velo_send(5, node, SRV_VPID, i, buf, len);
-        st = velo_recv(&e, got, 10);
-        if (!st || EXTOLL_VELO_ST_LEN(st) != len ||
-            EXTOLL_VELO_ST_TAG(st) != (unsigned)i || memcmp(buf, got, len)) {
-            printf("  round %d status 0x%llx\n", i, (unsigned long long)st);
-            ok = 0;
-        }
-    }
-    EXPECT(ok, "50 VELO round trips after the restart, in order, intact\n");
-
-    size_t L = 40000;
-    unsigned lo = (L - 1) / F * F;
-
-    rma_post(5, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node, SRV_VPID,
-                             EXTOLL_NOTI_REQUESTER, 0, L - 1),
-             nsrc, nrem + 1);
-    expect_noti(&e, "put after the restart: requester", EXTOLL_NOTI_REQUESTER,
-                EXTOLL_CMD_BT_PUT, 0, nsrc + lo, L - lo, NULL);
-    rma_post(5, EXTOLL_RMA_OPT_TE,
-             EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node, SRV_VPID,
-                             EXTOLL_NOTI_COMPLETER, 0, L - 1),
-             nrem + 1, nback);
-    expect_noti(&e, "get after the restart: completer", EXTOLL_NOTI_COMPLETER,
-                EXTOLL_CMD_GET_BT_RSP, 0, nback + lo, L - lo, NULL);
-    EXPECT(!memcmp(src, back, L), "put + get data after the restart\n");
-    settle(5, 2);
-    EXPECT(R32(bar0, EXTOLL_REG_VPID(5) + EXTOLL_VPID_RMA_PENDING) == 0,
-           "nothing pending\n");
-    EXPECT(cnt(EXTOLL_CNT_TX_FAILED) >= 2, "tx_failed %llu\n",
-           (unsigned long long)cnt(EXTOLL_CNT_TX_FAILED));
-    EXPECT(cnt(EXTOLL_CNT_RMA_LATE_ANSWERS) == 0,
-           "no answer to the failed put arrived (rma_late_answers 0)\n");
-    expect_no_noti(&e, "no stray notifications");
-    for (unsigned i = 0; i < EXTOLL_NUM_COUNTERS; i++) {
-        printf("# counter %u = %llu\n", i, (unsigned long long)cnt(i));
-    }
 }
 
 static void fuzz(long n)

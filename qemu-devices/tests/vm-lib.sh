@@ -34,8 +34,10 @@ vm_image() {
 	R=$W/rootfs
 	mkdir -p "$R"/{bin,proc,sys,dev,tmp} "$W/fabric"
 	cp "$BUSYBOX" "$R/bin/busybox"
+	# the program and its parts ($prog-*.c, e.g. extoll-regtest-prot.c)
 	gcc -static -O2 -Wall -Wextra -I"$TOP/uapi" -o "$R/bin/$prog" \
-		"$TOP/qemu-devices/tests/$prog.c" || { echo "Bail out! cannot build $prog"; exit 1; }
+		"$TOP/qemu-devices/tests/$prog.c" $(ls "$TOP/qemu-devices/tests/$prog"-*.c 2>/dev/null) ||
+		{ echo "Bail out! cannot build $prog"; exit 1; }
 	cat > "$R/init" <<EOI
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
