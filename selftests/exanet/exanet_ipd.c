@@ -1211,6 +1211,26 @@ TEST(irq_mode_traffic_and_idle_cpu)
 	cpu = mode_check(_metadata, &o, IPD_PORT_BASE + 4);
 	EXPECT_LE(0, cpu);
 	EXPECT_GE(5.0, cpu);
+	/* it polled after its packets (--irq-spin-us, default 1000) and slept */
+	EXPECT_LT(0, ipd_counter("irq_spins"));
+	EXPECT_LT(0, ipd_counter("idle_sleeps"));
+	OOB_SYNC(&o);
+	/* --irq-spin-us 0: straight to sleep after every packet */
+	ASSERT_EQ(0, ipd_stop());
+	OOB_SYNC(&o);
+	ASSERT_EQ(0, ipd_start("irq", "--irq-spin-us 0"));
+	ASSERT_EQ(0, ipd_wait_peers(30000, "up"));
+	OOB_SYNC(&o);
+	for (int r = 0; r < nranks(); r++) {
+		char ip[20];
+
+		if (r != my_rank())
+			EXPECT_EQ(0, exa_system("ping -c 5 -i 0.2 -w 20 -q %s", exa_ip_str(r, ip)));
+	}
+	OOB_SYNC(&o);
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("irq_spins"));
+	EXPECT_LT(0, ipd_counter("wakeups"));
 	OOB_SYNC(&o);
 	oob_fini(&o);
 }

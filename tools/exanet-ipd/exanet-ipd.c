@@ -102,6 +102,10 @@ static void usage(FILE *f)
 "                          interrupts or the TUN device has a packet\n"
 "      --spin N            sleep mode: idle polls before the first sleep (200)\n"
 "      --max-sleep-us N    sleep mode: longest sleep (default 1000)\n"
+"      --irq-spin-us N     irq mode: after a burst of small packets, keep\n"
+"                          polling for N us (yielding the CPU between polls)\n"
+"                          before sleeping, so a reply is caught without an\n"
+"                          interrupt (default %u; 0: sleep at once)\n"
 "      --ring-kib N        receive ring per peer, power of two, 512..262144\n"
 "                          (default 2048)\n"
 "      --batch-kib N       post a batch when it reaches N KiB (default 256;\n"
@@ -132,7 +136,7 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 stopped by SIGTERM/SIGINT (or --status printed), 1 error,\n"
 "2 usage (also --mode irq without NI interrupts), 3 --status: no daemon.\n"
-"Reference: Documentation/exanet/ipd.md\n", IPD_MTU_MIN, 65520);
+"Reference: Documentation/exanet/ipd.md\n", IPD_MTU_MIN, 65520, IPD_IRQ_SPIN_US);
 }
 
 static int parse_addr(const char *s, uint32_t *addr, uint32_t *prefix)
@@ -158,7 +162,7 @@ static int parse_addr(const char *s, uint32_t *addr, uint32_t *prefix)
 }
 
 enum {
-	O_TXQ = 256, O_PDID, O_MODE, O_SPIN, O_MAXSLEEP, O_RING, O_BATCH, O_INFLIGHT,
+	O_TXQ = 256, O_PDID, O_MODE, O_SPIN, O_MAXSLEEP, O_IRQSPIN, O_RING, O_BATCH, O_INFLIGHT,
 	O_HBIF, O_HBPORT, O_HBINT, O_HBMISS, O_DAEMON, O_LOG, O_RUNDIR, O_STATUS, O_JSON,
 	O_VERSION, O_NOOFFLOAD, O_SCHED, O_NICE,
 };
@@ -174,6 +178,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 		{ "pdid", required_argument, NULL, O_PDID },
 		{ "mode", required_argument, NULL, O_MODE },
 		{ "spin", required_argument, NULL, O_SPIN },
+		{ "irq-spin-us", required_argument, NULL, O_IRQSPIN },
 		{ "max-sleep-us", required_argument, NULL, O_MAXSLEEP },
 		{ "ring-kib", required_argument, NULL, O_RING },
 		{ "batch-kib", required_argument, NULL, O_BATCH },
@@ -216,6 +221,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 	o->max_inflight = 4;
 	o->spin_us = 200;
 	o->max_sleep_us = 1000;
+	o->irq_spin_us = IPD_IRQ_SPIN_US;
 	o->run_dir = "/run/exanet-ipd";
 	o->offload = 1;
 	o->nice = -10;
@@ -275,6 +281,10 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 			break;
 		case O_SPIN:
 			if (tool_parse_uint(optarg, 0, 100000000, &o->spin_us))
+				return -1;
+			break;
+		case O_IRQSPIN:
+			if (tool_parse_uint(optarg, 0, 1000000, &o->irq_spin_us))
 				return -1;
 			break;
 		case O_MAXSLEEP:
@@ -527,6 +537,8 @@ static void setup_sched(struct ipd *d)
 			strerror(errno));
 	if (setpriority(PRIO_PROCESS, 0, d->o.nice))
 		ipd_log(LOG_W, "--nice %d: %s (needs CAP_SYS_NICE)", d->o.nice, strerror(errno));
+	else
+		d->reniced = d->o.nice != 0;
 }
 
 static int setup_signals(const struct ipd_opts *o)
@@ -839,9 +851,43 @@ static void idle_sleep(struct ipd *d, unsigned int *idle, unsigned int *sleep_us
 		*sleep_us = d->o.max_sleep_us;
 }
 
+/*
+ * While it polls for a reply the daemon runs at nice 0: at its usual weight
+ * (nice -10) its sched_yield() hardly lets the program that produces the
+ * reply run, and a ping-pong got slower, not faster (ipd.md, "Modes").
+ */
+static void spin_begin(struct ipd *d, int *spinning)
+{
+	if (*spinning || !d->reniced)
+		return;
+	*spinning = 1;
+	setpriority(PRIO_PROCESS, 0, 0);
+}
+
+static void spin_end(struct ipd *d, int *spinning)
+{
+	if (!*spinning)
+		return;
+	*spinning = 0;
+	setpriority(PRIO_PROCESS, 0, d->o.nice);
+}
+
+static uint64_t tun_packets(const struct ipd *d)
+{
+	return d->c.tun_rx_packets + d->c.tun_tx_packets;
+}
+
+static uint64_t tun_bytes(const struct ipd *d)
+{
+	return d->c.tun_rx_bytes + d->c.tun_tx_bytes;
+}
+
 static void run(struct ipd *d)
 {
 	unsigned int idle = 0, sleep_us = 20;
+	int64_t irq_spin_ns = (int64_t)d->o.irq_spin_us * 1000, last_work_ns = 0;
+	int spinning = 0, in_burst = 0, spin_ok = 0;
+	uint64_t burst_packets = 0, burst_bytes = 0;
 
 	while (!ipd_stop) {
 		int work;
@@ -873,7 +919,25 @@ static void run(struct ipd *d)
 		if (work) {
 			idle = 0;
 			sleep_us = 20;
+			if (irq_spin_ns) {
+				last_work_ns = exanet_now_ns();
+				in_burst = 1;
+			}
+			spin_end(d, &spinning);
 			continue;
+		}
+		if (in_burst) {
+			/*
+			 * The burst that just ended: requests and replies are
+			 * small; a stream keeps the daemon busy anyway and
+			 * only loses throughput by polling at nice 0.
+			 */
+			uint64_t n = tun_packets(d) - burst_packets;
+
+			in_burst = 0;
+			spin_ok = n && (tun_bytes(d) - burst_bytes) / n <= IPD_IRQ_SPIN_MAX_AVG;
+			burst_packets = tun_packets(d);
+			burst_bytes = tun_bytes(d);
 		}
 		switch (d->o.mode) {
 		case MODE_BUSY:
@@ -883,6 +947,19 @@ static void run(struct ipd *d)
 			idle_sleep(d, &idle, &sleep_us);
 			break;
 		case MODE_IRQ:
+			/*
+			 * A reply to what we just carried usually comes within a
+			 * round trip: polling for it (and giving the CPU to the
+			 * application between polls) spares the interrupt and
+			 * the wake-up, as NAPI busy polling does.
+			 */
+			if (spin_ok && exanet_now_ns() - last_work_ns < irq_spin_ns) {
+				spin_begin(d, &spinning);
+				d->c.irq_spins++;
+				sched_yield();
+				break;
+			}
+			spin_end(d, &spinning);
 #ifdef EXANET_HAVE_EVENTS
 			idle_irq(d);
 #endif

@@ -33,6 +33,13 @@
 #define IPD_WCHANS	EXANET_RDMA_WCHANS
 #define IPD_MBOX_SLOTS	256
 #define IPD_DEFAULT_PDID 18768		/* 0x4950, "IP" */
+/*
+ * irq mode: how long the daemon keeps polling after its last packet before
+ * it arms the interrupt and sleeps (Documentation/exanet/ipd.md, "Modes").
+ */
+#define IPD_IRQ_SPIN_US 1000
+/* ... after a burst of packets of at most this many bytes on average */
+#define IPD_IRQ_SPIN_MAX_AVG 4096
 
 enum ipd_mode { MODE_BUSY, MODE_SLEEP, MODE_IRQ };
 
@@ -58,6 +65,7 @@ struct ipd_opts {
 	unsigned int batch_kib;
 	unsigned int max_inflight;
 	unsigned int spin_us, max_sleep_us;
+	unsigned int irq_spin_us;	/* irq mode: polling after the last packet */
 	int daemon;
 	const char *log_file;
 	const char *run_dir;
@@ -80,6 +88,7 @@ struct ipd_counters {
 	uint64_t rdma_errors, notif_bad, rx_bad_batches, credit_bad;
 	uint64_t held_packets;
 	uint64_t loops, idle_sleeps, wakeups;
+	uint64_t irq_spins;		/* irq mode: idle polls before sleeping */
 };
 
 struct peer {
@@ -149,6 +158,7 @@ struct inflight {
 };
 
 struct ipd {
+	int reniced;			/* setup_sched() set o.nice (not 0) */
 	struct ipd_opts o;
 	struct exanet_dev *dev;
 	struct exanet_pkt *pkt;

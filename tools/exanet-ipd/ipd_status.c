@@ -31,7 +31,7 @@ static const struct { const char *name; size_t off; } counters[] = {
 	CNT(peer_up_events), CNT(peer_down_events), CNT(peer_restarts), CNT(conn_resets),
 	CNT(probes), CNT(probes_alive),
 	CNT(rdma_errors), CNT(notif_bad), CNT(rx_bad_batches), CNT(credit_bad),
-	CNT(held_packets), CNT(loops), CNT(idle_sleeps), CNT(wakeups),
+	CNT(held_packets), CNT(loops), CNT(idle_sleeps), CNT(wakeups), CNT(irq_spins),
 };
 
 static void path_of(const struct ipd_opts *o, const char *ext, char *buf, size_t len)
