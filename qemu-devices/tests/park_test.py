@@ -18,9 +18,10 @@ gets its data, checked.  On a 1-node cluster with 2 vCPUs: a process on
 the second vCPU uses the NI while the first one is parked in it.
 
 On an 8-node cluster: 8 processes that wait on their mailboxes with
-nothing arriving take at most IDLE_LIMIT of the host's CPU (all QEMU
-processes and the management hub, from /proc), against the same with
-poll-yield off."""
+nothing arriving each park for most of the time (poll-parked-us) and take
+at most 1/IDLE_RATIO of the host's CPU they take with poll-yield off (all
+QEMU processes and the management hub, from /proc); the share itself is
+printed against its goal IDLE_LIMIT."""
 
 import os
 import re
@@ -42,7 +43,9 @@ COUNTERS = ["poll-parks", "poll-yields", "poll-ticks-deferred", "poll-parked-us"
             "poll-wakes-packet",
             "poll-wakes-device", "poll-wakes-interrupt", "poll-wakes-timeout"]
 IDLE_NODES = 8
-IDLE_LIMIT = 0.10           # share of the host's CPU (all cores)
+IDLE_LIMIT = 0.10           # goal, printed: share of the host's CPU (all cores)
+IDLE_PARKED = 0.75          # share of the watched window each idle node parks
+IDLE_RATIO = 3              # parked nodes take at most 1/IDLE_RATIO of spinning
 PORT = 5230
 
 
@@ -285,22 +288,36 @@ def host_share(c, seconds):
 
 
 def test_idle(c):
+    """The behaviour is asserted from the models' own counters (each idle
+    node parked for most of the watched window) and from a ratio measured in
+    the same minute (parked against spinning); the host's CPU share itself is
+    a figure, printed, since a shared CI machine moves it."""
     logs = {}
     for n in range(IDLE_NODES):
         logs[n] = c.spawn(n, "%s recv 40 0" % HELPER)[1]
     for n in range(IDLE_NODES):
         wait_output(c, n, logs[n], r"mbox \d+")
     time.sleep(2)
+    c0 = {n: counters(c, n) for n in range(IDLE_NODES)}
+    t0 = time.monotonic()
     parked = host_share(c, 6)
+    window_us = (time.monotonic() - t0) * 1e6
+    got = {n: delta(counters(c, n), c0[n]) for n in range(IDLE_NODES)}
     for n in range(IDLE_NODES):
         qset(c, n, "exa", "poll-yield", False)
     time.sleep(1)
     spinning = host_share(c, 3)
     print("# %d idle polling nodes: %.1f%% of the host's CPU parked, %.1f%% with "
-          "poll-yield off" % (IDLE_NODES, 100 * parked, 100 * spinning))
-    check("%d idle polling nodes take <= %d%% of the host's CPU (%.1f%%; %.1f%% "
-          "without parking)" % (IDLE_NODES, 100 * IDLE_LIMIT, 100 * parked, 100 * spinning),
-          parked <= IDLE_LIMIT and spinning > parked, (parked, spinning))
+          "poll-yield off (goal <= %d%%)" % (IDLE_NODES, 100 * parked, 100 * spinning,
+                                            100 * IDLE_LIMIT))
+    shares = {n: got[n]["poll-parked-us"] / window_us for n in got}
+    check("%d idle polling nodes each parked >= %d%% of %.1f s watched (least %.0f%%)"
+          % (IDLE_NODES, 100 * IDLE_PARKED, window_us / 1e6, 100 * min(shares.values())),
+          min(shares.values()) >= IDLE_PARKED, got)
+    check("%d idle polling nodes take <= 1/%d of the host's CPU that they take "
+          "spinning (%.1f%% against %.1f%%)" % (IDLE_NODES, IDLE_RATIO, 100 * parked,
+                                              100 * spinning),
+          parked * IDLE_RATIO <= spinning, (parked, spinning))
 
 
 def main():
