@@ -1325,6 +1325,14 @@ static void multi_recv_round(struct __test_metadata *_metadata, FIXTURE_DATA(fi)
 		EXPECT_LT(0, used[1]);		/* the second buffer took messages */
 		EXPECT_EQ(0xee, bufs[0][MR_BUF_LEN]);	/* nothing past a buffer */
 	}
+	/*
+	 * The next round's first messages must not find this round's buffers
+	 * still posted: an eager send completes once it is in the receiver's
+	 * mailbox, so the sender would otherwise start the next round while
+	 * this receiver still works through its last messages (they then land
+	 * here, correctly, and look like a message delivered twice).
+	 */
+	OOB_SYNC(&self->oob);
 	sends_done(_metadata, self, 1);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
 }
