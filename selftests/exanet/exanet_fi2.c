@@ -1287,6 +1287,10 @@ static void multi_recv_round(struct __test_metadata *_metadata, FIXTURE_DATA(fi)
 			if (e.flags & FI_REMOTE_CQ_DATA) {
 				i = (unsigned int)e.data;
 				ASSERT_GT(MR_MSGS, i);
+				if (seen[i])	/* which path delivered it twice */
+					TH_LOG("message %u again: buffer %u at %zu, %zu bytes, flags %#llx; first buffer %u at %zu",
+					       i, b, (size_t)((uint8_t *)e.buf - bufs[b]), e.len,
+					       (unsigned long long)e.flags, in[i], at[i]);
 				ASSERT_EQ(0, seen[i]);
 				seen[i] = 1;
 				done++;
@@ -1325,15 +1329,16 @@ static void multi_recv_round(struct __test_metadata *_metadata, FIXTURE_DATA(fi)
 		EXPECT_LT(0, used[1]);		/* the second buffer took messages */
 		EXPECT_EQ(0xee, bufs[0][MR_BUF_LEN]);	/* nothing past a buffer */
 	}
+	sends_done(_metadata, self, 1);
 	/*
 	 * The next round's first messages must not find this round's buffers
 	 * still posted: an eager send completes once it is in the receiver's
 	 * mailbox, so the sender would otherwise start the next round while
-	 * this receiver still works through its last messages (they then land
-	 * here, correctly, and look like a message delivered twice).
+	 * this receiver still works through its last completions (those
+	 * messages then land here, correctly, and look like one delivered
+	 * twice).  After sends_done(): the receiver's FINs need its progress.
 	 */
 	OOB_SYNC(&self->oob);
-	sends_done(_metadata, self, 1);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
 }
 
