@@ -3,7 +3,7 @@
  * Isolation between users and jobs, shared by exanet.ko and extoll.ko and
  * exported by exa_umem.ko (symbol namespace EXA_UMEM):
  *
- *  - protection domains (uapi/exa_isolation.h): the administrator's binding
+ *  - protection domains (uapi/exa_domain.h): the administrator's binding
  *    table and the domain of a process opening a device (exa_domain.c);
  *  - per-user caps and the kernel's rdma cgroup controller on every NI
  *    resource a device hands out, and queue memory charged to the memory

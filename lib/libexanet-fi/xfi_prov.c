@@ -13,7 +13,7 @@
 #include "fi_exanet.h"
 
 struct xfi_params xfi_params = {
-	.rndv_threshold = 256,	/* measured: libfabric.md, eager/rendezvous threshold */
+	.rndv_threshold = 256,	/* measured: Documentation/measurements.md */
 	.mbox_slots = 4096,
 	.max_msg_size = 64u << 20,
 	.mr_cache_size = 256,

@@ -519,7 +519,8 @@ static void on_signal(int sig)
  * twice per packet.  SCHED_BATCH keeps the daemon from preempting on its
  * wake-ups, and a weight above the programs' (nice -10) keeps them from
  * preempting it: each side runs until it blocks, as a NIC's receive
- * processing does before the program it woke.  Measured: see ipd.md.
+ * processing does before the program it woke.  Measured:
+ * Documentation/measurements.md.
  */
 static void setup_sched(struct ipd *d)
 {

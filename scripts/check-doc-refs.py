@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Check that the documents and code comments name files that exist.
+
+  scripts/check-doc-refs.py      (from the top of the tree; exit 1 on findings)
+
+1. Every name like foo.c, dir/foo.h, bar.md, baz.sh, x.py, y.mk in a
+   comment of a tracked source file or in a tracked text file must be a
+   tracked file (with a path: a tracked file ending in that path).  Names
+   of files outside the tree (system and kernel headers, the original
+   EXTOLL sources, examples) are listed in EXTERNAL.
+2. Every relative Markdown link of Documentation/, README.md and
+   selftests/README.md must point at an existing file.
+"""
+import os
+import re
+import subprocess
+import sys
+
+EXTERNAL = re.compile(r'''^(
+    list\.h | kselftest(_harness)?\.h | string\.h | stdio\.h | stdint\.h |
+    unistd\.h | sys/.* | rdma/f.* | ompi/.* | opal_config\.h |
+    kernel/.* | target/.* | exec/.* | hw/.* | /usr/.* | usr/include/.* |
+    (/work/shared/)?spec/extoll-api\.md | velo2_ioctl\.h | extoll_pp_velo\.c |
+    tests/(illegal_cmd|simple_lock)\.c | /tmp/.* |
+    prog\.c | hello\.c | app\.c | \.mod\.c | -dead\.c | vm-tests\.sh
+)$''', re.X)
+NAME = re.compile(r'(?<![\w.-])([A-Za-z0-9_./-]*[A-Za-z0-9_-]+\.(?:c|h|py|sh|md|mk))\b')
+SCRIPT_DIRS = ('tools/bench/', 'tools/cluster/', '.ci/')
+
+
+def text_to_check(path, text):
+    """(line, text) pieces of path whose file names count."""
+    if path.endswith(('.c', '.h')):
+        return [(text.count('\n', 0, m.start()) + 1, m.group(0))
+                for m in re.finditer(r'/\*.*?\*/|//[^\n]*', text, re.S)]
+    base = os.path.basename(path)
+    if (path.endswith(('.py', '.sh', '.mk')) or base in ('Makefile', 'Kbuild')
+            or path.startswith(SCRIPT_DIRS)):
+        return [(i, line[line.index('#'):])
+                for i, line in enumerate(text.split('\n'), 1) if '#' in line]
+    return list(enumerate(text.split('\n'), 1))
+
+
+def main():
+    files = subprocess.check_output(['git', 'ls-files'], text=True).split()
+    names = {os.path.basename(f) for f in files}
+    findings = []
+    for path in files:
+        if path == 'scripts/check-doc-refs.py' or not os.path.isfile(path):
+            continue
+        try:
+            text = open(path, encoding='utf-8').read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        for line, chunk in text_to_check(path, text):
+            for m in NAME.finditer(chunk):
+                name = m.group(1)
+                if EXTERNAL.match(name):
+                    continue
+                if os.path.basename(name) in names and (
+                        '/' not in name or
+                        any(f.endswith(name.lstrip('./')) for f in files)):
+                    continue
+                findings.append(f'{path}:{line}: no such file: {name}')
+    docs = [f for f in files if f.endswith('.md') and
+            (f.startswith('Documentation/') or f in ('README.md', 'selftests/README.md'))]
+    for doc in docs:
+        for m in re.finditer(r'\]\(([^)#\s]+)(#[^)]*)?\)', open(doc).read()):
+            target = m.group(1)
+            if re.match(r'[a-z]+:', target):
+                continue
+            if not os.path.exists(os.path.join(os.path.dirname(doc), target)):
+                findings.append(f'{doc}: broken link: {target}')
+    print('\n'.join(findings))
+    print(f'check-doc-refs: {len(findings)} finding(s)')
+    return 1 if findings else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
