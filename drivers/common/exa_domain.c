@@ -154,7 +154,7 @@ u32 exa_domain_of_current(u32 shared_default)
 	uid = from_kuid(&init_user_ns, current_euid());
 	return EXA_DOMAIN_OF_UID(uid);
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_of_current, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_of_current, EXA_CORE);
 
 /* Thread group (referenced) and leader start time of pid number @nr. */
 static int exa_lookup_tgid(pid_t nr, struct pid **tgid, u64 *start_time)
@@ -233,7 +233,7 @@ int exa_domain_bind(pid_t nr, u32 domain)
 	}
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_bind, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_bind, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_domain_bind, ERRNO);
 
 /**
@@ -262,7 +262,7 @@ int exa_domain_unbind(pid_t nr)
 	put_pid(tgid);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_unbind, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_unbind, EXA_CORE);
 
 /**
  * exa_domain_for_each - visit bindings visible in the caller's pid namespace
@@ -299,7 +299,7 @@ int exa_domain_for_each(unsigned long *pos, exa_domain_visit_t visit,
 	mutex_unlock(&exa_bindings_lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_for_each, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_for_each, EXA_CORE);
 
 static void __exit exa_domain_exit(void)
 {

@@ -39,7 +39,7 @@ const struct kernel_param_ops exa_percent_param_ops = {
 	.set = exa_percent_param_set,
 	.get = param_get_uint,
 };
-EXPORT_SYMBOL_NS_GPL(exa_percent_param_ops, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_percent_param_ops, EXA_CORE);
 
 int exa_quota_init(struct exa_quota *q, struct device *dev, const char *name,
 		   const char *const *names, unsigned int nres,
@@ -61,7 +61,7 @@ int exa_quota_init(struct exa_quota *q, struct device *dev, const char *name,
 	q->cg_registered = true;
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_init, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_init, EXA_CORE);
 
 /* After the last open file of the device is gone. */
 void exa_quota_destroy(struct exa_quota *q)
@@ -74,7 +74,7 @@ void exa_quota_destroy(struct exa_quota *q)
 	WARN_ON(!xa_empty(&q->users));
 	xa_destroy(&q->users);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_destroy, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_destroy, EXA_CORE);
 
 /* The account of the caller's effective uid, created on first use. */
 struct exa_quota_user *exa_quota_user_get(struct exa_quota *q)
@@ -106,7 +106,7 @@ unlock:
 	mutex_unlock(&q->lock);
 	return qu;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_user_get, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_user_get, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_quota_user_get, ERRNO);
 
 void exa_quota_user_put(struct exa_quota_user *qu)
@@ -126,7 +126,7 @@ void exa_quota_user_put(struct exa_quota_user *qu)
 	}
 	mutex_unlock(&q->lock);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_user_put, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_user_put, EXA_CORE);
 
 /* The most one user without CAP_SYS_RESOURCE may hold of @res. */
 u64 exa_quota_cap(struct exa_quota *q, unsigned int res)
@@ -135,7 +135,7 @@ u64 exa_quota_cap(struct exa_quota *q, unsigned int res)
 
 	return div_u64(q->total[res] * pct, 100);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_cap, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_cap, EXA_CORE);
 
 /**
  * exa_quota_charge - count @n more units of @res for the user of @qu
@@ -166,7 +166,7 @@ int exa_quota_charge(struct exa_quota_user *qu, unsigned int res, u64 n)
 	mutex_unlock(&q->lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_charge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_charge, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_quota_charge, ERRNO);
 
 void exa_quota_uncharge(struct exa_quota_user *qu, unsigned int res, u64 n)
@@ -179,7 +179,7 @@ void exa_quota_uncharge(struct exa_quota_user *qu, unsigned int res, u64 n)
 	qu->used[res] -= n;
 	mutex_unlock(&q->lock);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_uncharge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_uncharge, EXA_CORE);
 
 /* sysfs "user_usage": one line per user holding anything, then the caps. */
 ssize_t exa_quota_show(struct exa_quota *q, char *buf)
@@ -205,7 +205,7 @@ ssize_t exa_quota_show(struct exa_quota *q, char *buf)
 	mutex_unlock(&q->lock);
 	return len;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_show, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_show, EXA_CORE);
 
 /* ---------------------------------------------------------- rdma cgroup */
 
@@ -221,7 +221,7 @@ int exa_cg_charge(struct exa_quota *q, struct rdma_cgroup **cg,
 							     "hca_object", ret);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_cg_charge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_cg_charge, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_cg_charge, ERRNO);
 
 void exa_cg_uncharge(struct exa_quota *q, struct rdma_cgroup **cg,
@@ -231,7 +231,7 @@ void exa_cg_uncharge(struct exa_quota *q, struct rdma_cgroup **cg,
 		rdmacg_uncharge(*cg, &q->cg, type);
 	*cg = NULL;
 }
-EXPORT_SYMBOL_NS_GPL(exa_cg_uncharge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_cg_uncharge, EXA_CORE);
 
 /* --------------------------------------------------------- queue memory */
 
@@ -258,7 +258,7 @@ int exa_dma_buf_alloc(struct exa_dma_buf *buf, struct device *dev,
 	buf->size = size;
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(exa_dma_buf_alloc, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_dma_buf_alloc, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_dma_buf_alloc, ERRNO);
 
 /* The device must no longer access the buffer. */
@@ -270,4 +270,4 @@ void exa_dma_buf_free(struct exa_dma_buf *buf, struct device *dev)
 	__free_pages(virt_to_page(buf->va), get_order(buf->size));
 	memset(buf, 0, sizeof(*buf));
 }
-EXPORT_SYMBOL_NS_GPL(exa_dma_buf_free, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_dma_buf_free, EXA_CORE);

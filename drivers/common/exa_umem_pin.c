@@ -4,8 +4,8 @@
  * an unmanaged IOMMU domain per DMA context in which pinned pages are
  * mapped at their user virtual address.  See exa_umem.h.
  *
- * Built as its own module, exa_umem.ko, on which exanet.ko and extoll.ko
- * depend; the helpers are exported in the EXA_UMEM symbol namespace.
+ * Built as its own module, exa_core.ko, on which exanet.ko and extoll.ko
+ * depend; the helpers are exported in the EXA_CORE symbol namespace.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -120,7 +120,7 @@ unaccount:
 	atomic64_sub(npages, &mm->pinned_vm);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_umem_get, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_umem_get, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_umem_get, ERRNO);
 
 /**
@@ -139,7 +139,7 @@ void exa_umem_release(struct exa_umem *um)
 	kvfree(um->pages);
 	memset(um, 0, sizeof(*um));
 }
-EXPORT_SYMBOL_NS_GPL(exa_umem_release, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_umem_release, EXA_CORE);
 
 /* ------------------------------------------------------------- iospace */
 
@@ -181,7 +181,7 @@ int exa_iospace_init(struct exa_iospace *ios, struct device *dev)
 	xa_init(&ios->pages);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_init, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_init, EXA_CORE);
 
 /* Every registration must have been unmapped before. */
 void exa_iospace_destroy(struct exa_iospace *ios)
@@ -194,7 +194,7 @@ void exa_iospace_destroy(struct exa_iospace *ios)
 	xa_destroy(&ios->pages);
 	ios->domain = NULL;
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_destroy, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_destroy, EXA_CORE);
 
 /* Drop one reference on pages [0, n) of @um; flush before returning. */
 static void exa_iospace_put(struct exa_iospace *ios, struct exa_umem *um,
@@ -280,7 +280,7 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um, int prot)
 	mutex_unlock(&ios->lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_map, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_map, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_iospace_map, ERRNO);
 
 /**
@@ -298,5 +298,5 @@ void exa_iospace_unmap(struct exa_iospace *ios, struct exa_umem *um)
 	exa_iospace_put(ios, um, um->npages);
 	mutex_unlock(&ios->lock);
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_unmap, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_unmap, EXA_CORE);
 

@@ -1129,4 +1129,4 @@ module_exit(exanet_exit);
 MODULE_DESCRIPTION("ExaNet NI: user-level packetizer and mailbox interfaces");
 MODULE_AUTHOR("ExaNet fabric stack developers");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXA_UMEM);
+MODULE_IMPORT_NS(EXA_CORE);

@@ -7,7 +7,7 @@
  * issues every RDMA DMA of rank r as a bus-master access of that function
  * with the plain user virtual address.  This file binds those functions
  * (a second pci_driver in the module), gives each an unmanaged IOMMU domain
- * (drivers/common/exa_umem.c) and hands ranks to open files: the first
+ * (drivers/common/exa_umem_pin.c) and hands ranks to open files: the first
  * RDMA_ALLOC or REG_MR of a file claims a free rank, programs the rank's
  * context with the file's PDID and enables it.  Registered pages are pinned,
  * accounted against RLIMIT_MEMLOCK and mapped in the rank's domain at

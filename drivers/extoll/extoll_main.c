@@ -949,4 +949,4 @@ module_exit(extoll_exit);
 MODULE_DESCRIPTION("EXTOLL NIC: RMA2 and VELO2 user-level endpoints, ATU");
 MODULE_AUTHOR("ExaNet fabric stack developers");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXA_UMEM);
+MODULE_IMPORT_NS(EXA_CORE);
