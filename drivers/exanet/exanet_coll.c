@@ -21,7 +21,7 @@ module_param(max_coll_groups_per_file, uint, 0644);
 MODULE_PARM_DESC(max_coll_groups_per_file,
 		 "Collective groups one open file may hold (default 16)");
 
-int exanet_coll_probe(struct exanet_dev *edev)
+int exanet_coll_probe(struct exanet_drv_dev *edev)
 {
 	struct pci_dev *pdev = edev->pdev;
 	u32 caps;
@@ -48,9 +48,9 @@ int exanet_coll_probe(struct exanet_dev *edev)
 }
 
 /* Disable group g: its operation ends, no DMA for it afterwards. */
-static void exanet_cgroup_release(struct exanet_dev *edev, u32 g)
+static void exanet_cgroup_release(struct exanet_drv_dev *edev, u32 g)
 {
-	struct exanet_file *ef = edev->cgroup[g].owner;
+	struct exanet_drv_file *ef = edev->cgroup[g].owner;
 
 	lockdep_assert_held(&edev->lock);
 	exanet_wr(edev, EXANET_REG_COLL_SEL, g);
@@ -63,7 +63,7 @@ static void exanet_cgroup_release(struct exanet_dev *edev, u32 g)
 }
 
 /* RDMA page p leaves its owner: so do the groups it drives. */
-void exanet_coll_page_release(struct exanet_dev *edev, u32 p)
+void exanet_coll_page_release(struct exanet_drv_dev *edev, u32 p)
 {
 	u32 g;
 
@@ -75,9 +75,9 @@ void exanet_coll_page_release(struct exanet_dev *edev, u32 p)
 		   EXANET_COLL_PAGE_SIZE);
 }
 
-static int exanet_ioctl_coll_bind(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_coll_bind(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_coll_bind req;
 	int ret = 0;
 
@@ -106,7 +106,7 @@ static int exanet_ioctl_coll_bind(struct exanet_file *ef, void __user *uarg)
 	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
 }
 
-static int exanet_coll_members_ok(struct exanet_dev *edev,
+static int exanet_coll_members_ok(struct exanet_drv_dev *edev,
 				  const struct exanet_coll_group_create *req,
 				  const u32 *nodes)
 {
@@ -128,8 +128,8 @@ static int exanet_coll_members_ok(struct exanet_dev *edev,
 }
 
 /* edev->lock held: program slot g and enable it. */
-static int exanet_cgroup_program(struct exanet_dev *edev, u32 g,
-				 struct exanet_file *ef,
+static int exanet_cgroup_program(struct exanet_drv_dev *edev, u32 g,
+				 struct exanet_drv_file *ef,
 				 const struct exanet_coll_group_create *req,
 				 const u32 *nodes)
 {
@@ -153,9 +153,9 @@ static int exanet_cgroup_program(struct exanet_dev *edev, u32 g,
 	return 0;
 }
 
-static int exanet_ioctl_coll_create(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_coll_create(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_coll_group_create req;
 	u32 *nodes, g, free = U32_MAX;
 	int ret;
@@ -196,7 +196,7 @@ static int exanet_ioctl_coll_create(struct exanet_file *ef, void __user *uarg)
 		goto unlock;
 	}
 	for (g = 0; g < edev->num_cgroups; g++) {
-		struct exanet_cgroup *cg = &edev->cgroup[g];
+		struct exanet_drv_cgroup *cg = &edev->cgroup[g];
 
 		if (!cg->owner) {
 			free = min(free, g);
@@ -221,7 +221,7 @@ static int exanet_ioctl_coll_create(struct exanet_file *ef, void __user *uarg)
 		exanet_wr(edev, EXANET_REG_COLL_G_CTRL, 0);
 		goto unlock;
 	}
-	edev->cgroup[free] = (struct exanet_cgroup){
+	edev->cgroup[free] = (struct exanet_drv_cgroup){
 		.owner = ef, .page = req.page, .key = req.key,
 		.my_rank = req.my_rank,
 	};
@@ -242,9 +242,9 @@ out:
 	return ret;
 }
 
-static int exanet_coll_destroy(struct exanet_file *ef, u32 g)
+static int exanet_coll_destroy(struct exanet_drv_file *ef, u32 g)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 
 	mutex_lock(&edev->lock);
@@ -260,7 +260,7 @@ static int exanet_coll_destroy(struct exanet_file *ef, u32 g)
 	return ret;
 }
 
-long exanet_coll_ioctl(struct exanet_file *ef, unsigned int cmd,
+long exanet_coll_ioctl(struct exanet_drv_file *ef, unsigned int cmd,
 		       void __user *uarg)
 {
 	u32 v;
@@ -280,10 +280,10 @@ long exanet_coll_ioctl(struct exanet_file *ef, unsigned int cmd,
 }
 
 /* edev->lock held. */
-int exanet_coll_mmap_check(struct exanet_file *ef, u32 index,
+int exanet_coll_mmap_check(struct exanet_drv_file *ef, u32 index,
 			   unsigned long len)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (!edev->num_cgroups || index >= edev->num_rpages) {
@@ -302,10 +302,10 @@ int exanet_coll_mmap_check(struct exanet_file *ef, u32 index,
 }
 
 /* edev->lock held. */
-int exanet_coll_fault_pfn(struct exanet_file *ef, u32 index,
+int exanet_coll_fault_pfn(struct exanet_drv_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (!edev->num_cgroups || index >= edev->num_rpages ||
@@ -324,7 +324,7 @@ int exanet_coll_fault_pfn(struct exanet_file *ef, u32 index,
 static ssize_t coll_groups_in_use_show(struct device *dev,
 				       struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(edev->cgroups_in_use));
 }
@@ -334,7 +334,7 @@ static DEVICE_ATTR_RO(coll_groups_in_use);
 static ssize_t coll_counter_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	unsigned long n = (unsigned long)container_of(attr,
 				struct dev_ext_attribute, attr)->var;
 	u64 v;
@@ -392,7 +392,7 @@ static struct attribute *exanet_coll_counter_attrs[] = {
 static umode_t exanet_coll_visible(struct kobject *kobj, struct attribute *a,
 				   int n)
 {
-	struct exanet_dev *edev = dev_get_drvdata(kobj_to_dev(kobj));
+	struct exanet_drv_dev *edev = dev_get_drvdata(kobj_to_dev(kobj));
 
 	return edev && edev->num_cgroups ? a->mode : 0;
 }

@@ -76,7 +76,7 @@ static int exanet_genl_put_u64_array(struct sk_buff *skb, int type,
 }
 
 /* Callers hold edev->lock and checked !edev->dead. */
-static int exanet_genl_put_dev(struct sk_buff *skb, struct exanet_dev *edev)
+static int exanet_genl_put_dev(struct sk_buff *skb, struct exanet_drv_dev *edev)
 {
 	u64 counters[EXANET_NUM_COUNTERS];
 	unsigned int n;
@@ -116,7 +116,7 @@ static int exanet_genl_put_port(struct sk_buff *skb,
 }
 
 /* Callers hold edev->lock and checked !edev->dead. */
-static int exanet_genl_put_links(struct sk_buff *skb, struct exanet_dev *edev)
+static int exanet_genl_put_links(struct sk_buff *skb, struct exanet_drv_dev *edev)
 {
 	const struct exa_links *links = &edev->links;
 	u64 rx_hops[EXA_TORUS_MAX_HOPS];
@@ -154,7 +154,7 @@ static int exanet_genl_put_links(struct sk_buff *skb, struct exanet_dev *edev)
  * exanet_devices_lock; takes edev->lock for the registers.  A failure
  * cancels the whole message, open nests included.
  */
-static int exanet_genl_fill(struct sk_buff *skb, struct exanet_dev *edev,
+static int exanet_genl_fill(struct sk_buff *skb, struct exanet_drv_dev *edev,
 			    u8 cmd, u32 portid, u32 seq, int flags)
 {
 	void *hdr;
@@ -187,7 +187,7 @@ static int exanet_genl_fill(struct sk_buff *skb, struct exanet_dev *edev,
 /* DEV_GET and LINKS_GET: one device by DEV_INDEX. */
 static int exanet_genl_dev_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct exanet_dev *edev;
+	struct exanet_drv_dev *edev;
 	struct sk_buff *msg;
 	u32 index;
 	int ret = -ENODEV;
@@ -227,7 +227,7 @@ static int exanet_genl_dev_dumpit(struct sk_buff *skb,
 				  struct netlink_callback *cb)
 {
 	u8 cmd = genl_dumpit_info(cb)->op.cmd;
-	struct exanet_dev *edev;
+	struct exanet_drv_dev *edev;
 	unsigned long skip = cb->args[0], idx = 0;
 	int ret = 0;
 
@@ -291,14 +291,14 @@ static int exanet_genl_pdid_unbind_doit(struct sk_buff *skb,
 	return ret;
 }
 
-struct exanet_pdid_dump_ctx {
+struct exanet_drv_pdid_dump_ctx {
 	struct sk_buff *skb;
 	struct netlink_callback *cb;
 };
 
 static int exanet_genl_put_binding(void *arg, pid_t nr, u32 pdid)
 {
-	struct exanet_pdid_dump_ctx *ctx = arg;
+	struct exanet_drv_pdid_dump_ctx *ctx = arg;
 	void *hdr;
 
 	hdr = genlmsg_put(ctx->skb, NETLINK_CB(ctx->cb->skb).portid,
@@ -318,7 +318,7 @@ static int exanet_genl_put_binding(void *arg, pid_t nr, u32 pdid)
 static int exanet_genl_pdid_get_dumpit(struct sk_buff *skb,
 				       struct netlink_callback *cb)
 {
-	struct exanet_pdid_dump_ctx ctx = { .skb = skb, .cb = cb };
+	struct exanet_drv_pdid_dump_ctx ctx = { .skb = skb, .cb = cb };
 	int ret;
 
 	ret = exa_domain_for_each(&cb->args[0], exanet_genl_put_binding, &ctx);

@@ -38,7 +38,7 @@
 #include "exanet_drv.h"
 
 /* irq_lock held: the file has an event; wake whoever sleeps on it. */
-static void exanet_ev_signal(struct exanet_dev *edev, struct exanet_file *ef)
+static void exanet_ev_signal(struct exanet_drv_dev *edev, struct exanet_drv_file *ef)
 {
 	lockdep_assert_held(&edev->irq_lock);
 	if (!ef)
@@ -50,7 +50,7 @@ static void exanet_ev_signal(struct exanet_dev *edev, struct exanet_file *ef)
 
 static irqreturn_t exanet_irq_handler(int irq, void *data)
 {
-	struct exanet_dev *edev = data;
+	struct exanet_drv_dev *edev = data;
 	DECLARE_BITMAP(mbox, EXANET_NUM_MBOX_IFACES);
 	unsigned long rank;
 	unsigned int bit;
@@ -87,7 +87,7 @@ static irqreturn_t exanet_irq_handler(int irq, void *data)
  * interrupts (older NI, msix=off, MSI-X unavailable) is not an error:
  * nvec stays 0 and EVENT_ARM answers -EOPNOTSUPP.
  */
-void exanet_irq_probe(struct exanet_dev *edev)
+void exanet_irq_probe(struct exanet_drv_dev *edev)
 {
 	struct pci_dev *pdev = edev->pdev;
 	u32 want = EXANET_IRQ_CAPS_VECTORS(exanet_rd(edev, EXANET_REG_IRQ_CAPS));
@@ -126,7 +126,7 @@ void exanet_irq_probe(struct exanet_dev *edev)
 }
 
 /* Removal (after exanet_irq_quiesce()) or a failed probe. */
-void exanet_irq_remove(struct exanet_dev *edev)
+void exanet_irq_remove(struct exanet_drv_dev *edev)
 {
 	u32 v;
 
@@ -142,9 +142,9 @@ void exanet_irq_remove(struct exanet_dev *edev)
  * forget every armed source and wake every open file, whose poll now
  * reports EPOLLERR | EPOLLHUP.
  */
-void exanet_irq_quiesce(struct exanet_dev *edev)
+void exanet_irq_quiesce(struct exanet_drv_dev *edev)
 {
-	struct exanet_file *ef;
+	struct exanet_drv_file *ef;
 
 	lockdep_assert_held(&edev->lock);
 	spin_lock_irq(&edev->irq_lock);
@@ -155,7 +155,7 @@ void exanet_irq_quiesce(struct exanet_dev *edev)
 	spin_unlock_irq(&edev->irq_lock);
 }
 
-void exanet_irq_file_open(struct exanet_dev *edev, struct exanet_file *ef)
+void exanet_irq_file_open(struct exanet_drv_dev *edev, struct exanet_drv_file *ef)
 {
 	u32 nvec = READ_ONCE(edev->nvec);	/* 0 from a removal on */
 
@@ -171,9 +171,9 @@ void exanet_irq_file_open(struct exanet_dev *edev, struct exanet_file *ef)
  * on no interrupt reaches this file.  Nobody can sleep on it any more (a
  * poller holds a file reference; epoll let go of it before release).
  */
-void exanet_irq_file_release(struct exanet_file *ef)
+void exanet_irq_file_release(struct exanet_drv_file *ef)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	u32 i;
 
 	spin_lock_irq(&edev->irq_lock);
@@ -188,7 +188,7 @@ void exanet_irq_file_release(struct exanet_file *ef)
 }
 
 /* edev->lock held: mailbox m is being freed (already disabled). */
-void exanet_irq_mbox_forget(struct exanet_dev *edev, u32 m)
+void exanet_irq_mbox_forget(struct exanet_drv_dev *edev, u32 m)
 {
 	lockdep_assert_held(&edev->lock);
 	if (!edev->nvec)
@@ -201,9 +201,9 @@ void exanet_irq_mbox_forget(struct exanet_dev *edev, u32 m)
 
 /* ---------------------------------------------------------------- ioctl */
 
-int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
+int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	DECLARE_BITMAP(mask, EXANET_NUM_MBOX_IFACES);
 	struct exanet_event_arm req;
 	u32 rank = EXANET_RDMA_NO_RANK, rpend = 0;
@@ -320,8 +320,8 @@ unlock:
  */
 __poll_t exanet_poll(struct file *file, poll_table *wait)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	poll_wait(file, &ef->ev_wq, wait);
 	if (READ_ONCE(edev->dead))
@@ -340,8 +340,8 @@ __poll_t exanet_poll(struct file *file, poll_table *wait)
  */
 int exanet_flush(struct file *file, fl_owner_t id)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	if (current->mm != ef->mm)
 		return 0;
@@ -357,7 +357,7 @@ int exanet_flush(struct file *file, fl_owner_t id)
 static ssize_t irq_vectors_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(edev->nvec));
 }
@@ -366,7 +366,7 @@ static DEVICE_ATTR_RO(irq_vectors);
 static ssize_t irq_count_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&edev->irq_count));
 }
@@ -375,7 +375,7 @@ static DEVICE_ATTR_RO(irq_count);
 static ssize_t irq_wakeups_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&edev->irq_wakeups));
 }
@@ -385,7 +385,7 @@ static DEVICE_ATTR_RO(irq_wakeups);
 static ssize_t irq_armed_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	u32 i, n = 0;
 
 	mutex_lock(&edev->lock);
@@ -406,7 +406,7 @@ static DEVICE_ATTR_RO(irq_armed);
 static ssize_t irq_raised_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	u32 n = 0;
 
 	mutex_lock(&edev->lock);

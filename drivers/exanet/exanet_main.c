@@ -102,7 +102,7 @@ MODULE_PARM_DESC(retx_max,
 
 /* ---------------------------------------------------------------- globals */
 
-/* Protects exanet_devices; nests outside exanet_dev.lock. */
+/* Protects exanet_devices; nests outside exanet_drv_dev.lock. */
 DEFINE_MUTEX(exanet_devices_lock);
 LIST_HEAD(exanet_devices);
 
@@ -111,25 +111,25 @@ static dev_t exanet_devt;
 
 /* ------------------------------------------------------------- registers */
 
-u32 exanet_rd(struct exanet_dev *edev, unsigned int reg)
+u32 exanet_rd(struct exanet_drv_dev *edev, unsigned int reg)
 {
 	return ioread32(edev->ctrl + reg);
 }
 
-void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val)
+void exanet_wr(struct exanet_drv_dev *edev, unsigned int reg, u32 val)
 {
 	iowrite32(val, edev->ctrl + reg);
 }
 
 /* Caller holds edev->lock and has checked !edev->dead. */
-u64 exanet_read_counter(struct exanet_dev *edev, unsigned int n)
+u64 exanet_read_counter(struct exanet_drv_dev *edev, unsigned int n)
 {
 	lockdep_assert_held(&edev->lock);
 	return lo_hi_readq(edev->ctrl + EXANET_REG_COUNTER(n));
 }
 
 /* Reset the NI: every interface disabled, no DMA after the read-back. */
-static void exanet_hw_reset(struct exanet_dev *edev)
+static void exanet_hw_reset(struct exanet_drv_dev *edev)
 {
 	exanet_wr(edev, EXANET_REG_CTRL, EXANET_CTRL_RESET);
 	exanet_rd(edev, EXANET_REG_ID);
@@ -149,10 +149,10 @@ static const char * const exanet_res_names[EXANET_NUM_RES] = {
  * rdma cgroup (hca_object, remembered in @cg).  Not under edev->lock:
  * the cgroup code sleeps on its own mutex.
  */
-int exanet_charge(struct exanet_file *ef, enum exanet_res res,
+int exanet_charge(struct exanet_drv_file *ef, enum exanet_res res,
 		  struct rdma_cgroup **cg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret;
 
 	ret = exa_quota_charge(ef->qu, res, 1);
@@ -164,7 +164,7 @@ int exanet_charge(struct exanet_file *ef, enum exanet_res res,
 	return ret;
 }
 
-void exanet_uncharge(struct exanet_file *ef, enum exanet_res res,
+void exanet_uncharge(struct exanet_drv_file *ef, enum exanet_res res,
 		     struct rdma_cgroup **cg)
 {
 	exa_cg_uncharge(&ef->edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
@@ -176,7 +176,7 @@ void exanet_uncharge(struct exanet_file *ef, enum exanet_res res,
 #define EXANET_MMAP_INDEX_MASK	0xffull
 #define EXANET_MMAP_INNER_MASK	((1ull << EXANET_MMAP_INDEX_SHIFT) - 1)
 
-void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len)
+void exanet_zap(struct exanet_drv_file *ef, u32 kind, u32 index, size_t len)
 {
 	unmap_mapping_range(ef->mapping, EXANET_MMAP_OFFSET(kind, index),
 			    PAGE_ALIGN(len), 1);
@@ -184,9 +184,9 @@ void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len)
 
 /* ------------------------------------------------------------ interfaces */
 
-static void exanet_pkt_release(struct exanet_dev *edev, u32 i)
+static void exanet_pkt_release(struct exanet_drv_dev *edev, u32 i)
 {
-	struct exanet_file *ef = edev->pkt_owner[i];
+	struct exanet_drv_file *ef = edev->pkt_owner[i];
 
 	lockdep_assert_held(&edev->lock);
 	/* Disabling aborts the channels; the read-back flushes the write. */
@@ -199,10 +199,10 @@ static void exanet_pkt_release(struct exanet_dev *edev, u32 i)
 	exanet_uncharge(ef, EXANET_RES_PKT, &edev->pkt_cg[i]);
 }
 
-static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
+static void exanet_mbox_release(struct exanet_drv_dev *edev, u32 m)
 {
-	struct exanet_mbox *mb = &edev->mbox[m];
-	struct exanet_file *ef = mb->owner;
+	struct exanet_drv_mbox *mb = &edev->mbox[m];
+	struct exanet_drv_file *ef = mb->owner;
 
 	lockdep_assert_held(&edev->lock);
 	/* No DMA into the queue once ENABLE reads back clear. */
@@ -218,9 +218,9 @@ static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
 	ef->nmbox--;
 }
 
-static int exanet_ioctl_get_info(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_get_info(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_info info;
 
 	memset(&info, 0, sizeof(info));
@@ -246,9 +246,9 @@ static int exanet_ioctl_get_info(struct exanet_file *ef, void __user *uarg)
  * User memory is never touched with edev->lock held: the user buffer may
  * be one of our own mappings, whose fault handler takes the lock.
  */
-static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_pkt_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	u32 i;
@@ -307,9 +307,9 @@ unlock:
 	return 0;
 }
 
-static int exanet_ioctl_pkt_free(struct exanet_file *ef, u32 __user *uarg)
+static int exanet_ioctl_pkt_free(struct exanet_drv_file *ef, u32 __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 	u32 i;
 
@@ -329,13 +329,13 @@ static int exanet_ioctl_pkt_free(struct exanet_file *ef, u32 __user *uarg)
 	return ret;
 }
 
-static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_mbox_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	struct exa_dma_buf queue;
-	struct exanet_mbox *mb;
+	struct exanet_drv_mbox *mb;
 	void __iomem *regs;
 	int ret = 0;
 	u32 m;
@@ -418,9 +418,9 @@ unlock:
 	return 0;
 }
 
-static int exanet_ioctl_mbox_free(struct exanet_file *ef, u32 __user *uarg)
+static int exanet_ioctl_mbox_free(struct exanet_drv_file *ef, u32 __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 	u32 m;
 
@@ -442,7 +442,7 @@ static int exanet_ioctl_mbox_free(struct exanet_file *ef, u32 __user *uarg)
 
 static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct exanet_file *ef = file->private_data;
+	struct exanet_drv_file *ef = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
 	if (_IOC_TYPE(cmd) != EXANET_IOC_MAGIC)
@@ -493,11 +493,11 @@ static bool exanet_decode_pgoff(unsigned long pgoff, u32 *kind, u32 *index,
 static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct exanet_file *ef = vma->vm_file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = vma->vm_file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 	unsigned long page, pfn = 0;
-	struct exanet_mbox *mb;
+	struct exanet_drv_mbox *mb;
 	u32 kind, index;
 
 	if (!exanet_decode_pgoff(vmf->pgoff, &kind, &index, &page))
@@ -553,8 +553,8 @@ static const struct vm_operations_struct exanet_vm_ops = {
 
 static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 	unsigned long len = vma->vm_end - vma->vm_start;
 	unsigned long page;
 	bool mmio = true;
@@ -644,9 +644,9 @@ unlock:
 
 static int exanet_open(struct inode *inode, struct file *file)
 {
-	struct exanet_dev *edev = container_of(inode->i_cdev,
-					       struct exanet_dev, cdev);
-	struct exanet_file *ef;
+	struct exanet_drv_dev *edev = container_of(inode->i_cdev,
+					       struct exanet_drv_dev, cdev);
+	struct exanet_drv_file *ef;
 	bool dead;
 	u32 pdid;
 	int ret;
@@ -700,8 +700,8 @@ static int exanet_open(struct inode *inode, struct file *file)
 
 static int exanet_release(struct inode *inode, struct file *file)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 	u32 i;
 
 	/* No interrupt reaches the file from here on. */
@@ -741,9 +741,9 @@ static const struct file_operations exanet_fops = {
 
 /* ----------------------------------------------------------------- sysfs */
 
-static struct exanet_dev *to_exanet_dev(struct device *dev)
+static struct exanet_drv_dev *to_exanet_dev(struct device *dev)
 {
-	return container_of(dev, struct exanet_dev, dev);
+	return container_of(dev, struct exanet_drv_dev, dev);
 }
 
 static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
@@ -788,7 +788,7 @@ static const char * const exanet_counter_names[EXANET_NUM_COUNTERS] = {
 static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	struct exanet_dev *edev = to_exanet_dev(dev);
+	struct exanet_drv_dev *edev = to_exanet_dev(dev);
 	ssize_t len = 0;
 	unsigned int n;
 
@@ -848,7 +848,7 @@ static struct class exanet_class = {
 
 static void exanet_dev_release(struct device *dev)
 {
-	struct exanet_dev *edev = to_exanet_dev(dev);
+	struct exanet_drv_dev *edev = to_exanet_dev(dev);
 
 	if (edev->quota.names)
 		exa_quota_destroy(&edev->quota);
@@ -860,7 +860,7 @@ static void exanet_dev_release(struct device *dev)
  * Reset the NI, revoke and free every interface, and mark the device dead
  * so that open files only get -ENODEV (ioctl, mmap) or SIGBUS (faults).
  */
-static void exanet_quiesce(struct exanet_dev *edev)
+static void exanet_quiesce(struct exanet_drv_dev *edev)
 {
 	u32 i;
 
@@ -884,7 +884,7 @@ unlock:
 
 static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
-	struct exanet_dev *edev;
+	struct exanet_drv_dev *edev;
 	void __iomem *ctrl;
 	u32 magic, version, caps;
 	int index, ret;
@@ -1030,7 +1030,7 @@ put:
 
 static void exanet_remove(struct pci_dev *pdev)
 {
-	struct exanet_dev *edev = pci_get_drvdata(pdev);
+	struct exanet_drv_dev *edev = pci_get_drvdata(pdev);
 
 	mutex_lock(&exanet_devices_lock);
 	list_del_init(&edev->list);
@@ -1058,7 +1058,7 @@ static void exanet_remove(struct pci_dev *pdev)
 /* Reboot or kexec: no DMA into memory the next kernel owns. */
 static void exanet_shutdown(struct pci_dev *pdev)
 {
-	struct exanet_dev *edev = pci_get_drvdata(pdev);
+	struct exanet_drv_dev *edev = pci_get_drvdata(pdev);
 
 	if (edev)
 		exanet_quiesce(edev);

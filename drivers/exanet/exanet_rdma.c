@@ -60,14 +60,14 @@ MODULE_PARM_DESC(max_mr_per_file,
 /* Protects exanet_ctxs[] (owner, removing, pdev) and exanet_ranks_in_use. */
 DEFINE_MUTEX(exanet_ctx_lock);
 static DECLARE_WAIT_QUEUE_HEAD(exanet_ctx_wq);
-struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
+struct exanet_drv_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
 static atomic_long_t exanet_reg_pages = ATOMIC_LONG_INIT(0);
 static atomic_t exanet_nmr = ATOMIC_INIT(0);
 static u32 exanet_ranks_in_use;		/* under exanet_ctx_lock */
 
 /* ------------------------------------------------------------ NI side */
 
-int exanet_rdma_probe(struct exanet_dev *edev)
+int exanet_rdma_probe(struct exanet_drv_dev *edev)
 {
 	struct pci_dev *pdev = edev->pdev;
 	u32 caps;
@@ -95,9 +95,9 @@ int exanet_rdma_probe(struct exanet_dev *edev)
 }
 
 /* Abort the page's channels; no DMA on its behalf after the read-back. */
-static void exanet_rpage_release(struct exanet_dev *edev, u32 p)
+static void exanet_rpage_release(struct exanet_drv_dev *edev, u32 p)
 {
-	struct exanet_file *ef = edev->rpage_owner[p];
+	struct exanet_drv_file *ef = edev->rpage_owner[p];
 
 	lockdep_assert_held(&edev->lock);
 	exanet_coll_page_release(edev, p);
@@ -112,7 +112,7 @@ static void exanet_rpage_release(struct exanet_dev *edev, u32 p)
 }
 
 /* Disable rank r: when the write returns, nothing is DMAed through it. */
-static void exanet_ctx_disable(struct exanet_dev *edev, u32 r)
+static void exanet_ctx_disable(struct exanet_drv_dev *edev, u32 r)
 {
 	lockdep_assert_held(&edev->lock);
 	exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE, 0);
@@ -121,7 +121,7 @@ static void exanet_ctx_disable(struct exanet_dev *edev, u32 r)
 }
 
 /* Device removal or shutdown, edev->lock held: stop every RDMA DMA. */
-void exanet_rdma_quiesce(struct exanet_dev *edev)
+void exanet_rdma_quiesce(struct exanet_drv_dev *edev)
 {
 	u32 p;
 
@@ -138,13 +138,13 @@ void exanet_rdma_quiesce(struct exanet_dev *edev)
 
 /* ---------------------------------------------------------- open files */
 
-void exanet_rdma_file_init(struct exanet_file *ef)
+void exanet_rdma_file_init(struct exanet_drv_file *ef)
 {
 	mutex_init(&ef->mr_lock);
 	xa_init_flags(&ef->mrs, XA_FLAGS_ALLOC1);
 }
 
-static void exanet_mr_destroy(struct exanet_ctx *ctx, struct exanet_mr *mr)
+static void exanet_mr_destroy(struct exanet_drv_ctx *ctx, struct exanet_drv_mr *mr)
 {
 	if (mr->odp) {
 		exanet_odp_dereg(mr);
@@ -163,11 +163,11 @@ static void exanet_mr_destroy(struct exanet_ctx *ctx, struct exanet_mr *mr)
  * Close (also on process death): quiesce, unmap, unpin, free the rank.
  * Runs after the file's packetizer and mailbox interfaces were released.
  */
-void exanet_rdma_file_release(struct exanet_file *ef)
+void exanet_rdma_file_release(struct exanet_drv_file *ef)
 {
-	struct exanet_dev *edev = ef->edev;
-	struct exanet_ctx *ctx;
-	struct exanet_mr *mr;
+	struct exanet_drv_dev *edev = ef->edev;
+	struct exanet_drv_ctx *ctx;
+	struct exanet_drv_mr *mr;
 	unsigned long h;
 	u32 p;
 
@@ -213,11 +213,11 @@ void exanet_rdma_file_release(struct exanet_file *ef)
  * Give the file a rank (once).  Not inlined: the fault-injection pass makes
  * it fail (ALLOW_ERROR_INJECTION below).
  */
-static noinline int exanet_rank_get(struct exanet_file *ef)
+static noinline int exanet_rank_get(struct exanet_drv_file *ef)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct rdma_cgroup *cg = NULL;
-	struct exanet_ctx *ctx;
+	struct exanet_drv_ctx *ctx;
 	bool any = false;
 	u32 r, st;
 	int ret;
@@ -275,18 +275,18 @@ unlock:
 }
 ALLOW_ERROR_INJECTION(exanet_rank_get, ERRNO);
 
-u32 exanet_file_rank(struct exanet_file *ef)
+u32 exanet_file_rank(struct exanet_drv_file *ef)
 {
-	struct exanet_ctx *ctx = READ_ONCE(ef->ctx);
+	struct exanet_drv_ctx *ctx = READ_ONCE(ef->ctx);
 
 	return ctx ? ctx->rank : EXANET_RDMA_NO_RANK;
 }
 
 /* -------------------------------------------------------------- ioctls */
 
-static int exanet_ioctl_rdma_info(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_rdma_info(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_rdma_info info;
 	u32 r;
 
@@ -314,9 +314,9 @@ static int exanet_ioctl_rdma_info(struct exanet_file *ef, void __user *uarg)
 	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static int exanet_rpage_free(struct exanet_file *ef, u32 p)
+static int exanet_rpage_free(struct exanet_drv_file *ef, u32 p)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 
 	mutex_lock(&edev->lock);
@@ -332,9 +332,9 @@ static int exanet_rpage_free(struct exanet_file *ef, u32 p)
 	return ret;
 }
 
-static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_rdma_alloc(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_rdma_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	int ret;
@@ -403,9 +403,9 @@ unlock:
 	return 0;
 }
 
-static int exanet_dereg(struct exanet_file *ef, u32 handle)
+static int exanet_dereg(struct exanet_drv_file *ef, u32 handle)
 {
-	struct exanet_mr *mr;
+	struct exanet_drv_mr *mr;
 
 	mutex_lock(&ef->mr_lock);
 	mr = xa_erase(&ef->mrs, handle);
@@ -424,7 +424,7 @@ static int exanet_dereg(struct exanet_file *ef, u32 handle)
 	return 0;
 }
 
-static int exanet_mr_room(struct exanet_file *ef)
+static int exanet_mr_room(struct exanet_drv_file *ef)
 {
 	lockdep_assert_held(&ef->mr_lock);
 	if (ef->nmr < READ_ONCE(max_mr_per_file))
@@ -434,7 +434,7 @@ static int exanet_mr_room(struct exanet_file *ef)
 }
 
 /* Add a registration to the file: its handle, or a negative error. */
-static int exanet_mr_insert(struct exanet_file *ef, struct exanet_mr *mr,
+static int exanet_mr_insert(struct exanet_drv_file *ef, struct exanet_drv_mr *mr,
 			    u32 *h)
 {
 	int ret;
@@ -449,10 +449,10 @@ static int exanet_mr_insert(struct exanet_file *ef, struct exanet_mr *mr,
 	return 0;
 }
 
-static int exanet_ioctl_reg_odp(struct exanet_file *ef, void __user *uarg,
+static int exanet_ioctl_reg_odp(struct exanet_drv_file *ef, void __user *uarg,
 				struct exanet_reg_mr *req)
 {
-	struct exanet_mr *mr;
+	struct exanet_drv_mr *mr;
 	int ret;
 	u32 h;
 
@@ -493,11 +493,11 @@ unlock:
 	return 0;
 }
 
-static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_reg_mr(struct exanet_drv_file *ef, void __user *uarg)
 {
 	struct exanet_reg_mr req;
-	struct exanet_ctx *ctx;
-	struct exanet_mr *mr;
+	struct exanet_drv_ctx *ctx;
+	struct exanet_drv_mr *mr;
 	int ret;
 	u32 h;
 
@@ -567,7 +567,7 @@ unlock:
 	return 0;
 }
 
-long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
+long exanet_rdma_ioctl(struct exanet_drv_file *ef, unsigned int cmd,
 		       void __user *uarg)
 {
 	u32 v;
@@ -595,10 +595,10 @@ long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
 /* ---------------------------------------------------------------- mmap */
 
 /* edev->lock held. */
-int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
+int exanet_rdma_mmap_check(struct exanet_drv_file *ef, u32 index,
 			   unsigned long len)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (index >= edev->num_rpages) {
@@ -617,10 +617,10 @@ int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
 }
 
 /* edev->lock held. */
-int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
+int exanet_rdma_fault_pfn(struct exanet_drv_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (index >= edev->num_rpages || edev->rpage_owner[index] != ef || page) {
@@ -638,7 +638,7 @@ int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
 static ssize_t rdma_pages_in_use_show(struct device *dev,
 				      struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(edev->rpages_in_use));
 }
@@ -671,7 +671,7 @@ static ssize_t rdma_active_channels_show(struct device *dev,
 					 struct device_attribute *attr,
 					 char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	u32 p, n = 0;
 
 	mutex_lock(&edev->lock);
@@ -720,7 +720,7 @@ static const char * const exanet_rdma_counter_names[EXANET_RDMA_NUM_COUNTERS] = 
 static ssize_t rdma_counters_show(struct device *dev,
 				  struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	ssize_t len = 0;
 	unsigned int n;
 
@@ -758,7 +758,7 @@ const struct attribute_group exanet_rdma_group = {
 static int exanet_ctx_probe(struct pci_dev *pdev,
 			    const struct pci_device_id *id)
 {
-	struct exanet_ctx *ctx;
+	struct exanet_drv_ctx *ctx;
 	u8 rank;
 	int ret;
 
@@ -800,7 +800,7 @@ static int exanet_ctx_probe(struct pci_dev *pdev,
 	return 0;
 }
 
-static bool exanet_ctx_free(struct exanet_ctx *ctx)
+static bool exanet_ctx_free(struct exanet_drv_ctx *ctx)
 {
 	bool ret;
 
@@ -812,8 +812,8 @@ static bool exanet_ctx_free(struct exanet_ctx *ctx)
 
 static void exanet_ctx_remove(struct pci_dev *pdev)
 {
-	struct exanet_ctx *ctx = pci_get_drvdata(pdev);
-	struct exanet_dev *edev = NULL;
+	struct exanet_drv_ctx *ctx = pci_get_drvdata(pdev);
+	struct exanet_drv_dev *edev = NULL;
 
 	mutex_lock(&exanet_ctx_lock);
 	ctx->removing = true;

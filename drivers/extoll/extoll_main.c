@@ -113,7 +113,7 @@ static const char * const extoll_unit_names[EXTOLL_NUM_UNITS] = {
 
 static void extoll_dev_free(struct kref *ref)
 {
-	struct extoll_dev *xdev = container_of(ref, struct extoll_dev, ref);
+	struct extoll_drv_dev *xdev = container_of(ref, struct extoll_drv_dev, ref);
 
 	if (xdev->quota.names)
 		exa_quota_destroy(&xdev->quota);
@@ -126,7 +126,7 @@ static void extoll_dev_free(struct kref *ref)
 	kfree(xdev);
 }
 
-void extoll_dev_put(struct extoll_dev *xdev)
+void extoll_dev_put(struct extoll_drv_dev *xdev)
 {
 	kref_put(&xdev->ref, extoll_dev_free);
 }
@@ -139,7 +139,7 @@ int extoll_put_u64(unsigned long arg, u64 val)
 }
 
 /* Endpoints belong to the opener, not to inherited descriptors. */
-int extoll_ep_check_caller(struct extoll_ep *ep)
+int extoll_ep_check_caller(struct extoll_drv_ep *ep)
 {
 	if (current->mm != ep->mm) {
 		extoll_ep_dbg(ep, "not the opener's address space (pid %d)\n",
@@ -156,12 +156,12 @@ int extoll_ep_check_caller(struct extoll_ep *ep)
 int extoll_ep_open(struct inode *inode, struct file *file,
 		   enum extoll_unit unit)
 {
-	struct extoll_cdev *xc = container_of(inode->i_cdev,
-					      struct extoll_cdev, cdev);
-	struct extoll_dev *xdev = xc->xdev;
+	struct extoll_drv_cdev *xc = container_of(inode->i_cdev,
+					      struct extoll_drv_cdev, cdev);
+	struct extoll_drv_dev *xdev = xc->xdev;
 	enum extoll_res res = unit == EXTOLL_UNIT_RMA ? EXTOLL_RES_RMA_VPID :
 							 EXTOLL_RES_VELO_VPID;
-	struct extoll_ep *ep;
+	struct extoll_drv_ep *ep;
 	u32 i, vpid = 0, prot;
 	int ret = 0;
 
@@ -252,9 +252,9 @@ put_user:
  * of the queue area).  Called with ep->lock held.  Not inlined: the
  * fault-injection pass makes it fail (ALLOW_ERROR_INJECTION below).
  */
-noinline int extoll_ep_alloc_queue(struct extoll_ep *ep)
+noinline int extoll_ep_alloc_queue(struct extoll_drv_ep *ep)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	struct device *dmadev = &xdev->pdev->dev;
 	size_t alloc = PAGE_SIZE + ep->q_size;
 	u64 budget = (u64)READ_ONCE(queue_budget_mb) << 20;
@@ -317,14 +317,14 @@ free:
 }
 ALLOW_ERROR_INJECTION(extoll_ep_alloc_queue, ERRNO);
 
-static void extoll_ep_put(struct extoll_ep *ep)
+static void extoll_ep_put(struct extoll_drv_ep *ep)
 {
 	if (refcount_dec_and_test(&ep->users))
 		kfree(ep);
 }
 
 /* Unmap and free the queue of @ep (no-op if remove() did it already). */
-static void extoll_ep_free_queue(struct extoll_ep *ep)
+static void extoll_ep_free_queue(struct extoll_drv_ep *ep)
 {
 	struct device *dmadev = &ep->xdev->pdev->dev;
 
@@ -342,8 +342,8 @@ static void extoll_ep_free_queue(struct extoll_ep *ep)
  */
 int extoll_ep_release(struct inode *inode, struct file *file)
 {
-	struct extoll_ep *ep = file->private_data;
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_ep *ep = file->private_data;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	LIST_HEAD(regions);
 
 	extoll_rma2_take_regions(ep, &regions);
@@ -372,7 +372,7 @@ int extoll_ep_release(struct inode *inode, struct file *file)
 /* ---------------------------------------------------------------- mmap */
 
 /* Page @page of the queue area: 0 the read-pointer page, then the queue. */
-unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page)
+unsigned long extoll_queue_pfn(struct extoll_drv_ep *ep, unsigned long page)
 {
 	/* Pairs with smp_store_release() in extoll_ep_alloc_queue(). */
 	void *q = smp_load_acquire(&ep->q);
@@ -390,9 +390,9 @@ unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page)
  * Only CAP_NET_ADMIN may move it to another one, and only while it has
  * no registered memory (the ATU entries carry the ID).
  */
-int extoll_ep_set_prot(struct extoll_ep *ep, u64 prot)
+int extoll_ep_set_prot(struct extoll_drv_ep *ep, u64 prot)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	int ret = 0;
 
 	if (prot == EXA_DOMAIN_NONE || prot > EXA_DOMAIN_MAX) {
@@ -432,8 +432,8 @@ unlock:
 static vm_fault_t extoll_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct extoll_ep *ep = vma->vm_file->private_data;
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_ep *ep = vma->vm_file->private_data;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	unsigned long mmio_pages = (unsigned long)vma->vm_private_data;
 	unsigned long pfn = 0;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
@@ -465,7 +465,7 @@ static const struct vm_operations_struct extoll_vm_ops = {
 int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		       unsigned long mmio_pages)
 {
-	struct extoll_ep *ep = file->private_data;
+	struct extoll_drv_ep *ep = file->private_data;
 	unsigned long npages = vma_pages(vma);
 	unsigned long first = vma->vm_pgoff;
 	int ret;
@@ -514,9 +514,9 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 
 /* --------------------------------------------------------------- sysfs */
 
-static struct extoll_dev *to_xdev(struct device *dev)
+static struct extoll_drv_dev *to_xdev(struct device *dev)
 {
-	return container_of(dev, struct extoll_cdev, dev)->xdev;
+	return container_of(dev, struct extoll_drv_cdev, dev)->xdev;
 }
 
 static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
@@ -529,7 +529,7 @@ static DEVICE_ATTR_RO(node_id);
 static ssize_t vpids_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	return sysfs_emit(buf, "%u\n", xc->xdev->num_vpids[xc->unit]);
 }
@@ -538,7 +538,7 @@ static DEVICE_ATTR_RO(vpids);
 static ssize_t vpids_in_use_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(xc->xdev->in_use[xc->unit]));
 }
@@ -588,7 +588,7 @@ static const char * const extoll_counter_names[EXTOLL_NUM_COUNTERS] = {
 static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	struct extoll_dev *xdev = to_xdev(dev);
+	struct extoll_drv_dev *xdev = to_xdev(dev);
 	ssize_t len = 0;
 	unsigned int n;
 
@@ -623,7 +623,7 @@ ATTRIBUTE_GROUPS(extoll);
 /* /dev/extoll/rma2 for the first device, /dev/extoll/rma2.N for others. */
 static char *extoll_devnode(struct device *dev, umode_t *mode)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	if (mode)
 		*mode = 0666;
@@ -644,7 +644,7 @@ static struct class extoll_class = {
 
 static void extoll_cdev_release(struct device *dev)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	extoll_dev_put(xc->xdev);
 }
@@ -655,18 +655,18 @@ static const struct file_operations *extoll_unit_fops[EXTOLL_NUM_UNITS] = {
 };
 
 /* The links view first: its files read BAR0, unmapped after remove(). */
-static void extoll_del_cdev(struct extoll_cdev *xc)
+static void extoll_del_cdev(struct extoll_drv_cdev *xc)
 {
 	exa_links_sysfs_remove(&xc->links_sysfs);
 	cdev_device_del(&xc->cdev, &xc->dev);
 }
 
-static int extoll_add_cdevs(struct extoll_dev *xdev)
+static int extoll_add_cdevs(struct extoll_drv_dev *xdev)
 {
 	int u, ret;
 
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++) {
-		struct extoll_cdev *xc = &xdev->cdevs[u];
+		struct extoll_drv_cdev *xc = &xdev->cdevs[u];
 
 		xc->xdev = xdev;
 		xc->unit = u;
@@ -704,7 +704,7 @@ static int extoll_add_cdevs(struct extoll_dev *xdev)
 
 static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
-	struct extoll_dev *xdev;
+	struct extoll_drv_dev *xdev;
 	char cg_name[16];
 	size_t atu_bytes;
 	int index, ret;
@@ -803,7 +803,7 @@ put:
  * Stop the device (no DMA after the reset's read-back), mark it dead and
  * revoke every user mapping.  Memory is freed when the files are closed.
  */
-static void extoll_quiesce(struct extoll_dev *xdev)
+static void extoll_quiesce(struct extoll_drv_dev *xdev)
 {
 	int u;
 	u32 v;
@@ -830,7 +830,7 @@ unlock:
  * mappings left behind).  The endpoints' files close later and find
  * nothing left to unmap.
  */
-static void extoll_release_dma(struct extoll_dev *xdev)
+static void extoll_release_dma(struct extoll_drv_dev *xdev)
 {
 	struct device *dmadev = &xdev->pdev->dev;
 	int u;
@@ -838,7 +838,7 @@ static void extoll_release_dma(struct extoll_dev *xdev)
 
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++) {
 		for (v = 0; v < xdev->num_vpids[u]; v++) {
-			struct extoll_ep *ep;
+			struct extoll_drv_ep *ep;
 			LIST_HEAD(regions);
 
 			mutex_lock(&xdev->lock);
@@ -870,7 +870,7 @@ static void extoll_release_dma(struct extoll_dev *xdev)
 
 static void extoll_remove(struct pci_dev *pdev)
 {
-	struct extoll_dev *xdev = pci_get_drvdata(pdev);
+	struct extoll_drv_dev *xdev = pci_get_drvdata(pdev);
 	int u;
 
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++)
@@ -887,7 +887,7 @@ static void extoll_remove(struct pci_dev *pdev)
 
 static void extoll_shutdown(struct pci_dev *pdev)
 {
-	struct extoll_dev *xdev = pci_get_drvdata(pdev);
+	struct extoll_drv_dev *xdev = pci_get_drvdata(pdev);
 
 	if (xdev)
 		extoll_quiesce(xdev);

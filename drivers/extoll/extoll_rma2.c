@@ -27,8 +27,8 @@
 
 /* ---------------------------------------------------------- registration */
 
-static void extoll_region_unpin(struct extoll_dev *xdev,
-				struct extoll_region *reg)
+static void extoll_region_unpin(struct extoll_drv_dev *xdev,
+				struct extoll_drv_region *reg)
 {
 	atomic64_sub(reg->um.npages, &xdev->pinned_pages);
 	exa_umem_release(&reg->um);
@@ -41,8 +41,8 @@ static void extoll_region_unpin(struct extoll_dev *xdev,
  * the driver does it itself, once per region (dma_sync_sgtable_*() after
  * mapping and before unmapping), and maps with DMA_ATTR_SKIP_CPU_SYNC.
  */
-static void extoll_region_dma_unmap(struct extoll_dev *xdev,
-				    struct extoll_region *reg)
+static void extoll_region_dma_unmap(struct extoll_drv_dev *xdev,
+				    struct extoll_drv_region *reg)
 {
 	enum dma_data_direction dir = reg->readonly ? DMA_TO_DEVICE :
 						      DMA_BIDIRECTIONAL;
@@ -52,8 +52,8 @@ static void extoll_region_dma_unmap(struct extoll_dev *xdev,
 			  DMA_ATTR_SKIP_CPU_SYNC);
 }
 
-static void extoll_region_unmap(struct extoll_dev *xdev,
-				struct extoll_region *reg)
+static void extoll_region_unmap(struct extoll_drv_dev *xdev,
+				struct extoll_drv_region *reg)
 {
 	extoll_region_dma_unmap(xdev, reg);
 	sg_free_table(&reg->sgt);
@@ -69,9 +69,9 @@ static void extoll_region_unmap(struct extoll_dev *xdev,
  * the regions are marked so that extoll_regions_put() keeps the pages
  * pinned: leaking is better than DMA into memory that was given back.
  */
-int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list)
+int extoll_regions_hw_drop(struct extoll_drv_dev *xdev, struct list_head *list)
 {
-	struct extoll_region *reg;
+	struct extoll_drv_region *reg;
 	int ret = 0;
 	u32 i;
 
@@ -104,9 +104,9 @@ int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list)
  * and give their entries back to the owner's share (a leaked region's
  * entries stay allocated in the table, but are no longer the user's).
  */
-void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list)
+void extoll_regions_put(struct extoll_drv_dev *xdev, struct list_head *list)
 {
-	struct extoll_region *reg, *tmp;
+	struct extoll_drv_region *reg, *tmp;
 
 	list_for_each_entry_safe(reg, tmp, list, node) {
 		list_del(&reg->node);
@@ -118,7 +118,7 @@ void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list)
 	}
 }
 
-static void extoll_regions_free(struct extoll_dev *xdev, struct list_head *list)
+static void extoll_regions_free(struct extoll_drv_dev *xdev, struct list_head *list)
 {
 	if (list_empty(list))
 		return;
@@ -129,7 +129,7 @@ static void extoll_regions_free(struct extoll_dev *xdev, struct list_head *list)
 }
 
 /* Close: move every region of @ep to @list. */
-void extoll_rma2_take_regions(struct extoll_ep *ep, struct list_head *list)
+void extoll_rma2_take_regions(struct extoll_drv_ep *ep, struct list_head *list)
 {
 	mutex_lock(&ep->lock);
 	list_splice_init(&ep->regions, list);
@@ -137,11 +137,11 @@ void extoll_rma2_take_regions(struct extoll_ep *ep, struct list_head *list)
 	mutex_unlock(&ep->lock);
 }
 
-static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
+static int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	struct rma2_ioc_region r;
-	struct extoll_region *reg, *it;
+	struct extoll_drv_region *reg, *it;
 	struct sg_dma_page_iter iter;
 	unsigned long idx, start, align, npages;
 	LIST_HEAD(undo);
@@ -287,10 +287,10 @@ free:
 	return ret;
 }
 
-static int extoll_rma2_unregister(struct extoll_ep *ep, void __user *uarg)
+static int extoll_rma2_unregister(struct extoll_drv_ep *ep, void __user *uarg)
 {
 	struct rma2_ioc_region r;
-	struct extoll_region *reg;
+	struct extoll_drv_region *reg;
 	LIST_HEAD(list);
 	int ret = -EINVAL;
 
@@ -319,7 +319,7 @@ bool extoll_queue_size_ok(u64 size, u64 min, u64 max)
 	       !(size & (PAGE_SIZE - 1));
 }
 
-static int extoll_rma2_set_notiq_size(struct extoll_ep *ep, unsigned long val)
+static int extoll_rma2_set_notiq_size(struct extoll_drv_ep *ep, unsigned long val)
 {
 	int ret = 0;
 
@@ -337,7 +337,7 @@ static int extoll_rma2_set_notiq_size(struct extoll_ep *ep, unsigned long val)
 	return ret;
 }
 
-static int extoll_rma2_set_seg_size(struct extoll_ep *ep, unsigned long val)
+static int extoll_rma2_set_seg_size(struct extoll_drv_ep *ep, unsigned long val)
 {
 	if (!val || val > RMA2_NOTIQ_MAX_SIZE || (val & (PAGE_SIZE - 1))) {
 		extoll_ep_dbg(ep, "segment size %lu\n", val);
@@ -350,7 +350,7 @@ static int extoll_rma2_set_seg_size(struct extoll_ep *ep, unsigned long val)
 }
 
 /* Read pointer (entries) as stored by the consumer in the RP page. */
-u64 extoll_ep_get_rp(struct extoll_ep *ep)
+u64 extoll_ep_get_rp(struct extoll_drv_ep *ep)
 {
 	u64 rp = 0;
 
@@ -361,13 +361,13 @@ u64 extoll_ep_get_rp(struct extoll_ep *ep)
 	return rp;
 }
 
-static u64 extoll_ep_entries(struct extoll_ep *ep)
+static u64 extoll_ep_entries(struct extoll_drv_ep *ep)
 {
 	return ep->unit == EXTOLL_UNIT_RMA ? ep->q_size / RMA2_NOTI_SIZE :
 					     ep->q_size / EXTOLL_VELO_SLOT_SIZE;
 }
 
-int extoll_ep_set_rp(struct extoll_ep *ep, unsigned long val)
+int extoll_ep_set_rp(struct extoll_drv_ep *ep, unsigned long val)
 {
 	int ret = 0;
 
@@ -380,9 +380,9 @@ int extoll_ep_set_rp(struct extoll_ep *ep, unsigned long val)
 	return ret;
 }
 
-u64 extoll_ep_get_wp(struct extoll_ep *ep)
+u64 extoll_ep_get_wp(struct extoll_drv_ep *ep)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	u64 wp = 0;
 
 	mutex_lock(&ep->lock);
@@ -401,7 +401,7 @@ u64 extoll_ep_get_wp(struct extoll_ep *ep)
  * it to 0 right after mapping.  Accept that as long as nothing has been
  * written yet.
  */
-int extoll_ep_set_wp(struct extoll_ep *ep, unsigned long val)
+int extoll_ep_set_wp(struct extoll_drv_ep *ep, unsigned long val)
 {
 	if (val) {
 		extoll_ep_dbg(ep, "write pointer set to %lu (only 0)\n", val);
@@ -410,9 +410,9 @@ int extoll_ep_set_wp(struct extoll_ep *ep, unsigned long val)
 	return extoll_ep_get_wp(ep) ? -EBUSY : 0;
 }
 
-static int extoll_rma2_get_info(struct extoll_ep *ep, void __user *uarg)
+static int extoll_rma2_get_info(struct extoll_drv_ep *ep, void __user *uarg)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	struct rma2_ioc_info info;
 
 	memset(&info, 0, sizeof(info));
@@ -435,8 +435,8 @@ static int extoll_rma2_get_info(struct extoll_ep *ep, void __user *uarg)
 static long extoll_rma2_ioctl(struct file *file, unsigned int cmd,
 			      unsigned long arg)
 {
-	struct extoll_ep *ep = file->private_data;
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_ep *ep = file->private_data;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	void __user *uarg = (void __user *)arg;
 	int ret;
 

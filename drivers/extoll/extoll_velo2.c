@@ -12,7 +12,7 @@
 
 #include "extoll_drv.h"
 
-static int extoll_velo2_set_mbox_size(struct extoll_ep *ep, u64 __user *uarg)
+static int extoll_velo2_set_mbox_size(struct extoll_drv_ep *ep, u64 __user *uarg)
 {
 	u64 val;
 	int ret = 0;
@@ -33,7 +33,7 @@ static int extoll_velo2_set_mbox_size(struct extoll_ep *ep, u64 __user *uarg)
 	return ret;
 }
 
-static int extoll_velo2_set_seg_size(struct extoll_ep *ep, u64 __user *uarg)
+static int extoll_velo2_set_seg_size(struct extoll_drv_ep *ep, u64 __user *uarg)
 {
 	u64 val;
 
@@ -49,7 +49,7 @@ static int extoll_velo2_set_seg_size(struct extoll_ep *ep, u64 __user *uarg)
 	return 0;
 }
 
-static int extoll_velo2_set_prot(struct extoll_ep *ep, u64 __user *uarg)
+static int extoll_velo2_set_prot(struct extoll_drv_ep *ep, u64 __user *uarg)
 {
 	u64 val;
 
@@ -58,9 +58,9 @@ static int extoll_velo2_set_prot(struct extoll_ep *ep, u64 __user *uarg)
 	return extoll_ep_set_prot(ep, val);
 }
 
-static int extoll_velo2_get_info(struct extoll_ep *ep, void __user *uarg)
+static int extoll_velo2_get_info(struct extoll_drv_ep *ep, void __user *uarg)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	struct velo2_ioc_info info;
 
 	memset(&info, 0, sizeof(info));
@@ -83,8 +83,8 @@ static int extoll_velo2_get_info(struct extoll_ep *ep, void __user *uarg)
 static long extoll_velo2_ioctl(struct file *file, unsigned int cmd,
 			       unsigned long arg)
 {
-	struct extoll_ep *ep = file->private_data;
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_ep *ep = file->private_data;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	int ret;
 
 	if (_IOC_TYPE(cmd) != VELO2_IOC_MAGIC)
