@@ -6,12 +6,15 @@
  * needs two).
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include "exa_dbg.h"
 #include "exa_links.h"
 
 static const char * const exa_port_names[EXA_NUM_PORTS] = {
@@ -151,6 +154,7 @@ static ssize_t exa_links_rx_hops_show(struct device *dev,
 	mutex_lock(links->lock);
 	if (*links->dead) {
 		mutex_unlock(links->lock);
+		exa_dbg(dev, "device removed\n");
 		return -ENODEV;
 	}
 	for (h = 0; h < EXA_TORUS_MAX_HOPS; h++)
@@ -172,6 +176,7 @@ static ssize_t exa_links_no_route_show(struct device *dev,
 	mutex_lock(links->lock);
 	if (*links->dead) {
 		mutex_unlock(links->lock);
+		exa_dbg(dev, "device removed\n");
 		return -ENODEV;
 	}
 	val = exa_links_no_route(links);
@@ -208,6 +213,7 @@ static ssize_t exa_links_port_show(struct kobject *kobj,
 	mutex_lock(links->lock);
 	if (*links->dead) {
 		mutex_unlock(links->lock);
+		exa_pr_dbg("port %s: device removed\n", exa_links_port_name(lp->port));
 		return -ENODEV;
 	}
 	if (pa->file >= EXA_LINKS_FILE_COUNTER0)

@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "exa_dbg.h"
 #include "exa_isolation.h"
 
 static int exa_percent_param_set(const char *val,
@@ -99,6 +100,8 @@ struct exa_quota_user *exa_quota_user_get(struct exa_quota *q)
 	refcount_set(&qu->ref, 1);
 	old = xa_store(&q->users, key, qu, GFP_KERNEL);
 	if (xa_is_err(old)) {
+		exa_dbg(q->dev, "uid %lu: account not stored (%d)\n", key,
+			xa_err(old));
 		kfree(qu);
 		qu = ERR_PTR(xa_err(old));
 	}
@@ -155,7 +158,7 @@ int exa_quota_charge(struct exa_quota_user *qu, unsigned int res, u64 n)
 
 	mutex_lock(&q->lock);
 	if (qu->used[res] + n > cap && !capable(CAP_SYS_RESOURCE)) {
-		dev_dbg(q->dev,
+		exa_dbg(q->dev,
 			"uid %u: %s cap reached (holds %llu, asks %llu, cap %llu of %llu)\n",
 			from_kuid(&init_user_ns, qu->uid), q->names[res],
 			qu->used[res], n, cap, q->total[res]);
@@ -216,7 +219,7 @@ int exa_cg_charge(struct exa_quota *q, struct rdma_cgroup **cg,
 	int ret = rdmacg_try_charge(cg, &q->cg, type);
 
 	if (ret)
-		dev_dbg(q->dev, "rdma cgroup limit: %s refused (%d)\n",
+		exa_dbg(q->dev, "rdma cgroup limit: %s refused (%d)\n",
 			type == RDMACG_RESOURCE_HCA_HANDLE ? "hca_handle" :
 							     "hca_object", ret);
 	return ret;
@@ -242,14 +245,20 @@ int exa_dma_buf_alloc(struct exa_dma_buf *buf, struct device *dev,
 	dma_addr_t dma;
 
 	size = PAGE_ALIGN(size);
-	if (!size || get_order(size) > MAX_ORDER - 1)
+	if (!size || get_order(size) > MAX_ORDER - 1) {
+		exa_dbg(dev, "%zu bytes: not one allocation\n", size);
 		return -EINVAL;
+	}
 	page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN,
 			   get_order(size));
-	if (!page)
+	if (!page) {
+		/* __GFP_NOWARN: the memcg limit of the caller is the usual cause */
+		exa_dbg(dev, "%zu bytes: no memory (memcg limit?)\n", size);
 		return -ENOMEM;
+	}
 	dma = dma_map_page(dev, page, 0, size, DMA_BIDIRECTIONAL);
 	if (dma_mapping_error(dev, dma)) {
+		exa_dbg(dev, "%zu bytes: no DMA mapping\n", size);
 		__free_pages(page, get_order(size));
 		return -ENOMEM;
 	}

@@ -23,12 +23,17 @@
 #include <exanet_rdma.h>
 #include <exanet_coll.h>
 
+#include "exa_dbg.h"
 #include "exa_isolation.h"
 #include "exa_links.h"
 #include "exa_umem.h"
 
 #define EXANET_DRV_NAME		"exanet"
 #define EXANET_MAX_DEVICES	32
+
+/* Why a request to exanetN was refused (exa_dbg.h: dynamic debug only). */
+#define exanet_dbg(edev, fmt, ...)					\
+	exa_dbg(&(edev)->dev, fmt, ##__VA_ARGS__)
 
 struct exanet_drv_file;
 

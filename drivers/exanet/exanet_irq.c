@@ -211,28 +211,30 @@ int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg)
 	u64 mask64 = 0, pend;
 	int ret = 0;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if ((req.flags & ~EXANET_EVENT_FLAGS) || req.reserved ||
 	    (!req.flags && !req.mbox_mask)) {
-		dev_dbg(&edev->dev, "event arm: bad flags %#x or reserved fields\n",
-			req.flags);
+		exanet_dbg(edev, "bad flags %#x or reserved fields\n",
+			   req.flags);
 		return -EINVAL;
 	}
 	if ((req.flags & EXANET_EVENT_ALL_MBOX) && req.mbox_mask) {
-		dev_dbg(&edev->dev, "event arm: ALL_MBOX with a mailbox mask\n");
+		exanet_dbg(edev, "ALL_MBOX with a mailbox mask\n");
 		return -EINVAL;
 	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
-		dev_dbg(&edev->dev, "event arm: device removed\n");
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	/* Set at probe, cleared at removal (after dead): stable here. */
 	if (!edev->nvec) {
-		dev_dbg(&edev->dev, "event arm: the NI has no interrupts\n");
+		exanet_dbg(edev, "the NI has no interrupts\n");
 		ret = -EOPNOTSUPP;
 		goto unlock;
 	}
@@ -245,16 +247,16 @@ int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg)
 		mask64 = req.mbox_mask;
 		bitmap_from_u64(mask, mask64);
 		if (edev->num_mbox < 64 && mask64 >> edev->num_mbox) {
-			dev_dbg(&edev->dev, "event arm: mailbox mask %#llx beyond %u mailboxes\n",
-				mask64, edev->num_mbox);
+			exanet_dbg(edev, "mailbox mask %#llx beyond %u mailboxes\n",
+				   mask64, edev->num_mbox);
 			ret = -EINVAL;
 			goto unlock;
 		}
 		for_each_set_bit(m, mask, EXANET_NUM_MBOX_IFACES) {
 			if (edev->mbox[m].owner != ef) {
-				dev_dbg(&edev->dev, "event arm: mailbox %u is %s\n",
-					m, edev->mbox[m].owner ?
-					"another file's" : "not allocated");
+				exanet_dbg(edev, "mailbox %u is %s\n",
+					   m, edev->mbox[m].owner ?
+					   "another file's" : "not allocated");
 				ret = edev->mbox[m].owner ? -EACCES : -EINVAL;
 				goto unlock;
 			}
@@ -263,7 +265,7 @@ int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg)
 	if (req.flags & EXANET_EVENT_RDMA)
 		rank = exanet_file_rank(ef);
 	if (!mask64 && rank == EXANET_RDMA_NO_RANK) {
-		dev_dbg(&edev->dev, "event arm: the file has nothing to arm\n");
+		exanet_dbg(edev, "the file has nothing to arm\n");
 		ret = -ENOENT;
 		goto unlock;
 	}
@@ -308,7 +310,11 @@ unlock:
 
 	req.mbox_mask = mask64;
 	req.rank = rank;
-	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer (the sources stay armed)\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------ poll and flush */
@@ -326,8 +332,11 @@ __poll_t exanet_poll(struct file *file, poll_table *wait)
 	poll_wait(file, &ef->ev_wq, wait);
 	if (READ_ONCE(edev->dead))
 		return EPOLLERR | EPOLLHUP;
-	if (!edev->nvec || current->mm != ef->mm)
+	if (!edev->nvec || current->mm != ef->mm) {
+		exanet_dbg(edev, "EPOLLERR: %s\n", edev->nvec ?
+			   "not the opener's address space" : "the NI has no interrupts");
 		return EPOLLERR;
+	}
 	return READ_ONCE(ef->ev_count) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
@@ -412,6 +421,7 @@ static ssize_t irq_raised_show(struct device *dev,
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	if (edev->nvec)

@@ -227,6 +227,7 @@ static int exanet_ioctl_get_info(struct exanet_drv_file *ef, void __user *uarg)
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	info.abi_version = EXANET_ABI_VERSION;
@@ -239,7 +240,11 @@ static int exanet_ioctl_get_info(struct exanet_drv_file *ef, void __user *uarg)
 	info.max_payload = EXANET_MAX_PAYLOAD;
 	mutex_unlock(&edev->lock);
 
-	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &info, sizeof(info))) {
+		exanet_dbg(edev, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /*
@@ -254,10 +259,12 @@ static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
 	u32 i;
 	int ret = 0;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.flags) {
-		dev_dbg(&edev->dev, "pkt alloc: unknown flags %#x\n", req.flags);
+		exanet_dbg(edev, "unknown flags %#x\n", req.flags);
 		return -EINVAL;
 	}
 	ret = exanet_charge(ef, EXANET_RES_PKT, &cg);
@@ -266,11 +273,12 @@ static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	if (ef->npkt >= READ_ONCE(max_pkt_per_file)) {
-		dev_dbg(&edev->dev, "pkt alloc: file holds max_pkt_per_file\n");
+		exanet_dbg(edev, "file holds max_pkt_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -278,7 +286,7 @@ static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
 		if (!edev->pkt_owner[i])
 			break;
 	if (i == edev->num_pkt) {
-		dev_dbg(&edev->dev, "pkt alloc: no free interface\n");
+		exanet_dbg(edev, "no free interface\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -298,6 +306,7 @@ unlock:
 	req.iface = i;
 	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_PKT, i);
 	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer: interface %u freed\n", i);
 		mutex_lock(&edev->lock);
 		if (!edev->dead && edev->pkt_owner[i] == ef)
 			exanet_pkt_release(edev, i);
@@ -313,18 +322,24 @@ static int exanet_ioctl_pkt_free(struct exanet_drv_file *ef, u32 __user *uarg)
 	int ret = 0;
 	u32 i;
 
-	if (get_user(i, uarg))
+	if (get_user(i, uarg)) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 
 	mutex_lock(&edev->lock);
-	if (edev->dead)
+	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
-	else if (i >= edev->num_pkt || !edev->pkt_owner[i])
+	} else if (i >= edev->num_pkt || !edev->pkt_owner[i]) {
+		exanet_dbg(edev, "interface %u not allocated\n", i);
 		ret = -EINVAL;
-	else if (edev->pkt_owner[i] != ef)
+	} else if (edev->pkt_owner[i] != ef) {
+		exanet_dbg(edev, "interface %u is another file's\n", i);
 		ret = -EACCES;
-	else
+	} else {
 		exanet_pkt_release(edev, i);
+	}
 	mutex_unlock(&edev->lock);
 	return ret;
 }
@@ -340,12 +355,14 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 	int ret = 0;
 	u32 m;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.nslots < EXANET_MBOX_MIN_SLOTS ||
 	    req.nslots > EXANET_MBOX_MAX_SLOTS || !is_power_of_2(req.nslots)) {
-		dev_dbg(&edev->dev, "mbox alloc: %u slots (a power of two in %u..%u)\n",
-			req.nslots, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
+		exanet_dbg(edev, "%u slots (a power of two in %u..%u)\n",
+			   req.nslots, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
 		return -EINVAL;
 	}
 	ret = exanet_charge(ef, EXANET_RES_MBOX, &cg);
@@ -365,11 +382,12 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	if (ef->nmbox >= READ_ONCE(max_mbox_per_file)) {
-		dev_dbg(&edev->dev, "mbox alloc: file holds max_mbox_per_file\n");
+		exanet_dbg(edev, "file holds max_mbox_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -377,7 +395,7 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 		if (!edev->mbox[m].owner)
 			break;
 	if (m == edev->num_mbox) {
-		dev_dbg(&edev->dev, "mbox alloc: no free mailbox\n");
+		exanet_dbg(edev, "no free mailbox\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -409,6 +427,7 @@ unlock:
 	req.queue_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_MBOX_QUEUE, m);
 	req.queue_size = (u64)req.nslots * EXANET_MBOX_SLOT_SIZE;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer: mailbox %u freed\n", m);
 		mutex_lock(&edev->lock);
 		if (!edev->dead && edev->mbox[m].owner == ef)
 			exanet_mbox_release(edev, m);
@@ -424,18 +443,24 @@ static int exanet_ioctl_mbox_free(struct exanet_drv_file *ef, u32 __user *uarg)
 	int ret = 0;
 	u32 m;
 
-	if (get_user(m, uarg))
+	if (get_user(m, uarg)) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 
 	mutex_lock(&edev->lock);
-	if (edev->dead)
+	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
-	else if (m >= edev->num_mbox || !edev->mbox[m].owner)
+	} else if (m >= edev->num_mbox || !edev->mbox[m].owner) {
+		exanet_dbg(edev, "mailbox %u not allocated\n", m);
 		ret = -EINVAL;
-	else if (edev->mbox[m].owner != ef)
+	} else if (edev->mbox[m].owner != ef) {
+		exanet_dbg(edev, "mailbox %u is another file's\n", m);
 		ret = -EACCES;
-	else
+	} else {
 		exanet_mbox_release(edev, m);
+	}
 	mutex_unlock(&edev->lock);
 	return ret;
 }
@@ -445,12 +470,14 @@ static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	struct exanet_drv_file *ef = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
-	if (_IOC_TYPE(cmd) != EXANET_IOC_MAGIC)
+	if (_IOC_TYPE(cmd) != EXANET_IOC_MAGIC) {
+		exanet_dbg(ef->edev, "ioctl %#x: not an exanet ioctl\n", cmd);
 		return -ENOTTY;
+	}
 	/* Interfaces belong to the opener, not to inherited descriptors. */
 	if (current->mm != ef->mm) {
-		dev_dbg(&ef->edev->dev, "ioctl %#x: not the opener's address space (pid %d)\n",
-			cmd, task_pid_nr(current));
+		exanet_dbg(ef->edev, "ioctl %#x: not the opener's address space (pid %d)\n",
+			   cmd, task_pid_nr(current));
 		return -EACCES;
 	}
 
@@ -500,8 +527,10 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 	struct exanet_drv_mbox *mb;
 	u32 kind, index;
 
-	if (!exanet_decode_pgoff(vmf->pgoff, &kind, &index, &page))
+	if (!exanet_decode_pgoff(vmf->pgoff, &kind, &index, &page)) {
+		exanet_dbg(edev, "offset %#lx names no mapping\n", vmf->pgoff);
 		return VM_FAULT_SIGBUS;
+	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead)
@@ -544,7 +573,35 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 	ret = vmf_insert_pfn(vma, vmf->address, pfn);
 out:
 	mutex_unlock(&edev->lock);
+	if (ret & VM_FAULT_SIGBUS)
+		exanet_dbg(edev, "SIGBUS: kind %u index %u page %lu%s\n", kind,
+			   index, page, edev->dead ? " (device removed)" : "");
 	return ret;
+}
+
+/*
+ * The checks of an interface page or mailbox queue at mmap(): @owned is
+ * false when @index >= @n too.
+ */
+static int exanet_mmap_check_iface(struct exanet_drv_dev *edev,
+				   const char *what, u32 index, u32 n,
+				   bool owned, unsigned long len,
+				   unsigned long want_len)
+{
+	if (index >= n) {
+		exanet_dbg(edev, "no %s %u\n", what, index);
+		return -EINVAL;
+	}
+	if (!owned) {
+		exanet_dbg(edev, "%s %u is not this file's\n", what, index);
+		return -EACCES;
+	}
+	if (len != want_len) {
+		exanet_dbg(edev, "%s %u with length %lu (not %lu)\n", what,
+			   index, len, want_len);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static const struct vm_operations_struct exanet_vm_ops = {
@@ -562,47 +619,49 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 	int ret = 0;
 
 	if (current->mm != ef->mm) {
-		dev_dbg(&edev->dev, "mmap: not the opener's address space (pid %d)\n",
-			task_pid_nr(current));
+		exanet_dbg(edev, "not the opener's address space (pid %d)\n",
+			   task_pid_nr(current));
 		return -EACCES;
 	}
 	if (!exanet_decode_pgoff(vma->vm_pgoff, &kind, &index, &page) || page) {
-		dev_dbg(&edev->dev, "mmap: offset %#lx names no mapping\n", vma->vm_pgoff);
+		exanet_dbg(edev, "offset %#lx names no mapping\n", vma->vm_pgoff);
 		return -EINVAL;
 	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	switch (kind) {
 	case EXANET_MMAP_PKT:
-		if (index >= edev->num_pkt)
-			ret = -EINVAL;
-		else if (edev->pkt_owner[index] != ef)
-			ret = -EACCES;
-		else if (len != EXANET_IFACE_PAGE_SIZE)
-			ret = -EINVAL;
+		ret = exanet_mmap_check_iface(edev, "packetizer", index,
+					      edev->num_pkt,
+					      index < edev->num_pkt &&
+					      edev->pkt_owner[index] == ef,
+					      len, EXANET_IFACE_PAGE_SIZE);
 		break;
 	case EXANET_MMAP_MBOX_REGS:
-		if (index >= edev->num_mbox)
-			ret = -EINVAL;
-		else if (edev->mbox[index].owner != ef)
-			ret = -EACCES;
-		else if (len != EXANET_IFACE_PAGE_SIZE)
-			ret = -EINVAL;
+		ret = exanet_mmap_check_iface(edev, "mailbox", index,
+					      edev->num_mbox,
+					      index < edev->num_mbox &&
+					      edev->mbox[index].owner == ef,
+					      len, EXANET_IFACE_PAGE_SIZE);
 		break;
 	case EXANET_MMAP_MBOX_QUEUE:
 		mmio = false;
-		if (index >= edev->num_mbox)
-			ret = -EINVAL;
-		else if (edev->mbox[index].owner != ef)
-			ret = -EACCES;
-		else if (len != edev->mbox[index].queue.size)
-			ret = -EINVAL;
-		else if (vma->vm_flags & VM_WRITE)
+		ret = exanet_mmap_check_iface(edev, "mailbox queue", index,
+					      edev->num_mbox,
+					      index < edev->num_mbox &&
+					      edev->mbox[index].owner == ef,
+					      len, index < edev->num_mbox ?
+					      edev->mbox[index].queue.size : 0);
+		if (!ret && (vma->vm_flags & VM_WRITE)) {
+			exanet_dbg(edev, "mailbox queue %u mapped writable\n",
+				   index);
 			ret = -EPERM;
+		}
 		break;
 	case EXANET_MMAP_RDMA:
 		ret = exanet_rdma_mmap_check(ef, index, len);
@@ -611,6 +670,8 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = exanet_coll_mmap_check(ef, index, len);
 		break;
 	default:
+		exanet_dbg(edev, "offset %#lx: no mapping kind %u\n",
+			   vma->vm_pgoff, kind);
 		ret = -EINVAL;
 	}
 unlock:
@@ -621,7 +682,7 @@ unlock:
 	if (mmio) {
 		/* A private writable PFN mapping would be a COW mapping. */
 		if (!(vma->vm_flags & VM_SHARED)) {
-			dev_dbg(&edev->dev, "mmap: MAP_PRIVATE of device memory\n");
+			exanet_dbg(edev, "MAP_PRIVATE of device memory\n");
 			return -EINVAL;
 		}
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
@@ -655,19 +716,19 @@ static int exanet_open(struct inode *inode, struct file *file)
 	dead = edev->dead;
 	mutex_unlock(&edev->lock);
 	if (dead) {
-		dev_dbg(&edev->dev, "open: device removed\n");
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	if (!current->mm) {
-		dev_dbg(&edev->dev, "open: no user address space\n");
+		exanet_dbg(edev, "no user address space\n");
 		return -EINVAL;
 	}
 
 	pdid = exa_domain_of_current(READ_ONCE(default_pdid));
 	if (pdid == EXA_DOMAIN_NONE) {
-		dev_dbg(&edev->dev,
-			"open: uid %u has no user domain and no bound ancestor\n",
-			from_kuid(&init_user_ns, current_euid()));
+		exanet_dbg(edev,
+			   "uid %u has no user domain and no bound ancestor\n",
+			   from_kuid(&init_user_ns, current_euid()));
 		return -EACCES;
 	}
 
@@ -675,6 +736,7 @@ static int exanet_open(struct inode *inode, struct file *file)
 	if (!ef)
 		return -ENOMEM;
 	ef->edev = edev;
+	/* exa_quota_user_get() and exa_cg_charge() log their refusals. */
 	ef->qu = exa_quota_user_get(&edev->quota);
 	if (IS_ERR(ef->qu)) {
 		ret = PTR_ERR(ef->qu);
@@ -795,6 +857,7 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	for (n = 0; n < EXANET_NUM_COUNTERS; n++)

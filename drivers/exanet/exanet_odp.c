@@ -355,11 +355,11 @@ int exanet_odp_ctx_enable(struct exanet_drv_file *ef)
 	int ret = 0;
 
 	if (READ_ONCE(edev->dead)) {
-		dev_dbg(&edev->dev, "reg_mr: on demand: device removed\n");
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	if (!READ_ONCE(edev->fq_cpu)) {
-		dev_dbg(&edev->dev, "reg_mr: on demand needs the NI's fault queue (interrupts)\n");
+		exanet_dbg(edev, "on demand needs the NI's fault queue (interrupts)\n");
 		return -EOPNOTSUPP;
 	}
 	mutex_lock(&edev->lock);
@@ -372,7 +372,7 @@ int exanet_odp_ctx_enable(struct exanet_drv_file *ef)
 	mutex_unlock(&exanet_ctx_lock);
 	mutex_unlock(&edev->lock);
 	if (ret)
-		dev_dbg(&edev->dev, "reg_mr: on demand: rank unusable\n");
+		exanet_dbg(edev, "rank unusable (device or rank removed)\n");
 	return ret;
 }
 
@@ -395,8 +395,8 @@ int exanet_odp_reg(struct exanet_drv_file *ef, struct exanet_drv_mr *mr,
 	} else {
 		if (!req->len || req->addr + req->len < req->addr ||
 		    req->addr + req->len > limit) {
-			dev_dbg(&edev->dev, "reg_mr: on demand: bad range %#llx+%#llx\n",
-				req->addr, req->len);
+			exanet_dbg(edev, "bad range %#llx+%#llx\n",
+				   req->addr, req->len);
 			return -EINVAL;
 		}
 		mr->start = req->addr & PAGE_MASK;
@@ -409,7 +409,7 @@ int exanet_odp_reg(struct exanet_drv_file *ef, struct exanet_drv_mr *mr,
 					   mr->start, mr->end - mr->start,
 					   &exanet_odp_mni_ops);
 	if (ret) {
-		dev_dbg(&edev->dev, "reg_mr: on demand: notifier (%d)\n", ret);
+		exanet_dbg(edev, "no interval notifier (%d)\n", ret);
 		mr->odp = false;
 	}
 	return ret;
@@ -571,6 +571,29 @@ static u32 exanet_odp_need(const struct exanet_rdma_fault *f)
 	}
 }
 
+/* What a refused fault entry met, for the debug line. */
+static const char *exanet_odp_why(int ret, bool found)
+{
+	if (!found)
+		return "no on-demand registration with the access right";
+	switch (ret) {
+	case -EINVAL:
+		return "wider than a huge page";
+	case -EFAULT:
+		return "not mapped, PROT_NONE or not user memory";
+	case -EPERM:
+		return "write to read-only memory";
+	case -ESRCH:
+		return "the process is exiting";
+	case -EBUSY:
+		return "invalidations kept racing";
+	case -ENOMEM:
+		return "no memory";
+	default:
+		return "IOMMU map failed";
+	}
+}
+
 /* The on-demand registration of ef covering the access, mr_lock held. */
 static struct exanet_drv_mr *exanet_odp_find(struct exanet_drv_file *ef,
 					     u64 va, u32 len, u32 need)
@@ -601,8 +624,8 @@ static int exanet_odp_fault(struct exanet_drv_dev *edev,
 	if (f->rank >= EXANET_RDMA_NUM_RANKS || !len ||
 	    len > EXANET_RDMA_BLOCK_SIZE || va >= (1ULL << EXANET_RDMA_VA_BITS) ||
 	    va + len > (1ULL << EXANET_RDMA_VA_BITS)) {
-		dev_dbg(&edev->dev, "fault: malformed entry (rank %u va %#llx len %u)\n",
-			f->rank, va, len);
+		exanet_dbg(edev, "malformed entry (rank %u va %#llx len %u)\n",
+			   f->rank, va, len);
 		return -EINVAL;
 	}
 	ctx = &exanet_ctxs[f->rank];
@@ -610,7 +633,7 @@ static int exanet_odp_fault(struct exanet_drv_dev *edev,
 	ef = ctx->owner;
 	if (!ef || ef->edev != edev) {
 		mutex_unlock(&exanet_ctx_lock);
-		dev_dbg(&edev->dev, "fault: rank %u has no owner\n", f->rank);
+		exanet_dbg(edev, "rank %u has no owner\n", f->rank);
 		return -ENOENT;
 	}
 	/*
@@ -637,9 +660,9 @@ static int exanet_odp_fault(struct exanet_drv_dev *edev,
 	wake_up_all(&ctx->odp.fault_wq);
 	if (ret) {
 		atomic64_inc(&ctx->odp.refused);
-		dev_dbg(&edev->dev, "fault: rank %u %s va %#llx len %u kind %u refused (%d%s)\n",
-			f->rank, write ? "write" : "read", va, len, f->kind, ret,
-			mr ? "" : ", no on-demand registration");
+		exanet_dbg(edev, "rank %u %s va %#llx len %u kind %u refused (%d: %s)\n",
+			   f->rank, write ? "write" : "read", va, len, f->kind, ret,
+			   exanet_odp_why(ret, mr));
 	} else {
 		atomic64_inc(&ctx->odp.faults);
 	}
