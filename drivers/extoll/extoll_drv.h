@@ -20,6 +20,7 @@
 #include <extoll.h>
 #include <extoll_hw.h>
 
+#include "exa_dbg.h"
 #include "exa_isolation.h"
 #include "exa_links.h"
 #include "exa_umem.h"
@@ -146,11 +147,20 @@ struct extoll_drv_ep {
 	u64 reg_pages;
 };
 
-/* Why a request of endpoint ep was refused (dynamic debug). */
+static inline const char *extoll_unit_name(enum extoll_unit unit)
+{
+	return unit == EXTOLL_UNIT_RMA ? "rma" : "velo";
+}
+
+/*
+ * Why a request to the NIC, or of endpoint ep, was refused (exa_dbg.h:
+ * dynamic debug only).
+ */
+#define extoll_dbg(xdev, fmt, ...)					\
+	exa_dbg(&(xdev)->pdev->dev, fmt, ##__VA_ARGS__)
 #define extoll_ep_dbg(ep, fmt, ...)					\
-	dev_dbg(&(ep)->xdev->pdev->dev, "%s vpid %u: " fmt,		\
-		(ep)->unit == EXTOLL_UNIT_RMA ? "rma" : "velo", (ep)->vpid,	\
-		##__VA_ARGS__)
+	extoll_dbg((ep)->xdev, "%s vpid %u: " fmt,			\
+		   extoll_unit_name((ep)->unit), (ep)->vpid, ##__VA_ARGS__)
 
 /* extoll_main.c */
 void extoll_dev_put(struct extoll_drv_dev *xdev);
@@ -161,7 +171,7 @@ int extoll_ep_check_caller(struct extoll_drv_ep *ep);
 int extoll_ep_alloc_queue(struct extoll_drv_ep *ep);
 int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		       unsigned long mmio_pages);
-int extoll_put_u64(unsigned long arg, u64 val);
+int extoll_put_u64(struct extoll_drv_ep *ep, unsigned long arg, u64 val);
 unsigned long extoll_queue_pfn(struct extoll_drv_ep *ep, unsigned long page);
 int extoll_ep_set_prot(struct extoll_drv_ep *ep, u64 prot);
 
@@ -197,6 +207,7 @@ void extoll_rma2_take_regions(struct extoll_drv_ep *ep, struct list_head *list);
 int extoll_regions_hw_drop(struct extoll_drv_dev *xdev, struct list_head *list);
 void extoll_regions_put(struct extoll_drv_dev *xdev, struct list_head *list);
 bool extoll_queue_size_ok(u64 size, u64 min, u64 max);
+int extoll_ep_set_queue_size(struct extoll_drv_ep *ep, u64 size);
 u64 extoll_ep_get_rp(struct extoll_drv_ep *ep);
 int extoll_ep_set_rp(struct extoll_drv_ep *ep, unsigned long val);
 u64 extoll_ep_get_wp(struct extoll_drv_ep *ep);

@@ -133,9 +133,13 @@ void extoll_dev_put(struct extoll_drv_dev *xdev)
 
 /* ----------------------------------------------------------- endpoints */
 
-int extoll_put_u64(unsigned long arg, u64 val)
+int extoll_put_u64(struct extoll_drv_ep *ep, unsigned long arg, u64 val)
 {
-	return put_user(val, (u64 __user *)arg) ? -EFAULT : 0;
+	if (put_user(val, (u64 __user *)arg)) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /* Endpoints belong to the opener, not to inherited descriptors. */
@@ -166,19 +170,21 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 	int ret = 0;
 
 	if (!current->mm) {
-		dev_dbg(&xc->dev, "open: no user address space\n");
+		extoll_dbg(xdev, "%s: no user address space\n",
+			   extoll_unit_name(unit));
 		return -EINVAL;
 	}
 	prot = exa_domain_of_current(READ_ONCE(default_protid));
 	if (prot == EXA_DOMAIN_NONE) {
-		dev_dbg(&xc->dev,
-			"open: uid %u has no user domain and no bound ancestor\n",
-			from_kuid(&init_user_ns, current_euid()));
+		extoll_dbg(xdev, "%s: uid %u has no user domain and no bound ancestor\n",
+			   extoll_unit_name(unit),
+			   from_kuid(&init_user_ns, current_euid()));
 		return -EACCES;
 	}
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep)
 		return -ENOMEM;
+	/* The quota and cgroup helpers log their refusals. */
 	ep->qu = exa_quota_user_get(&xdev->quota);
 	if (IS_ERR(ep->qu)) {
 		ret = PTR_ERR(ep->qu);
@@ -204,6 +210,7 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_dbg(xdev, "%s: device removed\n", extoll_unit_name(unit));
 		ret = -ENODEV;
 		goto unlock;
 	}
@@ -221,7 +228,8 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 		}
 	}
 	if (ret) {
-		dev_dbg(&xc->dev, "open: every VPID is in use\n");
+		extoll_dbg(xdev, "%s: every VPID is in use\n",
+			   extoll_unit_name(unit));
 		goto unlock;
 	}
 	xdev->vpid_next[unit] = (vpid + 1) % xdev->num_vpids[unit];
@@ -273,9 +281,11 @@ noinline int extoll_ep_alloc_queue(struct extoll_drv_ep *ep)
 		return ret;
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_ep_dbg(ep, "device removed\n");
 		ret = -ENODEV;
 	} else if (xdev->q_bytes + alloc > budget) {
-		dev_dbg(dmadev, "queue: device budget (queue_budget_mb) used up\n");
+		extoll_ep_dbg(ep, "%zu queue bytes: device budget (queue_budget_mb) used up\n",
+			      alloc);
 		ret = -ENOMEM;
 	} else {
 		xdev->q_bytes += alloc;
@@ -293,6 +303,7 @@ noinline int extoll_ep_alloc_queue(struct extoll_drv_ep *ep)
 		goto free;
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_ep_dbg(ep, "device removed\n");
 		ret = -ENODEV;
 	} else {
 		extoll_hw_ep_set_queue(xdev, ep->unit, ep->vpid, rp.dma,
@@ -403,15 +414,17 @@ int extoll_ep_set_prot(struct extoll_drv_ep *ep, u64 prot)
 	if (prot == ep->prot)
 		goto unlock;
 	if (!capable(CAP_NET_ADMIN)) {
-		dev_dbg(&xdev->pdev->dev,
-			"vpid %u: protection id %llu refused (no CAP_NET_ADMIN)\n",
-			ep->vpid, prot);
+		extoll_ep_dbg(ep, "protection id %llu refused (no CAP_NET_ADMIN)\n",
+			      prot);
 		ret = -EPERM;
 	} else if (!list_empty(&ep->regions)) {
+		extoll_ep_dbg(ep, "protection id %llu: the endpoint has registrations\n",
+			      prot);
 		ret = -EBUSY;
 	} else {
 		mutex_lock(&xdev->lock);
 		if (xdev->dead) {
+			extoll_ep_dbg(ep, "device removed\n");
 			ret = -ENODEV;
 		} else {
 			extoll_hw_ep_set_prot(xdev, ep->unit, ep->vpid, prot);
@@ -449,6 +462,10 @@ static vm_fault_t extoll_vm_fault(struct vm_fault *vmf)
 		ret = vmf_insert_pfn(vma, vmf->address, pfn);
 out:
 	mutex_unlock(&xdev->lock);
+	if (ret & VM_FAULT_SIGBUS)
+		extoll_ep_dbg(ep, "SIGBUS: page %lu (%lu register pages)%s\n",
+			      vmf->pgoff, mmio_pages, xdev->dead ?
+			      " (device removed)" : pfn ? "" : " not mapped");
 	return ret;
 }
 
@@ -474,17 +491,17 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 	if (ret)
 		return ret;
 	if (!(vma->vm_flags & VM_SHARED)) {
-		extoll_ep_dbg(ep, "mmap: MAP_PRIVATE\n");
+		extoll_ep_dbg(ep, "MAP_PRIVATE\n");
 		return -EINVAL;
 	}
 	if (!npages || first + npages < first) {
-		extoll_ep_dbg(ep, "mmap: %lu pages at %lu\n", npages, first);
+		extoll_ep_dbg(ep, "%lu pages at %lu\n", npages, first);
 		return -EINVAL;
 	}
 
 	if (first < mmio_pages) {
 		if (first + npages > mmio_pages) {
-			extoll_ep_dbg(ep, "mmap: pages %lu..%lu cross the end of the registers\n",
+			extoll_ep_dbg(ep, "pages %lu..%lu cross the end of the registers\n",
 				      first, first + npages - 1);
 			return -EINVAL;
 		}
@@ -493,10 +510,13 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		mutex_lock(&ep->lock);
 		/* Checked before allocating: a failed mmap changes nothing. */
 		if (first - mmio_pages + npages >
-		    (PAGE_SIZE + ep->q_size) >> PAGE_SHIFT)
+		    (PAGE_SIZE + ep->q_size) >> PAGE_SHIFT) {
+			extoll_ep_dbg(ep, "pages %lu..%lu beyond the queue area (%llu bytes + the read-pointer page)\n",
+				      first, first + npages - 1, ep->q_size);
 			ret = -EINVAL;
-		else
+		} else {
 			ret = extoll_ep_alloc_queue(ep);
+		}
 		mutex_unlock(&ep->lock);
 		if (ret)
 			return ret;
@@ -595,6 +615,7 @@ static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
 		mutex_unlock(&xdev->lock);
+		extoll_dbg(xdev, "device removed\n");
 		return -ENODEV;
 	}
 	for (n = 0; n < EXTOLL_NUM_COUNTERS; n++)

@@ -148,14 +148,16 @@ static int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg)
 	u32 i;
 	int ret;
 
-	if (copy_from_user(&r, uarg, sizeof(r)))
+	if (copy_from_user(&r, uarg, sizeof(r))) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if ((r.flags & ~RMA2_REGION_FLAGS) || r.reserved) {
-		extoll_ep_dbg(ep, "register: unknown flags %#x\n", r.flags);
+		extoll_ep_dbg(ep, "unknown flags %#x or reserved fields\n", r.flags);
 		return -EINVAL;
 	}
 	if (!r.len || r.len > RMA2_REGION_MAX_BYTES || r.addr + r.len < r.addr) {
-		extoll_ep_dbg(ep, "register: range %#llx+%#llx out of bounds\n",
+		extoll_ep_dbg(ep, "range %#llx+%#llx out of bounds\n",
 			      (u64)r.addr, (u64)r.len);
 		return -EINVAL;
 	}
@@ -167,6 +169,7 @@ static int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg)
 	reg->qu = ep->qu;
 	npages = (PAGE_ALIGN(r.addr + r.len) - (r.addr & PAGE_MASK)) >>
 		 PAGE_SHIFT;
+	/* The quota, cgroup and pinning helpers log their refusals. */
 	ret = exa_quota_charge(ep->qu, EXTOLL_RES_ATU, npages);
 	if (ret)
 		goto free;
@@ -174,8 +177,11 @@ static int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg)
 	if (ret)
 		goto uncharge;
 	ret = exa_umem_get(&reg->um, r.addr, r.len, !reg->readonly);
-	if (ret)
+	if (ret) {
+		extoll_ep_dbg(ep, "range %#llx+%#llx not pinned (%d)\n",
+			      (u64)r.addr, (u64)r.len, ret);
 		goto uncharge_cg;
+	}
 	if (WARN_ON(reg->um.npages != npages)) {
 		ret = -EINVAL;
 		goto unpin;
@@ -186,20 +192,27 @@ static int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg)
 					reg->um.npages, 0,
 					reg->um.npages << PAGE_SHIFT,
 					GFP_KERNEL);
-	if (ret)
+	if (ret) {
+		extoll_ep_dbg(ep, "no scatterlist for %u pages (%d)\n",
+			      reg->count, ret);
 		goto unpin;
+	}
 	ret = dma_map_sgtable(&xdev->pdev->dev, &reg->sgt,
 			      reg->readonly ? DMA_TO_DEVICE :
 					      DMA_BIDIRECTIONAL,
 			      DMA_ATTR_SKIP_CPU_SYNC);
-	if (ret)
+	if (ret) {
+		extoll_ep_dbg(ep, "%u pages not DMA mapped (%d)\n",
+			      reg->count, ret);
 		goto free_sgt;
+	}
 	dma_sync_sgtable_for_device(&xdev->pdev->dev, &reg->sgt,
 				    reg->readonly ? DMA_TO_DEVICE :
 						    DMA_BIDIRECTIONAL);
 
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_ep_dbg(ep, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
@@ -224,8 +237,8 @@ static int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg)
 						 xdev->atu_entries, 1,
 						 reg->count, 0);
 	if (idx >= xdev->atu_entries) {
-		dev_dbg(&xdev->pdev->dev, "register: no %u free ATU entries\n",
-			reg->count);
+		extoll_ep_dbg(ep, "no %u free ATU entries in a row\n",
+			      reg->count);
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -270,6 +283,8 @@ unlock:
 	}
 	mutex_unlock(&ep->lock);
 	extoll_regions_free(xdev, &undo);
+	extoll_ep_dbg(ep, "bad user pointer: region NLA %#llx dropped\n",
+		      (u64)reg->nla);
 	return -EFAULT;
 
 unmap:
@@ -294,8 +309,10 @@ static int extoll_rma2_unregister(struct extoll_drv_ep *ep, void __user *uarg)
 	LIST_HEAD(list);
 	int ret = -EINVAL;
 
-	if (copy_from_user(&r, uarg, sizeof(r)))
+	if (copy_from_user(&r, uarg, sizeof(r))) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
 		return -EFAULT;
+	}
 	mutex_lock(&ep->lock);
 	list_for_each_entry(reg, &ep->regions, node) {
 		if (reg->nla == r.nla &&
@@ -308,6 +325,9 @@ static int extoll_rma2_unregister(struct extoll_drv_ep *ep, void __user *uarg)
 	}
 	mutex_unlock(&ep->lock);
 	extoll_regions_free(ep->xdev, &list);
+	if (ret)
+		extoll_ep_dbg(ep, "no region at NLA %#llx of %#llx bytes\n",
+			      (u64)r.nla, (u64)r.size);
 	return ret;
 }
 
@@ -319,22 +339,31 @@ bool extoll_queue_size_ok(u64 size, u64 min, u64 max)
 	       !(size & (PAGE_SIZE - 1));
 }
 
-static int extoll_rma2_set_notiq_size(struct extoll_drv_ep *ep, unsigned long val)
+/* A valid queue size: fixed once the queue is mapped. */
+int extoll_ep_set_queue_size(struct extoll_drv_ep *ep, u64 size)
 {
 	int ret = 0;
 
+	mutex_lock(&ep->lock);
+	if (ep->q && size != ep->q_size) {
+		extoll_ep_dbg(ep, "queue of %llu bytes: already mapped with %llu\n",
+			      size, ep->q_size);
+		ret = -EBUSY;
+	} else {
+		ep->q_size = size;
+	}
+	mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int extoll_rma2_set_notiq_size(struct extoll_drv_ep *ep, unsigned long val)
+{
 	if (!extoll_queue_size_ok(val, RMA2_NOTIQ_MIN_SIZE,
 				  RMA2_NOTIQ_MAX_SIZE)) {
 		extoll_ep_dbg(ep, "notification queue of %lu bytes\n", val);
 		return -EINVAL;
 	}
-	mutex_lock(&ep->lock);
-	if (ep->q)
-		ret = val == ep->q_size ? 0 : -EBUSY;
-	else
-		ep->q_size = val;
-	mutex_unlock(&ep->lock);
-	return ret;
+	return extoll_ep_set_queue_size(ep, val);
 }
 
 static int extoll_rma2_set_seg_size(struct extoll_drv_ep *ep, unsigned long val)
@@ -372,10 +401,13 @@ int extoll_ep_set_rp(struct extoll_drv_ep *ep, unsigned long val)
 	int ret = 0;
 
 	mutex_lock(&ep->lock);
-	if (val >= extoll_ep_entries(ep))
+	if (val >= extoll_ep_entries(ep)) {
+		extoll_ep_dbg(ep, "read pointer %lu beyond %llu entries\n",
+			      val, extoll_ep_entries(ep));
 		ret = -EINVAL;
-	else if (ep->q)
+	} else if (ep->q) {
 		WRITE_ONCE(*(u64 *)ep->q, val);
+	}
 	mutex_unlock(&ep->lock);
 	return ret;
 }
@@ -407,7 +439,11 @@ int extoll_ep_set_wp(struct extoll_drv_ep *ep, unsigned long val)
 		extoll_ep_dbg(ep, "write pointer set to %lu (only 0)\n", val);
 		return -EINVAL;
 	}
-	return extoll_ep_get_wp(ep) ? -EBUSY : 0;
+	if (extoll_ep_get_wp(ep)) {
+		extoll_ep_dbg(ep, "write pointer reset after the device wrote\n");
+		return -EBUSY;
+	}
+	return 0;
 }
 
 static int extoll_rma2_get_info(struct extoll_drv_ep *ep, void __user *uarg)
@@ -429,7 +465,11 @@ static int extoll_rma2_get_info(struct extoll_drv_ep *ep, void __user *uarg)
 	info.req_size = RMA2_MMAP_REQ_SIZE;
 	info.state_offset = RMA2_MMAP_STATE_OFFSET;
 	info.notiq_offset = RMA2_MMAP_NOTIQ_OFFSET;
-	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &info, sizeof(info))) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 static long extoll_rma2_ioctl(struct file *file, unsigned int cmd,
@@ -440,48 +480,51 @@ static long extoll_rma2_ioctl(struct file *file, unsigned int cmd,
 	void __user *uarg = (void __user *)arg;
 	int ret;
 
-	if (_IOC_TYPE(cmd) != RMA2_IOC_MAGIC)
+	if (_IOC_TYPE(cmd) != RMA2_IOC_MAGIC) {
+		extoll_ep_dbg(ep, "ioctl %#x: not an rma2 ioctl\n", cmd);
 		return -ENOTTY;
+	}
 	ret = extoll_ep_check_caller(ep);
 	if (ret)
 		return ret;
 
 	switch (cmd) {
 	case RMA2_IOCTL_GET_NOTIQ_SIZE:
-		return extoll_put_u64(arg, READ_ONCE(ep->q_size));
+		return extoll_put_u64(ep, arg, READ_ONCE(ep->q_size));
 	case RMA2_IOCTL_SET_NOTIQ_SIZE:
 		return extoll_rma2_set_notiq_size(ep, arg);
 	case RMA2_IOCTL_SET_NOTIQ_SEGMENT_SIZE:
 		return extoll_rma2_set_seg_size(ep, arg);
 	case RMA2_IOCTL_GET_NOTIQ_SEGMENT_SIZE:
-		return extoll_put_u64(arg, READ_ONCE(ep->seg_size));
+		return extoll_put_u64(ep, arg, READ_ONCE(ep->seg_size));
 	case RMA2_IOCTL_SET_NOTIQ_WP:
 		return extoll_ep_set_wp(ep, arg);
 	case RMA2_IOCTL_SET_NOTIQ_RP:
 		return extoll_ep_set_rp(ep, arg);
 	case RMA2_IOCTL_GET_NOTIQ_WP:
-		return extoll_put_u64(arg, extoll_ep_get_wp(ep));
+		return extoll_put_u64(ep, arg, extoll_ep_get_wp(ep));
 	case RMA2_IOCTL_GET_NOTIQ_RP:
-		return extoll_put_u64(arg, extoll_ep_get_rp(ep));
+		return extoll_put_u64(ep, arg, extoll_ep_get_rp(ep));
 	case RMA2_IOCTL_GET_NODEID:
-		return extoll_put_u64(arg, xdev->node_id);
+		return extoll_put_u64(ep, arg, xdev->node_id);
 	case RMA2_IOCTL_GET_VPID:
-		return extoll_put_u64(arg, ep->vpid);
+		return extoll_put_u64(ep, arg, ep->vpid);
 	case RMA2_IOCTL_REGISTER_REGION:
 		return extoll_rma2_register(ep, uarg);
 	case RMA2_IOCTL_UNREGISTER_REGION:
 		return extoll_rma2_unregister(ep, uarg);
 	case RMA2_IOCTL_GET_MAXNODEID:
-		return extoll_put_u64(arg, RMA2_NODES);
+		return extoll_put_u64(ep, arg, RMA2_NODES);
 	case RMA2_IOCTL_GET_MAXVPID:
-		return extoll_put_u64(arg, xdev->num_vpids[EXTOLL_UNIT_RMA]);
+		return extoll_put_u64(ep, arg, xdev->num_vpids[EXTOLL_UNIT_RMA]);
 	case RMA2_IOCTL_GET_INFO:
 		return extoll_rma2_get_info(ep, uarg);
 	case RMA2_IOCTL_SET_PROTDESC:
 		return extoll_ep_set_prot(ep, arg);
 	case RMA2_IOCTL_GET_PROTDESC:
-		return extoll_put_u64(arg, READ_ONCE(ep->prot));
+		return extoll_put_u64(ep, arg, READ_ONCE(ep->prot));
 	default:
+		extoll_ep_dbg(ep, "unknown ioctl %#x\n", cmd);
 		return -ENOTTY;
 	}
 }
