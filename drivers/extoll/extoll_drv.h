@@ -147,9 +147,10 @@ struct extoll_drv_ep {
 	u64 reg_pages;
 };
 
+/* Also the name of the unit's character device, /dev/extoll/<name>. */
 static inline const char *extoll_unit_name(enum extoll_unit unit)
 {
-	return unit == EXTOLL_UNIT_RMA ? "rma" : "velo";
+	return unit == EXTOLL_UNIT_RMA ? "rma2" : "velo2";
 }
 
 /*

@@ -104,11 +104,6 @@ static const char * const extoll_res_names[EXTOLL_NUM_RES] = {
 static DEFINE_IDA(extoll_ids);
 static dev_t extoll_devt;
 
-static const char * const extoll_unit_names[EXTOLL_NUM_UNITS] = {
-	[EXTOLL_UNIT_RMA]	= "rma2",
-	[EXTOLL_UNIT_VELO]	= "velo2",
-};
-
 /* ------------------------------------------------------------ lifetime */
 
 static void extoll_dev_free(struct kref *ref)
@@ -650,8 +645,8 @@ static char *extoll_devnode(struct device *dev, umode_t *mode)
 		*mode = 0666;
 	if (xc->xdev->index)
 		return kasprintf(GFP_KERNEL, "extoll/%s.%u",
-				 extoll_unit_names[xc->unit], xc->xdev->index);
-	return kasprintf(GFP_KERNEL, "extoll/%s", extoll_unit_names[xc->unit]);
+				 extoll_unit_name(xc->unit), xc->xdev->index);
+	return kasprintf(GFP_KERNEL, "extoll/%s", extoll_unit_name(xc->unit));
 }
 
 static struct class extoll_class = {
@@ -699,7 +694,7 @@ static int extoll_add_cdevs(struct extoll_drv_dev *xdev)
 				     xdev->index * EXTOLL_NUM_UNITS + u);
 		xc->dev.release = extoll_cdev_release;
 		ret = dev_set_name(&xc->dev, "%s%u-%s", EXTOLL_DRV_NAME,
-				   xdev->index, extoll_unit_names[u]);
+				   xdev->index, extoll_unit_name(u));
 		if (!ret) {
 			cdev_init(&xc->cdev, extoll_unit_fops[u]);
 			xc->cdev.owner = THIS_MODULE;
@@ -869,8 +864,7 @@ static void extoll_release_dma(struct extoll_drv_dev *xdev)
 			mutex_unlock(&xdev->lock);
 			if (!ep)
 				continue;
-			dev_dbg(dmadev, "%s vpid %u open at removal: DMA released\n",
-				extoll_unit_names[u], v);
+			extoll_ep_dbg(ep, "open at removal: DMA released\n");
 			extoll_rma2_take_regions(ep, &regions);
 			mutex_lock(&xdev->lock);
 			extoll_regions_hw_drop(xdev, &regions);
