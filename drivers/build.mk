@@ -1,7 +1,7 @@
 # Kernel modules (out of tree, Kbuild).  Included by the top-level Makefile,
 # which defines TOP, BUILD, KVER and KDIR.
 #
-#   make modules   build exa_umem.ko, exanet.ko and extoll.ko with W=1, copy
+#   make modules   build exa_core.ko, exanet.ko and extoll.ko with W=1, copy
 #                  them to build/modules/
 #   make sparse    rebuild the modules under sparse (C=2: check every file)
 #   (style: make style, scripts/check-style.sh, runs the kernel's
@@ -23,21 +23,23 @@ $(BUILD)/modules/exanet.ko: $(KMOD_SRCS)
 	@test -d "$(KDIR)" || { echo "modules: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }
 	$(KMOD_MAKE) modules
 	@mkdir -p $(dir $@)
+	@# mkinitramfs.sh takes every *.ko here: a renamed module must not linger
+	rm -f $(BUILD)/modules/*.ko
 	cp $(TOP)/drivers/exanet/exanet.ko $@
 	cp $(TOP)/drivers/exanet/60-exanet.rules $(BUILD)/modules/
 
-# extoll.ko and exa_umem.ko (which both drivers depend on) are built by the
+# extoll.ko and exa_core.ko (which both drivers depend on) are built by the
 # same Kbuild run as exanet.ko.
-modules: $(BUILD)/modules/extoll.ko $(BUILD)/modules/exa_umem.ko
+modules: $(BUILD)/modules/extoll.ko $(BUILD)/modules/exa_core.ko
 
 $(BUILD)/modules/extoll.ko: $(BUILD)/modules/exanet.ko
 	@mkdir -p $(dir $@)
 	cp $(TOP)/drivers/extoll/extoll.ko $@
 	cp $(TOP)/drivers/extoll/60-extoll.rules $(BUILD)/modules/
 
-$(BUILD)/modules/exa_umem.ko: $(BUILD)/modules/exanet.ko
+$(BUILD)/modules/exa_core.ko: $(BUILD)/modules/exanet.ko
 	@mkdir -p $(dir $@)
-	cp $(TOP)/drivers/common/exa_umem.ko $@
+	cp $(TOP)/drivers/common/exa_core.ko $@
 
 sparse:
 	@test -d "$(KDIR)" || { echo "sparse: no kernel headers in '$(KDIR)' (run: make deps)" >&2; exit 1; }

@@ -3,7 +3,7 @@
 # bookworm root (packaging/mkroot.sh, cached) and check, as an
 # administrator on a real node would:
 #   - every package installs with dpkg (dependencies from the base root);
-#   - DKMS built exa_umem.ko, exanet.ko and extoll.ko for the node kernel
+#   - DKMS built exa_core.ko, exanet.ko and extoll.ko for the node kernel
 #     (scripts/kver.sh) into /lib/modules/KVER/updates/dkms, vermagic KVER;
 #   - pkg-config --libs libexanet rma2 velo2, and a program using all three
 #     libraries compiles and links against the installed -dev packages;
@@ -70,7 +70,7 @@ if ! dkms_ok; then
 		>"$WORK/dkms.log" 2>&1 || sed 's/^/#   /' "$WORK/dkms.log" | tail -n 20
 fi
 check "dkms status: exanet installed for $KVER" dkms_ok
-for m in exa_umem exanet extoll; do
+for m in exa_core exanet extoll; do
 	f=$ROOT/lib/modules/$KVER/updates/dkms/$m.ko
 	[ -f "$f" ] || f=$f.xz
 	if [ -f "$f" ] && vm=$(in_root modinfo -F vermagic "${f#"$ROOT"}") && [ "${vm%% *}" = "$KVER" ]; then

@@ -25,7 +25,7 @@ NAME=pkgtest
 
 rm -rf "$NODE"
 mkdir -p "$NODE/modules" "$NODE/bin"
-for m in exa_umem exanet extoll; do
+for m in exa_core exanet extoll; do
 	if [ -f "$MODDIR/$m.ko" ]; then cp "$MODDIR/$m.ko" "$NODE/modules/"
 	elif [ -f "$MODDIR/$m.ko.xz" ]; then xz -dc "$MODDIR/$m.ko.xz" > "$NODE/modules/$m.ko"
 	else echo "node-modprobe: no $m.ko in $MODDIR" >&2; exit 1; fi

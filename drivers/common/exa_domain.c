@@ -32,6 +32,7 @@
 #include <linux/module.h>
 #include <linux/uidgid.h>
 
+#include "exa_dbg.h"
 #include "exa_isolation.h"
 
 /* Upper bound on the table so a buggy admin tool cannot exhaust memory. */
@@ -154,7 +155,7 @@ u32 exa_domain_of_current(u32 shared_default)
 	uid = from_kuid(&init_user_ns, current_euid());
 	return EXA_DOMAIN_OF_UID(uid);
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_of_current, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_of_current, EXA_CORE);
 
 /* Thread group (referenced) and leader start time of pid number @nr. */
 static int exa_lookup_tgid(pid_t nr, struct pid **tgid, u64 *start_time)
@@ -163,11 +164,15 @@ static int exa_lookup_tgid(pid_t nr, struct pid **tgid, u64 *start_time)
 	struct pid *pid;
 	int ret = -ESRCH;
 
-	if (nr <= 0)
+	if (nr <= 0) {
+		exa_pr_dbg("pid %d is not a process id\n", nr);
 		return -ESRCH;
+	}
 	pid = find_get_pid(nr);
-	if (!pid)
+	if (!pid) {
+		exa_pr_dbg("no pid %d in the caller's namespace\n", nr);
 		return -ESRCH;
+	}
 	rcu_read_lock();
 	task = pid_task(pid, PIDTYPE_PID);
 	if (task) {
@@ -179,6 +184,8 @@ static int exa_lookup_tgid(pid_t nr, struct pid **tgid, u64 *start_time)
 	}
 	rcu_read_unlock();
 	put_pid(pid);
+	if (ret)
+		exa_pr_dbg("pid %d has no task\n", nr);
 	return ret;
 }
 
@@ -199,8 +206,8 @@ int exa_domain_bind(pid_t nr, u32 domain)
 	int ret;
 
 	if (domain < EXA_DOMAIN_JOB_MIN || domain > EXA_DOMAIN_JOB_MAX) {
-		pr_debug("bind pid %d: domain %u is not a job domain (%u..%u)\n",
-			 nr, domain, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX);
+		exa_pr_dbg("pid %d: domain %u is not a job domain (%u..%u)\n",
+			   nr, domain, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX);
 		return -EINVAL;
 	}
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
@@ -220,6 +227,8 @@ int exa_domain_bind(pid_t nr, u32 domain)
 		hlist_replace_rcu(&old->node, &b->node);
 		call_rcu(&old->rcu, exa_binding_free_rcu);
 	} else if (exa_nbindings >= EXA_DOMAIN_MAX_BINDINGS) {
+		exa_pr_dbg("pid %d: the table holds %u bindings\n", nr,
+			   EXA_DOMAIN_MAX_BINDINGS);
 		ret = -ENOSPC;
 	} else {
 		hash_add_rcu(exa_bindings, &b->node, (unsigned long)b->tgid);
@@ -233,7 +242,7 @@ int exa_domain_bind(pid_t nr, u32 domain)
 	}
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_bind, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_bind, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_domain_bind, ERRNO);
 
 /**
@@ -254,15 +263,17 @@ int exa_domain_unbind(pid_t nr)
 		return ret;
 	mutex_lock(&exa_bindings_lock);
 	b = exa_binding_find(tgid);
-	if (b)
+	if (b) {
 		exa_binding_remove(b);
-	else
+	} else {
+		exa_pr_dbg("pid %d is not bound\n", nr);
 		ret = -ENOENT;
+	}
 	mutex_unlock(&exa_bindings_lock);
 	put_pid(tgid);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_unbind, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_unbind, EXA_CORE);
 
 /**
  * exa_domain_for_each - visit bindings visible in the caller's pid namespace
@@ -299,7 +310,7 @@ int exa_domain_for_each(unsigned long *pos, exa_domain_visit_t visit,
 	mutex_unlock(&exa_bindings_lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_domain_for_each, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_domain_for_each, EXA_CORE);
 
 static void __exit exa_domain_exit(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Isolation between users and jobs, shared by exanet.ko and extoll.ko and
- * exported by exa_umem.ko (symbol namespace EXA_UMEM):
+ * exported by exa_core.ko (symbol namespace EXA_CORE):
  *
  *  - protection domains (uapi/exa_domain.h): the administrator's binding
  *    table and the domain of a process opening a device (exa_domain.c);

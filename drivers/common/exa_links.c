@@ -6,12 +6,15 @@
  * needs two).
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/io.h>
 #include <linux/io-64-nonatomic-lo-hi.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 
+#include "exa_dbg.h"
 #include "exa_links.h"
 
 static const char * const exa_port_names[EXA_NUM_PORTS] = {
@@ -69,13 +72,13 @@ void exa_links_init(struct exa_links *links, struct device *dev,
 	links->shape = ioread32(regs + EXA_TORUS_SHAPE);
 	links->coord = ioread32(regs + EXA_TORUS_COORD);
 }
-EXPORT_SYMBOL_NS_GPL(exa_links_init, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_links_init, EXA_CORE);
 
 const char *exa_links_port_name(unsigned int port)
 {
 	return port < EXA_NUM_PORTS ? exa_port_names[port] : "?";
 }
-EXPORT_SYMBOL_NS_GPL(exa_links_port_name, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_links_port_name, EXA_CORE);
 
 static void __iomem *exa_port_regs(const struct exa_links *links,
 				   unsigned int port)
@@ -99,21 +102,21 @@ void exa_links_read_port(const struct exa_links *links, unsigned int port,
 	for (n = 0; n < EXA_NUM_PORT_COUNTERS; n++)
 		ps->counters[n] = lo_hi_readq(regs + EXA_PORT_COUNTER(n));
 }
-EXPORT_SYMBOL_NS_GPL(exa_links_read_port, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_links_read_port, EXA_CORE);
 
 u64 exa_links_rx_hops(const struct exa_links *links, unsigned int hops)
 {
 	lockdep_assert_held(links->lock);
 	return lo_hi_readq(links->regs + EXA_TORUS_RX_HOPS(hops));
 }
-EXPORT_SYMBOL_NS_GPL(exa_links_rx_hops, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_links_rx_hops, EXA_CORE);
 
 u64 exa_links_no_route(const struct exa_links *links)
 {
 	lockdep_assert_held(links->lock);
 	return lo_hi_readq(links->regs + EXA_TORUS_NO_ROUTE);
 }
-EXPORT_SYMBOL_NS_GPL(exa_links_no_route, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_links_no_route, EXA_CORE);
 
 /* ------------------------------------------------------ device files */
 
@@ -151,6 +154,7 @@ static ssize_t exa_links_rx_hops_show(struct device *dev,
 	mutex_lock(links->lock);
 	if (*links->dead) {
 		mutex_unlock(links->lock);
+		exa_dbg(dev, "device removed\n");
 		return -ENODEV;
 	}
 	for (h = 0; h < EXA_TORUS_MAX_HOPS; h++)
@@ -172,6 +176,7 @@ static ssize_t exa_links_no_route_show(struct device *dev,
 	mutex_lock(links->lock);
 	if (*links->dead) {
 		mutex_unlock(links->lock);
+		exa_dbg(dev, "device removed\n");
 		return -ENODEV;
 	}
 	val = exa_links_no_route(links);
@@ -208,6 +213,7 @@ static ssize_t exa_links_port_show(struct kobject *kobj,
 	mutex_lock(links->lock);
 	if (*links->dead) {
 		mutex_unlock(links->lock);
+		exa_pr_dbg("port %s: device removed\n", exa_links_port_name(lp->port));
 		return -ENODEV;
 	}
 	if (pa->file >= EXA_LINKS_FILE_COUNTER0)
@@ -373,7 +379,7 @@ remove_group:
 	device_remove_group(dev, &view->dev_group);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_links_sysfs_add, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_links_sysfs_add, EXA_CORE);
 
 /* Returns once no read of the view's files runs or can start. */
 void exa_links_sysfs_remove(struct exa_links_sysfs *view)
@@ -385,4 +391,4 @@ void exa_links_sysfs_remove(struct exa_links_sysfs *view)
 	device_remove_group(view->dev, &view->dev_group);
 	view->dev = NULL;
 }
-EXPORT_SYMBOL_NS_GPL(exa_links_sysfs_remove, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_links_sysfs_remove, EXA_CORE);

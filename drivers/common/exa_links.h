@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The 3D-torus link block of both NICs (uapi/exa_torus.h), shared by
- * exanet.ko and extoll.ko and exported by exa_umem.ko (symbol namespace
- * EXA_UMEM):
+ * exanet.ko and extoll.ko and exported by exa_core.ko (symbol namespace
+ * EXA_CORE):
  *
  *  - struct exa_links: where the block is and which lock guards it;
  *    register readers for the drivers' own reports (netlink);

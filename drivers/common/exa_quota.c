@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "exa_dbg.h"
 #include "exa_isolation.h"
 
 static int exa_percent_param_set(const char *val,
@@ -39,7 +40,7 @@ const struct kernel_param_ops exa_percent_param_ops = {
 	.set = exa_percent_param_set,
 	.get = param_get_uint,
 };
-EXPORT_SYMBOL_NS_GPL(exa_percent_param_ops, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_percent_param_ops, EXA_CORE);
 
 int exa_quota_init(struct exa_quota *q, struct device *dev, const char *name,
 		   const char *const *names, unsigned int nres,
@@ -61,7 +62,7 @@ int exa_quota_init(struct exa_quota *q, struct device *dev, const char *name,
 	q->cg_registered = true;
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_init, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_init, EXA_CORE);
 
 /* After the last open file of the device is gone. */
 void exa_quota_destroy(struct exa_quota *q)
@@ -74,7 +75,7 @@ void exa_quota_destroy(struct exa_quota *q)
 	WARN_ON(!xa_empty(&q->users));
 	xa_destroy(&q->users);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_destroy, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_destroy, EXA_CORE);
 
 /* The account of the caller's effective uid, created on first use. */
 struct exa_quota_user *exa_quota_user_get(struct exa_quota *q)
@@ -99,6 +100,8 @@ struct exa_quota_user *exa_quota_user_get(struct exa_quota *q)
 	refcount_set(&qu->ref, 1);
 	old = xa_store(&q->users, key, qu, GFP_KERNEL);
 	if (xa_is_err(old)) {
+		exa_dbg(q->dev, "uid %lu: account not stored (%d)\n", key,
+			xa_err(old));
 		kfree(qu);
 		qu = ERR_PTR(xa_err(old));
 	}
@@ -106,7 +109,7 @@ unlock:
 	mutex_unlock(&q->lock);
 	return qu;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_user_get, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_user_get, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_quota_user_get, ERRNO);
 
 void exa_quota_user_put(struct exa_quota_user *qu)
@@ -126,7 +129,7 @@ void exa_quota_user_put(struct exa_quota_user *qu)
 	}
 	mutex_unlock(&q->lock);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_user_put, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_user_put, EXA_CORE);
 
 /* The most one user without CAP_SYS_RESOURCE may hold of @res. */
 u64 exa_quota_cap(struct exa_quota *q, unsigned int res)
@@ -135,7 +138,7 @@ u64 exa_quota_cap(struct exa_quota *q, unsigned int res)
 
 	return div_u64(q->total[res] * pct, 100);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_cap, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_cap, EXA_CORE);
 
 /**
  * exa_quota_charge - count @n more units of @res for the user of @qu
@@ -155,7 +158,7 @@ int exa_quota_charge(struct exa_quota_user *qu, unsigned int res, u64 n)
 
 	mutex_lock(&q->lock);
 	if (qu->used[res] + n > cap && !capable(CAP_SYS_RESOURCE)) {
-		dev_dbg(q->dev,
+		exa_dbg(q->dev,
 			"uid %u: %s cap reached (holds %llu, asks %llu, cap %llu of %llu)\n",
 			from_kuid(&init_user_ns, qu->uid), q->names[res],
 			qu->used[res], n, cap, q->total[res]);
@@ -166,7 +169,7 @@ int exa_quota_charge(struct exa_quota_user *qu, unsigned int res, u64 n)
 	mutex_unlock(&q->lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_charge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_charge, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_quota_charge, ERRNO);
 
 void exa_quota_uncharge(struct exa_quota_user *qu, unsigned int res, u64 n)
@@ -179,7 +182,7 @@ void exa_quota_uncharge(struct exa_quota_user *qu, unsigned int res, u64 n)
 	qu->used[res] -= n;
 	mutex_unlock(&q->lock);
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_uncharge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_uncharge, EXA_CORE);
 
 /* sysfs "user_usage": one line per user holding anything, then the caps. */
 ssize_t exa_quota_show(struct exa_quota *q, char *buf)
@@ -205,7 +208,7 @@ ssize_t exa_quota_show(struct exa_quota *q, char *buf)
 	mutex_unlock(&q->lock);
 	return len;
 }
-EXPORT_SYMBOL_NS_GPL(exa_quota_show, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_quota_show, EXA_CORE);
 
 /* ---------------------------------------------------------- rdma cgroup */
 
@@ -216,12 +219,12 @@ int exa_cg_charge(struct exa_quota *q, struct rdma_cgroup **cg,
 	int ret = rdmacg_try_charge(cg, &q->cg, type);
 
 	if (ret)
-		dev_dbg(q->dev, "rdma cgroup limit: %s refused (%d)\n",
+		exa_dbg(q->dev, "rdma cgroup limit: %s refused (%d)\n",
 			type == RDMACG_RESOURCE_HCA_HANDLE ? "hca_handle" :
 							     "hca_object", ret);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_cg_charge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_cg_charge, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_cg_charge, ERRNO);
 
 void exa_cg_uncharge(struct exa_quota *q, struct rdma_cgroup **cg,
@@ -231,7 +234,7 @@ void exa_cg_uncharge(struct exa_quota *q, struct rdma_cgroup **cg,
 		rdmacg_uncharge(*cg, &q->cg, type);
 	*cg = NULL;
 }
-EXPORT_SYMBOL_NS_GPL(exa_cg_uncharge, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_cg_uncharge, EXA_CORE);
 
 /* --------------------------------------------------------- queue memory */
 
@@ -242,14 +245,20 @@ int exa_dma_buf_alloc(struct exa_dma_buf *buf, struct device *dev,
 	dma_addr_t dma;
 
 	size = PAGE_ALIGN(size);
-	if (!size || get_order(size) > MAX_ORDER - 1)
+	if (!size || get_order(size) > MAX_ORDER - 1) {
+		exa_dbg(dev, "%zu bytes: not one allocation\n", size);
 		return -EINVAL;
+	}
 	page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN,
 			   get_order(size));
-	if (!page)
+	if (!page) {
+		/* __GFP_NOWARN: the memcg limit of the caller is the usual cause */
+		exa_dbg(dev, "%zu bytes: no memory (memcg limit?)\n", size);
 		return -ENOMEM;
+	}
 	dma = dma_map_page(dev, page, 0, size, DMA_BIDIRECTIONAL);
 	if (dma_mapping_error(dev, dma)) {
+		exa_dbg(dev, "%zu bytes: no DMA mapping\n", size);
 		__free_pages(page, get_order(size));
 		return -ENOMEM;
 	}
@@ -258,7 +267,7 @@ int exa_dma_buf_alloc(struct exa_dma_buf *buf, struct device *dev,
 	buf->size = size;
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(exa_dma_buf_alloc, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_dma_buf_alloc, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_dma_buf_alloc, ERRNO);
 
 /* The device must no longer access the buffer. */
@@ -270,4 +279,4 @@ void exa_dma_buf_free(struct exa_dma_buf *buf, struct device *dev)
 	__free_pages(virt_to_page(buf->va), get_order(buf->size));
 	memset(buf, 0, sizeof(*buf));
 }
-EXPORT_SYMBOL_NS_GPL(exa_dma_buf_free, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_dma_buf_free, EXA_CORE);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Generic user memory registration helpers shared by the fabric drivers
- * (exanet.ko, extoll.ko), exported by exa_umem.ko in the EXA_UMEM symbol
+ * (exanet.ko, extoll.ko), exported by exa_core.ko in the EXA_CORE symbol
  * namespace:
  *
  *  - exa_umem: pin a user range for DMA (FOLL_LONGTERM | FOLL_WRITE),

@@ -4,8 +4,8 @@
  * an unmanaged IOMMU domain per DMA context in which pinned pages are
  * mapped at their user virtual address.  See exa_umem.h.
  *
- * Built as its own module, exa_umem.ko, on which exanet.ko and extoll.ko
- * depend; the helpers are exported in the EXA_UMEM symbol namespace.
+ * Built as its own module, exa_core.ko, on which exanet.ko and extoll.ko
+ * depend; the helpers are exported in the EXA_CORE symbol namespace.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "exa_dbg.h"
 #include "exa_umem.h"
 
 /* Pages pinned per pin_user_pages_fast() call. */
@@ -33,6 +34,8 @@ static int exa_umem_account(struct mm_struct *mm, unsigned long npages)
 	pinned = atomic64_add_return(npages, &mm->pinned_vm);
 	if (pinned > limit && !capable(CAP_IPC_LOCK)) {
 		atomic64_sub(npages, &mm->pinned_vm);
+		exa_pr_dbg("%lu more pages exceed RLIMIT_MEMLOCK (%lu pages, %lld pinned)\n",
+			   npages, limit, pinned - npages);
 		return -ENOMEM;
 	}
 	return 0;
@@ -60,21 +63,23 @@ int exa_umem_get(struct exa_umem *um, unsigned long addr, size_t len,
 	int ret;
 
 	if (!mm) {
-		pr_debug("pin: no user address space\n");
+		exa_pr_dbg("no user address space\n");
 		return -EINVAL;
 	}
 	if (!len || len > EXA_UMEM_MAX_BYTES || addr + len < addr) {
-		pr_debug("pin: range %#lx+%#zx out of bounds\n", addr, len);
+		exa_pr_dbg("range %#lx+%#zx out of bounds\n", addr, len);
 		return -EINVAL;
 	}
 	if (!access_ok((void __user *)addr, len)) {
-		pr_debug("pin: range %#lx+%#zx not user memory\n", addr, len);
+		exa_pr_dbg("range %#lx+%#zx not user memory\n", addr, len);
 		return -EFAULT;
 	}
 	start = addr & PAGE_MASK;
 	end = PAGE_ALIGN(addr + len);
-	if (end < start + 1)
+	if (end < start + 1) {
+		exa_pr_dbg("range %#lx+%#zx wraps when page aligned\n", addr, len);
 		return -EINVAL;
+	}
 	npages = (end - start) >> PAGE_SHIFT;
 
 	ret = exa_umem_account(mm, npages);
@@ -90,6 +95,7 @@ int exa_umem_get(struct exa_umem *um, unsigned long addr, size_t len,
 		int n = min_t(unsigned long, npages - done, EXA_UMEM_PIN_BATCH);
 
 		if (fatal_signal_pending(current)) {
+			exa_pr_dbg("fatal signal after %lu of %lu pages\n", done, npages);
 			ret = -EINTR;
 			goto unpin;
 		}
@@ -97,6 +103,8 @@ int exa_umem_get(struct exa_umem *um, unsigned long addr, size_t len,
 					  um->pages + done);
 		if (ret <= 0) {
 			ret = ret ?: -EFAULT;
+			exa_pr_dbg("%#lx: page %lu of %lu not pinned%s (%d)\n", addr,
+				   done, npages, writable ? " writable" : "", ret);
 			goto unpin;
 		}
 		done += ret;
@@ -120,7 +128,7 @@ unaccount:
 	atomic64_sub(npages, &mm->pinned_vm);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_umem_get, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_umem_get, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_umem_get, ERRNO);
 
 /**
@@ -139,7 +147,7 @@ void exa_umem_release(struct exa_umem *um)
 	kvfree(um->pages);
 	memset(um, 0, sizeof(*um));
 }
-EXPORT_SYMBOL_NS_GPL(exa_umem_release, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_umem_release, EXA_CORE);
 
 /* ------------------------------------------------------------- iospace */
 
@@ -181,7 +189,7 @@ int exa_iospace_init(struct exa_iospace *ios, struct device *dev)
 	xa_init(&ios->pages);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_init, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_init, EXA_CORE);
 
 /* Every registration must have been unmapped before. */
 void exa_iospace_destroy(struct exa_iospace *ios)
@@ -194,7 +202,7 @@ void exa_iospace_destroy(struct exa_iospace *ios)
 	xa_destroy(&ios->pages);
 	ios->domain = NULL;
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_destroy, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_destroy, EXA_CORE);
 
 /* Drop one reference on pages [0, n) of @um; flush before returning. */
 static void exa_iospace_put(struct exa_iospace *ios, struct exa_umem *um,
@@ -246,6 +254,8 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um, int prot)
 
 		if (ip) {
 			if (ip->page != um->pages[i]) {
+				exa_dbg(ios->dev, "IOVA %#lx maps another page (range remapped under a registration)\n",
+					(pfn + i) << PAGE_SHIFT);
 				ret = -EBUSY;
 				break;
 			}
@@ -275,12 +285,16 @@ int exa_iospace_map(struct exa_iospace *ios, struct exa_umem *um, int prot)
 		if (!(i & 255))
 			cond_resched();
 	}
-	if (ret)
+	if (ret) {
+		if (ret != -EBUSY)
+			exa_dbg(ios->dev, "IOVA %#lx not mapped (%d)\n",
+				(pfn + i) << PAGE_SHIFT, ret);
 		exa_iospace_put(ios, um, i);
+	}
 	mutex_unlock(&ios->lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_map, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_map, EXA_CORE);
 ALLOW_ERROR_INJECTION(exa_iospace_map, ERRNO);
 
 /**
@@ -298,5 +312,5 @@ void exa_iospace_unmap(struct exa_iospace *ios, struct exa_umem *um)
 	exa_iospace_put(ios, um, um->npages);
 	mutex_unlock(&ios->lock);
 }
-EXPORT_SYMBOL_NS_GPL(exa_iospace_unmap, EXA_UMEM);
+EXPORT_SYMBOL_NS_GPL(exa_iospace_unmap, EXA_CORE);
 

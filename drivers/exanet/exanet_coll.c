@@ -21,7 +21,7 @@ module_param(max_coll_groups_per_file, uint, 0644);
 MODULE_PARM_DESC(max_coll_groups_per_file,
 		 "Collective groups one open file may hold (default 16)");
 
-int exanet_coll_probe(struct exanet_dev *edev)
+int exanet_coll_probe(struct exanet_drv_dev *edev)
 {
 	struct pci_dev *pdev = edev->pdev;
 	u32 caps;
@@ -48,9 +48,9 @@ int exanet_coll_probe(struct exanet_dev *edev)
 }
 
 /* Disable group g: its operation ends, no DMA for it afterwards. */
-static void exanet_cgroup_release(struct exanet_dev *edev, u32 g)
+static void exanet_cgroup_release(struct exanet_drv_dev *edev, u32 g)
 {
-	struct exanet_file *ef = edev->cgroup[g].owner;
+	struct exanet_drv_file *ef = edev->cgroup[g].owner;
 
 	lockdep_assert_held(&edev->lock);
 	exanet_wr(edev, EXANET_REG_COLL_SEL, g);
@@ -63,7 +63,7 @@ static void exanet_cgroup_release(struct exanet_dev *edev, u32 g)
 }
 
 /* RDMA page p leaves its owner: so do the groups it drives. */
-void exanet_coll_page_release(struct exanet_dev *edev, u32 p)
+void exanet_coll_page_release(struct exanet_drv_dev *edev, u32 p)
 {
 	u32 g;
 
@@ -75,27 +75,30 @@ void exanet_coll_page_release(struct exanet_dev *edev, u32 p)
 		   EXANET_COLL_PAGE_SIZE);
 }
 
-static int exanet_ioctl_coll_bind(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_coll_bind(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_coll_bind req;
 	int ret = 0;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.flags) {
-		dev_dbg(&edev->dev, "coll bind: flags %#x\n", req.flags);
+		exanet_dbg(edev, "unknown flags %#x\n", req.flags);
 		return -EINVAL;
 	}
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 	} else if (!edev->num_cgroups) {
-		dev_dbg(&edev->dev, "coll bind: no collective unit\n");
+		exanet_dbg(edev, "no collective unit\n");
 		ret = -ENODEV;
 	} else if (req.page >= edev->num_rpages ||
 		   edev->rpage_owner[req.page] != ef) {
-		dev_dbg(&edev->dev, "coll bind: page %u not held\n", req.page);
+		exanet_dbg(edev, "page %u not held\n", req.page);
 		ret = -EINVAL;
 	}
 	mutex_unlock(&edev->lock);
@@ -103,24 +106,28 @@ static int exanet_ioctl_coll_bind(struct exanet_file *ef, void __user *uarg)
 		return ret;
 	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_COLL, req.page);
 	req.mmap_size = EXANET_COLL_PAGE_SIZE;
-	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
-static int exanet_coll_members_ok(struct exanet_dev *edev,
+static int exanet_coll_members_ok(struct exanet_drv_dev *edev,
 				  const struct exanet_coll_group_create *req,
 				  const u32 *nodes)
 {
 	u32 i;
 
 	if (nodes[req->my_rank] != edev->node_id) {
-		dev_dbg(&edev->dev, "coll group: member %u is node %u, not us\n",
-			req->my_rank, nodes[req->my_rank]);
+		exanet_dbg(edev, "member %u is node %u, not us\n",
+			   req->my_rank, nodes[req->my_rank]);
 		return -EINVAL;
 	}
 	for (i = 0; i < req->size; i++) {
 		if (nodes[i] >= edev->num_nodes) {
-			dev_dbg(&edev->dev, "coll group: member %u: no node %u\n",
-				i, nodes[i]);
+			exanet_dbg(edev, "member %u: no node %u\n",
+				   i, nodes[i]);
 			return -EINVAL;
 		}
 	}
@@ -128,8 +135,8 @@ static int exanet_coll_members_ok(struct exanet_dev *edev,
 }
 
 /* edev->lock held: program slot g and enable it. */
-static int exanet_cgroup_program(struct exanet_dev *edev, u32 g,
-				 struct exanet_file *ef,
+static int exanet_cgroup_program(struct exanet_drv_dev *edev, u32 g,
+				 struct exanet_drv_file *ef,
 				 const struct exanet_coll_group_create *req,
 				 const u32 *nodes)
 {
@@ -147,56 +154,64 @@ static int exanet_cgroup_program(struct exanet_dev *edev, u32 g,
 		exanet_wr(edev, EXANET_REG_COLL_G_MNODE, nodes[i]);
 	exanet_wr(edev, EXANET_REG_COLL_G_CTRL, EXANET_COLL_G_ENABLE);
 	if (!(exanet_rd(edev, EXANET_REG_COLL_G_CTRL) & EXANET_COLL_G_ENABLE)) {
-		dev_dbg(&edev->dev, "coll group: NI refused slot %u\n", g);
+		exanet_dbg(edev, "NI refused slot %u\n", g);
 		return -EIO;
 	}
 	return 0;
 }
 
-static int exanet_ioctl_coll_create(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_coll_create(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_coll_group_create req;
 	u32 *nodes, g, free = U32_MAX;
 	int ret;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.flags || !req.size || req.size > EXANET_COLL_MAX_MEMBERS ||
 	    req.my_rank >= req.size) {
-		dev_dbg(&edev->dev, "coll group: flags %#x size %u rank %u\n",
-			req.flags, req.size, req.my_rank);
+		exanet_dbg(edev, "flags %#x size %u rank %u (1..%u members)\n",
+			   req.flags, req.size, req.my_rank,
+			   EXANET_COLL_MAX_MEMBERS);
 		return -EINVAL;
 	}
 	nodes = memdup_user(u64_to_user_ptr(req.members),
 			    array_size(req.size, sizeof(*nodes)));
-	if (IS_ERR(nodes))
+	if (IS_ERR(nodes)) {
+		exanet_dbg(edev, "member list of %u not read (%ld)\n",
+			   req.size, PTR_ERR(nodes));
 		return PTR_ERR(nodes);
+	}
 	ret = exanet_coll_members_ok(edev, &req, nodes);
 	if (ret)
 		goto out;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	if (!edev->num_cgroups) {
+		exanet_dbg(edev, "no collective unit\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	if (req.page >= edev->num_rpages || edev->rpage_owner[req.page] != ef) {
-		dev_dbg(&edev->dev, "coll group: page %u not held\n", req.page);
+		exanet_dbg(edev, "page %u not held\n", req.page);
 		ret = -EINVAL;
 		goto unlock;
 	}
 	if (ef->ncgroup >= READ_ONCE(max_coll_groups_per_file)) {
-		dev_dbg(&edev->dev, "coll group: file holds max_coll_groups_per_file\n");
+		exanet_dbg(edev, "file holds max_coll_groups_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
 	for (g = 0; g < edev->num_cgroups; g++) {
-		struct exanet_cgroup *cg = &edev->cgroup[g];
+		struct exanet_drv_cgroup *cg = &edev->cgroup[g];
 
 		if (!cg->owner) {
 			free = min(free, g);
@@ -205,14 +220,14 @@ static int exanet_ioctl_coll_create(struct exanet_file *ef, void __user *uarg)
 		/* Packets find a group by (PDID, key, rank): keep it unique. */
 		if (cg->owner->pdid == ef->pdid && cg->key == req.key &&
 		    cg->my_rank == req.my_rank) {
-			dev_dbg(&edev->dev, "coll group: key %#x rank %u exists\n",
-				req.key, req.my_rank);
+			exanet_dbg(edev, "key %#x rank %u exists\n",
+				   req.key, req.my_rank);
 			ret = -EEXIST;
 			goto unlock;
 		}
 	}
 	if (free == U32_MAX) {
-		dev_dbg(&edev->dev, "coll group: no free slot\n");
+		exanet_dbg(edev, "no free slot\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -221,7 +236,7 @@ static int exanet_ioctl_coll_create(struct exanet_file *ef, void __user *uarg)
 		exanet_wr(edev, EXANET_REG_COLL_G_CTRL, 0);
 		goto unlock;
 	}
-	edev->cgroup[free] = (struct exanet_cgroup){
+	edev->cgroup[free] = (struct exanet_drv_cgroup){
 		.owner = ef, .page = req.page, .key = req.key,
 		.my_rank = req.my_rank,
 	};
@@ -235,6 +250,7 @@ unlock:
 		if (!edev->dead && edev->cgroup[free].owner == ef)
 			exanet_cgroup_release(edev, free);
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "bad user pointer: group %u freed\n", free);
 		ret = -EFAULT;
 	}
 out:
@@ -242,16 +258,17 @@ out:
 	return ret;
 }
 
-static int exanet_coll_destroy(struct exanet_file *ef, u32 g)
+static int exanet_coll_destroy(struct exanet_drv_file *ef, u32 g)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 	} else if (g >= edev->num_cgroups || edev->cgroup[g].owner != ef) {
-		dev_dbg(&edev->dev, "coll destroy: group %u not held\n", g);
+		exanet_dbg(edev, "group %u not held\n", g);
 		ret = -EINVAL;
 	} else {
 		exanet_cgroup_release(edev, g);
@@ -260,7 +277,7 @@ static int exanet_coll_destroy(struct exanet_file *ef, u32 g)
 	return ret;
 }
 
-long exanet_coll_ioctl(struct exanet_file *ef, unsigned int cmd,
+long exanet_coll_ioctl(struct exanet_drv_file *ef, unsigned int cmd,
 		       void __user *uarg)
 {
 	u32 v;
@@ -271,47 +288,50 @@ long exanet_coll_ioctl(struct exanet_file *ef, unsigned int cmd,
 	case EXANET_IOC_COLL_GROUP_CREATE:
 		return exanet_ioctl_coll_create(ef, uarg);
 	case EXANET_IOC_COLL_GROUP_DESTROY:
-		if (get_user(v, (u32 __user *)uarg))
+		if (get_user(v, (u32 __user *)uarg)) {
+			exanet_dbg(ef->edev, "bad user pointer\n");
 			return -EFAULT;
+		}
 		return exanet_coll_destroy(ef, v);
 	default:
+		exanet_dbg(ef->edev, "unknown ioctl %#x\n", cmd);
 		return -ENOTTY;
 	}
 }
 
 /* edev->lock held. */
-int exanet_coll_mmap_check(struct exanet_file *ef, u32 index,
+int exanet_coll_mmap_check(struct exanet_drv_file *ef, u32 index,
 			   unsigned long len)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (!edev->num_cgroups || index >= edev->num_rpages) {
-		dev_dbg(&edev->dev, "mmap: no collective page %u\n", index);
+		exanet_dbg(edev, "no collective page %u\n", index);
 		return -EINVAL;
 	}
 	if (edev->rpage_owner[index] != ef) {
-		dev_dbg(&edev->dev, "mmap: collective page %u is not this file's\n", index);
+		exanet_dbg(edev, "collective page %u is not this file's\n", index);
 		return -EACCES;
 	}
 	if (len != EXANET_COLL_PAGE_SIZE) {
-		dev_dbg(&edev->dev, "mmap: collective page %u with length %lu\n", index, len);
+		exanet_dbg(edev, "collective page %u with length %lu\n", index, len);
 		return -EINVAL;
 	}
 	return 0;
 }
 
 /* edev->lock held. */
-int exanet_coll_fault_pfn(struct exanet_file *ef, u32 index,
+int exanet_coll_fault_pfn(struct exanet_drv_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (!edev->num_cgroups || index >= edev->num_rpages ||
 	    edev->rpage_owner[index] != ef || page) {
-		dev_dbg(&edev->dev, "fault: collective page %u offset %lu not mapped for this file\n",
-			index, page);
+		exanet_dbg(edev, "collective page %u offset %lu not mapped for this file\n",
+			   index, page);
 		return -EACCES;
 	}
 	*pfn = PHYS_PFN(edev->coll_bar_phys) +
@@ -324,7 +344,7 @@ int exanet_coll_fault_pfn(struct exanet_file *ef, u32 index,
 static ssize_t coll_groups_in_use_show(struct device *dev,
 				       struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(edev->cgroups_in_use));
 }
@@ -334,7 +354,7 @@ static DEVICE_ATTR_RO(coll_groups_in_use);
 static ssize_t coll_counter_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	unsigned long n = (unsigned long)container_of(attr,
 				struct dev_ext_attribute, attr)->var;
 	u64 v;
@@ -392,7 +412,7 @@ static struct attribute *exanet_coll_counter_attrs[] = {
 static umode_t exanet_coll_visible(struct kobject *kobj, struct attribute *a,
 				   int n)
 {
-	struct exanet_dev *edev = dev_get_drvdata(kobj_to_dev(kobj));
+	struct exanet_drv_dev *edev = dev_get_drvdata(kobj_to_dev(kobj));
 
 	return edev && edev->num_cgroups ? a->mode : 0;
 }

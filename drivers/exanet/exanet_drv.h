@@ -23,6 +23,7 @@
 #include <exanet_rdma.h>
 #include <exanet_coll.h>
 
+#include "exa_dbg.h"
 #include "exa_isolation.h"
 #include "exa_links.h"
 #include "exa_umem.h"
@@ -30,7 +31,11 @@
 #define EXANET_DRV_NAME		"exanet"
 #define EXANET_MAX_DEVICES	32
 
-struct exanet_file;
+/* Why a request to exanetN was refused (exa_dbg.h: dynamic debug only). */
+#define exanet_dbg(edev, fmt, ...)					\
+	exa_dbg(&(edev)->dev, fmt, ##__VA_ARGS__)
+
+struct exanet_drv_file;
 
 /* Resources capped per user (exa_quota) on each device. */
 enum exanet_res {
@@ -42,8 +47,8 @@ enum exanet_res {
 };
 
 /* A mailbox interface and the host memory queue the NI writes into. */
-struct exanet_mbox {
-	struct exanet_file *owner;	/* NULL when free */
+struct exanet_drv_mbox {
+	struct exanet_drv_file *owner;	/* NULL when free */
 	struct exa_dma_buf queue;	/* slot array, charged to the owner's memcg */
 	size_t queue_size;		/* nslots * EXANET_MBOX_SLOT_SIZE */
 	u32 nslots;
@@ -51,8 +56,8 @@ struct exanet_mbox {
 };
 
 /* A group slot of the collective unit (exanet_coll.c). */
-struct exanet_cgroup {
-	struct exanet_file *owner;	/* NULL when free */
+struct exanet_drv_cgroup {
+	struct exanet_drv_file *owner;	/* NULL when free */
 	u32 page;			/* the RDMA page that drives it */
 	u32 key;
 	u32 my_rank;
@@ -64,7 +69,7 @@ struct exanet_cgroup {
  * unbind until the last file is closed.  After remove() it is "dead": the
  * hardware is gone and every operation fails with -ENODEV.
  */
-struct exanet_dev {
+struct exanet_drv_dev {
 	struct device dev;
 	struct cdev cdev;
 	struct pci_dev *pdev;
@@ -84,9 +89,9 @@ struct exanet_dev {
 	bool dead;
 	u32 pkt_in_use;
 	u32 mbox_in_use;
-	struct exanet_file *pkt_owner[EXANET_NUM_PKT_IFACES];
+	struct exanet_drv_file *pkt_owner[EXANET_NUM_PKT_IFACES];
 	struct rdma_cgroup *pkt_cg[EXANET_NUM_PKT_IFACES];
-	struct exanet_mbox mbox[EXANET_NUM_MBOX_IFACES];
+	struct exanet_drv_mbox mbox[EXANET_NUM_MBOX_IFACES];
 
 	/* Per-user caps and rdma cgroup device "exanetN"; own lock. */
 	struct exa_quota quota;
@@ -99,14 +104,14 @@ struct exanet_dev {
 	resource_size_t rdma_bar_phys;	/* BAR3 */
 	u32 num_rpages;
 	u32 rpages_in_use;
-	struct exanet_file *rpage_owner[EXANET_RDMA_PAGES];
+	struct exanet_drv_file *rpage_owner[EXANET_RDMA_PAGES];
 	struct rdma_cgroup *rpage_cg[EXANET_RDMA_PAGES];
 
 	/* Collective unit (exanet_coll.c); num_cgroups == 0: none. */
 	resource_size_t coll_bar_phys;	/* BAR5 */
 	u32 num_cgroups;
 	u32 cgroups_in_use;
-	struct exanet_cgroup cgroup[EXANET_COLL_GROUPS];
+	struct exanet_drv_cgroup cgroup[EXANET_COLL_GROUPS];
 
 	/* Interrupts (exanet_irq.c); nvec == 0: the NI has none. */
 	u32 nvec;			/* MSI-X vectors requested */
@@ -116,12 +121,12 @@ struct exanet_dev {
 	atomic64_t irq_wakeups;		/* files signalled */
 	/*
 	 * Protects the file that armed each source last (NULL: none),
-	 * every exanet_file.ev_count and the list of open files.  Taken in
+	 * every exanet_drv_file.ev_count and the list of open files.  Taken in
 	 * the interrupt handler; inside edev->lock.
 	 */
 	spinlock_t irq_lock;
-	struct exanet_file *mbox_armed[EXANET_NUM_MBOX_IFACES];
-	struct exanet_file *rank_armed[EXANET_RDMA_NUM_RANKS];
+	struct exanet_drv_file *mbox_armed[EXANET_NUM_MBOX_IFACES];
+	struct exanet_drv_file *rank_armed[EXANET_RDMA_NUM_RANKS];
 	struct list_head files;
 
 	/* On-demand paging fault queue (exanet_odp.c); fq_cpu NULL: none. */
@@ -137,8 +142,8 @@ struct exanet_dev {
 };
 
 /* Per open file: the protection domain and what the file owns. */
-struct exanet_file {
-	struct exanet_dev *edev;
+struct exanet_drv_file {
+	struct exanet_drv_dev *edev;
 	struct address_space *mapping;	/* to zap user mappings on free */
 	struct mm_struct *mm;		/* only the opener may use the file */
 	u32 pdid;
@@ -151,9 +156,9 @@ struct exanet_file {
 	u32 ncgroup;			/* collective groups */
 
 	/* RDMA: rank context and registrations (exanet_rdma.c). */
-	struct exanet_ctx *ctx;		/* set once, under exanet_ctx_lock */
+	struct exanet_drv_ctx *ctx;		/* set once, under exanet_ctx_lock */
 	struct mutex mr_lock;		/* serialises REG/DEREG of this file */
-	struct xarray mrs;		/* handle -> struct exanet_mr */
+	struct xarray mrs;		/* handle -> struct exanet_drv_mr */
 	u32 mr_next;
 	u32 nmr;
 
@@ -170,7 +175,7 @@ struct exanet_file {
  * so nothing that may enter reclaim (GFP_KERNEL allocation, mmap_lock) is
  * done under it.
  */
-struct exanet_odp_space {
+struct exanet_drv_odp_space {
 	struct mutex lock;		/* the notifier lock, see above */
 	struct xarray pages;		/* user page number -> xa_mk_value(prot) */
 	/*
@@ -187,102 +192,102 @@ struct exanet_odp_space {
 	atomic64_t invalidations;	/* invalidations that unmapped pages */
 	atomic64_t unmapped;		/* pages unmapped by invalidations */
 	/* The owner the fault worker is using (under exanet_ctx_lock). */
-	struct exanet_file *fault_ef;
+	struct exanet_drv_file *fault_ef;
 	wait_queue_head_t fault_wq;	/* fault_ef cleared */
 };
 
 /* One DMA context (rank).  Entries are static; pdev is NULL when unbound. */
-struct exanet_ctx {
+struct exanet_drv_ctx {
 	struct pci_dev *pdev;
 	struct exa_iospace ios;
-	struct exanet_odp_space odp;
-	struct exanet_file *owner;	/* NULL when free */
+	struct exanet_drv_odp_space odp;
+	struct exanet_drv_file *owner;	/* NULL when free */
 	u32 rank;
 	bool removing;			/* unbind in progress: not handed out */
 };
 
 /* A registration: pinned (um) or on demand (notifier). */
-struct exanet_mr {
+struct exanet_drv_mr {
 	struct exa_umem um;
 	u32 access;
 	bool odp;
-	struct exanet_ctx *ctx;
+	struct exanet_drv_ctx *ctx;
 	unsigned long start, end;	/* on demand: page aligned user range */
 	struct mmu_interval_notifier notifier;
 };
 
 /* exanet_rdma.c: the contexts, under exanet_ctx_lock */
 extern struct mutex exanet_ctx_lock;
-extern struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
+extern struct exanet_drv_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
 
 /* exanet_main.c: the device list, used by the netlink family. */
 extern struct mutex exanet_devices_lock;
 extern struct list_head exanet_devices;
 
-u64 exanet_read_counter(struct exanet_dev *edev, unsigned int n);
+u64 exanet_read_counter(struct exanet_drv_dev *edev, unsigned int n);
 
 /* exanet_main.c helpers used by exanet_rdma.c */
-int exanet_charge(struct exanet_file *ef, enum exanet_res res,
+int exanet_charge(struct exanet_drv_file *ef, enum exanet_res res,
 		  struct rdma_cgroup **cg);
-void exanet_uncharge(struct exanet_file *ef, enum exanet_res res,
+void exanet_uncharge(struct exanet_drv_file *ef, enum exanet_res res,
 		     struct rdma_cgroup **cg);
-u32 exanet_rd(struct exanet_dev *edev, unsigned int reg);
-void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val);
-void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len);
+u32 exanet_rd(struct exanet_drv_dev *edev, unsigned int reg);
+void exanet_wr(struct exanet_drv_dev *edev, unsigned int reg, u32 val);
+void exanet_zap(struct exanet_drv_file *ef, u32 kind, u32 index, size_t len);
 
 /* exanet_rdma.c */
 int exanet_rdma_init(void);
 void exanet_rdma_exit(void);
-int exanet_rdma_probe(struct exanet_dev *edev);
-void exanet_rdma_file_init(struct exanet_file *ef);
-void exanet_rdma_file_release(struct exanet_file *ef);
-void exanet_rdma_quiesce(struct exanet_dev *edev);
-long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
+int exanet_rdma_probe(struct exanet_drv_dev *edev);
+void exanet_rdma_file_init(struct exanet_drv_file *ef);
+void exanet_rdma_file_release(struct exanet_drv_file *ef);
+void exanet_rdma_quiesce(struct exanet_drv_dev *edev);
+long exanet_rdma_ioctl(struct exanet_drv_file *ef, unsigned int cmd,
 		       void __user *uarg);
-int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
+int exanet_rdma_mmap_check(struct exanet_drv_file *ef, u32 index,
 			   unsigned long len);
-int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
+int exanet_rdma_fault_pfn(struct exanet_drv_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn);
-u32 exanet_file_rank(struct exanet_file *ef);
+u32 exanet_file_rank(struct exanet_drv_file *ef);
 extern const struct attribute_group exanet_rdma_group;
 
 /* exanet_coll.c */
-int exanet_coll_probe(struct exanet_dev *edev);
-void exanet_coll_page_release(struct exanet_dev *edev, u32 p);
-long exanet_coll_ioctl(struct exanet_file *ef, unsigned int cmd,
+int exanet_coll_probe(struct exanet_drv_dev *edev);
+void exanet_coll_page_release(struct exanet_drv_dev *edev, u32 p);
+long exanet_coll_ioctl(struct exanet_drv_file *ef, unsigned int cmd,
 		       void __user *uarg);
-int exanet_coll_mmap_check(struct exanet_file *ef, u32 index,
+int exanet_coll_mmap_check(struct exanet_drv_file *ef, u32 index,
 			   unsigned long len);
-int exanet_coll_fault_pfn(struct exanet_file *ef, u32 index,
+int exanet_coll_fault_pfn(struct exanet_drv_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn);
 extern const struct attribute_group exanet_coll_group;
 
 /* exanet_irq.c */
-void exanet_irq_probe(struct exanet_dev *edev);
-void exanet_irq_remove(struct exanet_dev *edev);
-void exanet_irq_quiesce(struct exanet_dev *edev);
-void exanet_irq_file_open(struct exanet_dev *edev, struct exanet_file *ef);
-void exanet_irq_file_release(struct exanet_file *ef);
-void exanet_irq_mbox_forget(struct exanet_dev *edev, u32 m);
-int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg);
+void exanet_irq_probe(struct exanet_drv_dev *edev);
+void exanet_irq_remove(struct exanet_drv_dev *edev);
+void exanet_irq_quiesce(struct exanet_drv_dev *edev);
+void exanet_irq_file_open(struct exanet_drv_dev *edev, struct exanet_drv_file *ef);
+void exanet_irq_file_release(struct exanet_drv_file *ef);
+void exanet_irq_mbox_forget(struct exanet_drv_dev *edev, u32 m);
+int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg);
 __poll_t exanet_poll(struct file *file, poll_table *wait);
 int exanet_flush(struct file *file, fl_owner_t id);
 extern const struct attribute_group exanet_irq_group;
 
 /* exanet_odp.c */
-void exanet_odp_probe(struct exanet_dev *edev);
-void exanet_odp_remove(struct exanet_dev *edev);
+void exanet_odp_probe(struct exanet_drv_dev *edev);
+void exanet_odp_remove(struct exanet_drv_dev *edev);
 void exanet_odp_work(struct work_struct *work);
-void exanet_odp_ctx_init(struct exanet_ctx *ctx);
-void exanet_odp_ctx_release(struct exanet_ctx *ctx);
-int exanet_odp_ctx_enable(struct exanet_file *ef);
-int exanet_odp_reg(struct exanet_file *ef, struct exanet_mr *mr,
+void exanet_odp_ctx_init(struct exanet_drv_ctx *ctx);
+void exanet_odp_ctx_release(struct exanet_drv_ctx *ctx);
+int exanet_odp_ctx_enable(struct exanet_drv_file *ef);
+int exanet_odp_reg(struct exanet_drv_file *ef, struct exanet_drv_mr *mr,
 		   struct exanet_reg_mr *req);
-void exanet_odp_dereg(struct exanet_mr *mr);
-void exanet_odp_file_quiesce(struct exanet_ctx *ctx, struct exanet_file *ef);
-void exanet_odp_pin_begin(struct exanet_ctx *ctx, unsigned long start,
+void exanet_odp_dereg(struct exanet_drv_mr *mr);
+void exanet_odp_file_quiesce(struct exanet_drv_ctx *ctx, struct exanet_drv_file *ef);
+void exanet_odp_pin_begin(struct exanet_drv_ctx *ctx, unsigned long start,
 			  unsigned long end);
-void exanet_odp_pin_end(struct exanet_ctx *ctx);
+void exanet_odp_pin_end(struct exanet_drv_ctx *ctx);
 extern const struct attribute_group exanet_odp_group;
 
 /* exanet_genl.c */

@@ -8,6 +8,8 @@
  * core); PDID_GET dumps the table.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/pid.h>
 #include <linux/threads.h>
 #include <net/genetlink.h>
@@ -76,7 +78,7 @@ static int exanet_genl_put_u64_array(struct sk_buff *skb, int type,
 }
 
 /* Callers hold edev->lock and checked !edev->dead. */
-static int exanet_genl_put_dev(struct sk_buff *skb, struct exanet_dev *edev)
+static int exanet_genl_put_dev(struct sk_buff *skb, struct exanet_drv_dev *edev)
 {
 	u64 counters[EXANET_NUM_COUNTERS];
 	unsigned int n;
@@ -116,7 +118,7 @@ static int exanet_genl_put_port(struct sk_buff *skb,
 }
 
 /* Callers hold edev->lock and checked !edev->dead. */
-static int exanet_genl_put_links(struct sk_buff *skb, struct exanet_dev *edev)
+static int exanet_genl_put_links(struct sk_buff *skb, struct exanet_drv_dev *edev)
 {
 	const struct exa_links *links = &edev->links;
 	u64 rx_hops[EXA_TORUS_MAX_HOPS];
@@ -154,7 +156,7 @@ static int exanet_genl_put_links(struct sk_buff *skb, struct exanet_dev *edev)
  * exanet_devices_lock; takes edev->lock for the registers.  A failure
  * cancels the whole message, open nests included.
  */
-static int exanet_genl_fill(struct sk_buff *skb, struct exanet_dev *edev,
+static int exanet_genl_fill(struct sk_buff *skb, struct exanet_drv_dev *edev,
 			    u8 cmd, u32 portid, u32 seq, int flags)
 {
 	void *hdr;
@@ -166,7 +168,7 @@ static int exanet_genl_fill(struct sk_buff *skb, struct exanet_dev *edev,
 
 	mutex_lock(&edev->lock);
 	if (edev->dead)
-		ret = -ENODEV;
+		ret = -ENODEV;		/* doit says so, dumpit skips it */
 	else if (nla_put_u32(skb, EXANET_ATTR_DEV_INDEX, edev->index) ||
 		 nla_put_string(skb, EXANET_ATTR_DEV_NAME, dev_name(&edev->dev)))
 		ret = -EMSGSIZE;
@@ -187,18 +189,23 @@ static int exanet_genl_fill(struct sk_buff *skb, struct exanet_dev *edev,
 /* DEV_GET and LINKS_GET: one device by DEV_INDEX. */
 static int exanet_genl_dev_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct exanet_dev *edev;
+	struct exanet_drv_dev *edev;
 	struct sk_buff *msg;
 	u32 index;
 	int ret = -ENODEV;
 
-	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_DEV_INDEX))
+	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_DEV_INDEX)) {
+		exa_pr_dbg("command %u without DEV_INDEX\n", info->genlhdr->cmd);
 		return -EINVAL;
+	}
 	index = nla_get_u32(info->attrs[EXANET_ATTR_DEV_INDEX]);
 
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
+	if (!msg) {
+		exa_pr_dbg("command %u: no memory for the reply\n",
+			   info->genlhdr->cmd);
 		return -ENOMEM;
+	}
 
 	mutex_lock(&exanet_devices_lock);
 	list_for_each_entry(edev, &exanet_devices, list) {
@@ -212,6 +219,9 @@ static int exanet_genl_dev_doit(struct sk_buff *skb, struct genl_info *info)
 	mutex_unlock(&exanet_devices_lock);
 
 	if (ret) {
+		exa_pr_dbg("command %u, device %u: %s (%d)\n",
+			   info->genlhdr->cmd, index, ret == -ENODEV ?
+			   "no such device, or removed" : "reply not built", ret);
 		if (ret == -ENODEV)
 			NL_SET_ERR_MSG_ATTR(info->extack,
 					    info->attrs[EXANET_ATTR_DEV_INDEX],
@@ -227,7 +237,7 @@ static int exanet_genl_dev_dumpit(struct sk_buff *skb,
 				  struct netlink_callback *cb)
 {
 	u8 cmd = genl_dumpit_info(cb)->op.cmd;
-	struct exanet_dev *edev;
+	struct exanet_drv_dev *edev;
 	unsigned long skip = cb->args[0], idx = 0;
 	int ret = 0;
 
@@ -251,6 +261,9 @@ static int exanet_genl_dev_dumpit(struct sk_buff *skb,
 	/* A partial message asks for another round; an empty one is an error. */
 	if (ret == -EMSGSIZE && skb->len)
 		return skb->len;
+	if (ret)
+		exa_pr_dbg("command %u: device %lu does not fit a message (%d)\n",
+			   cmd, idx, ret);
 	return ret ? ret : skb->len;
 }
 
@@ -260,11 +273,18 @@ static int exanet_genl_pdid_bind_doit(struct sk_buff *skb,
 	int ret;
 
 	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PID) ||
-	    GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PDID))
+	    GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PDID)) {
+		exa_pr_dbg("PDID_BIND without PID and PDID\n");
 		return -EINVAL;
+	}
 
+	/* exa_domain_bind() says why it refuses ("module exa_core +p"). */
 	ret = exa_domain_bind(nla_get_u32(info->attrs[EXANET_ATTR_PID]),
 			      nla_get_u32(info->attrs[EXANET_ATTR_PDID]));
+	if (ret)
+		exa_pr_dbg("pid %u domain %u not bound (%d)\n",
+			   nla_get_u32(info->attrs[EXANET_ATTR_PID]),
+			   nla_get_u32(info->attrs[EXANET_ATTR_PDID]), ret);
 	if (ret == -ESRCH)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
 				    "no such process");
@@ -278,10 +298,15 @@ static int exanet_genl_pdid_unbind_doit(struct sk_buff *skb,
 {
 	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PID))
+	if (GENL_REQ_ATTR_CHECK(info, EXANET_ATTR_PID)) {
+		exa_pr_dbg("PDID_UNBIND without PID\n");
 		return -EINVAL;
+	}
 
 	ret = exa_domain_unbind(nla_get_u32(info->attrs[EXANET_ATTR_PID]));
+	if (ret)
+		exa_pr_dbg("pid %u not unbound (%d)\n",
+			   nla_get_u32(info->attrs[EXANET_ATTR_PID]), ret);
 	if (ret == -ESRCH)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[EXANET_ATTR_PID],
 				    "no such process");
@@ -291,14 +316,14 @@ static int exanet_genl_pdid_unbind_doit(struct sk_buff *skb,
 	return ret;
 }
 
-struct exanet_pdid_dump_ctx {
+struct exanet_drv_pdid_dump_ctx {
 	struct sk_buff *skb;
 	struct netlink_callback *cb;
 };
 
 static int exanet_genl_put_binding(void *arg, pid_t nr, u32 pdid)
 {
-	struct exanet_pdid_dump_ctx *ctx = arg;
+	struct exanet_drv_pdid_dump_ctx *ctx = arg;
 	void *hdr;
 
 	hdr = genlmsg_put(ctx->skb, NETLINK_CB(ctx->cb->skb).portid,
@@ -318,12 +343,15 @@ static int exanet_genl_put_binding(void *arg, pid_t nr, u32 pdid)
 static int exanet_genl_pdid_get_dumpit(struct sk_buff *skb,
 				       struct netlink_callback *cb)
 {
-	struct exanet_pdid_dump_ctx ctx = { .skb = skb, .cb = cb };
+	struct exanet_drv_pdid_dump_ctx ctx = { .skb = skb, .cb = cb };
 	int ret;
 
 	ret = exa_domain_for_each(&cb->args[0], exanet_genl_put_binding, &ctx);
 	if (ret == -EMSGSIZE && skb->len)
 		return skb->len;
+	if (ret)
+		exa_pr_dbg("binding %lu does not fit a message (%d)\n",
+			   cb->args[0], ret);
 	return ret ? ret : skb->len;
 }
 

@@ -38,7 +38,7 @@
 #include "exanet_drv.h"
 
 /* irq_lock held: the file has an event; wake whoever sleeps on it. */
-static void exanet_ev_signal(struct exanet_dev *edev, struct exanet_file *ef)
+static void exanet_ev_signal(struct exanet_drv_dev *edev, struct exanet_drv_file *ef)
 {
 	lockdep_assert_held(&edev->irq_lock);
 	if (!ef)
@@ -50,7 +50,7 @@ static void exanet_ev_signal(struct exanet_dev *edev, struct exanet_file *ef)
 
 static irqreturn_t exanet_irq_handler(int irq, void *data)
 {
-	struct exanet_dev *edev = data;
+	struct exanet_drv_dev *edev = data;
 	DECLARE_BITMAP(mbox, EXANET_NUM_MBOX_IFACES);
 	unsigned long rank;
 	unsigned int bit;
@@ -87,7 +87,7 @@ static irqreturn_t exanet_irq_handler(int irq, void *data)
  * interrupts (older NI, msix=off, MSI-X unavailable) is not an error:
  * nvec stays 0 and EVENT_ARM answers -EOPNOTSUPP.
  */
-void exanet_irq_probe(struct exanet_dev *edev)
+void exanet_irq_probe(struct exanet_drv_dev *edev)
 {
 	struct pci_dev *pdev = edev->pdev;
 	u32 want = EXANET_IRQ_CAPS_VECTORS(exanet_rd(edev, EXANET_REG_IRQ_CAPS));
@@ -126,7 +126,7 @@ void exanet_irq_probe(struct exanet_dev *edev)
 }
 
 /* Removal (after exanet_irq_quiesce()) or a failed probe. */
-void exanet_irq_remove(struct exanet_dev *edev)
+void exanet_irq_remove(struct exanet_drv_dev *edev)
 {
 	u32 v;
 
@@ -142,9 +142,9 @@ void exanet_irq_remove(struct exanet_dev *edev)
  * forget every armed source and wake every open file, whose poll now
  * reports EPOLLERR | EPOLLHUP.
  */
-void exanet_irq_quiesce(struct exanet_dev *edev)
+void exanet_irq_quiesce(struct exanet_drv_dev *edev)
 {
-	struct exanet_file *ef;
+	struct exanet_drv_file *ef;
 
 	lockdep_assert_held(&edev->lock);
 	spin_lock_irq(&edev->irq_lock);
@@ -155,7 +155,7 @@ void exanet_irq_quiesce(struct exanet_dev *edev)
 	spin_unlock_irq(&edev->irq_lock);
 }
 
-void exanet_irq_file_open(struct exanet_dev *edev, struct exanet_file *ef)
+void exanet_irq_file_open(struct exanet_drv_dev *edev, struct exanet_drv_file *ef)
 {
 	u32 nvec = READ_ONCE(edev->nvec);	/* 0 from a removal on */
 
@@ -171,9 +171,9 @@ void exanet_irq_file_open(struct exanet_dev *edev, struct exanet_file *ef)
  * on no interrupt reaches this file.  Nobody can sleep on it any more (a
  * poller holds a file reference; epoll let go of it before release).
  */
-void exanet_irq_file_release(struct exanet_file *ef)
+void exanet_irq_file_release(struct exanet_drv_file *ef)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	u32 i;
 
 	spin_lock_irq(&edev->irq_lock);
@@ -188,7 +188,7 @@ void exanet_irq_file_release(struct exanet_file *ef)
 }
 
 /* edev->lock held: mailbox m is being freed (already disabled). */
-void exanet_irq_mbox_forget(struct exanet_dev *edev, u32 m)
+void exanet_irq_mbox_forget(struct exanet_drv_dev *edev, u32 m)
 {
 	lockdep_assert_held(&edev->lock);
 	if (!edev->nvec)
@@ -201,9 +201,9 @@ void exanet_irq_mbox_forget(struct exanet_dev *edev, u32 m)
 
 /* ---------------------------------------------------------------- ioctl */
 
-int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
+int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	DECLARE_BITMAP(mask, EXANET_NUM_MBOX_IFACES);
 	struct exanet_event_arm req;
 	u32 rank = EXANET_RDMA_NO_RANK, rpend = 0;
@@ -211,28 +211,30 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 	u64 mask64 = 0, pend;
 	int ret = 0;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if ((req.flags & ~EXANET_EVENT_FLAGS) || req.reserved ||
 	    (!req.flags && !req.mbox_mask)) {
-		dev_dbg(&edev->dev, "event arm: bad flags %#x or reserved fields\n",
-			req.flags);
+		exanet_dbg(edev, "bad flags %#x or reserved fields\n",
+			   req.flags);
 		return -EINVAL;
 	}
 	if ((req.flags & EXANET_EVENT_ALL_MBOX) && req.mbox_mask) {
-		dev_dbg(&edev->dev, "event arm: ALL_MBOX with a mailbox mask\n");
+		exanet_dbg(edev, "ALL_MBOX with a mailbox mask\n");
 		return -EINVAL;
 	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
-		dev_dbg(&edev->dev, "event arm: device removed\n");
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	/* Set at probe, cleared at removal (after dead): stable here. */
 	if (!edev->nvec) {
-		dev_dbg(&edev->dev, "event arm: the NI has no interrupts\n");
+		exanet_dbg(edev, "the NI has no interrupts\n");
 		ret = -EOPNOTSUPP;
 		goto unlock;
 	}
@@ -245,16 +247,16 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 		mask64 = req.mbox_mask;
 		bitmap_from_u64(mask, mask64);
 		if (edev->num_mbox < 64 && mask64 >> edev->num_mbox) {
-			dev_dbg(&edev->dev, "event arm: mailbox mask %#llx beyond %u mailboxes\n",
-				mask64, edev->num_mbox);
+			exanet_dbg(edev, "mailbox mask %#llx beyond %u mailboxes\n",
+				   mask64, edev->num_mbox);
 			ret = -EINVAL;
 			goto unlock;
 		}
 		for_each_set_bit(m, mask, EXANET_NUM_MBOX_IFACES) {
 			if (edev->mbox[m].owner != ef) {
-				dev_dbg(&edev->dev, "event arm: mailbox %u is %s\n",
-					m, edev->mbox[m].owner ?
-					"another file's" : "not allocated");
+				exanet_dbg(edev, "mailbox %u is %s\n",
+					   m, edev->mbox[m].owner ?
+					   "another file's" : "not allocated");
 				ret = edev->mbox[m].owner ? -EACCES : -EINVAL;
 				goto unlock;
 			}
@@ -263,7 +265,7 @@ int exanet_ioctl_event_arm(struct exanet_file *ef, void __user *uarg)
 	if (req.flags & EXANET_EVENT_RDMA)
 		rank = exanet_file_rank(ef);
 	if (!mask64 && rank == EXANET_RDMA_NO_RANK) {
-		dev_dbg(&edev->dev, "event arm: the file has nothing to arm\n");
+		exanet_dbg(edev, "the file has nothing to arm\n");
 		ret = -ENOENT;
 		goto unlock;
 	}
@@ -308,7 +310,11 @@ unlock:
 
 	req.mbox_mask = mask64;
 	req.rank = rank;
-	return copy_to_user(uarg, &req, sizeof(req)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer (the sources stay armed)\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /* ------------------------------------------------------ poll and flush */
@@ -320,14 +326,17 @@ unlock:
  */
 __poll_t exanet_poll(struct file *file, poll_table *wait)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	poll_wait(file, &ef->ev_wq, wait);
 	if (READ_ONCE(edev->dead))
 		return EPOLLERR | EPOLLHUP;
-	if (!edev->nvec || current->mm != ef->mm)
+	if (!edev->nvec || current->mm != ef->mm) {
+		exanet_dbg(edev, "EPOLLERR: %s\n", edev->nvec ?
+			   "not the opener's address space" : "the NI has no interrupts");
 		return EPOLLERR;
+	}
 	return READ_ONCE(ef->ev_count) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
@@ -340,8 +349,8 @@ __poll_t exanet_poll(struct file *file, poll_table *wait)
  */
 int exanet_flush(struct file *file, fl_owner_t id)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	if (current->mm != ef->mm)
 		return 0;
@@ -357,7 +366,7 @@ int exanet_flush(struct file *file, fl_owner_t id)
 static ssize_t irq_vectors_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(edev->nvec));
 }
@@ -366,7 +375,7 @@ static DEVICE_ATTR_RO(irq_vectors);
 static ssize_t irq_count_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&edev->irq_count));
 }
@@ -375,7 +384,7 @@ static DEVICE_ATTR_RO(irq_count);
 static ssize_t irq_wakeups_show(struct device *dev,
 				struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%lld\n", atomic64_read(&edev->irq_wakeups));
 }
@@ -385,7 +394,7 @@ static DEVICE_ATTR_RO(irq_wakeups);
 static ssize_t irq_armed_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	u32 i, n = 0;
 
 	mutex_lock(&edev->lock);
@@ -406,12 +415,13 @@ static DEVICE_ATTR_RO(irq_armed);
 static ssize_t irq_raised_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	u32 n = 0;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	if (edev->nvec)

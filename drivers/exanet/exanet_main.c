@@ -102,7 +102,7 @@ MODULE_PARM_DESC(retx_max,
 
 /* ---------------------------------------------------------------- globals */
 
-/* Protects exanet_devices; nests outside exanet_dev.lock. */
+/* Protects exanet_devices; nests outside exanet_drv_dev.lock. */
 DEFINE_MUTEX(exanet_devices_lock);
 LIST_HEAD(exanet_devices);
 
@@ -111,25 +111,25 @@ static dev_t exanet_devt;
 
 /* ------------------------------------------------------------- registers */
 
-u32 exanet_rd(struct exanet_dev *edev, unsigned int reg)
+u32 exanet_rd(struct exanet_drv_dev *edev, unsigned int reg)
 {
 	return ioread32(edev->ctrl + reg);
 }
 
-void exanet_wr(struct exanet_dev *edev, unsigned int reg, u32 val)
+void exanet_wr(struct exanet_drv_dev *edev, unsigned int reg, u32 val)
 {
 	iowrite32(val, edev->ctrl + reg);
 }
 
 /* Caller holds edev->lock and has checked !edev->dead. */
-u64 exanet_read_counter(struct exanet_dev *edev, unsigned int n)
+u64 exanet_read_counter(struct exanet_drv_dev *edev, unsigned int n)
 {
 	lockdep_assert_held(&edev->lock);
 	return lo_hi_readq(edev->ctrl + EXANET_REG_COUNTER(n));
 }
 
 /* Reset the NI: every interface disabled, no DMA after the read-back. */
-static void exanet_hw_reset(struct exanet_dev *edev)
+static void exanet_hw_reset(struct exanet_drv_dev *edev)
 {
 	exanet_wr(edev, EXANET_REG_CTRL, EXANET_CTRL_RESET);
 	exanet_rd(edev, EXANET_REG_ID);
@@ -149,10 +149,10 @@ static const char * const exanet_res_names[EXANET_NUM_RES] = {
  * rdma cgroup (hca_object, remembered in @cg).  Not under edev->lock:
  * the cgroup code sleeps on its own mutex.
  */
-int exanet_charge(struct exanet_file *ef, enum exanet_res res,
+int exanet_charge(struct exanet_drv_file *ef, enum exanet_res res,
 		  struct rdma_cgroup **cg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret;
 
 	ret = exa_quota_charge(ef->qu, res, 1);
@@ -164,7 +164,7 @@ int exanet_charge(struct exanet_file *ef, enum exanet_res res,
 	return ret;
 }
 
-void exanet_uncharge(struct exanet_file *ef, enum exanet_res res,
+void exanet_uncharge(struct exanet_drv_file *ef, enum exanet_res res,
 		     struct rdma_cgroup **cg)
 {
 	exa_cg_uncharge(&ef->edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
@@ -176,7 +176,7 @@ void exanet_uncharge(struct exanet_file *ef, enum exanet_res res,
 #define EXANET_MMAP_INDEX_MASK	0xffull
 #define EXANET_MMAP_INNER_MASK	((1ull << EXANET_MMAP_INDEX_SHIFT) - 1)
 
-void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len)
+void exanet_zap(struct exanet_drv_file *ef, u32 kind, u32 index, size_t len)
 {
 	unmap_mapping_range(ef->mapping, EXANET_MMAP_OFFSET(kind, index),
 			    PAGE_ALIGN(len), 1);
@@ -184,9 +184,9 @@ void exanet_zap(struct exanet_file *ef, u32 kind, u32 index, size_t len)
 
 /* ------------------------------------------------------------ interfaces */
 
-static void exanet_pkt_release(struct exanet_dev *edev, u32 i)
+static void exanet_pkt_release(struct exanet_drv_dev *edev, u32 i)
 {
-	struct exanet_file *ef = edev->pkt_owner[i];
+	struct exanet_drv_file *ef = edev->pkt_owner[i];
 
 	lockdep_assert_held(&edev->lock);
 	/* Disabling aborts the channels; the read-back flushes the write. */
@@ -199,10 +199,10 @@ static void exanet_pkt_release(struct exanet_dev *edev, u32 i)
 	exanet_uncharge(ef, EXANET_RES_PKT, &edev->pkt_cg[i]);
 }
 
-static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
+static void exanet_mbox_release(struct exanet_drv_dev *edev, u32 m)
 {
-	struct exanet_mbox *mb = &edev->mbox[m];
-	struct exanet_file *ef = mb->owner;
+	struct exanet_drv_mbox *mb = &edev->mbox[m];
+	struct exanet_drv_file *ef = mb->owner;
 
 	lockdep_assert_held(&edev->lock);
 	/* No DMA into the queue once ENABLE reads back clear. */
@@ -218,15 +218,16 @@ static void exanet_mbox_release(struct exanet_dev *edev, u32 m)
 	ef->nmbox--;
 }
 
-static int exanet_ioctl_get_info(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_get_info(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_info info;
 
 	memset(&info, 0, sizeof(info));
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	info.abi_version = EXANET_ABI_VERSION;
@@ -239,25 +240,31 @@ static int exanet_ioctl_get_info(struct exanet_file *ef, void __user *uarg)
 	info.max_payload = EXANET_MAX_PAYLOAD;
 	mutex_unlock(&edev->lock);
 
-	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &info, sizeof(info))) {
+		exanet_dbg(edev, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /*
  * User memory is never touched with edev->lock held: the user buffer may
  * be one of our own mappings, whose fault handler takes the lock.
  */
-static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_pkt_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	u32 i;
 	int ret = 0;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.flags) {
-		dev_dbg(&edev->dev, "pkt alloc: unknown flags %#x\n", req.flags);
+		exanet_dbg(edev, "unknown flags %#x\n", req.flags);
 		return -EINVAL;
 	}
 	ret = exanet_charge(ef, EXANET_RES_PKT, &cg);
@@ -266,11 +273,12 @@ static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	if (ef->npkt >= READ_ONCE(max_pkt_per_file)) {
-		dev_dbg(&edev->dev, "pkt alloc: file holds max_pkt_per_file\n");
+		exanet_dbg(edev, "file holds max_pkt_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -278,7 +286,7 @@ static int exanet_ioctl_pkt_alloc(struct exanet_file *ef, void __user *uarg)
 		if (!edev->pkt_owner[i])
 			break;
 	if (i == edev->num_pkt) {
-		dev_dbg(&edev->dev, "pkt alloc: no free interface\n");
+		exanet_dbg(edev, "no free interface\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -298,6 +306,7 @@ unlock:
 	req.iface = i;
 	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_PKT, i);
 	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer: interface %u freed\n", i);
 		mutex_lock(&edev->lock);
 		if (!edev->dead && edev->pkt_owner[i] == ef)
 			exanet_pkt_release(edev, i);
@@ -307,45 +316,53 @@ unlock:
 	return 0;
 }
 
-static int exanet_ioctl_pkt_free(struct exanet_file *ef, u32 __user *uarg)
+static int exanet_ioctl_pkt_free(struct exanet_drv_file *ef, u32 __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 	u32 i;
 
-	if (get_user(i, uarg))
+	if (get_user(i, uarg)) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 
 	mutex_lock(&edev->lock);
-	if (edev->dead)
+	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
-	else if (i >= edev->num_pkt || !edev->pkt_owner[i])
+	} else if (i >= edev->num_pkt || !edev->pkt_owner[i]) {
+		exanet_dbg(edev, "interface %u not allocated\n", i);
 		ret = -EINVAL;
-	else if (edev->pkt_owner[i] != ef)
+	} else if (edev->pkt_owner[i] != ef) {
+		exanet_dbg(edev, "interface %u is another file's\n", i);
 		ret = -EACCES;
-	else
+	} else {
 		exanet_pkt_release(edev, i);
+	}
 	mutex_unlock(&edev->lock);
 	return ret;
 }
 
-static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_mbox_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	struct exa_dma_buf queue;
-	struct exanet_mbox *mb;
+	struct exanet_drv_mbox *mb;
 	void __iomem *regs;
 	int ret = 0;
 	u32 m;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.nslots < EXANET_MBOX_MIN_SLOTS ||
 	    req.nslots > EXANET_MBOX_MAX_SLOTS || !is_power_of_2(req.nslots)) {
-		dev_dbg(&edev->dev, "mbox alloc: %u slots (a power of two in %u..%u)\n",
-			req.nslots, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
+		exanet_dbg(edev, "%u slots (a power of two in %u..%u)\n",
+			   req.nslots, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
 		return -EINVAL;
 	}
 	ret = exanet_charge(ef, EXANET_RES_MBOX, &cg);
@@ -365,11 +382,12 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	if (ef->nmbox >= READ_ONCE(max_mbox_per_file)) {
-		dev_dbg(&edev->dev, "mbox alloc: file holds max_mbox_per_file\n");
+		exanet_dbg(edev, "file holds max_mbox_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -377,7 +395,7 @@ static int exanet_ioctl_mbox_alloc(struct exanet_file *ef, void __user *uarg)
 		if (!edev->mbox[m].owner)
 			break;
 	if (m == edev->num_mbox) {
-		dev_dbg(&edev->dev, "mbox alloc: no free mailbox\n");
+		exanet_dbg(edev, "no free mailbox\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -409,6 +427,7 @@ unlock:
 	req.queue_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_MBOX_QUEUE, m);
 	req.queue_size = (u64)req.nslots * EXANET_MBOX_SLOT_SIZE;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer: mailbox %u freed\n", m);
 		mutex_lock(&edev->lock);
 		if (!edev->dead && edev->mbox[m].owner == ef)
 			exanet_mbox_release(edev, m);
@@ -418,39 +437,47 @@ unlock:
 	return 0;
 }
 
-static int exanet_ioctl_mbox_free(struct exanet_file *ef, u32 __user *uarg)
+static int exanet_ioctl_mbox_free(struct exanet_drv_file *ef, u32 __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 	u32 m;
 
-	if (get_user(m, uarg))
+	if (get_user(m, uarg)) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 
 	mutex_lock(&edev->lock);
-	if (edev->dead)
+	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
-	else if (m >= edev->num_mbox || !edev->mbox[m].owner)
+	} else if (m >= edev->num_mbox || !edev->mbox[m].owner) {
+		exanet_dbg(edev, "mailbox %u not allocated\n", m);
 		ret = -EINVAL;
-	else if (edev->mbox[m].owner != ef)
+	} else if (edev->mbox[m].owner != ef) {
+		exanet_dbg(edev, "mailbox %u is another file's\n", m);
 		ret = -EACCES;
-	else
+	} else {
 		exanet_mbox_release(edev, m);
+	}
 	mutex_unlock(&edev->lock);
 	return ret;
 }
 
 static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
-	struct exanet_file *ef = file->private_data;
+	struct exanet_drv_file *ef = file->private_data;
 	void __user *uarg = (void __user *)arg;
 
-	if (_IOC_TYPE(cmd) != EXANET_IOC_MAGIC)
+	if (_IOC_TYPE(cmd) != EXANET_IOC_MAGIC) {
+		exanet_dbg(ef->edev, "ioctl %#x: not an exanet ioctl\n", cmd);
 		return -ENOTTY;
+	}
 	/* Interfaces belong to the opener, not to inherited descriptors. */
 	if (current->mm != ef->mm) {
-		dev_dbg(&ef->edev->dev, "ioctl %#x: not the opener's address space (pid %d)\n",
-			cmd, task_pid_nr(current));
+		exanet_dbg(ef->edev, "ioctl %#x: not the opener's address space (pid %d)\n",
+			   cmd, task_pid_nr(current));
 		return -EACCES;
 	}
 
@@ -493,15 +520,17 @@ static bool exanet_decode_pgoff(unsigned long pgoff, u32 *kind, u32 *index,
 static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct exanet_file *ef = vma->vm_file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = vma->vm_file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
 	unsigned long page, pfn = 0;
-	struct exanet_mbox *mb;
+	struct exanet_drv_mbox *mb;
 	u32 kind, index;
 
-	if (!exanet_decode_pgoff(vmf->pgoff, &kind, &index, &page))
+	if (!exanet_decode_pgoff(vmf->pgoff, &kind, &index, &page)) {
+		exanet_dbg(edev, "offset %#lx names no mapping\n", vmf->pgoff);
 		return VM_FAULT_SIGBUS;
+	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead)
@@ -544,7 +573,35 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 	ret = vmf_insert_pfn(vma, vmf->address, pfn);
 out:
 	mutex_unlock(&edev->lock);
+	if (ret & VM_FAULT_SIGBUS)
+		exanet_dbg(edev, "SIGBUS: kind %u index %u page %lu%s\n", kind,
+			   index, page, edev->dead ? " (device removed)" : "");
 	return ret;
+}
+
+/*
+ * The checks of an interface page or mailbox queue at mmap(): @owned is
+ * false when @index >= @n too.
+ */
+static int exanet_mmap_check_iface(struct exanet_drv_dev *edev,
+				   const char *what, u32 index, u32 n,
+				   bool owned, unsigned long len,
+				   unsigned long want_len)
+{
+	if (index >= n) {
+		exanet_dbg(edev, "no %s %u\n", what, index);
+		return -EINVAL;
+	}
+	if (!owned) {
+		exanet_dbg(edev, "%s %u is not this file's\n", what, index);
+		return -EACCES;
+	}
+	if (len != want_len) {
+		exanet_dbg(edev, "%s %u with length %lu (not %lu)\n", what,
+			   index, len, want_len);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static const struct vm_operations_struct exanet_vm_ops = {
@@ -553,8 +610,8 @@ static const struct vm_operations_struct exanet_vm_ops = {
 
 static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 	unsigned long len = vma->vm_end - vma->vm_start;
 	unsigned long page;
 	bool mmio = true;
@@ -562,47 +619,49 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 	int ret = 0;
 
 	if (current->mm != ef->mm) {
-		dev_dbg(&edev->dev, "mmap: not the opener's address space (pid %d)\n",
-			task_pid_nr(current));
+		exanet_dbg(edev, "not the opener's address space (pid %d)\n",
+			   task_pid_nr(current));
 		return -EACCES;
 	}
 	if (!exanet_decode_pgoff(vma->vm_pgoff, &kind, &index, &page) || page) {
-		dev_dbg(&edev->dev, "mmap: offset %#lx names no mapping\n", vma->vm_pgoff);
+		exanet_dbg(edev, "offset %#lx names no mapping\n", vma->vm_pgoff);
 		return -EINVAL;
 	}
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	switch (kind) {
 	case EXANET_MMAP_PKT:
-		if (index >= edev->num_pkt)
-			ret = -EINVAL;
-		else if (edev->pkt_owner[index] != ef)
-			ret = -EACCES;
-		else if (len != EXANET_IFACE_PAGE_SIZE)
-			ret = -EINVAL;
+		ret = exanet_mmap_check_iface(edev, "packetizer", index,
+					      edev->num_pkt,
+					      index < edev->num_pkt &&
+					      edev->pkt_owner[index] == ef,
+					      len, EXANET_IFACE_PAGE_SIZE);
 		break;
 	case EXANET_MMAP_MBOX_REGS:
-		if (index >= edev->num_mbox)
-			ret = -EINVAL;
-		else if (edev->mbox[index].owner != ef)
-			ret = -EACCES;
-		else if (len != EXANET_IFACE_PAGE_SIZE)
-			ret = -EINVAL;
+		ret = exanet_mmap_check_iface(edev, "mailbox", index,
+					      edev->num_mbox,
+					      index < edev->num_mbox &&
+					      edev->mbox[index].owner == ef,
+					      len, EXANET_IFACE_PAGE_SIZE);
 		break;
 	case EXANET_MMAP_MBOX_QUEUE:
 		mmio = false;
-		if (index >= edev->num_mbox)
-			ret = -EINVAL;
-		else if (edev->mbox[index].owner != ef)
-			ret = -EACCES;
-		else if (len != edev->mbox[index].queue.size)
-			ret = -EINVAL;
-		else if (vma->vm_flags & VM_WRITE)
+		ret = exanet_mmap_check_iface(edev, "mailbox queue", index,
+					      edev->num_mbox,
+					      index < edev->num_mbox &&
+					      edev->mbox[index].owner == ef,
+					      len, index < edev->num_mbox ?
+					      edev->mbox[index].queue.size : 0);
+		if (!ret && (vma->vm_flags & VM_WRITE)) {
+			exanet_dbg(edev, "mailbox queue %u mapped writable\n",
+				   index);
 			ret = -EPERM;
+		}
 		break;
 	case EXANET_MMAP_RDMA:
 		ret = exanet_rdma_mmap_check(ef, index, len);
@@ -611,6 +670,8 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = exanet_coll_mmap_check(ef, index, len);
 		break;
 	default:
+		exanet_dbg(edev, "offset %#lx: no mapping kind %u\n",
+			   vma->vm_pgoff, kind);
 		ret = -EINVAL;
 	}
 unlock:
@@ -621,7 +682,7 @@ unlock:
 	if (mmio) {
 		/* A private writable PFN mapping would be a COW mapping. */
 		if (!(vma->vm_flags & VM_SHARED)) {
-			dev_dbg(&edev->dev, "mmap: MAP_PRIVATE of device memory\n");
+			exanet_dbg(edev, "MAP_PRIVATE of device memory\n");
 			return -EINVAL;
 		}
 		vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
@@ -644,9 +705,9 @@ unlock:
 
 static int exanet_open(struct inode *inode, struct file *file)
 {
-	struct exanet_dev *edev = container_of(inode->i_cdev,
-					       struct exanet_dev, cdev);
-	struct exanet_file *ef;
+	struct exanet_drv_dev *edev = container_of(inode->i_cdev,
+					       struct exanet_drv_dev, cdev);
+	struct exanet_drv_file *ef;
 	bool dead;
 	u32 pdid;
 	int ret;
@@ -655,19 +716,19 @@ static int exanet_open(struct inode *inode, struct file *file)
 	dead = edev->dead;
 	mutex_unlock(&edev->lock);
 	if (dead) {
-		dev_dbg(&edev->dev, "open: device removed\n");
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	if (!current->mm) {
-		dev_dbg(&edev->dev, "open: no user address space\n");
+		exanet_dbg(edev, "no user address space\n");
 		return -EINVAL;
 	}
 
 	pdid = exa_domain_of_current(READ_ONCE(default_pdid));
 	if (pdid == EXA_DOMAIN_NONE) {
-		dev_dbg(&edev->dev,
-			"open: uid %u has no user domain and no bound ancestor\n",
-			from_kuid(&init_user_ns, current_euid()));
+		exanet_dbg(edev,
+			   "uid %u has no user domain and no bound ancestor\n",
+			   from_kuid(&init_user_ns, current_euid()));
 		return -EACCES;
 	}
 
@@ -675,6 +736,7 @@ static int exanet_open(struct inode *inode, struct file *file)
 	if (!ef)
 		return -ENOMEM;
 	ef->edev = edev;
+	/* exa_quota_user_get() and exa_cg_charge() log their refusals. */
 	ef->qu = exa_quota_user_get(&edev->quota);
 	if (IS_ERR(ef->qu)) {
 		ret = PTR_ERR(ef->qu);
@@ -700,8 +762,8 @@ static int exanet_open(struct inode *inode, struct file *file)
 
 static int exanet_release(struct inode *inode, struct file *file)
 {
-	struct exanet_file *ef = file->private_data;
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_file *ef = file->private_data;
+	struct exanet_drv_dev *edev = ef->edev;
 	u32 i;
 
 	/* No interrupt reaches the file from here on. */
@@ -741,9 +803,9 @@ static const struct file_operations exanet_fops = {
 
 /* ----------------------------------------------------------------- sysfs */
 
-static struct exanet_dev *to_exanet_dev(struct device *dev)
+static struct exanet_drv_dev *to_exanet_dev(struct device *dev)
 {
-	return container_of(dev, struct exanet_dev, dev);
+	return container_of(dev, struct exanet_drv_dev, dev);
 }
 
 static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
@@ -788,13 +850,14 @@ static const char * const exanet_counter_names[EXANET_NUM_COUNTERS] = {
 static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	struct exanet_dev *edev = to_exanet_dev(dev);
+	struct exanet_drv_dev *edev = to_exanet_dev(dev);
 	ssize_t len = 0;
 	unsigned int n;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	for (n = 0; n < EXANET_NUM_COUNTERS; n++)
@@ -848,7 +911,7 @@ static struct class exanet_class = {
 
 static void exanet_dev_release(struct device *dev)
 {
-	struct exanet_dev *edev = to_exanet_dev(dev);
+	struct exanet_drv_dev *edev = to_exanet_dev(dev);
 
 	if (edev->quota.names)
 		exa_quota_destroy(&edev->quota);
@@ -860,7 +923,7 @@ static void exanet_dev_release(struct device *dev)
  * Reset the NI, revoke and free every interface, and mark the device dead
  * so that open files only get -ENODEV (ioctl, mmap) or SIGBUS (faults).
  */
-static void exanet_quiesce(struct exanet_dev *edev)
+static void exanet_quiesce(struct exanet_drv_dev *edev)
 {
 	u32 i;
 
@@ -884,7 +947,7 @@ unlock:
 
 static int exanet_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
-	struct exanet_dev *edev;
+	struct exanet_drv_dev *edev;
 	void __iomem *ctrl;
 	u32 magic, version, caps;
 	int index, ret;
@@ -1030,7 +1093,7 @@ put:
 
 static void exanet_remove(struct pci_dev *pdev)
 {
-	struct exanet_dev *edev = pci_get_drvdata(pdev);
+	struct exanet_drv_dev *edev = pci_get_drvdata(pdev);
 
 	mutex_lock(&exanet_devices_lock);
 	list_del_init(&edev->list);
@@ -1058,7 +1121,7 @@ static void exanet_remove(struct pci_dev *pdev)
 /* Reboot or kexec: no DMA into memory the next kernel owns. */
 static void exanet_shutdown(struct pci_dev *pdev)
 {
-	struct exanet_dev *edev = pci_get_drvdata(pdev);
+	struct exanet_drv_dev *edev = pci_get_drvdata(pdev);
 
 	if (edev)
 		exanet_quiesce(edev);
@@ -1129,4 +1192,4 @@ module_exit(exanet_exit);
 MODULE_DESCRIPTION("ExaNet NI: user-level packetizer and mailbox interfaces");
 MODULE_AUTHOR("ExaNet fabric stack developers");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXA_UMEM);
+MODULE_IMPORT_NS(EXA_CORE);

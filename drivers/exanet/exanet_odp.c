@@ -84,9 +84,9 @@ MODULE_PARM_DESC(fault_queue_entries,
 
 /* ------------------------------------------------------------ mapping */
 
-void exanet_odp_ctx_init(struct exanet_ctx *ctx)
+void exanet_odp_ctx_init(struct exanet_drv_ctx *ctx)
 {
-	struct exanet_odp_space *odp = &ctx->odp;
+	struct exanet_drv_odp_space *odp = &ctx->odp;
 
 	mutex_init(&odp->lock);
 	xa_init(&odp->pages);
@@ -109,16 +109,16 @@ void exanet_odp_ctx_init(struct exanet_ctx *ctx)
  * (it found ef under exanet_ctx_lock and may not even have taken mr_lock
  * yet; it will find no registration there).
  */
-void exanet_odp_file_quiesce(struct exanet_ctx *ctx, struct exanet_file *ef)
+void exanet_odp_file_quiesce(struct exanet_drv_ctx *ctx, struct exanet_drv_file *ef)
 {
 	wait_event(ctx->odp.fault_wq, READ_ONCE(ctx->odp.fault_ef) != ef);
 }
 
 /* odp->lock held: unmap the on-demand pages of [start, end), flush. */
-static unsigned long exanet_odp_unmap(struct exanet_ctx *ctx,
+static unsigned long exanet_odp_unmap(struct exanet_drv_ctx *ctx,
 				      unsigned long start, unsigned long end)
 {
-	struct exanet_odp_space *odp = &ctx->odp;
+	struct exanet_drv_odp_space *odp = &ctx->odp;
 	struct iommu_iotlb_gather gather;
 	unsigned long idx, n = 0;
 	void *entry;
@@ -151,7 +151,7 @@ static unsigned long exanet_odp_unmap(struct exanet_ctx *ctx,
 }
 
 /* The rank's owner closed (nothing DMAs through it): drop every mapping. */
-void exanet_odp_ctx_release(struct exanet_ctx *ctx)
+void exanet_odp_ctx_release(struct exanet_drv_ctx *ctx)
 {
 	mutex_lock(&ctx->odp.lock);
 	exanet_odp_unmap(ctx, 0, ULONG_MAX & PAGE_MASK);
@@ -166,7 +166,7 @@ void exanet_odp_ctx_release(struct exanet_ctx *ctx)
  * domain: on-demand mappings there go, and none come back until
  * exanet_odp_pin_end() (faults meanwhile are simply replayed).
  */
-void exanet_odp_pin_begin(struct exanet_ctx *ctx, unsigned long start,
+void exanet_odp_pin_begin(struct exanet_drv_ctx *ctx, unsigned long start,
 			  unsigned long end)
 {
 	mutex_lock(&ctx->odp.lock);
@@ -175,7 +175,7 @@ void exanet_odp_pin_begin(struct exanet_ctx *ctx, unsigned long start,
 	mutex_unlock(&ctx->odp.lock);
 }
 
-void exanet_odp_pin_end(struct exanet_ctx *ctx)
+void exanet_odp_pin_end(struct exanet_drv_ctx *ctx)
 {
 	mutex_lock(&ctx->odp.lock);
 	ctx->odp.pinning--;
@@ -190,7 +190,7 @@ void exanet_odp_pin_end(struct exanet_ctx *ctx)
  * page tables under a superpage, so neither on-demand small pages nor a
  * pinned registration's pages may be in the range.
  */
-static bool exanet_odp_huge_ok(struct exanet_ctx *ctx, unsigned long va,
+static bool exanet_odp_huge_ok(struct exanet_drv_ctx *ctx, unsigned long va,
 			       const unsigned long *pfns, unsigned long n)
 {
 	unsigned long idx = va >> PAGE_SHIFT, first = idx;
@@ -216,7 +216,7 @@ static bool exanet_odp_huge_ok(struct exanet_ctx *ctx, unsigned long va,
  * when it grants prot; otherwise it is unmapped (the page became writable:
  * it is mapped again below).
  */
-static bool exanet_odp_huge_covers(struct exanet_ctx *ctx, unsigned long va,
+static bool exanet_odp_huge_covers(struct exanet_drv_ctx *ctx, unsigned long va,
 				   int prot)
 {
 	void *old = xa_load(&ctx->odp.thp, va >> PMD_SHIFT);
@@ -237,10 +237,10 @@ static bool exanet_odp_huge_covers(struct exanet_ctx *ctx, unsigned long va,
  * process is mapped whole, with one IOMMU superpage: one map call and one
  * IOTLB entry instead of 512 (first-touch transfers fault huge pages in).
  */
-static int exanet_odp_map(struct exanet_ctx *ctx, unsigned long start,
+static int exanet_odp_map(struct exanet_drv_ctx *ctx, unsigned long start,
 			  const unsigned long *pfns, unsigned long n)
 {
-	struct exanet_odp_space *odp = &ctx->odp;
+	struct exanet_drv_odp_space *odp = &ctx->odp;
 	struct iommu_domain *dom = ctx->ios.domain;
 	struct page *page;
 	unsigned long i, step;
@@ -324,8 +324,8 @@ static bool exanet_odp_invalidate(struct mmu_interval_notifier *mni,
 				  const struct mmu_notifier_range *range,
 				  unsigned long cur_seq)
 {
-	struct exanet_mr *mr = container_of(mni, struct exanet_mr, notifier);
-	struct exanet_odp_space *odp = &mr->ctx->odp;
+	struct exanet_drv_mr *mr = container_of(mni, struct exanet_drv_mr, notifier);
+	struct exanet_drv_odp_space *odp = &mr->ctx->odp;
 	unsigned long n;
 
 	if (mmu_notifier_range_blockable(range))
@@ -348,18 +348,18 @@ static const struct mmu_interval_notifier_ops exanet_odp_mni_ops = {
 };
 
 /* Before mr_lock (lock order): the rank reports faults from now on. */
-int exanet_odp_ctx_enable(struct exanet_file *ef)
+int exanet_odp_ctx_enable(struct exanet_drv_file *ef)
 {
-	struct exanet_dev *edev = ef->edev;
-	struct exanet_ctx *ctx = ef->ctx;
+	struct exanet_drv_dev *edev = ef->edev;
+	struct exanet_drv_ctx *ctx = ef->ctx;
 	int ret = 0;
 
 	if (READ_ONCE(edev->dead)) {
-		dev_dbg(&edev->dev, "reg_mr: on demand: device removed\n");
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	if (!READ_ONCE(edev->fq_cpu)) {
-		dev_dbg(&edev->dev, "reg_mr: on demand needs the NI's fault queue (interrupts)\n");
+		exanet_dbg(edev, "on demand needs the NI's fault queue (interrupts)\n");
 		return -EOPNOTSUPP;
 	}
 	mutex_lock(&edev->lock);
@@ -372,7 +372,7 @@ int exanet_odp_ctx_enable(struct exanet_file *ef)
 	mutex_unlock(&exanet_ctx_lock);
 	mutex_unlock(&edev->lock);
 	if (ret)
-		dev_dbg(&edev->dev, "reg_mr: on demand: rank unusable\n");
+		exanet_dbg(edev, "rank unusable (device or rank removed)\n");
 	return ret;
 }
 
@@ -381,10 +381,10 @@ int exanet_odp_ctx_enable(struct exanet_file *ef)
  * rank in on-demand mode (exanet_odp_ctx_enable()).  Fills mr (ctx and
  * access set by the caller).
  */
-int exanet_odp_reg(struct exanet_file *ef, struct exanet_mr *mr,
+int exanet_odp_reg(struct exanet_drv_file *ef, struct exanet_drv_mr *mr,
 		   struct exanet_reg_mr *req)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	unsigned long limit = min_t(unsigned long, TASK_SIZE_MAX,
 				    1UL << EXANET_RDMA_VA_BITS) & PAGE_MASK;
 	int ret;
@@ -395,8 +395,8 @@ int exanet_odp_reg(struct exanet_file *ef, struct exanet_mr *mr,
 	} else {
 		if (!req->len || req->addr + req->len < req->addr ||
 		    req->addr + req->len > limit) {
-			dev_dbg(&edev->dev, "reg_mr: on demand: bad range %#llx+%#llx\n",
-				req->addr, req->len);
+			exanet_dbg(edev, "bad range %#llx+%#llx\n",
+				   req->addr, req->len);
 			return -EINVAL;
 		}
 		mr->start = req->addr & PAGE_MASK;
@@ -409,16 +409,16 @@ int exanet_odp_reg(struct exanet_file *ef, struct exanet_mr *mr,
 					   mr->start, mr->end - mr->start,
 					   &exanet_odp_mni_ops);
 	if (ret) {
-		dev_dbg(&edev->dev, "reg_mr: on demand: notifier (%d)\n", ret);
+		exanet_dbg(edev, "no interval notifier (%d)\n", ret);
 		mr->odp = false;
 	}
 	return ret;
 }
 
 /* Deregistration (no fault worker uses mr any more): unmap, forget. */
-void exanet_odp_dereg(struct exanet_mr *mr)
+void exanet_odp_dereg(struct exanet_drv_mr *mr)
 {
-	struct exanet_ctx *ctx = mr->ctx;
+	struct exanet_drv_ctx *ctx = mr->ctx;
 
 	if (!mr->odp)
 		return;
@@ -437,10 +437,10 @@ void exanet_odp_dereg(struct exanet_mr *mr)
  * earlier fault mapped it, typically by prefetching (the NI reports every
  * block of a window that hit the same unmapped range).
  */
-static bool exanet_odp_mapped(struct exanet_ctx *ctx, unsigned long start,
+static bool exanet_odp_mapped(struct exanet_drv_ctx *ctx, unsigned long start,
 			      unsigned long end, int prot)
 {
-	struct exanet_odp_space *odp = &ctx->odp;
+	struct exanet_drv_odp_space *odp = &ctx->odp;
 	unsigned long idx;
 	bool ret = true;
 	void *e;
@@ -463,7 +463,7 @@ static bool exanet_odp_mapped(struct exanet_ctx *ctx, unsigned long start,
  * -EPERM (write to read-only memory), -ESRCH (the process is exiting),
  * -EBUSY (invalidations kept racing with us), -ENOMEM.
  */
-static int exanet_odp_resolve(struct exanet_mr *mr, u64 va, u32 len,
+static int exanet_odp_resolve(struct exanet_drv_mr *mr, u64 va, u32 len,
 			      u64 hint_end, bool write)
 {
 	unsigned long *pfns;
@@ -571,11 +571,34 @@ static u32 exanet_odp_need(const struct exanet_rdma_fault *f)
 	}
 }
 
-/* The on-demand registration of ef covering the access, mr_lock held. */
-static struct exanet_mr *exanet_odp_find(struct exanet_file *ef, u64 va,
-					 u32 len, u32 need)
+/* What a refused fault entry met, for the debug line. */
+static const char *exanet_odp_why(int ret, bool found)
 {
-	struct exanet_mr *mr;
+	if (!found)
+		return "no on-demand registration with the access right";
+	switch (ret) {
+	case -EINVAL:
+		return "wider than a huge page";
+	case -EFAULT:
+		return "not mapped, PROT_NONE or not user memory";
+	case -EPERM:
+		return "write to read-only memory";
+	case -ESRCH:
+		return "the process is exiting";
+	case -EBUSY:
+		return "invalidations kept racing";
+	case -ENOMEM:
+		return "no memory";
+	default:
+		return "IOMMU map failed";
+	}
+}
+
+/* The on-demand registration of ef covering the access, mr_lock held. */
+static struct exanet_drv_mr *exanet_odp_find(struct exanet_drv_file *ef,
+					     u64 va, u32 len, u32 need)
+{
+	struct exanet_drv_mr *mr;
 	unsigned long h;
 
 	lockdep_assert_held(&ef->mr_lock);
@@ -587,22 +610,22 @@ static struct exanet_mr *exanet_odp_find(struct exanet_file *ef, u64 va,
 }
 
 /* One fault entry: 0 = resolved (replay), else refused (error). */
-static int exanet_odp_fault(struct exanet_dev *edev,
+static int exanet_odp_fault(struct exanet_drv_dev *edev,
 			    const struct exanet_rdma_fault *f)
 {
 	u64 va = f->va;
 	u32 len = f->len;
 	bool write = f->access == EXANET_FAULT_WRITE;
-	struct exanet_file *ef;
-	struct exanet_ctx *ctx;
-	struct exanet_mr *mr;
+	struct exanet_drv_file *ef;
+	struct exanet_drv_ctx *ctx;
+	struct exanet_drv_mr *mr;
 	int ret;
 
 	if (f->rank >= EXANET_RDMA_NUM_RANKS || !len ||
 	    len > EXANET_RDMA_BLOCK_SIZE || va >= (1ULL << EXANET_RDMA_VA_BITS) ||
 	    va + len > (1ULL << EXANET_RDMA_VA_BITS)) {
-		dev_dbg(&edev->dev, "fault: malformed entry (rank %u va %#llx len %u)\n",
-			f->rank, va, len);
+		exanet_dbg(edev, "malformed entry (rank %u va %#llx len %u)\n",
+			   f->rank, va, len);
 		return -EINVAL;
 	}
 	ctx = &exanet_ctxs[f->rank];
@@ -610,7 +633,7 @@ static int exanet_odp_fault(struct exanet_dev *edev,
 	ef = ctx->owner;
 	if (!ef || ef->edev != edev) {
 		mutex_unlock(&exanet_ctx_lock);
-		dev_dbg(&edev->dev, "fault: rank %u has no owner\n", f->rank);
+		exanet_dbg(edev, "rank %u has no owner\n", f->rank);
 		return -ENOENT;
 	}
 	/*
@@ -637,9 +660,9 @@ static int exanet_odp_fault(struct exanet_dev *edev,
 	wake_up_all(&ctx->odp.fault_wq);
 	if (ret) {
 		atomic64_inc(&ctx->odp.refused);
-		dev_dbg(&edev->dev, "fault: rank %u %s va %#llx len %u kind %u refused (%d%s)\n",
-			f->rank, write ? "write" : "read", va, len, f->kind, ret,
-			mr ? "" : ", no on-demand registration");
+		exanet_dbg(edev, "rank %u %s va %#llx len %u kind %u refused (%d: %s)\n",
+			   f->rank, write ? "write" : "read", va, len, f->kind, ret,
+			   exanet_odp_why(ret, mr));
 	} else {
 		atomic64_inc(&ctx->odp.faults);
 	}
@@ -648,7 +671,7 @@ static int exanet_odp_fault(struct exanet_dev *edev,
 
 void exanet_odp_work(struct work_struct *work)
 {
-	struct exanet_dev *edev = container_of(work, struct exanet_dev,
+	struct exanet_drv_dev *edev = container_of(work, struct exanet_drv_dev,
 					       fault_work);
 	struct exanet_rdma_fault batch[EXANET_ODP_BATCH];
 	u32 failed[EXANET_ODP_BATCH];
@@ -708,7 +731,7 @@ void exanet_odp_work(struct work_struct *work)
 /* ----------------------------------------------------- probe / remove */
 
 /* After exanet_irq_probe(): the fault queue, if the NI has interrupts. */
-void exanet_odp_probe(struct exanet_dev *edev)
+void exanet_odp_probe(struct exanet_drv_dev *edev)
 {
 	struct device *dma = &edev->pdev->dev;
 	u32 n = fault_queue_entries;
@@ -742,7 +765,7 @@ void exanet_odp_probe(struct exanet_dev *edev)
  * Removal, after the NI reset (no more entries) and exanet_irq_remove()
  * (no more interrupts), or a failed probe.
  */
-void exanet_odp_remove(struct exanet_dev *edev)
+void exanet_odp_remove(struct exanet_drv_dev *edev)
 {
 	cancel_work_sync(&edev->fault_work);
 	if (!edev->fq_cpu)
@@ -758,7 +781,7 @@ void exanet_odp_remove(struct exanet_dev *edev)
 static ssize_t rdma_odp_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	ssize_t len;
 	u32 r;
 
@@ -768,7 +791,7 @@ static ssize_t rdma_odp_show(struct device *dev, struct device_attribute *attr,
 			 atomic64_read(&edev->fq_refused));
 	mutex_lock(&exanet_ctx_lock);
 	for (r = 0; r < EXANET_RDMA_NUM_RANKS; r++) {
-		struct exanet_ctx *ctx = &exanet_ctxs[r];
+		struct exanet_drv_ctx *ctx = &exanet_ctxs[r];
 
 		if (!ctx->pdev)
 			continue;

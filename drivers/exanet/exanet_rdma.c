@@ -60,14 +60,14 @@ MODULE_PARM_DESC(max_mr_per_file,
 /* Protects exanet_ctxs[] (owner, removing, pdev) and exanet_ranks_in_use. */
 DEFINE_MUTEX(exanet_ctx_lock);
 static DECLARE_WAIT_QUEUE_HEAD(exanet_ctx_wq);
-struct exanet_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
+struct exanet_drv_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
 static atomic_long_t exanet_reg_pages = ATOMIC_LONG_INIT(0);
 static atomic_t exanet_nmr = ATOMIC_INIT(0);
 static u32 exanet_ranks_in_use;		/* under exanet_ctx_lock */
 
 /* ------------------------------------------------------------ NI side */
 
-int exanet_rdma_probe(struct exanet_dev *edev)
+int exanet_rdma_probe(struct exanet_drv_dev *edev)
 {
 	struct pci_dev *pdev = edev->pdev;
 	u32 caps;
@@ -95,9 +95,9 @@ int exanet_rdma_probe(struct exanet_dev *edev)
 }
 
 /* Abort the page's channels; no DMA on its behalf after the read-back. */
-static void exanet_rpage_release(struct exanet_dev *edev, u32 p)
+static void exanet_rpage_release(struct exanet_drv_dev *edev, u32 p)
 {
-	struct exanet_file *ef = edev->rpage_owner[p];
+	struct exanet_drv_file *ef = edev->rpage_owner[p];
 
 	lockdep_assert_held(&edev->lock);
 	exanet_coll_page_release(edev, p);
@@ -112,7 +112,7 @@ static void exanet_rpage_release(struct exanet_dev *edev, u32 p)
 }
 
 /* Disable rank r: when the write returns, nothing is DMAed through it. */
-static void exanet_ctx_disable(struct exanet_dev *edev, u32 r)
+static void exanet_ctx_disable(struct exanet_drv_dev *edev, u32 r)
 {
 	lockdep_assert_held(&edev->lock);
 	exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE, 0);
@@ -121,7 +121,7 @@ static void exanet_ctx_disable(struct exanet_dev *edev, u32 r)
 }
 
 /* Device removal or shutdown, edev->lock held: stop every RDMA DMA. */
-void exanet_rdma_quiesce(struct exanet_dev *edev)
+void exanet_rdma_quiesce(struct exanet_drv_dev *edev)
 {
 	u32 p;
 
@@ -138,13 +138,13 @@ void exanet_rdma_quiesce(struct exanet_dev *edev)
 
 /* ---------------------------------------------------------- open files */
 
-void exanet_rdma_file_init(struct exanet_file *ef)
+void exanet_rdma_file_init(struct exanet_drv_file *ef)
 {
 	mutex_init(&ef->mr_lock);
 	xa_init_flags(&ef->mrs, XA_FLAGS_ALLOC1);
 }
 
-static void exanet_mr_destroy(struct exanet_ctx *ctx, struct exanet_mr *mr)
+static void exanet_mr_destroy(struct exanet_drv_ctx *ctx, struct exanet_drv_mr *mr)
 {
 	if (mr->odp) {
 		exanet_odp_dereg(mr);
@@ -163,11 +163,11 @@ static void exanet_mr_destroy(struct exanet_ctx *ctx, struct exanet_mr *mr)
  * Close (also on process death): quiesce, unmap, unpin, free the rank.
  * Runs after the file's packetizer and mailbox interfaces were released.
  */
-void exanet_rdma_file_release(struct exanet_file *ef)
+void exanet_rdma_file_release(struct exanet_drv_file *ef)
 {
-	struct exanet_dev *edev = ef->edev;
-	struct exanet_ctx *ctx;
-	struct exanet_mr *mr;
+	struct exanet_drv_dev *edev = ef->edev;
+	struct exanet_drv_ctx *ctx;
+	struct exanet_drv_mr *mr;
 	unsigned long h;
 	u32 p;
 
@@ -213,11 +213,11 @@ void exanet_rdma_file_release(struct exanet_file *ef)
  * Give the file a rank (once).  Not inlined: the fault-injection pass makes
  * it fail (ALLOW_ERROR_INJECTION below).
  */
-static noinline int exanet_rank_get(struct exanet_file *ef)
+static noinline int exanet_rank_get(struct exanet_drv_file *ef)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct rdma_cgroup *cg = NULL;
-	struct exanet_ctx *ctx;
+	struct exanet_drv_ctx *ctx;
 	bool any = false;
 	u32 r, st;
 	int ret;
@@ -232,6 +232,7 @@ static noinline int exanet_rank_get(struct exanet_file *ef)
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
 		exanet_uncharge(ef, EXANET_RES_RANK, &cg);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	mutex_lock(&exanet_ctx_lock);
@@ -263,8 +264,8 @@ static noinline int exanet_rank_get(struct exanet_file *ef)
 	if (ret && !any)
 		ret = -ENODEV;
 	if (ret)
-		dev_dbg(&edev->dev, "rank: %s\n",
-			any ? "every rank is taken" : "no DMA context");
+		exanet_dbg(edev, "%s\n",
+			   any ? "every rank is taken" : "no DMA context");
 unlock:
 	mutex_unlock(&exanet_ctx_lock);
 	mutex_unlock(&edev->lock);
@@ -275,18 +276,18 @@ unlock:
 }
 ALLOW_ERROR_INJECTION(exanet_rank_get, ERRNO);
 
-u32 exanet_file_rank(struct exanet_file *ef)
+u32 exanet_file_rank(struct exanet_drv_file *ef)
 {
-	struct exanet_ctx *ctx = READ_ONCE(ef->ctx);
+	struct exanet_drv_ctx *ctx = READ_ONCE(ef->ctx);
 
 	return ctx ? ctx->rank : EXANET_RDMA_NO_RANK;
 }
 
 /* -------------------------------------------------------------- ioctls */
 
-static int exanet_ioctl_rdma_info(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_rdma_info(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_rdma_info info;
 	u32 r;
 
@@ -294,6 +295,7 @@ static int exanet_ioctl_rdma_info(struct exanet_file *ef, void __user *uarg)
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	info.node_id = edev->node_id;
@@ -311,43 +313,53 @@ static int exanet_ioctl_rdma_info(struct exanet_file *ef, void __user *uarg)
 	info.rank = exanet_file_rank(ef);
 	info.max_mr_bytes = EXA_UMEM_MAX_BYTES;
 
-	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &info, sizeof(info))) {
+		exanet_dbg(edev, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
-static int exanet_rpage_free(struct exanet_file *ef, u32 p)
+static int exanet_rpage_free(struct exanet_drv_file *ef, u32 p)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	int ret = 0;
 
 	mutex_lock(&edev->lock);
-	if (edev->dead)
+	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
-	else if (p >= edev->num_rpages || !edev->rpage_owner[p])
+	} else if (p >= edev->num_rpages || !edev->rpage_owner[p]) {
+		exanet_dbg(edev, "RDMA page %u not allocated\n", p);
 		ret = -EINVAL;
-	else if (edev->rpage_owner[p] != ef)
+	} else if (edev->rpage_owner[p] != ef) {
+		exanet_dbg(edev, "RDMA page %u is another file's\n", p);
 		ret = -EACCES;
-	else
+	} else {
 		exanet_rpage_release(edev, p);
+	}
 	mutex_unlock(&edev->lock);
 	return ret;
 }
 
-static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_rdma_alloc(struct exanet_drv_file *ef, void __user *uarg)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 	struct exanet_rdma_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	int ret;
 	u32 p;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.flags) {
-		dev_dbg(&edev->dev, "rdma page: unknown flags %#x\n", req.flags);
+		exanet_dbg(edev, "unknown flags %#x\n", req.flags);
 		return -EINVAL;
 	}
 	if (!edev->num_rpages) {
-		dev_dbg(&edev->dev, "rdma page: the NI has no RDMA engine\n");
+		exanet_dbg(edev, "the NI has no RDMA engine\n");
 		return -ENODEV;
 	}
 	ret = exanet_rank_get(ef);
@@ -359,12 +371,13 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
+		exanet_dbg(edev, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
 	if (ef->nrpage >= clamp_val(READ_ONCE(max_rdma_pages_per_file), 1,
 				    EXANET_RDMA_PAGES)) {
-		dev_dbg(&edev->dev, "rdma page: file holds max_rdma_pages_per_file\n");
+		exanet_dbg(edev, "file holds max_rdma_pages_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -372,7 +385,7 @@ static int exanet_ioctl_rdma_alloc(struct exanet_file *ef, void __user *uarg)
 		if (!edev->rpage_owner[p])
 			break;
 	if (p == edev->num_rpages) {
-		dev_dbg(&edev->dev, "rdma page: none free\n");
+		exanet_dbg(edev, "no free RDMA page\n");
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -397,15 +410,16 @@ unlock:
 	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_RDMA, p);
 	req.mmap_size = EXANET_RDMA_PAGE_SIZE;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer: RDMA page %u freed\n", p);
 		exanet_rpage_free(ef, p);
 		return -EFAULT;
 	}
 	return 0;
 }
 
-static int exanet_dereg(struct exanet_file *ef, u32 handle)
+static int exanet_dereg(struct exanet_drv_file *ef, u32 handle)
 {
-	struct exanet_mr *mr;
+	struct exanet_drv_mr *mr;
 
 	mutex_lock(&ef->mr_lock);
 	mr = xa_erase(&ef->mrs, handle);
@@ -413,7 +427,7 @@ static int exanet_dereg(struct exanet_file *ef, u32 handle)
 		ef->nmr--;
 	mutex_unlock(&ef->mr_lock);
 	if (!mr) {
-		dev_dbg(&ef->edev->dev, "dereg_mr: no registration %u\n", handle);
+		exanet_dbg(ef->edev, "no registration %u\n", handle);
 		return -EINVAL;
 	}
 	/*
@@ -424,17 +438,17 @@ static int exanet_dereg(struct exanet_file *ef, u32 handle)
 	return 0;
 }
 
-static int exanet_mr_room(struct exanet_file *ef)
+static int exanet_mr_room(struct exanet_drv_file *ef)
 {
 	lockdep_assert_held(&ef->mr_lock);
 	if (ef->nmr < READ_ONCE(max_mr_per_file))
 		return 0;
-	dev_dbg(&ef->edev->dev, "reg_mr: file holds max_mr_per_file\n");
+	exanet_dbg(ef->edev, "file holds max_mr_per_file\n");
 	return -ENOSPC;
 }
 
 /* Add a registration to the file: its handle, or a negative error. */
-static int exanet_mr_insert(struct exanet_file *ef, struct exanet_mr *mr,
+static int exanet_mr_insert(struct exanet_drv_file *ef, struct exanet_drv_mr *mr,
 			    u32 *h)
 {
 	int ret;
@@ -442,17 +456,19 @@ static int exanet_mr_insert(struct exanet_file *ef, struct exanet_mr *mr,
 	lockdep_assert_held(&ef->mr_lock);
 	ret = xa_alloc_cyclic(&ef->mrs, h, mr, xa_limit_31b, &ef->mr_next,
 			      GFP_KERNEL);
-	if (ret < 0)
+	if (ret < 0) {
+		exanet_dbg(ef->edev, "no handle (%d)\n", ret);
 		return ret;
+	}
 	ef->nmr++;
 	atomic_inc(&exanet_nmr);
 	return 0;
 }
 
-static int exanet_ioctl_reg_odp(struct exanet_file *ef, void __user *uarg,
+static int exanet_ioctl_reg_odp(struct exanet_drv_file *ef, void __user *uarg,
 				struct exanet_reg_mr *req)
 {
-	struct exanet_mr *mr;
+	struct exanet_drv_mr *mr;
 	int ret;
 	u32 h;
 
@@ -487,24 +503,27 @@ unlock:
 	req->rank = mr->ctx->rank;
 	req->node_id = ef->edev->node_id;
 	if (copy_to_user(uarg, req, sizeof(*req))) {
+		exanet_dbg(ef->edev, "bad user pointer: registration %u dropped\n", h);
 		exanet_dereg(ef, h);
 		return -EFAULT;
 	}
 	return 0;
 }
 
-static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
+static int exanet_ioctl_reg_mr(struct exanet_drv_file *ef, void __user *uarg)
 {
 	struct exanet_reg_mr req;
-	struct exanet_ctx *ctx;
-	struct exanet_mr *mr;
+	struct exanet_drv_ctx *ctx;
+	struct exanet_drv_mr *mr;
 	int ret;
 	u32 h;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(ef->edev, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if (req.access & ~EXANET_MR_FLAGS_MASK) {
-		dev_dbg(&ef->edev->dev, "reg_mr: unknown flags %#x\n", req.access);
+		exanet_dbg(ef->edev, "unknown flags %#x\n", req.access);
 		return -EINVAL;
 	}
 	if (req.access & EXANET_MR_ON_DEMAND)
@@ -512,8 +531,8 @@ static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
 	if (!req.len || req.len > EXA_UMEM_MAX_BYTES ||
 	    req.addr + req.len < req.addr ||
 	    req.addr + req.len > (1ULL << EXANET_RDMA_VA_BITS)) {
-		dev_dbg(&ef->edev->dev, "reg_mr: range %#llx+%#llx out of bounds\n",
-			req.addr, req.len);
+		exanet_dbg(ef->edev, "range %#llx+%#llx out of bounds\n",
+			   req.addr, req.len);
 		return -EINVAL;
 	}
 	ret = exanet_rank_get(ef);
@@ -532,14 +551,20 @@ static int exanet_ioctl_reg_mr(struct exanet_file *ef, void __user *uarg)
 		goto unlock;
 	/* Always writable: the NI writes RDMA-read data and notifications. */
 	ret = exa_umem_get(&mr->um, req.addr, req.len, true);
-	if (ret)
+	if (ret) {
+		/* exa_umem_get() says why ("module exa_core +p") */
+		exanet_dbg(ef->edev, "range %#llx+%#llx not pinned (%d)\n",
+			   req.addr, req.len, ret);
 		goto unlock;
+	}
 	/* On-demand mappings of the range make room for the pinned pages. */
 	exanet_odp_pin_begin(ctx, mr->um.start,
 			     mr->um.start + (mr->um.npages << PAGE_SHIFT));
 	ret = exa_iospace_map(&ctx->ios, &mr->um, IOMMU_READ | IOMMU_WRITE);
 	exanet_odp_pin_end(ctx);
 	if (ret) {
+		exanet_dbg(ef->edev, "range %#llx+%#llx not mapped in rank %u (%d)\n",
+			   req.addr, req.len, ctx->rank, ret);
 		exa_umem_release(&mr->um);
 		goto unlock;
 	}
@@ -561,13 +586,14 @@ unlock:
 	req.rank = ctx->rank;
 	req.node_id = ef->edev->node_id;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
+		exanet_dbg(ef->edev, "bad user pointer: registration %u dropped\n", h);
 		exanet_dereg(ef, h);
 		return -EFAULT;
 	}
 	return 0;
 }
 
-long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
+long exanet_rdma_ioctl(struct exanet_drv_file *ef, unsigned int cmd,
 		       void __user *uarg)
 {
 	u32 v;
@@ -578,14 +604,18 @@ long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
 	case EXANET_IOC_RDMA_ALLOC:
 		return exanet_ioctl_rdma_alloc(ef, uarg);
 	case EXANET_IOC_RDMA_FREE:
-		if (get_user(v, (u32 __user *)uarg))
+		if (get_user(v, (u32 __user *)uarg)) {
+			exanet_dbg(ef->edev, "RDMA_FREE: bad user pointer\n");
 			return -EFAULT;
+		}
 		return exanet_rpage_free(ef, v);
 	case EXANET_IOC_REG_MR:
 		return exanet_ioctl_reg_mr(ef, uarg);
 	case EXANET_IOC_DEREG_MR:
-		if (get_user(v, (u32 __user *)uarg))
+		if (get_user(v, (u32 __user *)uarg)) {
+			exanet_dbg(ef->edev, "DEREG_MR: bad user pointer\n");
 			return -EFAULT;
+		}
 		return exanet_dereg(ef, v);
 	default:
 		return exanet_coll_ioctl(ef, cmd, uarg);
@@ -595,37 +625,37 @@ long exanet_rdma_ioctl(struct exanet_file *ef, unsigned int cmd,
 /* ---------------------------------------------------------------- mmap */
 
 /* edev->lock held. */
-int exanet_rdma_mmap_check(struct exanet_file *ef, u32 index,
+int exanet_rdma_mmap_check(struct exanet_drv_file *ef, u32 index,
 			   unsigned long len)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (index >= edev->num_rpages) {
-		dev_dbg(&edev->dev, "mmap: no RDMA page %u\n", index);
+		exanet_dbg(edev, "no RDMA page %u\n", index);
 		return -EINVAL;
 	}
 	if (edev->rpage_owner[index] != ef) {
-		dev_dbg(&edev->dev, "mmap: RDMA page %u is not this file's\n", index);
+		exanet_dbg(edev, "RDMA page %u is not this file's\n", index);
 		return -EACCES;
 	}
 	if (len != EXANET_RDMA_PAGE_SIZE) {
-		dev_dbg(&edev->dev, "mmap: RDMA page %u with length %lu\n", index, len);
+		exanet_dbg(edev, "RDMA page %u with length %lu\n", index, len);
 		return -EINVAL;
 	}
 	return 0;
 }
 
 /* edev->lock held. */
-int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
+int exanet_rdma_fault_pfn(struct exanet_drv_file *ef, u32 index,
 			  unsigned long page, unsigned long *pfn)
 {
-	struct exanet_dev *edev = ef->edev;
+	struct exanet_drv_dev *edev = ef->edev;
 
 	lockdep_assert_held(&edev->lock);
 	if (index >= edev->num_rpages || edev->rpage_owner[index] != ef || page) {
-		dev_dbg(&edev->dev, "fault: RDMA page %u offset %lu not mapped for this file\n",
-			index, page);
+		exanet_dbg(edev, "RDMA page %u offset %lu not mapped for this file\n",
+			   index, page);
 		return -EACCES;
 	}
 	*pfn = PHYS_PFN(edev->rdma_bar_phys) +
@@ -638,7 +668,7 @@ int exanet_rdma_fault_pfn(struct exanet_file *ef, u32 index,
 static ssize_t rdma_pages_in_use_show(struct device *dev,
 				      struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(edev->rpages_in_use));
 }
@@ -671,12 +701,13 @@ static ssize_t rdma_active_channels_show(struct device *dev,
 					 struct device_attribute *attr,
 					 char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	u32 p, n = 0;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead) {
 		mutex_unlock(&edev->lock);
+		exanet_dbg(edev, "device removed\n");
 		return -ENODEV;
 	}
 	for (p = 0; p < edev->num_rpages; p++)
@@ -720,12 +751,14 @@ static const char * const exanet_rdma_counter_names[EXANET_RDMA_NUM_COUNTERS] = 
 static ssize_t rdma_counters_show(struct device *dev,
 				  struct device_attribute *attr, char *buf)
 {
-	struct exanet_dev *edev = dev_get_drvdata(dev);
+	struct exanet_drv_dev *edev = dev_get_drvdata(dev);
 	ssize_t len = 0;
 	unsigned int n;
 
 	mutex_lock(&edev->lock);
 	if (edev->dead || !edev->num_rpages) {
+		exanet_dbg(edev, "%s\n", edev->dead ? "device removed" :
+			   "the NI has no RDMA engine");
 		mutex_unlock(&edev->lock);
 		return -ENODEV;
 	}
@@ -758,7 +791,7 @@ const struct attribute_group exanet_rdma_group = {
 static int exanet_ctx_probe(struct pci_dev *pdev,
 			    const struct pci_device_id *id)
 {
-	struct exanet_ctx *ctx;
+	struct exanet_drv_ctx *ctx;
 	u8 rank;
 	int ret;
 
@@ -800,7 +833,7 @@ static int exanet_ctx_probe(struct pci_dev *pdev,
 	return 0;
 }
 
-static bool exanet_ctx_free(struct exanet_ctx *ctx)
+static bool exanet_ctx_free(struct exanet_drv_ctx *ctx)
 {
 	bool ret;
 
@@ -812,8 +845,8 @@ static bool exanet_ctx_free(struct exanet_ctx *ctx)
 
 static void exanet_ctx_remove(struct pci_dev *pdev)
 {
-	struct exanet_ctx *ctx = pci_get_drvdata(pdev);
-	struct exanet_dev *edev = NULL;
+	struct exanet_drv_ctx *ctx = pci_get_drvdata(pdev);
+	struct exanet_drv_dev *edev = NULL;
 
 	mutex_lock(&exanet_ctx_lock);
 	ctx->removing = true;

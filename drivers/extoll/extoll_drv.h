@@ -20,6 +20,7 @@
 #include <extoll.h>
 #include <extoll_hw.h>
 
+#include "exa_dbg.h"
 #include "exa_isolation.h"
 #include "exa_links.h"
 #include "exa_umem.h"
@@ -34,7 +35,7 @@ enum extoll_unit {
 	EXTOLL_NUM_UNITS,
 };
 
-struct extoll_dev;
+struct extoll_drv_dev;
 
 /* Resources capped per user (exa_quota) on each device. */
 enum extoll_res {
@@ -46,10 +47,10 @@ enum extoll_res {
 };
 
 /* One class device + character device per unit (/dev/extoll/rma2, velo2). */
-struct extoll_cdev {
+struct extoll_drv_cdev {
 	struct device dev;
 	struct cdev cdev;
-	struct extoll_dev *xdev;
+	struct extoll_drv_dev *xdev;
 	enum extoll_unit unit;
 	struct exa_links_sysfs links_sysfs;	/* torus links, on both units */
 };
@@ -60,7 +61,7 @@ struct extoll_cdev {
  * unbind until the last endpoint is closed.  After remove() it is "dead":
  * every operation fails with -ENODEV and faults get SIGBUS.
  */
-struct extoll_dev {
+struct extoll_drv_dev {
 	struct kref ref;
 	struct pci_dev *pdev;
 	void __iomem *regs;		/* privileged BAR, kernel only */
@@ -78,12 +79,12 @@ struct extoll_dev {
 	dma_addr_t atu_dma;
 	u32 atu_entries;
 
-	struct extoll_cdev cdevs[EXTOLL_NUM_UNITS];
+	struct extoll_drv_cdev cdevs[EXTOLL_NUM_UNITS];
 
 	/* Protects everything below and all register access. */
 	struct mutex lock;
 	bool dead;
-	struct extoll_ep *owner[EXTOLL_NUM_UNITS][EXTOLL_DRV_MAX_VPIDS];
+	struct extoll_drv_ep *owner[EXTOLL_NUM_UNITS][EXTOLL_DRV_MAX_VPIDS];
 	u32 vpid_ctrl[EXTOLL_DRV_MAX_VPIDS];	/* shadow of EXTOLL_VPID_CTRL */
 	u32 in_use[EXTOLL_NUM_UNITS];
 	u32 vpid_next[EXTOLL_NUM_UNITS];	/* next-fit VPID allocation */
@@ -101,8 +102,8 @@ struct extoll_dev {
 };
 
 /* A registered region of an RMA endpoint. */
-struct extoll_region {
-	struct list_head node;		/* on extoll_ep.regions */
+struct extoll_drv_region {
+	struct list_head node;		/* on extoll_drv_ep.regions */
 	struct exa_umem um;		/* pinned pages, RLIMIT_MEMLOCK accounted */
 	struct sg_table sgt;		/* DMA mapping of um.pages */
 	u32 atu_first;			/* first ATU entry */
@@ -120,8 +121,8 @@ struct extoll_region {
  * page followed by the queue bytes, two buffers charged to the opener's
  * memory cgroup.
  */
-struct extoll_ep {
-	struct extoll_dev *xdev;
+struct extoll_drv_ep {
+	struct extoll_drv_dev *xdev;
 	/* The file holds one; remove() one while it releases the DMA. */
 	refcount_t users;
 	enum extoll_unit unit;
@@ -146,61 +147,72 @@ struct extoll_ep {
 	u64 reg_pages;
 };
 
-/* Why a request of endpoint ep was refused (dynamic debug). */
+/* Also the name of the unit's character device, /dev/extoll/<name>. */
+static inline const char *extoll_unit_name(enum extoll_unit unit)
+{
+	return unit == EXTOLL_UNIT_RMA ? "rma2" : "velo2";
+}
+
+/*
+ * Why a request to the NIC, or of endpoint ep, was refused (exa_dbg.h:
+ * dynamic debug only).
+ */
+#define extoll_dbg(xdev, fmt, ...)					\
+	exa_dbg(&(xdev)->pdev->dev, fmt, ##__VA_ARGS__)
 #define extoll_ep_dbg(ep, fmt, ...)					\
-	dev_dbg(&(ep)->xdev->pdev->dev, "%s vpid %u: " fmt,		\
-		(ep)->unit == EXTOLL_UNIT_RMA ? "rma" : "velo", (ep)->vpid,	\
-		##__VA_ARGS__)
+	extoll_dbg((ep)->xdev, "%s vpid %u: " fmt,			\
+		   extoll_unit_name((ep)->unit), (ep)->vpid, ##__VA_ARGS__)
 
 /* extoll_main.c */
-void extoll_dev_put(struct extoll_dev *xdev);
+void extoll_dev_put(struct extoll_drv_dev *xdev);
 int extoll_ep_open(struct inode *inode, struct file *file,
 		   enum extoll_unit unit);
 int extoll_ep_release(struct inode *inode, struct file *file);
-int extoll_ep_check_caller(struct extoll_ep *ep);
-int extoll_ep_alloc_queue(struct extoll_ep *ep);
+int extoll_ep_check_caller(struct extoll_drv_ep *ep);
+int extoll_ep_alloc_queue(struct extoll_drv_ep *ep);
 int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		       unsigned long mmio_pages);
-int extoll_put_u64(unsigned long arg, u64 val);
-unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page);
-int extoll_ep_set_prot(struct extoll_ep *ep, u64 prot);
+int extoll_put_u64(struct extoll_drv_ep *ep, unsigned long arg, u64 val);
+unsigned long extoll_queue_pfn(struct extoll_drv_ep *ep, unsigned long page);
+int extoll_ep_set_prot(struct extoll_drv_ep *ep, u64 prot);
 
 /* extoll_hw.c: register level, callers hold xdev->lock and !dead */
-int extoll_hw_probe(struct extoll_dev *xdev);
-void extoll_hw_reset(struct extoll_dev *xdev);
-void extoll_hw_atu_program(struct extoll_dev *xdev);
-u32 extoll_hw_rma_pending(struct extoll_dev *xdev, u32 vpid);
-void extoll_hw_ep_enable(struct extoll_dev *xdev, enum extoll_unit unit,
+int extoll_hw_probe(struct extoll_drv_dev *xdev);
+void extoll_hw_reset(struct extoll_drv_dev *xdev);
+void extoll_hw_atu_program(struct extoll_drv_dev *xdev);
+u32 extoll_hw_rma_pending(struct extoll_drv_dev *xdev, u32 vpid);
+void extoll_hw_ep_enable(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			 u32 vpid, u32 prot);
-void extoll_hw_ep_set_prot(struct extoll_dev *xdev, enum extoll_unit unit,
+void extoll_hw_ep_set_prot(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			   u32 vpid, u32 prot);
-u64 extoll_hw_read_counter(struct extoll_dev *xdev, unsigned int n);
-void extoll_hw_ep_set_queue(struct extoll_dev *xdev, enum extoll_unit unit,
+u64 extoll_hw_read_counter(struct extoll_drv_dev *xdev, unsigned int n);
+void extoll_hw_ep_set_queue(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			    u32 vpid, dma_addr_t rp_dma, dma_addr_t q_dma,
 			    u64 q_size);
-void extoll_hw_ep_disable(struct extoll_dev *xdev, enum extoll_unit unit,
+void extoll_hw_ep_disable(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			  u32 vpid);
-u64 extoll_hw_ep_read_wp(struct extoll_dev *xdev, enum extoll_unit unit,
+u64 extoll_hw_ep_read_wp(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			 u32 vpid);
-void extoll_hw_atu_set(struct extoll_dev *xdev, u32 idx, dma_addr_t addr,
+void extoll_hw_atu_set(struct extoll_drv_dev *xdev, u32 idx, dma_addr_t addr,
 		       u32 vpid, u32 prot, bool readonly);
-void extoll_hw_atu_clear(struct extoll_dev *xdev, u32 idx);
-int extoll_hw_atu_fence(struct extoll_dev *xdev);
+void extoll_hw_atu_clear(struct extoll_drv_dev *xdev, u32 idx);
+int extoll_hw_atu_fence(struct extoll_drv_dev *xdev);
 u64 extoll_hw_nla(u32 idx);
-unsigned long extoll_hw_mmio_pfn(struct extoll_dev *xdev,
+unsigned long extoll_hw_mmio_pfn(struct extoll_drv_dev *xdev,
 				 enum extoll_unit unit, u32 vpid,
 				 unsigned long page);
 
 /* extoll_rma2.c */
 extern const struct file_operations extoll_rma2_fops;
-void extoll_rma2_take_regions(struct extoll_ep *ep, struct list_head *list);
-int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list);
-void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list);
+void extoll_rma2_take_regions(struct extoll_drv_ep *ep, struct list_head *list);
+int extoll_regions_hw_drop(struct extoll_drv_dev *xdev, struct list_head *list);
+void extoll_regions_put(struct extoll_drv_dev *xdev, struct list_head *list);
 bool extoll_queue_size_ok(u64 size, u64 min, u64 max);
-u64 extoll_ep_get_rp(struct extoll_ep *ep);
-int extoll_ep_set_rp(struct extoll_ep *ep, unsigned long val);
-u64 extoll_ep_get_wp(struct extoll_ep *ep);
-int extoll_ep_set_wp(struct extoll_ep *ep, unsigned long val);
+int extoll_ep_set_queue_size(struct extoll_drv_ep *ep, u64 size);
+u64 extoll_ep_get_rp(struct extoll_drv_ep *ep);
+int extoll_ep_set_rp(struct extoll_drv_ep *ep, unsigned long val);
+u64 extoll_ep_get_wp(struct extoll_drv_ep *ep);
+int extoll_ep_set_wp(struct extoll_drv_ep *ep, unsigned long val);
 
 /* extoll_velo2.c */
 extern const struct file_operations extoll_velo2_fops;

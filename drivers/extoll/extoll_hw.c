@@ -12,23 +12,23 @@
 #include "extoll_drv.h"
 #include "exa_pci.h"
 
-static u32 extoll_rd(struct extoll_dev *xdev, unsigned int reg)
+static u32 extoll_rd(struct extoll_drv_dev *xdev, unsigned int reg)
 {
 	return ioread32(xdev->regs + reg);
 }
 
-static void extoll_wr(struct extoll_dev *xdev, unsigned int reg, u32 val)
+static void extoll_wr(struct extoll_drv_dev *xdev, unsigned int reg, u32 val)
 {
 	iowrite32(val, xdev->regs + reg);
 }
 
-static void extoll_wr64(struct extoll_dev *xdev, unsigned int reg, u64 val)
+static void extoll_wr64(struct extoll_drv_dev *xdev, unsigned int reg, u64 val)
 {
 	lo_hi_writeq(val, xdev->regs + reg);
 }
 
 /* Map BAR0 for the kernel, reserve the user BARs, read the geometry. */
-int extoll_hw_probe(struct extoll_dev *xdev)
+int extoll_hw_probe(struct extoll_drv_dev *xdev)
 {
 	struct pci_dev *pdev = xdev->pdev;
 	u32 magic, version, vpids, slot;
@@ -96,7 +96,7 @@ int extoll_hw_probe(struct extoll_dev *xdev)
 }
 
 /* Every VPID part disabled, ATU off; no DMA after the read-back. */
-void extoll_hw_reset(struct extoll_dev *xdev)
+void extoll_hw_reset(struct extoll_drv_dev *xdev)
 {
 	extoll_wr(xdev, EXTOLL_REG_CTRL, EXTOLL_CTRL_RESET);
 	extoll_rd(xdev, EXTOLL_REG_ID);
@@ -104,14 +104,14 @@ void extoll_hw_reset(struct extoll_dev *xdev)
 }
 
 /* Program the ATU table allocated at probe (after a reset). */
-void extoll_hw_atu_program(struct extoll_dev *xdev)
+void extoll_hw_atu_program(struct extoll_drv_dev *xdev)
 {
 	extoll_wr64(xdev, EXTOLL_REG_ATU_BASE, xdev->atu_dma);
 	extoll_wr(xdev, EXTOLL_REG_ATU_ENTRIES, xdev->atu_entries);
 	extoll_rd(xdev, EXTOLL_REG_ATU_ENTRIES);
 }
 
-static void extoll_hw_vpid_ctrl(struct extoll_dev *xdev, u32 vpid, u32 set,
+static void extoll_hw_vpid_ctrl(struct extoll_drv_dev *xdev, u32 vpid, u32 set,
 				u32 clear)
 {
 	unsigned int reg = EXTOLL_REG_VPID(vpid) + EXTOLL_VPID_CTRL;
@@ -123,7 +123,7 @@ static void extoll_hw_vpid_ctrl(struct extoll_dev *xdev, u32 vpid, u32 set,
 }
 
 /* The protection ID the part stamps on what it sends and accepts. */
-void extoll_hw_ep_set_prot(struct extoll_dev *xdev, enum extoll_unit unit,
+void extoll_hw_ep_set_prot(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			   u32 vpid, u32 prot)
 {
 	unsigned int reg = EXTOLL_REG_VPID(vpid) +
@@ -138,7 +138,7 @@ void extoll_hw_ep_set_prot(struct extoll_dev *xdev, enum extoll_unit unit,
  * Open: the part gets its owner's protection ID first, then the VELO
  * requester page accepts messages (RMA waits for its queue).
  */
-void extoll_hw_ep_enable(struct extoll_dev *xdev, enum extoll_unit unit,
+void extoll_hw_ep_enable(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			 u32 vpid, u32 prot)
 {
 	extoll_hw_ep_set_prot(xdev, unit, vpid, prot);
@@ -151,7 +151,7 @@ void extoll_hw_ep_enable(struct extoll_dev *xdev, enum extoll_unit unit,
  * reception, or the whole RMA part (requester pages, notifications,
  * target side).  The device keeps no read pointer: @rp_dma is unused.
  */
-void extoll_hw_ep_set_queue(struct extoll_dev *xdev, enum extoll_unit unit,
+void extoll_hw_ep_set_queue(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			    u32 vpid, dma_addr_t rp_dma, dma_addr_t q_dma,
 			    u64 q_size)
 {
@@ -174,7 +174,7 @@ void extoll_hw_ep_set_queue(struct extoll_dev *xdev, enum extoll_unit unit,
 }
 
 /* Close: after the read-back the part does no DMA to its ring/queue. */
-void extoll_hw_ep_disable(struct extoll_dev *xdev, enum extoll_unit unit,
+void extoll_hw_ep_disable(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			  u32 vpid)
 {
 	if (unit == EXTOLL_UNIT_VELO)
@@ -185,7 +185,7 @@ void extoll_hw_ep_disable(struct extoll_dev *xdev, enum extoll_unit unit,
 				    EXTOLL_VPID_RMA | EXTOLL_VPID_RMA_PHYS);
 }
 
-u64 extoll_hw_ep_read_wp(struct extoll_dev *xdev, enum extoll_unit unit,
+u64 extoll_hw_ep_read_wp(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			 u32 vpid)
 {
 	return extoll_rd(xdev, EXTOLL_REG_VPID(vpid) +
@@ -193,17 +193,17 @@ u64 extoll_hw_ep_read_wp(struct extoll_dev *xdev, enum extoll_unit unit,
 						     EXTOLL_VPID_NOTIQ_WP));
 }
 
-u64 extoll_hw_read_counter(struct extoll_dev *xdev, unsigned int n)
+u64 extoll_hw_read_counter(struct extoll_drv_dev *xdev, unsigned int n)
 {
 	return lo_hi_readq(xdev->regs + EXTOLL_REG_COUNTER(n));
 }
 
-u32 extoll_hw_rma_pending(struct extoll_dev *xdev, u32 vpid)
+u32 extoll_hw_rma_pending(struct extoll_drv_dev *xdev, u32 vpid)
 {
 	return extoll_rd(xdev, EXTOLL_REG_VPID(vpid) + EXTOLL_VPID_RMA_PENDING);
 }
 
-void extoll_hw_atu_set(struct extoll_dev *xdev, u32 idx, dma_addr_t addr,
+void extoll_hw_atu_set(struct extoll_drv_dev *xdev, u32 idx, dma_addr_t addr,
 		       u32 vpid, u32 prot, bool readonly)
 {
 	u64 perm = EXTOLL_ATU_READ | (readonly ? 0 : EXTOLL_ATU_WRITE);
@@ -214,7 +214,7 @@ void extoll_hw_atu_set(struct extoll_dev *xdev, u32 idx, dma_addr_t addr,
 	dma_wmb();
 }
 
-void extoll_hw_atu_clear(struct extoll_dev *xdev, u32 idx)
+void extoll_hw_atu_clear(struct extoll_drv_dev *xdev, u32 idx)
 {
 	WRITE_ONCE(xdev->atu[idx], 0);
 }
@@ -223,7 +223,7 @@ void extoll_hw_atu_clear(struct extoll_dev *xdev, u32 idx)
  * After the cleared entries are visible, a read of a BAR0 register
  * guarantees that no access starting later uses them (extoll_hw.h 7).
  */
-int extoll_hw_atu_fence(struct extoll_dev *xdev)
+int extoll_hw_atu_fence(struct extoll_drv_dev *xdev)
 {
 	/* Cleared entries reach memory before the BAR0 read. */
 	wmb();
@@ -246,7 +246,7 @@ u64 extoll_hw_nla(u32 idx)
  * its send window (BAR3) or, on a device without one, aliases page 0
  * (CREDITS/DROPS).  0: no such page.
  */
-unsigned long extoll_hw_mmio_pfn(struct extoll_dev *xdev,
+unsigned long extoll_hw_mmio_pfn(struct extoll_drv_dev *xdev,
 				 enum extoll_unit unit, u32 vpid,
 				 unsigned long page)
 {

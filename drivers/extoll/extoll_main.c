@@ -104,16 +104,11 @@ static const char * const extoll_res_names[EXTOLL_NUM_RES] = {
 static DEFINE_IDA(extoll_ids);
 static dev_t extoll_devt;
 
-static const char * const extoll_unit_names[EXTOLL_NUM_UNITS] = {
-	[EXTOLL_UNIT_RMA]	= "rma2",
-	[EXTOLL_UNIT_VELO]	= "velo2",
-};
-
 /* ------------------------------------------------------------ lifetime */
 
 static void extoll_dev_free(struct kref *ref)
 {
-	struct extoll_dev *xdev = container_of(ref, struct extoll_dev, ref);
+	struct extoll_drv_dev *xdev = container_of(ref, struct extoll_drv_dev, ref);
 
 	if (xdev->quota.names)
 		exa_quota_destroy(&xdev->quota);
@@ -126,20 +121,24 @@ static void extoll_dev_free(struct kref *ref)
 	kfree(xdev);
 }
 
-void extoll_dev_put(struct extoll_dev *xdev)
+void extoll_dev_put(struct extoll_drv_dev *xdev)
 {
 	kref_put(&xdev->ref, extoll_dev_free);
 }
 
 /* ----------------------------------------------------------- endpoints */
 
-int extoll_put_u64(unsigned long arg, u64 val)
+int extoll_put_u64(struct extoll_drv_ep *ep, unsigned long arg, u64 val)
 {
-	return put_user(val, (u64 __user *)arg) ? -EFAULT : 0;
+	if (put_user(val, (u64 __user *)arg)) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 /* Endpoints belong to the opener, not to inherited descriptors. */
-int extoll_ep_check_caller(struct extoll_ep *ep)
+int extoll_ep_check_caller(struct extoll_drv_ep *ep)
 {
 	if (current->mm != ep->mm) {
 		extoll_ep_dbg(ep, "not the opener's address space (pid %d)\n",
@@ -156,29 +155,31 @@ int extoll_ep_check_caller(struct extoll_ep *ep)
 int extoll_ep_open(struct inode *inode, struct file *file,
 		   enum extoll_unit unit)
 {
-	struct extoll_cdev *xc = container_of(inode->i_cdev,
-					      struct extoll_cdev, cdev);
-	struct extoll_dev *xdev = xc->xdev;
+	struct extoll_drv_cdev *xc = container_of(inode->i_cdev,
+					      struct extoll_drv_cdev, cdev);
+	struct extoll_drv_dev *xdev = xc->xdev;
 	enum extoll_res res = unit == EXTOLL_UNIT_RMA ? EXTOLL_RES_RMA_VPID :
 							 EXTOLL_RES_VELO_VPID;
-	struct extoll_ep *ep;
+	struct extoll_drv_ep *ep;
 	u32 i, vpid = 0, prot;
 	int ret = 0;
 
 	if (!current->mm) {
-		dev_dbg(&xc->dev, "open: no user address space\n");
+		extoll_dbg(xdev, "%s: no user address space\n",
+			   extoll_unit_name(unit));
 		return -EINVAL;
 	}
 	prot = exa_domain_of_current(READ_ONCE(default_protid));
 	if (prot == EXA_DOMAIN_NONE) {
-		dev_dbg(&xc->dev,
-			"open: uid %u has no user domain and no bound ancestor\n",
-			from_kuid(&init_user_ns, current_euid()));
+		extoll_dbg(xdev, "%s: uid %u has no user domain and no bound ancestor\n",
+			   extoll_unit_name(unit),
+			   from_kuid(&init_user_ns, current_euid()));
 		return -EACCES;
 	}
 	ep = kzalloc(sizeof(*ep), GFP_KERNEL);
 	if (!ep)
 		return -ENOMEM;
+	/* The quota and cgroup helpers log their refusals. */
 	ep->qu = exa_quota_user_get(&xdev->quota);
 	if (IS_ERR(ep->qu)) {
 		ret = PTR_ERR(ep->qu);
@@ -204,6 +205,7 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_dbg(xdev, "%s: device removed\n", extoll_unit_name(unit));
 		ret = -ENODEV;
 		goto unlock;
 	}
@@ -221,7 +223,8 @@ int extoll_ep_open(struct inode *inode, struct file *file,
 		}
 	}
 	if (ret) {
-		dev_dbg(&xc->dev, "open: every VPID is in use\n");
+		extoll_dbg(xdev, "%s: every VPID is in use\n",
+			   extoll_unit_name(unit));
 		goto unlock;
 	}
 	xdev->vpid_next[unit] = (vpid + 1) % xdev->num_vpids[unit];
@@ -252,9 +255,9 @@ put_user:
  * of the queue area).  Called with ep->lock held.  Not inlined: the
  * fault-injection pass makes it fail (ALLOW_ERROR_INJECTION below).
  */
-noinline int extoll_ep_alloc_queue(struct extoll_ep *ep)
+noinline int extoll_ep_alloc_queue(struct extoll_drv_ep *ep)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	struct device *dmadev = &xdev->pdev->dev;
 	size_t alloc = PAGE_SIZE + ep->q_size;
 	u64 budget = (u64)READ_ONCE(queue_budget_mb) << 20;
@@ -273,9 +276,11 @@ noinline int extoll_ep_alloc_queue(struct extoll_ep *ep)
 		return ret;
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_ep_dbg(ep, "device removed\n");
 		ret = -ENODEV;
 	} else if (xdev->q_bytes + alloc > budget) {
-		dev_dbg(dmadev, "queue: device budget (queue_budget_mb) used up\n");
+		extoll_ep_dbg(ep, "%zu queue bytes: device budget (queue_budget_mb) used up\n",
+			      alloc);
 		ret = -ENOMEM;
 	} else {
 		xdev->q_bytes += alloc;
@@ -293,6 +298,7 @@ noinline int extoll_ep_alloc_queue(struct extoll_ep *ep)
 		goto free;
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_ep_dbg(ep, "device removed\n");
 		ret = -ENODEV;
 	} else {
 		extoll_hw_ep_set_queue(xdev, ep->unit, ep->vpid, rp.dma,
@@ -317,14 +323,14 @@ free:
 }
 ALLOW_ERROR_INJECTION(extoll_ep_alloc_queue, ERRNO);
 
-static void extoll_ep_put(struct extoll_ep *ep)
+static void extoll_ep_put(struct extoll_drv_ep *ep)
 {
 	if (refcount_dec_and_test(&ep->users))
 		kfree(ep);
 }
 
 /* Unmap and free the queue of @ep (no-op if remove() did it already). */
-static void extoll_ep_free_queue(struct extoll_ep *ep)
+static void extoll_ep_free_queue(struct extoll_drv_ep *ep)
 {
 	struct device *dmadev = &ep->xdev->pdev->dev;
 
@@ -342,8 +348,8 @@ static void extoll_ep_free_queue(struct extoll_ep *ep)
  */
 int extoll_ep_release(struct inode *inode, struct file *file)
 {
-	struct extoll_ep *ep = file->private_data;
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_ep *ep = file->private_data;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	LIST_HEAD(regions);
 
 	extoll_rma2_take_regions(ep, &regions);
@@ -372,7 +378,7 @@ int extoll_ep_release(struct inode *inode, struct file *file)
 /* ---------------------------------------------------------------- mmap */
 
 /* Page @page of the queue area: 0 the read-pointer page, then the queue. */
-unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page)
+unsigned long extoll_queue_pfn(struct extoll_drv_ep *ep, unsigned long page)
 {
 	/* Pairs with smp_store_release() in extoll_ep_alloc_queue(). */
 	void *q = smp_load_acquire(&ep->q);
@@ -390,9 +396,9 @@ unsigned long extoll_queue_pfn(struct extoll_ep *ep, unsigned long page)
  * Only CAP_NET_ADMIN may move it to another one, and only while it has
  * no registered memory (the ATU entries carry the ID).
  */
-int extoll_ep_set_prot(struct extoll_ep *ep, u64 prot)
+int extoll_ep_set_prot(struct extoll_drv_ep *ep, u64 prot)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	int ret = 0;
 
 	if (prot == EXA_DOMAIN_NONE || prot > EXA_DOMAIN_MAX) {
@@ -403,15 +409,17 @@ int extoll_ep_set_prot(struct extoll_ep *ep, u64 prot)
 	if (prot == ep->prot)
 		goto unlock;
 	if (!capable(CAP_NET_ADMIN)) {
-		dev_dbg(&xdev->pdev->dev,
-			"vpid %u: protection id %llu refused (no CAP_NET_ADMIN)\n",
-			ep->vpid, prot);
+		extoll_ep_dbg(ep, "protection id %llu refused (no CAP_NET_ADMIN)\n",
+			      prot);
 		ret = -EPERM;
 	} else if (!list_empty(&ep->regions)) {
+		extoll_ep_dbg(ep, "protection id %llu: the endpoint has registrations\n",
+			      prot);
 		ret = -EBUSY;
 	} else {
 		mutex_lock(&xdev->lock);
 		if (xdev->dead) {
+			extoll_ep_dbg(ep, "device removed\n");
 			ret = -ENODEV;
 		} else {
 			extoll_hw_ep_set_prot(xdev, ep->unit, ep->vpid, prot);
@@ -432,8 +440,8 @@ unlock:
 static vm_fault_t extoll_vm_fault(struct vm_fault *vmf)
 {
 	struct vm_area_struct *vma = vmf->vma;
-	struct extoll_ep *ep = vma->vm_file->private_data;
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_ep *ep = vma->vm_file->private_data;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	unsigned long mmio_pages = (unsigned long)vma->vm_private_data;
 	unsigned long pfn = 0;
 	vm_fault_t ret = VM_FAULT_SIGBUS;
@@ -449,6 +457,10 @@ static vm_fault_t extoll_vm_fault(struct vm_fault *vmf)
 		ret = vmf_insert_pfn(vma, vmf->address, pfn);
 out:
 	mutex_unlock(&xdev->lock);
+	if (ret & VM_FAULT_SIGBUS)
+		extoll_ep_dbg(ep, "SIGBUS: page %lu (%lu register pages)%s\n",
+			      vmf->pgoff, mmio_pages, xdev->dead ?
+			      " (device removed)" : pfn ? "" : " not mapped");
 	return ret;
 }
 
@@ -465,7 +477,7 @@ static const struct vm_operations_struct extoll_vm_ops = {
 int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		       unsigned long mmio_pages)
 {
-	struct extoll_ep *ep = file->private_data;
+	struct extoll_drv_ep *ep = file->private_data;
 	unsigned long npages = vma_pages(vma);
 	unsigned long first = vma->vm_pgoff;
 	int ret;
@@ -474,17 +486,17 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 	if (ret)
 		return ret;
 	if (!(vma->vm_flags & VM_SHARED)) {
-		extoll_ep_dbg(ep, "mmap: MAP_PRIVATE\n");
+		extoll_ep_dbg(ep, "MAP_PRIVATE\n");
 		return -EINVAL;
 	}
 	if (!npages || first + npages < first) {
-		extoll_ep_dbg(ep, "mmap: %lu pages at %lu\n", npages, first);
+		extoll_ep_dbg(ep, "%lu pages at %lu\n", npages, first);
 		return -EINVAL;
 	}
 
 	if (first < mmio_pages) {
 		if (first + npages > mmio_pages) {
-			extoll_ep_dbg(ep, "mmap: pages %lu..%lu cross the end of the registers\n",
+			extoll_ep_dbg(ep, "pages %lu..%lu cross the end of the registers\n",
 				      first, first + npages - 1);
 			return -EINVAL;
 		}
@@ -493,10 +505,13 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		mutex_lock(&ep->lock);
 		/* Checked before allocating: a failed mmap changes nothing. */
 		if (first - mmio_pages + npages >
-		    (PAGE_SIZE + ep->q_size) >> PAGE_SHIFT)
+		    (PAGE_SIZE + ep->q_size) >> PAGE_SHIFT) {
+			extoll_ep_dbg(ep, "pages %lu..%lu beyond the queue area (%llu bytes + the read-pointer page)\n",
+				      first, first + npages - 1, ep->q_size);
 			ret = -EINVAL;
-		else
+		} else {
 			ret = extoll_ep_alloc_queue(ep);
+		}
 		mutex_unlock(&ep->lock);
 		if (ret)
 			return ret;
@@ -514,9 +529,9 @@ int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 
 /* --------------------------------------------------------------- sysfs */
 
-static struct extoll_dev *to_xdev(struct device *dev)
+static struct extoll_drv_dev *to_xdev(struct device *dev)
 {
-	return container_of(dev, struct extoll_cdev, dev)->xdev;
+	return container_of(dev, struct extoll_drv_cdev, dev)->xdev;
 }
 
 static ssize_t node_id_show(struct device *dev, struct device_attribute *attr,
@@ -529,7 +544,7 @@ static DEVICE_ATTR_RO(node_id);
 static ssize_t vpids_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	return sysfs_emit(buf, "%u\n", xc->xdev->num_vpids[xc->unit]);
 }
@@ -538,7 +553,7 @@ static DEVICE_ATTR_RO(vpids);
 static ssize_t vpids_in_use_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(xc->xdev->in_use[xc->unit]));
 }
@@ -588,13 +603,14 @@ static const char * const extoll_counter_names[EXTOLL_NUM_COUNTERS] = {
 static ssize_t counters_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
 {
-	struct extoll_dev *xdev = to_xdev(dev);
+	struct extoll_drv_dev *xdev = to_xdev(dev);
 	ssize_t len = 0;
 	unsigned int n;
 
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
 		mutex_unlock(&xdev->lock);
+		extoll_dbg(xdev, "device removed\n");
 		return -ENODEV;
 	}
 	for (n = 0; n < EXTOLL_NUM_COUNTERS; n++)
@@ -623,14 +639,14 @@ ATTRIBUTE_GROUPS(extoll);
 /* /dev/extoll/rma2 for the first device, /dev/extoll/rma2.N for others. */
 static char *extoll_devnode(struct device *dev, umode_t *mode)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	if (mode)
 		*mode = 0666;
 	if (xc->xdev->index)
 		return kasprintf(GFP_KERNEL, "extoll/%s.%u",
-				 extoll_unit_names[xc->unit], xc->xdev->index);
-	return kasprintf(GFP_KERNEL, "extoll/%s", extoll_unit_names[xc->unit]);
+				 extoll_unit_name(xc->unit), xc->xdev->index);
+	return kasprintf(GFP_KERNEL, "extoll/%s", extoll_unit_name(xc->unit));
 }
 
 static struct class extoll_class = {
@@ -644,7 +660,7 @@ static struct class extoll_class = {
 
 static void extoll_cdev_release(struct device *dev)
 {
-	struct extoll_cdev *xc = container_of(dev, struct extoll_cdev, dev);
+	struct extoll_drv_cdev *xc = container_of(dev, struct extoll_drv_cdev, dev);
 
 	extoll_dev_put(xc->xdev);
 }
@@ -655,18 +671,18 @@ static const struct file_operations *extoll_unit_fops[EXTOLL_NUM_UNITS] = {
 };
 
 /* The links view first: its files read BAR0, unmapped after remove(). */
-static void extoll_del_cdev(struct extoll_cdev *xc)
+static void extoll_del_cdev(struct extoll_drv_cdev *xc)
 {
 	exa_links_sysfs_remove(&xc->links_sysfs);
 	cdev_device_del(&xc->cdev, &xc->dev);
 }
 
-static int extoll_add_cdevs(struct extoll_dev *xdev)
+static int extoll_add_cdevs(struct extoll_drv_dev *xdev)
 {
 	int u, ret;
 
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++) {
-		struct extoll_cdev *xc = &xdev->cdevs[u];
+		struct extoll_drv_cdev *xc = &xdev->cdevs[u];
 
 		xc->xdev = xdev;
 		xc->unit = u;
@@ -678,7 +694,7 @@ static int extoll_add_cdevs(struct extoll_dev *xdev)
 				     xdev->index * EXTOLL_NUM_UNITS + u);
 		xc->dev.release = extoll_cdev_release;
 		ret = dev_set_name(&xc->dev, "%s%u-%s", EXTOLL_DRV_NAME,
-				   xdev->index, extoll_unit_names[u]);
+				   xdev->index, extoll_unit_name(u));
 		if (!ret) {
 			cdev_init(&xc->cdev, extoll_unit_fops[u]);
 			xc->cdev.owner = THIS_MODULE;
@@ -704,7 +720,7 @@ static int extoll_add_cdevs(struct extoll_dev *xdev)
 
 static int extoll_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
-	struct extoll_dev *xdev;
+	struct extoll_drv_dev *xdev;
 	char cg_name[16];
 	size_t atu_bytes;
 	int index, ret;
@@ -803,7 +819,7 @@ put:
  * Stop the device (no DMA after the reset's read-back), mark it dead and
  * revoke every user mapping.  Memory is freed when the files are closed.
  */
-static void extoll_quiesce(struct extoll_dev *xdev)
+static void extoll_quiesce(struct extoll_drv_dev *xdev)
 {
 	int u;
 	u32 v;
@@ -830,7 +846,7 @@ unlock:
  * mappings left behind).  The endpoints' files close later and find
  * nothing left to unmap.
  */
-static void extoll_release_dma(struct extoll_dev *xdev)
+static void extoll_release_dma(struct extoll_drv_dev *xdev)
 {
 	struct device *dmadev = &xdev->pdev->dev;
 	int u;
@@ -838,7 +854,7 @@ static void extoll_release_dma(struct extoll_dev *xdev)
 
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++) {
 		for (v = 0; v < xdev->num_vpids[u]; v++) {
-			struct extoll_ep *ep;
+			struct extoll_drv_ep *ep;
 			LIST_HEAD(regions);
 
 			mutex_lock(&xdev->lock);
@@ -848,8 +864,7 @@ static void extoll_release_dma(struct extoll_dev *xdev)
 			mutex_unlock(&xdev->lock);
 			if (!ep)
 				continue;
-			dev_dbg(dmadev, "%s vpid %u open at removal: DMA released\n",
-				extoll_unit_names[u], v);
+			extoll_ep_dbg(ep, "open at removal: DMA released\n");
 			extoll_rma2_take_regions(ep, &regions);
 			mutex_lock(&xdev->lock);
 			extoll_regions_hw_drop(xdev, &regions);
@@ -870,7 +885,7 @@ static void extoll_release_dma(struct extoll_dev *xdev)
 
 static void extoll_remove(struct pci_dev *pdev)
 {
-	struct extoll_dev *xdev = pci_get_drvdata(pdev);
+	struct extoll_drv_dev *xdev = pci_get_drvdata(pdev);
 	int u;
 
 	for (u = 0; u < EXTOLL_NUM_UNITS; u++)
@@ -887,7 +902,7 @@ static void extoll_remove(struct pci_dev *pdev)
 
 static void extoll_shutdown(struct pci_dev *pdev)
 {
-	struct extoll_dev *xdev = pci_get_drvdata(pdev);
+	struct extoll_drv_dev *xdev = pci_get_drvdata(pdev);
 
 	if (xdev)
 		extoll_quiesce(xdev);
@@ -949,4 +964,4 @@ module_exit(extoll_exit);
 MODULE_DESCRIPTION("EXTOLL NIC: RMA2 and VELO2 user-level endpoints, ATU");
 MODULE_AUTHOR("ExaNet fabric stack developers");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXA_UMEM);
+MODULE_IMPORT_NS(EXA_CORE);

@@ -27,8 +27,8 @@
 
 /* ---------------------------------------------------------- registration */
 
-static void extoll_region_unpin(struct extoll_dev *xdev,
-				struct extoll_region *reg)
+static void extoll_region_unpin(struct extoll_drv_dev *xdev,
+				struct extoll_drv_region *reg)
 {
 	atomic64_sub(reg->um.npages, &xdev->pinned_pages);
 	exa_umem_release(&reg->um);
@@ -41,8 +41,8 @@ static void extoll_region_unpin(struct extoll_dev *xdev,
  * the driver does it itself, once per region (dma_sync_sgtable_*() after
  * mapping and before unmapping), and maps with DMA_ATTR_SKIP_CPU_SYNC.
  */
-static void extoll_region_dma_unmap(struct extoll_dev *xdev,
-				    struct extoll_region *reg)
+static void extoll_region_dma_unmap(struct extoll_drv_dev *xdev,
+				    struct extoll_drv_region *reg)
 {
 	enum dma_data_direction dir = reg->readonly ? DMA_TO_DEVICE :
 						      DMA_BIDIRECTIONAL;
@@ -52,8 +52,8 @@ static void extoll_region_dma_unmap(struct extoll_dev *xdev,
 			  DMA_ATTR_SKIP_CPU_SYNC);
 }
 
-static void extoll_region_unmap(struct extoll_dev *xdev,
-				struct extoll_region *reg)
+static void extoll_region_unmap(struct extoll_drv_dev *xdev,
+				struct extoll_drv_region *reg)
 {
 	extoll_region_dma_unmap(xdev, reg);
 	sg_free_table(&reg->sgt);
@@ -69,9 +69,9 @@ static void extoll_region_unmap(struct extoll_dev *xdev,
  * the regions are marked so that extoll_regions_put() keeps the pages
  * pinned: leaking is better than DMA into memory that was given back.
  */
-int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list)
+int extoll_regions_hw_drop(struct extoll_drv_dev *xdev, struct list_head *list)
 {
-	struct extoll_region *reg;
+	struct extoll_drv_region *reg;
 	int ret = 0;
 	u32 i;
 
@@ -104,9 +104,9 @@ int extoll_regions_hw_drop(struct extoll_dev *xdev, struct list_head *list)
  * and give their entries back to the owner's share (a leaked region's
  * entries stay allocated in the table, but are no longer the user's).
  */
-void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list)
+void extoll_regions_put(struct extoll_drv_dev *xdev, struct list_head *list)
 {
-	struct extoll_region *reg, *tmp;
+	struct extoll_drv_region *reg, *tmp;
 
 	list_for_each_entry_safe(reg, tmp, list, node) {
 		list_del(&reg->node);
@@ -118,7 +118,7 @@ void extoll_regions_put(struct extoll_dev *xdev, struct list_head *list)
 	}
 }
 
-static void extoll_regions_free(struct extoll_dev *xdev, struct list_head *list)
+static void extoll_regions_free(struct extoll_drv_dev *xdev, struct list_head *list)
 {
 	if (list_empty(list))
 		return;
@@ -129,7 +129,7 @@ static void extoll_regions_free(struct extoll_dev *xdev, struct list_head *list)
 }
 
 /* Close: move every region of @ep to @list. */
-void extoll_rma2_take_regions(struct extoll_ep *ep, struct list_head *list)
+void extoll_rma2_take_regions(struct extoll_drv_ep *ep, struct list_head *list)
 {
 	mutex_lock(&ep->lock);
 	list_splice_init(&ep->regions, list);
@@ -137,25 +137,27 @@ void extoll_rma2_take_regions(struct extoll_ep *ep, struct list_head *list)
 	mutex_unlock(&ep->lock);
 }
 
-static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
+static int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	struct rma2_ioc_region r;
-	struct extoll_region *reg, *it;
+	struct extoll_drv_region *reg, *it;
 	struct sg_dma_page_iter iter;
 	unsigned long idx, start, align, npages;
 	LIST_HEAD(undo);
 	u32 i;
 	int ret;
 
-	if (copy_from_user(&r, uarg, sizeof(r)))
+	if (copy_from_user(&r, uarg, sizeof(r))) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
 		return -EFAULT;
+	}
 	if ((r.flags & ~RMA2_REGION_FLAGS) || r.reserved) {
-		extoll_ep_dbg(ep, "register: unknown flags %#x\n", r.flags);
+		extoll_ep_dbg(ep, "unknown flags %#x or reserved fields\n", r.flags);
 		return -EINVAL;
 	}
 	if (!r.len || r.len > RMA2_REGION_MAX_BYTES || r.addr + r.len < r.addr) {
-		extoll_ep_dbg(ep, "register: range %#llx+%#llx out of bounds\n",
+		extoll_ep_dbg(ep, "range %#llx+%#llx out of bounds\n",
 			      (u64)r.addr, (u64)r.len);
 		return -EINVAL;
 	}
@@ -167,6 +169,7 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 	reg->qu = ep->qu;
 	npages = (PAGE_ALIGN(r.addr + r.len) - (r.addr & PAGE_MASK)) >>
 		 PAGE_SHIFT;
+	/* The quota, cgroup and pinning helpers log their refusals. */
 	ret = exa_quota_charge(ep->qu, EXTOLL_RES_ATU, npages);
 	if (ret)
 		goto free;
@@ -174,8 +177,11 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 	if (ret)
 		goto uncharge;
 	ret = exa_umem_get(&reg->um, r.addr, r.len, !reg->readonly);
-	if (ret)
+	if (ret) {
+		extoll_ep_dbg(ep, "range %#llx+%#llx not pinned (%d)\n",
+			      (u64)r.addr, (u64)r.len, ret);
 		goto uncharge_cg;
+	}
 	if (WARN_ON(reg->um.npages != npages)) {
 		ret = -EINVAL;
 		goto unpin;
@@ -186,20 +192,27 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 					reg->um.npages, 0,
 					reg->um.npages << PAGE_SHIFT,
 					GFP_KERNEL);
-	if (ret)
+	if (ret) {
+		extoll_ep_dbg(ep, "no scatterlist for %u pages (%d)\n",
+			      reg->count, ret);
 		goto unpin;
+	}
 	ret = dma_map_sgtable(&xdev->pdev->dev, &reg->sgt,
 			      reg->readonly ? DMA_TO_DEVICE :
 					      DMA_BIDIRECTIONAL,
 			      DMA_ATTR_SKIP_CPU_SYNC);
-	if (ret)
+	if (ret) {
+		extoll_ep_dbg(ep, "%u pages not DMA mapped (%d)\n",
+			      reg->count, ret);
 		goto free_sgt;
+	}
 	dma_sync_sgtable_for_device(&xdev->pdev->dev, &reg->sgt,
 				    reg->readonly ? DMA_TO_DEVICE :
 						    DMA_BIDIRECTIONAL);
 
 	mutex_lock(&xdev->lock);
 	if (xdev->dead) {
+		extoll_ep_dbg(ep, "device removed\n");
 		ret = -ENODEV;
 		goto unlock;
 	}
@@ -224,8 +237,8 @@ static int extoll_rma2_register(struct extoll_ep *ep, void __user *uarg)
 						 xdev->atu_entries, 1,
 						 reg->count, 0);
 	if (idx >= xdev->atu_entries) {
-		dev_dbg(&xdev->pdev->dev, "register: no %u free ATU entries\n",
-			reg->count);
+		extoll_ep_dbg(ep, "no %u free ATU entries in a row\n",
+			      reg->count);
 		ret = -ENOSPC;
 		goto unlock;
 	}
@@ -270,6 +283,8 @@ unlock:
 	}
 	mutex_unlock(&ep->lock);
 	extoll_regions_free(xdev, &undo);
+	extoll_ep_dbg(ep, "bad user pointer: region NLA %#llx dropped\n",
+		      (u64)reg->nla);
 	return -EFAULT;
 
 unmap:
@@ -287,15 +302,17 @@ free:
 	return ret;
 }
 
-static int extoll_rma2_unregister(struct extoll_ep *ep, void __user *uarg)
+static int extoll_rma2_unregister(struct extoll_drv_ep *ep, void __user *uarg)
 {
 	struct rma2_ioc_region r;
-	struct extoll_region *reg;
+	struct extoll_drv_region *reg;
 	LIST_HEAD(list);
 	int ret = -EINVAL;
 
-	if (copy_from_user(&r, uarg, sizeof(r)))
+	if (copy_from_user(&r, uarg, sizeof(r))) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
 		return -EFAULT;
+	}
 	mutex_lock(&ep->lock);
 	list_for_each_entry(reg, &ep->regions, node) {
 		if (reg->nla == r.nla &&
@@ -308,6 +325,9 @@ static int extoll_rma2_unregister(struct extoll_ep *ep, void __user *uarg)
 	}
 	mutex_unlock(&ep->lock);
 	extoll_regions_free(ep->xdev, &list);
+	if (ret)
+		extoll_ep_dbg(ep, "no region at NLA %#llx of %#llx bytes\n",
+			      (u64)r.nla, (u64)r.size);
 	return ret;
 }
 
@@ -319,25 +339,34 @@ bool extoll_queue_size_ok(u64 size, u64 min, u64 max)
 	       !(size & (PAGE_SIZE - 1));
 }
 
-static int extoll_rma2_set_notiq_size(struct extoll_ep *ep, unsigned long val)
+/* A valid queue size: fixed once the queue is mapped. */
+int extoll_ep_set_queue_size(struct extoll_drv_ep *ep, u64 size)
 {
 	int ret = 0;
 
+	mutex_lock(&ep->lock);
+	if (ep->q && size != ep->q_size) {
+		extoll_ep_dbg(ep, "queue of %llu bytes: already mapped with %llu\n",
+			      size, ep->q_size);
+		ret = -EBUSY;
+	} else {
+		ep->q_size = size;
+	}
+	mutex_unlock(&ep->lock);
+	return ret;
+}
+
+static int extoll_rma2_set_notiq_size(struct extoll_drv_ep *ep, unsigned long val)
+{
 	if (!extoll_queue_size_ok(val, RMA2_NOTIQ_MIN_SIZE,
 				  RMA2_NOTIQ_MAX_SIZE)) {
 		extoll_ep_dbg(ep, "notification queue of %lu bytes\n", val);
 		return -EINVAL;
 	}
-	mutex_lock(&ep->lock);
-	if (ep->q)
-		ret = val == ep->q_size ? 0 : -EBUSY;
-	else
-		ep->q_size = val;
-	mutex_unlock(&ep->lock);
-	return ret;
+	return extoll_ep_set_queue_size(ep, val);
 }
 
-static int extoll_rma2_set_seg_size(struct extoll_ep *ep, unsigned long val)
+static int extoll_rma2_set_seg_size(struct extoll_drv_ep *ep, unsigned long val)
 {
 	if (!val || val > RMA2_NOTIQ_MAX_SIZE || (val & (PAGE_SIZE - 1))) {
 		extoll_ep_dbg(ep, "segment size %lu\n", val);
@@ -350,7 +379,7 @@ static int extoll_rma2_set_seg_size(struct extoll_ep *ep, unsigned long val)
 }
 
 /* Read pointer (entries) as stored by the consumer in the RP page. */
-u64 extoll_ep_get_rp(struct extoll_ep *ep)
+u64 extoll_ep_get_rp(struct extoll_drv_ep *ep)
 {
 	u64 rp = 0;
 
@@ -361,28 +390,31 @@ u64 extoll_ep_get_rp(struct extoll_ep *ep)
 	return rp;
 }
 
-static u64 extoll_ep_entries(struct extoll_ep *ep)
+static u64 extoll_ep_entries(struct extoll_drv_ep *ep)
 {
 	return ep->unit == EXTOLL_UNIT_RMA ? ep->q_size / RMA2_NOTI_SIZE :
 					     ep->q_size / EXTOLL_VELO_SLOT_SIZE;
 }
 
-int extoll_ep_set_rp(struct extoll_ep *ep, unsigned long val)
+int extoll_ep_set_rp(struct extoll_drv_ep *ep, unsigned long val)
 {
 	int ret = 0;
 
 	mutex_lock(&ep->lock);
-	if (val >= extoll_ep_entries(ep))
+	if (val >= extoll_ep_entries(ep)) {
+		extoll_ep_dbg(ep, "read pointer %lu beyond %llu entries\n",
+			      val, extoll_ep_entries(ep));
 		ret = -EINVAL;
-	else if (ep->q)
+	} else if (ep->q) {
 		WRITE_ONCE(*(u64 *)ep->q, val);
+	}
 	mutex_unlock(&ep->lock);
 	return ret;
 }
 
-u64 extoll_ep_get_wp(struct extoll_ep *ep)
+u64 extoll_ep_get_wp(struct extoll_drv_ep *ep)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	u64 wp = 0;
 
 	mutex_lock(&ep->lock);
@@ -401,18 +433,22 @@ u64 extoll_ep_get_wp(struct extoll_ep *ep)
  * it to 0 right after mapping.  Accept that as long as nothing has been
  * written yet.
  */
-int extoll_ep_set_wp(struct extoll_ep *ep, unsigned long val)
+int extoll_ep_set_wp(struct extoll_drv_ep *ep, unsigned long val)
 {
 	if (val) {
 		extoll_ep_dbg(ep, "write pointer set to %lu (only 0)\n", val);
 		return -EINVAL;
 	}
-	return extoll_ep_get_wp(ep) ? -EBUSY : 0;
+	if (extoll_ep_get_wp(ep)) {
+		extoll_ep_dbg(ep, "write pointer reset after the device wrote\n");
+		return -EBUSY;
+	}
+	return 0;
 }
 
-static int extoll_rma2_get_info(struct extoll_ep *ep, void __user *uarg)
+static int extoll_rma2_get_info(struct extoll_drv_ep *ep, void __user *uarg)
 {
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	struct rma2_ioc_info info;
 
 	memset(&info, 0, sizeof(info));
@@ -429,59 +465,66 @@ static int extoll_rma2_get_info(struct extoll_ep *ep, void __user *uarg)
 	info.req_size = RMA2_MMAP_REQ_SIZE;
 	info.state_offset = RMA2_MMAP_STATE_OFFSET;
 	info.notiq_offset = RMA2_MMAP_NOTIQ_OFFSET;
-	return copy_to_user(uarg, &info, sizeof(info)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, &info, sizeof(info))) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
 }
 
 static long extoll_rma2_ioctl(struct file *file, unsigned int cmd,
 			      unsigned long arg)
 {
-	struct extoll_ep *ep = file->private_data;
-	struct extoll_dev *xdev = ep->xdev;
+	struct extoll_drv_ep *ep = file->private_data;
+	struct extoll_drv_dev *xdev = ep->xdev;
 	void __user *uarg = (void __user *)arg;
 	int ret;
 
-	if (_IOC_TYPE(cmd) != RMA2_IOC_MAGIC)
+	if (_IOC_TYPE(cmd) != RMA2_IOC_MAGIC) {
+		extoll_ep_dbg(ep, "ioctl %#x: not an rma2 ioctl\n", cmd);
 		return -ENOTTY;
+	}
 	ret = extoll_ep_check_caller(ep);
 	if (ret)
 		return ret;
 
 	switch (cmd) {
 	case RMA2_IOCTL_GET_NOTIQ_SIZE:
-		return extoll_put_u64(arg, READ_ONCE(ep->q_size));
+		return extoll_put_u64(ep, arg, READ_ONCE(ep->q_size));
 	case RMA2_IOCTL_SET_NOTIQ_SIZE:
 		return extoll_rma2_set_notiq_size(ep, arg);
 	case RMA2_IOCTL_SET_NOTIQ_SEGMENT_SIZE:
 		return extoll_rma2_set_seg_size(ep, arg);
 	case RMA2_IOCTL_GET_NOTIQ_SEGMENT_SIZE:
-		return extoll_put_u64(arg, READ_ONCE(ep->seg_size));
+		return extoll_put_u64(ep, arg, READ_ONCE(ep->seg_size));
 	case RMA2_IOCTL_SET_NOTIQ_WP:
 		return extoll_ep_set_wp(ep, arg);
 	case RMA2_IOCTL_SET_NOTIQ_RP:
 		return extoll_ep_set_rp(ep, arg);
 	case RMA2_IOCTL_GET_NOTIQ_WP:
-		return extoll_put_u64(arg, extoll_ep_get_wp(ep));
+		return extoll_put_u64(ep, arg, extoll_ep_get_wp(ep));
 	case RMA2_IOCTL_GET_NOTIQ_RP:
-		return extoll_put_u64(arg, extoll_ep_get_rp(ep));
+		return extoll_put_u64(ep, arg, extoll_ep_get_rp(ep));
 	case RMA2_IOCTL_GET_NODEID:
-		return extoll_put_u64(arg, xdev->node_id);
+		return extoll_put_u64(ep, arg, xdev->node_id);
 	case RMA2_IOCTL_GET_VPID:
-		return extoll_put_u64(arg, ep->vpid);
+		return extoll_put_u64(ep, arg, ep->vpid);
 	case RMA2_IOCTL_REGISTER_REGION:
 		return extoll_rma2_register(ep, uarg);
 	case RMA2_IOCTL_UNREGISTER_REGION:
 		return extoll_rma2_unregister(ep, uarg);
 	case RMA2_IOCTL_GET_MAXNODEID:
-		return extoll_put_u64(arg, RMA2_NODES);
+		return extoll_put_u64(ep, arg, RMA2_NODES);
 	case RMA2_IOCTL_GET_MAXVPID:
-		return extoll_put_u64(arg, xdev->num_vpids[EXTOLL_UNIT_RMA]);
+		return extoll_put_u64(ep, arg, xdev->num_vpids[EXTOLL_UNIT_RMA]);
 	case RMA2_IOCTL_GET_INFO:
 		return extoll_rma2_get_info(ep, uarg);
 	case RMA2_IOCTL_SET_PROTDESC:
 		return extoll_ep_set_prot(ep, arg);
 	case RMA2_IOCTL_GET_PROTDESC:
-		return extoll_put_u64(arg, READ_ONCE(ep->prot));
+		return extoll_put_u64(ep, arg, READ_ONCE(ep->prot));
 	default:
+		extoll_ep_dbg(ep, "unknown ioctl %#x\n", cmd);
 		return -ENOTTY;
 	}
 }

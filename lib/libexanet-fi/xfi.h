@@ -57,6 +57,19 @@
 
 extern struct fi_provider xfi_prov;
 
+/*
+ * Return @err, an error for the application, after saying why at
+ * FI_LOG_LEVEL=warn (FI_WARN names the function).  Not for -FI_EAGAIN and
+ * -FI_EAVAIL, which are flow control and the usual way to report error
+ * completions, nor for fi_getinfo's -FI_ENODATA (FI_INFO: another
+ * provider may answer).
+ */
+#define XFI_RETURN_ERR(subsys, err, ...)				\
+	do {								\
+		FI_WARN(&xfi_prov, subsys, __VA_ARGS__);		\
+		return (err);						\
+	} while (0)
+
 /* Tunables (fi_param_define), read once at load. */
 struct xfi_params {
 	char *device;			/* FI_EXANET_DEVICE */

@@ -14,16 +14,20 @@
 
 int xfi_av_key(const struct xfi_av *av, fi_addr_t addr, uint32_t *key)
 {
-	if (!av || addr == FI_ADDR_NOTAVAIL)
-		return -FI_EINVAL;
+	if (!av)
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no address vector bound\n");
+	if (addr == FI_ADDR_NOTAVAIL)
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "address FI_ADDR_NOTAVAIL\n");
 	if (av->type == FI_AV_MAP) {
 		if (addr >= (fi_addr_t)XFI_NODE_LIMIT << 6)
-			return -FI_EINVAL;
+			XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL,
+				       "address %#" PRIx64 " is no FI_AV_MAP key\n", addr);
 		*key = (uint32_t)addr;
 		return 0;
 	}
 	if (addr >= av->count || av->keys[addr] == XFI_KEY_NONE)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no address at index %" PRIu64
+			       " of the FI_AV_TABLE (%zu entries)\n", addr, av->count);
 	*key = av->keys[addr];
 	return 0;
 }
@@ -52,7 +56,8 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 
 	(void)context;
 	if (flags || (count && !addr))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "flags %#" PRIx64 " or no addresses\n",
+			       flags);
 	pthread_mutex_lock(&av->dom->lock);
 	if (av->type == FI_AV_TABLE && av->count + count > av->cap) {
 		size_t cap = av->cap ? av->cap : 64;
@@ -63,7 +68,7 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 		k = realloc(av->keys, cap * sizeof(*k));
 		if (!k) {
 			pthread_mutex_unlock(&av->dom->lock);
-			return -FI_ENOMEM;
+			XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOMEM, "no memory for %zu addresses\n", cap);
 		}
 		av->keys = k;
 		av->cap = cap;
@@ -99,7 +104,7 @@ static int xfi_av_insertsvc(struct fid_av *av, const char *node, const char *ser
 			    fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	(void)av; (void)node; (void)service; (void)fi_addr; (void)flags; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOSYS, "fi_av_insertsvc: not supported\n");
 }
 
 static int xfi_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
@@ -108,7 +113,7 @@ static int xfi_av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 {
 	(void)av; (void)node; (void)nodecnt; (void)service; (void)svccnt; (void)fi_addr;
 	(void)flags; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOSYS, "fi_av_insertsym: not supported\n");
 }
 
 static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, uint64_t flags)
@@ -118,7 +123,8 @@ static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, u
 	int err = 0;
 
 	if (flags || (count && !fi_addr))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "flags %#" PRIx64 " or no addresses\n",
+			       flags);
 	pthread_mutex_lock(&av->dom->lock);
 	for (i = 0; i < count; i++) {
 		uint32_t key;
@@ -144,7 +150,7 @@ static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size
 	int err;
 
 	if (!addrlen)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no addrlen\n");
 	pthread_mutex_lock(&av->dom->lock);
 	err = xfi_av_key(av, fi_addr, &key);
 	pthread_mutex_unlock(&av->dom->lock);
@@ -180,7 +186,7 @@ static int xfi_no_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 			 struct fid_av_set **av_set, void *context)
 {
 	(void)av; (void)attr; (void)av_set; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOSYS, "fi_av_set: not supported\n");
 }
 
 static int xfi_av_close(struct fid *fid)
@@ -188,7 +194,7 @@ static int xfi_av_close(struct fid *fid)
 	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid.fid);
 
 	if (xfi_domain_put(av->dom, &av->refs))
-		return -FI_EBUSY;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EBUSY, "endpoints still use the address vector\n");
 	free(av->keys);
 	free(av);
 	return 0;
@@ -214,16 +220,18 @@ int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_a
 	struct xfi_av *av;
 
 	if (!attr || !avp)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no attributes or no result pointer\n");
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP && attr->type != FI_AV_TABLE)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "type %d\n", (int)attr->type);
 	if (attr->flags & ~(uint64_t)FI_SYMMETRIC)
-		return -FI_ENOSYS;	/* FI_EVENT, FI_READ, FI_SYNC_ERR: not supported */
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOSYS, "flags %#" PRIx64
+			       ": only FI_SYMMETRIC is supported\n", attr->flags);
 	if (attr->name)
-		return -FI_ENOSYS;	/* no shared AVs */
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOSYS, "shared address vector '%s': not supported\n",
+			       attr->name);
 	av = calloc(1, sizeof(*av));
 	if (!av)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOMEM, "no memory\n");
 	av->dom = dom;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	attr->type = av->type;

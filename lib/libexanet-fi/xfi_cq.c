@@ -40,7 +40,7 @@ int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e)
 		struct xfi_cq_entry *ring = malloc(cap * sizeof(*ring));
 
 		if (!ring)
-			return -FI_ENOMEM;
+			XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory for %zu entries\n", cap);
 		for (i = 0; i < cq->count; i++)
 			ring[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
 		free(cq->ring);
@@ -58,7 +58,8 @@ int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, si
 	struct xfi_cq_err *q = calloc(1, sizeof(*q));
 
 	if (!q)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory for an error entry (%s)\n",
+			       fi_strerror(err < 0 ? -err : err));
 	q->err.op_context = e->op_context;
 	q->err.flags = e->flags;
 	q->err.len = e->len;
@@ -105,7 +106,7 @@ static ssize_t xfi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_a
 	ssize_t ret;
 
 	if (count && !buf)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "%zu entries into no buffer\n", count);
 	pthread_mutex_lock(&cq->dom->lock);
 	ret = xfi_cq_readfrom_locked(cq, buf, count, src_addr);
 	pthread_mutex_unlock(&cq->dom->lock);
@@ -124,7 +125,7 @@ static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, u
 
 	(void)flags;
 	if (!buf)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "no buffer\n");
 	pthread_mutex_lock(&cq->dom->lock);
 	q = cq->err_head;
 	if (q) {
@@ -198,7 +199,7 @@ static int xfi_cq_close(struct fid *fid)
 	struct xfi_cq_err *q, *next;
 
 	if (xfi_domain_put(cq->dom, &cq->refs))
-		return -FI_EBUSY;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EBUSY, "endpoints still use the completion queue\n");
 	for (q = cq->err_head; q; q = next) {
 		next = q->next;
 		free(q);
@@ -229,23 +230,24 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	struct xfi_cq *cq;
 
 	if (!cqp)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "no result pointer\n");
 	if (format == FI_CQ_FORMAT_UNSPEC)
 		format = FI_CQ_FORMAT_TAGGED;
 	if (!xfi_cq_entry_size(format))
-		return -FI_ENOSYS;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOSYS, "format %d: not supported\n", (int)format);
 	if (attr && attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC)
-		return -FI_ENOSYS;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOSYS, "wait object %d: not supported (none)\n",
+			       (int)attr->wait_obj);
 	if (attr && (attr->flags & FI_AFFINITY))
-		return -FI_ENOSYS;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOSYS, "FI_AFFINITY: not supported\n");
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory\n");
 	cq->cap = 256;
 	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
 	if (!cq->ring) {
 		free(cq);
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory for the entries\n");
 	}
 	cq->dom = dom;
 	cq->format = format;

@@ -18,7 +18,7 @@ static ssize_t xfi_send_buf(struct fid_ep *fid, const void *buf, size_t len, fi_
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
 	if (len && !buf)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes from no buffer\n", len);
 	return xfi_post_send(xfi_ep_of(fid), &iov, 1, dest, tag, data, flags, context);
 }
 
@@ -28,7 +28,7 @@ static ssize_t xfi_recv_buf(struct fid_ep *fid, void *buf, size_t len, fi_addr_t
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
 	if (len && !buf)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes into no buffer\n", len);
 	return xfi_post_recv(xfi_ep_of(fid), &iov, 1, src, tag, ignore, flags, context);
 }
 
@@ -54,7 +54,7 @@ static ssize_t xfi_msg_recvv(struct fid_ep *ep, const struct iovec *iov, void **
 static ssize_t xfi_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 {
 	if (!msg)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
 	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
 			     (flags & (FI_COMPLETION | FI_MULTI_RECV)) | FI_MSG, msg->context);
 }
@@ -77,7 +77,7 @@ static ssize_t xfi_msg_sendv(struct fid_ep *ep, const struct iovec *iov, void **
 static ssize_t xfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 {
 	if (!msg)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
 	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
 			     msg->data, (flags & (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA)) |
 			     FI_MSG, msg->context);
@@ -136,9 +136,10 @@ static ssize_t xfi_tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *ms
 			       uint64_t flags)
 {
 	if (!msg)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
 	if (flags & FI_MULTI_RECV)
-		return -FI_EBADFLAGS;	/* untagged messages only */
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EBADFLAGS,
+			       "FI_MULTI_RECV: untagged messages only\n");
 	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
 			     msg->ignore, (flags & (FI_COMPLETION | FI_PEEK | FI_CLAIM |
 						    FI_DISCARD)) | FI_TAGGED, msg->context);
@@ -163,7 +164,7 @@ static ssize_t xfi_tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *ms
 			       uint64_t flags)
 {
 	if (!msg)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
 	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
 			     msg->data, (flags & (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA)) |
 			     FI_TAGGED, msg->context);
@@ -237,7 +238,8 @@ static ssize_t xfi_ep_cancel(fid_t fid, void *context)
 		}
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
-	return -FI_ENOENT;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOENT, "no posted receive with context %p\n",
+		       context);
 }
 
 static int xfi_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
@@ -245,9 +247,10 @@ static int xfi_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
-		return -FI_ENOPROTOOPT;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOPROTOOPT,
+			       "level %d option %d: only FI_OPT_MIN_MULTI_RECV\n", level, optname);
 	if (!optval || !optlen || *optlen < sizeof(size_t))
-		return -FI_ETOOSMALL;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ETOOSMALL, "no room for a size_t\n");
 	pthread_mutex_lock(&ep->dom->lock);
 	*(size_t *)optval = ep->min_multi_recv;
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -260,9 +263,11 @@ static int xfi_ep_setopt(fid_t fid, int level, int optname, const void *optval, 
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
-		return -FI_ENOPROTOOPT;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOPROTOOPT,
+			       "level %d option %d: only FI_OPT_MIN_MULTI_RECV\n", level, optname);
 	if (!optval || optlen != sizeof(size_t))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "value of %zu bytes, not a size_t\n",
+			       optlen);
 	pthread_mutex_lock(&ep->dom->lock);
 	ep->min_multi_recv = *(const size_t *)optval;
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -273,14 +278,14 @@ static int xfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
 			 struct fid_ep **tx_ep, void *context)
 {
 	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_tx_context: not supported\n");
 }
 
 static int xfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 			 struct fid_ep **rx_ep, void *context)
 {
 	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_rx_context: not supported\n");
 }
 
 /* Queues grow on demand: report the advertised depth. */
@@ -313,11 +318,12 @@ static int xfi_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	size_t room;
 
 	if (!addrlen)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "no addrlen\n");
 	room = *addrlen;
 	*addrlen = sizeof(a);
 	if (room < sizeof(a) || !addr)
-		return -FI_ETOOSMALL;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ETOOSMALL, "room for %zu of %zu bytes\n",
+			       addr ? room : 0, sizeof(a));
 	memcpy(addr, &a, sizeof(a));
 	return 0;
 }
@@ -325,51 +331,51 @@ static int xfi_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 static int xfi_no_setname(fid_t fid, void *addr, size_t addrlen)
 {
 	(void)fid; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_setname: not supported\n");
 }
 
 static int xfi_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
 {
 	(void)ep; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_getpeer: not supported (RDM)\n");
 }
 
 static int xfi_no_connect(struct fid_ep *ep, const void *addr, const void *param,
 			  size_t paramlen)
 {
 	(void)ep; (void)addr; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_connect: not supported (RDM)\n");
 }
 
 static int xfi_no_listen(struct fid_pep *pep)
 {
 	(void)pep;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_listen: not supported (RDM)\n");
 }
 
 static int xfi_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
 {
 	(void)ep; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_accept: not supported (RDM)\n");
 }
 
 static int xfi_no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen)
 {
 	(void)pep; (void)handle; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_reject: not supported (RDM)\n");
 }
 
 static int xfi_no_shutdown(struct fid_ep *ep, uint64_t flags)
 {
 	(void)ep; (void)flags;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_shutdown: not supported (RDM)\n");
 }
 
 static int xfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
 		       void *context)
 {
 	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_join: not supported (no multicast)\n");
 }
 
 static struct fi_ops_cm xfi_cm_ops = {
@@ -499,13 +505,15 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	int err = 0;
 
 	if (!bfid)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "nothing to bind\n");
 	pthread_mutex_lock(&ep->dom->lock);
 	switch (bfid->fclass) {
 	case FI_CLASS_AV: {
 		struct xfi_av *av = XFI_CONTAINER(bfid, struct xfi_av, av_fid.fid);
 
 		if (ep->av || av->dom != ep->dom) {
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "address vector: %s\n", ep->av ?
+				"the endpoint has one" : "of another domain");
 			err = -FI_EINVAL;
 			break;
 		}
@@ -518,6 +526,10 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 		if (cq->dom != ep->dom || !(flags & (FI_TRANSMIT | FI_RECV)) ||
 		    ((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq)) {
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "completion queue with flags %#" PRIx64
+				": %s\n", flags, cq->dom != ep->dom ? "of another domain" :
+				!(flags & (FI_TRANSMIT | FI_RECV)) ? "neither FI_TRANSMIT nor FI_RECV" :
+				"that direction has one");
 			err = -FI_EINVAL;
 			break;
 		}
@@ -535,7 +547,9 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	case FI_CLASS_EQ:
 		break;		/* RDM endpoints report no events */
 	default:
-		err = -FI_ENOSYS;	/* counters: not yet */
+		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "class %zu: not supported (no counters)\n",
+			bfid->fclass);
+		err = -FI_ENOSYS;
 	}
 	pthread_mutex_unlock(&ep->dom->lock);
 	return err;
@@ -547,15 +561,17 @@ static int xfi_ep_control(struct fid *fid, int command, void *arg)
 
 	(void)arg;
 	if (command != FI_ENABLE)
-		return -FI_ENOSYS;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "command %d: only FI_ENABLE\n",
+			       command);
 	pthread_mutex_lock(&ep->dom->lock);
 	if (!ep->av) {
 		pthread_mutex_unlock(&ep->dom->lock);
-		return -FI_ENOAV;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOAV, "no address vector bound\n");
 	}
 	if (!ep->tx_cq || !ep->rx_cq) {
 		pthread_mutex_unlock(&ep->dom->lock);
-		return -FI_ENOCQ;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOCQ, "no %s completion queue bound\n",
+			       ep->tx_cq ? "receive" : "transmit");
 	}
 	ep->enabled = 1;
 	pthread_mutex_unlock(&ep->dom->lock);
@@ -579,14 +595,18 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	struct xfi_ep *ep;
 	int err;
 
-	if (!info || !epp || (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
-			      info->ep_attr->type != FI_EP_UNSPEC))
-		return -FI_EINVAL;
+	if (!info || !epp)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "no info or no result pointer\n");
+	if (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_UNSPEC)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "endpoint type %d: FI_EP_RDM only\n",
+			       (int)info->ep_attr->type);
 	if (info->caps & ~(uint64_t)XFI_CAPS)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "capabilities not offered: %#" PRIx64
+			       "\n", info->caps & ~(uint64_t)XFI_CAPS);
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOMEM, "no memory\n");
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
 	err = exanet_pkt_alloc(dom->dev, &ep->pkt);

@@ -24,34 +24,39 @@ struct xfi_params xfi_params = {
 
 int xfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	(void)fid; (void)bfid; (void)flags;
-	return -FI_ENOSYS;
+	(void)bfid; (void)flags;
+	XFI_RETURN_ERR(FI_LOG_CORE, -FI_ENOSYS, "fi_bind to class %zu: not supported\n",
+		       fid->fclass);
 }
 
 int xfi_no_control(struct fid *fid, int command, void *arg)
 {
-	(void)fid; (void)command; (void)arg;
-	return -FI_ENOSYS;
+	(void)arg;
+	XFI_RETURN_ERR(FI_LOG_CORE, -FI_ENOSYS, "fi_control %d on class %zu: not supported\n",
+		       command, fid->fclass);
 }
 
 int xfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
 		    void *context)
 {
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
+	(void)flags; (void)ops; (void)context;
+	XFI_RETURN_ERR(FI_LOG_CORE, -FI_ENOSYS, "fi_open_ops '%s' on class %zu: not supported\n",
+		       name ? name : "(null)", fid->fclass);
 }
 
 int xfi_no_tostr(const struct fid *fid, char *buf, size_t len)
 {
-	(void)fid; (void)buf; (void)len;
-	return -FI_ENOSYS;
+	(void)buf; (void)len;
+	XFI_RETURN_ERR(FI_LOG_CORE, -FI_ENOSYS, "fi_tostr of class %zu: not supported\n",
+		       fid->fclass);
 }
 
 int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
 		   void *context)
 {
-	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
-	return -FI_ENOSYS;
+	(void)flags; (void)ops; (void)context;
+	XFI_RETURN_ERR(FI_LOG_CORE, -FI_ENOSYS, "fi_set_ops '%s' on class %zu: not supported\n",
+		       name ? name : "(null)", fid->fclass);
 }
 
 /* ---- fi_getinfo ---- */
@@ -270,7 +275,7 @@ static ssize_t xfi_eq_write(struct fid_eq *eq, uint32_t event, const void *buf, 
 			    uint64_t flags)
 {
 	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EQ, -FI_ENOSYS, "fi_eq_write: not supported\n");
 }
 
 static ssize_t xfi_eq_sread(struct fid_eq *eq, uint32_t *event, void *buf, size_t len,
@@ -314,10 +319,11 @@ int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
 
 	(void)fabric;
 	if (attr && attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC)
-		return -FI_ENOSYS;
+		XFI_RETURN_ERR(FI_LOG_EQ, -FI_ENOSYS, "wait object %d: not supported (none)\n",
+			       (int)attr->wait_obj);
 	q = calloc(1, sizeof(*q));
 	if (!q)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_EQ, -FI_ENOMEM, "no memory\n");
 	q->eq_fid.fid.fclass = FI_CLASS_EQ;
 	q->eq_fid.fid.context = context;
 	q->eq_fid.fid.ops = &xfi_eq_fi_ops;
@@ -351,10 +357,10 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 
 	(void)flags;
 	if (!attr || !mrp || (attr->iov_count && !attr->mr_iov))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_MR, -FI_EINVAL, "no attributes, result pointer or iov\n");
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_MR, -FI_ENOMEM, "no memory\n");
 	mr->dom = dom;
 	if (attr->access & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)) {
 		/* memory for RMA: pinned and mapped for the NI, one range */
@@ -440,7 +446,9 @@ static int xfi_domain_close(struct fid *fid)
 	struct xfi_domain *dom = XFI_CONTAINER(fid, struct xfi_domain, domain_fid.fid);
 
 	if (dom->refs)
-		return -FI_EBUSY;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EBUSY,
+			       "%d objects (endpoints, queues, registrations) still open\n",
+			       dom->refs);
 	if (dom->rdma)
 		exanet_rdma_free(dom->rdma);
 	xfi_mrc_fini(&dom->mrc);
@@ -460,7 +468,7 @@ static int xfi_mr_cache_stats(struct fid_domain *domain, struct fi_exanet_mr_cac
 	struct xfi_ep *ep;
 
 	if (!domain || !out)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "no domain or no result\n");
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&dom->lock);
 	for (ep = dom->eps; ep; ep = ep->dom_next)
@@ -488,9 +496,11 @@ static int xfi_domain_ops_open(struct fid *fid, const char *name, uint64_t flags
 {
 	(void)fid; (void)context;
 	if (!name || !ops || flags)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "no name, no result or flags %#" PRIx64
+			       "\n", flags);
 	if (strcmp(name, FI_EXANET_DOMAIN_OPS))
-		return -FI_ENOSYS;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "ops '%s': only " FI_EXANET_DOMAIN_OPS
+			       "\n", name);
 	*ops = &xfi_exanet_domain_ops;
 	return 0;
 }
@@ -506,56 +516,57 @@ static int xfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			      struct fid_ep **sep, void *context)
 {
 	(void)domain; (void)info; (void)sep; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_scalable_ep: not supported\n");
 }
 
 static int xfi_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 			    struct fid_cntr **cntr, void *context)
 {
 	(void)domain; (void)attr; (void)cntr; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_cntr_open: not supported (no counters)\n");
 }
 
 static int xfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 			    struct fid_poll **pollset)
 {
 	(void)domain; (void)attr; (void)pollset;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_poll_open: not supported\n");
 }
 
 static int xfi_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 			  struct fid_stx **stx, void *context)
 {
 	(void)domain; (void)attr; (void)stx; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_stx_context: not supported\n");
 }
 
 static int xfi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 			  struct fid_ep **rx_ep, void *context)
 {
 	(void)domain; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_srx_context: not supported\n");
 }
 
 static int xfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			       enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags)
 {
 	(void)domain; (void)datatype; (void)op; (void)attr; (void)flags;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_query_atomic: not supported (no atomics)\n");
 }
 
 static int xfi_no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 				   struct fi_collective_attr *attr, uint64_t flags)
 {
 	(void)domain; (void)coll; (void)attr; (void)flags;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS,
+		       "fi_query_collective: not supported (no collectives)\n");
 }
 
 static int xfi_endpoint2(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 			 uint64_t flags, void *context)
 {
 	if (flags)
-		return -FI_EBADFLAGS;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EBADFLAGS, "flags %#" PRIx64 "\n", flags);
 	return xfi_ep_open(domain, info, ep, context);
 }
 
@@ -581,13 +592,14 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	int err;
 
 	if (!info || !domp)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "no info or no result pointer\n");
 	if (info->domain_attr && info->domain_attr->name &&
 	    strncmp(info->domain_attr->name, "exanet", 6))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "domain '%s' is not exanet's\n",
+			       info->domain_attr->name);
 	dom = calloc(1, sizeof(*dom));
 	if (!dom)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOMEM, "no memory\n");
 	err = exanet_open(xfi_device_path(), &dom->dev);
 	if (err) {
 		FI_WARN(&xfi_prov, FI_LOG_DOMAIN, "%s: %s\n", xfi_device_path(), strerror(-err));
@@ -621,14 +633,14 @@ static int xfi_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 			     struct fid_pep **pep, void *context)
 {
 	(void)fabric; (void)info; (void)pep; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_FABRIC, -FI_ENOSYS, "fi_passive_ep: not supported (RDM)\n");
 }
 
 static int xfi_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 			    struct fid_wait **waitset)
 {
 	(void)fabric; (void)attr; (void)waitset;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_FABRIC, -FI_ENOSYS, "fi_wait_open: not supported (no wait objects)\n");
 }
 
 static int xfi_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
@@ -641,7 +653,7 @@ static int xfi_domain2(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_domain **dom, uint64_t flags, void *context)
 {
 	if (flags)
-		return -FI_EBADFLAGS;
+		XFI_RETURN_ERR(FI_LOG_FABRIC, -FI_EBADFLAGS, "flags %#" PRIx64 "\n", flags);
 	return xfi_domain_open(fabric, info, dom, context);
 }
 
@@ -660,10 +672,11 @@ int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabricp, vo
 	struct xfi_fabric *fab;
 
 	if (attr && attr->name && strcmp(attr->name, XFI_FABRIC_NAME))
-		return -FI_ENODATA;
+		XFI_RETURN_ERR(FI_LOG_FABRIC, -FI_ENODATA, "fabric '%s' is not " XFI_FABRIC_NAME
+			       "\n", attr->name);
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_FABRIC, -FI_ENOMEM, "no memory\n");
 	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric_fid.fid.context = context;
 	fab->fabric_fid.fid.ops = &xfi_fabric_fi_ops;

@@ -34,45 +34,56 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 	struct xfi_rma_op *op;
 	struct exanet_rdma *rdma;
 	struct exanet_raddr ra;
+	const char *why = NULL;
 	uint32_t peer_key;
 	int err = 0, slot;
 
 	if ((len && !buf) || len > EXANET_RDMA_MAX_LEN)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes at %p (at most %u)\n", len,
+			       buf, (unsigned int)EXANET_RDMA_MAX_LEN);
 	if (!(ep->caps & FI_RMA))
-		return -FI_EOPNOTSUPP;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "endpoint opened without FI_RMA\n");
 	op = calloc(1, sizeof(*op));
 	if (!op)
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	op->context = context;
 	op->flags = FI_RMA | (is_read ? FI_READ : FI_WRITE) | (flags & FI_COMPLETION);
 	op->len = len;
 	op->slot = -1;
 	pthread_mutex_lock(&ep->dom->lock);
-	if (!ep->enabled)
+	if (!ep->enabled) {
+		why = "endpoint not enabled";
 		err = -FI_EOPBADSTATE;
-	else if (xfi_av_key(ep->av, peer, &peer_key))
+	} else if (xfi_av_key(ep->av, peer, &peer_key)) {
+		why = "no such peer";
 		err = -FI_EINVAL;
+	}
 	if (err || !len)
 		goto out;
 	rdma = xfi_dom_rdma(ep->dom);
 	if (!rdma) {
+		why = "the domain has no RDMA page";
 		err = -FI_ENODEV;
 		goto out;
 	}
 	err = exanet_raddr_make(xfi_key_node(peer_key), XFI_KEY_RANK(key), addr, &ra);
-	if (err)
+	if (err) {
+		why = "bad remote address or key";
 		goto out;
+	}
 	if (!xfi_local_mr(desc, buf, len)) {
 		err = xfi_mrc_get(ep->dom, buf, len, is_read ? XFI_MR_NI_WRITES : XFI_MR_NI_READS,
 				  &op->tmp);
-		if (err)
+		if (err) {
+			why = "local buffer not registered";
 			goto out;
+		}
 	}
 	slot = is_read ? exanet_rdma_post_read(rdma, buf, &ra, len, NULL) :
 		exanet_rdma_post_write(rdma, buf, &ra, len, NULL);
 	if (slot < 0) {
 		err = slot == -EAGAIN ? -FI_EAGAIN : slot;	/* all channels busy: retry */
+		why = "the RDMA engine refused the descriptor";
 		goto out;
 	}
 	op->slot = slot;
@@ -80,6 +91,9 @@ out:
 	if (!err)
 		xfi_q_push(&ep->rma_ops, &op->link);
 	pthread_mutex_unlock(&ep->dom->lock);
+	if (err && err != -FI_EAGAIN)
+		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "%s of %zu bytes, peer %#" PRIx64 ": %s (%s)\n",
+			is_read ? "read" : "write", len, peer, why, fi_strerror(-err));
 	if (err) {
 		xfi_mrc_put(ep->dom, &op->tmp);
 		free(op);
@@ -105,6 +119,9 @@ void xfi_rma_progress(struct xfi_ep *ep)
 			continue;
 		}
 		xfi_q_unlink(&ep->rma_ops, prev, cur);
+		if (ret)
+			FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "RDMA %s of %zu bytes failed: %s\n",
+				(op->flags & FI_READ) ? "read" : "write", op->len, strerror(-ret));
 		if (ep->tx_cq) {
 			if (ret)
 				xfi_cq_push_err(ep->tx_cq, &e, ret, 0);
@@ -143,7 +160,7 @@ static ssize_t xfi_readv(struct fid_ep *ep, const struct iovec *iov, void **desc
 			 fi_addr_t src, uint64_t addr, uint64_t key, void *context)
 {
 	if (count != 1 || !iov)
-		return -FI_EINVAL;	/* rma_iov_limit / iov for RMA: 1 */
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs: one (rma_iov_limit)\n", count);
 	return xfi_rma_post(ep, 1, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, src,
 			    addr, key, FI_COMPLETION, context);
 }
@@ -153,9 +170,11 @@ static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_r
 {
 	if (!msg || msg->iov_count != 1 || msg->rma_iov_count != 1 || !msg->msg_iov ||
 	    !msg->rma_iov || msg->msg_iov[0].iov_len != msg->rma_iov[0].len)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
+			       "not one local and one remote iov of the same length\n");
 	if (flags & (FI_REMOTE_CQ_DATA | FI_INJECT))
-		return -FI_EOPNOTSUPP;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP,
+			       "FI_REMOTE_CQ_DATA, FI_INJECT: not supported for RMA\n");
 	return xfi_rma_post(ep, is_read, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len,
 			    msg->desc ? msg->desc[0] : NULL, msg->addr, msg->rma_iov[0].addr,
 			    msg->rma_iov[0].key, flags, msg->context);
@@ -177,7 +196,7 @@ static ssize_t xfi_writev(struct fid_ep *ep, const struct iovec *iov, void **des
 			  size_t count, fi_addr_t dest, uint64_t addr, uint64_t key, void *context)
 {
 	if (count != 1 || !iov)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs: one (rma_iov_limit)\n", count);
 	return xfi_rma_post(ep, 0, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, dest,
 			    addr, key, FI_COMPLETION, context);
 }
@@ -193,7 +212,7 @@ static ssize_t xfi_no_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 				 fi_addr_t dest, uint64_t addr, uint64_t key)
 {
 	(void)ep; (void)buf; (void)len; (void)dest; (void)addr; (void)key;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOSYS, "fi_inject_write: not supported\n");
 }
 
 static ssize_t xfi_no_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -202,14 +221,14 @@ static ssize_t xfi_no_writedata(struct fid_ep *ep, const void *buf, size_t len, 
 {
 	(void)ep; (void)buf; (void)len; (void)desc; (void)data; (void)dest; (void)addr;
 	(void)key; (void)context;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOSYS, "fi_writedata: not supported\n");
 }
 
 static ssize_t xfi_no_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 				     uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
 {
 	(void)ep; (void)buf; (void)len; (void)data; (void)dest; (void)addr; (void)key;
-	return -FI_ENOSYS;
+	XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOSYS, "fi_inject_writedata: not supported\n");
 }
 
 struct fi_ops_rma xfi_rma_ops = {

@@ -177,22 +177,26 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 {
 	struct xfi_domain *dom = ep->dom;
 	struct xfi_tx_op *op;
+	const char *why = "no memory";
 	ssize_t ret = 0;
 	size_t len;
 	uint32_t key;
 
 	if (count > XFI_IOV_LIMIT || (count && !iov))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs (at most %d)\n", count,
+			       XFI_IOV_LIMIT);
 	len = xfi_iov_total(iov, count);
 	if (len > xfi_params.max_msg_size)
-		return -FI_EMSGSIZE;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EMSGSIZE, "%zu bytes: max_msg_size is %zu\n",
+			       len, xfi_params.max_msg_size);
 	if ((flags & FI_INJECT) && len > XFI_INJECT_SIZE)
-		return -FI_EMSGSIZE;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EMSGSIZE, "inject of %zu bytes (at most %d)\n",
+			       len, (int)XFI_INJECT_SIZE);
 	pthread_mutex_lock(&dom->lock);
 	op = xfi_cache_get(&dom->op_cache, sizeof(*op));
 	if (!op) {
 		pthread_mutex_unlock(&dom->lock);
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	}
 	op->context = context;
 	op->flags = flags | FI_SEND;
@@ -237,6 +241,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	}
 	if (!ep->enabled || !ep->av || xfi_av_key(ep->av, dest, &key) ||
 	    !(op->peer = xfi_peer_get(ep, key))) {
+		why = !ep->enabled ? "endpoint not enabled" : "no such peer, or no state for it";
 		ret = ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
 		goto fail;
 	}
@@ -256,6 +261,8 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 fail:
 	xfi_tx_op_free(op);
 	pthread_mutex_unlock(&dom->lock);
+	FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes to %#" PRIx64 ": %s\n", len, dest,
+		why);
 	return ret;
 }
 
@@ -326,18 +333,20 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	uint32_t key = XFI_ANY_SRC;
 
 	if (count > XFI_IOV_LIMIT || (count && !iov))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs (at most %d)\n", count,
+			       XFI_IOV_LIMIT);
 	if ((flags & (FI_CLAIM | FI_PEEK)) && !context)
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "FI_PEEK or FI_CLAIM without a context\n");
 	/* one buffer of untagged messages */
 	if ((flags & FI_MULTI_RECV) &&
 	    (count != 1 || (flags & (FI_TAGGED | FI_PEEK | FI_CLAIM | FI_DISCARD))))
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
+			       "FI_MULTI_RECV: one untagged buffer, no peek/claim/discard\n");
 	pthread_mutex_lock(&ep->dom->lock);
 	rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
 	if (!rx) {
 		pthread_mutex_unlock(&ep->dom->lock);
-		return -FI_ENOMEM;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	}
 	rx->context = context;
 	if (count)
@@ -350,13 +359,13 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	if (!ep->enabled) {
 		pthread_mutex_unlock(&ep->dom->lock);
 		free(rx);
-		return -FI_EOPBADSTATE;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPBADSTATE, "endpoint not enabled\n");
 	}
 	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
 	    xfi_av_key(ep->av, src, &key)) {
 		pthread_mutex_unlock(&ep->dom->lock);
 		free(rx);
-		return -FI_EINVAL;
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no such source %#" PRIx64 "\n", src);
 	}
 	rx->src_key = key;
 	if (flags & FI_PEEK) {
@@ -370,7 +379,8 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 		if (!msg) {
 			pthread_mutex_unlock(&ep->dom->lock);
 			free(rx);
-			return -FI_EINVAL;
+			XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
+				       "FI_CLAIM of a context that FI_PEEK did not fill\n");
 		}
 		((struct fi_context *)context)->internal[0] = NULL;
 		if (flags & FI_DISCARD) {
