@@ -41,8 +41,8 @@ struct rt_report {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
-"       " TOOL " --client --oob HOST:PORT [options]\n"
+PP_HELP_USAGE(TOOL)
+PP_HELP_USAGE_CLIENT(TOOL)
 "\n"
 "RDMA bandwidth between two nodes: the client writes (or reads) windows of\n"
 "back-to-back transfers into (from) the server's registered buffer; with\n"
@@ -72,17 +72,36 @@ static void usage(FILE *f)
 "  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
 "  -t, --timeout SEC      per transfer / rendezvous timeout (default 30)\n"
 "  -j, --json             one JSON object on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
+PP_HELP_TAIL
 "Exit status: 0 success, 1 transfer or setup error, 2 usage error.\n",
 		RT_DEFAULT_PORT, MAX_WINDOW);
+}
+
+/* The options of this tool only (rt_parse()). */
+static int bw_opt(struct rt_opts *o, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'W':
+		if (tool_parse_ulong(arg, 1, MAX_WINDOW, &v))
+			return -1;
+		o->window = (unsigned int)v;
+		return 0;
+	case 'r': o->mode |= MODE_READ; return 0;
+	case 'b': o->mode |= MODE_BIDIR; return 0;
+	case 'O': o->mode |= MODE_ODP; return 0;
+	case 'F': o->mode |= MODE_FRESH; return 0;
+	case 'H': o->mode |= MODE_THP; return 0;
+	case 'R': return tool_parse_ulong(arg, 4096, 1ul << 34, &o->reg_bytes) ? -1 : 0;
+	}
+	return -1;
 }
 
 static int parse_args(int argc, char **argv, struct rt_opts *o)
 {
 	static const struct option lopts[] = {
-		RT_LOPTS_HEAD,
+		PP_LOPTS_COMMON,
 		{ "window", required_argument, NULL, 'W' },
 		{ "read", no_argument, NULL, 'r' },
 		{ "bidir", no_argument, NULL, 'b' },
@@ -90,38 +109,14 @@ static int parse_args(int argc, char **argv, struct rt_opts *o)
 		{ "fresh", no_argument, NULL, 'F' },
 		{ "thp", no_argument, NULL, 'H' },
 		{ "reg-time", required_argument, NULL, 'R' },
-		RT_LOPTS_TAIL,
+		{ NULL, 0, NULL, 0 }
 	};
-	unsigned long v;
-	int c, r;
 
 	rt_opts_init(o, RT_DEFAULT_PORT, 100000, 4);
 	o->window = 8;
-	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbOFHR:d:t:jvh", lopts, NULL)) != -1) {
-		r = rt_opt(o, c, optarg, 100000000);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			continue;
-		switch (c) {
-		case 'W':
-			if (tool_parse_ulong(optarg, 1, MAX_WINDOW, &v))
-				return -1;
-			o->window = (unsigned int)v;
-			break;
-		case 'r': o->mode |= MODE_READ; break;
-		case 'b': o->mode |= MODE_BIDIR; break;
-		case 'O': o->mode |= MODE_ODP; break;
-		case 'F': o->mode |= MODE_FRESH; break;
-		case 'H': o->mode |= MODE_THP; break;
-		case 'R':
-			if (tool_parse_ulong(optarg, 4096, 1ul << 34, &o->reg_bytes))
-				return -1;
-			break;
-		case 'h': usage(stdout); exit(0);
-		default: return -1;
-		}
-	}
+	if (rt_parse(argc, argv, o, "sco:S:i:w:W:rbOFHR:d:t:jvh", lopts, 100000000, bw_opt,
+		     usage))
+		return -1;
 	if (o->iters_given)
 		o->mode |= MODE_ITERS_EXACT;
 	if (o->reg_bytes)
@@ -325,8 +320,8 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	if (o.server) {
-		o.mode = peer.mode & 0xffff;
-		o.window = peer.mode >> 16;
+		o.mode = peer.run.flags & 0xffff;
+		o.window = peer.run.flags >> 16;
 		if (!o.window || o.window > MAX_WINDOW)
 			o.window = 8;
 	}
