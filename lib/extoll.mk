@@ -200,8 +200,8 @@ HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
 EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_alltoall \
 	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
-EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c $(TOP)/selftests/lib/exa_util.c
-EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) \
+EXTOLL_ST_SRCS := $(ST_LIB_SRCS)
+EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) $(EXA_GENL_H) \
 	$(TOP)/selftests/lib/exa_util.h $(TOP)/selftests/extoll/extoll_test.h \
 	$(TOP)/selftests/extoll/extoll_raw.h $(TOP)/selftests/lib/exa_kid.h \
 	$(TOP)/selftests/lib/exa_limits.h $(TOP)/uapi/exa_domain.h \
@@ -209,8 +209,8 @@ EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) \
 
 $(EXTOLL_ST_OUT)/%: $(TOP)/selftests/extoll/%.c $(EXTOLL_ST_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) $(USER_LDFLAGS) \
-		$(RMA2_LDLIBS) $(VELO2_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS)
 
 $(EXTOLL_ST_OUT)/tests.list: $(TOP)/selftests/extoll/tests.list
 	@mkdir -p $(@D)

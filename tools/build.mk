@@ -6,8 +6,6 @@ TOOLS_OUT := $(BUILD)/bin
 TOOLS_COMMON := $(TOP)/tools/common
 PP_COMMON := $(TOOLS_COMMON)/pp_common.c
 PP_COMMON_H := $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/tool_parse.h $(EXA_COMMON_HDRS)
-NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
-NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 UDEV_LIBS := $(shell pkg-config --libs libudev 2>/dev/null || echo -ludev)
 
 USER_TOOLS := $(TOOLS_OUT)/exanet-pingpong $(TOOLS_OUT)/udp-pingpong $(TOOLS_OUT)/exanetctl
@@ -24,10 +22,10 @@ $(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON)
 	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
 
 $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h $(TOP)/uapi/exa_torus.h \
-		$(TOOLS_COMMON)/tool_parse.h
+		$(TOOLS_COMMON)/tool_parse.h $(EXA_GENL) $(EXA_GENL_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(USER_LDFLAGS) $(NL_LIBS) \
-		$(UDEV_LIBS)
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(EXA_GENL) $(USER_LDFLAGS) \
+		$(NL_LIBS) $(UDEV_LIBS)
 
 # MPI benchmark of make bench-mpi (Debian's Open MPI wrapper compiler)
 MPI_BENCH := $(TOOLS_OUT)/exanet-mpi-bench
@@ -65,6 +63,7 @@ IPD_HDRS := $(addprefix $(IPD_DIR)/,ipd.h ipd_fabric.h ipd_proto.h)
 ALL_TARGETS += $(TOOLS_OUT)/exanet-ipd
 
 $(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(TOOLS_COMMON)/tool_parse.h $(EXA_COMMON_HDRS) \
-		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
+		$(EXA_GENL) $(EXA_GENL_H) $(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(IPD_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(IPD_SRCS) $(EXA_GENL) $(USER_LDFLAGS) \
+		$(LIBEXANET_LDLIBS) $(NL_LIBS)

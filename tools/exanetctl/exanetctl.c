@@ -23,14 +23,13 @@
 #include <unistd.h>
 
 #include <libudev.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
-#include <netlink/netlink.h>
+#include <netlink/errno.h>
 
 #include <exa_domain.h>
 #include <exa_torus.h>
 #include <exanet.h>
 
+#include "exa_genl.h"
 #include "tool_parse.h"
 
 #define TOOL "exanetctl"
@@ -92,18 +91,6 @@ static int json;
 /* ctl_nl_open() already explained the problem on stderr */
 #define NL_OPEN_FAILED (-EPROTONOSUPPORT)
 
-struct nl_ctx {
-	struct nl_sock *sk;
-	int family;
-};
-
-struct reply_state {
-	int done;
-	int error;		/* negative errno from the kernel */
-	int (*handler)(struct nlattr **tb, void *arg);
-	void *arg;
-};
-
 static const char *genl_err_hint(int err)
 {
 	switch (err) {
@@ -123,107 +110,21 @@ static const char *genl_err_hint(int err)
 	}
 }
 
-static int ctl_nl_open(struct nl_ctx *ctx)
+/* exa_genl_open(), explaining on stderr why the family cannot be reached. */
+static int ctl_nl_open(struct exa_genl *g)
 {
-	int err;
+	int err = exa_genl_open(g);
 
-	ctx->sk = nl_socket_alloc();
-	if (!ctx->sk)
-		return -ENOMEM;
-	err = genl_connect(ctx->sk);
-	if (err) {
-		fprintf(stderr, TOOL ": generic netlink: %s\n", nl_geterror(err));
-		nl_socket_free(ctx->sk);
+	if (err == -ENOTCONN) {
+		fprintf(stderr, TOOL ": generic netlink: %s\n", nl_geterror(g->nl_error));
 		return NL_OPEN_FAILED;
 	}
-	ctx->family = genl_ctrl_resolve(ctx->sk, EXANET_GENL_NAME);
-	if (ctx->family < 0) {
+	if (err == -ENOENT) {
 		fprintf(stderr, TOOL ": generic netlink family \"%s\" not found "
 			"(is the exanet module loaded?)\n", EXANET_GENL_NAME);
-		nl_socket_free(ctx->sk);
 		return NL_OPEN_FAILED;
 	}
-	return 0;
-}
-
-static void ctl_nl_close(struct nl_ctx *ctx)
-{
-	nl_socket_free(ctx->sk);
-}
-
-static int cb_valid(struct nl_msg *msg, void *arg)
-{
-	struct reply_state *st = arg;
-	struct nlattr *tb[EXANET_ATTR_MAX + 1];
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
-
-	if (nla_parse(tb, EXANET_ATTR_MAX, genlmsg_attrdata(gh, 0),
-		      genlmsg_attrlen(gh, 0), NULL) < 0)
-		return NL_SKIP;
-	if (st->handler)
-		st->handler(tb, st->arg);
-	return NL_OK;
-}
-
-static int cb_finish(struct nl_msg *msg, void *arg)
-{
-	struct reply_state *st = arg;
-
-	(void)msg;
-	st->done = 1;
-	return NL_STOP;
-}
-
-static int cb_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	struct reply_state *st = arg;
-
-	(void)nla;
-	st->error = e->error;
-	st->done = 1;
-	return NL_STOP;
-}
-
-/* Sends cmd with optional u32 attributes (0 = absent), collects replies. */
-static int nl_request(struct nl_ctx *ctx, uint8_t cmd, int dump,
-		      const int *attr_types, const uint32_t *attr_vals, int nattrs,
-		      int (*handler)(struct nlattr **, void *), void *arg)
-{
-	struct reply_state st = { .handler = handler, .arg = arg };
-	struct nl_msg *msg;
-	int i, rc;
-
-	msg = nlmsg_alloc();
-	if (!msg)
-		return -ENOMEM;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctx->family, 0,
-			 dump ? NLM_F_DUMP : 0, cmd, EXANET_GENL_VERSION)) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
-	for (i = 0; i < nattrs; i++)
-		if (nla_put_u32(msg, attr_types[i], attr_vals[i]) < 0) {
-			nlmsg_free(msg);
-			return -EMSGSIZE;
-		}
-	nl_socket_modify_cb(ctx->sk, NL_CB_VALID, NL_CB_CUSTOM, cb_valid, &st);
-	nl_socket_modify_cb(ctx->sk, NL_CB_FINISH, NL_CB_CUSTOM, cb_finish, &st);
-	nl_socket_modify_cb(ctx->sk, NL_CB_ACK, NL_CB_CUSTOM, cb_finish, &st);
-	nl_socket_modify_err_cb(ctx->sk, NL_CB_CUSTOM, cb_error, &st);
-	if (dump)
-		nl_socket_disable_auto_ack(ctx->sk);
-	else
-		nl_socket_enable_auto_ack(ctx->sk);
-	rc = nl_send_auto(ctx->sk, msg);
-	nlmsg_free(msg);
-	if (rc < 0)
-		return -EIO;
-	while (!st.done) {
-		rc = nl_recvmsgs_default(ctx->sk);
-		if (rc < 0 && !st.done)
-			return st.error ? st.error : -EIO;
-	}
-	return st.error;
+	return err;
 }
 
 /* ------------------------------------------------------------ devices */
@@ -247,9 +148,7 @@ struct devinfo {
 	char name[64];
 	char devnode[128];
 	int index;
-	long node_id, num_nodes, pkt_in_use, mbox_in_use;
-	int have_counters;
-	uint64_t counters[EXANET_NUM_COUNTERS];
+	struct exa_genl_dev dev;	/* from sysfs, then the DEV_GET reply */
 	struct linkinfo links;
 };
 
@@ -274,11 +173,11 @@ static void sysfs_counters(struct udev_device *d, struct devinfo *di)
 		if (sscanf(line, " %63[a-z_0-9]%*[:= \t]%llu", name, &val) == 2) {
 			for (i = 0; i < EXANET_NUM_COUNTERS; i++)
 				if (!strcmp(name, counter_names[i]))
-					di->counters[i] = val;
-			di->have_counters = 1;
+					di->dev.counters[i] = val;
+			di->dev.have_counters = 1;
 		} else if (sscanf(line, " %llu", &val) == 1 && pos < EXANET_NUM_COUNTERS) {
-			di->counters[pos++] = val;
-			di->have_counters = 1;
+			di->dev.counters[pos++] = val;
+			di->dev.have_counters = 1;
 		}
 	}
 }
@@ -308,34 +207,12 @@ static int reply_is_for(struct nlattr **tb, const struct devinfo *di)
 	       (int)nla_get_u32(tb[EXANET_ATTR_DEV_INDEX]) == di->index;
 }
 
-static int dev_get_handler(struct nlattr **tb, void *arg)
+static void dev_get_handler(struct nlattr **tb, void *arg)
 {
 	struct devinfo *di = arg;
-	struct nlattr *nest, *a;
-	int rem;
 
-	if (!reply_is_for(tb, di))
-		return 0;
-	if (tb[EXANET_ATTR_NODE_ID])
-		di->node_id = nla_get_u32(tb[EXANET_ATTR_NODE_ID]);
-	if (tb[EXANET_ATTR_NUM_NODES])
-		di->num_nodes = nla_get_u32(tb[EXANET_ATTR_NUM_NODES]);
-	if (tb[EXANET_ATTR_PKT_IN_USE])
-		di->pkt_in_use = nla_get_u32(tb[EXANET_ATTR_PKT_IN_USE]);
-	if (tb[EXANET_ATTR_MBOX_IN_USE])
-		di->mbox_in_use = nla_get_u32(tb[EXANET_ATTR_MBOX_IN_USE]);
-	nest = tb[EXANET_ATTR_COUNTERS];
-	if (nest) {
-		nla_for_each_nested(a, nest, rem) {
-			int n = nla_type(a) - 1;
-
-			if (n >= 0 && n < EXANET_NUM_COUNTERS && nla_len(a) >= 8) {
-				di->counters[n] = nla_get_u64(a);
-				di->have_counters = 1;
-			}
-		}
-	}
-	return 0;
+	if (reply_is_for(tb, di))
+		exa_genl_dev_reply(tb, &di->dev);
 }
 
 static void get_port(struct nlattr *nest, struct portinfo *pi)
@@ -355,7 +232,7 @@ static void get_port(struct nlattr *nest, struct portinfo *pi)
 			      EXA_NUM_PORT_COUNTERS);
 }
 
-static int links_get_handler(struct nlattr **tb, void *arg)
+static void links_get_handler(struct nlattr **tb, void *arg)
 {
 	struct devinfo *di = arg;
 	struct linkinfo *li = &di->links;
@@ -364,7 +241,7 @@ static int links_get_handler(struct nlattr **tb, void *arg)
 
 	/* no TORUS_SHAPE: a device model without the link block */
 	if (!reply_is_for(tb, di) || !tb[EXANET_ATTR_TORUS_SHAPE])
-		return 0;
+		return;
 	li->have_block = 1;
 	li->shape = get_u32_or0(tb[EXANET_ATTR_TORUS_SHAPE]);
 	li->coord = get_u32_or0(tb[EXANET_ATTR_TORUS_COORD]);
@@ -380,18 +257,17 @@ static int links_get_handler(struct nlattr **tb, void *arg)
 				get_port(a, &li->ports[p]);
 		}
 	}
-	return 0;
 }
 
-static int links_request(struct nl_ctx *ctx, struct devinfo *di)
+static int links_request(struct exa_genl *ctx, struct devinfo *di)
 {
-	int type = EXANET_ATTR_DEV_INDEX;
+	uint16_t type = EXANET_ATTR_DEV_INDEX;
 	uint32_t idx = (uint32_t)di->index;
 
 	memset(&di->links, 0, sizeof(di->links));
 	if (di->index < 0)
 		return -ENODEV;
-	return nl_request(ctx, EXANET_CMD_LINKS_GET, 0, &type, &idx, 1,
+	return exa_genl_call(ctx, EXANET_CMD_LINKS_GET, 0, &type, &idx, 1,
 			  links_get_handler, di);
 }
 
@@ -409,7 +285,7 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 	struct udev *udev = udev_new();
 	struct udev_enumerate *en;
 	struct udev_list_entry *e;
-	struct nl_ctx ctx;
+	struct exa_genl ctx;
 	int n = 0, have_nl = 0, i;
 
 	if (!udev) {
@@ -442,10 +318,10 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 		snprintf(di->devnode, sizeof(di->devnode), "%s", node ? node : "");
 		if (sscanf(sysname, "exanet%d", &di->index) != 1)
 			di->index = -1;
-		di->node_id = sysattr_long(d, "node_id");
-		di->num_nodes = sysattr_long(d, "num_nodes");
-		di->pkt_in_use = sysattr_long(d, "pkt_in_use");
-		di->mbox_in_use = sysattr_long(d, "mbox_in_use");
+		di->dev.node_id = sysattr_long(d, "node_id");
+		di->dev.num_nodes = sysattr_long(d, "num_nodes");
+		di->dev.pkt_in_use = sysattr_long(d, "pkt_in_use");
+		di->dev.mbox_in_use = sysattr_long(d, "mbox_in_use");
 		if (want_counters)
 			sysfs_counters(d, di);
 		udev_device_unref(d);
@@ -457,17 +333,17 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 		/* counters from netlink are authoritative; sysfs is the fallback */
 		have_nl = ctl_nl_open(&ctx) == 0;
 		for (i = 0; have_nl && i < n; i++) {
-			int type = EXANET_ATTR_DEV_INDEX;
+			uint16_t type = EXANET_ATTR_DEV_INDEX;
 			uint32_t idx = (uint32_t)devs[i].index;
 
 			if (devs[i].index >= 0)
-				nl_request(&ctx, EXANET_CMD_DEV_GET, 0, &type, &idx, 1,
+				exa_genl_call(&ctx, EXANET_CMD_DEV_GET, 0, &type, &idx, 1,
 					   dev_get_handler, &devs[i]);
 			/* torus shape and coordinates, if the device has links */
 			links_request(&ctx, &devs[i]);
 		}
 		if (have_nl)
-			ctl_nl_close(&ctx);
+			exa_genl_close(&ctx);
 	}
 	return n;
 }
@@ -483,8 +359,8 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 			printf("%s{\"name\":\"%s\",\"devnode\":\"%s\",\"index\":%d,\"node_id\":%ld,"
 			       "\"num_nodes\":%ld,\"pkt_in_use\":%ld,\"mbox_in_use\":%ld",
 			       i ? "," : "", devs[i].name, devs[i].devnode, devs[i].index,
-			       devs[i].node_id, devs[i].num_nodes, devs[i].pkt_in_use,
-			       devs[i].mbox_in_use);
+			       devs[i].dev.node_id, devs[i].dev.num_nodes, devs[i].dev.pkt_in_use,
+			       devs[i].dev.mbox_in_use);
 			if (with_counters && devs[i].links.have_block)
 				printf(",\"torus\":\"%s\",\"coords\":\"%s\"",
 				       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x'),
@@ -493,13 +369,13 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 				printf(",\"torus\":null,\"coords\":null");
 			if (with_counters) {
 				printf(",\"counters\":");
-				if (!devs[i].have_counters) {
+				if (!devs[i].dev.have_counters) {
 					printf("null");
 				} else {
 					printf("{");
 					for (c = 0; c < EXANET_NUM_COUNTERS; c++)
 						printf("%s\"%s\":%" PRIu64, c ? "," : "",
-						       counter_names[c], devs[i].counters[c]);
+						       counter_names[c], devs[i].dev.counters[c]);
 					printf("}");
 				}
 			}
@@ -513,27 +389,27 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 		       "PKT_IN_USE", "MBOX_IN_USE");
 		for (i = 0; i < n; i++)
 			printf("%-10s %-14s %8ld %9ld %10ld %11ld\n", devs[i].name, devs[i].devnode,
-			       devs[i].node_id, devs[i].num_nodes, devs[i].pkt_in_use,
-			       devs[i].mbox_in_use);
+			       devs[i].dev.node_id, devs[i].dev.num_nodes, devs[i].dev.pkt_in_use,
+			       devs[i].dev.mbox_in_use);
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		printf("%s (%s)\n", devs[i].name, devs[i].devnode);
 		printf("  node_id      %ld\n  num_nodes    %ld\n  pkt_in_use   %ld / %d\n"
-		       "  mbox_in_use  %ld / %d\n", devs[i].node_id, devs[i].num_nodes,
-		       devs[i].pkt_in_use, EXANET_NUM_PKT_IFACES, devs[i].mbox_in_use,
+		       "  mbox_in_use  %ld / %d\n", devs[i].dev.node_id, devs[i].dev.num_nodes,
+		       devs[i].dev.pkt_in_use, EXANET_NUM_PKT_IFACES, devs[i].dev.mbox_in_use,
 		       EXANET_NUM_MBOX_IFACES);
 		if (devs[i].links.have_block)
 			printf("  torus        %s\n  coords       %s\n",
 			       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x'),
 			       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ','));
-		if (!devs[i].have_counters) {
+		if (!devs[i].dev.have_counters) {
 			printf("  counters     unavailable\n");
 			continue;
 		}
 		printf("  counters:\n");
 		for (c = 0; c < EXANET_NUM_COUNTERS; c++)
-			printf("    %-18s %" PRIu64 "\n", counter_names[c], devs[i].counters[c]);
+			printf("    %-18s %" PRIu64 "\n", counter_names[c], devs[i].dev.counters[c]);
 	}
 }
 
@@ -745,7 +621,7 @@ static void print_links_text(const struct devinfo *devs, int n)
 static int cmd_links(int argc, char **argv)
 {
 	struct devinfo devs[MAX_DEVICES];
-	struct nl_ctx ctx;
+	struct exa_genl ctx;
 	char name[64];
 	const char *only;
 	int n, i, err, rc = 0;
@@ -763,12 +639,12 @@ static int cmd_links(int argc, char **argv)
 		if (err) {
 			fprintf(stderr, TOOL ": links %s: %s%s\n", devs[i].name, strerror(-err),
 				genl_err_hint(err));
-			ctl_nl_close(&ctx);
+			exa_genl_close(&ctx);
 			return 1;
 		}
 	}
 	if (n > 0)
-		ctl_nl_close(&ctx);
+		exa_genl_close(&ctx);
 	if (json)
 		print_links_json(devs, n);
 	else
@@ -788,30 +664,30 @@ static int cmd_links(int argc, char **argv)
 
 static int pdid_bind(uint32_t pid, uint32_t pdid)
 {
-	int types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
+	uint16_t types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
 	uint32_t vals[2] = { pid, pdid };
-	struct nl_ctx ctx;
+	struct exa_genl ctx;
 	int err;
 
 	err = ctl_nl_open(&ctx);
 	if (err)
 		return err;
-	err = nl_request(&ctx, EXANET_CMD_PDID_BIND, 0, types, vals, 2, NULL, NULL);
-	ctl_nl_close(&ctx);
+	err = exa_genl_call(&ctx, EXANET_CMD_PDID_BIND, 0, types, vals, 2, NULL, NULL);
+	exa_genl_close(&ctx);
 	return err;
 }
 
 static int pdid_unbind(uint32_t pid)
 {
-	int type = EXANET_ATTR_PID;
-	struct nl_ctx ctx;
+	uint16_t type = EXANET_ATTR_PID;
+	struct exa_genl ctx;
 	int err;
 
 	err = ctl_nl_open(&ctx);
 	if (err)
 		return err;
-	err = nl_request(&ctx, EXANET_CMD_PDID_UNBIND, 0, &type, &pid, 1, NULL, NULL);
-	ctl_nl_close(&ctx);
+	err = exa_genl_call(&ctx, EXANET_CMD_PDID_UNBIND, 0, &type, &pid, 1, NULL, NULL);
+	exa_genl_close(&ctx);
 	return err;
 }
 
@@ -819,7 +695,7 @@ struct pdid_list_state {
 	int count;
 };
 
-static int pdid_list_handler(struct nlattr **tb, void *arg)
+static void pdid_list_handler(struct nlattr **tb, void *arg)
 {
 	struct pdid_list_state *st = arg;
 	long pid = tb[EXANET_ATTR_PID] ? (long)nla_get_u32(tb[EXANET_ATTR_PID]) : -1;
@@ -830,7 +706,6 @@ static int pdid_list_handler(struct nlattr **tb, void *arg)
 	else
 		printf("%-10ld %ld\n", pid, pdid);
 	st->count++;
-	return 0;
 }
 
 static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int need_pdid)
@@ -907,7 +782,7 @@ static int cmd_pdid(int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "list")) {
 		struct pdid_list_state st = { 0 };
-		struct nl_ctx ctx;
+		struct exa_genl ctx;
 
 		argc = strip_json(argc, argv);
 		if (argc > 1) {
@@ -920,9 +795,9 @@ static int cmd_pdid(int argc, char **argv)
 			printf("{\"bindings\":[");
 		else
 			printf("%-10s %s\n", "PID", "PDID");
-		err = nl_request(&ctx, EXANET_CMD_PDID_GET, 1, NULL, NULL, 0,
+		err = exa_genl_call(&ctx, EXANET_CMD_PDID_GET, NLM_F_DUMP, NULL, NULL, 0,
 				 pdid_list_handler, &st);
-		ctl_nl_close(&ctx);
+		exa_genl_close(&ctx);
 		if (json)
 			printf("]}\n");
 		if (err) {
