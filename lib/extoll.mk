@@ -223,13 +223,11 @@ ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list
 # handshake and statistics from tools/common/pp_common, the EXTOLL part
 # from tools/common/extoll_tool.h).
 EXTOLL_TOOL_H := $(TOP)/tools/common/extoll_tool.h
-EXTOLL_PP_COMMON := $(TOP)/tools/common/pp_common.c
 EXTOLL_TOOLS := $(BUILD)/bin/rma2-pingpong $(BUILD)/bin/rma2-bw $(BUILD)/bin/velo2-pingpong
-EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(EXTOLL_PP_COMMON) $(TOP)/tools/common/pp_common.h \
-	$(TOP)/tools/common/tool_parse.h $(EXA_COMMON_HDRS) $(RMA2_HDRS) $(VELO2_HDRS) \
+EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(RMA2_HDRS) $(VELO2_HDRS) \
 	$(RMA2_SO) $(VELO2_SO)
-EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(TOP)/tools/common \
-	-o $@ $< $(EXTOLL_PP_COMMON) $(USER_LDFLAGS)
+EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) $(PP_CFLAGS) \
+	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
 
 $(BUILD)/bin/rma2-pingpong: $(TOP)/tools/rma2-pingpong/rma2-pingpong.c $(EXTOLL_TOOL_DEPS)
 	@mkdir -p $(@D)

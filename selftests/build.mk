@@ -132,7 +132,8 @@ $(HT_OUT)/test_harness: $(ST_DIR)/host/test_harness.c $(KSFT_HDRS) \
 $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMON) \
 		$(PP_COMMON_H) $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS) \
+		$(JSON_LIBS)
 
 $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
 		$(TOP)/lib/libexanet-fi/xfi_proto.h $(KSFT_HDRS)

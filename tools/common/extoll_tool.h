@@ -195,23 +195,33 @@ static inline void xt_print_bw(const char *tool, const char *transport, const ch
 	unsigned int i;
 
 	if (o->json) {
-		printf("{\"tool\":\"%s\",\"transport\":\"%s\",\"unit\":\"MB/s\","
-		       "\"local_node\":%u,\"peer_node\":%u,\"iters\":%lu,\"warmup\":%lu,"
-		       "\"results\":[", tool, transport, node, peer_node, o->iters, o->warmup);
-		for (i = 0; i < n; i++)
-			printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"mb_s\":%.2f,"
-			       "\"msg_s\":%.1f,\"send_retries\":%lu,\"errors\":%lu}", i ? "," : "",
-			       res[i].size, res[i].iters, res[i].seconds, res[i].mb_s, res[i].msg_s,
-			       res[i].send_retries, res[i].errors);
-		printf("]}\n");
-	} else {
-		printf("# %s: %s, node %u -> node %u, %lu transfers per size\n", tool, desc, node,
-		       peer_node, o->iters);
-		printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
-		for (i = 0; i < n; i++)
-			printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s,
-			       res[i].msg_s, res[i].send_retries, res[i].errors);
+		json_object *j = tj_bench(tool), *results;
+
+		tj_str(j, "transport", transport);
+		tj_str(j, "unit", "MB/s");
+		tj_uint(j, "local_node", node);
+		tj_uint(j, "peer_node", peer_node);
+		tj_uint(j, "iters", o->iters);
+		tj_uint(j, "warmup", o->warmup);
+		results = tj_results(j);
+		for (i = 0; i < n; i++) {
+			json_object *r = tj_result(results, res[i].size, res[i].iters);
+
+			tj_num(r, "seconds", "%.6f", res[i].seconds);
+			tj_num(r, "mb_s", "%.2f", res[i].mb_s);
+			tj_num(r, "msg_s", "%.1f", res[i].msg_s);
+			tj_uint(r, "send_retries", res[i].send_retries);
+			tj_uint(r, "errors", res[i].errors);
+		}
+		tj_print(j, 0);
+		return;
 	}
+	printf("# %s: %s, node %u -> node %u, %lu transfers per size\n", tool, desc, node,
+	       peer_node, o->iters);
+	printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
+	for (i = 0; i < n; i++)
+		printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s, res[i].msg_s,
+		       res[i].send_retries, res[i].errors);
 	fflush(stdout);
 }
 

@@ -264,23 +264,37 @@ void pp_print_table(const char *tool, const char *transport, const char *path_de
 	fflush(stdout);
 }
 
+json_object *pp_json_result(json_object *results, const struct pp_result *r)
+{
+	json_object *j = tj_result(results, r->size, r->iters);
+
+	tj_num(j, "median_us", "%.3f", r->median_us);
+	tj_num(j, "avg_us", "%.3f", r->avg_us);
+	tj_num(j, "min_us", "%.3f", r->min_us);
+	tj_num(j, "p99_us", "%.3f", r->p99_us);
+	tj_num(j, "max_us", "%.3f", r->max_us);
+	return j;
+}
+
 void pp_print_json(const char *tool, const char *transport, long local_node, long peer_node,
 		   const struct pp_opts *o, const struct pp_result *res, unsigned int n)
 {
+	json_object *j = tj_bench(tool), *results;
 	unsigned int i;
 
-	printf("{\"tool\":\"%s\",\"transport\":\"%s\",\"unit\":\"us\",\"latency\":\"one-way (rtt/2)\","
-	       "\"local_node\":%ld,\"peer_node\":%ld,\"iters\":%lu,\"warmup\":%lu,"
-	       "\"per_iteration_timing\":%s,\"timer\":\"%s\",\"results\":[",
-	       tool, transport, local_node, peer_node, o->iters, o->warmup,
-	       o->no_timing ? "false" : "true", pp_timer_desc());
+	tj_str(j, "transport", transport);
+	tj_str(j, "unit", "us");
+	tj_str(j, "latency", "one-way (rtt/2)");
+	tj_int(j, "local_node", local_node);
+	tj_int(j, "peer_node", peer_node);
+	tj_uint(j, "iters", o->iters);
+	tj_uint(j, "warmup", o->warmup);
+	tj_bool(j, "per_iteration_timing", !o->no_timing);
+	tj_str(j, "timer", pp_timer_desc());
+	results = tj_results(j);
 	for (i = 0; i < n; i++)
-		printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
-		       "\"min_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"errors\":%lu}",
-		       i ? "," : "", res[i].size, res[i].iters, res[i].median_us, res[i].avg_us,
-		       res[i].min_us, res[i].p99_us, res[i].max_us, res[i].errors);
-	printf("]}\n");
-	fflush(stdout);
+		tj_uint(pp_json_result(results, &res[i]), "errors", res[i].errors);
+	tj_print(j, 0);
 }
 
 void pp_run_offer(struct pp_run *r, const unsigned int *sizes, unsigned int nsizes,

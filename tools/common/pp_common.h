@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "exa_clock.h"	/* exa_clock_ns(): CLOCK_MONOTONIC in ns */
+#include "tool_json.h"	/* the JSON output (json-c) */
 #include "tool_parse.h"	/* tool_parse_ulong() */
 
 #define PP_MAX_SIZES 64
@@ -138,6 +139,8 @@ int pp_size_result(const struct pp_opts *o, const char *tool, unsigned int size,
 
 void pp_print_table(const char *tool, const char *transport, const char *path_desc,
 		    const struct pp_opts *o, const struct pp_result *res, unsigned int n);
+/* A latency result at the end of results: size, iters and the *_us figures. */
+json_object *pp_json_result(json_object *results, const struct pp_result *r);
 void pp_print_json(const char *tool, const char *transport, long local_node, long peer_node,
 		   const struct pp_opts *o, const struct pp_result *res, unsigned int n);
 

@@ -208,12 +208,16 @@ static int reg_time(const struct rt_opts *o)
 	touch = touch_us(o->reg_bytes, !!(o->mode & MODE_THP));
 	if (pinned < 0 || odp < 0 || touch <= 0)
 		return 1;
-	if (o->json)
-		printf("{\"tool\":\"%s\",\"reg_bytes\":%lu,\"reg_us_pinned\":%.1f,"
-		       "\"reg_us_odp\":%.1f,\"cpu_first_touch_MBps\":%.1f,\"thp\":%s}\n", TOOL,
-		       o->reg_bytes, pinned, odp, o->reg_bytes / touch,
-		       (o->mode & MODE_THP) ? "true" : "false");
-	else
+	if (o->json) {
+		json_object *j = tj_bench(TOOL);
+
+		tj_uint(j, "reg_bytes", o->reg_bytes);
+		tj_num(j, "reg_us_pinned", "%.1f", pinned);
+		tj_num(j, "reg_us_odp", "%.1f", odp);
+		tj_num(j, "cpu_first_touch_MBps", "%.1f", o->reg_bytes / touch);
+		tj_bool(j, "thp", o->mode & MODE_THP);
+		tj_print(j, 0);
+	} else
 		printf("register %lu bytes: pinned %.1f us, on demand %.1f us; "
 		       "the CPU writes them fresh at %.1f MB/s\n", o->reg_bytes, pinned, odp,
 		       o->reg_bytes / touch);
@@ -421,22 +425,30 @@ int main(int argc, char **argv)
 		int bidir = !!(o.mode & MODE_BIDIR);
 
 		if (o.client && o.json) {
-			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"bidir\":%s,\"window\":%u,"
-			       "\"odp\":%s,\"fresh\":%s,\"thp\":%s,"
-			       "\"local_node\":%u,\"peer_node\":%u,\"results\":[",
-			       TOOL, op, bidir ? "true" : "false", o.window,
-			       (o.mode & MODE_ODP) ? "true" : "false",
-			       (o.mode & MODE_FRESH) ? "true" : "false",
-			       (o.mode & MODE_THP) ? "true" : "false",
-			       rt.mr_buf->node, rt.peer_node);
-			for (i = 0; i < nres; i++)
-				printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"MBps\":%.2f,"
-				       "\"errors\":%lu,\"faults\":%.0f,\"faults_per_s\":%.1f}",
-				       i ? "," : "", res[i].size, res[i].iters,
-				       res[i].seconds, res[i].mbps + (bidir ? res[i].peer_mbps : 0),
-				       res[i].errors, res[i].faults,
+			json_object *j = tj_bench(TOOL), *results;
+
+			tj_str(j, "op", op);
+			tj_bool(j, "bidir", bidir);
+			tj_uint(j, "window", o.window);
+			tj_bool(j, "odp", o.mode & MODE_ODP);
+			tj_bool(j, "fresh", o.mode & MODE_FRESH);
+			tj_bool(j, "thp", o.mode & MODE_THP);
+			tj_uint(j, "local_node", rt.mr_buf->node);
+			tj_uint(j, "peer_node", rt.peer_node);
+			results = tj_results(j);
+			for (i = 0; i < nres; i++) {
+				json_object *r = tj_result(results, res[i].size, res[i].iters);
+
+				tj_num(r, "seconds", "%.6f", res[i].seconds);
+				tj_num(r, "MBps", "%.2f",
+				       res[i].mbps + (bidir ? res[i].peer_mbps : 0));
+				tj_uint(r, "errors", res[i].errors);
+				tj_num(r, "faults", "%.0f", res[i].faults);
+				tj_num(r, "faults_per_s", "%.1f",
 				       res[i].seconds > 0 ? res[i].faults / res[i].seconds : 0);
-			printf("],\"status\":\"%s\"}\n", first_err ? strerror(-first_err) : "ok");
+			}
+			tj_str(j, "status", first_err ? strerror(-first_err) : "ok");
+			tj_print(j, 0);
 		} else if (o.client) {
 			printf("# " TOOL ": RDMA %s%s, node %u -> node %u, window %u\n", op,
 			       bidir ? " (bidirectional, sum)" : "", rt.mr_buf->node, rt.peer_node,

@@ -216,16 +216,18 @@ int main(int argc, char **argv)
 		const char *op = rd ? "read" : "write";
 
 		if (o.json) {
-			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"metric\":\"%s\",\"local_node\":%u,"
-			       "\"peer_node\":%u,\"clock\":\"%s\",\"results\":[", TOOL, op,
-			       rd ? "round_trip" : "one_way", rt.mr_buf->node, rt.peer_node,
-			       pp_timer_desc());
+			json_object *j = tj_bench(TOOL), *results;
+
+			tj_str(j, "op", op);
+			tj_str(j, "metric", rd ? "round_trip" : "one_way");
+			tj_uint(j, "local_node", rt.mr_buf->node);
+			tj_uint(j, "peer_node", rt.peer_node);
+			tj_str(j, "clock", pp_timer_desc());
+			results = tj_results(j);
 			for (i = 0; i < nres; i++)
-				printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
-				       "\"min_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f}", i ? "," : "",
-				       res[i].size, res[i].iters, res[i].median_us, res[i].avg_us,
-				       res[i].min_us, res[i].p99_us, res[i].max_us);
-			printf("],\"status\":\"%s\"}\n", err ? strerror(-err) : "ok");
+				pp_json_result(results, &res[i]);
+			tj_str(j, "status", err ? strerror(-err) : "ok");
+			tj_print(j, 0);
 		} else {
 			printf("# " TOOL ": RDMA %s %s latency, node %u <-> node %u\n", op,
 			       rd ? "round-trip" : "one-way", rt.mr_buf->node, rt.peer_node);

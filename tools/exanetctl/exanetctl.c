@@ -30,6 +30,7 @@
 #include <exanet.h>
 
 #include "exa_genl.h"
+#include "tool_json.h"
 #include "tool_parse.h"
 
 #define TOOL "exanetctl"
@@ -267,8 +268,8 @@ static int links_request(struct exa_genl *ctx, struct devinfo *di)
 	memset(&di->links, 0, sizeof(di->links));
 	if (di->index < 0)
 		return -ENODEV;
-	return exa_genl_call(ctx, EXANET_CMD_LINKS_GET, 0, &type, &idx, 1,
-			  links_get_handler, di);
+	return exa_genl_call(ctx, EXANET_CMD_LINKS_GET, 0, &type, &idx, 1, links_get_handler,
+			     di);
 }
 
 /* "XxYxZ" (sep 'x') or "x,y,z" (sep ',') from a SHAPE or COORD register. */
@@ -338,7 +339,7 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 
 			if (devs[i].index >= 0)
 				exa_genl_call(&ctx, EXANET_CMD_DEV_GET, 0, &type, &idx, 1,
-					   dev_get_handler, &devs[i]);
+					      dev_get_handler, &devs[i]);
 			/* torus shape and coordinates, if the device has links */
 			links_request(&ctx, &devs[i]);
 		}
@@ -354,34 +355,35 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 	int i, c;
 
 	if (json) {
-		printf("{\"devices\":[");
+		json_object *j = json_object_new_object(), *list = tj_array(j, "devices");
+
 		for (i = 0; i < n; i++) {
-			printf("%s{\"name\":\"%s\",\"devnode\":\"%s\",\"index\":%d,\"node_id\":%ld,"
-			       "\"num_nodes\":%ld,\"pkt_in_use\":%ld,\"mbox_in_use\":%ld",
-			       i ? "," : "", devs[i].name, devs[i].devnode, devs[i].index,
-			       devs[i].dev.node_id, devs[i].dev.num_nodes, devs[i].dev.pkt_in_use,
-			       devs[i].dev.mbox_in_use);
-			if (with_counters && devs[i].links.have_block)
-				printf(",\"torus\":\"%s\",\"coords\":\"%s\"",
-				       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x'),
-				       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ','));
-			else if (with_counters)
-				printf(",\"torus\":null,\"coords\":null");
-			if (with_counters) {
-				printf(",\"counters\":");
-				if (!devs[i].dev.have_counters) {
-					printf("null");
-				} else {
-					printf("{");
-					for (c = 0; c < EXANET_NUM_COUNTERS; c++)
-						printf("%s\"%s\":%" PRIu64, c ? "," : "",
-						       counter_names[c], devs[i].dev.counters[c]);
-					printf("}");
-				}
+			json_object *d = tj_append(list);
+
+			tj_str(d, "name", devs[i].name);
+			tj_str(d, "devnode", devs[i].devnode);
+			tj_int(d, "index", devs[i].index);
+			tj_int(d, "node_id", devs[i].dev.node_id);
+			tj_int(d, "num_nodes", devs[i].dev.num_nodes);
+			tj_int(d, "pkt_in_use", devs[i].dev.pkt_in_use);
+			tj_int(d, "mbox_in_use", devs[i].dev.mbox_in_use);
+			if (!with_counters)
+				continue;
+			/* null without the torus link block */
+			tj_str(d, "torus", devs[i].links.have_block ?
+			       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x') : NULL);
+			tj_str(d, "coords", devs[i].links.have_block ?
+			       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ',') : NULL);
+			if (devs[i].dev.have_counters) {
+				json_object *cj = tj_object(d, "counters");
+
+				for (c = 0; c < EXANET_NUM_COUNTERS; c++)
+					tj_uint(cj, counter_names[c], devs[i].dev.counters[c]);
+			} else {
+				tj_str(d, "counters", NULL);
 			}
-			printf("}");
 		}
-		printf("]}\n");
+		tj_print(j, 0);
 		return;
 	}
 	if (!with_counters) {
@@ -510,43 +512,47 @@ static const char *port_state(uint32_t state, int why)
 
 static void print_links_json(const struct devinfo *devs, int n)
 {
+	json_object *j = json_object_new_object(), *list = tj_array(j, "devices");
 	char shape[16], coord[16];
 	int i, p, c, h;
 
-	printf("{\"devices\":[");
 	for (i = 0; i < n; i++) {
 		const struct linkinfo *li = &devs[i].links;
+		json_object *d = tj_append(list), *hops, *ports;
 
-		printf("%s{\"name\":\"%s\",\"devnode\":\"%s\",\"index\":%d", i ? "," : "",
-		       devs[i].name, devs[i].devnode, devs[i].index);
+		tj_str(d, "name", devs[i].name);
+		tj_str(d, "devnode", devs[i].devnode);
+		tj_int(d, "index", devs[i].index);
 		if (!li->have_block) {
-			printf(",\"torus\":null}");
+			tj_str(d, "torus", NULL);
 			continue;
 		}
-		printf(",\"torus\":\"%s\",\"coords\":\"%s\",\"no_route\":%" PRIu64 ",\"rx_hops\":[",
-		       fmt_dims(shape, sizeof(shape), li->shape, 'x'),
-		       fmt_dims(coord, sizeof(coord), li->coord, ','), li->no_route);
+		tj_str(d, "torus", fmt_dims(shape, sizeof(shape), li->shape, 'x'));
+		tj_str(d, "coords", fmt_dims(coord, sizeof(coord), li->coord, ','));
+		tj_uint(d, "no_route", li->no_route);
+		hops = tj_array(d, "rx_hops");
 		for (h = 0; h < EXA_TORUS_MAX_HOPS; h++)
-			printf("%s%" PRIu64, h ? "," : "", li->rx_hops[h]);
-		printf("],\"ports\":[");
+			json_object_array_add(hops, json_object_new_uint64(li->rx_hops[h]));
+		ports = tj_array(d, "ports");
 		for (p = 0; p < EXA_NUM_PORTS; p++) {
 			const struct portinfo *pi = &li->ports[p];
+			json_object *pj = tj_append(ports), *cj;
 
-			printf("%s{\"port\":\"%s\",\"state\":\"%s\",\"admin\":\"%s\",\"peer\":%u,"
-			       "\"peer_alive\":%d,\"mbps\":%u,\"ns\":%u,\"drop_ppm\":%u,"
-			       "\"corrupt_ppm\":%u,\"counters\":{",
-			       p ? "," : "", port_names[p], port_state(pi->state, 0),
-			       pi->state & EXA_PORT_ADMIN_UP ? "up" : "down", pi->peer,
-			       !!(pi->state & EXA_PORT_PEER_ALIVE), pi->mbps, pi->ns, pi->drop_ppm,
-			       pi->corrupt_ppm);
+			tj_str(pj, "port", port_names[p]);
+			tj_str(pj, "state", port_state(pi->state, 0));
+			tj_str(pj, "admin", pi->state & EXA_PORT_ADMIN_UP ? "up" : "down");
+			tj_uint(pj, "peer", pi->peer);
+			tj_int(pj, "peer_alive", !!(pi->state & EXA_PORT_PEER_ALIVE));
+			tj_uint(pj, "mbps", pi->mbps);
+			tj_uint(pj, "ns", pi->ns);
+			tj_uint(pj, "drop_ppm", pi->drop_ppm);
+			tj_uint(pj, "corrupt_ppm", pi->corrupt_ppm);
+			cj = tj_object(pj, "counters");
 			for (c = 0; c < EXA_NUM_PORT_COUNTERS; c++)
-				printf("%s\"%s\":%" PRIu64, c ? "," : "", port_counter_names[c],
-				       pi->counters[c]);
-			printf("}}");
+				tj_uint(cj, port_counter_names[c], pi->counters[c]);
 		}
-		printf("]}");
 	}
-	printf("]}\n");
+	tj_print(j, 0);
 }
 
 /* Numeric columns of the links table: these values, then the counters. */
@@ -691,21 +697,21 @@ static int pdid_unbind(uint32_t pid)
 	return err;
 }
 
-struct pdid_list_state {
-	int count;
-};
-
+/* pdid list: a table row, or with --json an entry of bindings. */
 static void pdid_list_handler(struct nlattr **tb, void *arg)
 {
-	struct pdid_list_state *st = arg;
+	json_object *bindings = arg;
 	long pid = tb[EXANET_ATTR_PID] ? (long)nla_get_u32(tb[EXANET_ATTR_PID]) : -1;
 	long pdid = tb[EXANET_ATTR_PDID] ? (long)nla_get_u32(tb[EXANET_ATTR_PDID]) : -1;
 
-	if (json)
-		printf("%s{\"pid\":%ld,\"pdid\":%ld}", st->count ? "," : "", pid, pdid);
-	else
+	if (bindings) {
+		json_object *b = tj_append(bindings);
+
+		tj_int(b, "pid", pid);
+		tj_int(b, "pdid", pdid);
+	} else {
 		printf("%-10ld %ld\n", pid, pdid);
-	st->count++;
+	}
 }
 
 static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int need_pdid)
@@ -781,7 +787,7 @@ static int cmd_pdid(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[0], "list")) {
-		struct pdid_list_state st = { 0 };
+		json_object *j = NULL, *bindings = NULL;
 		struct exa_genl ctx;
 
 		argc = strip_json(argc, argv);
@@ -791,15 +797,17 @@ static int cmd_pdid(int argc, char **argv)
 		}
 		if (ctl_nl_open(&ctx))
 			return 1;
-		if (json)
-			printf("{\"bindings\":[");
-		else
+		if (json) {
+			j = json_object_new_object();
+			bindings = tj_array(j, "bindings");
+		} else {
 			printf("%-10s %s\n", "PID", "PDID");
+		}
 		err = exa_genl_call(&ctx, EXANET_CMD_PDID_GET, NLM_F_DUMP, NULL, NULL, 0,
-				 pdid_list_handler, &st);
+				    pdid_list_handler, bindings);
 		exa_genl_close(&ctx);
 		if (json)
-			printf("]}\n");
+			tj_print(j, 0);
 		if (err) {
 			fprintf(stderr, TOOL ": pdid list: %s%s\n", strerror(-err), genl_err_hint(err));
 			return 1;
