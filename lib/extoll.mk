@@ -200,8 +200,8 @@ HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
 EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_alltoall \
 	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
-EXTOLL_ST_SRCS := $(TOP)/selftests/lib/oob.c $(TOP)/selftests/lib/exa_util.c
-EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) \
+EXTOLL_ST_SRCS := $(ST_LIB_SRCS)
+EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) $(EXA_GENL_H) \
 	$(TOP)/selftests/lib/exa_util.h $(TOP)/selftests/extoll/extoll_test.h \
 	$(TOP)/selftests/extoll/extoll_raw.h $(TOP)/selftests/lib/exa_kid.h \
 	$(TOP)/selftests/lib/exa_limits.h $(TOP)/uapi/exa_domain.h \
@@ -209,8 +209,8 @@ EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) \
 
 $(EXTOLL_ST_OUT)/%: $(TOP)/selftests/extoll/%.c $(EXTOLL_ST_DEPS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) $(USER_LDFLAGS) \
-		$(RMA2_LDLIBS) $(VELO2_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS)
 
 $(EXTOLL_ST_OUT)/tests.list: $(TOP)/selftests/extoll/tests.list
 	@mkdir -p $(@D)
@@ -223,13 +223,11 @@ ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list
 # handshake and statistics from tools/common/pp_common, the EXTOLL part
 # from tools/common/extoll_tool.h).
 EXTOLL_TOOL_H := $(TOP)/tools/common/extoll_tool.h
-EXTOLL_PP_COMMON := $(TOP)/tools/common/pp_common.c
 EXTOLL_TOOLS := $(BUILD)/bin/rma2-pingpong $(BUILD)/bin/rma2-bw $(BUILD)/bin/velo2-pingpong
-EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(EXTOLL_PP_COMMON) $(TOP)/tools/common/pp_common.h \
-	$(TOP)/tools/common/tool_parse.h $(EXA_COMMON_HDRS) $(RMA2_HDRS) $(VELO2_HDRS) \
+EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(RMA2_HDRS) $(VELO2_HDRS) \
 	$(RMA2_SO) $(VELO2_SO)
-EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) -I$(TOP)/tools/common \
-	-o $@ $< $(EXTOLL_PP_COMMON) $(USER_LDFLAGS)
+EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) $(PP_CFLAGS) \
+	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
 
 $(BUILD)/bin/rma2-pingpong: $(TOP)/tools/rma2-pingpong/rma2-pingpong.c $(EXTOLL_TOOL_DEPS)
 	@mkdir -p $(@D)

@@ -15,7 +15,7 @@ set -euo pipefail
 KVER=${1:?usage: mkroot.sh KVER}
 CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
 SUITE=bookworm
-PKGS=(dkms "linux-headers-$KVER" pkg-config kmod libc6-dev libnl-genl-3-200 libnl-3-200 libudev1
+PKGS=(dkms "linux-headers-$KVER" pkg-config kmod libc6-dev libnl-genl-3-200 libnl-3-200 libudev1 libjson-c5
 	libfabric1 libfabric-bin libopenmpi3 openmpi-bin)
 
 sources() {

@@ -14,7 +14,7 @@ PKGS=(
 	# node images
 	busybox-static cpio udev
 	# user space: libraries and tools
-	gcc make libnl-3-dev libnl-genl-3-dev libudev-dev
+	gcc make libnl-3-dev libnl-genl-3-dev libudev-dev libjson-c-dev
 	# libfabric provider (headers) and the node image's fi_info / fi_pingpong
 	libfabric-dev libfabric-bin
 	# Open MPI over the provider on the nodes (mpirun reaches them by ssh)

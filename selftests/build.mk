@@ -9,8 +9,7 @@
 ST_DIR := $(TOP)/selftests
 ST_OUT := $(BUILD)/selftests/exanet
 HT_OUT := $(BUILD)/host-tests
-ST_LIB_SRCS := $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/exa_util.c
-ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h \
+ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h $(EXA_GENL_H) \
 	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
 
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
@@ -27,35 +26,40 @@ ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib
 $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
 # exanet_ipd forges heartbeats with the daemon's own encoder
 $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(TOP)/tools/exanet-ipd/ipd_proto.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(TOP)/tools/exanet-ipd/ipd_proto.c \
-		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) \
+		$(TOP)/tools/exanet-ipd/ipd_proto.c \
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
 $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(XFI_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
 
 # measurement helper for the eager/rendezvous threshold (not in tests.list)
 $(ST_OUT)/exanet_fi_thresh: $(ST_DIR)/exanet/exanet_fi_thresh.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(XFI_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lfabric
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric
 
 # guest side of tools/bench/fault-campaign (not in tests.list); its end
 # barrier waits on a thread while the mailbox keeps draining
 $(ST_OUT)/exa_fault_campaign: $(ST_DIR)/exanet/exa_fault_campaign.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) -lpthread
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lpthread
 
 # the same program, listed again for the 4-node cluster
 $(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
@@ -89,7 +93,8 @@ $(FUZZ_OUT)/exa_fuzz: $(FUZZ_SRCS) $(ST_DIR)/fuzz/fuzz.h $(ST_LIB_SRCS) $(ST_LIB
 		$(ST_DIR)/extoll/extoll_test.h $(LIBEXANET_SO) $(RMA2_SO) $(VELO2_SO) \
 		$(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $(FUZZ_SRCS) $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $(FUZZ_SRCS) \
+		$(ST_LIB_SRCS) $(USER_LDFLAGS) $(ST_LIB_LDLIBS) \
 		$(LIBEXANET_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lpthread
 
 $(FUZZ_OUT)/tests.list: $(ST_DIR)/fuzz/tests.list
@@ -127,7 +132,8 @@ $(HT_OUT)/test_harness: $(ST_DIR)/host/test_harness.c $(KSFT_HDRS) \
 $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMON) \
 		$(PP_COMMON_H) $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS) \
+		$(JSON_LIBS)
 
 $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
 		$(TOP)/lib/libexanet-fi/xfi_proto.h $(KSFT_HDRS)

@@ -2,12 +2,8 @@
 # (tools/cluster/ has its own build.mk.)
 
 TOOLS_OUT := $(BUILD)/bin
-# Code shared by several tools lives in tools/common/.
-TOOLS_COMMON := $(TOP)/tools/common
-PP_COMMON := $(TOOLS_COMMON)/pp_common.c
-PP_COMMON_H := $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/tool_parse.h $(EXA_COMMON_HDRS)
-NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
-NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
+# Code shared by several tools lives in tools/common/ (PP_COMMON and the
+# rest in the top Makefile).
 UDEV_LIBS := $(shell pkg-config --libs libudev 2>/dev/null || echo -ludev)
 
 USER_TOOLS := $(TOOLS_OUT)/exanet-pingpong $(TOOLS_OUT)/udp-pingpong $(TOOLS_OUT)/exanetctl
@@ -16,25 +12,25 @@ ALL_TARGETS += $(USER_TOOLS)
 $(TOOLS_OUT)/exanet-pingpong: $(TOP)/tools/exanet-pingpong/exanet-pingpong.c $(PP_COMMON) \
 		$(PP_COMMON_H) $(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) \
-		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) \
+		$(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(JSON_LIBS)
 
 $(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON) $(PP_COMMON_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
 
 $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h $(TOP)/uapi/exa_torus.h \
-		$(TOOLS_COMMON)/tool_parse.h
+		$(TOOLS_COMMON)/tool_parse.h $(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) $(TOOL_JSON_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(USER_LDFLAGS) $(NL_LIBS) \
-		$(UDEV_LIBS)
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(EXA_GENL) \
+		$(TOOL_JSON) $(USER_LDFLAGS) $(NL_LIBS) $(UDEV_LIBS) $(JSON_LIBS)
 
 # MPI benchmark of make bench-mpi (Debian's Open MPI wrapper compiler)
 MPI_BENCH := $(TOOLS_OUT)/exanet-mpi-bench
 ALL_TARGETS += $(MPI_BENCH)
-$(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c
+$(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c $(TOOL_JSON) $(TOOL_JSON_H)
 	@mkdir -p $(@D)
-	$(MPICC) $(USER_CFLAGS) -o $@ $<
+	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(JSON_LIBS)
 
 .PHONY: user-tools
 user-tools: $(USER_TOOLS)
@@ -46,8 +42,8 @@ ALL_TARGETS += $(RDMA_TOOLS)
 
 RDMA_TOOL_DEPS := $(RDMA_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(LIBEXANET_SO) \
 	$(LIBEXANET_DIR)/include/libexanet.h
-RDMA_TOOL_CC = $(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) \
-	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+RDMA_TOOL_CC = $(CC) $(USER_CFLAGS) $(PP_CFLAGS) \
+	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(JSON_LIBS)
 
 $(TOOLS_OUT)/exanet-rdma-bw: $(TOP)/tools/exanet-rdma-bw/exanet-rdma-bw.c $(RDMA_TOOL_DEPS)
 	@mkdir -p $(@D)
@@ -65,6 +61,8 @@ IPD_HDRS := $(addprefix $(IPD_DIR)/,ipd.h ipd_fabric.h ipd_proto.h)
 ALL_TARGETS += $(TOOLS_OUT)/exanet-ipd
 
 $(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(TOOLS_COMMON)/tool_parse.h $(EXA_COMMON_HDRS) \
-		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
+		$(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) $(TOOL_JSON_H) $(LIBEXANET_SO) \
+		$(LIBEXANET_DIR)/include/libexanet.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(IPD_SRCS) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS)
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(IPD_SRCS) $(EXA_GENL) \
+		$(TOOL_JSON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(NL_LIBS) $(JSON_LIBS)

@@ -172,4 +172,58 @@ TEST(parse_ulong_bounds)
 	ASSERT_EQ(-EINVAL, tool_parse_ulong("99999999999999999999999", 0, ~0UL, &v));
 }
 
+/* The server takes the client's run, within its limits. */
+TEST(run_parameters_offer_and_adopt)
+{
+	static const unsigned int sizes[] = { 8, 64 };
+	unsigned int got[PP_MAX_SIZES], n = 0;
+	unsigned long iters = 0, warmup = 0;
+	struct pp_run r;
+
+	pp_run_offer(&r, sizes, 2, 500, 50, 6);
+	ASSERT_EQ(6u, r.flags);
+	ASSERT_EQ(0, pp_run_adopt("t", &r, 64, got, &n, &iters, &warmup));
+	ASSERT_EQ(2u, n);
+	ASSERT_EQ(64u, got[1]);
+	ASSERT_EQ(500ul, iters);
+	ASSERT_EQ(50ul, warmup);
+	ASSERT_EQ(-EPROTO, pp_run_adopt("t", &r, 32, got, &n, &iters, &warmup));	/* 64 > 32 */
+	r.nsizes = 0;
+	ASSERT_EQ(-EPROTO, pp_run_adopt("t", &r, 64, got, &n, &iters, &warmup));
+	r.nsizes = PP_MAX_SIZES + 1;
+	ASSERT_EQ(-EPROTO, pp_run_adopt("t", &r, 64, got, &n, &iters, &warmup));
+}
+
+/* --json: the keys and number formats the benchmark scripts and tests read. */
+TEST(json_output_as_promised)
+{
+	struct pp_result res = { .size = 8, .iters = 10, .median_us = 1.5, .avg_us = 2.25,
+				 .min_us = 1, .p99_us = 3.125, .max_us = 4, .errors = 0 };
+	struct pp_opts o;
+	char path[] = "/tmp/pp-json-XXXXXX", line[1024];
+	int fd = mkstemp(path), saved = dup(1);
+	FILE *f;
+
+	ASSERT_TRUE(fd >= 0 && saved >= 0);
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--client --oob h:1 --iters 10 --warmup 2"));
+	ASSERT_EQ(0, pp_timer_init("monotonic"));
+	fflush(stdout);
+	dup2(fd, 1);
+	pp_print_json("dev-tool", "exanet", 3, 4, &o, &res, 1);
+	dup2(saved, 1);
+	close(saved);
+	close(fd);
+	f = fopen(path, "r");
+	ASSERT_TRUE(f != NULL);
+	ASSERT_TRUE(fgets(line, sizeof(line), f) != NULL);
+	fclose(f);
+	unlink(path);
+	ASSERT_STREQ("{\"tool\":\"dev-tool\",\"transport\":\"exanet\",\"unit\":\"us\","
+		     "\"latency\":\"one-way (rtt/2)\",\"local_node\":3,\"peer_node\":4,"
+		     "\"iters\":10,\"warmup\":2,\"per_iteration_timing\":true,"
+		     "\"timer\":\"clock_gettime(CLOCK_MONOTONIC)\",\"results\":[{\"size\":8,"
+		     "\"iters\":10,\"median_us\":1.500,\"avg_us\":2.250,\"min_us\":1.000,"
+		     "\"p99_us\":3.125,\"max_us\":4.000,\"errors\":0}]}\n", line);
+}
+
 TEST_HARNESS_MAIN

@@ -2,8 +2,6 @@
 /* Helpers shared by the ExaNet in-VM selftests; see exa_util.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/genetlink.h>
-#include <linux/netlink.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -17,6 +15,7 @@
 
 #include <exanet.h>
 
+#include "exa_genl.h"
 #include "exa_util.h"
 
 int64_t exa_now_ms(void)
@@ -29,167 +28,42 @@ int64_t exa_now_ms(void)
 
 /* ------------------------------------------------------------ genl */
 
-#define NLBUF 8192
-
-struct nlreq {
-	struct nlmsghdr n;
-	struct genlmsghdr g;
-	char buf[512];
-};
-
-static void add_attr(struct nlreq *r, uint16_t type, const void *data, size_t len)
+/* One request on a connection of its own (tools/common/exa_genl.c). */
+static int genl_do(uint8_t cmd, int flags, const uint16_t *types, const uint32_t *vals,
+		   int n, exa_genl_reply_fn reply, void *arg)
 {
-	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+	struct exa_genl g;
+	int err = exa_genl_open(&g);
 
-	a->nla_type = type;
-	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
-	memcpy((char *)a + NLA_HDRLEN, data, len);
-	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
-}
-
-static int nl_socket_open(void)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct timeval tv = { .tv_sec = 5 };
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-typedef void (*attr_cb)(struct nlattr *a, void *arg);
-
-/* Sends r, walks replies until ACK/DONE/error.  Calls cb for every top
- * level attribute of every reply. */
-static int nl_transact(int fd, struct nlreq *r, attr_cb cb, void *arg)
-{
-	static uint32_t seq = 1;
-	char buf[NLBUF];
-	int done = 0, err = 0;
-
-	r->n.nlmsg_seq = ++seq;
-	if (send(fd, r, r->n.nlmsg_len, 0) < 0)
-		return -errno;
-	while (!done) {
-		ssize_t len = recv(fd, buf, sizeof(buf), 0);
-		struct nlmsghdr *h;
-
-		if (len < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)len);
-		     h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_seq != r->n.nlmsg_seq)
-				continue;
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr *e = NLMSG_DATA(h);
-
-				err = e->error;
-				done = 1;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = 1;
-				break;
-			}
-			if (cb) {
-				struct genlmsghdr *g = NLMSG_DATA(h);
-				struct nlattr *a = (struct nlattr *)((char *)g + GENL_HDRLEN);
-				int rem = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-
-				while (rem >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-				       a->nla_len <= rem) {
-					cb(a, arg);
-					rem -= NLA_ALIGN(a->nla_len);
-					a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-				}
-			}
-			if (!(h->nlmsg_flags & NLM_F_MULTI) && !(r->n.nlmsg_flags & NLM_F_ACK))
-				done = 1;
-		}
-	}
-	return err;
-}
-
-static void family_cb(struct nlattr *a, void *arg)
-{
-	if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
-		memcpy(arg, (char *)a + NLA_HDRLEN, sizeof(uint16_t));
-}
-
-static int resolve_family(int fd)
-{
-	struct nlreq r;
-	uint16_t id = 0;
-	int err;
-
-	memset(&r, 0, sizeof(r));
-	r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r.n.nlmsg_type = GENL_ID_CTRL;
-	r.n.nlmsg_flags = NLM_F_REQUEST;
-	r.g.cmd = CTRL_CMD_GETFAMILY;
-	r.g.version = 1;
-	add_attr(&r, CTRL_ATTR_FAMILY_NAME, EXANET_GENL_NAME, sizeof(EXANET_GENL_NAME));
-	err = nl_transact(fd, &r, family_cb, &id);
 	if (err)
 		return err;
-	return id ? id : -ENOENT;
-}
-
-static int genl_do(uint8_t cmd, int flags, const uint16_t *types, const uint32_t *vals,
-		   int n, attr_cb cb, void *arg)
-{
-	struct nlreq r;
-	int fd, fam, err, i;
-
-	fd = nl_socket_open();
-	if (fd < 0)
-		return fd;
-	fam = resolve_family(fd);
-	if (fam < 0) {
-		close(fd);
-		return fam;
-	}
-	memset(&r, 0, sizeof(r));
-	r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r.n.nlmsg_type = (uint16_t)fam;
-	r.n.nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
-	r.g.cmd = cmd;
-	r.g.version = EXANET_GENL_VERSION;
-	for (i = 0; i < n; i++)
-		add_attr(&r, types[i], &vals[i], sizeof(vals[i]));
-	err = nl_transact(fd, &r, cb, arg);
-	close(fd);
+	err = exa_genl_call(&g, cmd, flags, types, vals, n, reply, arg);
+	exa_genl_close(&g);
 	return err;
 }
 
 int exa_genl_family_id(void)
 {
-	int fd = nl_socket_open(), fam;
+	struct exa_genl g;
+	int err = exa_genl_open(&g), fam;
 
-	if (fd < 0)
-		return fd;
-	fam = resolve_family(fd);
-	close(fd);
+	if (err)
+		return err;
+	fam = g.family;
+	exa_genl_close(&g);
 	return fam;
 }
 
-static void count_pid_cb(struct nlattr *a, void *arg)
+static void count_pid_reply(struct nlattr **tb, void *arg)
 {
-	if ((a->nla_type & NLA_TYPE_MASK) == EXANET_ATTR_PID)
+	if (tb[EXANET_ATTR_PID])
 		(*(int *)arg)++;
 }
 
 int exa_genl_count_bindings(void)
 {
-	int n = 0, err = genl_do(EXANET_CMD_PDID_GET, NLM_F_DUMP, NULL, NULL, 0, count_pid_cb, &n);
+	int n = 0, err = genl_do(EXANET_CMD_PDID_GET, NLM_F_DUMP, NULL, NULL, 0, count_pid_reply,
+				 &n);
 
 	return err ? err : n;
 }
@@ -215,37 +89,23 @@ int exa_genl_pdid_unbind(pid_t pid)
 	return genl_do(EXANET_CMD_PDID_UNBIND, NLM_F_ACK, &t, &v, 1, NULL, NULL);
 }
 
-struct devget {
-	long node_id, pkt, mbox;
-};
-
-static void devget_cb(struct nlattr *a, void *arg)
+static void devget_reply(struct nlattr **tb, void *arg)
 {
-	struct devget *d = arg;
-	uint32_t v;
-
-	if (a->nla_len < NLA_HDRLEN + 4)
-		return;
-	memcpy(&v, (char *)a + NLA_HDRLEN, 4);
-	switch (a->nla_type & NLA_TYPE_MASK) {
-	case EXANET_ATTR_NODE_ID: d->node_id = v; break;
-	case EXANET_ATTR_PKT_IN_USE: d->pkt = v; break;
-	case EXANET_ATTR_MBOX_IN_USE: d->mbox = v; break;
-	}
+	exa_genl_dev_reply(tb, arg);
 }
 
 int exa_genl_dev_get(uint32_t index, long *node_id, long *pkt_in_use, long *mbox_in_use)
 {
-	struct devget d = { -1, -1, -1 };
+	struct exa_genl_dev d = { .node_id = -1, .pkt_in_use = -1, .mbox_in_use = -1 };
 	uint16_t t = EXANET_ATTR_DEV_INDEX;
-	int err = genl_do(EXANET_CMD_DEV_GET, NLM_F_ACK, &t, &index, 1, devget_cb, &d);
+	int err = genl_do(EXANET_CMD_DEV_GET, NLM_F_ACK, &t, &index, 1, devget_reply, &d);
 
 	if (node_id)
 		*node_id = d.node_id;
 	if (pkt_in_use)
-		*pkt_in_use = d.pkt;
+		*pkt_in_use = d.pkt_in_use;
 	if (mbox_in_use)
-		*mbox_in_use = d.mbox;
+		*mbox_in_use = d.mbox_in_use;
 	return err;
 }
 

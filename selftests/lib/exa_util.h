@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Generic netlink "exanet" over a raw netlink socket (no libnl needed in
- * the node image).  0 or negative errno as the kernel answered. */
+/* Generic netlink "exanet" through tools/common/exa_genl.c (libnl-genl-3).
+ * 0 or negative errno as the kernel answered. */
 int exa_genl_pdid_bind(pid_t pid, uint32_t pdid);
 int exa_genl_pdid_unbind(pid_t pid);
 /* DEV_GET doit for /dev/exanet<index>: fills what it finds (-1 if absent). */

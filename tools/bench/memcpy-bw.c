@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * memcpy-bw: single-thread memcpy bandwidth of a 256 MiB buffer on the
- * host (the reference for make bench-rdma).  Prints one JSON object.
+ * host (the reference for make bench-rdma).  Prints one JSON object
+ * (tools/common/tool_json.h): {"tool", "bytes", "repetitions", "memcpy_MBps"}.
  * usage: memcpy-bw [MiB] [repetitions]
  */
 #include <stdint.h>
@@ -9,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "tool_json.h"
 
 static double now(void)
 {
@@ -25,6 +28,7 @@ int main(int argc, char **argv)
 	size_t len = mib << 20;
 	double best = 0;
 	uint8_t *a, *b;
+	json_object *out;
 
 	if (!mib || reps < 1) {
 		fprintf(stderr, "usage: memcpy-bw [MiB] [repetitions]\n");
@@ -46,6 +50,10 @@ int main(int argc, char **argv)
 			best = len / t / 1e6;
 		a[i] ^= b[len - 1 - i];
 	}
-	printf("{\"bytes\":%zu,\"repetitions\":%d,\"memcpy_MBps\":%.1f}\n", len, reps, best);
+	out = tj_bench("memcpy-bw");
+	tj_uint(out, "bytes", len);
+	tj_int(out, "repetitions", reps);
+	tj_num(out, "memcpy_MBps", "%.1f", best);
+	tj_print(out, 0);
 	return 0;
 }

@@ -20,6 +20,16 @@
 
 #define XT_MAGIC 0x58544f4cu	/* "XTOL" */
 
+/* The end of the latency tools' help (rma2-pingpong, velo2-pingpong). */
+#define XT_HELP_LATENCY_TAIL \
+	PP_HELP_SAMPLES \
+	PP_HELP_NO_TIMING \
+	"      --clock MODE       auto (default), monotonic, tsc\n" \
+	PP_HELP_JSON \
+	PP_HELP_TAIL \
+	"Exit status: 0 success, 1 run-time failure (device, connection, data\n" \
+	"error), 2 usage error.\n"
+
 /*
  * Waiting for the peer: poll, spinning at most XT_SPIN_NS, then yield the
  * CPU between polls (the peer may be a process on the same CPU).  The
@@ -65,18 +75,14 @@ struct xt_hello {
 	uint32_t vpid;
 	uint64_t nla;		/* receive buffer NLA (RMA tools) */
 	uint64_t buf_size;
-	uint32_t nsizes;
-	uint32_t flags;
-	uint32_t sizes[PP_MAX_SIZES];
-	uint64_t iters;
-	uint64_t warmup;
+	struct pp_run run;	/* client: the run; flags: the tool's options */
 	int32_t status;
 	uint32_t pad;
 };
 
 /* Connect (client) or accept (server); exchange hellos.  The server adopts
- * the client's run parameters after checking every size is within
- * 1..max_size (the client is not trusted).  Returns the TCP fd or -1. */
+ * the client's run parameters (pp_run_adopt(): sizes within 1..max_size).
+ * Returns the TCP fd or -1. */
 static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int max_size,
 			       struct xt_hello *me, struct xt_hello *peer)
 {
@@ -85,10 +91,7 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int
 	me->magic = XT_MAGIC;
 	me->version = XT_VERSION;
 	if (o->client) {
-		me->nsizes = o->nsizes;
-		memcpy(me->sizes, o->sizes, sizeof(me->sizes));
-		me->iters = o->iters;
-		me->warmup = o->warmup;
+		pp_run_offer(&me->run, o->sizes, o->nsizes, o->iters, o->warmup, me->run.flags);
 		fd = pp_tcp_connect(o->oob_host, o->oob_port, o->timeout_s);
 	} else {
 		int lfd = pp_tcp_listen(o->oob_host[0] ? o->oob_host : NULL, o->oob_port);
@@ -114,23 +117,10 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int
 		close(fd);
 		return -1;
 	}
-	if (o->server) {
-		if (peer->nsizes > PP_MAX_SIZES || peer->nsizes == 0) {
-			fprintf(stderr, "%s: client sent %u sizes\n", tool, peer->nsizes);
-			close(fd);
-			return -1;
-		}
-		for (unsigned int i = 0; i < peer->nsizes; i++)
-			if (peer->sizes[i] == 0 || peer->sizes[i] > max_size) {
-				fprintf(stderr, "%s: client sent size %u (1..%u)\n", tool,
-					peer->sizes[i], max_size);
-				close(fd);
-				return -1;
-			}
-		o->nsizes = peer->nsizes;
-		memcpy(o->sizes, peer->sizes, sizeof(o->sizes));
-		o->iters = peer->iters;
-		o->warmup = peer->warmup;
+	if (o->server && pp_run_adopt(tool, &peer->run, max_size, o->sizes, &o->nsizes,
+				      &o->iters, &o->warmup)) {
+		close(fd);
+		return -1;
 	}
 	return fd;
 }
@@ -205,23 +195,33 @@ static inline void xt_print_bw(const char *tool, const char *transport, const ch
 	unsigned int i;
 
 	if (o->json) {
-		printf("{\"tool\":\"%s\",\"transport\":\"%s\",\"unit\":\"MB/s\","
-		       "\"local_node\":%u,\"peer_node\":%u,\"iters\":%lu,\"warmup\":%lu,"
-		       "\"results\":[", tool, transport, node, peer_node, o->iters, o->warmup);
-		for (i = 0; i < n; i++)
-			printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"mb_s\":%.2f,"
-			       "\"msg_s\":%.1f,\"send_retries\":%lu,\"errors\":%lu}", i ? "," : "",
-			       res[i].size, res[i].iters, res[i].seconds, res[i].mb_s, res[i].msg_s,
-			       res[i].send_retries, res[i].errors);
-		printf("]}\n");
-	} else {
-		printf("# %s: %s, node %u -> node %u, %lu transfers per size\n", tool, desc, node,
-		       peer_node, o->iters);
-		printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
-		for (i = 0; i < n; i++)
-			printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s,
-			       res[i].msg_s, res[i].send_retries, res[i].errors);
+		json_object *j = tj_bench(tool), *results;
+
+		tj_str(j, "transport", transport);
+		tj_str(j, "unit", "MB/s");
+		tj_uint(j, "local_node", node);
+		tj_uint(j, "peer_node", peer_node);
+		tj_uint(j, "iters", o->iters);
+		tj_uint(j, "warmup", o->warmup);
+		results = tj_results(j);
+		for (i = 0; i < n; i++) {
+			json_object *r = tj_result(results, res[i].size, res[i].iters);
+
+			tj_num(r, "seconds", "%.6f", res[i].seconds);
+			tj_num(r, "mb_s", "%.2f", res[i].mb_s);
+			tj_num(r, "msg_s", "%.1f", res[i].msg_s);
+			tj_uint(r, "send_retries", res[i].send_retries);
+			tj_uint(r, "errors", res[i].errors);
+		}
+		tj_print(j, 0);
+		return;
 	}
+	printf("# %s: %s, node %u -> node %u, %lu transfers per size\n", tool, desc, node,
+	       peer_node, o->iters);
+	printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
+	for (i = 0; i < n; i++)
+		printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s, res[i].msg_s,
+		       res[i].send_retries, res[i].errors);
 	fflush(stdout);
 }
 
@@ -254,25 +254,41 @@ static inline void xt_rma2_perror(const char *tool, RMA2_ERROR rc, const char *w
 	rma2_perror(rc, header);
 }
 
+/* An RMA tool's link to its peer. */
+struct xt_rma2 {
+	RMA2_Port port;
+	RMA2_Handle h;			/* the connection to the peer */
+	struct xt_hello me, peer;
+	struct xt_buffer peerbuf;	/* the peer's receive buffer */
+	int fd;				/* the out-of-band TCP connection */
+};
+
 /*
- * rma2_open(), then xt_handshake() with our node, VPID and flags in *me.
- * The TCP fd, or -1 (reported on stderr).
+ * rma2_open(), then xt_handshake() with our node, VPID and *flags in
+ * x->me; a server adopts the client's flags.  0, or -1 (reported on
+ * stderr).
  */
 static inline int xt_rma2_open(const char *tool, struct pp_opts *o, unsigned int max_size,
-			       uint32_t flags, RMA2_Port *port, struct xt_hello *me,
-			       struct xt_hello *peer)
+			       uint32_t *flags, struct xt_rma2 *x)
 {
-	RMA2_ERROR rc = rma2_open(port);
+	RMA2_ERROR rc;
 
+	memset(x, 0, sizeof(*x));
+	x->fd = -1;
+	rc = rma2_open(&x->port);
 	if (rc != RMA2_SUCCESS) {
 		xt_rma2_perror(tool, rc, "rma2_open");
 		return -1;
 	}
-	memset(me, 0, sizeof(*me));
-	me->node = rma2_get_nodeid(*port);
-	me->vpid = rma2_get_vpid(*port);
-	me->flags = flags;
-	return xt_handshake(tool, o, max_size, me, peer);
+	x->me.node = rma2_get_nodeid(x->port);
+	x->me.vpid = rma2_get_vpid(x->port);
+	x->me.run.flags = *flags;
+	x->fd = xt_handshake(tool, o, max_size, &x->me, &x->peer);
+	if (x->fd < 0)
+		return -1;
+	if (o->server)
+		*flags = x->peer.run.flags;
+	return 0;
 }
 
 /*
@@ -280,26 +296,36 @@ static inline int xt_rma2_open(const char *tool, struct pp_opts *o, unsigned int
  * reg), learns where its buffer is (at least the run's largest size) and
  * connects to it.  0, or -1 (reported on stderr).
  */
-static inline int xt_rma2_connect(const char *tool, int fd, const struct pp_opts *o,
-				  RMA2_Port port, RMA2_Region *reg, size_t size,
-				  const struct xt_hello *peer, struct xt_buffer *peerbuf,
-				  RMA2_Handle *h)
+static inline int xt_rma2_connect(const char *tool, struct xt_rma2 *x, const struct pp_opts *o,
+				  RMA2_Region *reg, size_t size)
 {
 	struct xt_buffer mine;
 	RMA2_ERROR rc;
 
 	rma2_get_nla(reg, 0, &mine.nla);
 	mine.size = size;
-	if (xt_exchange_buffer(tool, fd, o->timeout_s, &mine, peerbuf,
+	if (xt_exchange_buffer(tool, x->fd, o->timeout_s, &mine, &x->peerbuf,
 			       pp_max_size(o->sizes, o->nsizes)))
 		return -1;
-	rc = rma2_connect(port, (RMA2_Nodeid)peer->node, (RMA2_VPID)peer->vpid, RMA2_CONN_DEFAULT,
-			  h);
+	rc = rma2_connect(x->port, (RMA2_Nodeid)x->peer.node, (RMA2_VPID)x->peer.vpid,
+			  RMA2_CONN_DEFAULT, &x->h);
 	if (rc != RMA2_SUCCESS) {
 		xt_rma2_perror(tool, rc, "rma2_connect");
 		return -1;
 	}
 	return 0;
+}
+
+/* Disconnects, unregisters the regions (NULL: none) and closes. */
+static inline void xt_rma2_close(struct xt_rma2 *x, RMA2_Region *reg1, RMA2_Region *reg2)
+{
+	rma2_disconnect(x->port, x->h);
+	if (reg1)
+		rma2_unregister(x->port, reg1);
+	if (reg2)
+		rma2_unregister(x->port, reg2);
+	rma2_close(x->port);
+	close(x->fd);
 }
 
 /* Waits for the next RMA notification and consumes it; -1 (reported on
@@ -352,6 +378,16 @@ static inline int xt_take_flag(int *argc, char **argv, const char *flag)
 	}
 	*argc = j;
 	argv[j] = NULL;
+	return found;
+}
+
+/* xt_take_flag() of each of flags[] (NULL-terminated): bit i = flags[i]. */
+static inline uint32_t xt_take_flags(int *argc, char **argv, const char *const *flags)
+{
+	uint32_t found = 0;
+
+	for (unsigned int i = 0; flags[i]; i++)
+		found |= (uint32_t)xt_take_flag(argc, argv, flags[i]) << i;
 	return found;
 }
 

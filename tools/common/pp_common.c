@@ -229,6 +229,24 @@ void pp_stats_total(uint64_t total_ns, unsigned long n, struct pp_result *r)
 	r->median_us = r->min_us = r->p99_us = r->max_us = r->avg_us;
 }
 
+int pp_size_result(const struct pp_opts *o, const char *tool, unsigned int size,
+		   uint64_t *rtt_ns, int64_t t_start, struct pp_result *r)
+{
+	int err;
+
+	if (o->no_timing) {
+		pp_stats_total((uint64_t)(pp_timer_ns() - t_start), o->iters, r);
+		return 0;
+	}
+	err = pp_save_samples(o, size, rtt_ns, o->iters);
+	if (err) {
+		fprintf(stderr, "%s: --samples %s: %s\n", tool, o->samples, strerror(-err));
+		return err;
+	}
+	pp_stats(rtt_ns, o->iters, r);
+	return 0;
+}
+
 void pp_print_table(const char *tool, const char *transport, const char *path_desc,
 		    const struct pp_opts *o, const struct pp_result *res, unsigned int n)
 {
@@ -246,23 +264,74 @@ void pp_print_table(const char *tool, const char *transport, const char *path_de
 	fflush(stdout);
 }
 
+json_object *pp_json_result(json_object *results, const struct pp_result *r)
+{
+	json_object *j = tj_result(results, r->size, r->iters);
+
+	tj_num(j, "median_us", "%.3f", r->median_us);
+	tj_num(j, "avg_us", "%.3f", r->avg_us);
+	tj_num(j, "min_us", "%.3f", r->min_us);
+	tj_num(j, "p99_us", "%.3f", r->p99_us);
+	tj_num(j, "max_us", "%.3f", r->max_us);
+	return j;
+}
+
 void pp_print_json(const char *tool, const char *transport, long local_node, long peer_node,
 		   const struct pp_opts *o, const struct pp_result *res, unsigned int n)
 {
+	json_object *j = tj_bench(tool), *results;
 	unsigned int i;
 
-	printf("{\"tool\":\"%s\",\"transport\":\"%s\",\"unit\":\"us\",\"latency\":\"one-way (rtt/2)\","
-	       "\"local_node\":%ld,\"peer_node\":%ld,\"iters\":%lu,\"warmup\":%lu,"
-	       "\"per_iteration_timing\":%s,\"timer\":\"%s\",\"results\":[",
-	       tool, transport, local_node, peer_node, o->iters, o->warmup,
-	       o->no_timing ? "false" : "true", pp_timer_desc());
+	tj_str(j, "transport", transport);
+	tj_str(j, "unit", "us");
+	tj_str(j, "latency", "one-way (rtt/2)");
+	tj_int(j, "local_node", local_node);
+	tj_int(j, "peer_node", peer_node);
+	tj_uint(j, "iters", o->iters);
+	tj_uint(j, "warmup", o->warmup);
+	tj_bool(j, "per_iteration_timing", !o->no_timing);
+	tj_str(j, "timer", pp_timer_desc());
+	results = tj_results(j);
 	for (i = 0; i < n; i++)
-		printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
-		       "\"min_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f,\"errors\":%lu}",
-		       i ? "," : "", res[i].size, res[i].iters, res[i].median_us, res[i].avg_us,
-		       res[i].min_us, res[i].p99_us, res[i].max_us, res[i].errors);
-	printf("]}\n");
-	fflush(stdout);
+		tj_uint(pp_json_result(results, &res[i]), "errors", res[i].errors);
+	tj_print(j, 0);
+}
+
+void pp_run_offer(struct pp_run *r, const unsigned int *sizes, unsigned int nsizes,
+		  unsigned long iters, unsigned long warmup, uint32_t flags)
+{
+	unsigned int i;
+
+	r->nsizes = nsizes;
+	r->flags = flags;
+	for (i = 0; i < PP_MAX_SIZES; i++)
+		r->sizes[i] = i < nsizes ? sizes[i] : 0;
+	r->iters = iters;
+	r->warmup = warmup;
+}
+
+int pp_run_adopt(const char *tool, const struct pp_run *r, unsigned int max_size,
+		 unsigned int *sizes, unsigned int *nsizes, unsigned long *iters,
+		 unsigned long *warmup)
+{
+	unsigned int i;
+
+	if (r->nsizes > PP_MAX_SIZES || r->nsizes == 0) {
+		fprintf(stderr, "%s: client sent %u sizes\n", tool, r->nsizes);
+		return -EPROTO;
+	}
+	for (i = 0; i < r->nsizes; i++)
+		if (r->sizes[i] == 0 || r->sizes[i] > max_size) {
+			fprintf(stderr, "%s: client sent size %u (1..%u)\n", tool, r->sizes[i],
+				max_size);
+			return -EPROTO;
+		}
+	for (i = 0; i < r->nsizes; i++)
+		sizes[i] = r->sizes[i];
+	*nsizes = r->nsizes;
+	*iters = (unsigned long)r->iters;
+	*warmup = (unsigned long)r->warmup;
+	return 0;
 }
 
 int pp_resolve(const char *host, unsigned int port, int socktype, void *sa, unsigned int *salen)
@@ -418,24 +487,14 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 {
 	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD, OPT_SAMPLES };
 	static const struct option lopts[] = {
-		{ "server", no_argument, NULL, 's' },
-		{ "client", no_argument, NULL, 'c' },
-		{ "oob", required_argument, NULL, 'o' },
+		PP_LOPTS_COMMON,
 		{ "peer-node", required_argument, NULL, 'n' },
-		{ "sizes", required_argument, NULL, 'S' },
-		{ "iters", required_argument, NULL, 'i' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "device", required_argument, NULL, 'd' },
 		{ "slots", required_argument, NULL, OPT_SLOTS },
-		{ "timeout", required_argument, NULL, 't' },
 		{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
 		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
 		{ "clock", required_argument, NULL, OPT_CLOCK },
 		{ "yield", no_argument, NULL, OPT_YIELD },
 		{ "samples", required_argument, NULL, OPT_SAMPLES },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	unsigned long v;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "exa_clock.h"	/* exa_clock_ns(): CLOCK_MONOTONIC in ns */
+#include "tool_json.h"	/* the JSON output (json-c) */
 #include "tool_parse.h"	/* tool_parse_ulong() */
 
 #define PP_MAX_SIZES 64
@@ -41,6 +42,50 @@ struct pp_result {
 	double median_us, avg_us, min_us, p99_us, max_us;	/* one-way = RTT/2 */
 	unsigned long errors;
 };
+
+/*
+ * Help lines that the tools print alike (string literals, concatenated into
+ * each tool's usage text).
+ */
+#define PP_HELP_USAGE(tool) \
+	"usage: " tool " --server [--oob [HOST:]PORT] [options]\n"
+#define PP_HELP_USAGE_CLIENT(tool) \
+	"       " tool " --client --oob HOST:PORT [options]\n"
+#define PP_HELP_OOB_LISTEN \
+	"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
+#define PP_HELP_ROUND_TRIPS \
+	"  -i, --iters N          timed round trips per size (default 1000)\n" \
+	"  -w, --warmup N         untimed round trips per size first (default 100)\n"
+#define PP_HELP_SAMPLES \
+	"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
+#define PP_HELP_CLOCK \
+	"      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n" \
+	"                         clock_gettime(CLOCK_MONOTONIC) when the clocksource has\n" \
+	"                         vDSO support, else the TSC calibrated against it\n"
+#define PP_HELP_NO_TIMING \
+	"      --no-timing        only the total time per size (avg only)\n"
+#define PP_HELP_JSON "  -j, --json             machine-readable output on stdout\n"
+#define PP_HELP_TAIL \
+	"  -v, --verbose          progress on stderr\n" \
+	"  -h, --help             this help\n" \
+	"\n"
+
+/*
+ * getopt_long entries of the options that every ping-pong and bandwidth
+ * tool takes (pp_parse_args() and the RDMA tools' parsers).
+ */
+#define PP_LOPTS_COMMON \
+	{ "server", no_argument, NULL, 's' }, \
+	{ "client", no_argument, NULL, 'c' }, \
+	{ "oob", required_argument, NULL, 'o' }, \
+	{ "sizes", required_argument, NULL, 'S' }, \
+	{ "iters", required_argument, NULL, 'i' }, \
+	{ "warmup", required_argument, NULL, 'w' }, \
+	{ "device", required_argument, NULL, 'd' }, \
+	{ "timeout", required_argument, NULL, 't' }, \
+	{ "json", no_argument, NULL, 'j' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "help", no_argument, NULL, 'h' }
 
 /* What differs between the ping-pong tools that share one option parser. */
 struct pp_tool {
@@ -84,11 +129,44 @@ int pp_save_samples(const struct pp_opts *o, unsigned int size, const uint64_t *
 		    unsigned long n);
 /* Total-time only (no per-iteration clocks): avg only, other fields = avg. */
 void pp_stats_total(uint64_t total_ns, unsigned long n, struct pp_result *r);
+/*
+ * The client's figures of one size (o->iters timed round trips): with
+ * --no-timing from the time since t_start, else from rtt_ns after
+ * --samples saved them.  0, or the --samples error (reported on stderr).
+ */
+int pp_size_result(const struct pp_opts *o, const char *tool, unsigned int size,
+		   uint64_t *rtt_ns, int64_t t_start, struct pp_result *r);
 
 void pp_print_table(const char *tool, const char *transport, const char *path_desc,
 		    const struct pp_opts *o, const struct pp_result *res, unsigned int n);
+/* A latency result at the end of results: size, iters and the *_us figures. */
+json_object *pp_json_result(json_object *results, const struct pp_result *r);
 void pp_print_json(const char *tool, const char *transport, long local_node, long peer_node,
 		   const struct pp_opts *o, const struct pp_result *res, unsigned int n);
+
+/*
+ * The run parameters in the out-of-band handshakes: the client sends its
+ * own, the server adopts them (pp_run_adopt()).  flags: the tool's own
+ * options that the server follows.
+ */
+struct pp_run {
+	uint32_t nsizes;
+	uint32_t flags;
+	uint32_t sizes[PP_MAX_SIZES];
+	uint64_t iters;
+	uint64_t warmup;
+};
+
+void pp_run_offer(struct pp_run *r, const unsigned int *sizes, unsigned int nsizes,
+		  unsigned long iters, unsigned long warmup, uint32_t flags);
+/*
+ * Server: takes the client's sizes, iterations and warm-up after checking
+ * 1..PP_MAX_SIZES sizes, each within 1..max_size (the client is not
+ * trusted).  0, or -EPROTO (reported on stderr).
+ */
+int pp_run_adopt(const char *tool, const struct pp_run *r, unsigned int max_size,
+		 unsigned int *sizes, unsigned int *nsizes, unsigned long *iters,
+		 unsigned long *warmup);
 
 /* TCP helpers for the out-of-band handshake (deadline in seconds). */
 int pp_tcp_listen(const char *host, unsigned int port);

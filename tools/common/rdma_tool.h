@@ -36,9 +36,7 @@ struct rt_hello {
 	uint32_t node, rank;
 	uint8_t buf[EXANET_RADDR_WIRE_SIZE];	/* peer buffer */
 	uint8_t notif[EXANET_RADDR_WIRE_SIZE];	/* peer notification slots */
-	uint32_t nsizes, mode;
-	uint32_t sizes[PP_MAX_SIZES];
-	uint64_t iters, warmup;
+	struct pp_run run;		/* flags: the tool's mode */
 };
 
 struct rt_ctx {
@@ -89,21 +87,6 @@ struct rt_opts {
 	unsigned long reg_bytes;	/* --reg-time: registration cost only */
 };
 
-/* getopt_long entries of the options in rt_opt(), around the tool's own. */
-#define RT_LOPTS_HEAD \
-	{ "server", no_argument, NULL, 's' }, \
-	{ "client", no_argument, NULL, 'c' }, \
-	{ "oob", required_argument, NULL, 'o' }, \
-	{ "sizes", required_argument, NULL, 'S' }, \
-	{ "iters", required_argument, NULL, 'i' }, \
-	{ "warmup", required_argument, NULL, 'w' }
-#define RT_LOPTS_TAIL \
-	{ "device", required_argument, NULL, 'd' }, \
-	{ "timeout", required_argument, NULL, 't' }, \
-	{ "json", no_argument, NULL, 'j' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "help", no_argument, NULL, 'h' }, \
-	{ NULL, 0, NULL, 0 }
 
 /* Defaults: the given port, iterations and warm-up; 30 s; RT_DEFAULT_SIZES. */
 static inline void rt_opts_init(struct rt_opts *o, unsigned int port, unsigned long iters,
@@ -119,7 +102,7 @@ static inline void rt_opts_init(struct rt_opts *o, unsigned int port, unsigned l
 }
 
 /*
- * An option of RT_LOPTS_HEAD/TAIL but --help (getopt_long's c and optarg):
+ * An option of PP_LOPTS_COMMON but --help (getopt_long's c and optarg):
  * 0 taken, -1 bad value, 1 not one of them.  --iters: 1..max_iters.
  */
 static inline int rt_opt(struct rt_opts *o, int c, const char *arg, unsigned long max_iters)
@@ -141,6 +124,34 @@ static inline int rt_opt(struct rt_opts *o, int c, const char *arg, unsigned lon
 	case 'v': o->verbose = 1; return 0;
 	}
 	return 1;
+}
+
+/*
+ * getopt_long over argv: the options of rt_opt() (--iters: 1..max_iters),
+ * --help (usage on stdout, exit 0), and the tool's own through tool_opt
+ * (0 taken, else invalid).  0, or -1 for an invalid option or value.
+ */
+static inline int rt_parse(int argc, char **argv, struct rt_opts *o, const char *shortopts,
+			   const struct option *lopts, unsigned long max_iters,
+			   int (*tool_opt)(struct rt_opts *o, int c, const char *arg),
+			   void (*usage)(FILE *f))
+{
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
+		r = rt_opt(o, c, optarg, max_iters);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			continue;
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (tool_opt(o, c, optarg))
+			return -1;
+	}
+	return 0;
 }
 
 /* After the options: no operand, one side, a client knows the server. */
@@ -278,16 +289,16 @@ static inline int rt_rendezvous(const char *tool, struct rt_opts *o, struct rt_h
 		fprintf(stderr, "%s: accept: %s\n", tool, strerror(-fd));
 		return -1;
 	}
-	if (pp_read_full(fd, peer, sizeof(*peer), o->timeout_s) || peer->magic != RT_MAGIC ||
-	    peer->nsizes == 0 || peer->nsizes > PP_MAX_SIZES) {
+	if (pp_read_full(fd, peer, sizeof(*peer), o->timeout_s) || peer->magic != RT_MAGIC) {
 		fprintf(stderr, "%s: bad handshake\n", tool);
 		close(fd);
 		return -1;
 	}
-	o->nsizes = peer->nsizes;
-	memcpy(o->sizes, peer->sizes, sizeof(o->sizes));
-	o->iters = peer->iters;
-	o->warmup = peer->warmup;
+	if (pp_run_adopt(tool, &peer->run, RT_MAX_SIZE, o->sizes, &o->nsizes, &o->iters,
+			 &o->warmup)) {
+		close(fd);
+		return -1;
+	}
 	return fd;
 }
 
@@ -316,11 +327,7 @@ static inline int rt_hello_exchange(const char *tool, struct rt_ctx *c, const st
 		rt_hello_fill(c, &mine);
 	mine.magic = RT_MAGIC;
 	mine.status = err;
-	mine.nsizes = o->nsizes;
-	memcpy(mine.sizes, o->sizes, sizeof(mine.sizes));
-	mine.iters = o->iters;
-	mine.warmup = o->warmup;
-	mine.mode = mode;
+	pp_run_offer(&mine.run, o->sizes, o->nsizes, o->iters, o->warmup, mode);
 	if (pp_write_full(fd, &mine, sizeof(mine), o->timeout_s)) {
 		fprintf(stderr, "%s: handshake send failed\n", tool);
 		return -1;

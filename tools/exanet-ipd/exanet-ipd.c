@@ -9,9 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <linux/genetlink.h>
 #include <linux/if_tun.h>
-#include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -36,6 +34,7 @@
 
 #include <exa_cpu.h>
 
+#include "exa_genl.h"
 #include "ipd.h"
 #include "ipd_fabric.h"
 #include "tool_parse.h"
@@ -395,102 +394,17 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 
 /* --------------------------------------------------- PDID binding */
 
-struct nlreq {
-	struct nlmsghdr n;
-	struct genlmsghdr g;
-	char buf[256];
-};
-
-static void nl_attr(struct nlreq *r, uint16_t type, const void *data, size_t len)
-{
-	struct nlattr *a = (struct nlattr *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
-
-	a->nla_type = type;
-	a->nla_len = (uint16_t)(NLA_HDRLEN + len);
-	memcpy((char *)a + NLA_HDRLEN, data, len);
-	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + NLA_ALIGN(a->nla_len);
-}
-
-/* Send r, return the family id found in the answer (GETFAMILY) or 0, or a
- * negative errno from the kernel's acknowledgement. */
-static int nl_transact(int fd, struct nlreq *r, uint16_t *family)
-{
-	char buf[4096];
-	ssize_t len;
-
-	if (send(fd, r, r->n.nlmsg_len, 0) < 0)
-		return -errno;
-	for (;;) {
-		struct nlmsghdr *h;
-
-		len = recv(fd, buf, sizeof(buf), 0);
-		if (len < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (unsigned int)len);
-		     h = NLMSG_NEXT(h, len)) {
-			if (h->nlmsg_type == NLMSG_ERROR)
-				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
-			if (h->nlmsg_type == NLMSG_DONE)
-				return 0;
-			if (family) {
-				struct nlattr *a = (struct nlattr *)((char *)NLMSG_DATA(h) + GENL_HDRLEN);
-				int rem = (int)h->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN;
-
-				while (rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
-				       a->nla_len <= rem) {
-					if ((a->nla_type & NLA_TYPE_MASK) == CTRL_ATTR_FAMILY_ID)
-						memcpy(family, (char *)a + NLA_HDRLEN, 2);
-					rem -= NLA_ALIGN(a->nla_len);
-					a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len));
-				}
-				return 0;
-			}
-		}
-	}
-}
-
 int ipd_pdid_bind_self(uint32_t pdid)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	struct timeval tv = { .tv_sec = 5 };
-	struct nlreq r;
-	uint16_t family = 0;
-	uint32_t pid = (uint32_t)getpid();
-	int fd, err;
+	uint16_t types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
+	uint32_t vals[2] = { (uint32_t)getpid(), pdid };
+	struct exa_genl g;
+	int err = exa_genl_open(&g);
 
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
-	if (fd < 0)
-		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = -errno;
-		close(fd);
+	if (err)
 		return err;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	memset(&r, 0, sizeof(r));
-	r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-	r.n.nlmsg_type = GENL_ID_CTRL;
-	r.n.nlmsg_flags = NLM_F_REQUEST;
-	r.n.nlmsg_seq = 1;
-	r.g.cmd = CTRL_CMD_GETFAMILY;
-	r.g.version = 1;
-	nl_attr(&r, CTRL_ATTR_FAMILY_NAME, EXANET_GENL_NAME, sizeof(EXANET_GENL_NAME));
-	err = nl_transact(fd, &r, &family);
-	if (!err && !family)
-		err = -ENOENT;
-	if (!err) {
-		memset(&r, 0, sizeof(r));
-		r.n.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
-		r.n.nlmsg_type = family;
-		r.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-		r.n.nlmsg_seq = 2;
-		r.g.cmd = EXANET_CMD_PDID_BIND;
-		r.g.version = EXANET_GENL_VERSION;
-		nl_attr(&r, EXANET_ATTR_PID, &pid, 4);
-		nl_attr(&r, EXANET_ATTR_PDID, &pdid, 4);
-		err = nl_transact(fd, &r, NULL);
-	}
-	close(fd);
+	err = exa_genl_call(&g, EXANET_CMD_PDID_BIND, NLM_F_ACK, types, vals, 2, NULL, NULL);
+	exa_genl_close(&g);
 	return err;
 }
 

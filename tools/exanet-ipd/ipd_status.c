@@ -6,7 +6,6 @@
  * table or JSON.
  */
 #include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -17,6 +16,7 @@
 
 #include "ipd.h"
 #include "ipd_fabric.h"
+#include "tool_json.h"
 
 #define CNT(x) { #x, offsetof(struct ipd_counters, x) }
 static const struct { const char *name; size_t off; } counters[] = {
@@ -148,56 +148,24 @@ static const char *get(struct kv *kv, unsigned int n, const char *key)
 	return NULL;
 }
 
-static int is_number(const char *s)
-{
-	if (*s == '-')
-		s++;
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-static void json_val(const char *v)
-{
-	if (is_number(v)) {
-		fputs(v, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			putchar('\\');
-		putchar(*v);
-	}
-	putchar('"');
-}
-
+/*
+ * {"key": value, ..., "counters": {...}, "peers": [{"node": N, ...}]}: the
+ * status file's keys without a dot, its counter.* keys, and its peer.N.*
+ * keys per peer; numbers stay numbers.
+ */
 static void print_json(struct kv *kv, unsigned int n)
 {
 	unsigned int nodes[IPD_MAX_NODES], nn = 0;
-	int first = 1;
+	json_object *j = json_object_new_object(), *counters, *peers;
 
-	printf("{");
-	for (unsigned int i = 0; i < n; i++) {
-		if (strchr(kv[i].key, '.'))
-			continue;
-		printf("%s\"%s\": ", first ? "" : ", ", kv[i].key);
-		json_val(kv[i].val);
-		first = 0;
-	}
-	printf(", \"counters\": {");
-	first = 1;
-	for (unsigned int i = 0; i < n; i++) {
-		if (strncmp(kv[i].key, "counter.", 8))
-			continue;
-		printf("%s\"%s\": ", first ? "" : ", ", kv[i].key + 8);
-		json_val(kv[i].val);
-		first = 0;
-	}
-	printf("}, \"peers\": [");
+	for (unsigned int i = 0; i < n; i++)
+		if (!strchr(kv[i].key, '.'))
+			tj_text(j, kv[i].key, kv[i].val);
+	counters = tj_object(j, "counters");
+	for (unsigned int i = 0; i < n; i++)
+		if (!strncmp(kv[i].key, "counter.", 8))
+			tj_text(counters, kv[i].key + 8, kv[i].val);
+	peers = tj_array(j, "peers");
 	for (unsigned int i = 0; i < n; i++) {
 		unsigned int node;
 		int seen = 0;
@@ -210,19 +178,16 @@ static void print_json(struct kv *kv, unsigned int n)
 			nodes[nn++] = node;
 	}
 	for (unsigned int k = 0; k < nn; k++) {
+		json_object *peer = tj_append(peers);
 		char pre[32];
 		size_t pl = (size_t)snprintf(pre, sizeof(pre), "peer.%u.", nodes[k]);
 
-		printf("%s{\"node\": %u", k ? ", " : "", nodes[k]);
-		for (unsigned int i = 0; i < n; i++) {
-			if (strncmp(kv[i].key, pre, pl))
-				continue;
-			printf(", \"%s\": ", kv[i].key + pl);
-			json_val(kv[i].val);
-		}
-		printf("}");
+		tj_uint(peer, "node", nodes[k]);
+		for (unsigned int i = 0; i < n; i++)
+			if (!strncmp(kv[i].key, pre, pl))
+				tj_text(peer, kv[i].key + pl, kv[i].val);
 	}
-	printf("]}\n");
+	tj_print(j, 1);
 }
 
 static const char *pv(struct kv *kv, unsigned int n, unsigned int node, const char *f)

@@ -22,18 +22,15 @@
 
 #define TOOL "exanet-pingpong"
 #define HS_MAGIC 0x45505050u	/* "EPPP" */
-#define HS_VERSION 1
+#define HS_VERSION 2	/* 2: the run parameters as struct pp_run */
 
-/* Handshake, both directions (fields the server does not use are zero). */
+/* Handshake, both directions (the server's run parameters are zero). */
 struct handshake {
 	uint32_t magic;
 	uint32_t version;
 	uint32_t node_id;
 	uint32_t mbox;
-	uint32_t nsizes;
-	uint32_t sizes[PP_MAX_SIZES];
-	uint64_t iters;
-	uint64_t warmup;
+	struct pp_run run;
 	int32_t status;		/* server reply: 0 or negative errno */
 	uint32_t pad;
 };
@@ -48,7 +45,7 @@ struct final_report {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
+PP_HELP_USAGE(TOOL)
 "       " TOOL " --client --oob HOST:PORT [--peer-node N] [options]\n"
 "\n"
 "One-way latency (RTT/2) of ExaNet packetizer->mailbox messages between two\n"
@@ -60,23 +57,18 @@ static void usage(FILE *f)
 "  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
 "  -n, --peer-node N      expected fabric node id of the server (checked)\n"
 "  -S, --sizes LIST       message sizes 1..64, e.g. 8,16,64 or 1-64 (default 1,2,4,8,16,32,48,56,64)\n"
-"  -i, --iters N          timed round trips per size (default 1000)\n"
-"  -w, --warmup N         untimed round trips per size first (default 100)\n"
+PP_HELP_ROUND_TRIPS
 "  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
 "      --slots N          mailbox slots, power of two (default 64)\n"
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
 "      --yield            wait with the library's waits (spin ~20 us, then yield the\n"
 "                         CPU): for a server and client on one CPU; default: busy-poll\n"
-"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
+PP_HELP_SAMPLES
 "      --no-timing        no clock read per iteration: only the total time per size\n"
 "                         is measured (avg only); for syscall counting\n"
-"      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n"
-"                         clock_gettime(CLOCK_MONOTONIC) when the clocksource has\n"
-"                         vDSO support, else the TSC calibrated against it\n"
-"  -j, --json             machine-readable output on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
+PP_HELP_CLOCK
+PP_HELP_JSON
+PP_HELP_TAIL
 "System calls: the steady-state loop makes none (with --yield, a wait longer than\n"
 "~20 us yields): stores/loads to the mapped\n"
 "pages, and the latency timer is clock_gettime(CLOCK_MONOTONIC) through the\n"
@@ -128,6 +120,16 @@ static int endpoint_open(const struct pp_opts *o, struct endpoint *ep)
 static void endpoint_close(struct endpoint *ep)
 {
 	exanet_close(ep->dev);	/* frees interfaces too */
+}
+
+/* Our side of the handshake: where our mailbox is. */
+static void handshake_init(struct handshake *h, const struct endpoint *ep)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = HS_MAGIC;
+	h->version = HS_VERSION;
+	h->node_id = exanet_node_id(ep->dev);
+	h->mbox = exanet_mbox_id(ep->mbox);
 }
 
 /*
@@ -249,23 +251,19 @@ static int run_server(const struct pp_opts *o)
 	}
 	err = pp_read_full(fd, &hs, sizeof(hs), o->timeout_s);
 	if (err || hs.magic != HS_MAGIC || hs.version != HS_VERSION ||
-	    hs.nsizes == 0 || hs.nsizes > PP_MAX_SIZES || hs.mbox > EXANET_DB_MBOX_MASK ||
+	    hs.run.nsizes == 0 || hs.run.nsizes > PP_MAX_SIZES || hs.mbox > EXANET_DB_MBOX_MASK ||
 	    hs.node_id > EXANET_DB_NODE_MASK) {
 		fprintf(stderr, TOOL ": bad handshake from client%s%s\n", err ? ": " : "",
 			err ? strerror(-err) : "");
 		err = err ? err : -EPROTO;
 		goto out;
 	}
-	memset(&reply, 0, sizeof(reply));
-	reply.magic = HS_MAGIC;
-	reply.version = HS_VERSION;
-	reply.node_id = exanet_node_id(ep.dev);
-	reply.mbox = exanet_mbox_id(ep.mbox);
+	handshake_init(&reply, &ep);
 	err = pp_write_full(fd, &reply, sizeof(reply), o->timeout_s);
 	if (err)
 		goto out;
 
-	total = (hs.iters + hs.warmup) * hs.nsizes;
+	total = (hs.run.iters + hs.run.warmup) * hs.run.nsizes;
 	/* steady state: echo every message back, no system calls */
 	for (k = 0; k < total; k++) {
 		ssize_t n = recv_one(&ep, buf, sizeof(buf), tmo, o->yield);
@@ -330,15 +328,8 @@ static int run_client(const struct pp_opts *o)
 			strerror(-err));
 		goto out;
 	}
-	memset(&hs, 0, sizeof(hs));
-	hs.magic = HS_MAGIC;
-	hs.version = HS_VERSION;
-	hs.node_id = exanet_node_id(ep.dev);
-	hs.mbox = exanet_mbox_id(ep.mbox);
-	hs.nsizes = o->nsizes;
-	memcpy(hs.sizes, o->sizes, sizeof(hs.sizes));
-	hs.iters = o->iters;
-	hs.warmup = o->warmup;
+	handshake_init(&hs, &ep);
+	pp_run_offer(&hs.run, o->sizes, o->nsizes, o->iters, o->warmup, 0);
 	err = pp_write_full(fd, &hs, sizeof(hs), o->timeout_s);
 	if (!err)
 		err = pp_read_full(fd, &reply, sizeof(reply), o->timeout_s);
@@ -391,14 +382,8 @@ static int run_client(const struct pp_opts *o)
 			if (check_chan(&ep, chan, tmo, o->yield))
 				res[s].errors++;
 		}
-		if (err)
+		if (err || (err = pp_size_result(o, TOOL, len, rtt, t_start, &res[s])))
 			break;
-		if (o->no_timing)
-			pp_stats_total((uint64_t)(pp_timer_ns() - t_start), o->iters, &res[s]);
-		else if ((err = pp_save_samples(o, len, rtt, o->iters)))
-			fprintf(stderr, TOOL ": --samples %s: %s\n", o->samples, strerror(-err));
-		else
-			pp_stats(rtt, o->iters, &res[s]);
 		if (o->verbose)
 			fprintf(stderr, TOOL ": size %u done (%.3f us)\n", len, res[s].median_us);
 	}

@@ -41,8 +41,8 @@ struct rt_report {
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
-"       " TOOL " --client --oob HOST:PORT [options]\n"
+PP_HELP_USAGE(TOOL)
+PP_HELP_USAGE_CLIENT(TOOL)
 "\n"
 "RDMA bandwidth between two nodes: the client writes (or reads) windows of\n"
 "back-to-back transfers into (from) the server's registered buffer; with\n"
@@ -72,17 +72,36 @@ static void usage(FILE *f)
 "  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
 "  -t, --timeout SEC      per transfer / rendezvous timeout (default 30)\n"
 "  -j, --json             one JSON object on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
+PP_HELP_TAIL
 "Exit status: 0 success, 1 transfer or setup error, 2 usage error.\n",
 		RT_DEFAULT_PORT, MAX_WINDOW);
+}
+
+/* The options of this tool only (rt_parse()). */
+static int bw_opt(struct rt_opts *o, int c, const char *arg)
+{
+	unsigned long v;
+
+	switch (c) {
+	case 'W':
+		if (tool_parse_ulong(arg, 1, MAX_WINDOW, &v))
+			return -1;
+		o->window = (unsigned int)v;
+		return 0;
+	case 'r': o->mode |= MODE_READ; return 0;
+	case 'b': o->mode |= MODE_BIDIR; return 0;
+	case 'O': o->mode |= MODE_ODP; return 0;
+	case 'F': o->mode |= MODE_FRESH; return 0;
+	case 'H': o->mode |= MODE_THP; return 0;
+	case 'R': return tool_parse_ulong(arg, 4096, 1ul << 34, &o->reg_bytes) ? -1 : 0;
+	}
+	return -1;
 }
 
 static int parse_args(int argc, char **argv, struct rt_opts *o)
 {
 	static const struct option lopts[] = {
-		RT_LOPTS_HEAD,
+		PP_LOPTS_COMMON,
 		{ "window", required_argument, NULL, 'W' },
 		{ "read", no_argument, NULL, 'r' },
 		{ "bidir", no_argument, NULL, 'b' },
@@ -90,38 +109,14 @@ static int parse_args(int argc, char **argv, struct rt_opts *o)
 		{ "fresh", no_argument, NULL, 'F' },
 		{ "thp", no_argument, NULL, 'H' },
 		{ "reg-time", required_argument, NULL, 'R' },
-		RT_LOPTS_TAIL,
+		{ NULL, 0, NULL, 0 }
 	};
-	unsigned long v;
-	int c, r;
 
 	rt_opts_init(o, RT_DEFAULT_PORT, 100000, 4);
 	o->window = 8;
-	while ((c = getopt_long(argc, argv, "sco:S:i:w:W:rbOFHR:d:t:jvh", lopts, NULL)) != -1) {
-		r = rt_opt(o, c, optarg, 100000000);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			continue;
-		switch (c) {
-		case 'W':
-			if (tool_parse_ulong(optarg, 1, MAX_WINDOW, &v))
-				return -1;
-			o->window = (unsigned int)v;
-			break;
-		case 'r': o->mode |= MODE_READ; break;
-		case 'b': o->mode |= MODE_BIDIR; break;
-		case 'O': o->mode |= MODE_ODP; break;
-		case 'F': o->mode |= MODE_FRESH; break;
-		case 'H': o->mode |= MODE_THP; break;
-		case 'R':
-			if (tool_parse_ulong(optarg, 4096, 1ul << 34, &o->reg_bytes))
-				return -1;
-			break;
-		case 'h': usage(stdout); exit(0);
-		default: return -1;
-		}
-	}
+	if (rt_parse(argc, argv, o, "sco:S:i:w:W:rbOFHR:d:t:jvh", lopts, 100000000, bw_opt,
+		     usage))
+		return -1;
 	if (o->iters_given)
 		o->mode |= MODE_ITERS_EXACT;
 	if (o->reg_bytes)
@@ -213,12 +208,16 @@ static int reg_time(const struct rt_opts *o)
 	touch = touch_us(o->reg_bytes, !!(o->mode & MODE_THP));
 	if (pinned < 0 || odp < 0 || touch <= 0)
 		return 1;
-	if (o->json)
-		printf("{\"tool\":\"%s\",\"reg_bytes\":%lu,\"reg_us_pinned\":%.1f,"
-		       "\"reg_us_odp\":%.1f,\"cpu_first_touch_MBps\":%.1f,\"thp\":%s}\n", TOOL,
-		       o->reg_bytes, pinned, odp, o->reg_bytes / touch,
-		       (o->mode & MODE_THP) ? "true" : "false");
-	else
+	if (o->json) {
+		json_object *j = tj_bench(TOOL);
+
+		tj_uint(j, "reg_bytes", o->reg_bytes);
+		tj_num(j, "reg_us_pinned", "%.1f", pinned);
+		tj_num(j, "reg_us_odp", "%.1f", odp);
+		tj_num(j, "cpu_first_touch_MBps", "%.1f", o->reg_bytes / touch);
+		tj_bool(j, "thp", o->mode & MODE_THP);
+		tj_print(j, 0);
+	} else
 		printf("register %lu bytes: pinned %.1f us, on demand %.1f us; "
 		       "the CPU writes them fresh at %.1f MB/s\n", o->reg_bytes, pinned, odp,
 		       o->reg_bytes / touch);
@@ -325,8 +324,8 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	if (o.server) {
-		o.mode = peer.mode & 0xffff;
-		o.window = peer.mode >> 16;
+		o.mode = peer.run.flags & 0xffff;
+		o.window = peer.run.flags >> 16;
 		if (!o.window || o.window > MAX_WINDOW)
 			o.window = 8;
 	}
@@ -426,22 +425,30 @@ int main(int argc, char **argv)
 		int bidir = !!(o.mode & MODE_BIDIR);
 
 		if (o.client && o.json) {
-			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"bidir\":%s,\"window\":%u,"
-			       "\"odp\":%s,\"fresh\":%s,\"thp\":%s,"
-			       "\"local_node\":%u,\"peer_node\":%u,\"results\":[",
-			       TOOL, op, bidir ? "true" : "false", o.window,
-			       (o.mode & MODE_ODP) ? "true" : "false",
-			       (o.mode & MODE_FRESH) ? "true" : "false",
-			       (o.mode & MODE_THP) ? "true" : "false",
-			       rt.mr_buf->node, rt.peer_node);
-			for (i = 0; i < nres; i++)
-				printf("%s{\"size\":%u,\"iters\":%lu,\"seconds\":%.6f,\"MBps\":%.2f,"
-				       "\"errors\":%lu,\"faults\":%.0f,\"faults_per_s\":%.1f}",
-				       i ? "," : "", res[i].size, res[i].iters,
-				       res[i].seconds, res[i].mbps + (bidir ? res[i].peer_mbps : 0),
-				       res[i].errors, res[i].faults,
+			json_object *j = tj_bench(TOOL), *results;
+
+			tj_str(j, "op", op);
+			tj_bool(j, "bidir", bidir);
+			tj_uint(j, "window", o.window);
+			tj_bool(j, "odp", o.mode & MODE_ODP);
+			tj_bool(j, "fresh", o.mode & MODE_FRESH);
+			tj_bool(j, "thp", o.mode & MODE_THP);
+			tj_uint(j, "local_node", rt.mr_buf->node);
+			tj_uint(j, "peer_node", rt.peer_node);
+			results = tj_results(j);
+			for (i = 0; i < nres; i++) {
+				json_object *r = tj_result(results, res[i].size, res[i].iters);
+
+				tj_num(r, "seconds", "%.6f", res[i].seconds);
+				tj_num(r, "MBps", "%.2f",
+				       res[i].mbps + (bidir ? res[i].peer_mbps : 0));
+				tj_uint(r, "errors", res[i].errors);
+				tj_num(r, "faults", "%.0f", res[i].faults);
+				tj_num(r, "faults_per_s", "%.1f",
 				       res[i].seconds > 0 ? res[i].faults / res[i].seconds : 0);
-			printf("],\"status\":\"%s\"}\n", first_err ? strerror(-first_err) : "ok");
+			}
+			tj_str(j, "status", first_err ? strerror(-first_err) : "ok");
+			tj_print(j, 0);
 		} else if (o.client) {
 			printf("# " TOOL ": RDMA %s%s, node %u -> node %u, window %u\n", op,
 			       bidir ? " (bidirectional, sum)" : "", rt.mr_buf->node, rt.peer_node,

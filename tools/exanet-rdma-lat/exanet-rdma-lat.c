@@ -24,8 +24,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
-"       " TOOL " --client --oob HOST:PORT [options]\n"
+PP_HELP_USAGE(TOOL)
+PP_HELP_USAGE_CLIENT(TOOL)
 "\n"
 "RDMA latency between two nodes.  Write (default): ping-pong of RDMA writes\n"
 "with a notification at the target, one-way = RTT/2.  --read: round trip of\n"
@@ -42,35 +42,32 @@ static void usage(FILE *f)
 "  -d, --device PATH      ExaNet device (default " EXANET_DEFAULT_DEVICE ")\n"
 "  -t, --timeout SEC      per operation / rendezvous timeout (default 30)\n"
 "  -j, --json             one JSON object on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
+PP_HELP_TAIL
 "Exit status: 0 success, 1 transfer or setup error, 2 usage error.\n",
 		RT_DEFAULT_PORT + 1);
+}
+
+/* --read, the option of this tool only (rt_parse()). */
+static int lat_opt(struct rt_opts *o, int c, const char *arg)
+{
+	(void)arg;
+	if (c != 'r')
+		return -1;
+	o->mode = MODE_READ;
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct rt_opts *o)
 {
 	static const struct option lopts[] = {
-		RT_LOPTS_HEAD,
+		PP_LOPTS_COMMON,
 		{ "read", no_argument, NULL, 'r' },
-		RT_LOPTS_TAIL,
+		{ NULL, 0, NULL, 0 }
 	};
-	int c, r;
 
 	rt_opts_init(o, RT_DEFAULT_PORT + 1, 1000, 20);
-	while ((c = getopt_long(argc, argv, "sco:S:i:w:rd:t:jvh", lopts, NULL)) != -1) {
-		r = rt_opt(o, c, optarg, 10000000);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			continue;
-		switch (c) {
-		case 'r': o->mode = MODE_READ; break;
-		case 'h': usage(stdout); exit(0);
-		default: return -1;
-		}
-	}
+	if (rt_parse(argc, argv, o, "sco:S:i:w:rd:t:jvh", lopts, 10000000, lat_opt, usage))
+		return -1;
 	return rt_opts_check(o, argc);
 }
 
@@ -145,7 +142,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	if (o.server)
-		o.mode = peer.mode ? MODE_READ : 0;
+		o.mode = peer.run.flags ? MODE_READ : 0;
 	rd = o.mode == MODE_READ;
 	maxsize = rt_max_size(&o);
 	if (!maxsize)
@@ -219,16 +216,18 @@ int main(int argc, char **argv)
 		const char *op = rd ? "read" : "write";
 
 		if (o.json) {
-			printf("{\"tool\":\"%s\",\"op\":\"%s\",\"metric\":\"%s\",\"local_node\":%u,"
-			       "\"peer_node\":%u,\"clock\":\"%s\",\"results\":[", TOOL, op,
-			       rd ? "round_trip" : "one_way", rt.mr_buf->node, rt.peer_node,
-			       pp_timer_desc());
+			json_object *j = tj_bench(TOOL), *results;
+
+			tj_str(j, "op", op);
+			tj_str(j, "metric", rd ? "round_trip" : "one_way");
+			tj_uint(j, "local_node", rt.mr_buf->node);
+			tj_uint(j, "peer_node", rt.peer_node);
+			tj_str(j, "clock", pp_timer_desc());
+			results = tj_results(j);
 			for (i = 0; i < nres; i++)
-				printf("%s{\"size\":%u,\"iters\":%lu,\"median_us\":%.3f,\"avg_us\":%.3f,"
-				       "\"min_us\":%.3f,\"p99_us\":%.3f,\"max_us\":%.3f}", i ? "," : "",
-				       res[i].size, res[i].iters, res[i].median_us, res[i].avg_us,
-				       res[i].min_us, res[i].p99_us, res[i].max_us);
-			printf("],\"status\":\"%s\"}\n", err ? strerror(-err) : "ok");
+				pp_json_result(results, &res[i]);
+			tj_str(j, "status", err ? strerror(-err) : "ok");
+			tj_print(j, 0);
 		} else {
 			printf("# " TOOL ": RDMA %s %s latency, node %u <-> node %u\n", op,
 			       rd ? "round-trip" : "one-way", rt.mr_buf->node, rt.peer_node);

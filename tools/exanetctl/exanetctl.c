@@ -23,14 +23,14 @@
 #include <unistd.h>
 
 #include <libudev.h>
-#include <netlink/genl/ctrl.h>
-#include <netlink/genl/genl.h>
-#include <netlink/netlink.h>
+#include <netlink/errno.h>
 
 #include <exa_domain.h>
 #include <exa_torus.h>
 #include <exanet.h>
 
+#include "exa_genl.h"
+#include "tool_json.h"
 #include "tool_parse.h"
 
 #define TOOL "exanetctl"
@@ -92,18 +92,6 @@ static int json;
 /* ctl_nl_open() already explained the problem on stderr */
 #define NL_OPEN_FAILED (-EPROTONOSUPPORT)
 
-struct nl_ctx {
-	struct nl_sock *sk;
-	int family;
-};
-
-struct reply_state {
-	int done;
-	int error;		/* negative errno from the kernel */
-	int (*handler)(struct nlattr **tb, void *arg);
-	void *arg;
-};
-
 static const char *genl_err_hint(int err)
 {
 	switch (err) {
@@ -123,107 +111,21 @@ static const char *genl_err_hint(int err)
 	}
 }
 
-static int ctl_nl_open(struct nl_ctx *ctx)
+/* exa_genl_open(), explaining on stderr why the family cannot be reached. */
+static int ctl_nl_open(struct exa_genl *g)
 {
-	int err;
+	int err = exa_genl_open(g);
 
-	ctx->sk = nl_socket_alloc();
-	if (!ctx->sk)
-		return -ENOMEM;
-	err = genl_connect(ctx->sk);
-	if (err) {
-		fprintf(stderr, TOOL ": generic netlink: %s\n", nl_geterror(err));
-		nl_socket_free(ctx->sk);
+	if (err == -ENOTCONN) {
+		fprintf(stderr, TOOL ": generic netlink: %s\n", nl_geterror(g->nl_error));
 		return NL_OPEN_FAILED;
 	}
-	ctx->family = genl_ctrl_resolve(ctx->sk, EXANET_GENL_NAME);
-	if (ctx->family < 0) {
+	if (err == -ENOENT) {
 		fprintf(stderr, TOOL ": generic netlink family \"%s\" not found "
 			"(is the exanet module loaded?)\n", EXANET_GENL_NAME);
-		nl_socket_free(ctx->sk);
 		return NL_OPEN_FAILED;
 	}
-	return 0;
-}
-
-static void ctl_nl_close(struct nl_ctx *ctx)
-{
-	nl_socket_free(ctx->sk);
-}
-
-static int cb_valid(struct nl_msg *msg, void *arg)
-{
-	struct reply_state *st = arg;
-	struct nlattr *tb[EXANET_ATTR_MAX + 1];
-	struct genlmsghdr *gh = nlmsg_data(nlmsg_hdr(msg));
-
-	if (nla_parse(tb, EXANET_ATTR_MAX, genlmsg_attrdata(gh, 0),
-		      genlmsg_attrlen(gh, 0), NULL) < 0)
-		return NL_SKIP;
-	if (st->handler)
-		st->handler(tb, st->arg);
-	return NL_OK;
-}
-
-static int cb_finish(struct nl_msg *msg, void *arg)
-{
-	struct reply_state *st = arg;
-
-	(void)msg;
-	st->done = 1;
-	return NL_STOP;
-}
-
-static int cb_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
-{
-	struct reply_state *st = arg;
-
-	(void)nla;
-	st->error = e->error;
-	st->done = 1;
-	return NL_STOP;
-}
-
-/* Sends cmd with optional u32 attributes (0 = absent), collects replies. */
-static int nl_request(struct nl_ctx *ctx, uint8_t cmd, int dump,
-		      const int *attr_types, const uint32_t *attr_vals, int nattrs,
-		      int (*handler)(struct nlattr **, void *), void *arg)
-{
-	struct reply_state st = { .handler = handler, .arg = arg };
-	struct nl_msg *msg;
-	int i, rc;
-
-	msg = nlmsg_alloc();
-	if (!msg)
-		return -ENOMEM;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctx->family, 0,
-			 dump ? NLM_F_DUMP : 0, cmd, EXANET_GENL_VERSION)) {
-		nlmsg_free(msg);
-		return -ENOMEM;
-	}
-	for (i = 0; i < nattrs; i++)
-		if (nla_put_u32(msg, attr_types[i], attr_vals[i]) < 0) {
-			nlmsg_free(msg);
-			return -EMSGSIZE;
-		}
-	nl_socket_modify_cb(ctx->sk, NL_CB_VALID, NL_CB_CUSTOM, cb_valid, &st);
-	nl_socket_modify_cb(ctx->sk, NL_CB_FINISH, NL_CB_CUSTOM, cb_finish, &st);
-	nl_socket_modify_cb(ctx->sk, NL_CB_ACK, NL_CB_CUSTOM, cb_finish, &st);
-	nl_socket_modify_err_cb(ctx->sk, NL_CB_CUSTOM, cb_error, &st);
-	if (dump)
-		nl_socket_disable_auto_ack(ctx->sk);
-	else
-		nl_socket_enable_auto_ack(ctx->sk);
-	rc = nl_send_auto(ctx->sk, msg);
-	nlmsg_free(msg);
-	if (rc < 0)
-		return -EIO;
-	while (!st.done) {
-		rc = nl_recvmsgs_default(ctx->sk);
-		if (rc < 0 && !st.done)
-			return st.error ? st.error : -EIO;
-	}
-	return st.error;
+	return err;
 }
 
 /* ------------------------------------------------------------ devices */
@@ -247,9 +149,7 @@ struct devinfo {
 	char name[64];
 	char devnode[128];
 	int index;
-	long node_id, num_nodes, pkt_in_use, mbox_in_use;
-	int have_counters;
-	uint64_t counters[EXANET_NUM_COUNTERS];
+	struct exa_genl_dev dev;	/* from sysfs, then the DEV_GET reply */
 	struct linkinfo links;
 };
 
@@ -274,11 +174,11 @@ static void sysfs_counters(struct udev_device *d, struct devinfo *di)
 		if (sscanf(line, " %63[a-z_0-9]%*[:= \t]%llu", name, &val) == 2) {
 			for (i = 0; i < EXANET_NUM_COUNTERS; i++)
 				if (!strcmp(name, counter_names[i]))
-					di->counters[i] = val;
-			di->have_counters = 1;
+					di->dev.counters[i] = val;
+			di->dev.have_counters = 1;
 		} else if (sscanf(line, " %llu", &val) == 1 && pos < EXANET_NUM_COUNTERS) {
-			di->counters[pos++] = val;
-			di->have_counters = 1;
+			di->dev.counters[pos++] = val;
+			di->dev.have_counters = 1;
 		}
 	}
 }
@@ -308,34 +208,12 @@ static int reply_is_for(struct nlattr **tb, const struct devinfo *di)
 	       (int)nla_get_u32(tb[EXANET_ATTR_DEV_INDEX]) == di->index;
 }
 
-static int dev_get_handler(struct nlattr **tb, void *arg)
+static void dev_get_handler(struct nlattr **tb, void *arg)
 {
 	struct devinfo *di = arg;
-	struct nlattr *nest, *a;
-	int rem;
 
-	if (!reply_is_for(tb, di))
-		return 0;
-	if (tb[EXANET_ATTR_NODE_ID])
-		di->node_id = nla_get_u32(tb[EXANET_ATTR_NODE_ID]);
-	if (tb[EXANET_ATTR_NUM_NODES])
-		di->num_nodes = nla_get_u32(tb[EXANET_ATTR_NUM_NODES]);
-	if (tb[EXANET_ATTR_PKT_IN_USE])
-		di->pkt_in_use = nla_get_u32(tb[EXANET_ATTR_PKT_IN_USE]);
-	if (tb[EXANET_ATTR_MBOX_IN_USE])
-		di->mbox_in_use = nla_get_u32(tb[EXANET_ATTR_MBOX_IN_USE]);
-	nest = tb[EXANET_ATTR_COUNTERS];
-	if (nest) {
-		nla_for_each_nested(a, nest, rem) {
-			int n = nla_type(a) - 1;
-
-			if (n >= 0 && n < EXANET_NUM_COUNTERS && nla_len(a) >= 8) {
-				di->counters[n] = nla_get_u64(a);
-				di->have_counters = 1;
-			}
-		}
-	}
-	return 0;
+	if (reply_is_for(tb, di))
+		exa_genl_dev_reply(tb, &di->dev);
 }
 
 static void get_port(struct nlattr *nest, struct portinfo *pi)
@@ -355,7 +233,7 @@ static void get_port(struct nlattr *nest, struct portinfo *pi)
 			      EXA_NUM_PORT_COUNTERS);
 }
 
-static int links_get_handler(struct nlattr **tb, void *arg)
+static void links_get_handler(struct nlattr **tb, void *arg)
 {
 	struct devinfo *di = arg;
 	struct linkinfo *li = &di->links;
@@ -364,7 +242,7 @@ static int links_get_handler(struct nlattr **tb, void *arg)
 
 	/* no TORUS_SHAPE: a device model without the link block */
 	if (!reply_is_for(tb, di) || !tb[EXANET_ATTR_TORUS_SHAPE])
-		return 0;
+		return;
 	li->have_block = 1;
 	li->shape = get_u32_or0(tb[EXANET_ATTR_TORUS_SHAPE]);
 	li->coord = get_u32_or0(tb[EXANET_ATTR_TORUS_COORD]);
@@ -380,19 +258,18 @@ static int links_get_handler(struct nlattr **tb, void *arg)
 				get_port(a, &li->ports[p]);
 		}
 	}
-	return 0;
 }
 
-static int links_request(struct nl_ctx *ctx, struct devinfo *di)
+static int links_request(struct exa_genl *ctx, struct devinfo *di)
 {
-	int type = EXANET_ATTR_DEV_INDEX;
+	uint16_t type = EXANET_ATTR_DEV_INDEX;
 	uint32_t idx = (uint32_t)di->index;
 
 	memset(&di->links, 0, sizeof(di->links));
 	if (di->index < 0)
 		return -ENODEV;
-	return nl_request(ctx, EXANET_CMD_LINKS_GET, 0, &type, &idx, 1,
-			  links_get_handler, di);
+	return exa_genl_call(ctx, EXANET_CMD_LINKS_GET, 0, &type, &idx, 1, links_get_handler,
+			     di);
 }
 
 /* "XxYxZ" (sep 'x') or "x,y,z" (sep ',') from a SHAPE or COORD register. */
@@ -409,7 +286,7 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 	struct udev *udev = udev_new();
 	struct udev_enumerate *en;
 	struct udev_list_entry *e;
-	struct nl_ctx ctx;
+	struct exa_genl ctx;
 	int n = 0, have_nl = 0, i;
 
 	if (!udev) {
@@ -442,10 +319,10 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 		snprintf(di->devnode, sizeof(di->devnode), "%s", node ? node : "");
 		if (sscanf(sysname, "exanet%d", &di->index) != 1)
 			di->index = -1;
-		di->node_id = sysattr_long(d, "node_id");
-		di->num_nodes = sysattr_long(d, "num_nodes");
-		di->pkt_in_use = sysattr_long(d, "pkt_in_use");
-		di->mbox_in_use = sysattr_long(d, "mbox_in_use");
+		di->dev.node_id = sysattr_long(d, "node_id");
+		di->dev.num_nodes = sysattr_long(d, "num_nodes");
+		di->dev.pkt_in_use = sysattr_long(d, "pkt_in_use");
+		di->dev.mbox_in_use = sysattr_long(d, "mbox_in_use");
 		if (want_counters)
 			sysfs_counters(d, di);
 		udev_device_unref(d);
@@ -457,17 +334,17 @@ static int collect_devices(struct devinfo *devs, int max, const char *only, int 
 		/* counters from netlink are authoritative; sysfs is the fallback */
 		have_nl = ctl_nl_open(&ctx) == 0;
 		for (i = 0; have_nl && i < n; i++) {
-			int type = EXANET_ATTR_DEV_INDEX;
+			uint16_t type = EXANET_ATTR_DEV_INDEX;
 			uint32_t idx = (uint32_t)devs[i].index;
 
 			if (devs[i].index >= 0)
-				nl_request(&ctx, EXANET_CMD_DEV_GET, 0, &type, &idx, 1,
-					   dev_get_handler, &devs[i]);
+				exa_genl_call(&ctx, EXANET_CMD_DEV_GET, 0, &type, &idx, 1,
+					      dev_get_handler, &devs[i]);
 			/* torus shape and coordinates, if the device has links */
 			links_request(&ctx, &devs[i]);
 		}
 		if (have_nl)
-			ctl_nl_close(&ctx);
+			exa_genl_close(&ctx);
 	}
 	return n;
 }
@@ -478,34 +355,35 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 	int i, c;
 
 	if (json) {
-		printf("{\"devices\":[");
+		json_object *j = json_object_new_object(), *list = tj_array(j, "devices");
+
 		for (i = 0; i < n; i++) {
-			printf("%s{\"name\":\"%s\",\"devnode\":\"%s\",\"index\":%d,\"node_id\":%ld,"
-			       "\"num_nodes\":%ld,\"pkt_in_use\":%ld,\"mbox_in_use\":%ld",
-			       i ? "," : "", devs[i].name, devs[i].devnode, devs[i].index,
-			       devs[i].node_id, devs[i].num_nodes, devs[i].pkt_in_use,
-			       devs[i].mbox_in_use);
-			if (with_counters && devs[i].links.have_block)
-				printf(",\"torus\":\"%s\",\"coords\":\"%s\"",
-				       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x'),
-				       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ','));
-			else if (with_counters)
-				printf(",\"torus\":null,\"coords\":null");
-			if (with_counters) {
-				printf(",\"counters\":");
-				if (!devs[i].have_counters) {
-					printf("null");
-				} else {
-					printf("{");
-					for (c = 0; c < EXANET_NUM_COUNTERS; c++)
-						printf("%s\"%s\":%" PRIu64, c ? "," : "",
-						       counter_names[c], devs[i].counters[c]);
-					printf("}");
-				}
+			json_object *d = tj_append(list);
+
+			tj_str(d, "name", devs[i].name);
+			tj_str(d, "devnode", devs[i].devnode);
+			tj_int(d, "index", devs[i].index);
+			tj_int(d, "node_id", devs[i].dev.node_id);
+			tj_int(d, "num_nodes", devs[i].dev.num_nodes);
+			tj_int(d, "pkt_in_use", devs[i].dev.pkt_in_use);
+			tj_int(d, "mbox_in_use", devs[i].dev.mbox_in_use);
+			if (!with_counters)
+				continue;
+			/* null without the torus link block */
+			tj_str(d, "torus", devs[i].links.have_block ?
+			       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x') : NULL);
+			tj_str(d, "coords", devs[i].links.have_block ?
+			       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ',') : NULL);
+			if (devs[i].dev.have_counters) {
+				json_object *cj = tj_object(d, "counters");
+
+				for (c = 0; c < EXANET_NUM_COUNTERS; c++)
+					tj_uint(cj, counter_names[c], devs[i].dev.counters[c]);
+			} else {
+				tj_str(d, "counters", NULL);
 			}
-			printf("}");
 		}
-		printf("]}\n");
+		tj_print(j, 0);
 		return;
 	}
 	if (!with_counters) {
@@ -513,27 +391,27 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 		       "PKT_IN_USE", "MBOX_IN_USE");
 		for (i = 0; i < n; i++)
 			printf("%-10s %-14s %8ld %9ld %10ld %11ld\n", devs[i].name, devs[i].devnode,
-			       devs[i].node_id, devs[i].num_nodes, devs[i].pkt_in_use,
-			       devs[i].mbox_in_use);
+			       devs[i].dev.node_id, devs[i].dev.num_nodes, devs[i].dev.pkt_in_use,
+			       devs[i].dev.mbox_in_use);
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		printf("%s (%s)\n", devs[i].name, devs[i].devnode);
 		printf("  node_id      %ld\n  num_nodes    %ld\n  pkt_in_use   %ld / %d\n"
-		       "  mbox_in_use  %ld / %d\n", devs[i].node_id, devs[i].num_nodes,
-		       devs[i].pkt_in_use, EXANET_NUM_PKT_IFACES, devs[i].mbox_in_use,
+		       "  mbox_in_use  %ld / %d\n", devs[i].dev.node_id, devs[i].dev.num_nodes,
+		       devs[i].dev.pkt_in_use, EXANET_NUM_PKT_IFACES, devs[i].dev.mbox_in_use,
 		       EXANET_NUM_MBOX_IFACES);
 		if (devs[i].links.have_block)
 			printf("  torus        %s\n  coords       %s\n",
 			       fmt_dims(shape, sizeof(shape), devs[i].links.shape, 'x'),
 			       fmt_dims(coord, sizeof(coord), devs[i].links.coord, ','));
-		if (!devs[i].have_counters) {
+		if (!devs[i].dev.have_counters) {
 			printf("  counters     unavailable\n");
 			continue;
 		}
 		printf("  counters:\n");
 		for (c = 0; c < EXANET_NUM_COUNTERS; c++)
-			printf("    %-18s %" PRIu64 "\n", counter_names[c], devs[i].counters[c]);
+			printf("    %-18s %" PRIu64 "\n", counter_names[c], devs[i].dev.counters[c]);
 	}
 }
 
@@ -634,43 +512,47 @@ static const char *port_state(uint32_t state, int why)
 
 static void print_links_json(const struct devinfo *devs, int n)
 {
+	json_object *j = json_object_new_object(), *list = tj_array(j, "devices");
 	char shape[16], coord[16];
 	int i, p, c, h;
 
-	printf("{\"devices\":[");
 	for (i = 0; i < n; i++) {
 		const struct linkinfo *li = &devs[i].links;
+		json_object *d = tj_append(list), *hops, *ports;
 
-		printf("%s{\"name\":\"%s\",\"devnode\":\"%s\",\"index\":%d", i ? "," : "",
-		       devs[i].name, devs[i].devnode, devs[i].index);
+		tj_str(d, "name", devs[i].name);
+		tj_str(d, "devnode", devs[i].devnode);
+		tj_int(d, "index", devs[i].index);
 		if (!li->have_block) {
-			printf(",\"torus\":null}");
+			tj_str(d, "torus", NULL);
 			continue;
 		}
-		printf(",\"torus\":\"%s\",\"coords\":\"%s\",\"no_route\":%" PRIu64 ",\"rx_hops\":[",
-		       fmt_dims(shape, sizeof(shape), li->shape, 'x'),
-		       fmt_dims(coord, sizeof(coord), li->coord, ','), li->no_route);
+		tj_str(d, "torus", fmt_dims(shape, sizeof(shape), li->shape, 'x'));
+		tj_str(d, "coords", fmt_dims(coord, sizeof(coord), li->coord, ','));
+		tj_uint(d, "no_route", li->no_route);
+		hops = tj_array(d, "rx_hops");
 		for (h = 0; h < EXA_TORUS_MAX_HOPS; h++)
-			printf("%s%" PRIu64, h ? "," : "", li->rx_hops[h]);
-		printf("],\"ports\":[");
+			json_object_array_add(hops, json_object_new_uint64(li->rx_hops[h]));
+		ports = tj_array(d, "ports");
 		for (p = 0; p < EXA_NUM_PORTS; p++) {
 			const struct portinfo *pi = &li->ports[p];
+			json_object *pj = tj_append(ports), *cj;
 
-			printf("%s{\"port\":\"%s\",\"state\":\"%s\",\"admin\":\"%s\",\"peer\":%u,"
-			       "\"peer_alive\":%d,\"mbps\":%u,\"ns\":%u,\"drop_ppm\":%u,"
-			       "\"corrupt_ppm\":%u,\"counters\":{",
-			       p ? "," : "", port_names[p], port_state(pi->state, 0),
-			       pi->state & EXA_PORT_ADMIN_UP ? "up" : "down", pi->peer,
-			       !!(pi->state & EXA_PORT_PEER_ALIVE), pi->mbps, pi->ns, pi->drop_ppm,
-			       pi->corrupt_ppm);
+			tj_str(pj, "port", port_names[p]);
+			tj_str(pj, "state", port_state(pi->state, 0));
+			tj_str(pj, "admin", pi->state & EXA_PORT_ADMIN_UP ? "up" : "down");
+			tj_uint(pj, "peer", pi->peer);
+			tj_int(pj, "peer_alive", !!(pi->state & EXA_PORT_PEER_ALIVE));
+			tj_uint(pj, "mbps", pi->mbps);
+			tj_uint(pj, "ns", pi->ns);
+			tj_uint(pj, "drop_ppm", pi->drop_ppm);
+			tj_uint(pj, "corrupt_ppm", pi->corrupt_ppm);
+			cj = tj_object(pj, "counters");
 			for (c = 0; c < EXA_NUM_PORT_COUNTERS; c++)
-				printf("%s\"%s\":%" PRIu64, c ? "," : "", port_counter_names[c],
-				       pi->counters[c]);
-			printf("}}");
+				tj_uint(cj, port_counter_names[c], pi->counters[c]);
 		}
-		printf("]}");
 	}
-	printf("]}\n");
+	tj_print(j, 0);
 }
 
 /* Numeric columns of the links table: these values, then the counters. */
@@ -745,7 +627,7 @@ static void print_links_text(const struct devinfo *devs, int n)
 static int cmd_links(int argc, char **argv)
 {
 	struct devinfo devs[MAX_DEVICES];
-	struct nl_ctx ctx;
+	struct exa_genl ctx;
 	char name[64];
 	const char *only;
 	int n, i, err, rc = 0;
@@ -763,12 +645,12 @@ static int cmd_links(int argc, char **argv)
 		if (err) {
 			fprintf(stderr, TOOL ": links %s: %s%s\n", devs[i].name, strerror(-err),
 				genl_err_hint(err));
-			ctl_nl_close(&ctx);
+			exa_genl_close(&ctx);
 			return 1;
 		}
 	}
 	if (n > 0)
-		ctl_nl_close(&ctx);
+		exa_genl_close(&ctx);
 	if (json)
 		print_links_json(devs, n);
 	else
@@ -788,49 +670,48 @@ static int cmd_links(int argc, char **argv)
 
 static int pdid_bind(uint32_t pid, uint32_t pdid)
 {
-	int types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
+	uint16_t types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
 	uint32_t vals[2] = { pid, pdid };
-	struct nl_ctx ctx;
+	struct exa_genl ctx;
 	int err;
 
 	err = ctl_nl_open(&ctx);
 	if (err)
 		return err;
-	err = nl_request(&ctx, EXANET_CMD_PDID_BIND, 0, types, vals, 2, NULL, NULL);
-	ctl_nl_close(&ctx);
+	err = exa_genl_call(&ctx, EXANET_CMD_PDID_BIND, 0, types, vals, 2, NULL, NULL);
+	exa_genl_close(&ctx);
 	return err;
 }
 
 static int pdid_unbind(uint32_t pid)
 {
-	int type = EXANET_ATTR_PID;
-	struct nl_ctx ctx;
+	uint16_t type = EXANET_ATTR_PID;
+	struct exa_genl ctx;
 	int err;
 
 	err = ctl_nl_open(&ctx);
 	if (err)
 		return err;
-	err = nl_request(&ctx, EXANET_CMD_PDID_UNBIND, 0, &type, &pid, 1, NULL, NULL);
-	ctl_nl_close(&ctx);
+	err = exa_genl_call(&ctx, EXANET_CMD_PDID_UNBIND, 0, &type, &pid, 1, NULL, NULL);
+	exa_genl_close(&ctx);
 	return err;
 }
 
-struct pdid_list_state {
-	int count;
-};
-
-static int pdid_list_handler(struct nlattr **tb, void *arg)
+/* pdid list: a table row, or with --json an entry of bindings. */
+static void pdid_list_handler(struct nlattr **tb, void *arg)
 {
-	struct pdid_list_state *st = arg;
+	json_object *bindings = arg;
 	long pid = tb[EXANET_ATTR_PID] ? (long)nla_get_u32(tb[EXANET_ATTR_PID]) : -1;
 	long pdid = tb[EXANET_ATTR_PDID] ? (long)nla_get_u32(tb[EXANET_ATTR_PDID]) : -1;
 
-	if (json)
-		printf("%s{\"pid\":%ld,\"pdid\":%ld}", st->count ? "," : "", pid, pdid);
-	else
+	if (bindings) {
+		json_object *b = tj_append(bindings);
+
+		tj_int(b, "pid", pid);
+		tj_int(b, "pdid", pdid);
+	} else {
 		printf("%-10ld %ld\n", pid, pdid);
-	st->count++;
-	return 0;
+	}
 }
 
 static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int need_pdid)
@@ -906,8 +787,8 @@ static int cmd_pdid(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[0], "list")) {
-		struct pdid_list_state st = { 0 };
-		struct nl_ctx ctx;
+		json_object *j = NULL, *bindings = NULL;
+		struct exa_genl ctx;
 
 		argc = strip_json(argc, argv);
 		if (argc > 1) {
@@ -916,15 +797,17 @@ static int cmd_pdid(int argc, char **argv)
 		}
 		if (ctl_nl_open(&ctx))
 			return 1;
-		if (json)
-			printf("{\"bindings\":[");
-		else
+		if (json) {
+			j = json_object_new_object();
+			bindings = tj_array(j, "bindings");
+		} else {
 			printf("%-10s %s\n", "PID", "PDID");
-		err = nl_request(&ctx, EXANET_CMD_PDID_GET, 1, NULL, NULL, 0,
-				 pdid_list_handler, &st);
-		ctl_nl_close(&ctx);
+		}
+		err = exa_genl_call(&ctx, EXANET_CMD_PDID_GET, NLM_F_DUMP, NULL, NULL, 0,
+				    pdid_list_handler, bindings);
+		exa_genl_close(&ctx);
 		if (json)
-			printf("]}\n");
+			tj_print(j, 0);
 		if (err) {
 			fprintf(stderr, TOOL ": pdid list: %s%s\n", strerror(-err), genl_err_hint(err));
 			return 1;

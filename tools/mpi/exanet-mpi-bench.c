@@ -15,8 +15,10 @@
  *   MPI_BYTE-sized chunks (MPI_INT64_T elements, sum) on every rank, each
  *   call timed on rank 0 after a barrier-free warm-up.  barrier: MPI_Barrier,
  *   each call timed on rank 0 (one result, size 0).
- * Rank 0 prints one JSON object: {"mode":..., "ranks":..., "results":[{"size":,
- * "median_us"|"median_MBps":, "p99_us"|"p01_MBps":, "min":, "iters":}]}.
+ * Rank 0 prints one JSON object (the tools' benchmark schema, tool_json.h):
+ * {"tool": "exanet-mpi-bench", "mode":..., "ranks":..., "iters":..., "window":...,
+ * "results": [{"size":, "iters":, "median_us"|"median_MBps":, "p99_us"|"p01_MBps":,
+ * "min_us"|"max_MBps":}], "errors":}.
  * Every received message is checked (first and last byte) in latency/bw.
  */
 #include <mpi.h>
@@ -24,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tool_json.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -156,7 +160,7 @@ int main(int argc, char **argv)
 	int iters = 1000, warmup = 100, window = 16, rank, nranks, all_errors = 0;
 	char *list, *tok, *save = NULL;
 	double *t;
-	int first = 1;
+	json_object *out = NULL, *results = NULL;	/* rank 0's output */
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -199,9 +203,14 @@ int main(int argc, char **argv)
 			!strcmp(mode, "barrier") ? "0" : "8";
 	list = strdup(sizes);
 	t = calloc((size_t)iters, sizeof(*t));
-	if (rank == 0)
-		printf("{\"mode\": \"%s\", \"ranks\": %d, \"iters\": %d, \"window\": %d, \"results\": [",
-		       mode, nranks, iters, window);
+	if (rank == 0) {
+		out = tj_bench("exanet-mpi-bench");
+		tj_str(out, "mode", mode);
+		tj_int(out, "ranks", nranks);
+		tj_int(out, "iters", iters);
+		tj_int(out, "window", window);
+		results = tj_results(out);
+	}
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t size = strtoul(tok, NULL, 0);
 		int bw = !strcmp(mode, "bw");
@@ -216,23 +225,24 @@ int main(int argc, char **argv)
 		else
 			allreduce(rank, nranks, size, iters, warmup, t);
 		if (rank == 0) {
+			json_object *r = tj_result(results, (unsigned int)size, (unsigned long)iters);
+
 			qsort(t, (size_t)iters, sizeof(*t), cmp_double);
-			if (bw)
-				printf("%s{\"size\": %zu, \"median_MBps\": %.1f, \"p01_MBps\": %.1f, "
-				       "\"max_MBps\": %.1f}", first ? "" : ", ", size,
-				       quantile(t, iters, 0.5), quantile(t, iters, 0.01),
-				       t[iters - 1]);
-			else
-				printf("%s{\"size\": %zu, \"median_us\": %.2f, \"p99_us\": %.2f, "
-				       "\"min_us\": %.2f}", first ? "" : ", ", size,
-				       quantile(t, iters, 0.5), quantile(t, iters, 0.99), t[0]);
-			first = 0;
+			if (bw) {
+				tj_num(r, "median_MBps", "%.1f", quantile(t, iters, 0.5));
+				tj_num(r, "p01_MBps", "%.1f", quantile(t, iters, 0.01));
+				tj_num(r, "max_MBps", "%.1f", t[iters - 1]);
+			} else {
+				tj_num(r, "median_us", "%.2f", quantile(t, iters, 0.5));
+				tj_num(r, "p99_us", "%.2f", quantile(t, iters, 0.99));
+				tj_num(r, "min_us", "%.2f", t[0]);
+			}
 		}
 	}
 	MPI_Reduce(&errors, &all_errors, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank == 0) {
-		printf("], \"errors\": %d}\n", all_errors);
-		fflush(stdout);
+		tj_int(out, "errors", all_errors);
+		tj_print(out, 1);
 	}
 	free(t);
 	free(list);

@@ -32,14 +32,14 @@ static const unsigned int def_sizes[] = { 64, 1024, 4096, 65536, 262144, 1048576
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
-"       " TOOL " --client --oob HOST:PORT [options]\n"
+PP_HELP_USAGE(TOOL)
+PP_HELP_USAGE_CLIENT(TOOL)
 "\n"
 "Bandwidth of EXTOLL RMA puts (default) or gets (librma2) between two processes.\n"
 "\n"
 "  -s, --server           passive side\n"
 "  -c, --client           drive the measurement\n"
-"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
+PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
 "  -S, --sizes LIST       transfer sizes 1..%u bytes (default 64,1024,4096,65536,\n"
 "                         262144,1048576,4194304)\n"
@@ -50,10 +50,8 @@ static void usage(FILE *f)
 "      --qw               quadword variants (sizes must be multiples of 8)\n"
 "      --imm              immediate puts (sizes 1..8)\n"
 "      --noti             notification puts (size 8: the payload)\n"
-"  -j, --json             machine-readable output on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
+PP_HELP_JSON
+PP_HELP_TAIL
 "Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
 }
 
@@ -64,23 +62,22 @@ static const struct pp_tool tool = {
 int main(int argc, char **argv)
 {
 	struct pp_opts o;
-	struct xt_hello me, peer;
+	struct xt_rma2 x;
 	struct xt_bw_result res[PP_MAX_SIZES];
-	RMA2_Port port = NULL;
-	RMA2_Handle h = NULL;
 	RMA2_Region *buf_reg = NULL;
 	RMA2_ERROR rc;
-	struct xt_buffer peerbuf;
 	uint8_t *buf;
 	size_t bsize;
 	volatile uint64_t *ack;
-	int fd, qw, get, imm, noti;
+	int qw, get, imm, noti;
+	uint32_t flags = xt_take_flags(&argc, argv, (const char *const[]){ "--qw", "--get", "--imm",
+									"--noti", NULL });
 	unsigned int si;
 
-	qw = xt_take_flag(&argc, argv, "--qw");
-	get = xt_take_flag(&argc, argv, "--get");
-	imm = xt_take_flag(&argc, argv, "--imm");
-	noti = xt_take_flag(&argc, argv, "--noti");
+	qw = flags & 1;
+	get = (flags >> 1) & 1;
+	imm = (flags >> 2) & 1;
+	noti = (flags >> 3) & 1;
 	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
 		return PP_EXIT_USAGE;
 	if (qw + get + imm + noti > 1) {
@@ -95,9 +92,7 @@ int main(int argc, char **argv)
 		}
 	}
 	memset(res, 0, sizeof(res));
-	fd = xt_rma2_open(TOOL, &o, MAX_SIZE, (uint32_t)(qw | get << 1 | imm << 2 | noti << 3),
-			  &port, &me, &peer);
-	if (fd < 0)
+	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &flags, &x))
 		return 1;
 	/* one buffer: the run's largest size + a page holding the ack quadword */
 	bsize = xt_buffer_size(&o);
@@ -107,15 +102,15 @@ int main(int argc, char **argv)
 	pp_fill_pattern(buf, bsize, 2);
 	ack = (volatile uint64_t *)(buf + bsize);
 	*ack = 0;
-	if (xt_register(TOOL, port, buf, bsize + 4096, bsize + 4096, &buf_reg))
+	if (xt_register(TOOL, x.port, buf, bsize + 4096, bsize + 4096, &buf_reg))
 		return 1;
-	if (xt_rma2_connect(TOOL, fd, &o, port, buf_reg, bsize, &peer, &peerbuf, &h))
+	if (xt_rma2_connect(TOOL, &x, &o, buf_reg, bsize))
 		return 1;
-	if (o.server) {
-		qw = peer.flags & 1;
-		get = (peer.flags >> 1) & 1;
-		imm = (peer.flags >> 2) & 1;
-		noti = (peer.flags >> 3) & 1;
+	if (o.server) {		/* the client's */
+		qw = flags & 1;
+		get = (flags >> 1) & 1;
+		imm = (flags >> 2) & 1;
+		noti = (flags >> 3) & 1;
 	}
 	for (si = 0; si < o.nsizes; si++) {
 		uint32_t size = o.sizes[si];
@@ -128,7 +123,7 @@ int main(int argc, char **argv)
 			if (!n)
 				continue;
 			*ack = 0;
-			if (xt_sync(fd, o.timeout_s))
+			if (xt_sync(x.fd, o.timeout_s))
 				return 1;
 			if (o.client) {
 				t0 = exa_clock_ns();
@@ -137,28 +132,28 @@ int main(int argc, char **argv)
 						RMA2_COMPLETER_NOTIFICATION : RMA2_NO_NOTIFICATION;
 
 					if (imm)
-						rc = rma2_post_immediate_put(port, h, size, i,
-							peerbuf.nla + (i * 8) % peerbuf.size, spec, 0);
+						rc = rma2_post_immediate_put(x.port, x.h, size, i,
+							x.peerbuf.nla + (i * 8) % x.peerbuf.size, spec, 0);
 					else if (noti)
-						rc = rma2_post_notification(port, h, 1, i,
+						rc = rma2_post_notification(x.port, x.h, 1, i,
 							RMA2_COMPLETER_NOTIFICATION, 0);
 					else if (get)
-						rc = qw ? rma2_post_get_qw(port, h, buf_reg, 0, size,
-									   peerbuf.nla, spec, 0)
-							: rma2_post_get_bt(port, h, buf_reg, 0, size,
-									   peerbuf.nla, spec, 0);
+						rc = qw ? rma2_post_get_qw(x.port, x.h, buf_reg, 0, size,
+									   x.peerbuf.nla, spec, 0)
+							: rma2_post_get_bt(x.port, x.h, buf_reg, 0, size,
+									   x.peerbuf.nla, spec, 0);
 					else
-						rc = qw ? rma2_post_put_qw(port, h, buf_reg, 0, size,
-									   peerbuf.nla, spec, 0)
-							: rma2_post_put_bt(port, h, buf_reg, 0, size,
-									   peerbuf.nla, spec, 0);
+						rc = qw ? rma2_post_put_qw(x.port, x.h, buf_reg, 0, size,
+									   x.peerbuf.nla, spec, 0)
+							: rma2_post_put_bt(x.port, x.h, buf_reg, 0, size,
+									   x.peerbuf.nla, spec, 0);
 					if (rc) {
 						rma2_perror(rc, TOOL ": post");
 						return 1;
 					}
 				}
 				if (get) {
-					if (xt_wait_noti(port, o.timeout_s)) {
+					if (xt_wait_noti(x.port, o.timeout_s)) {
 						fprintf(stderr, TOOL ": size %u: no/failed completion\n", size);
 						return 1;
 					}
@@ -187,7 +182,7 @@ int main(int argc, char **argv)
 					struct xt_wait w;
 
 					xt_wait_init(&w, o.timeout_s);
-					while (rma2_noti_probe(port, &nt) != RMA2_SUCCESS) {
+					while (rma2_noti_probe(x.port, &nt) != RMA2_SUCCESS) {
 						if (xt_wait_more(&w)) {
 							fprintf(stderr, TOOL ": notification put %lu of %lu "
 								"missing\n", k, n);
@@ -201,24 +196,26 @@ int main(int argc, char **argv)
 							(unsigned long long)rma2_noti_get_notiput_payload(nt));
 						return 1;
 					}
-					rma2_noti_free(port, nt);
+					rma2_noti_free(x.port, nt);
 				}
-				rc = rma2_post_immediate_put(port, h, 8, 1, peerbuf.nla + peerbuf.size, 0, 0);
+				rc = rma2_post_immediate_put(x.port, x.h, 8, 1,
+							     x.peerbuf.nla + x.peerbuf.size, 0, 0);
 				if (rc)
 					return 1;
 			} else if (!get) {
 				/* last put's completer notification, then answer */
-				if (xt_wait_noti(port, o.timeout_s)) {
+				if (xt_wait_noti(x.port, o.timeout_s)) {
 					fprintf(stderr, TOOL ": size %u: no/failed completion\n", size);
 					return 1;
 				}
-				rc = rma2_post_immediate_put(port, h, 8, 1, peerbuf.nla + peerbuf.size, 0, 0);
+				rc = rma2_post_immediate_put(x.port, x.h, 8, 1,
+							     x.peerbuf.nla + x.peerbuf.size, 0, 0);
 				if (rc)
 					return 1;
 			}
 		}
 	}
-	xt_sync(fd, o.timeout_s);
+	xt_sync(x.fd, o.timeout_s);
 	if (o.client) {
 		const char *what = imm ? "imm-put" : noti ? "noti-put" :
 			get ? (qw ? "get-qw" : "get-bt") : (qw ? "put-qw" : "put-bt");
@@ -226,11 +223,8 @@ int main(int argc, char **argv)
 
 		snprintf(transport, sizeof(transport), "extoll-rma2-%s", what);
 		snprintf(desc, sizeof(desc), "EXTOLL RMA %s", what);
-		xt_print_bw(TOOL, transport, desc, &o, me.node, peer.node, res, o.nsizes);
+		xt_print_bw(TOOL, transport, desc, &o, x.me.node, x.peer.node, res, o.nsizes);
 	}
-	rma2_disconnect(port, h);
-	rma2_unregister(port, buf_reg);
-	rma2_close(port);
-	close(fd);
+	xt_rma2_close(&x, buf_reg, NULL);
 	return 0;
 }

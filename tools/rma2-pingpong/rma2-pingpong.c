@@ -29,34 +29,25 @@ static const unsigned int def_sizes[] = { 1, 8, 64, 256, 1024, 4096, 16384, 6553
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
-"       " TOOL " --client --oob HOST:PORT [options]\n"
+PP_HELP_USAGE(TOOL)
+PP_HELP_USAGE_CLIENT(TOOL)
 "\n"
 "One-way latency (RTT/2) of EXTOLL RMA puts (librma2) between two processes.\n"
 "\n"
 "  -s, --server           wait for a client and echo its puts\n"
 "  -c, --client           drive the measurement\n"
-"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
+PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
 "  -S, --sizes LIST       message sizes 1..%u bytes, e.g. 8,64 or 1-64\n"
 "                         (default 1,8,64,256,1024,4096,16384,65536)\n"
-"  -i, --iters N          timed round trips per size (default 1000)\n"
-"  -w, --warmup N         untimed round trips per size first (default 100)\n"
+PP_HELP_ROUND_TRIPS
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
 "      --qw               quadword puts (sizes must be multiples of 8)\n"
 "      --noti             the receiver waits for a completer notification\n"
 "                         instead of polling the last byte\n"
 "      --get              the client gets from the server's buffer and waits\n"
 "                         for the completer notification (RTT = get latency)\n"
-"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
-"      --no-timing        only the total time per size (avg only)\n"
-"      --clock MODE       auto (default), monotonic, tsc\n"
-"  -j, --json             machine-readable output on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
-"Exit status: 0 success, 1 run-time failure (device, connection, data\n"
-"error), 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
+XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, MAX_SIZE);
 }
 
 static const struct pp_tool tool = {
@@ -122,29 +113,27 @@ static int wait_put(RMA2_Port port, volatile uint8_t *last, uint8_t tag, int not
 int main(int argc, char **argv)
 {
 	struct pp_opts o;
-	struct xt_hello me, peer;
+	struct xt_rma2 x;
 	struct pp_result res[PP_MAX_SIZES];
-	RMA2_Port port = NULL;
-	RMA2_Handle h = NULL;
 	RMA2_Region *rreg = NULL, *sreg = NULL;
-	struct xt_buffer peerbuf;
 	uint8_t *rbuf, *sbuf;
 	size_t bsize;
 	uint64_t *rtt;
-	int fd, qw, noti, do_get;
+	int qw, noti, do_get;
+	uint32_t flags = xt_take_flags(&argc, argv, (const char *const[]){ "--qw", "--noti",
+									"--get", NULL });
 	unsigned int si;
 
-	qw = xt_take_flag(&argc, argv, "--qw");
-	noti = xt_take_flag(&argc, argv, "--noti");
-	do_get = xt_take_flag(&argc, argv, "--get");
+	qw = flags & 1;
 	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
 		return PP_EXIT_USAGE;
 	if (pp_timer_init(o.clock ? o.clock : "auto"))
 		return 1;
-	fd = xt_rma2_open(TOOL, &o, MAX_SIZE, (uint32_t)(qw | noti << 1 | do_get << 2), &port,
-			  &me, &peer);
-	if (fd < 0)
+	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &flags, &x))
 		return 1;
+	qw = flags & 1;
+	noti = (flags >> 1) & 1;
+	do_get = (flags >> 2) & 1;
 	/* Only what the run's sizes need is allocated and registered. */
 	bsize = xt_buffer_size(&o);
 	rbuf = aligned_alloc(4096, bsize);
@@ -154,19 +143,14 @@ int main(int argc, char **argv)
 		return 1;
 	memset(rbuf, 0, bsize);
 	pp_fill_pattern(sbuf, bsize, 1);
-	if (xt_register(TOOL, port, rbuf, bsize, 2 * bsize, &rreg) ||
-	    xt_register(TOOL, port, sbuf, bsize, 2 * bsize, &sreg))
+	if (xt_register(TOOL, x.port, rbuf, bsize, 2 * bsize, &rreg) ||
+	    xt_register(TOOL, x.port, sbuf, bsize, 2 * bsize, &sreg))
 		return 1;
-	if (xt_rma2_connect(TOOL, fd, &o, port, rreg, bsize, &peer, &peerbuf, &h))
+	if (xt_rma2_connect(TOOL, &x, &o, rreg, bsize))
 		return 1;
-	if (o.server) {
-		qw = peer.flags & 1;
-		noti = (peer.flags >> 1) & 1;
-		do_get = (peer.flags >> 2) & 1;
-	}
 	if (o.verbose)
-		fprintf(stderr, TOOL ": local node %u vpid %u, peer node %u vpid %u\n", me.node,
-			me.vpid, peer.node, peer.vpid);
+		fprintf(stderr, TOOL ": local node %u vpid %u, peer node %u vpid %u\n", x.me.node,
+			x.me.vpid, x.peer.node, x.peer.vpid);
 
 	for (si = 0; si < o.nsizes; si++) {
 		uint32_t size = o.sizes[si];
@@ -174,13 +158,12 @@ int main(int argc, char **argv)
 		volatile uint8_t *last = rbuf + size - 1;
 		int64_t t0 = 0, tstart = 0;
 		unsigned long errors = 0;
-		int e;
 
 		if (do_get && o.server)
 			memcpy(rbuf, sbuf, size);	/* what the client gets: same bytes every size */
 		else
 			memset(rbuf, 0, size);
-		if (xt_sync(fd, o.timeout_s))
+		if (xt_sync(x.fd, o.timeout_s))
 			return 1;
 		for (it = 0; it < total && !(do_get && o.server); it++) {
 			uint8_t tag = (uint8_t)(it % 255 + 1);
@@ -192,59 +175,48 @@ int main(int argc, char **argv)
 					tstart = pp_timer_ns();
 				if (!o.no_timing)
 					t0 = pp_timer_ns();
-				if (do_get ? get(port, h, rreg, size, peerbuf.nla, qw, o.timeout_s) :
-				    put(port, h, sreg, size, peerbuf.nla, qw, noti) ||
-				    wait_put(port, last, tag, noti, o.timeout_s)) {
+				if (do_get ? get(x.port, x.h, rreg, size, x.peerbuf.nla, qw, o.timeout_s) :
+				    put(x.port, x.h, sreg, size, x.peerbuf.nla, qw, noti) ||
+				    wait_put(x.port, last, tag, noti, o.timeout_s)) {
 					fprintf(stderr, TOOL ": size %u iteration %lu failed\n", size, it);
 					return 1;
 				}
 				if (!o.no_timing && it >= o.warmup)
 					rtt[it - o.warmup] = (uint64_t)(pp_timer_ns() - t0);
 			} else {
-				if (wait_put(port, last, tag, noti, o.timeout_s) ||
-				    put(port, h, sreg, size, peerbuf.nla, qw, noti)) {
+				if (wait_put(x.port, last, tag, noti, o.timeout_s) ||
+				    put(x.port, x.h, sreg, size, x.peerbuf.nla, qw, noti)) {
 					fprintf(stderr, TOOL ": size %u iteration %lu failed\n", size, it);
 					return 1;
 				}
 			}
 		}
 		if (o.client) {
-			int64_t tend = pp_timer_ns();
-
+			if (pp_size_result(&o, TOOL, size, rtt, tstart, &res[si]))
+				errors++;
 			/* data check of the last echo */
 			if (memcmp(rbuf, sbuf, size - 1))
 				errors++;
-			if (o.no_timing)
-				pp_stats_total((uint64_t)(tend - tstart), o.iters, &res[si]);
-			else if ((e = pp_save_samples(&o, size, rtt, o.iters))) {
-				fprintf(stderr, TOOL ": --samples %s: %s\n", o.samples, strerror(-e));
-				errors++;
-			} else
-				pp_stats(rtt, o.iters, &res[si]);
 			res[si].size = size;
 			res[si].errors = errors;
 			if (o.verbose)
 				fprintf(stderr, TOOL ": size %u: %.2f us\n", size, res[si].median_us);
 		}
 	}
-	xt_sync(fd, o.timeout_s);
+	xt_sync(x.fd, o.timeout_s);
 	if (o.client) {
 		char transport[64];
 
 		snprintf(transport, sizeof(transport), "extoll-rma2-%s-%s%s",
 			 do_get ? "get" : "put", qw ? "qw" : "bt", noti && !do_get ? "-noti" : "");
 		if (o.json)
-			pp_print_json(TOOL, transport, me.node, peer.node, &o, res, o.nsizes);
+			pp_print_json(TOOL, transport, x.me.node, x.peer.node, &o, res, o.nsizes);
 		else
 			pp_print_table(TOOL, transport, do_get ? "librma2 get, completer notification" :
 				       noti ? "librma2 put, completer notification"
 				       : "librma2 put, tail polling", &o, res, o.nsizes);
 	}
-	rma2_disconnect(port, h);
-	rma2_unregister(port, rreg);
-	rma2_unregister(port, sreg);
-	rma2_close(port);
-	close(fd);
+	xt_rma2_close(&x, rreg, sreg);
 	for (si = 0; o.client && si < o.nsizes; si++)
 		if (res[si].errors)
 			return 1;

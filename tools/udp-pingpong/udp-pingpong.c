@@ -23,8 +23,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
-"       " TOOL " --client --oob HOST:PORT [options]\n"
+PP_HELP_USAGE(TOOL)
+PP_HELP_USAGE_CLIENT(TOOL)
 "\n"
 "One-way latency (RTT/2) of UDP datagrams between two nodes over the kernel\n"
 "socket path (the baseline for exanet-pingpong; same options and output).\n"
@@ -35,19 +35,14 @@ static void usage(FILE *f)
 "                         (default port %u)\n"
 "  -n, --peer-node N      accepted for compatibility, ignored\n"
 "  -S, --sizes LIST       payload sizes 1..64, e.g. 8,16,64 or 1-64\n"
-"  -i, --iters N          timed round trips per size (default 1000)\n"
-"  -w, --warmup N         untimed round trips per size first (default 100)\n"
+PP_HELP_ROUND_TRIPS
 "  -t, --timeout SEC      per-reply timeout before a retransmission (default 1),\n"
 "                         server: idle timeout x 60\n"
-"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
-"      --no-timing        only the total time per size (avg only)\n"
-"      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n"
-"                         clock_gettime(CLOCK_MONOTONIC) when the clocksource has\n"
-"                         vDSO support, else the TSC calibrated against it\n"
-"  -j, --json             machine-readable output on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
+PP_HELP_SAMPLES
+PP_HELP_NO_TIMING
+PP_HELP_CLOCK
+PP_HELP_JSON
+PP_HELP_TAIL
 "Exit status: 0 success, 1 runtime error, 2 usage error.\n", PP_DEFAULT_PORT);
 }
 
@@ -194,14 +189,8 @@ static int run_client(const struct pp_opts *o)
 			if (!o->no_timing && it >= o->warmup)
 				rtt[it - o->warmup] = (uint64_t)(pp_timer_ns() - t0);
 		}
-		if (err)
+		if (err || (err = pp_size_result(o, TOOL, len, rtt, t_start, &res[s])))
 			break;
-		if (o->no_timing)
-			pp_stats_total((uint64_t)(pp_timer_ns() - t_start), o->iters, &res[s]);
-		else if ((err = pp_save_samples(o, len, rtt, o->iters)))
-			fprintf(stderr, TOOL ": --samples %s: %s\n", o->samples, strerror(-err));
-		else
-			pp_stats(rtt, o->iters, &res[s]);
 		if (o->verbose)
 			fprintf(stderr, TOOL ": size %u done\n", len);
 	}

@@ -43,15 +43,15 @@ static const unsigned int def_frag_sizes[] = { 8, 64, 120, 256, 1024, 4096 };
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: " TOOL " --server [--oob [HOST:]PORT] [options]\n"
-"       " TOOL " --client --oob HOST:PORT [options]\n"
+PP_HELP_USAGE(TOOL)
+PP_HELP_USAGE_CLIENT(TOOL)
 "\n"
 "One-way latency (RTT/2) or streaming bandwidth of EXTOLL VELO messages\n"
 "(libvelo2) between two processes.\n"
 "\n"
 "  -s, --server           wait for a client and answer its messages\n"
 "  -c, --client           drive the measurement (the server adopts its options)\n"
-"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
+PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
 "  -S, --sizes LIST       message sizes, e.g. 8,64 or 1-64: 1..120 bytes, with\n"
 "                         --frag or --bw 1..%u (default 1,8,16,32,56,64,96,120;\n"
@@ -62,15 +62,7 @@ static void usage(FILE *f)
 "      --frag             carry each message as <= 120-byte VELO fragments\n"
 "      --bw               streaming bandwidth instead of latency (implies --frag)\n"
 "      --verify           the server checks the data of every message\n"
-"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
-"      --no-timing        only the total time per size (avg only)\n"
-"      --clock MODE       auto (default), monotonic, tsc\n"
-"  -j, --json             machine-readable output on stdout\n"
-"  -v, --verbose          progress on stderr\n"
-"  -h, --help             this help\n"
-"\n"
-"Exit status: 0 success, 1 run-time failure (device, connection, data\n"
-"error), 2 usage error.\n", PP_DEFAULT_PORT, FRAG_MAX_SIZE);
+XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, FRAG_MAX_SIZE);
 }
 
 static const struct pp_tool tool_single = {
@@ -241,7 +233,6 @@ static int latency(struct run *r, uint32_t size, struct pp_result *res)
 	const struct pp_opts *o = r->o;
 	unsigned long total = o->warmup + o->iters, it, errors = 0;
 	int64_t t0 = 0, tstart = 0;
-	int e;
 
 	if (xt_sync(r->fd, o->timeout_s))
 		return -1;
@@ -270,13 +261,8 @@ static int latency(struct run *r, uint32_t size, struct pp_result *res)
 		}
 	}
 	if (o->client) {
-		if (o->no_timing)
-			pp_stats_total((uint64_t)(pp_timer_ns() - tstart), o->iters, res);
-		else if ((e = pp_save_samples(o, size, r->rtt, o->iters))) {
-			fprintf(stderr, TOOL ": --samples %s: %s\n", o->samples, strerror(-e));
+		if (pp_size_result(o, TOOL, size, r->rtt, tstart, res))
 			return -1;
-		} else
-			pp_stats(r->rtt, o->iters, res);
 		res->size = size;
 	}
 	if (report_errors(r->fd, o, &errors))
@@ -377,12 +363,12 @@ int main(int argc, char **argv)
 	memset(&me, 0, sizeof(me));
 	me.node = velo2_get_nodeid(&l.port);
 	me.vpid = velo2_get_vpid(&l.port);
-	me.flags = flags;
+	me.run.flags = flags;
 	fd = xt_handshake(TOOL, &o, FRAG_MAX_SIZE, &me, &peer);
 	if (fd < 0)
 		return 1;
 	if (o.server)
-		flags = peer.flags & (FLAG_FRAG | FLAG_BW | FLAG_VERIFY);
+		flags = peer.run.flags & (FLAG_FRAG | FLAG_BW | FLAG_VERIFY);
 	for (si = 0; si < o.nsizes; si++) {
 		if (!(flags & FLAG_FRAG) && o.sizes[si] > VELO2_MAX_MSG_SIZE) {
 			fprintf(stderr, TOOL ": size %u needs --frag\n", o.sizes[si]);
