@@ -235,15 +235,21 @@ FIXTURE(local)
     volatile struct exanet_rdma_notif *lc; /* DMA */
 };
 
-FIXTURE_SETUP(local)
+/* The regions, rank 0 (PDID 5) behind page 0, rank 1 (PDID 6) behind 1. */
+static void regions_and_ranks(struct __test_metadata *_metadata)
 {
     ASSERT_TRUE(regions());
-    self->nt = (void *)rva(&N, NOTIF_OFF);
-    self->lc = (void *)rva(&N, LCOMP_OFF);
     ctx_setup(0, 5, 1);
     ctx_setup(1, 6, 1);
     page_setup(0, 5, 0);
     page_setup(1, 6, 1);
+}
+
+FIXTURE_SETUP(local)
+{
+    regions_and_ranks(_metadata);
+    self->nt = (void *)rva(&N, NOTIF_OFF);
+    self->lc = (void *)rva(&N, LCOMP_OFF);
 }
 
 FIXTURE_TEARDOWN(local)
@@ -341,25 +347,6 @@ TEST_F(local, disabled_target_context_remote_ctx)
     post(0, 1, R.pa, my_node, 2, R.pa + (2u << 20), 4096, 0, 0, 0, 0);
     s = wait_chan(0, 1, 10);
     EXPECT_EQ(EXANET_RDMA_E_REMOTE_CTX, EXANET_RDMA_ST_ERROR(s));
-}
-
-TEST_F(local, bad_descriptors)
-{
-    post(0, 2, R.pa, my_node, 0, R.pa, 0, 0, 0, 0, 0);
-    EXPECT_EQ(EXANET_RDMA_E_BAD_DESC, EXANET_RDMA_ST_ERROR(st(0, 2)))
-    TH_LOG("length 0 -> BAD_DESC");
-    post(0, 2, R.pa, my_node, 0, R.pa, 64, 0, 0, 0, 1);
-    EXPECT_EQ(EXANET_RDMA_E_BAD_DESC, EXANET_RDMA_ST_ERROR(st(0, 2)))
-    TH_LOG("ctrl flags -> BAD_DESC");
-    post(0, 2, R.pa, my_node, 0, R.pa, 64, N.pa + 3, 0, 0, 0);
-    EXPECT_EQ(EXANET_RDMA_E_BAD_DESC, EXANET_RDMA_ST_ERROR(st(0, 2)))
-    TH_LOG("unaligned notify -> BAD_DESC");
-    post(0, 2, (1ull << 48) - 8, my_node, 0, R.pa, 64, 0, 0, 0, 0);
-    EXPECT_EQ(EXANET_RDMA_E_BAD_DESC, EXANET_RDMA_ST_ERROR(st(0, 2)))
-    TH_LOG("VA + len beyond 2^48 -> BAD_DESC");
-    post(0, 2, R.pa, 4000000, 0, R.pa, 64, 0, 0, 0, 0);
-    EXPECT_EQ(EXANET_RDMA_E_NO_ROUTE, EXANET_RDMA_ST_ERROR(st(0, 2)))
-    TH_LOG("node out of range -> NO_ROUTE");
 }
 
 /* source and destination outside RAM; DMA into our own BAR3 */
@@ -492,6 +479,69 @@ TEST_F(local, fuzz_then_device_alive)
         (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
         (unsigned long long)cnt(EXANET_RCNT_RX_DUPLICATES),
         (unsigned long long)cnt(EXANET_RCNT_NOTIFICATIONS));
+}
+
+/* Descriptors refused when posted (channel 2 of page 0), one per case. */
+FIXTURE(bad_descriptor)
+{
+    int unused;
+};
+
+FIXTURE_VARIANT(bad_descriptor)
+{
+    uint64_t local_va; /* 0: the region R */
+    bool far_node;     /* node 4000000 instead of the own */
+    uint64_t len;
+    uint64_t notify_off; /* 0: none, else N.pa + notify_off */
+    uint64_t ctrl;
+    unsigned error;
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, length_0) {
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, ctrl_flags) {
+    .len = 64,
+    .ctrl = 1,
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, unaligned_notify) {
+    .len = 64,
+    .notify_off = 3,
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, va_plus_len_beyond_2_48) {
+    .local_va = (1ull << 48) - 8,
+    .len = 64,
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, node_out_of_range) {
+    .far_node = true,
+    .len = 64,
+    .error = EXANET_RDMA_E_NO_ROUTE,
+};
+
+FIXTURE_SETUP(bad_descriptor)
+{
+    regions_and_ranks(_metadata);
+}
+
+FIXTURE_TEARDOWN(bad_descriptor)
+{
+    pages_off();
+}
+
+TEST_F(bad_descriptor, refused)
+{
+    post(0, 2, variant->local_va ? variant->local_va : R.pa,
+         variant->far_node ? 4000000 : my_node, 0, R.pa, variant->len,
+         variant->notify_off ? N.pa + variant->notify_off : 0, 0, 0,
+         variant->ctrl);
+    EXPECT_EQ(variant->error, EXANET_RDMA_ST_ERROR(st(0, 2)));
 }
 
 /*
@@ -724,7 +774,7 @@ static void serve(int secs)
 }
 
 static const struct devtest_mode modes[] = {
-    {"self", "local", 0, ""},
+    {"self", "local bad_descriptor", 0, ""},
     {"serve", NULL, 1, "SECS"},
     {"remote", "remote", 4, "NODE ITER RPA NPA"},
     {NULL},

@@ -153,7 +153,7 @@ TEST_F(local, disabled_interface_ignores_doorbell)
     EXPECT_EQ(0, cnt(EXANET_CNT_TX_PACKETS));
 }
 
-TEST_F(local, nack_reasons)
+TEST_F(local, disabled_mailbox_and_pdid_0_nacked)
 {
     uint64_t s;
 
@@ -162,28 +162,80 @@ TEST_F(local, nack_reasons)
     EXPECT_TRUE(EXANET_ST_STATE(s) == EXANET_CHAN_NACK &&
                 EXANET_ST_REASON(s) == EXANET_NACK_DISABLED)
     TH_LOG("disabled mbox -> NACK DISABLED (%s)", st_str(s));
-    W64(bar1, EXANET_PKT_DOORBELL, EXANET_DOORBELL(me, 0, 0));
-    s = status(0, 0);
-    EXPECT_TRUE(EXANET_ST_STATE(s) == EXANET_CHAN_NACK &&
-                EXANET_ST_REASON(s) == EXANET_NACK_BAD_PACKET)
-    TH_LOG("size 0 -> BAD_PACKET (%s)", st_str(s));
-    W64(bar1, EXANET_PKT_DOORBELL, EXANET_DOORBELL(me, 0, 65));
-    s = status(0, 0);
-    EXPECT_EQ(EXANET_NACK_BAD_PACKET, EXANET_ST_REASON(s))
-    TH_LOG("size 65 -> BAD_PACKET");
-    W64(bar1, EXANET_PKT_DOORBELL, EXANET_DOORBELL(me, 0, 8) | (1ull << 60));
-    s = status(0, 0);
-    EXPECT_EQ(EXANET_NACK_BAD_PACKET, EXANET_ST_REASON(s))
-    TH_LOG("reserved bit -> BAD_PACKET");
-    W64(bar1, EXANET_PKT_DOORBELL, EXANET_DOORBELL(999, 0, 8));
-    s = status(0, 0);
-    EXPECT_TRUE(EXANET_ST_STATE(s) == EXANET_CHAN_NACK &&
-                EXANET_ST_REASON(s) == EXANET_NACK_NO_ROUTE)
-    TH_LOG("node 999 -> NO_ROUTE (%s)", st_str(s));
     pkt_setup(1, 0);
     s = send(1, 0, me, 0, "x", 1);
     EXPECT_EQ(EXANET_NACK_PDID, EXANET_ST_REASON(s))
     TH_LOG("iface PDID 0 -> NACK PDID");
+}
+
+/*
+ * Doorbells packetizer 0 (PDID 5) refuses at once, each from a reset
+ * device: the NACK reason (and state where marked) of the channel.
+ */
+FIXTURE(bad_doorbell)
+{
+    int unused;
+};
+
+FIXTURE_VARIANT(bad_doorbell)
+{
+    uint32_t node; /* ~0: the own node */
+    uint32_t len;
+    uint64_t bits; /* ORed into the doorbell */
+    unsigned reason;
+    bool nack_state;
+};
+
+FIXTURE_VARIANT_ADD(bad_doorbell, size_0) {
+    .node = ~0u,
+    .len = 0,
+    .reason = EXANET_NACK_BAD_PACKET,
+    .nack_state = true,
+};
+
+FIXTURE_VARIANT_ADD(bad_doorbell, size_65) {
+    .node = ~0u,
+    .len = 65,
+    .reason = EXANET_NACK_BAD_PACKET,
+};
+
+FIXTURE_VARIANT_ADD(bad_doorbell, reserved_bit) {
+    .node = ~0u,
+    .len = 8,
+    .bits = 1ull << 60,
+    .reason = EXANET_NACK_BAD_PACKET,
+};
+
+FIXTURE_VARIANT_ADD(bad_doorbell, node_999) {
+    .node = 999,
+    .len = 8,
+    .reason = EXANET_NACK_NO_ROUTE,
+    .nack_state = true,
+};
+
+FIXTURE_SETUP(bad_doorbell)
+{
+    W32(bar0, EXANET_REG_CTRL, EXANET_CTRL_RESET);
+    pkt_setup(0, 5);
+}
+
+FIXTURE_TEARDOWN(bad_doorbell)
+{
+    W32(bar0, EXANET_REG_CTRL, EXANET_CTRL_RESET);
+}
+
+TEST_F(bad_doorbell, nacked_at_once)
+{
+    uint32_t node = variant->node == ~0u ? me : variant->node;
+    uint64_t s;
+
+    W64(bar1, EXANET_PKT_DOORBELL,
+        EXANET_DOORBELL(node, 0, variant->len) | variant->bits);
+    s = status(0, 0);
+    if (variant->nack_state) {
+        EXPECT_EQ(EXANET_CHAN_NACK, EXANET_ST_STATE(s)) TH_LOG("%s", st_str(s));
+    }
+    EXPECT_EQ(variant->reason, EXANET_ST_REASON(s)) TH_LOG("%s", st_str(s));
 }
 
 /*
@@ -714,11 +766,11 @@ static void serve(double secs)
 }
 
 static const struct devtest_mode modes[] = {
-    {"self", "local", 0, ""},
+    {"self", "local bad_doorbell", 0, ""},
     {"serve", NULL, 0, "[SECS]"},
     {"ping", "remote", 1, "NODE [N]"},
     {"timeout", "silent_peer", 1, "NODE"},
-    {"fuzz", "fuzz local", 0, "[N]"},
+    {"fuzz", "fuzz local bad_doorbell", 0, "[N]"},
     {"mmio", "mmio", 0, ""},
     {NULL},
 };
