@@ -31,9 +31,8 @@ static inline long long devtest_arg(int i, long long dflt)
 {
     long long v;
 
-    return i < devtest_nargs && sscanf(devtest_args[i], "%lli", &v) == 1
-               ? v
-               : dflt;
+    return i < devtest_nargs && sscanf(devtest_args[i], "%lli", &v) == 1 ? v
+                                                                         : dflt;
 }
 
 /*
@@ -98,6 +97,34 @@ devtest_mode(int argc, char **argv, const struct devtest_mode *modes,
         fprintf(stderr, "  %s %s %s\n", argv[0], m->name, m->usage);
     }
     exit(KSFT_FAIL);
+}
+
+/*
+ * The first PCI function vendor:device (its sysfs directory in path), made
+ * a bus master; without it the program is skipped: it runs in a guest with
+ * the device model (what).
+ */
+static inline void devtest_find(unsigned vendor, unsigned device, char *path,
+                                size_t len, const char *what)
+{
+    if (!pci_find(vendor, device, 0, path, len)) {
+        ksft_exit_skip("no PCI device %04x:%04x: runs in a guest with %s\n",
+                       vendor, device, what);
+    }
+    if (!enable_busmaster(path)) {
+        ksft_exit_fail_msg("%s: cannot enable bus mastering\n", path);
+    }
+}
+
+/* BAR n of the device at path, mapped; the program fails without it. */
+static inline volatile uint8_t *devtest_bar(const char *path, int n, size_t len)
+{
+    void *m = map_res(path, n, len);
+
+    if (!m) {
+        ksft_exit_fail_msg("%s: BAR %d: %s\n", path, n, strerror(errno));
+    }
+    return m;
 }
 
 /* Runs the cases of mode m; the exit status is the harness's. */

@@ -785,12 +785,8 @@ int main(int argc, char **argv)
     const struct devtest_mode *m = devtest_mode(argc, argv, modes, NULL);
     char p[300];
 
-    if (!pci_find(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, 0, nidev,
-                  sizeof nidev)) {
-        ksft_exit_skip("no PCI device %04x:%04x: runs in a guest with the "
-                       "exanet model (run-rdma-vm-tests.sh)\n",
-                       EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID);
-    }
+    devtest_find(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, nidev,
+                 sizeof nidev, "the exanet model (run-rdma-vm-tests.sh)");
     while (pci_find(EXANET_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID, nctx, p,
                     sizeof p)) {
         if (!enable_busmaster(p)) {
@@ -798,12 +794,8 @@ int main(int argc, char **argv)
         }
         nctx++;
     }
-    bar0 = map_res(nidev, 0, EXANET_BAR_CTRL_SIZE);
-    bar3 = map_res(nidev, 3, EXANET_BAR_RDMA_SIZE);
-    if (!enable_busmaster(nidev) || !bar0 || !bar3) {
-        ksft_exit_fail_msg("%s: cannot map the BARs: %s\n", nidev,
-                           strerror(errno));
-    }
+    bar0 = devtest_bar(nidev, 0, EXANET_BAR_CTRL_SIZE);
+    bar3 = devtest_bar(nidev, 3, EXANET_BAR_RDMA_SIZE);
     my_node = R32(bar0, EXANET_REG_NODE_ID);
     if (!m->fixtures) {
         serve(devtest_arg(0, 60));

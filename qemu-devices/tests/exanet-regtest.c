@@ -779,19 +779,11 @@ int main(int argc, char **argv)
 {
     const struct devtest_mode *m = devtest_mode(argc, argv, modes, "self");
 
-    if (!pci_find(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, 0, devpath,
-                  sizeof devpath)) {
-        ksft_exit_skip("no PCI device %04x:%04x: runs in a guest with the "
-                       "exanet model (run-vm-tests.sh)\n",
-                       EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID);
-    }
-    bar0 = map_res(devpath, 0, EXANET_BAR_CTRL_SIZE);
-    bar1 = map_res(devpath, 1, EXANET_BAR_PKT_SIZE);
-    bar2 = map_res(devpath, 2, EXANET_BAR_MBOX_SIZE);
-    if (!enable_busmaster(devpath) || !bar0 || !bar1 || !bar2) {
-        ksft_exit_fail_msg("%s: cannot map the BARs: %s\n", devpath,
-                           strerror(errno));
-    }
+    devtest_find(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, devpath,
+                 sizeof devpath, "the exanet model (run-vm-tests.sh)");
+    bar0 = devtest_bar(devpath, 0, EXANET_BAR_CTRL_SIZE);
+    bar1 = devtest_bar(devpath, 1, EXANET_BAR_PKT_SIZE);
+    bar2 = devtest_bar(devpath, 2, EXANET_BAR_MBOX_SIZE);
     me = R32(bar0, EXANET_REG_NODE_ID);
     tailpoll = getenv("TAILPOLL") != NULL;
     if (!m->fixtures) {

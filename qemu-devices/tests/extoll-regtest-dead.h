@@ -158,24 +158,15 @@ TEST_F(silent_node, requests_fail_after_the_budget_stream_restarts)
     TH_LOG("no late or lost answers");
 }
 
-/* From a reset device: VPID 5 (e) with the server's IDs, src and back. */
+/* The client (revive mode). */
 FIXTURE(revive)
 {
-    struct ep e;
-    uint8_t *src, *back;
-    uint64_t nsrc, nback;
+    struct client cl;
 };
 
 FIXTURE_SETUP(revive)
 {
-    W32(bar0, EXTOLL_REG_CTRL, EXTOLL_CTRL_RESET);
-    atu_init();
-    ep_init(&self->e, 5, 0);
-    set_prot(5, PP, PP);
-    self->src = locked(65536);
-    self->back = locked(65536);
-    self->nsrc = reg_prot(self->src, 65536, 16, 5, EXTOLL_ATU_READ, PP);
-    self->nback = reg_prot(self->back, 65536, 32, 5, EXTOLL_ATU_WRITE, PP);
+    client_init(&self->cl);
 }
 
 FIXTURE_TEARDOWN(revive)
@@ -196,8 +187,9 @@ TEST_F_TIMEOUT(revive, peer_works_once_it_runs, 450)
     volatile uint8_t *pg = bar2 + EXTOLL_VELO_PAGE(5); /* MMIO */
     unsigned node = devtest_arg(0, 1), F = EXTOLL_RMA_FRAG_SIZE;
     unsigned stale = 0, pings = 0;
-    uint8_t buf[128], *src = self->src, *back = self->back;
-    uint64_t st, nsrc = self->nsrc, nback = self->nback, nrem = 64ull << 12;
+    uint8_t buf[128], *src = self->cl.src, *back = self->cl.back;
+    uint64_t st, nsrc = self->cl.nsrc, nback = self->cl.nback,
+                 nrem = 64ull << 12;
     double t0;
     int ok, up = 0;
 
@@ -209,7 +201,7 @@ TEST_F_TIMEOUT(revive, peer_works_once_it_runs, 450)
                              EXTOLL_NOTI_REQUESTER, 0, 99),
              nsrc, nrem + 1);
     velo_send(5, node, SRV_VPID, 0xee, "stale", 5);
-    EXPECT_NOTI(&self->e,
+    EXPECT_NOTI(&self->cl.e,
                 "put to a node that does not run yet: requester error 1",
                 EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_PUT, EXTOLL_NOTI_ERR_REQ,
                 nsrc, 100);
@@ -226,7 +218,7 @@ TEST_F_TIMEOUT(revive, peer_works_once_it_runs, 450)
         if (velo_send(5, node, SRV_VPID, 0x10 + pings++ % 0x80, "ping", 4)) {
             break;
         }
-        st = velo_recv(&self->e, buf, 3);
+        st = velo_recv(&self->cl.e, buf, 3);
         if (st) {
             stale += EXTOLL_VELO_ST_TAG(st) == 0xee;
             up = 1;
@@ -236,7 +228,7 @@ TEST_F_TIMEOUT(revive, peer_works_once_it_runs, 450)
                    node, now() - t0, pings);
     EXPECT_TRUE(up);
     /* late echoes of earlier pings */
-    while ((st = velo_recv(&self->e, buf, 1))) {
+    while ((st = velo_recv(&self->cl.e, buf, 1))) {
         stale += EXTOLL_VELO_ST_TAG(st) == 0xee;
     }
     EXPECT_TRUE(!stale)
@@ -251,7 +243,7 @@ TEST_F_TIMEOUT(revive, peer_works_once_it_runs, 450)
             buf[k] = i * 3 + k;
         }
         velo_send(5, node, SRV_VPID, i, buf, len);
-        st = velo_recv(&self->e, got, 10);
+        st = velo_recv(&self->cl.e, got, 10);
         if (!st || EXTOLL_VELO_ST_LEN(st) != len ||
             EXTOLL_VELO_ST_TAG(st) != (unsigned)i || memcmp(buf, got, len)) {
             ksft_print_msg("  round %d status 0x%llx\n", i,
@@ -269,13 +261,13 @@ TEST_F_TIMEOUT(revive, peer_works_once_it_runs, 450)
              EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node, SRV_VPID,
                              EXTOLL_NOTI_REQUESTER, 0, L - 1),
              nsrc, nrem + 1);
-    EXPECT_NOTI(&self->e, "put after the restart: requester",
+    EXPECT_NOTI(&self->cl.e, "put after the restart: requester",
                 EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_PUT, 0, nsrc + lo, L - lo);
     rma_post(5, EXTOLL_RMA_OPT_TE,
              EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node, SRV_VPID,
                              EXTOLL_NOTI_COMPLETER, 0, L - 1),
              nrem + 1, nback);
-    EXPECT_NOTI(&self->e, "get after the restart: completer",
+    EXPECT_NOTI(&self->cl.e, "get after the restart: completer",
                 EXTOLL_NOTI_COMPLETER, EXTOLL_CMD_GET_BT_RSP, 0, nback + lo,
                 L - lo);
     EXPECT_TRUE(!memcmp(src, back, L))
@@ -287,5 +279,5 @@ TEST_F_TIMEOUT(revive, peer_works_once_it_runs, 450)
     TH_LOG("tx_failed %llu", (unsigned long long)cnt(EXTOLL_CNT_TX_FAILED));
     EXPECT_TRUE(cnt(EXTOLL_CNT_RMA_LATE_ANSWERS) == 0)
     TH_LOG("no answer to the failed put arrived (rma_late_answers 0)");
-    EXPECT_NO_NOTI(&self->e, "no stray notifications");
+    EXPECT_NO_NOTI(&self->cl.e, "no stray notifications");
 }

@@ -336,7 +336,7 @@ TEST_F(loopback, rma_put_get_immediate_and_notification_put)
         "NOTI_COUNT: one more per VPID (requester, completer), in every page "
         "of it");
 
-    /* RMA get back: a gets 5000 bytes from b into self->src+100 */
+    /* RMA get back: a gets 5000 bytes from b into src+100 */
     memset(self->src, 0, 16384);
     L = 5000;
     lo = (L - 1) / F * F;
@@ -489,29 +489,40 @@ TEST_F(fuzz, random_mmio)
 }
 
 /*
- * The client of "serve" on NODE (ping mode): VPID 5 with the server's
- * protection IDs, src (a pattern) registered from NLA page 16 for reading,
- * back from page 32 for writing; the server's region is its NLA page 64.
+ * A client of "serve": VPID 5 (e) with the server's protection IDs, src (a
+ * pattern) registered from NLA page 16 for reading, back from page 32 for
+ * writing; the server's region is its NLA page 64.  From a reset device.
  */
-FIXTURE(remote)
-{
-    struct ep e, x;
+struct client {
+    struct ep e;
     uint8_t *src, *back;
     uint64_t nsrc, nback;
 };
 
-FIXTURE_SETUP(remote)
+static void client_init(struct client *cl)
 {
     W32(bar0, EXTOLL_REG_CTRL, EXTOLL_CTRL_RESET);
     atu_init();
-    ep_init(&self->e, 5, 0);
+    ep_init(&cl->e, 5, 0);
     set_prot(5, PP, PP);
-    self->src = locked(65536);
-    self->back = locked(65536);
-    self->nsrc = reg_prot(self->src, 65536, 16, 5, EXTOLL_ATU_READ, PP);
-    self->nback = reg_prot(self->back, 65536, 32, 5, EXTOLL_ATU_WRITE, PP);
+    cl->src = locked(65536);
+    cl->back = locked(65536);
+    cl->nsrc = reg_prot(cl->src, 65536, 16, 5, EXTOLL_ATU_READ, PP);
+    cl->nback = reg_prot(cl->back, 65536, 32, 5, EXTOLL_ATU_WRITE, PP);
+}
+
+/* The client against NODE (ping mode); x: VPID 6, other IDs. */
+FIXTURE(remote)
+{
+    struct client cl;
+    struct ep x;
+};
+
+FIXTURE_SETUP(remote)
+{
+    client_init(&self->cl);
     for (size_t i = 0; i < 40000; i++) {
-        self->src[i] = i * 7 + 3;
+        self->cl.src[i] = i * 7 + 3;
     }
 }
 
@@ -537,7 +548,7 @@ TEST_F(remote, velo_round_trips)
             buf[k] = i + k;
         }
         velo_send(5, node, SRV_VPID, i & 0xff, buf, len);
-        uint64_t s = velo_recv(&self->e, got, 10);
+        uint64_t s = velo_recv(&self->cl.e, got, 10);
         if (!s || EXTOLL_VELO_ST_LEN(s) != len || memcmp(buf, got, len) ||
             EXTOLL_VELO_ST_TAG(s) != (unsigned)(i & 0xff) ||
             EXTOLL_VELO_ST_VPID(s) != SRV_VPID ||
@@ -559,8 +570,8 @@ TEST_F(remote, rma_put_get_and_remote_error)
 
     /* RMA put 40000 bytes to the server region, then get it back */
     size_t L = 40000;
-    uint8_t *src = self->src, *back = self->back;
-    uint64_t nsrc = self->nsrc, nback = self->nback, nrem = 64ull << 12;
+    uint8_t *src = self->cl.src, *back = self->cl.back;
+    uint64_t nsrc = self->cl.nsrc, nback = self->cl.nback, nrem = 64ull << 12;
 
     t0 = now();
     rma_post(5, EXTOLL_RMA_OPT_TE,
@@ -569,12 +580,14 @@ TEST_F(remote, rma_put_get_and_remote_error)
                              L - 1),
              nsrc, nrem + 1);
     unsigned F = EXTOLL_RMA_FRAG_SIZE, lo = (L - 1) / F * F;
-    EXPECT_NOTI(&self->e, "remote put requester", 1, 2, 0, nsrc + lo, L - lo);
+    EXPECT_NOTI(&self->cl.e, "remote put requester", 1, 2, 0, nsrc + lo,
+                L - lo);
     rma_post(5, EXTOLL_RMA_OPT_TE,
              EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node, SRV_VPID,
                              EXTOLL_NOTI_COMPLETER, 0, L - 1),
              nrem + 1, nback);
-    EXPECT_NOTI(&self->e, "remote get completer", 4, 10, 0, nback + lo, L - lo);
+    EXPECT_NOTI(&self->cl.e, "remote get completer", 4, 10, 0, nback + lo,
+                L - lo);
     dt = now() - t0;
     ksft_print_msg("remote put + get data (%.1f MB/s)\n", 2 * L / dt / 1e6);
     EXPECT_TRUE(!memcmp(src, back, L));
@@ -582,22 +595,22 @@ TEST_F(remote, rma_put_get_and_remote_error)
     rma_post(5, EXTOLL_RMA_OPT_TE,
              EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node, SRV_VPID, 0, 0, 9), nsrc,
              0x100000);
-    EXPECT_NOTI(&self->e, "remote put to unregistered NLA", 1, 2,
+    EXPECT_NOTI(&self->cl.e, "remote put to unregistered NLA", 1, 2,
                 EXTOLL_NOTI_ERR_CMPL, ~0ull, 0);
 }
 
 TEST_F(remote, protection_ids_refused_at_server)
 {
     unsigned node = devtest_arg(0, 1);
-    uint8_t buf[128], *src = self->src, *back = self->back;
-    uint64_t nsrc = self->nsrc, nback = self->nback, nrem = 64ull << 12;
+    uint8_t buf[128], *src = self->cl.src, *back = self->cl.back;
+    uint64_t nsrc = self->cl.nsrc, nback = self->cl.nback, nrem = 64ull << 12;
 
     /* what the server region holds: the first 100 bytes of src */
     rma_post(5, EXTOLL_RMA_OPT_TE,
              EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_PUT, node, SRV_VPID,
                              EXTOLL_NOTI_REQUESTER, 0, 99),
              nsrc, nrem + 1);
-    ASSERT_TRUE(noti_is(&self->e, "remote put of 100 bytes: requester",
+    ASSERT_TRUE(noti_is(&self->cl.e, "remote put of 100 bytes: requester",
                         EXTOLL_NOTI_REQUESTER, EXTOLL_CMD_BT_PUT, 0, nsrc,
                         100));
 
@@ -655,7 +668,7 @@ TEST_F(remote, protection_ids_refused_at_server)
              EXTOLL_RMA_MKW0(EXTOLL_CMD_BT_GET, node, SRV_VPID,
                              EXTOLL_NOTI_COMPLETER, 0, 99),
              nrem + 1, nback);
-    EXPECT_NOTI(&self->e, "remote get with the server's ID", 4, 10, 0, nback,
+    EXPECT_NOTI(&self->cl.e, "remote get with the server's ID", 4, 10, 0, nback,
                 100);
     EXPECT_TRUE(!memcmp(src, back, 100))
     TH_LOG("server region unchanged by the refused put");
@@ -702,20 +715,12 @@ int main(int argc, char **argv)
 {
     const struct devtest_mode *m = devtest_mode(argc, argv, modes, "self");
 
-    if (!pci_find(EXTOLL_PCI_VENDOR_ID, EXTOLL_PCI_DEVICE_ID, 0, dev,
-                  sizeof dev)) {
-        ksft_exit_skip("no PCI device %04x:%04x: runs in a guest with the "
-                       "extoll model (run-extoll-vm-tests.sh)\n",
-                       EXTOLL_PCI_VENDOR_ID, EXTOLL_PCI_DEVICE_ID);
-    }
-    bar0 = map_res(dev, 0, EXTOLL_BAR_CTRL_SIZE);
-    bar2 = map_res(dev, 2, EXTOLL_BAR_VELO_SIZE);
-    bar4 = map_res(dev, 4, EXTOLL_BAR_RMA_SIZE);
-    bar3 = map_res(dev, EXTOLL_BAR_VELO_WIN, EXTOLL_BAR_VELO_WIN_SIZE);
-    if (!enable_busmaster(dev) || !bar0 || !bar2 || !bar3 || !bar4) {
-        ksft_exit_fail_msg("%s: cannot map the BARs: %s\n", dev,
-                           strerror(errno));
-    }
+    devtest_find(EXTOLL_PCI_VENDOR_ID, EXTOLL_PCI_DEVICE_ID, dev, sizeof dev,
+                 "the extoll model (run-extoll-vm-tests.sh)");
+    bar0 = devtest_bar(dev, 0, EXTOLL_BAR_CTRL_SIZE);
+    bar2 = devtest_bar(dev, 2, EXTOLL_BAR_VELO_SIZE);
+    bar4 = devtest_bar(dev, 4, EXTOLL_BAR_RMA_SIZE);
+    bar3 = devtest_bar(dev, EXTOLL_BAR_VELO_WIN, EXTOLL_BAR_VELO_WIN_SIZE);
     node_id = R32(bar0, EXTOLL_REG_NODE_ID);
     if (!m->fixtures) {
         setvbuf(stdout, NULL, _IOLBF, 0);
