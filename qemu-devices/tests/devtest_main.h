@@ -16,6 +16,13 @@
 #include "devmem.h"
 #include "kselftest_exa.h"
 
+/*
+ * A case may take what the VM running it allows (timeout 300 in the
+ * runners): emulated MMIO is slow, and fuzzing and round trips run long.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 240
+
 struct devtest_mode {
     const char *name;
     const char *fixtures; /* space-separated fixture names */
