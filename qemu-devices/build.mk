@@ -36,17 +36,42 @@ $(TRACELIB_TEST): $(TOP)/qemu-devices/tests/test_tracelib.py $(TOP)/tools/bench/
 ALL_TARGETS += qemu $(FABRIC_TESTS) $(TRACELIB_TEST)
 HOST_TESTS += $(FABRIC_TESTS) $(TRACELIB_TEST)
 
+# The driverless device tests: static programs on the kernel's kselftest
+# harness (qemu-devices/tests/devtest_main.h) that run-*vm-tests.sh put into
+# the initramfs of throw-away VMs (the guest runs the host's x86-64 Debian
+# userland).  vm-lib.sh builds them through these rules.
+DEVTEST_DIR := $(TOP)/qemu-devices/tests
+DEVTEST_OUT := $(BUILD)/device-tests
+DEVTEST_BINS := $(addprefix $(DEVTEST_OUT)/,exanet-regtest exanet-rdmatest extoll-regtest)
+DEVTEST_CFLAGS := -static -O2 -Wall -Wextra -I$(TOP)/uapi $(KSFT_CFLAGS)
+DEVTEST_HDRS := $(DEVTEST_DIR)/devmem.h $(DEVTEST_DIR)/devtest_main.h $(KSFT_HDRS)
+EXTOLL_DEVTEST_SRCS := $(DEVTEST_DIR)/extoll-regtest.c $(DEVTEST_DIR)/extoll-dev.c
+
+$(DEVTEST_OUT)/exanet-%: $(DEVTEST_DIR)/exanet-%.c $(DEVTEST_HDRS) $(TOP)/uapi/exanet.h \
+		$(TOP)/uapi/exanet_rdma.h
+	@mkdir -p $(@D)
+	$(CC) $(DEVTEST_CFLAGS) -o $@ $<
+
+# extoll-regtest-*.h: cases in the translation unit of extoll-regtest.c
+$(DEVTEST_OUT)/extoll-regtest: $(EXTOLL_DEVTEST_SRCS) $(DEVTEST_DIR)/extoll-dev.h \
+		$(DEVTEST_DIR)/extoll-regtest-prot.h $(DEVTEST_DIR)/extoll-regtest-dead.h \
+		$(DEVTEST_HDRS) $(TOP)/uapi/extoll_hw.h
+	@mkdir -p $(@D)
+	$(CC) $(DEVTEST_CFLAGS) -o $@ $(EXTOLL_DEVTEST_SRCS)
+
+ALL_TARGETS += $(DEVTEST_BINS)
+
 # Driverless in-VM test of the device model (boots throw-away VMs, ~1 min).
 .PHONY: qemu-vm-test qemu-rdma-vm-test
-qemu-vm-test: qemu
+qemu-vm-test: qemu $(DEVTEST_OUT)/exanet-regtest
 	$(TOP)/qemu-devices/tests/run-vm-tests.sh
 
 # Driverless in-VM test of the RDMA engine (no IOMMU, ~1 min).
-qemu-rdma-vm-test: qemu
+qemu-rdma-vm-test: qemu $(DEVTEST_OUT)/exanet-rdmatest
 	$(TOP)/qemu-devices/tests/run-rdma-vm-tests.sh
 
 # Driverless in-VM test of the EXTOLL model (loopback, 2 nodes, faults,
 # retransmission budget: silent and restarted nodes; ~3 min).
 .PHONY: qemu-extoll-vm-test
-qemu-extoll-vm-test: qemu
+qemu-extoll-vm-test: qemu $(DEVTEST_OUT)/extoll-regtest
 	$(TOP)/qemu-devices/tests/run-extoll-vm-tests.sh

@@ -1,21 +1,23 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Driverless test of the exanet RDMA engine (QEMU model), run as root in a
  * guest WITHOUT an IOMMU: DMA contexts then use guest-physical addresses,
  * taken from /proc/self/pagemap of locked 2 MiB huge pages.
- * (qemu-devices/tests/run-rdma-vm-tests.sh boots it.)
+ * (qemu-devices/tests/run-rdma-vm-tests.sh boots it.)  TAP from the
+ * kernel's kselftest harness, one mode per run (devtest_main.h):
  *
  *   exanet-rdmatest self              local engine checks (loopback node)
  *   exanet-rdmatest serve SECS        target: rank 0 PDID 5, rank 1 PDID 6
- *   exanet-rdmatest remote NODE ITER  writes/reads to NODE, bandwidth
+ *                                     (no TAP: the peer of "remote")
+ *   exanet-rdmatest remote NODE ITER RPA NPA
+ *                                     writes/reads to NODE, bandwidth; RPA
+ *                                     and NPA as "serve" printed them
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include "devtest.h"
+#include "devtest_main.h"
 #include "exanet.h"
 #include "exanet_rdma.h"
-
-int fails;
 
 static volatile uint8_t *bar0, *bar3; /* MMIO */
 static uint32_t my_node;
@@ -27,27 +29,11 @@ static int sleepy = 1; /* poll completions with usleep (frees the host core) */
 static char nidev[300];
 static int nctx;
 
-static void find_devs(void)
-{
-    char p[300];
-
-    pci_open_dev(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, nidev,
-                 sizeof nidev);
-    while (pci_find(EXANET_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID, nctx, p,
-                    sizeof p)) {
-        enable_busmaster(p);
-        nctx++;
-    }
-    bar0 = map_res(nidev, 0, EXANET_BAR_CTRL_SIZE);
-    bar3 = map_res(nidev, 3, EXANET_BAR_RDMA_SIZE);
-    my_node = R32(bar0, EXANET_REG_NODE_ID);
-}
-
 /* Huge pages with their physical addresses. */
 static uint8_t *hp_va;
 static uint64_t hp_pa[NHP];
 
-static void hp_setup(void)
+static bool hp_setup(void)
 {
     FILE *f = fopen("/proc/sys/vm/nr_hugepages", "w");
     if (f) {
@@ -59,13 +45,14 @@ static void hp_setup(void)
                      MAP_LOCKED,
                  -1, 0);
     if (hp_va == MAP_FAILED) {
-        perror("hugepages");
-        exit(2);
+        ksft_print_msg("%d huge pages: %s\n", NHP, strerror(errno));
+        return false;
     }
     memset(hp_va, 0, (size_t)NHP * HP);
     for (int i = 0; i < NHP; i++) {
         hp_pa[i] = phys_of(hp_va + (size_t)i * HP);
     }
+    return true;
 }
 
 /* A physically contiguous region of n huge pages: index of the first VA page
@@ -200,14 +187,16 @@ static int wait_rec(volatile struct exanet_rdma_notif *n, double tmo) /* DMA */
  *  data: 4 MiB at pa; notification area: another huge page. */
 static struct region R, N; /* R: 4 MiB data, N: misc page */
 
-static void regions(void)
+static bool regions(void)
 {
-    hp_setup();
+    if (!hp_setup()) {
+        return false;
+    }
     R.pa = contig(2, R.va, 0);
     R.n = 2;
     if (!R.pa) {
-        printf("no 4 MiB contiguous huge page pair\n");
-        exit(2);
+        ksft_print_msg("no 4 MiB contiguous huge page pair\n");
+        return false;
     }
     for (int i = 0; i < NHP; i++) {
         if (hp_va + (size_t)i * HP != R.va[0] &&
@@ -218,41 +207,82 @@ static void regions(void)
             break;
         }
     }
-    printf("region pa 0x%llx, misc pa 0x%llx\n", (unsigned long long)R.pa,
-           (unsigned long long)N.pa);
+    ksft_print_msg("region pa 0x%llx, misc pa 0x%llx\n",
+                   (unsigned long long)R.pa, (unsigned long long)N.pa);
+    return true;
 }
 
 #define NOTIF_OFF 0
 #define LCOMP_OFF 4096
 #define SRC2_OFF 8192 /* small sources in N */
 
-static void self_test(void)
+/* Every page disabled: its channels abort, nothing more lands in memory. */
+static void pages_off(void)
 {
-    volatile struct exanet_rdma_notif *nt = (void *)rva(&N, NOTIF_OFF); /* DMA */
-    volatile struct exanet_rdma_notif *lc = (void *)rva(&N, LCOMP_OFF); /* DMA */
-    uint64_t s;
+    for (int p = 0; p < EXANET_RDMA_PAGES; p++) {
+        W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 0);
+    }
+}
 
-    EXPECT(nctx == 8, "8 context functions (%d)\n", nctx);
-    uint32_t caps = R32(bar0, EXANET_REG_RDMA_CAPS);
-    EXPECT(EXANET_RDMA_CAPS_PAGES(caps) == 16 &&
-               EXANET_RDMA_CAPS_WCHANS(caps) == 32 &&
-               EXANET_RDMA_CAPS_RCHANS(caps) == 32 &&
-               EXANET_RDMA_CAPS_RANKS(caps) == 8,
-           "caps 0x%x\n", caps);
-    EXPECT((R32(bar0, EXANET_REG_CTX_BASE(0) + EXANET_CTX_STATUS) & 3) == 3,
-           "ctx 0 present + bus master\n");
+/*
+ * Local checks (self mode) on the own node: rank 0 in PDID 5 behind page 0,
+ * rank 1 in PDID 6 behind page 1; regions R (4 MiB) and N (notifications)
+ * in huge pages of the case.
+ */
+FIXTURE(local)
+{
+    volatile struct exanet_rdma_notif *nt; /* DMA */
+    volatile struct exanet_rdma_notif *lc; /* DMA */
+};
 
+/* The regions, rank 0 (PDID 5) behind page 0, rank 1 (PDID 6) behind 1. */
+static void regions_and_ranks(struct __test_metadata *_metadata)
+{
+    ASSERT_TRUE(regions());
     ctx_setup(0, 5, 1);
     ctx_setup(1, 6, 1);
     page_setup(0, 5, 0);
     page_setup(1, 6, 1);
+}
 
-    /* Disabled page: writes ignored, reads 0 */
+FIXTURE_SETUP(local)
+{
+    regions_and_ranks(_metadata);
+    self->nt = (void *)rva(&N, NOTIF_OFF);
+    self->lc = (void *)rva(&N, LCOMP_OFF);
+}
+
+FIXTURE_TEARDOWN(local)
+{
+    pages_off();
+}
+
+TEST_F(local, caps_and_context_functions)
+{
+    uint32_t caps = R32(bar0, EXANET_REG_RDMA_CAPS);
+
+    EXPECT_EQ(8, nctx) TH_LOG("8 context functions (%d)", nctx);
+    EXPECT_TRUE(EXANET_RDMA_CAPS_PAGES(caps) == 16 &&
+                EXANET_RDMA_CAPS_WCHANS(caps) == 32 &&
+                EXANET_RDMA_CAPS_RCHANS(caps) == 32 &&
+                EXANET_RDMA_CAPS_RANKS(caps) == 8)
+    TH_LOG("caps 0x%x", caps);
+    EXPECT_EQ(3, R32(bar0, EXANET_REG_CTX_BASE(0) + EXANET_CTX_STATUS) & 3)
+    TH_LOG("ctx 0 present + bus master");
+}
+
+TEST_F(local, disabled_page_ignores_descriptor)
+{
     post(2, 0, R.pa, my_node, 0, R.pa, 64, 0, 0, 0, 0);
-    EXPECT(st(2, 0) == 0, "disabled page ignores the descriptor\n");
+    EXPECT_EQ(0, st(2, 0));
+}
 
-    /* local write 1 MiB + 100 within the region: src [0,1M+100) -> dst [2M, ...) */
-    uint64_t len = (1u << 20) + 100;
+/* 1 MiB + 100 within the region: src [0,1M+100) -> dst [2M, ...) */
+TEST_F(local, loopback_write_data_notification_completion)
+{
+    volatile struct exanet_rdma_notif *nt = self->nt, *lc = self->lc; /* DMA */
+    uint64_t len = (1u << 20) + 100, s;
+
     rfill(&R, 0, 2u << 20, 11);
     memset(rva(&R, 2u << 20), 0, 2u << 20);
     memset((void *)nt, 0, 64);
@@ -262,79 +292,76 @@ static void self_test(void)
     post(0, 3, R.pa, my_node, 0, R.pa + (2u << 20), len, N.pa + NOTIF_OFF,
          0xabcdef, N.pa + LCOMP_OFF, 0);
     s = wait_chan(0, 3, 10);
-    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE &&
-               EXANET_RDMA_ST_SEQ(s) == 1,
-           "loopback write 1 MiB + 100 DONE (status 0x%llx)\n",
+    EXPECT_TRUE(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE &&
+                EXANET_RDMA_ST_SEQ(s) == 1)
+    TH_LOG("loopback write 1 MiB + 100 DONE (status 0x%llx)",
            (unsigned long long)s);
-    EXPECT(rcheck(&R, 2u << 20, len & ~7ull, 11, 0) < 0, "data correct\n");
-    EXPECT(*(uint8_t *)rva(&R, (2u << 20) + len) == 0,
-           "nothing written past the end\n");
-    EXPECT(wait_rec(nt, 1) && nt->tag == 0xabcdef && nt->length == len &&
-               nt->node == my_node && nt->op == EXANET_RDMA_OP_WRITE &&
-               nt->error == 0 && nt->page == 0 && nt->chan == 3,
-           "notification (tag %llx len %llu)\n", (unsigned long long)nt->tag,
+    EXPECT_GT(0, rcheck(&R, 2u << 20, len & ~7ull, 11, 0))
+    TH_LOG("data correct");
+    EXPECT_EQ(0, *(uint8_t *)rva(&R, (2u << 20) + len))
+    TH_LOG("nothing written past the end");
+    EXPECT_TRUE(wait_rec(nt, 1) && nt->tag == 0xabcdef && nt->length == len &&
+                nt->node == my_node && nt->op == EXANET_RDMA_OP_WRITE &&
+                nt->error == 0 && nt->page == 0 && nt->chan == 3)
+    TH_LOG("notification (tag %llx len %llu)", (unsigned long long)nt->tag,
            (unsigned long long)nt->length);
-    EXPECT(wait_rec(lc, 1) && (lc->flags & EXANET_RDMA_N_COMPLETION) &&
-               lc->error == 0 && lc->length == len,
-           "local completion record\n");
-    EXPECT(R64(bar3, CH(0, 3) + EXANET_RDMA_S_DONE_BYTES) == len,
-           "DONE_BYTES\n");
-    EXPECT(R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
-               R64(bar3, CH(0, 63) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
-               R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS) == nf1,
-           "NOTIFS: +2 on rank 0's page in every slot (notification, "
-           "completion record), "
-           "rank 1's page unchanged (%llu -> %llu)\n",
+    EXPECT_TRUE(wait_rec(lc, 1) && (lc->flags & EXANET_RDMA_N_COMPLETION) &&
+                lc->error == 0 && lc->length == len)
+    TH_LOG("local completion record");
+    EXPECT_EQ(len, R64(bar3, CH(0, 3) + EXANET_RDMA_S_DONE_BYTES))
+    TH_LOG("DONE_BYTES");
+    EXPECT_TRUE(R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
+                R64(bar3, CH(0, 63) + EXANET_RDMA_S_NOTIFS) == nf0 + 2 &&
+                R64(bar3, CH(1, 5) + EXANET_RDMA_S_NOTIFS) == nf1)
+    TH_LOG("NOTIFS: +2 on rank 0's page in every slot (notification, "
+           "completion record), rank 1's page unchanged (%llu -> %llu)",
            (unsigned long long)nf0,
            (unsigned long long)R64(bar3, CH(0, 0) + EXANET_RDMA_S_NOTIFS));
+}
 
-    /* PDID mismatch: page 1 (PDID 6, rank 1) writes into rank 0 (PDID 5) */
+/* page 1 (PDID 6, rank 1) writes into rank 0 (PDID 5) */
+TEST_F(local, pdid_mismatch_victim_unchanged)
+{
+    volatile struct exanet_rdma_notif *nt = self->nt; /* DMA */
+    uint64_t s;
+
     memset(rva(&R, 2u << 20), 0x77, 4096);
     memset((void *)nt, 0, 64);
     uint64_t pd0 = cnt(EXANET_RCNT_RX_NACK_PDID);
     post(1, 0, R.pa, my_node, 0, R.pa + (2u << 20), 4096, N.pa + NOTIF_OFF, 1,
          0, 0);
     s = wait_chan(1, 0, 10);
-    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_ERROR &&
-               EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
-           "PDID mismatch -> ERROR PDID (0x%llx)\n", (unsigned long long)s);
-    EXPECT(*(uint8_t *)rva(&R, 2u << 20) == 0x77 &&
-               *(uint8_t *)rva(&R, (2u << 20) + 4095) == 0x77 &&
-               nt->flags == 0 && cnt(EXANET_RCNT_RX_NACK_PDID) == pd0 + 1,
-           "victim memory unchanged, no notification\n");
+    EXPECT_TRUE(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_ERROR &&
+                EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID)
+    TH_LOG("PDID mismatch -> ERROR PDID (0x%llx)", (unsigned long long)s);
+    EXPECT_TRUE(*(uint8_t *)rva(&R, 2u << 20) == 0x77 &&
+                *(uint8_t *)rva(&R, (2u << 20) + 4095) == 0x77 &&
+                nt->flags == 0 && cnt(EXANET_RCNT_RX_NACK_PDID) == pd0 + 1)
+    TH_LOG("victim memory unchanged, no notification");
+}
 
-    /* target rank context disabled / absent */
+TEST_F(local, disabled_target_context_remote_ctx)
+{
+    uint64_t s;
+
     post(0, 1, R.pa, my_node, 2, R.pa + (2u << 20), 4096, 0, 0, 0, 0);
     s = wait_chan(0, 1, 10);
-    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_CTX,
-           "disabled target context -> REMOTE_CTX\n");
+    EXPECT_EQ(EXANET_RDMA_E_REMOTE_CTX, EXANET_RDMA_ST_ERROR(s));
+}
 
-    /* bad descriptors */
-    post(0, 2, R.pa, my_node, 0, R.pa, 0, 0, 0, 0, 0);
-    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
-           "length 0 -> BAD_DESC\n");
-    post(0, 2, R.pa, my_node, 0, R.pa, 64, 0, 0, 0, 1);
-    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
-           "ctrl flags -> BAD_DESC\n");
-    post(0, 2, R.pa, my_node, 0, R.pa, 64, N.pa + 3, 0, 0, 0);
-    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
-           "unaligned notify -> BAD_DESC\n");
-    post(0, 2, (1ull << 48) - 8, my_node, 0, R.pa, 64, 0, 0, 0, 0);
-    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_BAD_DESC,
-           "VA + len beyond 2^48 -> BAD_DESC\n");
-    post(0, 2, R.pa, 4000000, 0, R.pa, 64, 0, 0, 0, 0);
-    EXPECT(EXANET_RDMA_ST_ERROR(st(0, 2)) == EXANET_RDMA_E_NO_ROUTE,
-           "node out of range -> NO_ROUTE\n");
+/* source and destination outside RAM; DMA into our own BAR3 */
+TEST_F(local, dma_faults_and_own_bar)
+{
+    uint64_t s;
 
-    /* DMA faults: source and destination outside RAM */
     post(0, 4, 0xfff00000000ull, my_node, 0, R.pa, 40000, 0, 0, 0, 0);
     s = wait_chan(0, 4, 10);
-    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_LOCAL_DMA,
-           "source DMA fault -> LOCAL_DMA (0x%llx)\n", (unsigned long long)s);
+    EXPECT_EQ(EXANET_RDMA_E_LOCAL_DMA, EXANET_RDMA_ST_ERROR(s))
+    TH_LOG("source DMA fault -> LOCAL_DMA (0x%llx)", (unsigned long long)s);
     post(0, 5, R.pa, my_node, 0, 0xfff00000000ull, 40000, 0, 0, 0, 0);
     s = wait_chan(0, 5, 10);
-    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_DMA,
-           "destination DMA fault -> REMOTE_DMA (0x%llx)\n",
+    EXPECT_EQ(EXANET_RDMA_E_REMOTE_DMA, EXANET_RDMA_ST_ERROR(s))
+    TH_LOG("destination DMA fault -> REMOTE_DMA (0x%llx)",
            (unsigned long long)s);
     /* DMA into our own BAR3 is refused, no recursion */
     {
@@ -353,50 +380,67 @@ static void self_test(void)
         }
         post(0, 6, R.pa, my_node, 0, b[3][0], 4096, 0, 0, 0, 0);
         s = wait_chan(0, 6, 10);
-        EXPECT(EXANET_RDMA_ST_STATE(s) != EXANET_RDMA_ONGOING,
-               "DMA aimed at BAR3: completes (0x%llx), device alive\n",
+        EXPECT_NE(EXANET_RDMA_ONGOING, EXANET_RDMA_ST_STATE(s))
+        TH_LOG("DMA aimed at BAR3: completes (0x%llx), device alive",
                (unsigned long long)s);
     }
+}
 
-    /* read: local read 64 KiB from [0,64K) into [3M, ...) with notification */
+/* 64 KiB from [0,64K) into [3M, ...) with notification; another PDID */
+TEST_F(local, loopback_read)
+{
+    volatile struct exanet_rdma_notif *nt = self->nt, *lc = self->lc; /* DMA */
+    uint64_t s;
+
+    rfill(&R, 0, 2u << 20, 11);
     memset(rva(&R, 3u << 20), 0, 1u << 16);
     memset((void *)nt, 0, 64);
     memset((void *)lc, 0, 64);
     post(0, EXANET_RDMA_RCHAN(0), R.pa + (3u << 20), my_node, 0, R.pa, 65536,
          N.pa + NOTIF_OFF, 42, N.pa + LCOMP_OFF, 0);
     s = wait_chan(0, EXANET_RDMA_RCHAN(0), 10);
-    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
-           "loopback read DONE (0x%llx)\n", (unsigned long long)s);
-    EXPECT(rcheck(&R, 3u << 20, 65536, 11, 0) < 0, "read data correct\n");
-    EXPECT(wait_rec(nt, 1) && nt->tag == 42 && nt->op == EXANET_RDMA_OP_READ &&
-               nt->length == 65536,
-           "read notification\n");
+    EXPECT_EQ(EXANET_RDMA_DONE, EXANET_RDMA_ST_STATE(s))
+    TH_LOG("loopback read DONE (0x%llx)", (unsigned long long)s);
+    EXPECT_GT(0, rcheck(&R, 3u << 20, 65536, 11, 0)) TH_LOG("read data");
+    EXPECT_TRUE(wait_rec(nt, 1) && nt->tag == 42 &&
+                nt->op == EXANET_RDMA_OP_READ && nt->length == 65536)
+    TH_LOG("read notification");
     /* read from a rank of another PDID */
     post(0, EXANET_RDMA_RCHAN(1), R.pa + (3u << 20), my_node, 1, R.pa, 4096, 0,
          0, 0, 0);
     s = wait_chan(0, EXANET_RDMA_RCHAN(1), 10);
-    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
-           "read from another PDID -> ERROR PDID (0x%llx)\n",
+    EXPECT_EQ(EXANET_RDMA_E_PDID, EXANET_RDMA_ST_ERROR(s))
+    TH_LOG("read from another PDID -> ERROR PDID (0x%llx)",
            (unsigned long long)s);
+}
 
-    /* busy channel: a second trigger while ONGOING is ignored */
+/* a second trigger while ONGOING is ignored */
+TEST_F(local, trigger_while_busy_ignored)
+{
+    uint64_t s;
+
     post(0, 7, R.pa, my_node, 0, R.pa + (2u << 20), 2u << 20, 0, 0, 0, 0);
     uint64_t b0 = cnt(EXANET_RCNT_DESC_BUSY);
     W64(bar3, CH(0, 7) + EXANET_RDMA_D_CTRL, 0);
     s = wait_chan(0, 7, 10);
-    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE &&
-               (cnt(EXANET_RCNT_DESC_BUSY) == b0 + 1 ||
-                EXANET_RDMA_ST_SEQ(s) == 2),
-           "trigger while ONGOING ignored\n");
+    EXPECT_TRUE(
+        EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE &&
+        (cnt(EXANET_RCNT_DESC_BUSY) == b0 + 1 || EXANET_RDMA_ST_SEQ(s) == 2))
+    TH_LOG("trigger while ONGOING ignored (0x%llx)", (unsigned long long)s);
+}
 
-    /* abort: disabling the page mid-transfer */
+TEST_F(local, page_disable_aborts_channels)
+{
     post(0, 8, R.pa, my_node, 0, R.pa + (2u << 20), 2u << 20, 0, 0, 0, 0);
     W32(bar0, EXANET_REG_RPAGE_BASE(0) + EXANET_RPAGE_ENABLE, 0);
-    EXPECT(R32(bar0, EXANET_REG_RPAGE_BASE(0) + EXANET_RPAGE_BUSY) == 0,
-           "page disable aborts channels\n");
-    page_setup(0, 5, 0);
+    EXPECT_EQ(0, R32(bar0, EXANET_REG_RPAGE_BASE(0) + EXANET_RPAGE_BUSY));
+}
 
-    /* fuzz the RDMA BAR and registers: the device must survive */
+/* fuzz the RDMA BAR and registers: the device must survive */
+TEST_F(local, fuzz_then_device_alive)
+{
+    uint64_t s;
+
     srand(1);
     for (int i = 0; i < 20000; i++) {
         uint32_t off = (rand() % (EXANET_BAR_RDMA_SIZE / 8)) * 8;
@@ -417,87 +461,176 @@ static void self_test(void)
     usleep(300000);
     W32(bar0, EXANET_REG_RDMA_WINDOW, EXANET_RDMA_DEFAULT_WINDOW);
     W32(bar0, EXANET_REG_RDMA_RETX_US, EXANET_RDMA_DEFAULT_RETX_US);
-    for (int p = 0; p < EXANET_RDMA_PAGES; p++) {
-        W32(bar0, EXANET_REG_RPAGE_BASE(p) + EXANET_RPAGE_ENABLE, 0);
-    }
+    pages_off();
     ctx_setup(0, 5, 1);
     page_setup(0, 5, 0);
     post(0, 9, R.pa, my_node, 0, R.pa + (2u << 20), 8192, 0, 0, 0, 0);
     s = wait_chan(0, 9, 10);
-    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
-           "after fuzzing: device alive (0x%llx)\n", (unsigned long long)s);
-    printf("counters: writes %llu reads %llu done %llu errors %llu blocks %llu "
-           "retx %llu dup %llu notif %llu\n",
-           (unsigned long long)cnt(EXANET_RCNT_TX_WRITES),
-           (unsigned long long)cnt(EXANET_RCNT_TX_READS),
-           (unsigned long long)cnt(EXANET_RCNT_TX_DONE),
-           (unsigned long long)cnt(EXANET_RCNT_TX_ERRORS),
-           (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS),
-           (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
-           (unsigned long long)cnt(EXANET_RCNT_RX_DUPLICATES),
-           (unsigned long long)cnt(EXANET_RCNT_NOTIFICATIONS));
+    EXPECT_EQ(EXANET_RDMA_DONE, EXANET_RDMA_ST_STATE(s))
+    TH_LOG("after fuzzing: device alive (0x%llx)", (unsigned long long)s);
+    ksft_print_msg(
+        "counters: writes %llu reads %llu done %llu errors %llu blocks %llu "
+        "retx %llu dup %llu notif %llu\n",
+        (unsigned long long)cnt(EXANET_RCNT_TX_WRITES),
+        (unsigned long long)cnt(EXANET_RCNT_TX_READS),
+        (unsigned long long)cnt(EXANET_RCNT_TX_DONE),
+        (unsigned long long)cnt(EXANET_RCNT_TX_ERRORS),
+        (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS),
+        (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
+        (unsigned long long)cnt(EXANET_RCNT_RX_DUPLICATES),
+        (unsigned long long)cnt(EXANET_RCNT_NOTIFICATIONS));
 }
 
-/* target: rank 0 PDID 5 (region R), rank 1 PDID 6; publishes its physical
- * addresses in the notification page for nobody - the initiator uses the
- * same layout, both sides print them. */
-static void serve(int secs)
+/* Descriptors refused when posted (channel 2 of page 0), one per case. */
+FIXTURE(bad_descriptor)
 {
-    ctx_setup(0, 5, 1);
-    ctx_setup(1, 6, 1);
-    page_setup(0, 5, 0);
-    rfill(&R, 0, 4u << 20, 99); /* source for remote reads */
-    printf("serving R=0x%llx N=0x%llx\n", (unsigned long long)R.pa,
-           (unsigned long long)N.pa);
-    fflush(stdout);
-    sleep(secs);
+    int unused;
+};
+
+FIXTURE_VARIANT(bad_descriptor)
+{
+    uint64_t local_va; /* 0: the region R */
+    bool far_node;     /* node 4000000 instead of the own */
+    uint64_t len;
+    uint64_t notify_off; /* 0: none, else N.pa + notify_off */
+    uint64_t ctrl;
+    unsigned error;
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, length_0) {
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, ctrl_flags) {
+    .len = 64,
+    .ctrl = 1,
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, unaligned_notify) {
+    .len = 64,
+    .notify_off = 3,
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, va_plus_len_beyond_2_48) {
+    .local_va = (1ull << 48) - 8,
+    .len = 64,
+    .error = EXANET_RDMA_E_BAD_DESC,
+};
+
+FIXTURE_VARIANT_ADD(bad_descriptor, node_out_of_range) {
+    .far_node = true,
+    .len = 64,
+    .error = EXANET_RDMA_E_NO_ROUTE,
+};
+
+FIXTURE_SETUP(bad_descriptor)
+{
+    regions_and_ranks(_metadata);
 }
 
-static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
+FIXTURE_TEARDOWN(bad_descriptor)
 {
-    volatile struct exanet_rdma_notif *lc = (void *)rva(&N, LCOMP_OFF); /* DMA */
-    uint64_t s, len = 4u << 20;
+    pages_off();
+}
 
+TEST_F(bad_descriptor, refused)
+{
+    post(0, 2, variant->local_va ? variant->local_va : R.pa,
+         variant->far_node ? 4000000 : my_node, 0, R.pa, variant->len,
+         variant->notify_off ? N.pa + variant->notify_off : 0, 0, 0,
+         variant->ctrl);
+    EXPECT_EQ(variant->error, EXANET_RDMA_ST_ERROR(st(0, 2)));
+}
+
+/*
+ * The initiator against "serve" on NODE (remote mode): rank 0 in PDID 5
+ * behind page 0, page 1 in PDID 6; the target's region at RPA, its
+ * notification page at NPA.
+ */
+FIXTURE(remote)
+{
+    uint32_t node;
+    int iters;
+    uint64_t rpa, npa;
+    volatile struct exanet_rdma_notif *lc; /* DMA */
+};
+
+FIXTURE_SETUP(remote)
+{
+    self->node = devtest_arg(0, 1);
+    self->iters = devtest_arg(1, 20);
+    self->rpa = devtest_arg(2, 0);
+    self->npa = devtest_arg(3, 0);
+    ASSERT_TRUE(regions());
+    self->lc = (void *)rva(&N, LCOMP_OFF);
     ctx_setup(0, 5, 1);
     page_setup(0, 5, 0);
     page_setup(1, 6, 0);
-    rfill(&R, 0, len, 7);
+}
 
-    /* correctness first: 4 MiB write, then read it back into R */
-    post(0, 0, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, 77, 0, 0);
+FIXTURE_TEARDOWN(remote)
+{
+    pages_off();
+}
+
+/* correctness first: 4 MiB write, then read it back into R */
+TEST_F(remote, write_and_read_back_4mib)
+{
+    volatile struct exanet_rdma_notif *lc = self->lc; /* DMA */
+    uint64_t s, len = 4u << 20, rpa = self->rpa;
+    uint32_t node = self->node;
+
+    rfill(&R, 0, len, 7);
+    post(0, 0, R.pa, node, 0, rpa, len, self->npa + NOTIF_OFF, 77, 0, 0);
     s = wait_chan(0, 0, 30);
-    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
-           "remote 4 MiB write DONE (0x%llx)\n", (unsigned long long)s);
+    EXPECT_EQ(EXANET_RDMA_DONE, EXANET_RDMA_ST_STATE(s))
+    TH_LOG("remote 4 MiB write DONE (0x%llx)", (unsigned long long)s);
     memset(rva(&R, 0), 0, 2u << 20);
     memset(rva(&R, 2u << 20), 0, 2u << 20);
     memset((void *)lc, 0, 64);
     post(0, EXANET_RDMA_RCHAN(0), R.pa, node, 0, rpa, len, N.pa + NOTIF_OFF, 78,
          N.pa + LCOMP_OFF, 0);
     s = wait_chan(0, EXANET_RDMA_RCHAN(0), 30);
-    EXPECT(EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE,
-           "remote 4 MiB read DONE (0x%llx)\n", (unsigned long long)s);
+    EXPECT_EQ(EXANET_RDMA_DONE, EXANET_RDMA_ST_STATE(s))
+    TH_LOG("remote 4 MiB read DONE (0x%llx)", (unsigned long long)s);
     long bad = rcheck(&R, 0, len, 7, 0);
-    EXPECT(bad < 0, "write + read back: data intact (first bad %ld)\n", bad);
-    EXPECT(wait_rec(lc, 1) && lc->error == 0 && lc->length == len &&
-               lc->node == node,
-           "read completion record\n");
+    EXPECT_GT(0, bad) TH_LOG("write + read back: first bad byte %ld", bad);
+    EXPECT_TRUE(wait_rec(lc, 1) && lc->error == 0 && lc->length == len &&
+                lc->node == node)
+    TH_LOG("read completion record");
+}
 
-    /* PDID: page 1 (PDID 6) -> rank 0 (PDID 5) at the target */
+/* page 1 (PDID 6) -> rank 0 (PDID 5) at the target; a rank without context */
+TEST_F(remote, pdid_and_context_errors)
+{
+    uint64_t s, rpa = self->rpa;
+    uint32_t node = self->node;
+
     post(1, 0, R.pa, node, 0, rpa, 65536, 0, 0, 0, 0);
     s = wait_chan(1, 0, 30);
-    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
-           "remote PDID mismatch -> ERROR PDID (0x%llx)\n",
+    EXPECT_EQ(EXANET_RDMA_E_PDID, EXANET_RDMA_ST_ERROR(s))
+    TH_LOG("remote PDID mismatch -> ERROR PDID (0x%llx)",
            (unsigned long long)s);
     post(1, EXANET_RDMA_RCHAN(0), R.pa, node, 0, rpa, 65536, 0, 0, 0, 0);
     s = wait_chan(1, EXANET_RDMA_RCHAN(0), 30);
-    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_PDID,
-           "remote read PDID mismatch -> ERROR PDID\n");
+    EXPECT_EQ(EXANET_RDMA_E_PDID, EXANET_RDMA_ST_ERROR(s))
+    TH_LOG("remote read PDID mismatch -> ERROR PDID");
     post(0, 1, R.pa, node, 3, rpa, 65536, 0, 0, 0, 0);
     s = wait_chan(0, 1, 30);
-    EXPECT(EXANET_RDMA_ST_ERROR(s) == EXANET_RDMA_E_REMOTE_CTX,
-           "remote rank without context -> REMOTE_CTX\n");
+    EXPECT_EQ(EXANET_RDMA_E_REMOTE_CTX, EXANET_RDMA_ST_ERROR(s))
+    TH_LOG("remote rank without context -> REMOTE_CTX");
+}
 
-    /* bandwidth: 4 MiB writes, completion polled in memory */
+/* 4 MiB writes, completion polled in memory; reads; pipelined writes */
+TEST_F_TIMEOUT(remote, bandwidth, 540)
+{
+    volatile struct exanet_rdma_notif *lc = self->lc; /* DMA */
+    uint64_t len = 4u << 20, rpa = self->rpa, npa = self->npa;
+    uint32_t node = self->node;
+    int iters = self->iters;
+
     rfill(&R, 0, len, 7);
     double best = 0, sum = 0, times[64] = {0};
     uint64_t r0 = cnt(EXANET_RCNT_TX_RETRANSMITS);
@@ -507,7 +640,8 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
         post(0, 2, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, i,
              N.pa + LCOMP_OFF, 0);
         if (!wait_rec(lc, 30) || lc->error) {
-            EXPECT(0, "bw iteration %d failed (err %u)\n", i, lc->error);
+            EXPECT_TRUE(0)
+            TH_LOG("bw iteration %d failed (err %u)", i, lc->error);
             break;
         }
         double dt = now() - t0;
@@ -521,6 +655,8 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
     }
     {
         int m = iters < 64 ? iters : 64;
+        char ms[64 * 12] = "";
+        int o = 0;
         for (int i = 0; i < m; i++) {
             for (int j = i + 1; j < m; j++) {
                 if (times[j] < times[i]) {
@@ -530,17 +666,17 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
                 }
             }
         }
-        printf("BW: 4 MiB RDMA write median %.1f MB/s (ms:",
-               m ? len / times[m / 2] / 1e6 : 0);
         for (int i = 0; i < m; i++) {
-            printf(" %.2f", times[i] * 1e3);
+            o += snprintf(ms + o, sizeof(ms) - o, " %.2f", times[i] * 1e3);
         }
-        printf(")\n");
+        ksft_print_msg("BW: 4 MiB RDMA write median %.1f MB/s (ms:%s)\n",
+                       m ? len / times[m / 2] / 1e6 : 0, ms);
     }
-    printf("BW: 4 MiB RDMA write (%s poll): avg", sleepy ? "sleep" : "spin");
-    printf(" %.1f MB/s, best %.1f MB/s over %d iterations (retransmits %llu)\n",
-           iters * len / sum / 1e6, best / 1e6, iters,
-           (unsigned long long)(cnt(EXANET_RCNT_TX_RETRANSMITS) - r0));
+    ksft_print_msg("BW: 4 MiB RDMA write (%s poll): avg %.1f MB/s, best %.1f "
+                   "MB/s over %d iterations (retransmits %llu)\n",
+                   sleepy ? "sleep" : "spin", iters * len / sum / 1e6,
+                   best / 1e6, iters,
+                   (unsigned long long)(cnt(EXANET_RCNT_TX_RETRANSMITS) - r0));
     sum = 0;
     for (int i = 0; i < iters; i++) {
         memset((void *)lc, 0, 64);
@@ -548,12 +684,13 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
         post(0, EXANET_RDMA_RCHAN(1), R.pa, node, 0, rpa, len, 0, i,
              N.pa + LCOMP_OFF, 0);
         if (!wait_rec(lc, 30) || lc->error) {
-            EXPECT(0, "read bw iteration %d failed\n", i);
+            EXPECT_TRUE(0) TH_LOG("read bw iteration %d failed", i);
             break;
         }
         sum += now() - t0;
     }
-    printf("BW: 4 MiB RDMA read: avg %.1f MB/s\n", iters * len / sum / 1e6);
+    ksft_print_msg("BW: 4 MiB RDMA read: avg %.1f MB/s\n",
+                   iters * len / sum / 1e6);
     if (sleepy) {
         sleepy = 0;
         sum = 0;
@@ -563,18 +700,18 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
             post(0, 2, R.pa, node, 0, rpa, len, npa + NOTIF_OFF, i,
                  N.pa + LCOMP_OFF, 0);
             if (!wait_rec(lc, 30) || lc->error) {
-                EXPECT(0, "spin bw iteration %d failed\n", i);
+                EXPECT_TRUE(0) TH_LOG("spin bw iteration %d failed", i);
                 break;
             }
             sum += now() - t0;
         }
-        printf("BW: 4 MiB RDMA write (spin poll): avg %.1f MB/s\n",
-               iters * len / sum / 1e6);
+        ksft_print_msg("BW: 4 MiB RDMA write (spin poll): avg %.1f MB/s\n",
+                       iters * len / sum / 1e6);
     }
     /* pipelined: up to 8 writes of 4 MiB in flight on 8 channels */
     {
         int q = 8, total = iters * 4, posted = 0, done = 0;
-        volatile struct exanet_rdma_notif *lcs = (void *)rva(&N, LCOMP_OFF); /* DMA */
+        volatile struct exanet_rdma_notif *lcs = lc; /* DMA */
         int busy[8] = {0};
         sleepy = 1;
         double t0 = now();
@@ -582,8 +719,8 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
             for (int k = 0; k < q; k++) {
                 if (busy[k] && (lcs[k * 2].flags & EXANET_RDMA_N_VALID)) {
                     if (lcs[k * 2].error) {
-                        EXPECT(0, "pipelined write failed (%u)\n",
-                               lcs[k * 2].error);
+                        EXPECT_TRUE(0)
+                        TH_LOG("pipelined write failed (%u)", lcs[k * 2].error);
                         total = 0;
                     }
                     busy[k] = 0;
@@ -598,54 +735,72 @@ static void remote(uint32_t node, int iters, uint64_t rpa, uint64_t npa)
                 }
             }
             if (now() - t0 > 120) {
-                EXPECT(0, "pipelined writes stuck\n");
+                EXPECT_TRUE(0) TH_LOG("pipelined writes stuck");
                 break;
             }
             usleep(20);
         }
         double dt = now() - t0;
-        printf("BW: 4 MiB RDMA write, %d in flight: %.1f MB/s (%d x 4 MiB in "
-               "%.3f s)\n",
-               q, done * (double)len / dt / 1e6, done, dt);
+        ksft_print_msg("BW: 4 MiB RDMA write, %d in flight: %.1f MB/s (%d x 4 "
+                       "MiB in %.3f s)\n",
+                       q, done * (double)len / dt / 1e6, done, dt);
     }
-    printf("counters: blocks %llu retx %llu nack-retry %llu timeouts %llu "
-           "ring-full %llu\n",
-           (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS),
-           (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
-           (unsigned long long)cnt(EXANET_RCNT_TX_NACK_RETRY),
-           (unsigned long long)cnt(EXANET_RCNT_TX_TIMEOUTS),
-           (unsigned long long)cnt(EXANET_RCNT_RING_FULL));
+    ksft_print_msg("counters: blocks %llu retx %llu nack-retry %llu timeouts "
+                   "%llu ring-full %llu\n",
+                   (unsigned long long)cnt(EXANET_RCNT_TX_BLOCKS),
+                   (unsigned long long)cnt(EXANET_RCNT_TX_RETRANSMITS),
+                   (unsigned long long)cnt(EXANET_RCNT_TX_NACK_RETRY),
+                   (unsigned long long)cnt(EXANET_RCNT_TX_TIMEOUTS),
+                   (unsigned long long)cnt(EXANET_RCNT_RING_FULL));
 }
+
+/*
+ * The peer of the remote cases, not a test: rank 0 PDID 5 (region R), rank
+ * 1 PDID 6; prints the physical addresses the initiator is given.
+ */
+static void serve(int secs)
+{
+    if (!regions()) {
+        ksft_exit_fail_msg("no huge page regions\n");
+    }
+    ctx_setup(0, 5, 1);
+    ctx_setup(1, 6, 1);
+    page_setup(0, 5, 0);
+    rfill(&R, 0, 4u << 20, 99); /* source for remote reads */
+    printf("serving R=0x%llx N=0x%llx\n", (unsigned long long)R.pa,
+           (unsigned long long)N.pa);
+    fflush(stdout);
+    sleep(secs);
+}
+
+static const struct devtest_mode modes[] = {
+    {"self", "local bad_descriptor", 0, ""},
+    {"serve", NULL, 1, "SECS"},
+    {"remote", "remote", 4, "NODE ITER RPA NPA"},
+    {NULL},
+};
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: see source\n");
-        return 2;
-    }
-    find_devs();
-    regions();
-    if (!strcmp(argv[1], "self")) {
-        self_test();
-    } else if (!strcmp(argv[1], "serve") && argc > 2) {
-        serve(atoi(argv[2]));
-        printf("RESULT: PASS\n");
-        return 0;
-    } else if (!strcmp(argv[1], "remote") && argc > 5) {
-        long long rpa = 0, npa = 0;
+    const struct devtest_mode *m = devtest_mode(argc, argv, modes, NULL);
+    char p[300];
 
-        /* like strtoull(..., 0): decimal, 0x hexadecimal or 0 octal */
-        if (sscanf(argv[4], "%lli", &rpa) != 1 ||
-            sscanf(argv[5], "%lli", &npa) != 1) {
-            fprintf(stderr, "bad arguments\n");
-            return 2;
+    devtest_find(EXANET_PCI_VENDOR_ID, EXANET_PCI_DEVICE_ID, nidev,
+                 sizeof nidev, "the exanet model (run-rdma-vm-tests.sh)");
+    while (pci_find(EXANET_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID, nctx, p,
+                    sizeof p)) {
+        if (!enable_busmaster(p)) {
+            ksft_exit_fail_msg("%s: cannot enable bus mastering\n", p);
         }
-        remote(atoi(argv[2]), atoi(argv[3]), (unsigned long long)rpa,
-               (unsigned long long)npa);
-    } else {
-        fprintf(stderr, "bad arguments\n");
-        return 2;
+        nctx++;
     }
-    printf("RESULT: %s (%d failures)\n", fails ? "FAIL" : "PASS", fails);
-    return fails != 0;
+    bar0 = devtest_bar(nidev, 0, EXANET_BAR_CTRL_SIZE);
+    bar3 = devtest_bar(nidev, 3, EXANET_BAR_RDMA_SIZE);
+    my_node = R32(bar0, EXANET_REG_NODE_ID);
+    if (!m->fixtures) {
+        serve(devtest_arg(0, 60));
+        printf("served\n");
+        return 0;
+    }
+    return devtest_run(m, argc, argv);
 }

@@ -1,6 +1,8 @@
 # Shared part of the driverless device tests (run-*vm-tests.sh): boot
-# throw-away VMs whose initramfs holds busybox and one static test program,
-# and report TAP.  Sourced, not run.
+# throw-away VMs whose initramfs holds busybox and one static test program
+# (built by make: qemu-devices/build.mk), and report TAP: the cases of the
+# program's kselftest TAP, one line each, and the runner's own checks of the
+# logs; the plan and a summary at the end.  Sourced, not run.
 #
 # Env: QEMU (default build/qemu-system-x86_64), KERNEL (default the Debian
 # kernel in /boot), KEEP=1 keeps the work directory.
@@ -34,9 +36,10 @@ vm_image() {
 	R=$W/rootfs
 	mkdir -p "$R"/{bin,proc,sys,dev,tmp} "$W/fabric"
 	cp "$BUSYBOX" "$R/bin/busybox"
-	# the program and its parts ($prog-*.c, e.g. extoll-regtest-prot.c)
-	gcc -static -O2 -Wall -Wextra -I"$TOP/uapi" -o "$R/bin/$prog" \
-		"$TOP/qemu-devices/tests/$prog.c" $(ls "$TOP/qemu-devices/tests/$prog"-*.c 2>/dev/null) ||
+	# make: up to date with its sources and the kselftest headers
+	env -u MAKEFLAGS -u MFLAGS make --no-print-directory -s -C "$TOP" BUILD="$BUILD" \
+		"$BUILD/device-tests/$prog" >&2 &&
+		cp "$BUILD/device-tests/$prog" "$R/bin/$prog" ||
 		{ echo "Bail out! cannot build $prog"; exit 1; }
 	cat > "$R/init" <<EOI
 #!/bin/busybox sh
@@ -71,18 +74,41 @@ nic_argv() {
 	ARGV+=(-device "$dev,node-id=$node,num-nodes=$nodes,fabric=$W/fabric" "$@")
 }
 
-# tap NAME LOG [REGEX]: one TAP line; the log must say "RESULT: PASS", QEMU
-# must have exited 0 where the caller recorded it, and REGEX (if any) must
-# match.  Lines matching $TAP_SHOW are echoed as diagnostics.
 n=0 fails=0
-tap() {
-	local name=$1 log=$2 ok=1
+# result OK DESCRIPTION: the next TAP line.
+result() {
 	n=$((n + 1))
-	grep -aq "RESULT: PASS" "$log" || ok=0
-	if grep -aq "QEMU-EXIT:" "$log"; then grep -aq "QEMU-EXIT: 0" "$log" || ok=0; fi
-	[ -z "${3:-}" ] || grep -aqE "$3" "$log" || ok=0
-	grep -a -E "${TAP_SHOW:-FAIL}" "$log" | sed 's/^/# /'
-	if [ $ok = 1 ]; then echo "ok $n $name"; else echo "not ok $n $name"; fails=$((fails + 1)); fi
+	if [ "$1" = 1 ]; then echo "ok $n $2"; else echo "not ok $n $2"; fails=$((fails + 1)); fi
+}
+
+# guest_tap PREFIX LOG: one TAP line per case of the guest program's TAP in
+# LOG ("PREFIX: fixture.case"), one more that fails if the program did not
+# report all its cases and end accordingly (or QEMU, where the caller
+# recorded QEMU-EXIT, did not exit 0): taplib.py guest.  Diagnostics: a
+# failed case's, and the program's lines matching $TAP_SHOW.
+guest_tap() {
+	local line out
+	out=$(python3 "$(dirname "${BASH_SOURCE[0]}")/taplib.py" guest "$1" "$2" "${TAP_SHOW:-}") ||
+		out="not ok $1: cannot read the TAP in $2"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) result 1 "${line#ok }" ;;
+		"not ok "*) result 0 "${line#not ok }" ;;
+		*) echo "$line" ;;
+		esac
+	done <<<"$out"
+}
+
+# log_tap NAME LOG REGEX: one TAP line, ok if REGEX matches a line of LOG.
+log_tap() {
+	if grep -aqE "$3" "$2"; then result 1 "$1"; else result 0 "$1"; fi
+}
+
+# tap_end: the plan, the summary; the exit status 1 if anything failed.
+tap_end() {
+	echo "1..$n"
+	echo "# $((n - fails)) passed, $fails failed"
+	exit $((fails != 0))
 }
 
 # The caller defines qemu_argv NODE NODES ARGS [extra qemu args...] (filling

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * What the driverless device tests (exanet-regtest, exanet-rdmatest,
- * extoll-regtest) share: MMIO accessors, EXPECT, a clock, and PCI functions
- * found, mapped and made bus masters through sysfs.  The tests run as root
- * in a guest WITHOUT an IOMMU, so DMA addresses are physical addresses
- * (phys_of()).  Each test is a single file, hence static functions.
+ * extoll-regtest) need besides the test harness (devtest_main.h): MMIO
+ * accessors, a clock, and PCI functions found, mapped and made bus masters
+ * through sysfs.  The tests run as root in a guest WITHOUT an IOMMU, so DMA
+ * addresses are physical addresses (phys_of()).
  */
-#ifndef DEVTEST_H
-#define DEVTEST_H
+#ifndef DEVMEM_H
+#define DEVMEM_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,24 +21,20 @@
 #include <time.h>
 #include <unistd.h>
 
-extern int fails; /* failed EXPECTs; defined by each program */
-
-#define R32(b, o) (*(volatile uint32_t *)((b) + (o))) /* MMIO */
-#define R64(b, o) (*(volatile uint64_t *)((b) + (o))) /* MMIO */
+#define R32(b, o) (*(volatile uint32_t *)((b) + (o)))          /* MMIO */
+#define R64(b, o) (*(volatile uint64_t *)((b) + (o)))          /* MMIO */
 #define W32(b, o, v) (*(volatile uint32_t *)((b) + (o)) = (v)) /* MMIO */
 #define W64(b, o, v) (*(volatile uint64_t *)((b) + (o)) = (v)) /* MMIO */
 
-#define EXPECT(c, ...)                                   \
-    do {                                                 \
-        if (c)                                           \
-            printf("PASS: " __VA_ARGS__);                \
-        else {                                           \
-            fails++;                                     \
-            printf("FAIL(%s:%d): ", __FILE__, __LINE__); \
-            printf(__VA_ARGS__);                         \
-        }                                                \
-        fflush(stdout);                                  \
-    } while (0)
+/*
+ * What the test cannot go on without (memory, pagemap): say why, as a TAP
+ * comment, and end the process (a test case: it fails).
+ */
+static inline void devmem_die(const char *what)
+{
+    fprintf(stderr, "# %s: %s\n", what, strerror(errno));
+    exit(1);
+}
 
 static inline double now(void)
 {
@@ -89,48 +86,37 @@ static inline bool pci_find(unsigned vendor, unsigned device, int index,
     return found;
 }
 
-static inline void enable_busmaster(const char *dev)
+/* Memory space and bus mastering on; false if the config space refuses. */
+static inline bool enable_busmaster(const char *dev)
 {
     char p[512];
     uint16_t cmd = 0;
+    bool ok;
+
     snprintf(p, sizeof p, "%s/config", dev);
     int fd = open(p, O_RDWR);
-    if (pread(fd, &cmd, 2, 4) != 2) {
-        exit(2);
+    if (fd < 0) {
+        return false;
     }
+    ok = pread(fd, &cmd, 2, 4) == 2;
     cmd |= 0x6; /* memory space + bus master */
-    if (pwrite(fd, &cmd, 2, 4) != 2) {
-        exit(2);
-    }
+    ok = ok && pwrite(fd, &cmd, 2, 4) == 2;
     close(fd);
+    return ok;
 }
 
-/* The first function vendor:device, made a bus master; exits 2 without one. */
-static inline void pci_open_dev(unsigned vendor, unsigned device, char *out,
-                                size_t len)
-{
-    if (!pci_find(vendor, device, 0, out, len)) {
-        fprintf(stderr, "no PCI device %04x:%04x\n", vendor, device);
-        exit(2);
-    }
-    enable_busmaster(out);
-}
-
+/* BAR n of a device mapped, NULL (and errno) if it cannot be. */
 static inline void *map_res(const char *dev, int n, size_t len)
 {
     char p[512];
     snprintf(p, sizeof p, "%s/resource%d", dev, n);
     int fd = open(p, O_RDWR | O_SYNC);
     if (fd < 0) {
-        perror(p);
-        exit(2);
+        return NULL;
     }
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-        perror("mmap");
-        exit(2);
-    }
-    return m;
+    close(fd);
+    return m == MAP_FAILED ? NULL : m;
 }
 
 /* Zeroed anonymous memory, populated and locked (for DMA). */
@@ -140,23 +126,28 @@ static inline void *locked(size_t len)
         mmap(NULL, len, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_LOCKED, -1, 0);
     if (m == MAP_FAILED) {
-        perror("mmap");
-        exit(2);
+        devmem_die("locked memory");
     }
     memset(m, 0, len);
     return m;
 }
 
-/* Physical address of a locked page (/proc/self/pagemap). */
+/*
+ * Physical address of a locked page (/proc/self/pagemap).  Opened per call:
+ * an open pagemap describes the process that opened it, and the harness
+ * runs every case in a child.
+ */
 static inline uint64_t phys_of(void *va)
 {
-    static int pm_fd = -1;
     uint64_t ent = 0;
-    if (pm_fd < 0) {
-        pm_fd = open("/proc/self/pagemap", O_RDONLY);
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    bool ok = fd >= 0 && pread(fd, &ent, 8, ((uintptr_t)va / 4096) * 8) == 8;
+
+    if (fd >= 0) {
+        close(fd);
     }
-    if (pread(pm_fd, &ent, 8, ((uintptr_t)va / 4096) * 8) != 8) {
-        exit(2);
+    if (!ok) {
+        devmem_die("/proc/self/pagemap");
     }
     return (ent & ((1ull << 55) - 1)) * 4096;
 }
