@@ -1,9 +1,10 @@
 # EXTOLL user-space: librma2 (soname librma2.so.2), libvelo2 (soname
 # libvelo2.so.2), their pkg-config files, public headers staged in
 # $(BUILD)/include/extoll/ (installed flat into $(INCLUDEDIR), the original
-# EXTOLL layout that pscom's FindExtoll.cmake expects), the tools rma2-pingpong, rma2-bw, velo2-pingpong,
-# the in-VM selftests (selftests/extoll/) and the host tests
-# (selftests/host/test_rma2_*, test_velo2_*).  See Documentation/extoll/.
+# EXTOLL layout that pscom's FindExtoll.cmake expects), the in-VM selftests
+# (selftests/extoll/) and the host tests
+# (selftests/host/test_rma2_*, test_velo2_*); the tools rma2-pingpong, rma2-bw,
+# velo2-pingpong build in tools/build.mk.  See Documentation/extoll/.
 #
 # Two pkg-config files per library: $(BUILD)/lib/<name>.pc describes a
 # default PREFIX install (like libexanet.pc); $(BUILD)/pkgconfig/<name>.pc
@@ -218,31 +219,7 @@ $(EXTOLL_ST_OUT)/tests.list: $(TOP)/selftests/extoll/tests.list
 
 ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list
 
-# ---------------------------------------------------------------- tools
-# rma2-pingpong, rma2-bw, velo2-pingpong -> $(BUILD)/bin/ (options, TCP
-# handshake and statistics from tools/common/pp_common, the EXTOLL part
-# from tools/common/extoll_tool.h).
-EXTOLL_TOOL_H := $(TOP)/tools/common/extoll_tool.h
-EXTOLL_TOOLS := $(BUILD)/bin/rma2-pingpong $(BUILD)/bin/rma2-bw $(BUILD)/bin/velo2-pingpong
-EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(RMA2_HDRS) $(VELO2_HDRS) \
-	$(RMA2_SO) $(VELO2_SO)
-EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) $(PP_CFLAGS) \
-	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
-
-$(BUILD)/bin/rma2-pingpong: $(TOP)/tools/rma2-pingpong/rma2-pingpong.c $(EXTOLL_TOOL_DEPS)
-	@mkdir -p $(@D)
-	$(EXTOLL_TOOL_CC) $(RMA2_LDLIBS)
-$(BUILD)/bin/rma2-bw: $(TOP)/tools/rma2-bw/rma2-bw.c $(EXTOLL_TOOL_DEPS)
-	@mkdir -p $(@D)
-	$(EXTOLL_TOOL_CC) $(RMA2_LDLIBS)
-$(BUILD)/bin/velo2-pingpong: $(TOP)/tools/velo2-pingpong/velo2-pingpong.c $(EXTOLL_TOOL_DEPS)
-	@mkdir -p $(@D)
-	$(EXTOLL_TOOL_CC) $(VELO2_LDLIBS)
-
-ALL_TARGETS += $(EXTOLL_TOOLS)
-.PHONY: extoll-tools
-extoll-tools: $(EXTOLL_TOOLS)
-
+# the EXTOLL tools (tools/build.mk) run between two nodes
 $(EXTOLL_ST_OUT)/extoll_tools: $(TOP)/selftests/extoll/extoll_tools.sh
 	@mkdir -p $(@D)
 	install -m 0755 $< $@

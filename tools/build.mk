@@ -1,4 +1,5 @@
-# User-space tools: exanet-pingpong, udp-pingpong, exanetctl -> $(BUILD)/bin/
+# User-space tools -> $(BUILD)/bin/: exanet-pingpong, udp-pingpong, exanetctl,
+# exanet-mpi-bench, the RDMA tools, exanet-ipd and the EXTOLL tools.
 # (tools/cluster/ has its own build.mk.)
 
 TOOLS_OUT := $(BUILD)/bin
@@ -66,3 +67,28 @@ $(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(TOOLS_COMMON)/tool_parse.h $(
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(IPD_SRCS) $(EXA_GENL) \
 		$(TOOL_JSON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(NL_LIBS) $(JSON_LIBS)
+
+# EXTOLL tools: rma2-pingpong, rma2-bw, velo2-pingpong (options, TCP
+# handshake and statistics from tools/common/pp_common, the EXTOLL part from
+# tools/common/extoll_tool.h; the libraries in lib/extoll.mk).
+EXTOLL_TOOL_H := $(TOOLS_COMMON)/extoll_tool.h
+EXTOLL_TOOLS := $(TOOLS_OUT)/rma2-pingpong $(TOOLS_OUT)/rma2-bw $(TOOLS_OUT)/velo2-pingpong
+ALL_TARGETS += $(EXTOLL_TOOLS)
+
+EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(RMA2_HDRS) $(VELO2_HDRS) \
+	$(RMA2_SO) $(VELO2_SO)
+EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) $(PP_CFLAGS) \
+	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
+
+$(TOOLS_OUT)/rma2-pingpong: $(TOP)/tools/rma2-pingpong/rma2-pingpong.c $(EXTOLL_TOOL_DEPS)
+	@mkdir -p $(@D)
+	$(EXTOLL_TOOL_CC) $(RMA2_LDLIBS)
+$(TOOLS_OUT)/rma2-bw: $(TOP)/tools/rma2-bw/rma2-bw.c $(EXTOLL_TOOL_DEPS)
+	@mkdir -p $(@D)
+	$(EXTOLL_TOOL_CC) $(RMA2_LDLIBS)
+$(TOOLS_OUT)/velo2-pingpong: $(TOP)/tools/velo2-pingpong/velo2-pingpong.c $(EXTOLL_TOOL_DEPS)
+	@mkdir -p $(@D)
+	$(EXTOLL_TOOL_CC) $(VELO2_LDLIBS)
+
+.PHONY: extoll-tools
+extoll-tools: $(EXTOLL_TOOLS)
