@@ -1,10 +1,10 @@
-# EXTOLL user-space: librma2 (soname librma2.so.2), libvelo2 (soname
-# libvelo2.so.2), their pkg-config files, public headers staged in
+# EXTOLL user-space libraries: librma2 (soname librma2.so.2), libvelo2
+# (soname libvelo2.so.2), their pkg-config files and public headers staged in
 # $(BUILD)/include/extoll/ (installed flat into $(INCLUDEDIR), the original
-# EXTOLL layout that pscom's FindExtoll.cmake expects), the in-VM selftests
-# (selftests/extoll/) and the host tests
-# (selftests/host/test_rma2_*, test_velo2_*); the tools rma2-pingpong, rma2-bw,
-# velo2-pingpong build in tools/build.mk.  See Documentation/extoll/.
+# EXTOLL layout that pscom's FindExtoll.cmake expects).  Their users build
+# next to their code: the tools rma2-pingpong, rma2-bw, velo2-pingpong in
+# tools/build.mk, the host tests and in-VM selftests in selftests/build.mk.
+# See Documentation/extoll/.
 #
 # Two pkg-config files per library: $(BUILD)/lib/<name>.pc describes a
 # default PREFIX install (like libexanet.pc); $(BUILD)/pkgconfig/<name>.pc
@@ -17,7 +17,6 @@ EXTOLL_LIB_VERSION := $(EXTOLL_LIB_MAJOR).$(EXTOLL_LIB_MINOR)
 EXTOLL_INC_OUT := $(BUILD)/include/extoll
 EXTOLL_PC_STAGED := $(BUILD)/pkgconfig
 EXTOLL_LIB_OUT := $(BUILD)/lib
-EXTOLL_HT_OUT := $(BUILD)/host-tests
 
 RMA2_DIR := $(TOP)/lib/librma2
 VELO2_DIR := $(TOP)/lib/libvelo2
@@ -117,110 +116,3 @@ install-extoll-libs: librma2 libvelo2
 	$(call EXTOLL_PC_SED,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) $(VELO2_DIR)/velo2.pc.in \
 		> $(DESTDIR)$(LIBDIR)/pkgconfig/velo2.pc
 	install -m 0644 $(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(DESTDIR)$(INCLUDEDIR)/
-
-# ---------------------------------------------------------------- host tests
-# test_rma2_abi: layout/enum/constant/macro checks (static + TAP);
-# test_extoll2_list: the exported extoll2_list pools, through the .so;
-# test_extoll_kernel_fake: both libraries' sources against a fake kernel
-# (ld --wrap of open/ioctl/mmap/munmap/close/calloc/aligned_alloc);
-# test_rma2_fake / test_velo2_fake: the library sources linked with a fake
-# device (endpoint over plain memory); test_rma2_cxx: headers in C++ next to
-# a pscom-style list.h.
-EXTOLL_HT := $(EXTOLL_HT_OUT)/test_rma2_abi $(EXTOLL_HT_OUT)/test_rma2_fake $(EXTOLL_HT_OUT)/test_velo2_fake \
-	$(EXTOLL_HT_OUT)/test_rma2_cxx $(EXTOLL_HT_OUT)/test_extoll2_list \
-	$(EXTOLL_HT_OUT)/test_extoll_kernel_fake
-EXTOLL_HT_DEPS := $(RMA2_HDRS) $(VELO2_HDRS) $(KSFT_HDRS)
-
-$(EXTOLL_HT_OUT)/test_rma2_abi: $(TOP)/selftests/host/test_rma2_abi.c $(EXTOLL_HT_DEPS) $(RMA2_SO) $(VELO2_SO)
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
-		-L$(EXTOLL_LIB_OUT) -lrma2 -lvelo2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
-
-$(EXTOLL_HT_OUT)/test_extoll2_list: $(TOP)/selftests/host/test_extoll2_list.c $(EXTOLL_HT_DEPS) $(RMA2_SO)
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
-		-L$(EXTOLL_LIB_OUT) -lrma2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
-
-EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close \
-	-Wl,--wrap=calloc,--wrap=aligned_alloc
-$(EXTOLL_HT_OUT)/test_extoll_kernel_fake: $(TOP)/selftests/host/test_extoll_kernel_fake.c \
-		$(EXTOLL_HT_DEPS) $(RMA2_SRCS) $(RMA2_INT_H) $(VELO2_SRCS) $(VELO2_INT_H)
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
-		$(EXTOLL_HT_WRAP) $(USER_LDFLAGS) -lpthread
-
-$(EXTOLL_HT_OUT)/test_rma2_fake: $(TOP)/selftests/host/test_rma2_fake.c $(EXTOLL_HT_DEPS) \
-		$(RMA2_SRCS) $(RMA2_INT_H)
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -I$(RMA2_DIR)/src -o $@ $< $(RMA2_SRCS) \
-		$(USER_LDFLAGS) -lpthread
-
-$(EXTOLL_HT_OUT)/test_velo2_fake: $(TOP)/selftests/host/test_velo2_fake.c $(EXTOLL_HT_DEPS) \
-		$(VELO2_SRCS) $(VELO2_INT_H)
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -I$(VELO2_DIR)/src -o $@ $< $(VELO2_SRCS) \
-		$(USER_LDFLAGS) -lpthread
-
-CXX ?= g++
-$(EXTOLL_HT_OUT)/test_rma2_cxx: $(TOP)/selftests/host/test_rma2_cxx.cpp $(EXTOLL_HT_DEPS) $(RMA2_SO) \
-		$(VELO2_SO) $(EXTOLL_STAGED_HDRS)
-	@mkdir -p $(@D)
-	$(CXX) -std=c++17 -O2 -Wall -Wextra -Wshadow -Wundef -Werror -I$(EXTOLL_INC_OUT) -o $@ $< \
-		-L$(EXTOLL_LIB_OUT) -lrma2 -lvelo2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
-
-ALL_TARGETS += $(EXTOLL_HT)
-HOST_TESTS += $(EXTOLL_HT)
-
-# ---------------------------------------------------------------- compatibility client
-# selftests/extoll/extoll_compat.c is built like an outside client: only
-# the pkg-config flags of the staged tree, pscom's warning set, -Werror.
-# The same binary is the host test test_rma2_compat (it SKIPs without a
-# device, so on the host it proves the build and link).
-EXTOLL_ST_OUT := $(BUILD)/selftests/extoll
-EXTOLL_COMPAT_CFLAGS := -std=gnu99 -O2 -Wall -Wextra -Wconversion -Wstrict-prototypes \
-	-Wmissing-prototypes -Wshadow -Wundef -Werror-implicit-function-declaration -Werror
-EXTOLL_PKG = PKG_CONFIG_PATH=$(EXTOLL_PC_STAGED) pkg-config
-
-$(EXTOLL_ST_OUT)/extoll_compat: $(TOP)/selftests/extoll/extoll_compat.c $(EXTOLL_STAGED_HDRS) \
-		$(EXTOLL_PC_STAGED)/rma2.pc $(EXTOLL_PC_STAGED)/velo2.pc $(RMA2_SO) $(VELO2_SO)
-	@mkdir -p $(@D)
-	$(CC) $(EXTOLL_COMPAT_CFLAGS) $$($(EXTOLL_PKG) --cflags rma2 velo2) -o $@ $< \
-		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
-
-$(EXTOLL_HT_OUT)/test_rma2_compat: $(EXTOLL_ST_OUT)/extoll_compat
-	@mkdir -p $(@D)
-	cp $< $@
-
-ALL_TARGETS += $(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_HT_OUT)/test_rma2_compat
-HOST_TESTS += $(EXTOLL_HT_OUT)/test_rma2_compat
-
-# ---------------------------------------------------------------- in-VM selftests
-# selftests/extoll/*.c -> $(BUILD)/selftests/extoll/ plus tests.list (same
-# format as selftests/exanet/tests.list; run on clusters with the extoll
-# device, see Documentation/extoll/librma2.md).
-EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_alltoall \
-	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits
-EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
-EXTOLL_ST_SRCS := $(ST_LIB_SRCS)
-EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(TOP)/selftests/lib/oob.h $(KSFT_HDRS) $(EXA_GENL_H) \
-	$(TOP)/selftests/lib/exa_util.h $(TOP)/selftests/extoll/extoll_test.h \
-	$(TOP)/selftests/extoll/extoll_raw.h $(TOP)/selftests/lib/exa_kid.h \
-	$(TOP)/selftests/lib/exa_limits.h $(TOP)/uapi/exa_domain.h \
-	$(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
-
-$(EXTOLL_ST_OUT)/%: $(TOP)/selftests/extoll/%.c $(EXTOLL_ST_DEPS)
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
-		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS)
-
-$(EXTOLL_ST_OUT)/tests.list: $(TOP)/selftests/extoll/tests.list
-	@mkdir -p $(@D)
-	cp $< $@
-
-ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list
-
-# the EXTOLL tools (tools/build.mk) run between two nodes
-$(EXTOLL_ST_OUT)/extoll_tools: $(TOP)/selftests/extoll/extoll_tools.sh
-	@mkdir -p $(@D)
-	install -m 0755 $< $@
-ALL_TARGETS += $(EXTOLL_ST_OUT)/extoll_tools

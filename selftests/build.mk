@@ -1,6 +1,7 @@
 # Selftests.
-#  - in-VM tests: selftests/exanet/*.c -> $(BUILD)/selftests/exanet/ plus a
-#    copy of tests.list (the cluster runner reads it: "<program> <nodes>")
+#  - in-VM tests: selftests/exanet/*.c -> $(BUILD)/selftests/exanet/ and
+#    selftests/extoll/*.c -> $(BUILD)/selftests/extoll/, each directory with
+#    a copy of its tests.list (the cluster runner reads it: "<program> <nodes>")
 #  - host unit tests: selftests/host/test_*.c -> $(BUILD)/host-tests/ (TAP)
 #
 #   make selftests        build both
@@ -81,6 +82,52 @@ $(ST_OUT)/exanet_coll_mpi4: $(ST_OUT)/exanet_coll_mpi
 $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 	@mkdir -p $(@D)
 	cp $< $@
+
+# The EXTOLL in-VM selftests: selftests/extoll/*.c -> $(BUILD)/selftests/extoll/
+# plus tests.list (same format as selftests/exanet/tests.list; run on
+# clusters with the extoll device, see Documentation/extoll/librma2.md), on
+# librma2 and libvelo2 (lib/extoll.mk).
+EXTOLL_ST_OUT := $(BUILD)/selftests/extoll
+EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_alltoall \
+	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits
+EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
+EXTOLL_ST_SRCS := $(ST_LIB_SRCS)
+EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(ST_DIR)/lib/oob.h $(KSFT_HDRS) $(EXA_GENL_H) \
+	$(ST_DIR)/lib/exa_util.h $(ST_DIR)/extoll/extoll_test.h \
+	$(ST_DIR)/extoll/extoll_raw.h $(ST_DIR)/lib/exa_kid.h \
+	$(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exa_domain.h \
+	$(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
+
+$(EXTOLL_ST_OUT)/%: $(ST_DIR)/extoll/%.c $(EXTOLL_ST_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS)
+
+$(EXTOLL_ST_OUT)/tests.list: $(ST_DIR)/extoll/tests.list
+	@mkdir -p $(@D)
+	cp $< $@
+
+# the EXTOLL tools (tools/build.mk) run between two nodes
+$(EXTOLL_ST_OUT)/extoll_tools: $(ST_DIR)/extoll/extoll_tools.sh
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
+# selftests/extoll/extoll_compat.c is built like an outside client: only
+# the pkg-config flags of the staged tree, pscom's warning set, -Werror.
+# The same binary is the host test test_rma2_compat (it SKIPs without a
+# device, so on the host it proves the build and link).
+EXTOLL_COMPAT_CFLAGS := -std=gnu99 -O2 -Wall -Wextra -Wconversion -Wstrict-prototypes \
+	-Wmissing-prototypes -Wshadow -Wundef -Werror-implicit-function-declaration -Werror
+EXTOLL_PKG = PKG_CONFIG_PATH=$(EXTOLL_PC_STAGED) pkg-config
+
+$(EXTOLL_ST_OUT)/extoll_compat: $(ST_DIR)/extoll/extoll_compat.c $(EXTOLL_STAGED_HDRS) \
+		$(EXTOLL_PC_STAGED)/rma2.pc $(EXTOLL_PC_STAGED)/velo2.pc $(RMA2_SO) $(VELO2_SO)
+	@mkdir -p $(@D)
+	$(CC) $(EXTOLL_COMPAT_CFLAGS) $$($(EXTOLL_PKG) --cflags rma2 velo2) -o $@ $< \
+		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
+	$(EXTOLL_ST_OUT)/extoll_compat
 
 # The structured fuzzer (selftests/fuzz/, Documentation/fuzzing.md): one
 # program for both NICs, listed in its own tests.list (run on the clusters
@@ -167,6 +214,64 @@ $(COLLX_HT): $(ST_DIR)/host/test_coll_exanet.sh $(COLLX_FAKE) $(COLLX_SO) \
 	install -m 0755 $< $@
 ALL_TARGETS += $(COLLX_HT)
 HOST_TESTS += $(COLLX_HT)
+
+# The EXTOLL host tests (librma2 and libvelo2, lib/extoll.mk):
+# test_rma2_abi: layout/enum/constant/macro checks (static + TAP);
+# test_extoll2_list: the exported extoll2_list pools, through the .so;
+# test_extoll_kernel_fake: both libraries' sources against a fake kernel
+# (ld --wrap of open/ioctl/mmap/munmap/close/calloc/aligned_alloc);
+# test_rma2_fake / test_velo2_fake: the library sources linked with a fake
+# device (endpoint over plain memory); test_rma2_cxx: headers in C++ next to
+# a pscom-style list.h; test_rma2_compat: the compatibility client above.
+EXTOLL_HT := $(HT_OUT)/test_rma2_abi $(HT_OUT)/test_rma2_fake $(HT_OUT)/test_velo2_fake \
+	$(HT_OUT)/test_rma2_cxx $(HT_OUT)/test_extoll2_list \
+	$(HT_OUT)/test_extoll_kernel_fake
+EXTOLL_HT_DEPS := $(RMA2_HDRS) $(VELO2_HDRS) $(KSFT_HDRS)
+
+$(HT_OUT)/test_rma2_abi: $(ST_DIR)/host/test_rma2_abi.c $(EXTOLL_HT_DEPS) $(RMA2_SO) $(VELO2_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
+		-L$(EXTOLL_LIB_OUT) -lrma2 -lvelo2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+$(HT_OUT)/test_extoll2_list: $(ST_DIR)/host/test_extoll2_list.c $(EXTOLL_HT_DEPS) $(RMA2_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(USER_LDFLAGS) \
+		-L$(EXTOLL_LIB_OUT) -lrma2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close \
+	-Wl,--wrap=calloc,--wrap=aligned_alloc
+$(HT_OUT)/test_extoll_kernel_fake: $(ST_DIR)/host/test_extoll_kernel_fake.c \
+		$(EXTOLL_HT_DEPS) $(RMA2_SRCS) $(RMA2_INT_H) $(VELO2_SRCS) $(VELO2_INT_H)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
+		$(EXTOLL_HT_WRAP) $(USER_LDFLAGS) -lpthread
+
+$(HT_OUT)/test_rma2_fake: $(ST_DIR)/host/test_rma2_fake.c $(EXTOLL_HT_DEPS) \
+		$(RMA2_SRCS) $(RMA2_INT_H)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -I$(RMA2_DIR)/src -o $@ $< $(RMA2_SRCS) \
+		$(USER_LDFLAGS) -lpthread
+
+$(HT_OUT)/test_velo2_fake: $(ST_DIR)/host/test_velo2_fake.c $(EXTOLL_HT_DEPS) \
+		$(VELO2_SRCS) $(VELO2_INT_H)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -I$(VELO2_DIR)/src -o $@ $< $(VELO2_SRCS) \
+		$(USER_LDFLAGS) -lpthread
+
+CXX ?= g++
+$(HT_OUT)/test_rma2_cxx: $(ST_DIR)/host/test_rma2_cxx.cpp $(EXTOLL_HT_DEPS) $(RMA2_SO) \
+		$(VELO2_SO) $(EXTOLL_STAGED_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -Wshadow -Wundef -Werror -I$(EXTOLL_INC_OUT) -o $@ $< \
+		-L$(EXTOLL_LIB_OUT) -lrma2 -lvelo2 -Wl,-rpath,$(EXTOLL_LIB_OUT)
+
+$(HT_OUT)/test_rma2_compat: $(EXTOLL_ST_OUT)/extoll_compat
+	@mkdir -p $(@D)
+	cp $< $@
+EXTOLL_HT += $(HT_OUT)/test_rma2_compat
+
+ALL_TARGETS += $(EXTOLL_HT)
+HOST_TESTS += $(EXTOLL_HT)
 
 ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_OUT)/exanet_coll_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
