@@ -54,11 +54,6 @@ NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/u
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
 EXA_GENL := $(TOP)/tools/common/exa_genl.c
 EXA_GENL_H := $(TOP)/tools/common/exa_genl.h $(TOP)/uapi/exanet.h
-# The selftests' helper library (selftests/lib/), linked into every test
-# program: its sources, compiler flags and libraries
-ST_LIB_SRCS := $(TOP)/selftests/lib/oob.c $(TOP)/selftests/lib/exa_util.c $(EXA_GENL)
-ST_LIB_CFLAGS := $(NL_CFLAGS) -I$(TOP)/tools/common
-ST_LIB_LDLIBS := $(NL_LIBS)
 
 # Fragments append to these.
 ALL_TARGETS :=

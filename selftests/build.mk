@@ -10,6 +10,11 @@
 ST_DIR := $(TOP)/selftests
 ST_OUT := $(BUILD)/selftests/exanet
 HT_OUT := $(BUILD)/host-tests
+# The helper library (selftests/lib/), linked into every test program: its
+# sources, compiler flags and libraries
+ST_LIB_SRCS := $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/exa_util.c $(EXA_GENL)
+ST_LIB_CFLAGS := $(NL_CFLAGS) -I$(TOOLS_COMMON)
+ST_LIB_LDLIBS := $(NL_LIBS)
 ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h $(EXA_GENL_H) \
 	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
 
