@@ -83,6 +83,19 @@ include tools/cluster/build.mk
 
 all: $(ALL_TARGETS)
 
+# Every part's in-VM and host test programs (the parts add to HOST_TESTS,
+# so these rules come after all includes).
+selftests: $(ST_BINS) $(ST_MPI_BINS) $(ST_OUT)/tests.list $(FUZZ_BINS) \
+	$(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
+	$(EXTOLL_ST_OUT)/extoll_compat $(HOST_TESTS)
+
+# Every host test of every part (the same programs make check runs).
+host-check: $(HOST_TESTS)
+	@fail=0; for t in $(HT_OUT)/test_*; do \
+		echo "# host test $$(basename $$t)"; \
+		$$t || fail=1; \
+	done; exit $$fail
+
 # The entry points re-invoke make after `deps` so that variables computed at
 # parse time (KVER, KDIR) see the freshly installed kernel packages.
 check: deps
