@@ -28,7 +28,7 @@ test-fabric: $(FABRIC_TESTS)
 # The trace reader of make bench-latency against the trace-events formats.
 TRACELIB_TEST := $(BUILD)/host-tests/test_tracelib
 $(TRACELIB_TEST): $(TOP)/qemu-devices/tests/test_tracelib.py $(TOP)/tools/bench/tracelib.py \
-		$(TOP)/qemu-devices/tests/taplib.py \
+		$(TOP)/tools/cluster/taplib.py \
 		$(wildcard $(TOP)/qemu-devices/*/trace-events)
 	@mkdir -p $(dir $@)
 	install -m 0755 $< $@

@@ -15,7 +15,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
 from taplib import check, report  # noqa: E402
 
 

@@ -12,7 +12,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
-sys.path.insert(0, os.path.join(TOP, "qemu-devices", "tests"))
+sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
 import tracelib  # noqa: E402
 from taplib import check, report  # noqa: E402
 

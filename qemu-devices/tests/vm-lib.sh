@@ -88,7 +88,7 @@ result() {
 # failed case's, and the program's lines matching $TAP_SHOW.
 guest_tap() {
 	local line out
-	out=$(python3 "$(dirname "${BASH_SOURCE[0]}")/taplib.py" guest "$1" "$2" "${TAP_SHOW:-}") ||
+	out=$(python3 "$TOP/tools/cluster/taplib.py" guest "$1" "$2" "${TAP_SHOW:-}") ||
 		out="not ok $1: cannot read the TAP in $2"
 	while IFS= read -r line; do
 		case $line in

@@ -16,11 +16,11 @@ HUB = os.environ.get("EXANET_MGMT_HUB") or os.path.join(BUILD, "bin", "exanet-mg
 if not os.path.exists(HUB):     # run from the source tree
     HUB = os.path.join(HERE, "..", "..", "..", "build", "bin", "exanet-mgmt-hub")
 
-results = []
-
-
-def check(name, cond):
-    results.append((bool(cond), name))
+# taplib.py: in tools/cluster/, next to this directory in the source tree,
+# TOP/tools/cluster from the installed copy in build/host-tests/
+TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
+sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(TOP, "tools", "cluster")]
+from taplib import check, report  # noqa: E402
 
 
 def mac(i):
@@ -95,10 +95,7 @@ def main():
         check("hub exits 0 on SIGTERM", rc == 0)
         check("hub unlinks its socket", not os.path.exists(hubp))
         shutil.rmtree(d, ignore_errors=True)
-    print("1..%d" % len(results))
-    for i, (ok, name) in enumerate(results, 1):
-        print("%sok %d %s" % ("" if ok else "not ", i, name))
-    return 0 if all(ok for ok, _ in results) else 1
+    return report()
 
 
 if __name__ == "__main__":

@@ -17,11 +17,7 @@ spec = importlib.util.spec_from_loader("run_tests", loader)
 rt = importlib.util.module_from_spec(spec)
 loader.exec_module(rt)
 
-results = []
-
-
-def check(name, cond):
-    results.append((bool(cond), name))
+from taplib import check, report  # noqa: E402  (tools/cluster/taplib.py)
 
 
 def verdict(outputs, rcs=None, timed_out=None):
@@ -126,7 +122,4 @@ check("kmemleak: ours by module name or module address",
       bool(rt.OUR_MODULES.search("    [<ffffffffc0123456>] 0xffffffffc0123456")) and
       not rt.OUR_MODULES.search("    [<ffffffff81234567>] kmalloc_trace+0x26/0x90"))
 
-print("1..%d" % len(results))
-for i, (good, name) in enumerate(results, 1):
-    print("%sok %d %s" % ("" if good else "not ", i, name))
-sys.exit(0 if all(g for g, _ in results) else 1)
+sys.exit(report())
