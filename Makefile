@@ -69,7 +69,7 @@ deps:
 deps-debug:
 	@$(TOP)/scripts/install-deps.sh --debug-kernel
 
-include selftests/kselftest.mk
+include scripts/linux-source.mk
 include qemu-devices/build.mk
 include drivers/build.mk
 include lib/build.mk
@@ -105,8 +105,8 @@ check: deps
 # Coding style (Documentation/testing.md): QEMU's checkpatch.pl over
 # qemu-devices/, the kernel's --strict over drivers/ and uapi/.
 style: deps
-	@$(MAKE) --no-print-directory qemu
-	@$(TOP)/scripts/check-style.sh
+	@$(MAKE) --no-print-directory qemu linux-source-files
+	@KERNEL_CHECKPATCH=$(KERNEL_CHECKPATCH) $(TOP)/scripts/check-style.sh
 
 # Documentation/debug-kernel.md; the kernel build runs under nice -n 10.
 check-debug: deps-debug

@@ -9,19 +9,12 @@ set -uo pipefail
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
 QEMU_CP=${QEMU_CHECKPATCH:-$CACHE/qemu-7.2-src/scripts/checkpatch.pl}
-KERNEL_SRC=${KERNEL_SRC:-/usr/src/linux-source-6.1.tar.xz}
-KDIR=$CACHE/checkpatch-$(dpkg-query -W -f '${Version}' linux-source-6.1 2>/dev/null || echo none)
-KERNEL_CP=${KERNEL_CHECKPATCH:-$KDIR/scripts/checkpatch.pl}
+# the kernel's checkpatch: extracted by make (scripts/linux-source.mk)
+KERNEL_CP=${KERNEL_CHECKPATCH:-$CACHE/linux-source-$(dpkg-query -W -f '${Version}' \
+	linux-source-6.1 2>/dev/null || echo none)/scripts/checkpatch.pl}
 
-[ -r "$QEMU_CP" ] || { echo "style: no $QEMU_CP (run: make qemu)" >&2; exit 1; }
-if [ ! -r "$KERNEL_CP" ]; then
-	[ -r "$KERNEL_SRC" ] || { echo "style: linux-source-6.1 is not installed (run: make deps)" >&2; exit 1; }
-	rm -rf "$KDIR.tmp" && mkdir -p "$KDIR.tmp" &&
-	tar -xJf "$KERNEL_SRC" -C "$KDIR.tmp" --strip-components=1 \
-		linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
-		linux-source-6.1/scripts/const_structs.checkpatch &&
-	rm -rf "$KDIR" && mv "$KDIR.tmp" "$KDIR" || exit 1
-fi
+[ -r "$QEMU_CP" ] || { echo "style: no $QEMU_CP (run: make style)" >&2; exit 1; }
+[ -r "$KERNEL_CP" ] || { echo "style: no $KERNEL_CP (run: make style)" >&2; exit 1; }
 
 cd "$TOP" || exit 1
 pass=0 fail=0

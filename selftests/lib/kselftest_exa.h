@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The kernel's kselftest harness (kselftest_harness.h of linux-source-6.1,
- * extracted by the build: selftests/kselftest.mk) and the little that our
+ * extracted by the build: scripts/linux-source.mk) and the little that our
  * tests need beyond it.  Every C test includes this header instead of the
  * harness itself.
  *
