@@ -800,7 +800,7 @@ static uint64_t tun_bytes(const struct ipd *d)
 static void run(struct ipd *d)
 {
 	unsigned int idle = 0, sleep_us = 20;
-	int64_t irq_spin_ns = (int64_t)d->o.irq_spin_us * 1000, last_work_ns = 0;
+	int64_t irq_spin_ns = (int64_t)d->o.irq_spin_us * 1000, burst_end_ns = 0;
 	int spinning = 0, in_burst = 0, spin_ok = 0;
 	uint64_t burst_packets = 0, burst_bytes = 0;
 
@@ -834,10 +834,7 @@ static void run(struct ipd *d)
 		if (work) {
 			idle = 0;
 			sleep_us = 20;
-			if (irq_spin_ns) {
-				last_work_ns = exanet_now_ns();
-				in_burst = 1;
-			}
+			in_burst = irq_spin_ns != 0;
 			spin_end(d, &spinning);
 			continue;
 		}
@@ -850,6 +847,7 @@ static void run(struct ipd *d)
 			uint64_t n = tun_packets(d) - burst_packets;
 
 			in_burst = 0;
+			burst_end_ns = exanet_now_ns();	/* once per burst, not per loop */
 			spin_ok = n && (tun_bytes(d) - burst_bytes) / n <= IPD_IRQ_SPIN_MAX_AVG;
 			burst_packets = tun_packets(d);
 			burst_bytes = tun_bytes(d);
@@ -868,7 +866,7 @@ static void run(struct ipd *d)
 			 * application between polls) spares the interrupt and
 			 * the wake-up, as NAPI busy polling does.
 			 */
-			if (spin_ok && exanet_now_ns() - last_work_ns < irq_spin_ns) {
+			if (spin_ok && exanet_now_ns() - burst_end_ns < irq_spin_ns) {
 				spin_begin(d, &spinning);
 				d->c.irq_spins++;
 				sched_yield();
