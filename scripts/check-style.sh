@@ -4,7 +4,8 @@
 # tests): QEMU's scripts/checkpatch.pl from the QEMU source the emulator
 # build unpacks; drivers/ and uapi/: the kernel's scripts/checkpatch.pl
 # --strict from linux-source-6.1.  A file passes with no ERROR (warnings are
-# listed); the last line is "style: N passed, N failed".
+# listed); documents and comments name files that exist
+# (check-doc-refs.py); the last line is "style: N passed, N failed".
 set -uo pipefail
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
@@ -39,5 +40,13 @@ done
 for f in $(git ls-files 'drivers/*.[ch]' 'uapi/*.h' | grep -v '\.mod\.c$'); do
 	check kernel "$f" "$KERNEL_CP" --no-tree --strict -q -f
 done
+# documents and comments name files that exist, links lead somewhere
+if out=$(python3 "$TOP/scripts/check-doc-refs.py" 2>&1); then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "FAIL file names in documents and comments (scripts/check-doc-refs.py)"
+	sed 's/^/    | /' <<<"$out"
+fi
 echo "style: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
