@@ -63,6 +63,53 @@ static void start_all(struct __test_metadata *_metadata, struct oob *o, const ch
 	OOB_SYNC(o);
 }
 
+/*
+ * Every case but the first (which starts the daemons) and the last (which
+ * powers a node off) runs on the fixture: the daemons up in busy mode on
+ * every rank, peers up, whatever the case before did (stopped, killed,
+ * restarted in another mode) or however it ended.  Every rank takes the
+ * same decision (all of them restart when one is not ready).
+ */
+FIXTURE(ipd) {
+	struct oob o;
+};
+
+static void ensure_busy_and_up(struct __test_metadata *_metadata, struct oob *o)
+{
+	char mode[32];
+	int ready, all[OOB_MAX_NODES], r;
+
+	ready = ipd_pid() && ipd_status_file_get("mode", mode, sizeof(mode)) &&
+		!strcmp(mode, "busy") && ipd_wait_peers(1000, "up") == 0;
+	ASSERT_GE(OOB_MAX_NODES, nranks());
+	ASSERT_EQ(0, oob_allgather(o, &ready, all, sizeof(ready)));
+	for (r = 0; r < nranks() && all[r]; r++)
+		;
+	if (r == nranks())
+		return;
+	ASSERT_EQ(0, ipd_stop());
+	/* the resources in use without a daemon, if the first case did not
+	 * record them (stop_releases_everything compares against them) */
+	if (access("/tmp/ipd-test.before", F_OK))
+		record_before();
+	start_all(_metadata, o, "busy");
+}
+
+FIXTURE_SETUP(ipd)
+{
+	if (access("/dev/exanet0", F_OK))
+		SKIP_TEST("no /dev/exanet0");
+	if (!have_rdma())
+		SKIP_TEST("no RDMA contexts (IOMMU) on this node");
+	OOB_UP(&self->o);
+	ensure_busy_and_up(_metadata, &self->o);
+}
+
+FIXTURE_TEARDOWN(ipd)
+{
+	oob_fini(&self->o);
+}
+
 /* The longest plain TEST() of this file may take 400 s. */
 #undef TEST_TIMEOUT_DEFAULT
 #define TEST_TIMEOUT_DEFAULT 400
@@ -94,21 +141,16 @@ TEST(daemons_start_and_peers_up)
 	oob_fini(&o);
 }
 
-TEST(ping_all_pairs)
+TEST_F(ipd, ping_all_pairs)
 {
-	struct oob o;
 	char ip[20];
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	for (int r = 0; r < nranks(); r++) {
 		if (r == my_rank())
 			continue;
 		EXPECT_EQ(0, exa_system("ping -c 3 -w 20 -q %s", exa_ip_str(r, ip)));
 	}
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /*
@@ -117,17 +159,13 @@ TEST(ping_all_pairs)
  * the next one, so the daemon's per-peer packet counter tells exactly how
  * many packets the request took.
  */
-TEST(ping_sizes_edges_and_fragmentation)
+TEST_F(ipd, ping_sizes_edges_and_fragmentation)
 {
 	static const int sizes[] = { 0, 1, 7, 8, 9, 56, 100, 1472, 1473, 4096, 9000, 16384,
 				     32768, 65464, 65491, 65492, 65493, 65500, 65507 };
 	int me = my_rank(), k = nranks(), next = (me + 1) % k;
-	struct oob o;
 	char ip[20];
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	for (int turn = 0; turn < k; turn++) {
 		if (turn == me) {
 			for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -149,11 +187,10 @@ TEST(ping_sizes_edges_and_fragmentation)
 				EXPECT_EQ(frags, rx1 - rx0);
 			}
 		}
-		OOB_SYNC(&o);
+		OOB_SYNC(&self->o);
 	}
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(0, ipd_counter("drop_too_big"));
-	oob_fini(&o);
 }
 
 struct tcp_result {
@@ -286,14 +323,10 @@ static void tcp_ring(struct __test_metadata *_metadata, struct oob *o, uint64_t 
 	}
 }
 
-TEST(tcp_64MiB_each_way_sha256_matches)
+TEST_F(ipd, tcp_64MiB_each_way_sha256_matches)
 {
-	struct oob o;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
-	tcp_ring(_metadata, &o, TCP_BYTES, IPD_PORT_BASE + 1);
+	tcp_ring(_metadata, &self->o, TCP_BYTES, IPD_PORT_BASE + 1);
 	/* nothing was dropped or malformed on the way */
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
@@ -305,8 +338,7 @@ TEST(tcp_64MiB_each_way_sha256_matches)
 	EXPECT_EQ(0, ipd_counter("rdma_errors"));
 	/* the kernels left the TCP checksums to the "hardware" */
 	EXPECT_LT(1000, ipd_counter("csum_offloaded"));
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 #define UDP_MAGIC 0x55445031u
@@ -375,19 +407,15 @@ static void udp_receive(int fd, int k, struct udp_result *r)
  * fragmented): whatever arrives is intact and in order per flow.  Losses
  * are allowed (socket buffers, queues) and reported.
  */
-TEST(udp_max_rate_intact_in_order_per_flow)
+TEST_F(ipd, udp_max_rate_intact_in_order_per_flow)
 {
 	int me = my_rank(), k = nranks(), fd, rfd, sz = 8 << 20;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IPD_PORT_BASE + 5) };
 	struct udp_result mine, all[OOB_MAX_NODES];
 	uint8_t *buf;
-	struct oob o;
 	pid_t child;
 	int pfd[2];
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	ASSERT_LE(0, fd);
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
@@ -400,7 +428,7 @@ TEST(udp_max_rate_intact_in_order_per_flow)
 		udp_receive(fd, k, &mine);
 		_exit(write(pfd[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	buf = malloc(65536);
 	ASSERT_NE(NULL, buf);
 	for (uint32_t seq = 0; seq < UDP_PER_FLOW; seq++) {
@@ -419,7 +447,7 @@ TEST(udp_max_rate_intact_in_order_per_flow)
 	ASSERT_EQ(0, exa_wait_child(child, 10000));
 	close(fd);
 	(void)rfd;
-	ASSERT_EQ(0, oob_allgather(&o, &mine, all, sizeof(mine)));
+	ASSERT_EQ(0, oob_allgather(&self->o, &mine, all, sizeof(mine)));
 	for (int r = 0; r < k; r++) {
 		for (int s2 = 0; s2 < k; s2++) {
 			if (s2 == r)
@@ -433,8 +461,7 @@ TEST(udp_max_rate_intact_in_order_per_flow)
 	}
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /*
@@ -444,30 +471,26 @@ TEST(udp_max_rate_intact_in_order_per_flow)
  * writes, polling notifications and completions, and mailbox messages are
  * loads and stores: no ioctl, no mmap, no munmap on the data path.
  */
-TEST(data_path_no_ioctl_or_mmap_under_traffic)
+TEST_F(ipd, data_path_no_ioctl_or_mmap_under_traffic)
 {
 	static const char *const allowed[] = {
 		"read", "write", "writev", "sched_yield", "ppoll", "epoll_wait", "epoll_pwait",
 		"rt_sigreturn", "sendto", "recvfrom", "openat", "close", "rename", "fstat",
 		"newfstatat", "lseek", "getpid", "clock_gettime", "kill", "brk", NULL,
 	};
-	struct oob o;
 	char line[256];
 	FILE *f;
 	int pid, straced, reads = 0;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	pid = ipd_pid();
 	ASSERT_LT(0, pid);
 	straced = exa_system("(strace -c -f -p %d -o /tmp/ipd-strace.txt & echo $! > "
 			     "/tmp/ipd-strace.pid; wait) >/dev/null 2>&1 &", pid);
 	ASSERT_EQ(0, straced);
 	usleep(1000000);	/* attached */
-	OOB_SYNC(&o);
-	tcp_ring(_metadata, &o, 8ull << 20, IPD_PORT_BASE + 8);
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
+	tcp_ring(_metadata, &self->o, 8ull << 20, IPD_PORT_BASE + 8);
+	OOB_SYNC(&self->o);
 	ASSERT_EQ(0, exa_system("kill -INT $(cat /tmp/ipd-strace.pid); sleep 1"));
 	f = fopen("/tmp/ipd-strace.txt", "r");
 	ASSERT_NE(NULL, f);
@@ -492,19 +515,14 @@ TEST(data_path_no_ioctl_or_mmap_under_traffic)
 	}
 	fclose(f);
 	EXPECT_LT(100, reads);		/* the trace did see the traffic */
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /* What the kernel counted on exa0 is what the daemon read and wrote. */
-TEST(interface_counters_match_daemon)
+TEST_F(ipd, interface_counters_match_daemon)
 {
-	struct oob o;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
-	OOB_SYNC(&o);		/* quiet link */
+	OOB_SYNC(&self->o);		/* quiet link */
 	usleep(300000);
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(net_stat("exa0", "tx_packets"), ipd_counter("tun_rx_packets"));
@@ -512,8 +530,7 @@ TEST(interface_counters_match_daemon)
 	EXPECT_EQ(net_stat("exa0", "rx_packets"),
 		  ipd_counter("tun_tx_packets") + ipd_counter("icmp_unreach_sent"));
 	EXPECT_LT((long)TCP_BYTES, net_stat("exa0", "rx_bytes"));
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /* ---- hostile input ---- */
@@ -666,17 +683,13 @@ static int msg_child(void *arg)
  * mailbox: both are refused by the NI (PDID), the ring's memory is
  * unchanged and the daemon saw nothing.
  */
-TEST(hostile_other_pdid_write_to_ring_refused)
+TEST_F(ipd, hostile_other_pdid_write_to_ring_refused)
 {
 	int me = my_rank();
 	struct ring_info ri;
-	struct oob o;
 	uint32_t crc0 = 0;
 	long long nack0 = 0, mnack0 = 0, notif0 = 0, msgbad0 = 0;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	if (me == 0) {
 		ring_info_get(_metadata, 1, &ri);
 		crc0 = daemon_mem_crc((int)ri.pid, ri.va, IPD_NOTIF_AREA + 65536);
@@ -686,7 +699,7 @@ TEST(hostile_other_pdid_write_to_ring_refused)
 		notif0 = ipd_counter("notif_bad");
 		msgbad0 = ipd_counter("msg_bad");
 	}
-	ASSERT_EQ(0, oob_bcast(&o, &ri, sizeof(ri), 0));
+	ASSERT_EQ(0, oob_bcast(&self->o, &ri, sizeof(ri), 0));
 	if (me == 1) {
 		struct put_job j = { .node = ri.node, .rank = ri.rank, .va = ri.va + IPD_NOTIF_AREA,
 				     .notify_va = ri.va, .tag = 0, .len = 65536, .fill = 0xee,
@@ -695,7 +708,7 @@ TEST(hostile_other_pdid_write_to_ring_refused)
 		/* unbound root: the per-user domain, not the IP service's */
 		EXPECT_EQ(EACCES, put_as(0, &j));
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	if (me == 0) {
 		ASSERT_EQ(0, ipd_status_refresh());
 		EXPECT_EQ(crc0, daemon_mem_crc((int)ri.pid, ri.va, IPD_NOTIF_AREA + 65536));
@@ -707,8 +720,7 @@ TEST(hostile_other_pdid_write_to_ring_refused)
 		EXPECT_EQ(msgbad0, ipd_counter("msg_bad"));
 		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
 	}
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /* Paced: the management hub of 3+ node clusters drops bursts. */
@@ -727,16 +739,12 @@ static void send_hb(int fd, const struct sockaddr_in *to, const struct ipd_hb *h
  * incarnation with the leaving flag) and garbage on the heartbeat port:
  * counted, and the peer stays up with its incarnation.
  */
-TEST(hostile_forged_heartbeats_and_garbage)
+TEST_F(ipd, hostile_forged_heartbeats_and_garbage)
 {
 	int me = my_rank();
 	long long bad0 = 0, inc0 = 0, self0 = 0, foreign0 = 0, hs0 = 0;
 	char real_inc[32] = "", buf[32];
-	struct oob o;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	if (me == 0) {
 		ASSERT_EQ(0, ipd_status_refresh());
 		bad0 = ipd_counter("hb_bad");
@@ -746,7 +754,7 @@ TEST(hostile_forged_heartbeats_and_garbage)
 		hs0 = ipd_peer_num(1, "handshakes");
 		ipd_peer_str(1, "incarnation", real_inc, sizeof(real_inc));
 	}
-	ASSERT_EQ(0, oob_bcast(&o, real_inc, sizeof(real_inc), 0));
+	ASSERT_EQ(0, oob_bcast(&self->o, real_inc, sizeof(real_inc), 0));
 	if (me == 1) {
 		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(18650) };
 		struct ipd_hb hb = { .node = 1, .mbox = 0, .ipv4 = exa_ip(1), .mtu = 65520,
@@ -784,7 +792,7 @@ TEST(hostile_forged_heartbeats_and_garbage)
 			send_hb(fd, &to, &hb);
 		close(fd);
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	if (me == 0) {
 		usleep(500000);		/* a few ticks: the daemon reads heartbeats per tick */
 		ASSERT_EQ(0, ipd_status_refresh());
@@ -797,8 +805,7 @@ TEST(hostile_forged_heartbeats_and_garbage)
 		EXPECT_EQ(hs0, ipd_peer_num(1, "handshakes"));
 		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
 	}
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /*
@@ -810,16 +817,12 @@ TEST(hostile_forged_heartbeats_and_garbage)
  * dropped and counted, nothing reaches the kernel, the daemon replaces the
  * ring and keeps serving.
  */
-TEST(hostile_insider_malformed_batches_counted)
+TEST_F(ipd, hostile_insider_malformed_batches_counted)
 {
 	int me = my_rank();
 	long long nb0 = 0, bad0 = 0, tun0 = 0;
 	struct ring_info ri;
-	struct oob o;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	/* malformed and stale handshake messages: counted, nothing else */
 	if (me == 0) {
 		ASSERT_EQ(0, ipd_status_refresh());
@@ -827,7 +830,7 @@ TEST(hostile_insider_malformed_batches_counted)
 		bad0 = ipd_counter("msg_stale");
 		ring_info_get(_metadata, 1, &ri);
 	}
-	ASSERT_EQ(0, oob_bcast(&o, &ri, sizeof(ri), 0));
+	ASSERT_EQ(0, oob_bcast(&self->o, &ri, sizeof(ri), 0));
 	if (me == 1) {
 		struct msg_job j = { .node = ri.node, .mbox = ri.mbox };
 		pid_t pid = exa_spawn_in_pdid(IPD_PDID, msg_child, &j);
@@ -835,7 +838,7 @@ TEST(hostile_insider_malformed_batches_counted)
 		ASSERT_LT(0, pid);
 		EXPECT_EQ(0, exa_wait_child(pid, 60000));
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	if (me == 0) {
 		char buf[32];
 
@@ -845,7 +848,7 @@ TEST(hostile_insider_malformed_batches_counted)
 		EXPECT_STREQ("up", ipd_peer_str(1, "state", buf, sizeof(buf)));
 		EXPECT_EQ((long long)ri.cookie, ipd_peer_num(1, "rx_cookie"));
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	for (int round = 0; round < 3; round++) {
 		if (me == 0) {
 			ASSERT_EQ(0, ipd_wait_peer(1, "up", 10000));
@@ -854,7 +857,7 @@ TEST(hostile_insider_malformed_batches_counted)
 			bad0 = ipd_counter("rx_bad_batches");
 			tun0 = ipd_counter("tun_tx_packets");
 		}
-		ASSERT_EQ(0, oob_bcast(&o, &ri, sizeof(ri), 0));
+		ASSERT_EQ(0, oob_bcast(&self->o, &ri, sizeof(ri), 0));
 		if (me == 1) {
 			uint8_t batch[64];
 			uint64_t off = ri.cons % ri.ring_bytes;
@@ -884,7 +887,7 @@ TEST(hostile_insider_malformed_batches_counted)
 			}
 			EXPECT_EQ(0, put_as(IPD_PDID, &j));
 		}
-		OOB_SYNC(&o);
+		OOB_SYNC(&self->o);
 		if (me == 0) {
 			usleep(200000);
 			ASSERT_EQ(0, ipd_status_refresh());
@@ -901,9 +904,8 @@ TEST(hostile_insider_malformed_batches_counted)
 				EXPECT_NE((long long)ri.cookie, ipd_peer_num(1, "rx_cookie"));
 			EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
 		}
-		OOB_SYNC(&o);
+		OOB_SYNC(&self->o);
 	}
-	oob_fini(&o);
 }
 
 /*
@@ -912,23 +914,19 @@ TEST(hostile_insider_malformed_batches_counted)
  * its NI answers for the mailbox it still owns, and it stays up with the
  * same rings (no handshake, no reset); traffic resumes when it continues.
  */
-TEST(stalled_daemon_stays_up_probe_answers)
+TEST_F(ipd, stalled_daemon_stays_up_probe_answers)
 {
 	int me = my_rank(), k = nranks(), v = k - 1;
 	long long hs0 = 0, alive0 = 0, down0 = 0;
-	struct oob o;
 	char buf[32];
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	if (me != v) {
 		ASSERT_EQ(0, ipd_status_refresh());
 		hs0 = ipd_peer_num(v, "handshakes");
 		alive0 = ipd_counter("probes_alive");
 		down0 = ipd_counter("peer_down_events");
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	if (me == v) {
 		int pid = ipd_pid();
 
@@ -936,7 +934,7 @@ TEST(stalled_daemon_stays_up_probe_answers)
 		usleep(1500000);
 		ASSERT_EQ(0, kill(pid, SIGCONT));
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	if (me != v) {
 		usleep(300000);
 		ASSERT_EQ(0, ipd_status_refresh());
@@ -946,8 +944,7 @@ TEST(stalled_daemon_stays_up_probe_answers)
 		EXPECT_STREQ("up", ipd_peer_str(v, "state", buf, sizeof(buf)));
 		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
 	}
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /* Pages one peer connection holds: receive region (notification page +
@@ -1017,23 +1014,19 @@ static int xfer_wait(pid_t pid, int rfd, struct xfer *x, int timeout_ms)
  * both kernels, finishes with the right sha256: nothing of the old
  * incarnation was delivered, nothing was lost.
  */
-TEST(kill9_midstream_restart_new_incarnation)
+TEST_F(ipd, kill9_midstream_restart_new_incarnation)
 {
 	struct before *b = saved();
 	int me = my_rank(), k = nranks(), v = k - 1, rfd = -1;
 	long long pages_up = 0, bad0 = 0;
 	char old_inc[32] = "";
 	struct xfer x, all[OOB_MAX_NODES];
-	struct oob o;
 	pid_t xp = 0;
 	char buf[64];
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	if (me == v)
 		xp = xfer_start(0, 0, 48ull << 20, IPD_PORT_BASE + 2, &rfd);
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	if (me == 0)
 		xp = xfer_start(1, v, 48ull << 20, IPD_PORT_BASE + 2, &rfd);
 	if (me == 0 || me == v)
@@ -1055,7 +1048,7 @@ TEST(kill9_midstream_restart_new_incarnation)
 			usleep(10000);
 		ASSERT_NE(0, kill(pid, 0));
 	}
-	OOB_SYNC(&o);		/* B: killed */
+	OOB_SYNC(&self->o);		/* B: killed */
 	if (me != v) {
 		int64_t t0 = exa_now_ms();
 		int err = ipd_wait_peer(v, "down", 5000);
@@ -1091,7 +1084,7 @@ TEST(kill9_midstream_restart_new_incarnation)
 		EXPECT_EQ(b->ranks, exa_sysfs_long("rdma_ranks_in_use"));
 		EXPECT_NE(0, access("/sys/class/net/exa0", F_OK));
 	}
-	OOB_SYNC(&o);		/* C: everybody saw it down */
+	OOB_SYNC(&self->o);		/* C: everybody saw it down */
 	if (me == v) {
 		ASSERT_EQ(0, ipd_start("busy", NULL));
 		ASSERT_EQ(0, ipd_wait_peers(15000, "up"));
@@ -1107,7 +1100,7 @@ TEST(kill9_midstream_restart_new_incarnation)
 		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
 		EXPECT_EQ(pages_up, exa_sysfs_long("rdma_registered_pages"));
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	if (me == 0 || me == v) {
 		EXPECT_EQ(0, xfer_wait(xp, rfd, &x, 240000));
 		EXPECT_EQ(0, x.err);
@@ -1115,11 +1108,10 @@ TEST(kill9_midstream_restart_new_incarnation)
 	} else {
 		memset(&x, 0, sizeof(x));
 	}
-	ASSERT_EQ(0, oob_allgather(&o, &x, all, sizeof(x)));
+	ASSERT_EQ(0, oob_allgather(&self->o, &x, all, sizeof(x)));
 	TH_LOG("sent %s, received %s", all[0].sha, all[v].sha);
 	EXPECT_EQ(64u, strlen(all[0].sha));
 	EXPECT_STREQ(all[0].sha, all[v].sha);
-	oob_fini(&o);
 }
 
 /* Stop every rank's daemon and start it again in another mode. */
@@ -1159,122 +1151,102 @@ static double mode_check(struct __test_metadata *_metadata, struct oob *o, int p
 
 /* sleep mode: spins briefly, then sleeps (growing to 1 ms) in ppoll on the
  * TUN device: same traffic, a fraction of a core when idle. */
-TEST(sleep_mode_traffic_and_idle_cpu)
+TEST_F(ipd, sleep_mode_traffic_and_idle_cpu)
 {
-	struct oob o;
 	double cpu;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
-	restart_all(_metadata, &o, "sleep");
-	cpu = mode_check(_metadata, &o, IPD_PORT_BASE + 3);
+	restart_all(_metadata, &self->o, "sleep");
+	cpu = mode_check(_metadata, &self->o, IPD_PORT_BASE + 3);
 	EXPECT_LE(0, cpu);
 	EXPECT_GE(50.0, cpu);
 	EXPECT_LT(0, ipd_counter("idle_sleeps"));
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /* irq mode: sleeps in epoll on the TUN fd and the device fd, woken by the
  * NI's interrupt; idle CPU under 5% of a core. */
-TEST(irq_mode_traffic_and_idle_cpu)
+TEST_F(ipd, irq_mode_traffic_and_idle_cpu)
 {
-	struct oob o;
 	double cpu;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
 	if (exa_system("exanet-ipd --mode irq --version >/dev/null 2>&1") == 2)
 		SKIP_TEST("this exanet-ipd was built without NI interrupts (libexanet < 1.1)");
-	OOB_UP(&o);
 	{
 		/* an NI without interrupts (msix=off): the daemon refuses to
 		 * start (exit 2) on every node; then back to busy and skip */
 		int rc, all[OOB_MAX_NODES], none = 0;
 
 		ASSERT_EQ(0, ipd_stop());
-		OOB_SYNC(&o);
+		OOB_SYNC(&self->o);
 		rc = ipd_start("irq", NULL);
-		ASSERT_EQ(0, oob_allgather(&o, &rc, all, sizeof(rc)));
+		ASSERT_EQ(0, oob_allgather(&self->o, &rc, all, sizeof(rc)));
 		for (int r = 0; r < nranks(); r++)
 			none |= all[r] == 2;
 		if (none) {
-			start_all(_metadata, &o, "busy");
-			oob_fini(&o);
+			start_all(_metadata, &self->o, "busy");
 			SKIP_TEST("the NI has no interrupts: exanet-ipd --mode irq exits 2");
 		}
 		ASSERT_EQ(0, rc);
 		ASSERT_EQ(0, ipd_wait_peers(30000, "up"));
-		OOB_SYNC(&o);
+		OOB_SYNC(&self->o);
 	}
-	cpu = mode_check(_metadata, &o, IPD_PORT_BASE + 4);
+	cpu = mode_check(_metadata, &self->o, IPD_PORT_BASE + 4);
 	EXPECT_LE(0, cpu);
 	EXPECT_GE(5.0, cpu);
 	/* it polled after its packets (--irq-spin-us, default 1000) and slept */
 	EXPECT_LT(0, ipd_counter("irq_spins"));
 	EXPECT_LT(0, ipd_counter("idle_sleeps"));
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	/* --irq-spin-us 0: straight to sleep after every packet */
 	ASSERT_EQ(0, ipd_stop());
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	ASSERT_EQ(0, ipd_start("irq", "--irq-spin-us 0"));
 	ASSERT_EQ(0, ipd_wait_peers(30000, "up"));
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	for (int r = 0; r < nranks(); r++) {
 		char ip[20];
 
 		if (r != my_rank())
 			EXPECT_EQ(0, exa_system("ping -c 5 -i 0.2 -w 20 -q %s", exa_ip_str(r, ip)));
 	}
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(0, ipd_counter("irq_spins"));
 	EXPECT_LT(0, ipd_counter("wakeups"));
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /* Without --mode the daemon waits for the NI interrupt when the NI has
  * one (irq measured best, Documentation/exanet/ipd.md) and falls back to
  * sleep mode when it has none; either way the link works.  Without --sched
  * it runs SCHED_BATCH at nice -10 in both. */
-TEST(default_mode_irq_or_sleep_without_interrupts)
+TEST_F(ipd, default_mode_irq_or_sleep_without_interrupts)
 {
 	const char *expect = exa_sysfs_long("irq_vectors") > 0 ? "irq" : "sleep";
-	struct oob o;
 	char ip[20];
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
 	ASSERT_EQ(0, ipd_stop());
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	ASSERT_EQ(0, ipd_start(NULL, NULL));
 	ASSERT_EQ(0, ipd_wait_peers(30000, "up"));
 	EXPECT_EQ(0, exa_system("exanet-ipd --status | grep -q 'mode %s,'", expect));
 	/* and shares the CPU as SCHED_BATCH (policy 3) at nice -10 (--sched) */
 	EXPECT_EQ(0, exa_system("set -- $(cat /proc/%d/stat); [ \"${19}\" = -10 ] && [ \"${41}\" = 3 ]",
 				ipd_pid()));
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	for (int r = 0; r < nranks(); r++)
 		if (r != my_rank())
 			EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(r, ip)));
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /* Stopping the daemons gives back every registered page, RDMA page and
  * rank, and removes the interface. */
-TEST(stop_releases_everything)
+TEST_F(ipd, stop_releases_everything)
 {
 	struct before *b = saved();
-	struct oob o;
 
-	if (!ipd_pid())
-		SKIP_TEST("no daemon (first case skipped or failed)");
-	OOB_UP(&o);
-	OOB_SYNC(&o);
+	OOB_SYNC(&self->o);
 	ASSERT_EQ(0, ipd_stop());
 	usleep(200000);
 	EXPECT_NE(0, access("/sys/class/net/exa0", F_OK));
@@ -1282,8 +1254,7 @@ TEST(stop_releases_everything)
 	EXPECT_EQ(b->rdma_pages, exa_sysfs_long("rdma_pages_in_use"));
 	EXPECT_EQ(b->ranks, exa_sysfs_long("rdma_ranks_in_use"));
 	EXPECT_EQ(0, exa_system("grep -q stopping " IPD_LOG));
-	OOB_SYNC(&o);
-	oob_fini(&o);
+	OOB_SYNC(&self->o);
 }
 
 /*
@@ -1313,7 +1284,24 @@ static int proc_running(pid_t pid)
 	return run;
 }
 
-TEST(node_poweroff_midstream_others_keep_working)
+/*
+ * Last, since it powers a node off: a fixture of its own registers after
+ * ipd's cases (the harness runs cases grouped by fixture, in the order the
+ * fixtures first appear; the global ones first).
+ */
+FIXTURE(poweroff) {
+	int unused;
+};
+
+FIXTURE_SETUP(poweroff)
+{
+}
+
+FIXTURE_TEARDOWN(poweroff)
+{
+}
+
+TEST_F(poweroff, node_poweroff_midstream_others_keep_working)
 {
 	struct before *b = saved();
 	int me = my_rank(), k = nranks(), v = k - 1, rfd = -1, rank, nn;
