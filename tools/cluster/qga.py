@@ -48,8 +48,9 @@ class QgaClient:
         self.buf = b""
         self.lock = threading.Lock()
         self.synced = False
+        self.connects = 0
         self.resyncs = 0        # resynchronisations after a lost answer
-        self.reconnects = 0
+        self.reconnects = 0     # connections after the first
 
     def _where(self):
         return "node %s qga" % self.node if self.node is not None else self.path
@@ -71,6 +72,8 @@ class QgaClient:
         self.sock = s
         self.buf = b""
         self.synced = False
+        self.reconnects += self.connects > 0
+        self.connects += 1
 
     def _close(self):
         s, self.sock = self.sock, None
@@ -150,17 +153,16 @@ class QgaClient:
     def _ensure(self, deadline):
         """Connected and in step with the agent: resync after a lost answer,
         reconnect when the resync itself gets no answer."""
-        if self.sock is None:
+        fresh = self.sock is None
+        if fresh:
             self._connect(deadline)
-            self.reconnects += 1
         if self.synced:
             return
-        self.resyncs += 1
+        self.resyncs += not fresh
         try:
             self._sync(min(deadline, time.monotonic() + 5.0))
         except QgaError:
             self._connect(deadline)
-            self.reconnects += 1
             self._sync(deadline)
 
     # ------------------------------------------------------------- requests
