@@ -18,6 +18,8 @@
 #                   writes build/bench/mpi.json
 #   make bench-latency  where the microseconds of an 8 B message go (QEMU trace
 #                   events), writes build/bench/latency-breakdown.json
+#   make bench-agent  exa-agent vs qemu-guest-agent, 1000 commands each under
+#                   load, writes build/bench/agent.json
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).
@@ -60,7 +62,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug style check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi clean
+.PHONY: all deps deps-debug style check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi bench-agent clean
 all:
 
 deps:
@@ -145,6 +147,10 @@ bench-latency: deps
 bench-mpi: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-mpi
+
+bench-agent: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/bench-agent
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)

@@ -8,6 +8,8 @@ CONFIG_VIRTIO_PCI=y
 CONFIG_VIRTIO_NET=y
 CONFIG_VIRTIO_BLK=y
 CONFIG_VIRTIO_RNG=y
+# virtio-serial: the qemu-guest-agent channel (Documentation/cluster.md)
+CONFIG_VIRTIO_SERIAL=y
 CONFIG_VGA_PCI=y
 CONFIG_PCIE_PORT=y
 CONFIG_ISA_DEBUG=y

@@ -23,6 +23,8 @@ PKGS=(
 	debhelper dh-dkms dkms fakeroot lintian scdoc man-db debootstrap
 	# benchmarks and diagnostics
 	strace iperf3 sockperf
+	# the node image's second command channel (make bench-agent)
+	qemu-guest-agent
 	# the kernel's kselftest harness for the tests and checkpatch.pl (make style)
 	linux-source-6.1 xz-utils
 )

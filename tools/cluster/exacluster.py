@@ -489,7 +489,7 @@ class Cluster:
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
                  detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None,
                  rx_spin_us=None,
-                 torus=None, link_mbps=None, link_ns=None):
+                 torus=None, link_mbps=None, link_ns=None, qga="auto"):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
@@ -558,6 +558,14 @@ class Cluster:
         if rx_spin_us is None and env_spin is not None:
             rx_spin_us = int(env_spin)
         self.rx_spin_us = rx_spin_us or 0
+        # qemu-guest-agent channel (virtio-serial port org.qemu.guest_agent.0
+        # on <sockdir>/n<i>.qga): "auto" = when the emulator has
+        # virtio-serial; EXACLUSTER_QGA=0/1.
+        env_qga = os.environ.get("EXACLUSTER_QGA")
+        if env_qga is not None and qga == "auto":
+            qga = {"0": False, "1": True}.get(env_qga, "auto")
+        self.qga_channel = qga
+        self.qga_clients = {}
         self.memory = memory
         self.smp = smp
         self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
@@ -680,7 +688,7 @@ class Cluster:
               "initrd": self.initrd, "kernel": self.kernel, "owner": os.getpid(),
               "detached": self.detach, "boot_times": self.boot_times,
               "trace": self.trace, "extoll": self.extoll,
-              "exanet": self.use_exanet(),
+              "exanet": self.use_exanet(), "qga": self.use_qga(),
               "torus": "x".join(map(str, self.torus)),
               "ips": [self.node_ip(i) for i in range(self.nodes)]}
         tmp = os.path.join(self.rundir, "state.json.tmp")
@@ -713,6 +721,11 @@ class Cluster:
             if not self.exanet:
                 log("%s has no 'exanet' device: nodes boot without it" % self.qemu)
         return bool(self.exanet)
+
+    def use_qga(self):
+        if self.qga_channel == "auto":
+            self.qga_channel = qemu_has_device(self.qemu, "virtio-serial-pci")
+        return bool(self.qga_channel)
 
     def use_rdma_ranks(self):
         if self.rdma_ranks == "auto":
@@ -787,6 +800,13 @@ class Cluster:
                "fabric": self._sock("fabric")}
         for x in extra or []:
             a.append(x.format(**fmt) if isinstance(x, str) else str(x))
+        if self.use_qga():
+            # last, so that the other devices keep their PCI slots
+            a += ["-device", "virtio-serial-pci,id=vser0",
+                  "-chardev", "socket,id=qga,path=%s,server=on,wait=off"
+                  % self._sock("n%d.qga" % i),
+                  "-device", "virtserialport,bus=vser0.0,chardev=qga,"
+                  "name=org.qemu.guest_agent.0"]
         return a
 
     def start(self):
@@ -1076,6 +1096,20 @@ class Cluster:
             return res
         return [res[i] for i in sorted(res)]
 
+    def qga(self, node):
+        """The node's qemu-guest-agent client (tools/cluster/qga.py):
+        .run(cmd, timeout) -> (rc, output, seconds), .call(command, args)."""
+        if not (0 <= node < self.nodes):
+            raise ValueError("no node %d" % node)
+        if not self.use_qga():
+            raise ClusterError("no qemu-ga channel (%s has no virtio-serial-pci)" % self.qemu)
+        if node not in self.qga_clients:
+            if HERE not in sys.path:
+                sys.path.insert(0, HERE)
+            from qga import QgaClient
+            self.qga_clients[node] = QgaClient(self._sock("n%d.qga" % node), node)
+        return self.qga_clients[node]
+
     def spawn(self, node, cmd, log_path=None):
         """Start `cmd` in the background on node; returns (guest pid, log path)."""
         log_path = log_path or "/tmp/spawn-%d.log" % int(time.time() * 1000)
@@ -1152,6 +1186,8 @@ class Cluster:
             self._wait_exit(nodes, marker, 10.0)
         for a in self.agents:
             a.close()
+        for q in self.qga_clients.values():
+            q.close()
         left = [k for k in self.pids if self._alive(k, marker)]
         for k in left:
             self._signal(k, signal.SIGTERM)
@@ -1168,7 +1204,7 @@ class Cluster:
         self.pids = {k: p for k, p in self.pids.items() if self._alive(k, marker)}
         if self.sockdir:
             for fn in os.listdir(self.sockdir) if os.path.isdir(self.sockdir) else []:
-                if fn.endswith((".agent", ".qmp", ".net")):
+                if fn.endswith((".agent", ".qmp", ".net", ".qga")):
                     try:
                         os.unlink(os.path.join(self.sockdir, fn))
                     except OSError:
@@ -1213,7 +1249,8 @@ class Cluster:
         c.__init__(nodes=st["nodes"], name=st["name"], workdir=rundir, qemu=st["qemu"],
                    kernel=st["kernel"], initrd=st["initrd"], detach=True,
                    trace=st.get("trace") or [], extoll=st.get("extoll", False),
-                   exanet=st.get("exanet", "auto"), torus=st.get("torus"))
+                   exanet=st.get("exanet", "auto"), torus=st.get("torus"),
+                   qga=st.get("qga", False))
         c.sockdir = st["sockdir"]
         c.pids = {k: int(v) for k, v in st["pids"].items()}
         c.boot_times = st.get("boot_times", [])
@@ -1261,6 +1298,23 @@ def _tail(path, lines):
 
 
 # ------------------------------------------------------------------- CLI
+def _run_qga(c, nodes, cmd, timeout, banner):
+    """exacluster run --qga: the command through each node's qemu-ga."""
+    from qga import QgaError
+    worst = 0
+    for i in nodes:
+        try:
+            rc, out, _ = c.qga(i).run(cmd, timeout=timeout)
+        except QgaError as e:
+            rc, out = -1, "exacluster: %s\n" % e
+        if banner:
+            print("=== node%d rc=%d" % (i, rc))
+        sys.stdout.write(out)
+        worst = worst or (rc & 0xff if rc >= 0 else 1)
+        c.qga(i).close()
+    return worst
+
+
 def _cli(argv=None):
     import argparse
     ap = argparse.ArgumentParser(prog="exacluster",
@@ -1307,6 +1361,9 @@ def _cli(argv=None):
     g.add_argument("--node", type=int, default=0)
     g.add_argument("--all", action="store_true")
     rn.add_argument("--timeout", type=float, default=60)
+    rn.add_argument("--qga", action="store_true",
+                    help="through the node's qemu-guest-agent instead of exa-agent "
+                         "(no node-side timeout: the host stops waiting)")
     rn.add_argument("command", nargs=argparse.REMAINDER)
     mp = sub.add_parser("mpirun", help="run an MPI program from node 0 on the nodes "
                         "(Open MPI over the exanet provider, launched through ssh)")
@@ -1377,6 +1434,8 @@ def _cli(argv=None):
             nodes = list(range(c.nodes)) if a.all else [a.node]
             if any(not 0 <= i < c.nodes for i in nodes):
                 ap.error("no such node")
+            if a.qga:
+                return _run_qga(c, nodes, cmd, a.timeout, a.all)
             c.connect_agents(nodes)
             worst = 0
             if a.all:

@@ -11,7 +11,7 @@
 #
 # Contents: busybox-static (+ applet links), kmod, systemd-udevd/udevadm with
 # 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
-# iperf3, sockperf, fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
+# iperf3, sockperf, qemu-ga (qemu-guest-agent), fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
 # /usr/lib/x86_64-linux-gnu/libfabric, Open MPI (openmpi-bin, without the
 # components for other NICs, MPI-IO and OpenSHMEM, with coll/exanet from
 # $BUILD/ompi in its component directory) and sshd/ssh with keys
@@ -92,7 +92,7 @@ echo "udev_log=err" > etc/udev/udev.conf
 
 # --- diagnostics ---
 for b in /usr/bin/flock /usr/bin/strace /usr/bin/iperf3 /usr/bin/sockperf /usr/bin/fi_info \
-	/usr/bin/fi_pingpong; do
+	/usr/bin/fi_pingpong /usr/sbin/qemu-ga; do
 	if [ -x "$b" ]; then copy_host "$b"; fi
 done
 for f in ${EXTRA_FILES:-}; do copy_host "$f"; done
@@ -143,7 +143,7 @@ if [ -d "$HERE/tests" ]; then
 	cp -a "$HERE"/tests/. usr/lib/exanet/cluster-tests/
 fi
 
-# --- init, agent ---
+# --- init, agents (init adds qemu-ga to inittab when the node has its port) ---
 install -m 0755 "$HERE/init" init
 install -m 0755 "$HERE/exa-agent" usr/sbin/exa-agent
 cat > etc/inittab <<'EOF'

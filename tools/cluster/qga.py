@@ -1,0 +1,230 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side client of a node's qemu-guest-agent (Documentation/cluster.md,
+"The qemu-ga channel").
+
+exacluster gives every node a virtio-serial port named
+org.qemu.guest_agent.0 behind the unix socket <sockdir>/n<i>.qga; the node's
+init runs qemu-ga on it.  Cluster.qga(node) returns the node's client::
+
+    rc, out, seconds = c.qga(0).run("cat /proc/uptime", timeout=30)
+
+The agent answers one request at a time, in order, on one connection; the
+client keeps a single request outstanding (a lock), so threads may share
+it.  A request that times out leaves its answer in flight: the next call
+first resynchronises (guest-sync-delimited, whose answer follows a 0xFF
+byte, skips everything before it), and reconnects if that fails too.
+Python 3 stdlib only.
+"""
+
+import base64
+import json
+import os
+import random
+import socket
+import threading
+import time
+
+SYNC_SENTINEL = b"\xff"     # precedes guest-sync-delimited's answer; resets the agent's parser
+POLL_FIRST = 0.005          # s before the first guest-exec-status of a command
+POLL_MAX = 0.05             # s between later polls (grows by POLL_GROWTH)
+POLL_GROWTH = 1.5
+
+
+class QgaError(Exception):
+    """The agent refused a command or the connection failed."""
+
+
+class QgaTimeout(QgaError):
+    """No answer before the deadline."""
+
+
+class QgaClient:
+    """Connection to one node's qemu-guest-agent socket."""
+
+    def __init__(self, path, node=None):
+        self.path = path
+        self.node = node
+        self.sock = None
+        self.buf = b""
+        self.lock = threading.Lock()
+        self.synced = False
+        self.connects = 0
+        self.resyncs = 0        # resynchronisations after a lost answer
+        self.reconnects = 0     # connections after the first
+
+    def _where(self):
+        return "node %s qga" % self.node if self.node is not None else self.path
+
+    # ---------------------------------------------------------- connection
+    def _connect(self, deadline):
+        self._close()
+        while True:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(self.path)
+                break
+            except OSError as e:
+                s.close()
+                if time.monotonic() >= deadline:
+                    raise QgaTimeout("%s: cannot connect to %s: %s"
+                                     % (self._where(), self.path, e)) from e
+                time.sleep(0.1)
+        self.sock = s
+        self.buf = b""
+        self.synced = False
+        self.reconnects += self.connects > 0
+        self.connects += 1
+
+    def _close(self):
+        s, self.sock = self.sock, None
+        if s is not None:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def close(self):
+        with self.lock:
+            self._close()
+
+    def _send(self, msg):
+        try:
+            self.sock.sendall(msg)
+        except OSError as e:
+            self._close()
+            raise QgaError("%s: send failed: %s" % (self._where(), e)) from e
+
+    def _fill(self, deadline):
+        """Read more bytes into self.buf; QgaTimeout at the deadline."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise QgaTimeout("%s: no answer" % self._where())
+        self.sock.settimeout(left)
+        try:
+            data = self.sock.recv(65536)
+        except socket.timeout as e:
+            raise QgaTimeout("%s: no answer" % self._where()) from e
+        except OSError as e:
+            self._close()
+            raise QgaError("%s: receive failed: %s" % (self._where(), e)) from e
+        if not data:
+            self._close()
+            raise QgaError("%s: connection closed" % self._where())
+        self.buf += data
+
+    def _read_object(self, deadline):
+        """The next JSON object the agent sent."""
+        dec = json.JSONDecoder()
+        while True:
+            text = self.buf.lstrip(b" \t\r\n" + SYNC_SENTINEL)
+            if text:
+                try:
+                    # latin-1: one character per byte, so end is a byte
+                    # offset (the agent's JSON is ASCII, data is base64)
+                    obj, end = dec.raw_decode(text.decode("latin-1"))
+                except ValueError:
+                    obj = None      # incomplete: read on
+                if obj is not None:
+                    self.buf = text[end:]
+                    return obj
+            self._fill(deadline)
+
+    def _sync(self, deadline):
+        """guest-sync-delimited: drop everything up to the 0xFF sentinel
+        and every answer before the one carrying our random id."""
+        sync_id = random.randrange(1, 2**31)
+        self.buf = b""
+        self._send(SYNC_SENTINEL + json.dumps(
+            {"execute": "guest-sync-delimited", "arguments": {"id": sync_id}}).encode() + b"\n")
+        while True:
+            k = self.buf.find(SYNC_SENTINEL)
+            if k >= 0:
+                self.buf = self.buf[k + 1:]
+                break
+            self.buf = b""
+            self._fill(deadline)
+        while True:
+            obj = self._read_object(deadline)
+            if obj.get("return") == sync_id:
+                self.synced = True
+                return
+
+    def _ensure(self, deadline):
+        """Connected and in step with the agent: resync after a lost answer,
+        reconnect when the resync itself gets no answer."""
+        fresh = self.sock is None
+        if fresh:
+            self._connect(deadline)
+        if self.synced:
+            return
+        self.resyncs += not fresh
+        try:
+            self._sync(min(deadline, time.monotonic() + 5.0))
+        except QgaError:
+            self._connect(deadline)
+            self._sync(deadline)
+
+    # ------------------------------------------------------------- requests
+    def call(self, execute, arguments=None, timeout=30):
+        """One agent command; returns its "return" value."""
+        deadline = time.monotonic() + timeout
+        msg = {"execute": execute}
+        if arguments:
+            msg["arguments"] = arguments
+        with self.lock:
+            self._ensure(deadline)
+            self._send(json.dumps(msg).encode() + b"\n")
+            try:
+                obj = self._read_object(deadline)
+            except QgaError:
+                self.synced = False     # its answer may still come: resync next time
+                raise
+        if "error" in obj:
+            raise QgaError("%s: %s: %s" % (self._where(), execute, obj["error"].get("desc",
+                                                                                   obj["error"])))
+        return obj.get("return")
+
+    def wait_ready(self, timeout=60):
+        """Wait until the agent answers (it starts late in the boot)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with self.lock:
+                    self.synced = False
+                    self._ensure(min(deadline, time.monotonic() + 5.0))
+                return
+            except QgaError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.5)
+
+    def run(self, cmd, timeout=60, env=None):
+        """Run `cmd` with /bin/sh -c on the node: (rc, stdout + stderr,
+        seconds).  rc is the exit code, or -signal.  QgaTimeout when the
+        command has not finished within timeout seconds (it is not killed:
+        qemu-ga 7.2 has no such request)."""
+        t0 = time.monotonic()
+        deadline = t0 + timeout
+        args = {"path": "/bin/sh", "arg": ["-c", cmd], "capture-output": True}
+        args["env"] = ["%s=%s" % kv for kv in (env or {
+            "PATH": "/usr/sbin:/usr/bin", "HOME": "/root", "TERM": "dumb"}).items()]
+        pid = self.call("guest-exec", args, timeout)["pid"]
+        pause = POLL_FIRST
+        while True:
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise QgaTimeout("%s: %r (pid %d) did not finish in %ss"
+                                 % (self._where(), cmd, pid, timeout))
+            st = self.call("guest-exec-status", {"pid": pid}, left)
+            if st.get("exited"):
+                break
+            pause = min(POLL_MAX, pause * POLL_GROWTH)
+        out = b"".join(base64.b64decode(st.get(k, "")) for k in ("out-data", "err-data"))
+        rc = st["exitcode"] if "exitcode" in st else -st.get("signal", 0)
+        return rc, out.decode("utf-8", "replace"), time.monotonic() - t0
+
+
+def default_socket(sockdir, node):
+    return os.path.join(sockdir, "n%d.qga" % node)
