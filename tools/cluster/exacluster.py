@@ -27,6 +27,7 @@ See Documentation/cluster.md.
 """
 
 import base64
+import itertools
 import json
 import os
 import re
@@ -40,6 +41,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:     # qga.py, beside this file
+    sys.path.append(HERE)
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 CACHE = os.environ.get("CACHE") or os.path.expanduser("~/.cache/exanet-fabric")
@@ -566,6 +569,7 @@ class Cluster:
             qga = {"0": False, "1": True}.get(env_qga, "auto")
         self.qga_channel = qga
         self.qga_clients = {}
+        self._qga_seq = itertools.count()
         self.memory = memory
         self.smp = smp
         self.accel = accel or os.environ.get("EXACLUSTER_ACCEL") or "tcg"
@@ -880,6 +884,15 @@ class Cluster:
                                    % (self.boot_timeout, sorted(pending),
                                       self.console_tail(min(pending), 30)))
             time.sleep(0.05)
+        if self.command_agent() == "qga":
+            # commands go through qemu-ga: it answers shortly after exa-agent
+            from qga import QgaError
+            for i in range(self.nodes):
+                try:
+                    self.qga(i).wait_ready(max(5.0, deadline - time.monotonic()))
+                except (QgaError, OSError) as e:
+                    raise ClusterError("node %d: qemu-ga did not answer: %s; console:\n%s"
+                                       % (i, e, self.console_tail(i, 30))) from e
         log("%d node(s) up in %.1fs (per node: %s)" % (self.nodes, time.monotonic() - t0,
                                                       self.boot_times))
 
@@ -1054,15 +1067,66 @@ class Cluster:
         if cwd:
             pre += "cd %s || exit 126\n" % shlex.quote(cwd)
         t0 = time.monotonic()
-        a = self.agents[node]
-        rid = a.send(pre + cmd, timeout)
         if grace is None:
             grace = float(os.environ.get("EXACLUSTER_AGENT_GRACE", "60"))
+        if self.command_agent() == "qga":
+            return self._run_qga(node, cmd, pre, timeout, check, grace)
+        a = self.agents[node]
+        rid = a.send(pre + cmd, timeout)
         deadline = None if not timeout else t0 + timeout + grace
         rc, out, tmo = a.wait(rid, deadline)
         if tmo:
             rc = TIMEOUT_RC
         r = RunResult(rc, out, tmo, node, time.monotonic() - t0)
+        if check and rc != 0:
+            raise ClusterError("node %d: %r failed (rc %d):\n%s" % (node, cmd, rc, out))
+        return r
+
+    def command_agent(self):
+        """Which agent runs commands: "qga" (qemu-guest-agent over
+        virtio-serial, when the emulator has it) unless EXACLUSTER_AGENT=exa
+        asks for exa-agent on ttyS1 (Documentation/cluster.md)."""
+        want = os.environ.get("EXACLUSTER_AGENT", "auto")
+        if want not in ("auto", "qga", "exa"):
+            raise ClusterError("EXACLUSTER_AGENT=%s: auto, qga or exa" % want)
+        if want == "exa":
+            return "exa"
+        if self.use_qga():
+            return "qga"
+        if want == "qga":
+            raise ClusterError("EXACLUSTER_AGENT=qga: %s has no virtio-serial-pci" % self.qemu)
+        return "exa"
+
+    # The outer shell of a command run through qemu-ga: the command's output
+    # goes to a file, not to qemu-ga's pipe, so that a daemon it starts
+    # (which keeps its stdout) does not hold the command open; the shell
+    # hands the file over when the command ends (exa-agent does the same).
+    QGA_WRAPPER = ('f=/run/exacmd-$1; exec 3>&1 >"$f" 2>&1 </dev/null; '
+                   'sh -c "$2" 3>&-; rc=$?; cat "$f" >&3; rm -f "$f"; exit $rc')
+
+    def _run_qga(self, node, cmd, pre, timeout, check, grace):
+        """Cluster.run through qemu-ga, with exa-agent's semantics: sh in a
+        session of its own (setsid: the group killed on timeout, rc
+        TIMEOUT_RC, the output so far kept), stdin from /dev/null, stderr
+        into stdout in order, /etc/exa-node's variables, cwd /."""
+        q = self.qga(node)
+        from qga import QgaError, QgaTimeout
+        tag = "%d-%d-%d" % (os.getpid(), threading.get_ident() % 100000, next(self._qga_seq))
+        script = ("[ -f /etc/exa-node ] && . /etc/exa-node\nexport EXA_NODE EXA_IP\ncd /\n"
+                  + pre + cmd)
+        try:
+            rc, out, secs, tmo = q.run(
+                cmd, timeout=timeout, kill_group=True, grace=grace,
+                argv=["/usr/bin/setsid", "/bin/sh", "-c", self.QGA_WRAPPER, "sh", tag, script])
+            if tmo:     # the shell was killed before it handed the output over
+                rc = TIMEOUT_RC
+                out = q.run("cat /run/exacmd-%s; rm -f /run/exacmd-%s" % (tag, tag),
+                            timeout=30)[1]
+        except QgaTimeout as e:
+            raise AgentTimeout("node %d: %s" % (node, e)) from e
+        except (QgaError, OSError) as e:
+            raise ClusterError("node %d: qemu-ga: %s" % (node, e)) from e
+        r = RunResult(rc, out, tmo, node, secs)
         if check and rc != 0:
             raise ClusterError("node %d: %r failed (rc %d):\n%s" % (node, cmd, rc, out))
         return r
@@ -1304,7 +1368,7 @@ def _run_qga(c, nodes, cmd, timeout, banner):
     worst = 0
     for i in nodes:
         try:
-            rc, out, _ = c.qga(i).run(cmd, timeout=timeout)
+            rc, out, _, _ = c.qga(i).run(cmd, timeout=timeout)
         except QgaError as e:
             rc, out = -1, "exacluster: %s\n" % e
         if banner:

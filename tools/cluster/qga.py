@@ -6,7 +6,7 @@ exacluster gives every node a virtio-serial port named
 org.qemu.guest_agent.0 behind the unix socket <sockdir>/n<i>.qga; the node's
 init runs qemu-ga on it.  Cluster.qga(node) returns the node's client::
 
-    rc, out, seconds = c.qga(0).run("cat /proc/uptime", timeout=30)
+    rc, out, seconds, timed_out = c.qga(0).run("cat /proc/uptime", timeout=30)
 
 The agent answers one request at a time, in order, on one connection; the
 client keeps a single request outstanding (a lock), so threads may share
@@ -26,7 +26,8 @@ import time
 
 SYNC_SENTINEL = b"\xff"     # precedes guest-sync-delimited's answer; resets the agent's parser
 POLL_FIRST = 0.005          # s before the first guest-exec-status of a command
-POLL_MAX = 0.05             # s between later polls (grows by POLL_GROWTH)
+POLL_MAX = 0.1              # s between later polls (grows by POLL_GROWTH; a long
+                            # command costs the node ten agent wake-ups a second)
 POLL_GROWTH = 1.5
 
 
@@ -199,31 +200,41 @@ class QgaClient:
                     raise
                 time.sleep(0.5)
 
-    def run(self, cmd, timeout=60, env=None):
-        """Run `cmd` with /bin/sh -c on the node: (rc, stdout + stderr,
-        seconds).  rc is the exit code, or -signal.  QgaTimeout when the
-        command has not finished within timeout seconds (it is not killed:
-        qemu-ga 7.2 has no such request)."""
+    def run(self, cmd, timeout=60, env=None, argv=None, kill_group=False, grace=60):
+        """Run `cmd` with /bin/sh -c on the node (or the program argv):
+        (rc, stdout + stderr, seconds, timed_out).  rc is the exit code, or
+        -signal.  timeout: seconds, 0/None = no limit.  When it passes:
+        with kill_group (the program is `setsid ...`: its pid is its process
+        group) the group is SIGKILLed and the result comes with timed_out
+        True; without, QgaTimeout (qemu-ga 7.2 has no request that kills
+        what it started).  QgaTimeout also when a killed group's exit is not
+        seen within grace seconds."""
         t0 = time.monotonic()
-        deadline = t0 + timeout
-        args = {"path": "/bin/sh", "arg": ["-c", cmd], "capture-output": True}
+        deadline = t0 + timeout if timeout else None
+        args = {"path": argv[0] if argv else "/bin/sh",
+                "arg": list(argv[1:]) if argv else ["-c", cmd], "capture-output": True}
         args["env"] = ["%s=%s" % kv for kv in (env or {
             "PATH": "/usr/sbin:/usr/bin", "HOME": "/root", "TERM": "dumb"}).items()]
-        pid = self.call("guest-exec", args, timeout)["pid"]
-        pause = POLL_FIRST
+        pid = self.call("guest-exec", args, 30)["pid"]
+        pause, killed = POLL_FIRST, False
         while True:
-            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise QgaTimeout("%s: %r (pid %d) did not finish in %ss"
-                                 % (self._where(), cmd, pid, timeout))
-            st = self.call("guest-exec-status", {"pid": pid}, left)
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                if not kill_group or killed:
+                    raise QgaTimeout("%s: %r (pid %d) did not finish in %ss"
+                                     % (self._where(), cmd, pid, timeout))
+                self.call("guest-exec", {"path": "/usr/bin/kill",
+                                         "arg": ["-KILL", "--", "-%d" % pid]}, 30)
+                killed, deadline, pause = True, now + grace, POLL_FIRST
+                continue
+            time.sleep(pause if deadline is None else min(pause, max(0.0, deadline - now)))
+            st = self.call("guest-exec-status", {"pid": pid}, 30)
             if st.get("exited"):
                 break
             pause = min(POLL_MAX, pause * POLL_GROWTH)
         out = b"".join(base64.b64decode(st.get(k, "")) for k in ("out-data", "err-data"))
         rc = st["exitcode"] if "exitcode" in st else -st.get("signal", 0)
-        return rc, out.decode("utf-8", "replace"), time.monotonic() - t0
+        return rc, out.decode("utf-8", "replace"), time.monotonic() - t0, killed
 
 
 def default_socket(sockdir, node):
