@@ -636,6 +636,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->ep_fid.msg = &xfi_msg_ops;
 	ep->ep_fid.tagged = &xfi_tagged_ops;
 	ep->ep_fid.rma = &xfi_rma_ops;
+	ep->ep_fid.atomic = &xfi_atomic_ops;
 	pthread_mutex_lock(&dom->lock);
 	ep->dom_next = dom->eps;
 	dom->eps = ep;
