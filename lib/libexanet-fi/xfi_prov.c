@@ -173,7 +173,7 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->tx_attr->inject_size = XFI_INJECT_SIZE;
 	fi->tx_attr->size = XFI_QUEUE_SIZE;
 	fi->tx_attr->iov_limit = XFI_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = (caps & FI_RMA) ? 1 : 0;
+	fi->tx_attr->rma_iov_limit = (caps & (FI_RMA | FI_ATOMIC)) ? 1 : 0;
 
 	fi->rx_attr->caps = caps & ~(uint64_t)(FI_SEND | FI_READ | FI_WRITE);
 	fi->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
