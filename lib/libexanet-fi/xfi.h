@@ -590,6 +590,8 @@ void xfi_ep_progress(struct xfi_ep *ep);
  * unlinked; the caller completes it), else its ACK completes it later. */
 struct xfi_tx_op *xfi_take_reply_op(struct xfi_ep *ep, const struct xfi_peer *peer,
 				    enum xfi_op_kind kind, uint64_t cookie, int *done);
+/* Its reply came with status (0 or a positive FI_E* code): complete it if done. */
+void xfi_reply_done(struct xfi_ep *ep, struct xfi_tx_op *op, int32_t status, int done);
 
 /* xfi_tx.c: channels, posting */
 void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op);

@@ -132,11 +132,7 @@ void xfi_atomic_answer(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *
 		status = FI_EIO;	/* not what we asked for: nothing to trust */
 	else if (!status && dlen)
 		memcpy(op->result, data, dlen);
-	op->fin_received = 1;
-	if (status && !op->err)
-		op->err = -status;
-	if (done)
-		xfi_complete_tx(ep, op);	/* else: completes with the request's ACK */
+	xfi_reply_done(ep, op, status, done);
 }
 
 /* ---- target ---- */

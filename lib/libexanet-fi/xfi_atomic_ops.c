@@ -111,57 +111,38 @@ static const xfi_compute_fn xfi_compute[XFI_ADT_LIMIT] = {
 	xfi_compute_u32, xfi_compute_i64, xfi_compute_u64, xfi_compute_float, xfi_compute_double,
 };
 
-/* Compare-and-swap of a naturally aligned value of size bytes. */
-static int xfi_cas(void *p, const void *expect, const void *desired, size_t size)
+/*
+ * Load, and compare-and-swap, of a naturally aligned value of size bytes
+ * (1, 2, 4 or 8) held in the low bytes of a uint64_t.
+ */
+#define XFI_SIZED(size, T, ...)						\
+	switch (size) {								\
+	case 1: { typedef uint8_t T; __VA_ARGS__ }				\
+	case 2: { typedef uint16_t T; __VA_ARGS__ }				\
+	case 4: { typedef uint32_t T; __VA_ARGS__ }				\
+	default: { typedef uint64_t T; __VA_ARGS__ }				\
+	}
+
+static void xfi_atomic_load(const void *p, uint64_t *out, size_t size)
 {
-	switch (size) {
-	case 1: {
-		uint8_t e, d;
+	XFI_SIZED(size, T, {
+		T v = __atomic_load_n((const T *)p, __ATOMIC_SEQ_CST);
 
-		memcpy(&e, expect, 1);
-		memcpy(&d, desired, 1);
-		return __atomic_compare_exchange_n((uint8_t *)p, &e, d, 0, __ATOMIC_SEQ_CST,
-						   __ATOMIC_SEQ_CST);
-	}
-	case 2: {
-		uint16_t e, d;
-
-		memcpy(&e, expect, 2);
-		memcpy(&d, desired, 2);
-		return __atomic_compare_exchange_n((uint16_t *)p, &e, d, 0, __ATOMIC_SEQ_CST,
-						   __ATOMIC_SEQ_CST);
-	}
-	case 4: {
-		uint32_t e, d;
-
-		memcpy(&e, expect, 4);
-		memcpy(&d, desired, 4);
-		return __atomic_compare_exchange_n((uint32_t *)p, &e, d, 0, __ATOMIC_SEQ_CST,
-						   __ATOMIC_SEQ_CST);
-	}
-	default: {
-		uint64_t e, d;
-
-		memcpy(&e, expect, 8);
-		memcpy(&d, desired, 8);
-		return __atomic_compare_exchange_n((uint64_t *)p, &e, d, 0, __ATOMIC_SEQ_CST,
-						   __ATOMIC_SEQ_CST);
-	}
-	}
+		memcpy(out, &v, sizeof(T));
+		return;
+	})
 }
 
-static void xfi_atomic_load(const void *p, void *out, size_t size)
+static int xfi_cas(void *p, const uint64_t *expect, const uint64_t *desired, size_t size)
 {
-	switch (size) {
-	case 1: { uint8_t v = __atomic_load_n((const uint8_t *)p, __ATOMIC_SEQ_CST);
-		memcpy(out, &v, 1); break; }
-	case 2: { uint16_t v = __atomic_load_n((const uint16_t *)p, __ATOMIC_SEQ_CST);
-		memcpy(out, &v, 2); break; }
-	case 4: { uint32_t v = __atomic_load_n((const uint32_t *)p, __ATOMIC_SEQ_CST);
-		memcpy(out, &v, 4); break; }
-	default: { uint64_t v = __atomic_load_n((const uint64_t *)p, __ATOMIC_SEQ_CST);
-		memcpy(out, &v, 8); break; }
-	}
+	XFI_SIZED(size, T, {
+		T e, d;
+
+		memcpy(&e, expect, sizeof(T));
+		memcpy(&d, desired, sizeof(T));
+		return __atomic_compare_exchange_n((T *)p, &e, d, 0, __ATOMIC_SEQ_CST,
+						   __ATOMIC_SEQ_CST);
+	})
 }
 
 void xfi_atomic_apply(enum fi_op op, enum fi_datatype dt, size_t count, void *target,

@@ -203,11 +203,16 @@ static void xfi_rx_fin(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *
 		ep->rx_dropped++;	/* unknown or repeated cookie */
 		return;
 	}
+	xfi_reply_done(ep, op, status, done);
+}
+
+void xfi_reply_done(struct xfi_ep *ep, struct xfi_tx_op *op, int32_t status, int done)
+{
 	op->fin_received = 1;
 	if (status && !op->err)
 		op->err = -status;
 	if (done)
-		xfi_complete_tx(ep, op);	/* else: completes with the RTS's ACK */
+		xfi_complete_tx(ep, op);	/* else: completes with the request's ACK */
 }
 
 static void xfi_rx_deliver(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt,
