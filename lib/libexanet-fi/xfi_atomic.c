@@ -59,8 +59,9 @@ static ssize_t xfi_atomic_post(struct fid_ep *fid, const struct xfi_atomic_call 
 	if (!(ep->caps & FI_ATOMIC))
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "endpoint opened without FI_ATOMIC\n");
 	if (!xfi_atomic_valid(c->kind, c->op, c->datatype))
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "op %s on %s: not supported\n",
-			       fi_tostr(&c->op, FI_TYPE_ATOMIC_OP),
+		/* fi_tostr has one buffer: one call per message */
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "op %d on datatype %s: not "
+			       "supported\n", (int)c->op,
 			       fi_tostr(&c->datatype, FI_TYPE_ATOMIC_TYPE));
 	if (!c->count || c->count > max)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu values: 1 to %zu (one packet)\n",

@@ -145,8 +145,9 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
-	if (op->err && op->kind == XFI_OP_ATOMIC)
-		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "atomic to peer key %#x failed: %s\n", op->key,
+	if (op->err && (op->kind == XFI_OP_ATOMIC || op->kind == XFI_OP_ATOMIC_RESP))
+		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "atomic %s peer key %#x failed: %s\n",
+			op->kind == XFI_OP_ATOMIC ? "to" : "answer to", op->key,
 			fi_strerror(op->err < 0 ? -op->err : op->err));
 	else if (op->err)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
