@@ -6,8 +6,8 @@
 XFI_DIR := $(TOP)/lib/libexanet-fi
 XFI_SO := $(BUILD)/lib/libexanet-fi.so
 XFI_SRCS := $(addprefix $(XFI_DIR)/,xfi_prov.c xfi_av.c xfi_cq.c xfi_ep.c xfi_rx.c xfi_tx.c xfi_ep_ops.c \
-	xfi_rma.c xfi_proto.c xfi_mr_cache.c)
-XFI_HDRS := $(XFI_DIR)/xfi.h $(XFI_DIR)/fi_exanet.h $(XFI_DIR)/xfi_proto.h $(LIBEXANET_DIR)/include/libexanet.h \
+	xfi_rma.c xfi_proto.c xfi_mr_cache.c xfi_atomic.c xfi_atomic_ops.c)
+XFI_HDRS := $(XFI_DIR)/xfi.h $(XFI_DIR)/fi_exanet.h $(XFI_DIR)/xfi_proto.h $(XFI_DIR)/xfi_atomic_ops.h $(LIBEXANET_DIR)/include/libexanet.h \
 	$(TOP)/uapi/exanet.h
 # where Debian's libfabric looks for external providers
 XFI_PROVDIR ?= $(shell gcc -print-multiarch 2>/dev/null | sed 's|^|/usr/lib/|;s|$$|/libfabric|')

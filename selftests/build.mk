@@ -21,7 +21,7 @@ ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h $(EXA_G
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
 	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
-	exanet_ipd exanet_fi2 exanet_fi_thresh exanet_mpi exanet_coll_mpi exa_fault_inject exa_poll_wait \
+	exanet_ipd exanet_fi2 exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exa_fault_inject exa_poll_wait \
 	exa_fault_campaign
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
@@ -51,6 +51,12 @@ $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
+
+$(ST_OUT)/exanet_fi_atomic: $(ST_DIR)/exanet/exanet_fi_atomic.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+		$(LIBEXANET_SO) $(XFI_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric
 
 # measurement helper for the eager/rendezvous threshold (not in tests.list)
 $(ST_OUT)/exanet_fi_thresh: $(ST_DIR)/exanet/exanet_fi_thresh.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
@@ -158,7 +164,7 @@ ALL_TARGETS += $(FUZZ_BINS)
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
 HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
-	test_xfi_proto test_coll_ref
+	test_xfi_proto test_xfi_atomic test_coll_ref
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -191,6 +197,13 @@ $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-f
 		$(TOP)/lib/libexanet-fi/xfi_proto.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c $(USER_LDFLAGS)
+
+$(HT_OUT)/test_xfi_atomic: $(ST_DIR)/host/test_xfi_atomic.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
+		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.c $(TOP)/lib/libexanet-fi/xfi_proto.h \
+		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.h $(KSFT_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c \
+		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.c $(USER_LDFLAGS) -lpthread
 
 # the allreduce reference of exanet_coll (header only, no device)
 $(HT_OUT)/test_coll_ref: $(ST_DIR)/host/test_coll_ref.c $(ST_DIR)/lib/coll_ref.h \

@@ -25,6 +25,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_prov.h>
 
@@ -38,9 +39,14 @@
 #define XFI_API_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
 #define XFI_RMA_CAPS		(FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
+/* done by the target's provider (xfi_atomic.c): same keys and addresses as RMA */
+#define XFI_ATOMIC_CAPS		(FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define XFI_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
-				 FI_REMOTE_COMM | XFI_RMA_CAPS)
+				 FI_REMOTE_COMM | XFI_RMA_CAPS | XFI_ATOMIC_CAPS)
+/* Between atomics of one endpoint to one target (applied in stream order). */
+#define XFI_ATOMIC_ORDER	(FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
+				 FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
 /* RMA targets are (node, rank, virtual address): keys come from the
  * provider and the address is the virtual address of the target. */
 #define XFI_RMA_MR_MODE		(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED)
@@ -165,6 +171,7 @@ struct xfi_domain {
 	struct exanet_rdma *rdma;	/* for rendezvous reads, allocated on first use */
 	int rdma_unavailable;		/* no rank / no IOMMU: eager only */
 	struct xfi_mr_cache mrc;
+	struct xfi_mr *mrs;		/* registrations for RMA: atomics look keys up here */
 	struct xfi_cache op_cache, rx_cache, msg_cache;	/* under lock */
 };
 
@@ -218,7 +225,12 @@ struct xfi_mr {
 	struct fid_mr mr_fid;
 	struct xfi_domain *dom;
 	struct exanet_mr *xmr;		/* NULL if the memory could not be registered */
+	uint64_t access;		/* FI_REMOTE_READ, FI_REMOTE_WRITE, ... as asked */
+	struct xfi_mr *dom_next;	/* on dom->mrs (xmr set) */
 };
+
+/* The domain's registration with key for remote access (lock held); NULL if none. */
+struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key);
 
 
 /* Intrusive singly linked FIFO: items start with a struct xfi_link. */
@@ -283,6 +295,8 @@ enum xfi_op_kind {
 	XFI_OP_FIN,		/* internal: tells a rendezvous sender we are done */
 	XFI_OP_PING,		/* internal, out of sequence: is the stream still known? */
 	XFI_OP_RESET,		/* internal, out of sequence: answer to a PING of an unknown stream */
+	XFI_OP_ATOMIC,		/* an FI_ATOMIC request: completes with the target's answer */
+	XFI_OP_ATOMIC_RESP,	/* internal: the answer to one */
 };
 
 struct xfi_tx_op {
@@ -316,6 +330,11 @@ struct xfi_tx_op {
 	int32_t fin_status;
 	/* XFI_OP_PING (the stream's epoch is taken when sent), XFI_OP_RESET */
 	uint16_t ctrl_epoch;
+	/* XFI_OP_ATOMIC, XFI_OP_ATOMIC_RESP: the packet is built at post time
+	 * in inline_data (pre_len bytes); the header is filled in when sent */
+	uint8_t pre_len;
+	void *result;			/* XFI_OP_ATOMIC: where the old values go */
+	size_t result_len;
 };
 
 /* A rendezvous receive: RDMA reads from the sender into the buffer. */
@@ -453,6 +472,14 @@ struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom);
 #define XFI_MR_NI_READS		EXANET_MR_REMOTE_READ
 #define XFI_MR_NI_WRITES	(EXANET_MR_LOCAL_WRITE | EXANET_MR_REMOTE_READ)
 
+/* atomic (xfi_atomic.c) */
+extern struct fi_ops_atomic xfi_atomic_ops;
+int xfi_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+		     struct fi_atomic_attr *attr, uint64_t flags);
+/* Target: apply the request in pkt and queue the answer.  Initiator: the answer. */
+void xfi_atomic_serve(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len);
+void xfi_atomic_answer(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len);
+
 /* ep */
 int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
 		void *context);
@@ -533,6 +560,8 @@ struct xfi_peer *xfi_peer_get(struct xfi_ep *ep, uint32_t key);
 fi_addr_t xfi_peer_addr(struct xfi_ep *ep, struct xfi_peer *p);
 void xfi_tx_op_free(struct xfi_tx_op *op);
 int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
+/* Completes with a reply of the target (FIN, atomic answer), not the ACK. */
+int xfi_op_awaits_reply(const struct xfi_tx_op *op);
 void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
 void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
 uint64_t xfi_rx_cq_flags(const struct xfi_rx_msg *msg);
@@ -556,11 +585,20 @@ void xfi_msg_attach(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_ent
 void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx);
 struct xfi_rx_msg *xfi_find_unexp(struct xfi_ep *ep, const struct xfi_rx_entry *rx, int take);
 void xfi_ep_progress(struct xfi_ep *ep);
+/* The operation of kind to peer named cookie that waits for a reply, if
+ * any: *done says it waited on rndv_wait only for that reply (it is
+ * unlinked; the caller completes it), else its ACK completes it later. */
+struct xfi_tx_op *xfi_take_reply_op(struct xfi_ep *ep, const struct xfi_peer *peer,
+				    enum xfi_op_kind kind, uint64_t cookie, int *done);
+/* Its reply came with status (0 or a positive FI_E* code): complete it if done. */
+void xfi_reply_done(struct xfi_ep *ep, struct xfi_tx_op *op, int32_t status, int done);
 
 /* xfi_tx.c: channels, posting */
 void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op);
 void xfi_tx_reap(struct xfi_ep *ep);
 void xfi_tx_fill(struct xfi_ep *ep);
+/* Queue op (peer, key set) and start sending (lock held). */
+void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op);
 ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
 		      uint64_t tag, uint64_t data, uint64_t flags, void *context);
 ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,

@@ -108,6 +108,11 @@ int xfi_op_out_of_sequence(const struct xfi_tx_op *op)
 	return op->kind == XFI_OP_PING || op->kind == XFI_OP_RESET || op->kind == XFI_OP_FIN;
 }
 
+int xfi_op_awaits_reply(const struct xfi_tx_op *op)
+{
+	return op->rndv || op->kind == XFI_OP_ATOMIC;
+}
+
 /* Queue an operation to op->peer (set). */
 void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
@@ -136,11 +141,15 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	struct xfi_cq_entry e = {
 		.op_context = op->context,
-		.flags = op->flags & (FI_SEND | FI_MSG | FI_TAGGED),
+		.flags = op->flags & (FI_SEND | FI_MSG | FI_TAGGED | FI_ATOMIC | FI_READ | FI_WRITE),
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
-	if (op->err)
+	if (op->err && (op->kind == XFI_OP_ATOMIC || op->kind == XFI_OP_ATOMIC_RESP))
+		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "atomic %s peer key %#x failed: %s\n",
+			op->kind == XFI_OP_ATOMIC ? "to" : "answer to", op->key,
+			fi_strerror(op->err < 0 ? -op->err : op->err));
+	else if (op->err)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
 			", peer key %#x) failed: %s\n", op->len, op->tag, op->key,
 			fi_strerror(op->err));
@@ -150,7 +159,7 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		   op->peer->tx_next_ops) {
 		xfi_peer_tx_restart(ep, op->peer);	/* the held operations go now */
 	}
-	if (ep->tx_cq && op->kind == XFI_OP_SEND) {
+	if (ep->tx_cq && (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)) {
 		if (op->err)
 			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
 		else if (!(op->flags & FI_INJECT) &&

@@ -609,6 +609,10 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOMEM, "no memory\n");
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
+	/* RMA or atomics without any of the four access bits imply all four */
+	if ((ep->caps & (FI_RMA | FI_ATOMIC)) &&
+	    !(ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		ep->caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	err = exanet_pkt_alloc(dom->dev, &ep->pkt);
 	if (err)
 		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no packetizer interface: %s\n", strerror(-err));
@@ -636,6 +640,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->ep_fid.msg = &xfi_msg_ops;
 	ep->ep_fid.tagged = &xfi_tagged_ops;
 	ep->ep_fid.rma = &xfi_rma_ops;
+	ep->ep_fid.atomic = &xfi_atomic_ops;
 	pthread_mutex_lock(&dom->lock);
 	ep->dom_next = dom->eps;
 	dom->eps = ep;

@@ -12,6 +12,10 @@ _Static_assert(sizeof(struct xfi_addr) == 8, "address layout");
 _Static_assert(sizeof(struct xfi_rndv) == 24, "rendezvous layout");
 _Static_assert(sizeof(struct xfi_fin) == 24, "FIN layout");
 _Static_assert(XFI_START_SIZE + 8 + sizeof(struct xfi_rndv) <= XFI_PKT_MAX, "RTS fits");
+_Static_assert(sizeof(struct xfi_atomic_req) == 32, "atomic request layout");
+_Static_assert(sizeof(struct xfi_atomic_resp) == 16, "atomic answer layout");
+_Static_assert(XFI_ATOMIC_RESP_SIZE + XFI_ATOMIC_DATA_MAX <= XFI_PKT_MAX, "fetched values fit");
+_Static_assert(XFI_ATOMIC_DATA_MAX / 1 <= 255, "count fits its byte");
 
 /* Payload bytes a START packet carries for a message of len bytes. */
 static size_t xfi_start_payload(uint32_t len, uint32_t flags)
@@ -57,7 +61,7 @@ int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr)
 	if (hdr->src_mbox >= XFI_MBOX_LIMIT)
 		return -1;
 	type = hdr->type & XFI_PKT_TYPE_MASK;
-	if (type < XFI_PKT_START || type > XFI_PKT_SHORT)
+	if (type < XFI_PKT_START || type >= XFI_PKT_TYPE_END)
 		return -1;
 	flags = hdr->type >> XFI_SHORT_FLAG_SHIFT;
 	if (flags && (type != XFI_PKT_SHORT || (flags & ~(XFI_START_TAGGED | XFI_START_DATA))))
@@ -238,4 +242,122 @@ int xfi_addr_check(const struct xfi_addr *a)
 	    a->node >= XFI_NODE_LIMIT || a->mbox >= XFI_MBOX_LIMIT)
 		return -1;
 	return 0;
+}
+
+/* ---- FI_ATOMIC ---- */
+
+size_t xfi_atomic_dt_size(unsigned int datatype)
+{
+	/* FI_INT8, FI_UINT8, ... FI_UINT64, FI_FLOAT, FI_DOUBLE */
+	static const uint8_t size[XFI_ADT_LIMIT] = { 1, 1, 2, 2, 4, 4, 8, 8, 4, 8 };
+
+	return datatype < XFI_ADT_LIMIT ? size[datatype] : 0;
+}
+
+size_t xfi_atomic_max_count(unsigned int op, unsigned int datatype)
+{
+	size_t size = xfi_atomic_dt_size(datatype);
+
+	if (!size || op >= XFI_AOP_LIMIT)
+		return 0;
+	return XFI_ATOMIC_DATA_MAX / (op >= XFI_AOP_CSWAP ? 2 : 1) / size;
+}
+
+/* Operand and compare bytes of a request. */
+static size_t xfi_atomic_data_len(unsigned int op, size_t count, size_t size)
+{
+	if (op == XFI_AOP_ATOMIC_READ)
+		return 0;
+	return count * size * (op >= XFI_AOP_CSWAP ? 2 : 1);
+}
+
+size_t xfi_build_atomic_req(uint8_t *pkt, const struct xfi_hdr *hdr,
+			    const struct xfi_atomic_info *a)
+{
+	struct xfi_atomic_req r = {
+		.hdr = *hdr, .addr = a->addr, .key = a->key, .cookie = a->cookie,
+		.op = (uint8_t)a->op, .datatype = (uint8_t)a->datatype,
+		.count = (uint8_t)a->count, .flags = (uint8_t)a->flags,
+	};
+	size_t n = a->count * a->size, off = XFI_ATOMIC_REQ_SIZE;
+
+	r.hdr.type = XFI_PKT_ATOMIC;
+	memcpy(pkt, &r, sizeof(r));
+	if (a->op != XFI_AOP_ATOMIC_READ) {
+		memcpy(pkt + off, a->operand, n);
+		off += n;
+	}
+	if (a->op >= XFI_AOP_CSWAP) {
+		memcpy(pkt + off, a->compare, n);
+		off += n;
+	}
+	return off;
+}
+
+int xfi_parse_atomic_req(const uint8_t *pkt, size_t pkt_len, struct xfi_atomic_info *out)
+{
+	struct xfi_atomic_req r;
+	size_t size;
+
+	if (pkt_len < XFI_ATOMIC_REQ_SIZE || pkt_len > XFI_PKT_MAX)
+		return -1;
+	memcpy(&r, pkt, sizeof(r));
+	size = xfi_atomic_dt_size(r.datatype);
+	if (!size || r.op >= XFI_AOP_LIMIT || r.flags & ~XFI_ATOMIC_FETCH || !r.count ||
+	    r.count > xfi_atomic_max_count(r.op, r.datatype) ||
+	    pkt_len - XFI_ATOMIC_REQ_SIZE != xfi_atomic_data_len(r.op, r.count, size))
+		return -1;
+	if ((r.op >= XFI_AOP_CSWAP || r.op == XFI_AOP_ATOMIC_READ) && !(r.flags & XFI_ATOMIC_FETCH))
+		return -1;
+	out->addr = r.addr;
+	out->key = r.key;
+	out->cookie = r.cookie;
+	out->op = r.op;
+	out->datatype = r.datatype;
+	out->count = r.count;
+	out->flags = r.flags;
+	out->size = size;
+	out->operand = r.op == XFI_AOP_ATOMIC_READ ? NULL : pkt + XFI_ATOMIC_REQ_SIZE;
+	out->compare = r.op >= XFI_AOP_CSWAP ? pkt + XFI_ATOMIC_REQ_SIZE + r.count * size : NULL;
+	return 0;
+}
+
+size_t xfi_build_atomic_resp(uint8_t *pkt, const struct xfi_hdr *hdr, uint32_t cookie,
+			     int32_t status, const uint8_t *data, size_t len)
+{
+	struct xfi_atomic_resp r = { .hdr = *hdr, .cookie = cookie, .status = status };
+
+	r.hdr.type = XFI_PKT_ATOMIC_RESP;
+	memcpy(pkt, &r, sizeof(r));
+	if (len)
+		memcpy(pkt + sizeof(r), data, len);
+	return sizeof(r) + len;
+}
+
+int xfi_parse_atomic_resp(const uint8_t *pkt, size_t pkt_len, uint32_t *cookie,
+			  int32_t *status, const uint8_t **data, size_t *len)
+{
+	struct xfi_atomic_resp r;
+
+	if (pkt_len < XFI_ATOMIC_RESP_SIZE || pkt_len - XFI_ATOMIC_RESP_SIZE > XFI_ATOMIC_DATA_MAX)
+		return -1;
+	memcpy(&r, pkt, sizeof(r));
+	if (r.status < 0 || (r.status && pkt_len != XFI_ATOMIC_RESP_SIZE))
+		return -1;
+	*cookie = r.cookie;
+	*status = r.status;
+	*data = pkt + XFI_ATOMIC_RESP_SIZE;
+	*len = pkt_len - XFI_ATOMIC_RESP_SIZE;
+	return 0;
+}
+
+size_t xfi_build_prebuilt(uint8_t *pkt, const struct xfi_hdr *hdr, const uint8_t *prebuilt,
+			  size_t len)
+{
+	struct xfi_hdr h = *hdr;
+
+	h.type = prebuilt[0];
+	memcpy(pkt, prebuilt, len);
+	memcpy(pkt, &h, sizeof(h));
+	return len;
 }

@@ -38,6 +38,14 @@ enum xfi_pkt_type {
 	XFI_PKT_PING = 4,	/* header only; hdr.epoch = the stream's epoch */
 	XFI_PKT_RESET = 5,	/* struct xfi_reset: "I do not know your stream" */
 	XFI_PKT_SHORT = 6,	/* a whole eager message: struct xfi_short */
+	/*
+	 * In sequence: an FI_ATOMIC request (struct xfi_atomic_req, then the
+	 * operands, then the compare values) and its answer, which the target
+	 * always sends (struct xfi_atomic_resp, then the fetched values).
+	 */
+	XFI_PKT_ATOMIC = 7,
+	XFI_PKT_ATOMIC_RESP = 8,
+	XFI_PKT_TYPE_END	/* first unknown type */
 };
 
 /* The type byte: the packet type in the low 4 bits; a SHORT packet carries
@@ -195,6 +203,80 @@ static inline int32_t xfi_seq_diff(uint32_t a, uint32_t b)
 {
 	return (int32_t)(a - b);
 }
+
+/*
+ * FI_ATOMIC on the wire.  op and datatype are libfabric's enum fi_op and
+ * enum fi_datatype values (FI_MIN .. FI_MSWAP, FI_INT8 .. FI_DOUBLE:
+ * xfi_atomic.c checks they match); whether the combination is supported is
+ * the target's business (it answers FI_EOPNOTSUPP).  Operands (count
+ * values, none for FI_ATOMIC_READ) and compare values (count, compare ops)
+ * fit in the one request packet; the fetched values in the one answer.
+ */
+#define XFI_AOP_LIMIT		19	/* FI_MSWAP + 1 */
+#define XFI_AOP_ATOMIC_READ	10	/* FI_ATOMIC_READ: no operands */
+#define XFI_AOP_CSWAP		12	/* FI_CSWAP: compare ops from here on */
+#define XFI_ADT_LIMIT		10	/* FI_DOUBLE + 1 */
+#define XFI_ATOMIC_FETCH	0x1	/* the answer carries the old values */
+
+struct xfi_atomic_req {
+	struct xfi_hdr hdr;
+	uint64_t addr;		/* target virtual address */
+	uint64_t key;		/* target MR key */
+	uint32_t cookie;	/* names the request in the answer */
+	uint8_t op, datatype, count, flags;	/* flags: XFI_ATOMIC_FETCH */
+};
+
+struct xfi_atomic_resp {
+	struct xfi_hdr hdr;
+	uint32_t cookie;
+	int32_t status;		/* 0 or a positive FI_E* code (then no data) */
+};
+
+#define XFI_ATOMIC_REQ_SIZE	sizeof(struct xfi_atomic_req)		/* 32 */
+#define XFI_ATOMIC_RESP_SIZE	sizeof(struct xfi_atomic_resp)		/* 16 */
+/* Operand bytes (and compare bytes together) a request carries. */
+#define XFI_ATOMIC_DATA_MAX	(XFI_PKT_MAX - XFI_ATOMIC_REQ_SIZE)	/* 32 */
+
+/* Size of a datatype value; 0 if datatype is out of range. */
+size_t xfi_atomic_dt_size(unsigned int datatype);
+
+/* Most values of datatype one request carries for op (compare ops carry
+ * twice as many bytes); 0 if either is out of range. */
+size_t xfi_atomic_max_count(unsigned int op, unsigned int datatype);
+
+/* A parsed atomic request. */
+struct xfi_atomic_info {
+	uint64_t addr, key;
+	uint32_t cookie;
+	unsigned int op, datatype, count, flags;
+	size_t size;			/* of one value */
+	const uint8_t *operand;		/* count values (NULL: FI_ATOMIC_READ) */
+	const uint8_t *compare;		/* count values (NULL: not a compare op) */
+};
+
+/*
+ * Build a request (operand: count values, NULL for FI_ATOMIC_READ; compare:
+ * count values for compare ops).  The caller has checked count against
+ * xfi_atomic_max_count().  Returns the packet length.
+ */
+size_t xfi_build_atomic_req(uint8_t *pkt, const struct xfi_hdr *hdr,
+			    const struct xfi_atomic_info *a);
+/* Parse one: op, datatype, flags out of range, count 0 or above the
+ * maximum, a length other than the operands imply, a compare op or
+ * FI_ATOMIC_READ without XFI_ATOMIC_FETCH -> -1. */
+int xfi_parse_atomic_req(const uint8_t *pkt, size_t pkt_len, struct xfi_atomic_info *out);
+/* Build an answer: data (len bytes, only with status 0) are the old values. */
+size_t xfi_build_atomic_resp(uint8_t *pkt, const struct xfi_hdr *hdr, uint32_t cookie,
+			     int32_t status, const uint8_t *data, size_t len);
+/* Parse one: a negative status, data with an error status, or more data
+ * than a request can fetch -> -1.  *data, *len: the old values. */
+int xfi_parse_atomic_resp(const uint8_t *pkt, size_t pkt_len, uint32_t *cookie,
+			  int32_t *status, const uint8_t **data, size_t *len);
+
+/* A packet built before its place in the stream is known: the header
+ * fields other than the type come from hdr.  Returns len. */
+size_t xfi_build_prebuilt(uint8_t *pkt, const struct xfi_hdr *hdr, const uint8_t *prebuilt,
+			  size_t len);
 
 /* Address of an endpoint as fi_getname() returns it (8 bytes). */
 #define XFI_ADDR_MAGIC 0x5846	/* "XF" */

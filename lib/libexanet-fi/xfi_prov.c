@@ -112,12 +112,12 @@ static int xfi_hints_ok(const struct fi_info *hints)
 	if (hints->tx_attr) {
 		XFI_REFUSE_IF(hints->tx_attr->inject_size > XFI_INJECT_SIZE ||
 			      hints->tx_attr->iov_limit > XFI_IOV_LIMIT);
-		XFI_REFUSE_IF(hints->tx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS);
+		XFI_REFUSE_IF(hints->tx_attr->msg_order & ~(uint64_t)(FI_ORDER_SAS | XFI_ATOMIC_ORDER));
 		XFI_REFUSE_IF(hints->tx_attr->caps & ~(uint64_t)XFI_CAPS);
 	}
 	if (hints->rx_attr) {
 		XFI_REFUSE_IF(hints->rx_attr->iov_limit > XFI_IOV_LIMIT);
-		XFI_REFUSE_IF(hints->rx_attr->msg_order & ~(uint64_t)FI_ORDER_SAS);
+		XFI_REFUSE_IF(hints->rx_attr->msg_order & ~(uint64_t)(FI_ORDER_SAS | XFI_ATOMIC_ORDER));
 		XFI_REFUSE_IF(hints->rx_attr->caps & ~(uint64_t)XFI_CAPS);
 	}
 	return 1;
@@ -141,19 +141,21 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	struct fi_info *fi;
 	uint64_t caps = hints && hints->caps ? hints->caps : XFI_CAPS;
 
-	/* RMA only for callers that handle provider keys and virtual addresses */
-	if ((caps & XFI_RMA_CAPS) && !xfi_hints_mr_mode_ok(hints)) {
+	/* RMA and atomics only for callers that handle provider keys and
+	 * virtual addresses */
+	if ((caps & (XFI_RMA_CAPS | FI_ATOMIC)) && !xfi_hints_mr_mode_ok(hints)) {
 		if (hints && hints->caps) {
-			xfi_refuse("RMA without FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED "
-				   "in mr_mode");
+			xfi_refuse("RMA or atomics without FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | "
+				   "FI_MR_ALLOCATED in mr_mode");
 			return NULL;
 		}
-		caps &= ~(uint64_t)XFI_RMA_CAPS;
+		caps &= ~(uint64_t)(XFI_RMA_CAPS | XFI_ATOMIC_CAPS);
 	}
 	fi = fi_allocinfo();
 	if (!fi)
 		return NULL;
-	if ((caps & FI_RMA) && !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+	if ((caps & (FI_RMA | FI_ATOMIC)) &&
+	    !(caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	/* FI_MSG/FI_TAGGED alone imply both directions */
 	if (!(caps & (FI_SEND | FI_RECV)))
@@ -166,16 +168,16 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->tx_attr->caps = caps & ~(uint64_t)(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
 					       FI_MULTI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE);
 	fi->tx_attr->op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
-	fi->tx_attr->msg_order = FI_ORDER_SAS;
+	fi->tx_attr->msg_order = FI_ORDER_SAS | ((caps & FI_ATOMIC) ? XFI_ATOMIC_ORDER : 0);
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = XFI_INJECT_SIZE;
 	fi->tx_attr->size = XFI_QUEUE_SIZE;
 	fi->tx_attr->iov_limit = XFI_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = (caps & FI_RMA) ? 1 : 0;
+	fi->tx_attr->rma_iov_limit = (caps & (FI_RMA | FI_ATOMIC)) ? 1 : 0;
 
 	fi->rx_attr->caps = caps & ~(uint64_t)(FI_SEND | FI_READ | FI_WRITE);
 	fi->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
-	fi->rx_attr->msg_order = FI_ORDER_SAS;
+	fi->rx_attr->msg_order = FI_ORDER_SAS | ((caps & FI_ATOMIC) ? XFI_ATOMIC_ORDER : 0);
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->total_buffered_recv = 0;
 	fi->rx_attr->size = XFI_QUEUE_SIZE;
@@ -186,9 +188,10 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->ep_attr->protocol_version = XFI_ADDR_VERSION;
 	fi->ep_attr->max_msg_size = xfi_params.max_msg_size;
 	fi->ep_attr->msg_prefix_size = 0;
-	fi->ep_attr->max_order_raw_size = 0;
-	fi->ep_attr->max_order_war_size = 0;
-	fi->ep_attr->max_order_waw_size = 0;
+	/* ordered: atomics (one packet each), not RMA (msg_order says which) */
+	fi->ep_attr->max_order_raw_size = (caps & FI_ATOMIC) ? XFI_ATOMIC_DATA_MAX : 0;
+	fi->ep_attr->max_order_war_size = (caps & FI_ATOMIC) ? XFI_ATOMIC_DATA_MAX : 0;
+	fi->ep_attr->max_order_waw_size = (caps & FI_ATOMIC) ? XFI_ATOMIC_DATA_MAX : 0;
 	fi->ep_attr->mem_tag_format = hints && hints->ep_attr && hints->ep_attr->mem_tag_format ?
 		hints->ep_attr->mem_tag_format : XFI_TAG_FORMAT;
 	fi->ep_attr->tx_ctx_cnt = 1;
@@ -203,7 +206,7 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->domain_attr->av_type = hints && hints->domain_attr ? hints->domain_attr->av_type :
 		FI_AV_UNSPEC;
 	/* messages need no registration; RMA needs provider keys */
-	fi->domain_attr->mr_mode = (caps & FI_RMA) ? XFI_RMA_MR_MODE : 0;
+	fi->domain_attr->mr_mode = (caps & (FI_RMA | FI_ATOMIC)) ? XFI_RMA_MR_MODE : 0;
 	fi->domain_attr->mr_key_size = 8;
 	fi->domain_attr->cq_data_size = 8;
 	fi->domain_attr->cq_cnt = 64;
@@ -339,7 +342,16 @@ int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
 static int xfi_mr_close(struct fid *fid)
 {
 	struct xfi_mr *mr = XFI_CONTAINER(fid, struct xfi_mr, mr_fid.fid);
+	struct xfi_mr **pp;
 
+	pthread_mutex_lock(&mr->dom->lock);
+	for (pp = &mr->dom->mrs; *pp; pp = &(*pp)->dom_next) {
+		if (*pp == mr) {
+			*pp = mr->dom_next;	/* no atomic finds it any more */
+			break;
+		}
+	}
+	pthread_mutex_unlock(&mr->dom->lock);
 	if (mr->xmr)
 		exanet_dereg_mr(mr->xmr);
 	xfi_domain_put(mr->dom, NULL);
@@ -362,6 +374,7 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 	if (!mr)
 		XFI_RETURN_ERR(FI_LOG_MR, -FI_ENOMEM, "no memory\n");
 	mr->dom = dom;
+	mr->access = attr->access;
 	if (attr->access & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)) {
 		/* memory for RMA: pinned and mapped for the NI, one range */
 		int err = -FI_EINVAL;
@@ -382,9 +395,11 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 	mr->mr_fid.fid.ops = &xfi_mr_fi_ops;
 	mr->mr_fid.mem_desc = mr;
 	pthread_mutex_lock(&dom->lock);
-	if (mr->xmr)
+	if (mr->xmr) {
 		mr->mr_fid.key = XFI_MR_KEY(mr->xmr);
-	else
+		mr->dom_next = dom->mrs;
+		dom->mrs = mr;
+	} else
 		mr->mr_fid.key = attr->requested_key ? attr->requested_key : ++dom->next_mr_key;
 	dom->refs++;
 	pthread_mutex_unlock(&dom->lock);
@@ -419,6 +434,16 @@ static struct fi_ops_mr xfi_mr_ops = {
 	.regv = xfi_mr_regv,
 	.regattr = xfi_mr_regattr,
 };
+
+struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key)
+{
+	struct xfi_mr *mr;
+
+	for (mr = dom->mrs; mr; mr = mr->dom_next)
+		if (mr->mr_fid.key == key)
+			return mr;
+	return NULL;
+}
 
 /* ---- domain ---- */
 
@@ -547,13 +572,6 @@ static int xfi_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
 	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_srx_context: not supported\n");
 }
 
-static int xfi_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
-			       enum fi_op op, struct fi_atomic_attr *attr, uint64_t flags)
-{
-	(void)domain; (void)datatype; (void)op; (void)attr; (void)flags;
-	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_query_atomic: not supported (no atomics)\n");
-}
-
 static int xfi_no_query_collective(struct fid_domain *domain, enum fi_collective_op coll,
 				   struct fi_collective_attr *attr, uint64_t flags)
 {
@@ -580,7 +598,7 @@ static struct fi_ops_domain xfi_domain_ops = {
 	.poll_open = xfi_no_poll_open,
 	.stx_ctx = xfi_no_stx_ctx,
 	.srx_ctx = xfi_no_srx_ctx,
-	.query_atomic = xfi_no_query_atomic,
+	.query_atomic = xfi_query_atomic,
 	.query_collective = xfi_no_query_collective,
 	.endpoint2 = xfi_endpoint2,
 };

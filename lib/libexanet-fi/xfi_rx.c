@@ -162,37 +162,57 @@ static void xfi_rx_cont(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t 
 
 /* An in-sequence packet (already validated by xfi_parse_hdr). */
 
-/* The rendezvous send with this cookie to peer is over (receiver's FIN). */
-static void xfi_rx_fin(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len)
+struct xfi_tx_op *xfi_take_reply_op(struct xfi_ep *ep, const struct xfi_peer *peer,
+				    enum xfi_op_kind kind, uint64_t cookie, int *done)
 {
 	struct xfi_queue *queues[2] = { &ep->rndv_wait, &ep->tx_wait };
-	uint64_t cookie;
-	int32_t status;
 	unsigned int i;
 
-	if (xfi_parse_fin(pkt, len, &cookie, &status)) {
-		ep->rx_dropped++;
-		return;
-	}
 	for (i = 0; i < 2; i++) {
 		struct xfi_link *prev = NULL, *cur;
 
 		for (cur = queues[i]->head; cur; prev = cur, cur = cur->next) {
 			struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
 
-			if (!op->rndv || op->cookie != cookie || op->key != peer->key)
+			if (!xfi_op_awaits_reply(op) || op->kind != kind || op->fin_received ||
+			    op->cookie != cookie || op->key != peer->key)
 				continue;
-			op->fin_received = 1;
-			if (status && !op->err)
-				op->err = -status;
-			if (i == 0) {
+			*done = i == 0;
+			if (*done)
 				xfi_q_unlink(queues[i], prev, cur);
-				xfi_complete_tx(ep, op);
-			}	/* else: completes with the RTS's ACK */
-			return;
+			return op;
 		}
 	}
-	ep->rx_dropped++;	/* unknown or repeated cookie */
+	return NULL;
+}
+
+/* The rendezvous send with this cookie to peer is over (receiver's FIN). */
+static void xfi_rx_fin(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len)
+{
+	struct xfi_tx_op *op;
+	uint64_t cookie;
+	int32_t status;
+	int done;
+
+	if (xfi_parse_fin(pkt, len, &cookie, &status)) {
+		ep->rx_dropped++;
+		return;
+	}
+	op = xfi_take_reply_op(ep, peer, XFI_OP_SEND, cookie, &done);
+	if (!op) {
+		ep->rx_dropped++;	/* unknown or repeated cookie */
+		return;
+	}
+	xfi_reply_done(ep, op, status, done);
+}
+
+void xfi_reply_done(struct xfi_ep *ep, struct xfi_tx_op *op, int32_t status, int done)
+{
+	op->fin_received = 1;
+	if (status && !op->err)
+		op->err = -status;
+	if (done)
+		xfi_complete_tx(ep, op);	/* else: completes with the request's ACK */
 }
 
 static void xfi_rx_deliver(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt,
@@ -202,6 +222,10 @@ static void xfi_rx_deliver(struct xfi_ep *ep, struct xfi_peer *peer, const uint8
 
 	if (type == XFI_PKT_START || type == XFI_PKT_SHORT)
 		xfi_rx_start(ep, peer, pkt, len, type);
+	else if (type == XFI_PKT_ATOMIC)
+		xfi_atomic_serve(ep, peer, pkt, len);
+	else if (type == XFI_PKT_ATOMIC_RESP)
+		xfi_atomic_answer(ep, peer, pkt, len);
 	else
 		xfi_rx_cont(ep, peer, pkt, len);
 }

@@ -17,10 +17,11 @@ void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 	if (op->outstanding)
 		return;
 	xfi_q_remove(&ep->tx_wait, &op->link);
-	if (op->rndv && !op->err && op->peer->tx_error)
-		op->err = op->peer->tx_error;	/* the stream broke: no FIN will come */
-	if (op->rndv && !op->err && !op->fin_received) {
-		/* RTS delivered: the receiver reads the buffer, then sends a FIN */
+	if (xfi_op_awaits_reply(op) && !op->err && op->peer->tx_error)
+		op->err = op->peer->tx_error;	/* the stream broke: no reply will come */
+	if (xfi_op_awaits_reply(op) && !op->err && !op->fin_received) {
+		/* RTS delivered: the receiver reads the buffer, then sends a FIN;
+		 * atomic request delivered: the target answers once applied */
 		op->wait_since = exanet_now_ns();
 		xfi_q_push(&ep->rndv_wait, &op->link);
 		return;
@@ -132,6 +133,8 @@ void xfi_tx_fill(struct xfi_ep *ep)
 			plen = xfi_build_reset(ch->pkt, &h, op->ctrl_epoch), n = 0;
 		else if (op->kind == XFI_OP_FIN)
 			plen = xfi_build_fin(ch->pkt, &h, op->fin_cookie, op->fin_status), n = 0;
+		else if (op->kind == XFI_OP_ATOMIC || op->kind == XFI_OP_ATOMIC_RESP)
+			plen = xfi_build_prebuilt(ch->pkt, &h, op->inline_data, op->pre_len), n = 0;
 		else if (!op->start_sent && !(op->start_flags & XFI_START_RNDV) &&
 			 op->len <= xfi_short_capacity(op->start_flags))
 			plen = xfi_build_short(ch->pkt, &h, op->tag, (uint32_t)op->len,
@@ -169,6 +172,16 @@ static size_t xfi_iov_total(const struct iovec *iov, size_t count)
 	for (i = 0; i < count; i++)
 		t += iov[i].iov_len;
 	return t;
+}
+
+void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op)
+{
+	/* outcomes that arrived while nobody progressed (a send that failed
+	 * with the stream) must not keep that stream from restarting */
+	if (op->peer->tx_error && op->peer->tx_ops)
+		xfi_tx_reap(ep);
+	xfi_tx_enqueue(ep, op);
+	xfi_tx_fill(ep);	/* start at once: lowest latency */
 }
 
 ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
@@ -250,12 +263,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 		op->cookie = ++ep->next_cookie;
 		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
 	}
-	/* outcomes that arrived while nobody progressed (a send that failed
-	 * with the stream) must not keep that stream from restarting */
-	if (op->peer->tx_error && op->peer->tx_ops)
-		xfi_tx_reap(ep);
-	xfi_tx_enqueue(ep, op);
-	xfi_tx_fill(ep);	/* start at once: lowest latency */
+	xfi_tx_submit(ep, op);
 	pthread_mutex_unlock(&dom->lock);
 	return 0;
 fail:

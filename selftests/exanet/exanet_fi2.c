@@ -267,7 +267,7 @@ TEST(fi_info_lists_exanet_rdm_msg_tagged)
 	hints->ep_attr->type = FI_EP_MSG;
 	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
 	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_ATOMIC;
+	hints->caps = FI_ATOMIC;	/* without the mr_mode atomics need */
 	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
 	hints->caps = FI_TAGGED;
 	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
@@ -924,7 +924,8 @@ TEST(fi_getinfo_negotiates_capabilities)
 		EXPECT_EQ(FI_MULTI_RECV, i->caps & FI_MULTI_RECV);
 		EXPECT_EQ(FI_MULTI_RECV, i->rx_attr->caps & FI_MULTI_RECV);
 		EXPECT_EQ(0, i->tx_attr->caps & FI_MULTI_RECV);
-		EXPECT_EQ(0, i->caps & (FI_ATOMIC | FI_COLLECTIVE));
+		/* atomics: done by the target's provider (exanet_fi_atomic) */
+		EXPECT_EQ(FI_ATOMIC, i->caps & (FI_ATOMIC | FI_COLLECTIVE));
 		EXPECT_EQ(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED,
 			  i->domain_attr->mr_mode);
 		EXPECT_EQ(FI_PROGRESS_MANUAL, i->domain_attr->data_progress);
@@ -953,6 +954,13 @@ TEST(fi_getinfo_negotiates_capabilities)
 	info = NULL;
 	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
 	EXPECT_EQ(FI_RMA, info->caps & FI_RMA);
+	EXPECT_EQ(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED, info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+	/* atomics with it too */
+	hints->caps = FI_TAGGED | FI_ATOMIC;
+	info = NULL;
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_ATOMIC, info->caps & (FI_ATOMIC | FI_RMA));
 	EXPECT_EQ(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED, info->domain_attr->mr_mode);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
@@ -990,6 +998,8 @@ TEST(fi_getinfo_negotiates_capabilities)
 	} while (0)
 	REFUSED(hints->ep_attr->type = FI_EP_MSG);
 	REFUSED(hints->ep_attr->type = FI_EP_DGRAM);
+	/* atomics need provider keys and virtual addresses, like RMA (the
+	 * hints here leave mr_mode 0) */
 	REFUSED(hints->caps |= FI_ATOMIC);
 	REFUSED(hints->caps = FI_ATOMIC);
 	REFUSED(hints->caps |= FI_COLLECTIVE);

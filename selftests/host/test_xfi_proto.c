@@ -105,7 +105,7 @@ TEST(short_flag_bits_only_on_short_packets)
 	plen = xfi_build_start(pkt, &hdr0, 1, 10, 0, 0, (const uint8_t *)"0123456789", &n);
 	pkt[0] |= XFI_START_TAGGED << XFI_SHORT_FLAG_SHIFT;	/* flag bits on a START */
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
-	pkt[0] = XFI_PKT_SHORT + 1;
+	pkt[0] = XFI_PKT_TYPE_END;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 }
 
@@ -198,7 +198,7 @@ TEST(bad_headers_refused)
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, XFI_PKT_MAX + 1, &h));
 	pkt[0] = 0;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
-	pkt[0] = XFI_PKT_SHORT + 1;
+	pkt[0] = XFI_PKT_TYPE_END;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 	pkt[0] = XFI_PKT_START;
 	pkt[1] = XFI_MBOX_LIMIT;	/* mailbox ids are 6 bits */

@@ -239,8 +239,8 @@ if [ "${MPI:-1}" = 1 ] && [ -x /usr/bin/orterun ] && [ -x /usr/sbin/sshd ] &&
 pml = cm
 mtl = ofi
 mtl_ofi_provider_include = exanet
-# one-sided over the same path (osc rdma would take btl tcp: btl ofi needs
-# FI_ATOMIC, which the provider does not offer), and no BTL that could carry
+# one-sided over the same path (osc rdma would need btl ofi, whose atomics the
+# provider applies only while the target rank calls into MPI), and no BTL that could carry
 # MPI traffic over TCP unless asked for (--mca pml ob1 --mca btl tcp,self)
 osc = pt2pt
 btl = self
