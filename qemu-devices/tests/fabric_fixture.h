@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* SPDX-License-Identifier: GPL-2.0 */
 /* The fixture of the fabric host tests (fabric_test.h); one include per program. */
 #ifndef FABRIC_FIXTURE_H
 #define FABRIC_FIXTURE_H

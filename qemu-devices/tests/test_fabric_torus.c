@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-or-later
+// SPDX-License-Identifier: GPL-2.0
 /* Host unit tests of the fabric transport: the 3D torus (shapes, routes, link model). */
 #include "fabric_fixture.h"
 

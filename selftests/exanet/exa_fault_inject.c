@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Fault-injection pass (tests.list: nodes = 1; part of `make check-debug`,
  * Documentation/debug-kernel.md).  Needs a kernel with CONFIG_FAIL_FUNCTION,

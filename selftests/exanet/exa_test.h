@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0 */
 /* Common includes and helpers of the ExaNet in-VM selftests. */
 #ifndef EXA_TEST_H
 #define EXA_TEST_H

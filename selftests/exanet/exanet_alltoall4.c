@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Four-node all-to-all (tests.list: nodes = 4): every rank sends N messages
  * to every other rank's mailbox; every receiver must get exactly N from

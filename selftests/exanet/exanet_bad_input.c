@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Bad input to the driver (tests.list: nodes = 1): every ioctl, mmap and
  * netlink request with wrong arguments gets a clear error, and the kernel

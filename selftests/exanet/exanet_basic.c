@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Single-node functional tests of the device through libexanet
  * (tests.list: nodes = 1).  Traffic goes to the node's own mailboxes.

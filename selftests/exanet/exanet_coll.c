@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * The NI's collective (allreduce) unit through libexanet (collectives 1.3,
  * uapi/exanet_coll.h), on every node that runs the program (tests.list: 1,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * The Open MPI component coll/exanet (lib/coll-exanet,
  * Documentation/exanet/coll-exanet.md) on the emulated cluster (tests.list:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * The libfabric provider "exanet" (lib/libexanet-fi) on two nodes
  * (tests.list: nodes = 2): discovery through Debian's libfabric,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * FI_ATOMIC of the libfabric provider "exanet" on 2 or 4 nodes
  * (tests.list): done at the target by its provider's progress, so every

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * exanet-ipd, IP over the fabric (Documentation/exanet/ipd.md), on 2 or 4
  * nodes: every rank runs the daemon in the IP service's PDID and the cases

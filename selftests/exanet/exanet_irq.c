@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Interrupts (tests.list: nodes = 2): a process sleeping in poll() / epoll
  * on /dev/exanet0 wakes when a message lands in its armed mailbox (sent by

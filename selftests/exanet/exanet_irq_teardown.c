@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Interrupts and teardown (tests.list: nodes = 1, before exanet_module):
  * PCI unbind of the NI while a process sleeps in poll() on an armed file

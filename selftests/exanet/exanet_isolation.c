@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Isolation between users and jobs on the fabric (tests.list: nodes = 2).
  *

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Fair sharing of the ExaNet NI between users (tests.list: nodes = 1),
  * drivers/common/exa_quota.c:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Module unload/reload with the cluster up (tests.list: nodes = 2, run
  * last).  Rank 1 unloads and reloads exanet.ko; rank 0 keeps the fabric

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Debian's Open MPI over the libfabric provider "exanet" (tests.list: 2 and
  * 4 nodes).  Rank 0 runs mpirun, which starts the ranks on every node of

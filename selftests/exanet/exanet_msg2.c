@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Two-node messaging tests (tests.list: nodes = 2).  Both ranks run every
  * test; rank 0 and rank 1 take the roles described per test and meet over

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * RDMA without page pinning (on-demand paging, tests.list: nodes = 2).
  * The single-node cases run on every node independently (two open files of

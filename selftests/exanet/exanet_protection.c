@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Protection tests (tests.list: nodes = 1): who may bind PDIDs, who may map
  * which page, what a forked child inherits.  Runs as root; unprivileged

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * RDMA between two nodes (tests.list: nodes = 2): integrity of writes and
  * reads for 1 B .. 16 MiB with unaligned source, destination and length,

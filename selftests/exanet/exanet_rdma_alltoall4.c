@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Four-node RDMA all-to-all (tests.list: nodes = 4): every rank writes a
  * distinct block into its slot of every other rank's buffer (with a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * RDMA on one node: ranks, registration (accounting, RLIMIT_MEMLOCK, bad
  * input), RDMA pages and their mappings, loopback data between two ranks of

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the in-VM tests that run mpirun on rank 0 share (exanet_mpi,
  * exanet_coll_mpi): the fixture (oob, sshd of every node listening, skip

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0 */
 /* Helpers of the on-demand paging (ODP) selftests: unpinned registrations,
  * the driver's rdma_odp counters, fast 64-bit patterns. */
 #ifndef ODP_TEST_H

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * librma2 / libvelo2 between two nodes (tests.list: 2 nodes): put and get
  * integrity 1 B .. 16 MiB (byte and quadword variants) with notification

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * All-to-all over librma2 / libvelo2 between 3..16 nodes (tests.list: 4
  * nodes).  Every rank talks to every other rank at the same time:

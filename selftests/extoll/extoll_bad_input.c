@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Hostile use of /dev/extoll/rma2 and /dev/extoll/velo2 below the libraries
  * (tests.list: 1 node): unknown ioctls, bad pointers, bad sizes, unaligned,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Isolation between users and jobs on the EXTOLL NIC (tests.list: 2 nodes;
  * Documentation/security.md).  A victim process of root (unbound: the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Fair sharing of the EXTOLL NIC between users (tests.list: 1 node),
  * drivers/common/exa_quota.c; the driver only, no traffic between users:

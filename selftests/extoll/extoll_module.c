@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Device removal and module unload with users (tests.list: 1 node, run
  * last: it unbinds and reloads extoll.ko).  An endpoint that outlives its

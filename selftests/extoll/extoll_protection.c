@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * RMA protection (tests.list: 2 nodes).  Accesses to an unregistered NLA,
  * to another process's NLA through the wrong VPID, to a VPID nobody holds,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * librma2 on one node with the emulated EXTOLL NIC (tests.list: 1 node).
  * Loopback connections (own node / VPID) exercise the whole device path:

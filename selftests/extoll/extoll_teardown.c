@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Clean teardown (tests.list: 1 node).  A process SIGKILLed in the middle
  * of large puts and gets, with VELO messages in flight and memory

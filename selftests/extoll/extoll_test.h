@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0 */
 /* Common includes and helpers of the EXTOLL in-VM selftests. */
 #ifndef EXTOLL_TEST_H
 #define EXTOLL_TEST_H

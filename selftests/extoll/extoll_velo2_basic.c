@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * libvelo2 on one node with the emulated EXTOLL NIC (tests.list: 1 node):
  * endpoints, loopback messages of every size 0..120 with tag/MTT, srcid =

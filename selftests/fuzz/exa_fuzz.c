@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * exa_fuzz: structured fuzzer of the ExaNet and EXTOLL drivers and device
  * models (selftests/fuzz/fuzz.h, Documentation/fuzzing.md).

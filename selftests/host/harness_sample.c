@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Sample suite driven by test_harness: each case exercises one behaviour of
  * the kernel's kselftest harness as our tests use it, through

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * The allreduce reference of the tests (selftests/lib/coll_ref.h) against
  * hand-derived cases of the hardware's combining order (recursive doubling

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * The extoll2_list object pools exported by librma2 (extoll2_list.h),
  * called through the shared library: construction rules, get/put/free

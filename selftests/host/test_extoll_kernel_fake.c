@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * librma2 and libvelo2 against a fake kernel: the library sources are
  * linked with ld --wrap of open/ioctl/mmap/munmap/close and of the two

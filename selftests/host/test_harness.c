@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * The kernel's kselftest harness as our tests use it (selftests/lib/
  * kselftest_exa.h): runs harness_sample and checks its TAP, its log and its

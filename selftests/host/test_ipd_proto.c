@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * exanet-ipd wire formats (tools/exanet-ipd/ipd_proto.c) against good and
  * hostile input: heartbeats, fabric messages, ring batches, ICMP errors.

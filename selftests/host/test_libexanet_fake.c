@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * libexanet against a fake kernel: open/ioctl/mmap/munmap/close are wrapped
  * (ld --wrap) so paths under /fake/ behave like an ExaNet device whose

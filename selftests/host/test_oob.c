@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /* Out-of-band rendezvous on loopback with several processes. */
 #include <arpa/inet.h>
 

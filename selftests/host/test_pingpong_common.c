@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /* Host tests of the ping-pong tools' option parsing and statistics. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Source-compatibility guarantee of librma2 / libvelo2 headers against
  * /work/shared/spec/extoll-api.md: type sizes, struct layouts, enum values,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * librma2 against a fake device: the library sources are linked directly
  * and an endpoint is created over plain memory (rma2__open_fake): 32

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * libvelo2 against a fake device (velo2__open_fake): requester page with a
  * credit word, receive mailbox of 128-byte slots (uapi/extoll_hw.h 3, 4).

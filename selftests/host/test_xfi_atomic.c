@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * FI_ATOMIC of the libfabric provider on the host: the request and answer
  * packets (lib/libexanet-fi/xfi_proto.c) round trip for every op, datatype

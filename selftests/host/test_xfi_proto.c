@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+// SPDX-License-Identifier: GPL-2.0
 /*
  * Wire format of the libfabric provider (lib/libexanet-fi/xfi_proto.c)
  * against good and hostile packets: round trips of SHORT, START (eager and

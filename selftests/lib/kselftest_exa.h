@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel's kselftest harness (kselftest_harness.h of linux-source-6.1,
  * extracted by the build: scripts/linux-source.mk) and the little that our
