@@ -1070,11 +1070,12 @@ class Cluster:
         if grace is None:
             grace = float(os.environ.get("EXACLUSTER_AGENT_GRACE", "60"))
         if self.command_agent() == "qga":
-            return self._run_qga(node, cmd, pre, timeout, check, grace)
-        a = self.agents[node]
-        rid = a.send(pre + cmd, timeout)
-        deadline = None if not timeout else t0 + timeout + grace
-        rc, out, tmo = a.wait(rid, deadline)
+            rc, out, tmo = self._run_qga(node, cmd, pre, timeout, grace)
+        else:
+            a = self.agents[node]
+            rid = a.send(pre + cmd, timeout)
+            deadline = None if not timeout else t0 + timeout + grace
+            rc, out, tmo = a.wait(rid, deadline)
         if tmo:
             rc = TIMEOUT_RC
         r = RunResult(rc, out, tmo, node, time.monotonic() - t0)
@@ -1104,32 +1105,28 @@ class Cluster:
     QGA_WRAPPER = ('f=/run/exacmd-$1; exec 3>&1 >"$f" 2>&1 </dev/null; '
                    'sh -c "$2" 3>&-; rc=$?; cat "$f" >&3; rm -f "$f"; exit $rc')
 
-    def _run_qga(self, node, cmd, pre, timeout, check, grace):
-        """Cluster.run through qemu-ga, with exa-agent's semantics: sh in a
-        session of its own (setsid: the group killed on timeout, rc
-        TIMEOUT_RC, the output so far kept), stdin from /dev/null, stderr
-        into stdout in order, /etc/exa-node's variables, cwd /."""
+    def _run_qga(self, node, cmd, pre, timeout, grace):
+        """Cluster.run's (rc, output, timed out) through qemu-ga, with
+        exa-agent's semantics: sh in a session of its own (setsid: the group
+        killed on timeout, the output so far kept), stdin from /dev/null,
+        stderr into stdout in order, /etc/exa-node's variables, cwd /."""
         q = self.qga(node)
         from qga import QgaError, QgaTimeout
         tag = "%d-%d-%d" % (os.getpid(), threading.get_ident() % 100000, next(self._qga_seq))
         script = ("[ -f /etc/exa-node ] && . /etc/exa-node\nexport EXA_NODE EXA_IP\ncd /\n"
                   + pre + cmd)
         try:
-            rc, out, secs, tmo = q.run(
+            rc, out, _, tmo = q.run(
                 cmd, timeout=timeout, kill_group=True, grace=grace,
                 argv=["/usr/bin/setsid", "/bin/sh", "-c", self.QGA_WRAPPER, "sh", tag, script])
             if tmo:     # the shell was killed before it handed the output over
-                rc = TIMEOUT_RC
                 out = q.run("cat /run/exacmd-%s; rm -f /run/exacmd-%s" % (tag, tag),
                             timeout=30)[1]
         except QgaTimeout as e:
             raise AgentTimeout("node %d: %s" % (node, e)) from e
         except (QgaError, OSError) as e:
             raise ClusterError("node %d: qemu-ga: %s" % (node, e)) from e
-        r = RunResult(rc, out, tmo, node, secs)
-        if check and rc != 0:
-            raise ClusterError("node %d: %r failed (rc %d):\n%s" % (node, cmd, rc, out))
-        return r
+        return rc, out, tmo
 
     def run_all(self, cmds, timeout=60, nodes=None, env=None, cwd=None):
         """Run commands in parallel.  cmds: a string (same on every node of
