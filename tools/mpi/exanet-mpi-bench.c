@@ -7,6 +7,7 @@
  *   exanet-mpi-bench bw       [--sizes 4194304] [--iters N] [--window K]
  *   exanet-mpi-bench allreduce [--sizes 8] [--iters N] [--warmup W]
  *   exanet-mpi-bench barrier  [--iters N] [--warmup W]
+ *   exanet-mpi-bench put      [--sizes 8] [--iters N] [--warmup W]
  *
  * latency: ranks 0 and 1 ping-pong; every round trip is timed on rank 0,
  *   one-way = round trip / 2.  bw: rank 0 sends a window of K messages
@@ -14,7 +15,12 @@
  *   message; MB/s (10^6 B/s) per window.  allreduce: MPI_Allreduce of
  *   MPI_BYTE-sized chunks (MPI_INT64_T elements, sum) on every rank, each
  *   call timed on rank 0 after a barrier-free warm-up.  barrier: MPI_Barrier,
- *   each call timed on rank 0 (one result, size 0).
+ *   each call timed on rank 0 (one result, size 0).  put: rank 0 holds a
+ *   passive-target lock on rank 1's window and times each MPI_Put +
+ *   MPI_Win_flush (the put is complete at the target), as OSU's
+ *   osu_put_latency -s flush does; rank 1 waits in MPI_Barrier (so osc
+ *   components that need the target's progress get it) and checks the
+ *   last put's bytes.  Whichever osc component mpirun selects (--mca osc).
  * Rank 0 prints one JSON object (the tools' benchmark schema, tool_json.h):
  * {"tool": "exanet-mpi-bench", "mode":..., "ranks":..., "iters":..., "window":...,
  * "results": [{"size":, "iters":, "median_us"|"median_MBps":, "p99_us"|"p01_MBps":,
@@ -46,7 +52,7 @@ static double quantile(const double *v, int n, double q)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce|barrier [--sizes a,b,...] "
+	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes a,b,...] "
 		"[--iters N] [--warmup W] [--window K]\n");
 }
 
@@ -143,6 +149,37 @@ static void allreduce(int rank, int nranks, size_t size, int iters, int warmup, 
 	free(out);
 }
 
+static void put(int rank, size_t size, int iters, int warmup, double *t)
+{
+	uint8_t *src = malloc(size ? size : 1), *win_mem = calloc(1, size ? size : 1);
+	MPI_Win win;
+
+	MPI_Win_create(win_mem, (MPI_Aint)size, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	if (rank == 0) {
+		MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+		for (int i = -warmup; i < iters; i++) {
+			double t0;
+
+			memset(src, (uint8_t)i, size);
+			t0 = MPI_Wtime();
+			MPI_Put(src, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+			MPI_Win_flush(1, win);
+			if (i >= 0)
+				t[i] = (MPI_Wtime() - t0) * 1e6;
+		}
+		MPI_Win_unlock(1, win);
+	}
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 1) {
+		MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+		check(win_mem, size, (uint8_t)(iters - 1));
+		MPI_Win_unlock(1, win);
+	}
+	MPI_Win_free(&win);
+	free(src);
+	free(win_mem);
+}
+
 static void barrier(int iters, int warmup, double *t)
 {
 	for (int i = -warmup; i < iters; i++) {
@@ -189,7 +226,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "allreduce") &&
-	    strcmp(mode, "barrier")) {
+	    strcmp(mode, "barrier") && strcmp(mode, "put")) {
 		usage();
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
@@ -222,6 +259,8 @@ int main(int argc, char **argv)
 			bandwidth(rank, size, iters, warmup > 2 ? 2 : warmup, window, t);
 		else if (!strcmp(mode, "barrier"))
 			barrier(iters, warmup, t);
+		else if (!strcmp(mode, "put"))
+			put(rank, size, iters, warmup, t);
 		else
 			allreduce(rank, nranks, size, iters, warmup, t);
 		if (rank == 0) {

@@ -15,6 +15,10 @@
  * nonblocking_waitall (many Isend/Irecv, receives posted in reverse tag
  * order), collectives (Bcast, Reduce, Allreduce, Alltoall, Barrier with
  * results checked), onesided_put_get (MPI_Put/MPI_Get with fences),
+ * onesided_pscw (Post/Start/Complete/Wait), onesided_lock_epochs (exclusive
+ * and shared locks, lock_all + flush), onesided_accumulate (SUM, MAX,
+ * Get_accumulate from every rank into one window), onesided_atomics
+ * (Fetch_and_op with no lost update, Compare_and_swap as a lock),
  * ni_counters_moved (this node's ExaNet NI sent and delivered packets
  * while the program ran: the traffic went through the fabric, not TCP).
  */
@@ -366,6 +370,215 @@ static void case_onesided_put_get(void)
 	free(got);
 }
 
+/* Post/Start/Complete/Wait: each rank exposes its window to its left
+ * neighbour and accesses its right one; a generalized active target
+ * epoch, no fence. */
+static void case_onesided_pscw(void)
+{
+	enum { N = 4096 };
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	uint8_t *win_mem = xmalloc(N), *src = xmalloc(N);
+	MPI_Group world, g_left, g_right;
+	MPI_Win win;
+	long bad;
+
+	memset(win_mem, 0, N);
+	fill(src, N, rank, 92);
+	MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+	MPI_OK(MPI_Group_incl(world, 1, &left, &g_left));
+	MPI_OK(MPI_Group_incl(world, 1, &right, &g_right));
+	MPI_OK(MPI_Win_create(win_mem, N, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	for (int round = 0; round < 3; round++) {
+		MPI_OK(MPI_Win_post(g_left, 0, win));
+		MPI_OK(MPI_Win_start(g_right, 0, win));
+		MPI_OK(MPI_Put(src, N, MPI_BYTE, right, 0, N, MPI_BYTE, win));
+		MPI_OK(MPI_Win_complete(win));
+		MPI_OK(MPI_Win_wait(win));
+		bad = verify(win_mem, N, left, 92);
+		CHECK(bad < 0, "PSCW round %d: Put from %d: byte %ld wrong", round, left, bad);
+		memset(win_mem, 0, N);
+		MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	}
+	MPI_OK(MPI_Win_free(&win));
+	MPI_Group_free(&g_left);
+	MPI_Group_free(&g_right);
+	MPI_Group_free(&world);
+	free(win_mem);
+	free(src);
+}
+
+/* Passive target: exclusive lock, Put, unlock (the data is at the target
+ * when unlock returns); shared lock + Get; lock_all with flush. */
+static void case_onesided_lock_epochs(void)
+{
+	enum { N = 1024 };
+	int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+	uint8_t *win_mem = xmalloc(2 * N), *src = xmalloc(N), *got = xmalloc(N);
+	MPI_Win win;
+	long bad;
+
+	memset(win_mem, 0, 2 * N);
+	fill(win_mem + N, N, rank, 93);
+	fill(src, N, rank, 94);
+	MPI_OK(MPI_Win_create(win_mem, 2 * N, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win));
+	MPI_OK(MPI_Put(src, N, MPI_BYTE, right, 0, N, MPI_BYTE, win));
+	MPI_OK(MPI_Win_unlock(right, win));
+	MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, left, 0, win));
+	MPI_OK(MPI_Get(got, N, MPI_BYTE, left, N, N, MPI_BYTE, win));
+	MPI_OK(MPI_Win_unlock(left, win));
+	bad = verify(got, N, left, 93);
+	CHECK(bad < 0, "Get under a shared lock from %d: byte %ld wrong", left, bad);
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	/* our own window, read under a lock of our own: the left one's Put */
+	MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
+	bad = verify(win_mem, N, left, 94);
+	MPI_OK(MPI_Win_unlock(rank, win));
+	CHECK(bad < 0, "Put under an exclusive lock from %d: byte %ld wrong", left, bad);
+	/* lock_all: a small Put to every rank, flushed one by one */
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	MPI_OK(MPI_Win_lock_all(0, win));
+	for (int t = 0; t < nranks; t++) {
+		uint8_t v = (uint8_t)(0x40 + rank);
+
+		MPI_OK(MPI_Put(&v, 1, MPI_BYTE, t, rank, 1, MPI_BYTE, win));
+		MPI_OK(MPI_Win_flush(t, win));
+	}
+	MPI_OK(MPI_Win_unlock_all(win));
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));
+	for (int r = 0; r < nranks; r++)
+		CHECK(win_mem[r] == (uint8_t)(0x40 + r), "lock_all Put from %d: %#x", r, win_mem[r]);
+	MPI_OK(MPI_Win_unlock(rank, win));
+	MPI_OK(MPI_Win_free(&win));
+	free(win_mem);
+	free(src);
+	free(got);
+}
+
+/* Accumulate from every rank into rank 0's window (SUM of int64, MAX of
+ * double, element-wise atomic per MPI), Get_accumulate, REPLACE. */
+static void case_onesided_accumulate(void)
+{
+	enum { N = 64, ROUNDS = 5 };
+	int64_t *sums = xmalloc(N * sizeof(*sums)), *mine = xmalloc(N * sizeof(*mine));
+	int64_t old[N];
+	double *maxes = xmalloc(N * sizeof(*maxes)), dmine[N];
+	MPI_Win win_i, win_d;
+
+	memset(sums, 0, N * sizeof(*sums));
+	for (int i = 0; i < N; i++) {
+		maxes[i] = -1.0;
+		mine[i] = (int64_t)rank * 1000 + i;
+		dmine[i] = (double)((rank * 7 + i) % nranks) + 0.5;
+	}
+	MPI_OK(MPI_Win_create(sums, N * sizeof(*sums), sizeof(*sums), MPI_INFO_NULL,
+			      MPI_COMM_WORLD, &win_i));
+	MPI_OK(MPI_Win_create(maxes, N * sizeof(*maxes), sizeof(*maxes), MPI_INFO_NULL,
+			      MPI_COMM_WORLD, &win_d));
+	MPI_OK(MPI_Win_lock_all(0, win_i));
+	MPI_OK(MPI_Win_lock_all(0, win_d));
+	for (int r = 0; r < ROUNDS; r++) {
+		MPI_OK(MPI_Accumulate(mine, N, MPI_INT64_T, 0, 0, N, MPI_INT64_T, MPI_SUM, win_i));
+		MPI_OK(MPI_Win_flush(0, win_i));
+	}
+	MPI_OK(MPI_Accumulate(dmine, N, MPI_DOUBLE, 0, 0, N, MPI_DOUBLE, MPI_MAX, win_d));
+	MPI_OK(MPI_Win_unlock_all(win_d));
+	MPI_OK(MPI_Win_unlock_all(win_i));
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	if (rank == 0) {
+		for (int i = 0; i < N; i++) {
+			int64_t want = 0;
+			double dwant = -1.0;
+
+			for (int q = 0; q < nranks; q++) {
+				double d = (double)((q * 7 + i) % nranks) + 0.5;
+
+				want += ((int64_t)q * 1000 + i) * ROUNDS;
+				dwant = d > dwant ? d : dwant;
+			}
+			CHECK(sums[i] == want, "SUM [%d]: %lld, want %lld", i, (long long)sums[i],
+			      (long long)want);
+			CHECK(maxes[i] == dwant, "MAX [%d]: %g, want %g", i, maxes[i], dwant);
+		}
+	}
+	/* Get_accumulate with MPI_NO_OP reads what SUM left (every rank) */
+	MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+	MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win_i));
+	MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_INT64_T, old, N, MPI_INT64_T, 0, 0, N,
+				  MPI_INT64_T, MPI_NO_OP, win_i));
+	MPI_OK(MPI_Win_unlock(0, win_i));
+	for (int i = 0; i < N; i++)
+		CHECK(old[i] == (int64_t)i * nranks * ROUNDS +
+		      (int64_t)1000 * ROUNDS * nranks * (nranks - 1) / 2,
+		      "Get_accumulate NO_OP [%d]: %lld", i, (long long)old[i]);
+	MPI_OK(MPI_Win_free(&win_d));
+	MPI_OK(MPI_Win_free(&win_i));
+	free(sums);
+	free(mine);
+	free(maxes);
+}
+
+/* Fetch_and_op: every rank adds 1 to one counter ITERS times, each add's
+ * old value is unique (no lost or doubled update); Compare_and_swap as a
+ * spin lock around a non-atomic read-modify-write of a second word. */
+static void case_onesided_atomics(void)
+{
+	enum { ITERS = 50 };
+	int64_t *words = xmalloc(3 * sizeof(*words)), one = 1, prev, total = 0;
+	int64_t *seen = xmalloc(ITERS * sizeof(*seen));
+	MPI_Win win;
+
+	memset(words, 0, 3 * sizeof(*words));
+	MPI_OK(MPI_Win_create(words, 3 * sizeof(*words), sizeof(*words), MPI_INFO_NULL,
+			      MPI_COMM_WORLD, &win));
+	MPI_OK(MPI_Win_lock_all(0, win));
+	for (int i = 0; i < ITERS; i++) {
+		MPI_OK(MPI_Fetch_and_op(&one, &seen[i], MPI_INT64_T, 0, 0, MPI_SUM, win));
+		MPI_OK(MPI_Win_flush(0, win));
+		CHECK(seen[i] >= 0 && seen[i] < (int64_t)ITERS * nranks &&
+		      (i == 0 || seen[i] > seen[i - 1]),
+		      "Fetch_and_op %d returned %lld after %lld", i, (long long)seen[i],
+		      (long long)(i ? seen[i - 1] : -1));
+	}
+	for (int i = 0; i < 10; i++) {
+		int64_t unlocked = 0, locked = rank + 1, got, val;
+
+		do {	/* take the lock word (index 1) */
+			MPI_OK(MPI_Compare_and_swap(&locked, &unlocked, &got, MPI_INT64_T, 0, 1,
+						    win));
+			MPI_OK(MPI_Win_flush(0, win));
+		} while (got != 0 && !case_failed);
+		MPI_OK(MPI_Get(&val, 1, MPI_INT64_T, 0, 2, 1, MPI_INT64_T, win));
+		MPI_OK(MPI_Win_flush(0, win));
+		val++;
+		MPI_OK(MPI_Put(&val, 1, MPI_INT64_T, 0, 2, 1, MPI_INT64_T, win));
+		MPI_OK(MPI_Win_flush(0, win));
+		MPI_OK(MPI_Compare_and_swap(&unlocked, &locked, &got, MPI_INT64_T, 0, 1, win));
+		MPI_OK(MPI_Win_flush(0, win));
+		CHECK(got == locked, "lock word was %lld while we held it", (long long)got);
+	}
+	MPI_OK(MPI_Win_unlock_all(win));
+	/* every fetched value is unique across ranks: their sum is 0+1+..+n-1 */
+	for (int i = 0; i < ITERS; i++)
+		total += seen[i];
+	MPI_OK(MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
+	prev = (int64_t)ITERS * nranks;
+	CHECK(total == prev * (prev - 1) / 2, "fetched values sum to %lld, want %lld",
+	      (long long)total, (long long)(prev * (prev - 1) / 2));
+	if (rank == 0) {
+		CHECK(words[0] == (int64_t)ITERS * nranks, "counter %lld, want %lld (lost update)",
+		      (long long)words[0], (long long)ITERS * nranks);
+		CHECK(words[1] == 0, "lock word left at %lld", (long long)words[1]);
+		CHECK(words[2] == 10LL * nranks, "counter under the CAS lock %lld, want %lld",
+		      (long long)words[2], 10LL * nranks);
+	}
+	MPI_OK(MPI_Win_free(&win));
+	free(words);
+	free(seen);
+}
+
 /* tx_packets + rx_delivered of this node's NI, or -1. */
 static long long ni_packets(void)
 {
@@ -408,6 +621,10 @@ static const struct {
 	{ "nonblocking_waitall", case_nonblocking_waitall },
 	{ "collectives", case_collectives },
 	{ "onesided_put_get", case_onesided_put_get },
+	{ "onesided_pscw", case_onesided_pscw },
+	{ "onesided_lock_epochs", case_onesided_lock_epochs },
+	{ "onesided_accumulate", case_onesided_accumulate },
+	{ "onesided_atomics", case_onesided_atomics },
 	{ "ni_counters_moved", case_ni_counters_moved },
 };
 
