@@ -485,7 +485,7 @@ void pp_fill_pattern(uint8_t *buf, unsigned int len, uint32_t seed)
 
 int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o)
 {
-	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD, OPT_SAMPLES };
+	enum { OPT_SLOTS = 256, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD, OPT_SLEEP, OPT_SAMPLES };
 	static const struct option lopts[] = {
 		PP_LOPTS_COMMON,
 		{ "peer-node", required_argument, NULL, 'n' },
@@ -494,6 +494,7 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 		{ "count-only", no_argument, NULL, OPT_NO_TIMING },
 		{ "clock", required_argument, NULL, OPT_CLOCK },
 		{ "yield", no_argument, NULL, OPT_YIELD },
+		{ "sleep", no_argument, NULL, OPT_SLEEP },
 		{ "samples", required_argument, NULL, OPT_SAMPLES },
 		{ 0 }
 	};
@@ -586,11 +587,17 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 		case OPT_NO_TIMING: o->no_timing = 1; break;
 		case OPT_SAMPLES: o->samples = optarg; break;
 		case OPT_YIELD:
+		case OPT_SLEEP:
 			if (!t->has_device) {
-				fprintf(stderr, "%s: --yield is not an option of this tool\n", t->name);
+				fprintf(stderr, "%s: --%s is not an option of this tool\n", t->name,
+					c == OPT_YIELD ? "yield" : "sleep");
 				return -EINVAL;
 			}
-			o->yield = 1;
+			*(c == OPT_YIELD ? &o->yield : &o->sleep) = 1;
+			if (o->yield && o->sleep) {
+				fprintf(stderr, "%s: --yield and --sleep exclude each other\n", t->name);
+				return -EINVAL;
+			}
 			break;
 		case OPT_CLOCK:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "monotonic") &&

@@ -23,6 +23,7 @@
 struct pp_opts {
 	int server, client, json, no_timing, verbose;
 	int yield;			/* wait with the library's waits (spin, then yield) */
+	int sleep;			/* receive: sleep until the NI's interrupt */
 	char oob_host[256];		/* client: server host; server: bind host or "" */
 	unsigned int oob_port;
 	long peer_node;			/* -1: learn from the handshake */
@@ -92,7 +93,7 @@ struct pp_tool {
 	const char *name;
 	unsigned int max_size;		/* largest --sizes value */
 	double default_timeout_s;
-	int has_device;			/* accepts --device and --slots */
+	int has_device;			/* accepts --device, --slots, --yield, --sleep */
 	void (*usage)(FILE *f);
 	const unsigned int *default_sizes;	/* without --sizes; NULL: the common list */
 	unsigned int n_default_sizes;

@@ -63,6 +63,8 @@ PP_HELP_ROUND_TRIPS
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
 "      --yield            wait with the library's waits (spin ~20 us, then yield the\n"
 "                         CPU): for a server and client on one CPU; default: busy-poll\n"
+"      --sleep            receive by sleeping until the NI's interrupt (exanet_event_wait,\n"
+"                         no spinning): the one-way figure is then a wake-up's latency\n"
 PP_HELP_SAMPLES
 "      --no-timing        no clock read per iteration: only the total time per size\n"
 "                         is measured (avg only); for syscall counting\n"
@@ -70,7 +72,7 @@ PP_HELP_CLOCK
 PP_HELP_JSON
 PP_HELP_TAIL
 "System calls: the steady-state loop makes none (with --yield, a wait longer than\n"
-"~20 us yields): stores/loads to the mapped\n"
+"~20 us yields; with --sleep, every receive arms and polls): stores/loads to the mapped\n"
 "pages, and the latency timer is clock_gettime(CLOCK_MONOTONIC) through the\n"
 "vDSO, or the calibrated TSC where the clocksource has no vDSO (see --clock).\n"
 "To verify, run both sides under 'strace -f -c' with two --iters values N1, N2\n"
@@ -172,15 +174,47 @@ static int send_one(struct endpoint *ep, uint32_t node, uint32_t mbox, const voi
  * Waits.  By default the tool busy-polls (no system call, whatever the
  * wait: it measures the NI, not the scheduler); --yield uses the library's
  * waits, which spin for about 20 us and then yield the CPU, for a server
- * and client sharing one CPU.
+ * and client sharing one CPU; --sleep receives by sleeping on the NI's
+ * interrupt (the send channel's wait is then --yield's).
  */
+enum pp_wait { WAIT_BUSY, WAIT_YIELD, WAIT_SLEEP };
+
+static enum pp_wait wait_mode(const struct pp_opts *o)
+{
+	return o->sleep ? WAIT_SLEEP : o->yield ? WAIT_YIELD : WAIT_BUSY;
+}
+
+/* Armed before the queue is checked, so a message that arrives between the
+ * check and the sleep ends the sleep (exanet_event_wait()). */
+static ssize_t recv_sleeping(struct endpoint *ep, void *buf, size_t len, int64_t timeout_ns)
+{
+	int64_t end = pp_timer_ns() + timeout_ns;
+	ssize_t n;
+	int r = exanet_event_arm(ep->dev);
+
+	if (r < 0)
+		return r;
+	while ((n = exanet_recv(ep->mbox, buf, len, NULL)) == 0) {
+		int64_t left_ms = (end - pp_timer_ns()) / 1000000;
+
+		if (left_ms <= 0)
+			return -ETIMEDOUT;
+		r = exanet_event_wait(ep->dev, left_ms > 60000 ? 60000 : (int)left_ms);
+		if (r < 0)
+			return r;
+	}
+	return n;
+}
+
 static ssize_t recv_one(struct endpoint *ep, void *buf, size_t len, int64_t timeout_ns,
-			int yield)
+			enum pp_wait wait)
 {
 	struct poll_deadline dl = { 0, 0 };
 	ssize_t n;
 
-	if (yield)
+	if (wait == WAIT_SLEEP)
+		return recv_sleeping(ep, buf, len, timeout_ns);
+	if (wait == WAIT_YIELD)
 		return exanet_recv_wait(ep->mbox, buf, len, NULL, timeout_ns);
 	while ((n = exanet_recv(ep->mbox, buf, len, NULL)) == 0)
 		if (poll_expired(&dl, timeout_ns))
@@ -189,11 +223,11 @@ static ssize_t recv_one(struct endpoint *ep, void *buf, size_t len, int64_t time
 }
 
 static int wait_chan(struct endpoint *ep, unsigned int chan, int64_t timeout_ns, uint64_t *st,
-		     int yield)
+		     enum pp_wait wait)
 {
 	struct poll_deadline dl = { 0, 0 };
 
-	if (yield)
+	if (wait != WAIT_BUSY)
 		return exanet_wait(ep->pkt, chan, timeout_ns, st);
 	for (;;) {
 		*st = exanet_chan_status(ep->pkt, chan);
@@ -204,14 +238,14 @@ static int wait_chan(struct endpoint *ep, unsigned int chan, int64_t timeout_ns,
 	}
 }
 
-static int check_chan(struct endpoint *ep, int chan, int64_t timeout_ns, int yield)
+static int check_chan(struct endpoint *ep, int chan, int64_t timeout_ns, enum pp_wait wait)
 {
 	uint64_t st;
 	int err;
 
 	if (chan < 0)
 		return 0;
-	err = wait_chan(ep, (unsigned int)chan, timeout_ns, &st, yield);
+	err = wait_chan(ep, (unsigned int)chan, timeout_ns, &st, wait);
 	if (err)
 		fprintf(stderr, TOOL ": send on channel %d: %s (state %s, reason %s)\n", chan,
 			strerror(-err), exanet_chan_state_str(EXANET_ST_STATE(st)),
@@ -266,7 +300,7 @@ static int run_server(const struct pp_opts *o)
 	total = (hs.run.iters + hs.run.warmup) * hs.run.nsizes;
 	/* steady state: echo every message back, no system calls */
 	for (k = 0; k < total; k++) {
-		ssize_t n = recv_one(&ep, buf, sizeof(buf), tmo, o->yield);
+		ssize_t n = recv_one(&ep, buf, sizeof(buf), tmo, wait_mode(o));
 
 		if (n < 0) {
 			fprintf(stderr, TOOL ": receive %lu/%lu: %s\n", (unsigned long)k,
@@ -274,7 +308,7 @@ static int run_server(const struct pp_opts *o)
 			err = (int)n;
 			break;
 		}
-		if (check_chan(&ep, prev_chan, tmo, o->yield))
+		if (check_chan(&ep, prev_chan, tmo, wait_mode(o)))
 			fin.errors++;
 		err = send_one(&ep, hs.node_id, hs.mbox, buf, (unsigned int)n, tmo, &prev_chan);
 		if (err) {
@@ -282,7 +316,7 @@ static int run_server(const struct pp_opts *o)
 			break;
 		}
 	}
-	if (!err && check_chan(&ep, prev_chan, tmo, o->yield))
+	if (!err && check_chan(&ep, prev_chan, tmo, wait_mode(o)))
 		fin.errors++;
 	fin.echoed = k;
 	pp_write_full(fd, &fin, sizeof(fin), o->timeout_s);
@@ -368,7 +402,7 @@ static int run_client(const struct pp_opts *o)
 				fprintf(stderr, TOOL ": send: %s\n", strerror(-err));
 				break;
 			}
-			n = recv_one(&ep, in, sizeof(in), tmo, o->yield);
+			n = recv_one(&ep, in, sizeof(in), tmo, wait_mode(o));
 			if (!o->no_timing && it >= o->warmup)
 				rtt[it - o->warmup] = (uint64_t)(pp_timer_ns() - t0);
 			if (n < 0) {
@@ -379,7 +413,7 @@ static int run_client(const struct pp_opts *o)
 			}
 			if ((unsigned int)n != len || memcmp(in, out, len))
 				res[s].errors++;
-			if (check_chan(&ep, chan, tmo, o->yield))
+			if (check_chan(&ep, chan, tmo, wait_mode(o)))
 				res[s].errors++;
 		}
 		if (err || (err = pp_size_result(o, TOOL, len, rtt, t_start, &res[s])))
