@@ -1,7 +1,8 @@
-# libexanet-fi: the libfabric provider "exanet", an external (dlopen'ed)
-# provider for Debian's libfabric: libfabric loads every lib*-fi.so of
-# $FI_PROVIDER_PATH (else /usr/lib/<triplet>/libfabric/) and calls its
-# fi_prov_ini.  Documentation/exanet/libfabric.md.
+# libexanet-fi and libextoll-fi: the libfabric providers "exanet" and
+# "extoll", external (dlopen'ed) providers for Debian's libfabric: libfabric
+# loads every lib*-fi.so of $FI_PROVIDER_PATH (else /usr/lib/<triplet>/libfabric/)
+# and calls its fi_prov_ini.  One protocol engine, two NIC backends:
+# Documentation/exanet/libfabric.md, Documentation/extoll/libfabric.md.
 
 XFI_DIR := $(TOP)/lib/libexanet-fi
 XFI_SO := $(BUILD)/lib/libexanet-fi.so
@@ -22,17 +23,33 @@ xfi_link = $(CC) $(USER_CFLAGS) -DXFI_NIC_IMPL='"$(1)"' -fPIC -fvisibility=hidde
 	-Wl,--version-script=$(XFI_DIR)/libexanet-fi.map -Wl,-z,defs \
 	-o $@ $(2) $(USER_LDFLAGS) $(3) -lfabric -lpthread
 
-ALL_TARGETS += $(XFI_SO)
+# the same engine over VELO + RMA (libvelo2, librma2)
+XFI_EXTOLL_SO := $(BUILD)/lib/libextoll-fi.so
+XFI_EXTOLL_SRCS := $(XFI_ENGINE_SRCS) $(XFI_DIR)/xfi_nic_extoll.c
+
+ALL_TARGETS += $(XFI_SO) $(XFI_EXTOLL_SO)
 
 $(XFI_SO): $(XFI_SRCS) $(XFI_HDRS) $(XFI_DIR)/libexanet-fi.map $(LIBEXANET_SO)
 	@mkdir -p $(@D)
 	$(XFI_FABRIC_CHECK)
 	$(call xfi_link,xfi_nic_exanet.h,$(XFI_SRCS),$(LIBEXANET_LDLIBS))
 
-.PHONY: libexanet-fi install-libexanet-fi
+$(XFI_EXTOLL_SO): $(XFI_EXTOLL_SRCS) $(XFI_ENGINE_HDRS) $(XFI_DIR)/xfi_nic_extoll.h \
+		$(XFI_DIR)/libexanet-fi.map $(RMA2_HDRS) $(VELO2_HDRS) $(RMA2_SO) $(VELO2_SO)
+	@mkdir -p $(@D)
+	$(XFI_FABRIC_CHECK)
+	$(call xfi_link,xfi_nic_extoll.h,$(EXTOLL_CFLAGS) $(XFI_EXTOLL_SRCS),$(RMA2_LDLIBS) -lvelo2)
+
+.PHONY: libexanet-fi libextoll-fi install-libexanet-fi install-libextoll-fi
 libexanet-fi: $(XFI_SO)
+libextoll-fi: $(XFI_EXTOLL_SO)
 
 # make install-libexanet-fi [DESTDIR=...] [XFI_PROVDIR=...]
 install-libexanet-fi: $(XFI_SO)
 	install -d $(DESTDIR)$(XFI_PROVDIR)
 	install -m 0644 $(XFI_SO) $(DESTDIR)$(XFI_PROVDIR)/
+
+# make install-libextoll-fi [DESTDIR=...] [XFI_PROVDIR=...]
+install-libextoll-fi: $(XFI_EXTOLL_SO)
+	install -d $(DESTDIR)$(XFI_PROVDIR)
+	install -m 0644 $(XFI_EXTOLL_SO) $(DESTDIR)$(XFI_PROVDIR)/

@@ -47,7 +47,7 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
 $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
-		$(XFI_SO)
+		$(ST_DIR)/lib/fi_test.h $(XFI_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
@@ -114,6 +114,14 @@ $(EXTOLL_ST_OUT)/%: $(ST_DIR)/extoll/%.c $(EXTOLL_ST_DEPS)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS)
 
+# the provider "extoll" through Debian's libfabric (found at run time in the
+# node image's provider directory); fixture shared with exanet_fi2
+$(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h $(EXTOLL_ST_DEPS) \
+		$(XFI_EXTOLL_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lfabric
+
 $(EXTOLL_ST_OUT)/tests.list: $(ST_DIR)/extoll/tests.list
 	@mkdir -p $(@D)
 	cp $< $@
@@ -138,7 +146,7 @@ $(EXTOLL_ST_OUT)/extoll_compat: $(ST_DIR)/extoll/extoll_compat.c $(EXTOLL_STAGED
 		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
-	$(EXTOLL_ST_OUT)/extoll_compat
+	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi
 
 # The structured fuzzer (selftests/fuzz/, Documentation/fuzzing.md): one
 # program for both NICs, listed in its own tests.list (run on the clusters

@@ -6,6 +6,8 @@
  *
  *   xfi_nic_exanet.c  libexanet: packetizer + mailbox, RDMA engine
  *                     -> libexanet-fi.so, provider "exanet"
+ *   xfi_nic_extoll.c  libvelo2 (packets) + librma2 (puts/gets)
+ *                     -> libextoll-fi.so, provider "extoll"
  *
  * The build passes -DXFI_NIC_IMPL="xfi_nic_<nic>.h": names, limits and
  * capabilities of the NIC as constants.  Design: Documentation/exanet/libfabric.md
