@@ -122,6 +122,14 @@ $(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lfabric
 
+# Debian's Open MPI over the provider "extoll" (mpirun of exanet_mpi's check
+# program; fixture in selftests/exanet/mpi_test.h)
+$(EXTOLL_ST_OUT)/extoll_mpi: $(ST_DIR)/extoll/extoll_mpi.c $(ST_DIR)/exanet/mpi_test.h $(ST_LIB_SRCS) \
+		$(ST_LIB_HDRS) $(LIBEXANET_SO) $(XFI_EXTOLL_SO) $(ST_MPI_BINS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
+
 $(EXTOLL_ST_OUT)/tests.list: $(ST_DIR)/extoll/tests.list
 	@mkdir -p $(@D)
 	cp $< $@
@@ -146,7 +154,7 @@ $(EXTOLL_ST_OUT)/extoll_compat: $(ST_DIR)/extoll/extoll_compat.c $(EXTOLL_STAGED
 		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
-	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi
+	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi $(EXTOLL_ST_OUT)/extoll_mpi
 
 # The structured fuzzer (selftests/fuzz/, Documentation/fuzzing.md): one
 # program for both NICs, listed in its own tests.list (run on the clusters

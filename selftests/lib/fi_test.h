@@ -412,4 +412,55 @@ static inline void fi_test_tagged_big(struct __test_metadata *_metadata, FIXTURE
 	free(buf);
 }
 
+/*
+ * Discovery: fi_getinfo(hints) lists FI_TEST_PROV with RDM endpoints that
+ * have caps; hints it cannot meet get -FI_ENODATA (an FI_EP_MSG endpoint,
+ * refused_caps, FI_PROGRESS_AUTO); Debian's fi_info (package
+ * libfabric-bin) lists it.  Frees hints; returns the fi_getinfo answer for
+ * more checks (the caller frees it).
+ */
+static inline struct fi_info *fi_test_discovery(struct __test_metadata *_metadata,
+						struct fi_info *hints, uint64_t caps,
+						uint64_t refused_caps)
+{
+	struct fi_info *info = NULL, *none = NULL, *i;
+	char line[512];
+	FILE *p;
+	int found = 0, rdm = 0;
+
+	hints->fabric_attr->prov_name = strdup(FI_TEST_PROV);
+	EXPECT_EQ(0, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
+	for (i = info; i; i = i->next) {
+		EXPECT_STREQ(FI_TEST_PROV, i->fabric_attr->prov_name);
+		EXPECT_EQ(FI_EP_RDM, i->ep_attr->type);
+		EXPECT_EQ(caps, i->caps & caps);
+		found++;
+	}
+	EXPECT_LT(0, found);
+	hints->ep_attr->type = FI_EP_MSG;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &none));
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = refused_caps;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &none));
+	hints->caps = FI_TAGGED;
+	hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &none));
+	fi_freeinfo(hints);
+
+	p = popen("fi_info -p " FI_TEST_PROV " -v 2>&1", "r");
+	if (!p)
+		return info;
+	found = 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (strstr(line, "prov_name: " FI_TEST_PROV))
+			found = 1;
+		if (strstr(line, "type: FI_EP_RDM"))
+			rdm = 1;
+	}
+	EXPECT_EQ(0, pclose(p));
+	EXPECT_EQ(1, found);
+	EXPECT_EQ(1, rdm);
+	return info;
+}
+
 #endif
