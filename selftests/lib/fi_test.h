@@ -27,6 +27,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "exa_clock.h"
+#include "fi_objs.h"
 #include "kselftest_exa.h"
 #include "oob.h"
 #include "exa_util.h"
@@ -75,28 +76,14 @@ static inline void fi_open_local(struct __test_metadata *_metadata, FIXTURE_DATA
 			  enum fi_av_type av_type, uint64_t caps, uint8_t addr[64])
 {
 	struct fi_info *hints = fi_test_hints();
-	struct fi_av_attr av_attr = { .type = av_type };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE };
 	size_t alen = 64;
-	int ret;
 
 	ASSERT_NE(NULL, hints);
 	hints->domain_attr->av_type = av_type;
 	hints->caps = caps;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &self->info);
-	fi_freeinfo(hints);
-	if (ret)
-		TH_LOG("fi_getinfo: %s", fi_strerror(-ret));
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
-	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &self->av, NULL));
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &self->cq, NULL));
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &self->ep, NULL));
-	ASSERT_EQ(0, fi_ep_bind(self->ep, &self->av->fid, 0));
-	ASSERT_EQ(0, fi_ep_bind(self->ep, &self->cq->fid, FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_enable(self->ep));
+	fi_test_open_objs(_metadata, hints, av_type, &self->info, &self->fabric, &self->domain,
+			  &self->av, &self->cq, &self->ep);
 	memset(addr, 0, 64);
 	ASSERT_EQ(0, fi_getname(&self->ep->fid, addr, &alen));
 	ASSERT_EQ(8, alen);
@@ -188,18 +175,7 @@ FIXTURE_TEARDOWN(fi)
 	if (self->peer_known)
 		fi_progress_barrier(self);
 	oob_barrier(&self->oob);
-	if (self->ep)
-		fi_close(&self->ep->fid);
-	if (self->cq)
-		fi_close(&self->cq->fid);
-	if (self->av)
-		fi_close(&self->av->fid);
-	if (self->domain)
-		fi_close(&self->domain->fid);
-	if (self->fabric)
-		fi_close(&self->fabric->fid);
-	if (self->info)
-		fi_freeinfo(self->info);
+	fi_test_close_objs(self->info, self->fabric, self->domain, self->av, self->cq, self->ep);
 	free(self->sbuf);
 	free(self->rbuf);
 	oob_fini(&self->oob);
