@@ -7,7 +7,8 @@
 #   make install-udev    drivers/*/60-*.rules into UDEVRULESDIR (/lib/udev/rules.d)
 #   make install-man     every man page (install-libexanet and
 #                        install-extoll-libs install their section 3 pages,
-#                        install-libexanet-fi fi_exanet(7))
+#                        install-libexanet-fi fi_exanet(7),
+#                        install-libextoll-fi fi_extoll(7))
 #   make dkms-install    module source + dkms.conf into /usr/src/exanet-VERSION,
 #                        then `dkms install` for KVER (DKMS_STAGE_ONLY=1: copy only)
 #   make deb             Debian packages into build/deb/ (dpkg-buildpackage -us -uc
@@ -78,13 +79,14 @@ install-man: install-man-tools install-man-libexanet install-man-extoll install-
 install-libexanet: install-man-libexanet
 install-extoll-libs: install-man-extoll
 install-libexanet-fi: install-man-fi
+install-libextoll-fi: install-man-fi
 
 # ---------------------------------------------------------------- tools, udev
 PKG_TOOLS := $(USER_TOOLS) $(RDMA_TOOLS) $(EXTOLL_TOOLS) $(TOOLS_OUT)/exanet-ipd
 
 .PHONY: pkg-userspace install-tools install-udev
 # What the packages contain, without the modules and the tests.
-pkg-userspace: libexanet librma2 libvelo2 libexanet-fi coll-exanet $(LIBEXANET_INC_OUT)/libexanet.h \
+pkg-userspace: libexanet librma2 libvelo2 libexanet-fi libextoll-fi coll-exanet $(LIBEXANET_INC_OUT)/libexanet.h \
 	$(LIBEXANET_INC_OUT)/exanet.h $(LIBEXANET_INC_OUT)/exanet_rdma.h $(LIBEXANET_INC_OUT)/exanet_coll.h \
 	$(PKG_TOOLS) $(MAN_PAGES)
 

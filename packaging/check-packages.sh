@@ -118,6 +118,9 @@ check "libexanet(3) and exanet_send(3) link installed" test -e "$ROOT/usr/share/
 check "fi_info -p exanet lists the provider installed by libfabric-exanet" \
 	in_root sh -c 'FI_EXANET_DEVICE=/dev/null fi_info -p exanet | grep -q "provider: exanet"'
 check "man page fi_exanet(7) installed by libfabric-exanet" test -e "$ROOT/usr/share/man/man7/fi_exanet.7.gz"
+check "fi_info -p extoll lists the provider installed by libfabric-extoll" \
+	in_root sh -c 'FI_EXTOLL_DEVICE=/dev/null fi_info -p extoll | grep -q "provider: extoll"'
+check "man page fi_extoll(7) installed by libfabric-extoll" test -e "$ROOT/usr/share/man/man7/fi_extoll.7.gz"
 # Open MPI loads every mca_coll_*.so of its component directory: ompi_info
 # (openmpi-bin in the root) lists the one of openmpi-coll-exanet
 check "ompi_info lists the coll component installed by openmpi-coll-exanet" \

@@ -47,12 +47,13 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
 $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
-		$(XFI_SO)
+		$(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_objs.h $(XFI_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
 
 $(ST_OUT)/exanet_fi_atomic: $(ST_DIR)/exanet/exanet_fi_atomic.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+		$(ST_DIR)/lib/fi_objs.h \
 		$(LIBEXANET_SO) $(XFI_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
@@ -114,6 +115,22 @@ $(EXTOLL_ST_OUT)/%: $(ST_DIR)/extoll/%.c $(EXTOLL_ST_DEPS)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS)
 
+# the provider "extoll" through Debian's libfabric (found at run time in the
+# node image's provider directory); fixture shared with exanet_fi2
+$(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_objs.h $(EXTOLL_ST_DEPS) \
+		$(XFI_EXTOLL_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lfabric
+
+# Debian's Open MPI over the provider "extoll" (mpirun of exanet_mpi's check
+# program; fixture in selftests/exanet/mpi_test.h)
+$(EXTOLL_ST_OUT)/extoll_mpi: $(ST_DIR)/extoll/extoll_mpi.c $(ST_DIR)/exanet/mpi_test.h $(ST_LIB_SRCS) \
+		$(ST_LIB_HDRS) $(LIBEXANET_SO) $(XFI_EXTOLL_SO) $(ST_MPI_BINS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
+
 $(EXTOLL_ST_OUT)/tests.list: $(ST_DIR)/extoll/tests.list
 	@mkdir -p $(@D)
 	cp $< $@
@@ -138,7 +155,7 @@ $(EXTOLL_ST_OUT)/extoll_compat: $(ST_DIR)/extoll/extoll_compat.c $(EXTOLL_STAGED
 		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
-	$(EXTOLL_ST_OUT)/extoll_compat
+	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi $(EXTOLL_ST_OUT)/extoll_mpi
 
 # The structured fuzzer (selftests/fuzz/, Documentation/fuzzing.md): one
 # program for both NICs, listed in its own tests.list (run on the clusters

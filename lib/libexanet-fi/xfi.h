@@ -29,12 +29,13 @@
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_prov.h>
 
-#include <libexanet.h>
+#include "exa_clock.h"
+#include "xfi_nic.h"
 
 #include "xfi_proto.h"
 
-#define XFI_PROV_NAME		"exanet"
-#define XFI_FABRIC_NAME		"exanet"
+#define XFI_PROV_NAME		XFI_NIC_NAME
+#define XFI_FABRIC_NAME		XFI_NIC_NAME
 #define XFI_PROV_VERSION	FI_VERSION(0, 1)
 #define XFI_API_VERSION		FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)
 
@@ -43,7 +44,8 @@
 #define XFI_ATOMIC_CAPS		(FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define XFI_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_SOURCE | \
 				 FI_DIRECTED_RECV | FI_MULTI_RECV | FI_LOCAL_COMM | \
-				 FI_REMOTE_COMM | XFI_RMA_CAPS | XFI_ATOMIC_CAPS)
+				 FI_REMOTE_COMM | XFI_RMA_CAPS | \
+				 (XFI_NIC_HAS_ATOMIC ? XFI_ATOMIC_CAPS : 0))
 /* Between atomics of one endpoint to one target (applied in stream order). */
 #define XFI_ATOMIC_ORDER	(FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | \
 				 FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW)
@@ -56,7 +58,7 @@
 #define XFI_TAG_FORMAT		0xaaaaaaaaaaaaaaaaULL	/* all 64 bits, no structure */
 #define XFI_QUEUE_SIZE		4096	/* advertised; queues grow on demand */
 #define XFI_REORDER_WINDOW	16	/* packets in flight per peer */
-#define XFI_CHANNELS		EXANET_PKT_CHANNELS
+#define XFI_CHANNELS		XFI_NIC_CHANNELS
 #define XFI_PEER_BUCKETS	256
 #define XFI_RX_BUDGET		256	/* mailbox slots handled per progress call */
 #define XFI_MAX_PEERS		65536	/* receive state kept for at most this many senders */
@@ -78,7 +80,7 @@ extern struct fi_provider xfi_prov;
 
 /* Tunables (fi_param_define), read once at load. */
 struct xfi_params {
-	char *device;			/* FI_EXANET_DEVICE */
+	char *device;			/* FI_<NIC>_DEVICE (FI_EXANET_DEVICE, ...) */
 	size_t rndv_threshold;		/* FI_EXANET_RNDV_THRESHOLD */
 	size_t mbox_slots;		/* FI_EXANET_MBOX_SLOTS */
 	size_t max_msg_size;		/* FI_EXANET_MAX_MSG_SIZE */
@@ -102,14 +104,14 @@ struct xfi_ep;
 struct xfi_mrc_entry {
 	struct xfi_mrc_entry *prev, *next;	/* LRU list, most recent first */
 	uintptr_t start, end;			/* page aligned */
-	struct exanet_mr *mr;
+	struct xfi_nic_mr *mr;
 	unsigned int refs;			/* operations using it */
 	int dead;				/* out of the cache: freed at refs 0 */
 };
 
 /* A registration held by one operation: cached (ent) or its own (mr only). */
 struct xfi_mrh {
-	struct exanet_mr *mr;
+	struct xfi_nic_mr *mr;
 	struct xfi_mrc_entry *ent;
 };
 
@@ -162,13 +164,13 @@ static inline void xfi_cache_drain(struct xfi_cache *c)
 struct xfi_domain {
 	struct fid_domain domain_fid;
 	struct xfi_fabric *fabric;
-	struct exanet_dev *dev;
+	struct xfi_nic *dev;
 	pthread_mutex_t lock;
 	struct xfi_ep *eps;		/* progressed by every CQ read */
 	uint32_t node_id;
 	int refs;			/* AVs, CQs, EPs, MRs open on it */
 	uint64_t next_mr_key;
-	struct exanet_rdma *rdma;	/* for rendezvous reads, allocated on first use */
+	struct xfi_nic_rdma *rdma;	/* for rendezvous reads, allocated on first use */
 	int rdma_unavailable;		/* no rank / no IOMMU: eager only */
 	struct xfi_mr_cache mrc;
 	struct xfi_mr *mrs;		/* registrations for RMA: atomics look keys up here */
@@ -216,15 +218,10 @@ struct xfi_eq {
 	struct fid_eq eq_fid;
 };
 
-/* key = handle << 8 | rank: the initiator needs the rank for the RDMA
- * address; the NI checks the rest (PDID, the rank's IOMMU mappings). */
-#define XFI_MR_KEY(mr)		((uint64_t)(mr)->handle << 8 | (mr)->rank)
-#define XFI_KEY_RANK(key)	((uint32_t)((key) & 0xff))
-
 struct xfi_mr {
 	struct fid_mr mr_fid;
 	struct xfi_domain *dom;
-	struct exanet_mr *xmr;		/* NULL if the memory could not be registered */
+	struct xfi_nic_mr *xmr;		/* NULL if the memory could not be registered */
 	uint64_t access;		/* FI_REMOTE_READ, FI_REMOTE_WRITE, ... as asked */
 	struct xfi_mr *dom_next;	/* on dom->mrs (xmr set) */
 };
@@ -396,8 +393,7 @@ struct xfi_ep {
 	int tx_selective, rx_selective;
 	int enabled;
 	uint64_t caps;
-	struct exanet_pkt *pkt;
-	struct exanet_mbox *mbox;
+	struct xfi_nic_ep *nep;		/* send channels and mailbox */
 	uint32_t mbox_id;
 	uint16_t epoch;
 	struct xfi_peer *peers[XFI_PEER_BUCKETS];
@@ -460,17 +456,17 @@ void xfi_mrc_put_drop(struct xfi_domain *dom, struct xfi_mrh *h);
 extern struct fi_ops_rma xfi_rma_ops;
 void xfi_rma_progress(struct xfi_ep *ep);
 void xfi_rma_free_all(struct xfi_ep *ep);
-struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom);
+struct xfi_nic_rdma *xfi_dom_rdma(struct xfi_domain *dom);
 
 /*
- * Registration rights (EXANET_MR_*) for memory the NI only reads (a send
- * buffer, an RDMA write source) and for memory it writes (a receive
- * buffer, an RDMA read destination).  On-demand registrations (the MR
- * cache) are held to them on every fault; pinned memory is mapped
- * read-write whatever they say (rdma.md 8.2).
+ * Registration rights for memory the NI only reads (a send buffer, an RDMA
+ * write source) and for memory it writes (a receive buffer, an RDMA read
+ * destination).  On-demand registrations (the MR cache) are held to them
+ * on every fault; pinned memory is mapped read-write whatever they say
+ * (ExaNet: rdma.md 8.2).
  */
-#define XFI_MR_NI_READS		EXANET_MR_REMOTE_READ
-#define XFI_MR_NI_WRITES	(EXANET_MR_LOCAL_WRITE | EXANET_MR_REMOTE_READ)
+#define XFI_MR_NI_READS		XFI_NIC_MR_NI_READS
+#define XFI_MR_NI_WRITES	XFI_NIC_MR_NI_WRITES
 
 /* atomic (xfi_atomic.c) */
 extern struct fi_ops_atomic xfi_atomic_ops;

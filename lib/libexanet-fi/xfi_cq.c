@@ -155,7 +155,7 @@ static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, u
 static ssize_t xfi_cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 				fi_addr_t *src_addr, const void *cond, int timeout)
 {
-	int64_t end = timeout >= 0 ? exanet_now_ns() + (int64_t)timeout * 1000000 : 0;
+	int64_t end = timeout >= 0 ? exa_clock_ns() + (int64_t)timeout * 1000000 : 0;
 	unsigned long spins = 0;
 	ssize_t ret;
 
@@ -164,7 +164,7 @@ static ssize_t xfi_cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 		ret = xfi_cq_readfrom(fid, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		if (timeout >= 0 && (++spins & 255) == 0 && exanet_now_ns() >= end)
+		if (timeout >= 0 && (++spins & 255) == 0 && exa_clock_ns() >= end)
 			return -FI_EAGAIN;
 	}
 }

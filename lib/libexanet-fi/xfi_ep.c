@@ -85,7 +85,7 @@ void xfi_tx_op_free(struct xfi_tx_op *op)
  */
 static void xfi_peer_tx_restart(struct xfi_ep *ep, struct xfi_peer *peer)
 {
-	uint16_t e = (uint16_t)(exanet_now_ns() >> 10);
+	uint16_t e = (uint16_t)(exa_clock_ns() >> 10);
 
 	if (e == peer->tx_epoch)
 		e++;
@@ -391,12 +391,12 @@ void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err)
 }
 
 /* The domain's RDMA page, allocated on first use; NULL without RDMA. */
-struct exanet_rdma *xfi_dom_rdma(struct xfi_domain *dom)
+struct xfi_nic_rdma *xfi_dom_rdma(struct xfi_domain *dom)
 {
 	int err;
 
 	if (!dom->rdma && !dom->rdma_unavailable) {
-		err = exanet_rdma_alloc(dom->dev, &dom->rdma);
+		err = xfi_nic_rdma_alloc(dom->dev, &dom->rdma);
 		if (err) {
 			FI_WARN(&xfi_prov, FI_LOG_DOMAIN, "no RDMA page (%s): messages above "
 				"the threshold go eager, rendezvous receives fail\n",

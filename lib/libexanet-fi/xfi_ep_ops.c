@@ -492,8 +492,7 @@ static int xfi_ep_close(struct fid *fid)
 			free(p);
 		}
 	}
-	exanet_pkt_free(ep->pkt);	/* aborts channels still ONGOING */
-	exanet_mbox_free(ep->mbox);
+	xfi_nic_ep_close(ep->nep);	/* aborts channels still ONGOING */
 	pthread_mutex_unlock(&dom->lock);
 	free(ep);
 	return 0;
@@ -613,25 +612,17 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	if ((ep->caps & (FI_RMA | FI_ATOMIC)) &&
 	    !(ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		ep->caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-	err = exanet_pkt_alloc(dom->dev, &ep->pkt);
-	if (err)
-		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no packetizer interface: %s\n", strerror(-err));
-	if (!err) {
-		err = exanet_mbox_alloc(dom->dev, (unsigned int)xfi_params.mbox_slots, &ep->mbox);
-		if (err)
-			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no mailbox of %zu slots: %s\n",
-				xfi_params.mbox_slots, strerror(-err));
-	}
+	err = xfi_nic_ep_open(dom->dev, (unsigned int)xfi_params.mbox_slots, &ep->nep);
 	if (err) {
-		if (ep->pkt)
-			exanet_pkt_free(ep->pkt);
+		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no send channels or no mailbox of %zu slots: "
+			"%s\n", xfi_params.mbox_slots, strerror(-err));
 		free(ep);
 		return err;
 	}
-	ep->mbox_id = exanet_mbox_id(ep->mbox);
+	ep->mbox_id = xfi_nic_ep_mbox(ep->nep);
 	ep->min_multi_recv = XFI_MIN_MULTI_RECV;
 	/* a restarted endpoint on the same mailbox is told apart by its epoch */
-	ep->epoch = (uint16_t)((uint64_t)exanet_now_ns() ^ ((uint64_t)getpid() << 4));
+	ep->epoch = (uint16_t)((uint64_t)exa_clock_ns() ^ ((uint64_t)getpid() << 4));
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &xfi_ep_fi_ops;

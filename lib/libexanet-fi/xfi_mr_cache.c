@@ -34,7 +34,7 @@
 
 /* Rights of a cached entry: the NI may write into it (rendezvous
  * receive) and peers may read it (rendezvous send); never remote write. */
-#define XFI_MRC_ACCESS (XFI_MR_NI_WRITES | EXANET_MR_ON_DEMAND)
+#define XFI_MRC_ACCESS (XFI_MR_NI_WRITES | XFI_NIC_MR_ON_DEMAND)
 
 void xfi_mrc_init(struct xfi_mr_cache *c)
 {
@@ -71,7 +71,7 @@ static void xfi_mrc_push_front(struct xfi_mr_cache *c, struct xfi_mrc_entry *e)
 static void xfi_mrc_drop(struct xfi_mr_cache *c, struct xfi_mrc_entry *e)
 {
 	xfi_mrc_unlink(c, e);
-	exanet_dereg_mr(e->mr);
+	xfi_nic_dereg_mr(e->mr);
 	c->deregistrations++;
 	free(e);
 }
@@ -101,7 +101,7 @@ static void xfi_mrc_make_room(struct xfi_mr_cache *c)
 static int xfi_mrc_own(struct xfi_mr_cache *c, struct xfi_domain *dom, void *addr, size_t len,
 		       uint32_t access, struct xfi_mrh *h)
 {
-	int err = exanet_reg_mr(dom->dev, addr, len, access, &h->mr);
+	int err = xfi_nic_reg_mr(dom->dev, addr, len, access, &h->mr);
 
 	if (!err)
 		c->registrations++;
@@ -155,7 +155,7 @@ int xfi_mrc_get(struct xfi_domain *dom, void *addr, size_t len, uint32_t access,
 		pthread_mutex_unlock(&c->lock);
 		return -ENOMEM;
 	}
-	err = exanet_reg_mr(dom->dev, (void *)start, end - start, XFI_MRC_ACCESS, &e->mr);
+	err = xfi_nic_reg_mr(dom->dev, (void *)start, end - start, XFI_MRC_ACCESS, &e->mr);
 	if (err == -EOPNOTSUPP || err == -EINVAL) {
 		/* no on-demand paging on this NI (msix=off, old driver): pin
 		 * per message from now on */
@@ -194,7 +194,7 @@ void xfi_mrc_put(struct xfi_domain *dom, struct xfi_mrh *h)
 	if (h->ent) {
 		h->ent->refs--;
 		if (h->ent->dead && !h->ent->refs) {
-			exanet_dereg_mr(h->ent->mr);
+			xfi_nic_dereg_mr(h->ent->mr);
 			c->deregistrations++;
 			free(h->ent);
 		} else if (c->count > xfi_params.mr_cache_size && !h->ent->refs) {
@@ -202,7 +202,7 @@ void xfi_mrc_put(struct xfi_domain *dom, struct xfi_mrh *h)
 			c->evictions++;
 		}
 	} else {
-		exanet_dereg_mr(h->mr);
+		xfi_nic_dereg_mr(h->mr);
 		c->deregistrations++;
 	}
 	pthread_mutex_unlock(&c->lock);

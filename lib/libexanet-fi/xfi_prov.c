@@ -64,7 +64,7 @@ int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
 static const char *xfi_device_path(void)
 {
 	return xfi_params.device && *xfi_params.device ? xfi_params.device :
-		EXANET_DEFAULT_DEVICE;
+		XFI_NIC_DEFAULT_DEVICE;
 }
 
 /*
@@ -102,7 +102,7 @@ static int xfi_hints_ok(const struct fi_info *hints)
 	if (hints->domain_attr) {
 		const struct fi_domain_attr *d = hints->domain_attr;
 
-		XFI_REFUSE_IF(d->name && strncmp(d->name, "exanet", 6));
+		XFI_REFUSE_IF(d->name && strncmp(d->name, XFI_NIC_NAME, strlen(XFI_NIC_NAME)));
 		XFI_REFUSE_IF(d->control_progress == FI_PROGRESS_AUTO ||
 			      d->data_progress == FI_PROGRESS_AUTO);
 		XFI_REFUSE_IF(d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP &&
@@ -197,7 +197,7 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
 
-	fi->domain_attr->name = strdup("exanet0");
+	fi->domain_attr->name = strdup(XFI_NIC_NAME "0");
 	fi->domain_attr->threading = hints && hints->domain_attr &&
 		hints->domain_attr->threading ? hints->domain_attr->threading : FI_THREAD_SAFE;
 	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
@@ -210,9 +210,9 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->domain_attr->mr_key_size = 8;
 	fi->domain_attr->cq_data_size = 8;
 	fi->domain_attr->cq_cnt = 64;
-	fi->domain_attr->ep_cnt = EXANET_NUM_MBOX_IFACES;
-	fi->domain_attr->tx_ctx_cnt = EXANET_NUM_PKT_IFACES;
-	fi->domain_attr->rx_ctx_cnt = EXANET_NUM_MBOX_IFACES;
+	fi->domain_attr->ep_cnt = XFI_NIC_EP_CNT;
+	fi->domain_attr->tx_ctx_cnt = XFI_NIC_TX_CTX_CNT;
+	fi->domain_attr->rx_ctx_cnt = XFI_NIC_EP_CNT;
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
 	fi->domain_attr->max_ep_stx_ctx = 0;
@@ -353,7 +353,7 @@ static int xfi_mr_close(struct fid *fid)
 	}
 	pthread_mutex_unlock(&mr->dom->lock);
 	if (mr->xmr)
-		exanet_dereg_mr(mr->xmr);
+		xfi_nic_dereg_mr(mr->xmr);
 	xfi_domain_put(mr->dom, NULL);
 	free(mr);
 	return 0;
@@ -380,8 +380,8 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 		int err = -FI_EINVAL;
 
 		if (attr->iov_count == 1 && attr->mr_iov[0].iov_len)
-			err = exanet_reg_mr(dom->dev, attr->mr_iov[0].iov_base,
-					    attr->mr_iov[0].iov_len, 0, &mr->xmr);
+			err = xfi_nic_reg_mr(dom->dev, attr->mr_iov[0].iov_base,
+					     attr->mr_iov[0].iov_len, 0, &mr->xmr);
 		if (err) {
 			FI_WARN(&xfi_prov, FI_LOG_MR, "registration of %zu segment(s) (%zu bytes) "
 				"refused: %s\n", attr->iov_count,
@@ -396,7 +396,7 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 	mr->mr_fid.mem_desc = mr;
 	pthread_mutex_lock(&dom->lock);
 	if (mr->xmr) {
-		mr->mr_fid.key = XFI_MR_KEY(mr->xmr);
+		mr->mr_fid.key = mr->xmr->key;
 		mr->dom_next = dom->mrs;
 		dom->mrs = mr;
 	} else
@@ -475,12 +475,12 @@ static int xfi_domain_close(struct fid *fid)
 			       "%d objects (endpoints, queues, registrations) still open\n",
 			       dom->refs);
 	if (dom->rdma)
-		exanet_rdma_free(dom->rdma);
+		xfi_nic_rdma_free(dom->rdma);
 	xfi_mrc_fini(&dom->mrc);
 	xfi_cache_drain(&dom->op_cache);
 	xfi_cache_drain(&dom->rx_cache);
 	xfi_cache_drain(&dom->msg_cache);
-	exanet_close(dom->dev);
+	xfi_nic_close(dom->dev);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
 	return 0;
@@ -612,13 +612,13 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (!info || !domp)
 		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "no info or no result pointer\n");
 	if (info->domain_attr && info->domain_attr->name &&
-	    strncmp(info->domain_attr->name, "exanet", 6))
-		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "domain '%s' is not exanet's\n",
+	    strncmp(info->domain_attr->name, XFI_NIC_NAME, strlen(XFI_NIC_NAME)))
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "domain '%s' is not " XFI_NIC_NAME "'s\n",
 			       info->domain_attr->name);
 	dom = calloc(1, sizeof(*dom));
 	if (!dom)
 		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOMEM, "no memory\n");
-	err = exanet_open(xfi_device_path(), &dom->dev);
+	err = xfi_nic_open(xfi_device_path(), &dom->dev);
 	if (err) {
 		FI_WARN(&xfi_prov, FI_LOG_DOMAIN, "%s: %s\n", xfi_device_path(), strerror(-err));
 		free(dom);
@@ -627,7 +627,7 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	pthread_mutex_init(&dom->lock, NULL);
 	xfi_mrc_init(&dom->mrc);
 	dom->fabric = XFI_CONTAINER(fabric, struct xfi_fabric, fabric_fid);
-	dom->node_id = exanet_node_id(dom->dev);
+	dom->node_id = xfi_nic_node_id(dom->dev);
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
 	dom->domain_fid.fid.ops = &xfi_domain_fi_ops;
@@ -723,7 +723,7 @@ static void xfi_read_params(void)
 	size_t v;
 
 	fi_param_define(&xfi_prov, "device", FI_PARAM_STRING,
-			"ExaNet device (default " EXANET_DEFAULT_DEVICE ")");
+			XFI_NIC_DESCRIPTION " (default " XFI_NIC_DEFAULT_DEVICE ")");
 	fi_param_define(&xfi_prov, "mbox_slots", FI_PARAM_SIZE_T,
 			"receive mailbox slots per endpoint, power of two (default 4096)");
 	fi_param_define(&xfi_prov, "max_msg_size", FI_PARAM_SIZE_T,
@@ -744,8 +744,8 @@ static void xfi_read_params(void)
 		xfi_params.probe_ms = v;
 	if (!fi_param_get_size_t(&xfi_prov, "rndv_threshold", &v))
 		xfi_params.rndv_threshold = v;
-	if (!fi_param_get_size_t(&xfi_prov, "mbox_slots", &v) && v >= EXANET_MBOX_MIN_SLOTS &&
-	    v <= EXANET_MBOX_MAX_SLOTS && !(v & (v - 1)))
+	if (!fi_param_get_size_t(&xfi_prov, "mbox_slots", &v) && v >= XFI_NIC_MBOX_MIN &&
+	    v <= XFI_NIC_MBOX_MAX && !(v & (v - 1)))
 		xfi_params.mbox_slots = v;
 	if (!fi_param_get_size_t(&xfi_prov, "max_msg_size", &v) && v > 0 && v <= UINT32_MAX)
 		xfi_params.max_msg_size = v;

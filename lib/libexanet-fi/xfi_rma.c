@@ -14,16 +14,16 @@
 
 #include "xfi.h"
 
-static struct exanet_mr *xfi_local_mr(void *desc, const void *buf, size_t len)
+static struct xfi_nic_mr *xfi_local_mr(void *desc, const void *buf, size_t len)
 {
 	const struct xfi_mr *mr = desc;
-	const struct exanet_mr *x = mr ? mr->xmr : NULL;
+	struct xfi_nic_mr *x = mr ? mr->xmr : NULL;
 	uintptr_t b = (uintptr_t)buf, s;
 
 	if (!x)
 		return NULL;
 	s = (uintptr_t)x->addr;
-	return b >= s && len <= x->len && b - s <= x->len - len ? (struct exanet_mr *)x : NULL;
+	return b >= s && len <= x->len && b - s <= x->len - len ? x : NULL;
 }
 
 static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t len, void *desc,
@@ -32,15 +32,16 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 {
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid);
 	struct xfi_rma_op *op;
-	struct exanet_rdma *rdma;
-	struct exanet_raddr ra;
+	struct xfi_nic_rdma *rdma;
+	struct xfi_nic_mr *lmr;
 	const char *why = NULL;
-	uint32_t peer_key;
+	uint32_t peer_key, rank;
+	uint64_t raddr;
 	int err = 0, slot;
 
-	if ((len && !buf) || len > EXANET_RDMA_MAX_LEN)
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes at %p (at most %u)\n", len,
-			       buf, (unsigned int)EXANET_RDMA_MAX_LEN);
+	if ((len && !buf) || len > XFI_NIC_RDMA_MAX_LEN)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes at %p (at most %llu)\n", len,
+			       buf, (unsigned long long)XFI_NIC_RDMA_MAX_LEN);
 	if (!(ep->caps & FI_RMA))
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "endpoint opened without FI_RMA\n");
 	op = calloc(1, sizeof(*op));
@@ -66,21 +67,23 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 		err = -FI_ENODEV;
 		goto out;
 	}
-	err = exanet_raddr_make(xfi_key_node(peer_key), XFI_KEY_RANK(key), addr, &ra);
+	err = xfi_nic_key_raddr(key, addr, &rank, &raddr);
 	if (err) {
 		why = "bad remote address or key";
 		goto out;
 	}
-	if (!xfi_local_mr(desc, buf, len)) {
+	lmr = xfi_local_mr(desc, buf, len);
+	if (!lmr) {
 		err = xfi_mrc_get(ep->dom, buf, len, is_read ? XFI_MR_NI_WRITES : XFI_MR_NI_READS,
 				  &op->tmp);
 		if (err) {
 			why = "local buffer not registered";
 			goto out;
 		}
+		lmr = op->tmp.mr;
 	}
-	slot = is_read ? exanet_rdma_post_read(rdma, buf, &ra, len, NULL) :
-		exanet_rdma_post_write(rdma, buf, &ra, len, NULL);
+	slot = xfi_nic_rdma_post(rdma, is_read, buf, lmr, xfi_key_node(peer_key), rank, raddr,
+				 len);
 	if (slot < 0) {
 		err = slot == -EAGAIN ? -FI_EAGAIN : slot;	/* all channels busy: retry */
 		why = "the RDMA engine refused the descriptor";
@@ -113,7 +116,7 @@ void xfi_rma_progress(struct xfi_ep *ep)
 
 		next = cur->next;
 		if (op->slot >= 0)
-			ret = exanet_rdma_poll(ep->dom->rdma, (unsigned int)op->slot, NULL);
+			ret = xfi_nic_rdma_poll(ep->dom->rdma, (unsigned int)op->slot);
 		if (ret == -EINPROGRESS) {
 			prev = cur;
 			continue;

@@ -319,11 +319,11 @@ static void xfi_rx_packet(struct xfi_ep *ep, uint32_t src_node, const uint8_t *p
 static void xfi_rx_poll(struct xfi_ep *ep)
 {
 	uint8_t pkt[XFI_PKT_MAX];
-	struct exanet_msg_info info;
+	uint32_t src_node = 0;
 	unsigned int i;
 
 	for (i = 0; i < XFI_RX_BUDGET; i++) {
-		ssize_t n = exanet_recv(ep->mbox, pkt, sizeof(pkt), &info);
+		ssize_t n = xfi_nic_recv(ep->nep, pkt, sizeof(pkt), &src_node);
 
 		if (n == 0)
 			break;
@@ -333,7 +333,7 @@ static void xfi_rx_poll(struct xfi_ep *ep)
 				continue;	/* bad slot, consumed */
 			break;
 		}
-		xfi_rx_packet(ep, info.src_node, pkt, (size_t)n);
+		xfi_rx_packet(ep, src_node, pkt, (size_t)n);
 	}
 }
 
@@ -386,7 +386,7 @@ void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_ent
 /* Post and poll the reads of r; 1 when nothing is in flight any more. */
 static int xfi_rndv_advance(struct xfi_ep *ep, struct xfi_rndv_rx *r)
 {
-	struct exanet_rdma *rdma = ep->dom->rdma;
+	struct xfi_nic_rdma *rdma = ep->dom->rdma;
 	uint64_t off = 0;
 	int busy = 0;
 	unsigned int i;
@@ -397,18 +397,12 @@ static int xfi_rndv_advance(struct xfi_ep *ep, struct xfi_rndv_rx *r)
 		if (r->seg_done[i])
 			continue;
 		if (r->slot[i] < 0) {
-			struct exanet_raddr src;
-
 			if (r->err) {
 				r->seg_done[i] = 1;	/* never posted */
 				continue;
 			}
-			ret = exanet_raddr_make(r->rd.node, r->rd.rank, r->rd.va, &src);
-			if (!ret)
-				ret = exanet_raddr_add(&src, off);
-			if (!ret)
-				ret = exanet_rdma_post_read(rdma, r->seg_base[i], &src,
-							    r->seg_len[i], NULL);
+			ret = xfi_nic_rdma_post(rdma, 1, r->seg_base[i], r->mrh[i].mr, r->rd.node,
+						r->rd.rank, r->rd.va + off, r->seg_len[i]);
 			if (ret == -EAGAIN) {	/* all read channels busy: later */
 				busy = 1;
 				continue;
@@ -420,7 +414,7 @@ static int xfi_rndv_advance(struct xfi_ep *ep, struct xfi_rndv_rx *r)
 			}
 			r->slot[i] = ret;
 		}
-		ret = exanet_rdma_poll(rdma, (unsigned int)r->slot[i], NULL);
+		ret = xfi_nic_rdma_poll(rdma, (unsigned int)r->slot[i]);
 		if (ret == -EINPROGRESS) {
 			busy = 1;
 			continue;
@@ -484,7 +478,7 @@ static void xfi_rndv_progress(struct xfi_ep *ep)
  */
 static void xfi_probe_peers(struct xfi_ep *ep)
 {
-	int64_t now = exanet_now_ns(), period = (int64_t)xfi_params.probe_ms * 1000000;
+	int64_t now = exa_clock_ns(), period = (int64_t)xfi_params.probe_ms * 1000000;
 	struct xfi_link *cur;
 
 	for (cur = ep->rndv_wait.head; cur; cur = cur->next) {

@@ -22,7 +22,7 @@ void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 	if (xfi_op_awaits_reply(op) && !op->err && !op->fin_received) {
 		/* RTS delivered: the receiver reads the buffer, then sends a FIN;
 		 * atomic request delivered: the target answers once applied */
-		op->wait_since = exanet_now_ns();
+		op->wait_since = exa_clock_ns();
 		xfi_q_push(&ep->rndv_wait, &op->link);
 		return;
 	}
@@ -40,12 +40,12 @@ void xfi_tx_reap(struct xfi_ep *ep)
 
 		if (!ch->busy)
 			continue;
-		err = exanet_status_errno(exanet_chan_status(ep->pkt, c));
+		err = xfi_nic_chan_status(ep->nep, c);
 		if (err == -EINPROGRESS)
 			continue;
 		if (err == -ENOBUFS) {	/* nothing was written: send it again */
-			err = exanet_send_on(ep->pkt, c, xfi_key_node(ch->peer->key),
-					     xfi_key_mbox(ch->peer->key), ch->pkt, ch->len);
+			err = xfi_nic_send(ep->nep, c, xfi_key_node(ch->peer->key),
+					   xfi_key_mbox(ch->peer->key), ch->pkt, ch->len);
 			if (err >= 0)
 				continue;
 		}
@@ -144,8 +144,8 @@ void xfi_tx_fill(struct xfi_ep *ep)
 					       op->start_flags, op->data, src, &n);
 		else
 			plen = xfi_build_cont(ch->pkt, &h, src + op->sent, op->len - op->sent, &n);
-		err = exanet_send_on(ep->pkt, (unsigned int)c, xfi_key_node(peer->key),
-				     xfi_key_mbox(peer->key), ch->pkt, plen);
+		err = xfi_nic_send(ep->nep, (unsigned int)c, xfi_key_node(peer->key),
+				   xfi_key_mbox(peer->key), ch->pkt, plen);
 		if (err < 0) {
 			op->err = err;
 			continue;
@@ -231,9 +231,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 			goto fail;
 		}
 		op->rndv = 1;
-		rd->node = op->mrh.mr->node;
-		rd->rank = op->mrh.mr->rank;
-		rd->va = (uintptr_t)iov[0].iov_base;
+		xfi_nic_mr_remote(op->mrh.mr, iov[0].iov_base, &rd->node, &rd->rank, &rd->va);
 		op->bounce = (uint8_t *)rd;
 		op->start_flags |= XFI_START_RNDV;
 	} else if (count == 1 && !(flags & FI_INJECT)) {

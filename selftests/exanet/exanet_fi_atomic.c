@@ -25,6 +25,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "exa_test.h"
+#include "../lib/fi_objs.h"
 
 #define FI_TMO (60 * SEC)
 #define MAX_RANKS 4
@@ -65,12 +66,9 @@ static struct fi_info *atomic_hints(void)
 
 FIXTURE_SETUP(fa)
 {
-	struct fi_info *hints;
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE };
 	uint8_t name[64], all[MAX_RANKS][64];
 	size_t alen = sizeof(name);
-	int ret, i;
+	int i;
 
 	OOB_UP(&self->oob);
 	self->rank = self->oob.rank;
@@ -79,21 +77,8 @@ FIXTURE_SETUP(fa)
 		SKIP_TEST("needs 2 to %d ranks, have %d", MAX_RANKS, self->nranks);
 	if (access(EXANET_DEFAULT_DEVICE, F_OK))
 		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
-	hints = atomic_hints();
-	ASSERT_NE(NULL, hints);
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &self->info);
-	fi_freeinfo(hints);
-	if (ret)
-		TH_LOG("fi_getinfo with FI_ATOMIC: %s", fi_strerror(-ret));
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
-	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &self->av, NULL));
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &self->cq, NULL));
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &self->ep, NULL));
-	ASSERT_EQ(0, fi_ep_bind(self->ep, &self->av->fid, 0));
-	ASSERT_EQ(0, fi_ep_bind(self->ep, &self->cq->fid, FI_TRANSMIT | FI_RECV));
-	ASSERT_EQ(0, fi_enable(self->ep));
+	fi_test_open_objs(_metadata, atomic_hints(), FI_AV_TABLE, &self->info, &self->fabric,
+			  &self->domain, &self->av, &self->cq, &self->ep);
 	memset(name, 0, sizeof(name));
 	ASSERT_EQ(0, fi_getname(&self->ep->fid, name, &alen));
 	ASSERT_EQ(0, oob_allgather(&self->oob, name, all, sizeof(name)));
@@ -104,18 +89,7 @@ FIXTURE_SETUP(fa)
 FIXTURE_TEARDOWN(fa)
 {
 	oob_barrier(&self->oob);
-	if (self->ep)
-		fi_close(&self->ep->fid);
-	if (self->cq)
-		fi_close(&self->cq->fid);
-	if (self->av)
-		fi_close(&self->av->fid);
-	if (self->domain)
-		fi_close(&self->domain->fid);
-	if (self->fabric)
-		fi_close(&self->fabric->fid);
-	if (self->info)
-		fi_freeinfo(self->info);
+	fi_test_close_objs(self->info, self->fabric, self->domain, self->av, self->cq, self->ep);
 	oob_fini(&self->oob);
 }
 

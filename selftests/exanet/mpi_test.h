@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the in-VM tests that run mpirun on rank 0 share (exanet_mpi,
- * exanet_coll_mpi): the fixture (oob, sshd of every node listening, skip
- * without Open MPI or the check program) and the --host list.  The
+ * exanet_coll_mpi, extoll_mpi): the fixture (oob, sshd of every node
+ * listening, skip without Open MPI or the check program), the --host list
+ * and mpirun of a check program over a libfabric provider.  The
  * includer defines CHECK_PROG (the MPI program) and MPIRUN_TMO (seconds of
  * one mpirun) first.
  */
@@ -83,6 +84,35 @@ static inline void mpi_hosts(FIXTURE_DATA(mpi) *self, int per_node, char *hosts,
 		len += (size_t)snprintf(hosts + len, size - len, "%s%s:%d", i ? "," : "",
 					inet_ntoa(a), per_node);
 	}
+}
+
+/* Rank 0: mpirun (extra options mca) with per_node ranks on each node of
+ * the test running CHECK_PROG with args (its cases; "" for all); checks its
+ * status, the program's summary line and that every rank's MTL was ofi
+ * with the libfabric provider prov. */
+static inline void mpi_run_checks(struct __test_metadata *_metadata, FIXTURE_DATA(mpi) *self,
+				  int per_node, const char *mca, const char *prov,
+				  const char *args, const char *summary)
+{
+	char hosts[1024], out[64];
+	int status, nranks = self->nnodes * per_node;
+
+	mpi_hosts(self, per_node, hosts, sizeof(hosts));
+	snprintf(out, sizeof(out), "/tmp/%s_mpi_%d.txt", prov, per_node);
+	status = exa_system("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+			    "timeout %d mpirun --host %s -np %d --mca mtl_base_verbose 10 %s "
+			    "%s %s > %s 2>&1", MPIRUN_TMO, hosts, nranks, mca, CHECK_PROG, args,
+			    out);
+	if (status) {
+		TH_LOG("mpirun (%d ranks on %s) exited %d:", nranks, hosts, status);
+		exa_system("grep -v 'mca: base\\|mca:base' %s | sed 's/^/#   /' | tail -60", out);
+	}
+	EXPECT_EQ(0, status);
+	exa_system("grep -E '^(ok|not ok|checks:|#)' %s | sed 's/^/# /'", out);
+	EXPECT_EQ(0, exa_system("grep -qx '%s' %s", summary, out));
+	/* every rank selected the ofi MTL on the provider */
+	EXPECT_EQ(nranks, exa_system("exit $(grep -c 'mtl:ofi:provider: %s' %s)", prov, out));
+	EXPECT_EQ(nranks, exa_system("exit $(grep -c 'select: component ofi selected' %s)", out));
 }
 
 #endif /* SELFTEST_MPI_TEST_H */

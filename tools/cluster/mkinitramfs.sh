@@ -11,7 +11,7 @@
 #
 # Contents: busybox-static (+ applet links), kmod, systemd-udevd/udevadm with
 # 50-udev-default.rules, 80-drivers.rules and our drivers/*/*.rules, strace,
-# iperf3, sockperf, qemu-ga (qemu-guest-agent), fi_info/fi_pingpong (libfabric-bin) with the exanet provider in
+# iperf3, sockperf, qemu-ga (qemu-guest-agent), fi_info/fi_pingpong (libfabric-bin) with the exanet and extoll providers in
 # /usr/lib/x86_64-linux-gnu/libfabric, Open MPI (openmpi-bin, without the
 # components for other NICs, MPI-IO and OpenSHMEM, with coll/exanet from
 # $BUILD/ompi in its component directory) and sshd/ssh with keys
@@ -132,11 +132,13 @@ depmod -b "$STAGE" "$KVER"
 	cp -a "$f" usr/bin/
 done
 [ -d "$BUILD/lib" ] && cp -a "$BUILD"/lib/. usr/lib/
-# the libfabric provider where Debian's libfabric looks without FI_PROVIDER_PATH
-if [ -f "$BUILD/lib/libexanet-fi.so" ]; then
+# the libfabric providers "exanet" and "extoll" where Debian's libfabric looks
+# without FI_PROVIDER_PATH
+for f in "$BUILD/lib/libexanet-fi.so" "$BUILD/lib/libextoll-fi.so"; do
+	[ -f "$f" ] || continue
 	mkdir -p usr/lib/x86_64-linux-gnu/libfabric
-	cp "$BUILD/lib/libexanet-fi.so" usr/lib/x86_64-linux-gnu/libfabric/
-fi
+	cp "$f" usr/lib/x86_64-linux-gnu/libfabric/
+done
 [ -d "$BUILD/selftests" ] && cp -a "$BUILD"/selftests usr/lib/exanet/selftests
 if [ -d "$HERE/tests" ]; then
 	mkdir -p usr/lib/exanet/cluster-tests

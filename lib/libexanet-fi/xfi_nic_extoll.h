@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Constants of the EXTOLL backend (xfi_nic_extoll.c) for the provider's
+ * engine: the provider "extoll" (libextoll-fi.so).  See xfi_nic.h.
+ */
+#ifndef XFI_NIC_EXTOLL_H
+#define XFI_NIC_EXTOLL_H
+
+#define XFI_NIC_NAME		"extoll"	/* provider, fabric, domain prefix */
+/* probed by fi_getinfo; libvelo2 and librma2 open their devices themselves */
+#define XFI_NIC_DEFAULT_DEVICE	"/dev/extoll/rma2"
+#define XFI_NIC_DESCRIPTION	"EXTOLL RMA device probed by fi_getinfo"
+#define XFI_NIC_CHANNELS	4	/* VELO sends complete at once: few needed */
+#define XFI_NIC_EP_CNT		64	/* VELO VPIDs the engine can address (6 bits) */
+#define XFI_NIC_TX_CTX_CNT	64
+/* the VELO ring has the driver's size: FI_EXTOLL_MBOX_SLOTS is not used */
+#define XFI_NIC_MBOX_MIN	4
+#define XFI_NIC_MBOX_MAX	8192
+#define XFI_NIC_RDMA_MAX_LEN	(1ull << 30)	/* posted as puts/gets of <= 8 MiB */
+/* FI_ATOMIC is left out: the engine finds the target registration by its
+ * key, and EXTOLL keys (an NLA offset) are not unique per registration */
+#define XFI_NIC_HAS_ATOMIC	0
+
+#endif
