@@ -401,8 +401,11 @@ static int xfi_rndv_advance(struct xfi_ep *ep, struct xfi_rndv_rx *r)
 				r->seg_done[i] = 1;	/* never posted */
 				continue;
 			}
-			ret = xfi_nic_rdma_post(rdma, 1, r->seg_base[i], r->mrh[i].mr, r->rd.node,
-						r->rd.rank, r->rd.va + off, r->seg_len[i]);
+			/* the sender's address: a wrap past 2^64 is refused, not
+			 * read from (the backends check only the sum) */
+			ret = r->rd.va + off < r->rd.va ? -EINVAL :
+				xfi_nic_rdma_post(rdma, 1, r->seg_base[i], r->mrh[i].mr, r->rd.node,
+						  r->rd.rank, r->rd.va + off, r->seg_len[i]);
 			if (ret == -EAGAIN) {	/* all read channels busy: later */
 				busy = 1;
 				continue;
