@@ -18,8 +18,9 @@
 #                   writes build/bench/mpi.json
 #   make bench-latency  where the microseconds of an 8 B message go (QEMU trace
 #                   events), writes build/bench/latency-breakdown.json
-#   make bench-agent  exa-agent vs qemu-guest-agent, 1000 commands each under
-#                   load, writes build/bench/agent.json
+#   make bench-agent  the command channel (qemu-guest-agent), 1000 commands
+#                   under load from one and from two clients, writes
+#                   build/bench/agent.json
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).

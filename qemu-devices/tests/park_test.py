@@ -11,7 +11,7 @@ counters of the device: a packet (a mailbox message that arrives after a
 second of waiting), an RDMA completion (a read whose target QEMU process
 is stopped with SIGSTOP for a while: the reader polls the channel's STATUS
 until the target runs again), a VELO message (the VELO ping-pong with one
-node stopped), an interrupt (the agent's serial line), a timeout
+node stopped), an interrupt (the agent's virtio-serial port), a timeout
 (poll-park-ms 1); the guest's timer tick alone does not end a park unless
 poll-defer-tick is off; with poll-yield off nothing parks.  Every waiter still
 gets its data, checked.  On a 1-node cluster with 2 vCPUs: a process on
@@ -125,10 +125,10 @@ def test_packet_interrupt(c):
     check("the guest's timer tick alone does not end a park (poll-defer-tick)",
           idle["poll-ticks-deferred"] > 0, idle)
     for i in range(3):
-        c.run(1, "true", timeout=20)    # a request on the agent's serial line
+        c.run(1, "true", timeout=20)    # requests on the agent's virtio-serial port
     c2 = counters(c, 1)
     irq = delta(c2, c1)
-    check("a parked vCPU wakes for another interrupt (the serial line)",
+    check("a parked vCPU wakes for another interrupt (the agent's virtio-serial port)",
           irq["poll-wakes-interrupt"] > 0, irq)
     r = c.run(0, "%s send 1 %d" % (HELPER, mbox), timeout=30)
     check("send to the parked receiver", r.rc == 0 and "sent" in r.output, r.output)
@@ -181,7 +181,7 @@ def test_timeout_and_off(c):
 def rdma_read_stopped(c, raddr):
     """node 0 RDMA-reads from node 1 while node 1's QEMU is stopped: the
     reader's output and node 0's counter deltas over the stop and over the
-    half second after it (no agent traffic to node 0 meanwhile: its serial
+    half second after it (no agent traffic to node 0 meanwhile: its virtio-serial
     interrupts would wake the reader too)."""
     pid1 = c.pids["n1"]
     os.kill(pid1, signal.SIGSTOP)
@@ -203,7 +203,7 @@ def test_rdma(c):
     qset(c, 0, "exa", "poll-park-ms", 1000)
     pid, log = c.spawn(1, "%s serve 120" % HELPER)
     raddr = wait_output(c, 1, log, r"raddr ([0-9a-f]{32})").group(1)
-    # an unrelated interrupt (management network, serial line) may wake the
+    # an unrelated interrupt (management network, agent port) may wake the
     # reader just before the data arrives; then the poll finds it without a
     # park: try a few times
     tries = []

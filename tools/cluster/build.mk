@@ -15,6 +15,7 @@ INITRAMFS := $(BUILD)/initramfs.cpio.gz
 MGMT_HUB := $(BUILD)/bin/exanet-mgmt-hub
 MGMT_HUB_TEST := $(BUILD)/host-tests/test_mgmt_hub
 RUNNER_TEST := $(BUILD)/host-tests/test_runner_tap
+QGA_TEST := $(BUILD)/host-tests/test_qga
 CLUSTER_NODES ?= 2
 
 # Everything the image packs: real files built by the other fragments
@@ -24,7 +25,7 @@ CLUSTER_NODES ?= 2
 INITRAMFS_EXCLUDE := $(INITRAMFS) $(BUILD)/qemu-system-x86_64 $(BUILD)/host-tests/% $(MGMT_HUB)
 INITRAMFS_DEPS := $(filter-out $(INITRAMFS_EXCLUDE),$(filter $(BUILD)/%,$(ALL_TARGETS)))
 INITRAMFS_ORDER := $(filter-out qemu $(BUILD)/% $(TOP)/%,$(ALL_TARGETS))
-INITRAMFS_INPUTS := $(CLUSTER_DIR)/mkinitramfs.sh $(CLUSTER_DIR)/init $(CLUSTER_DIR)/exa-agent \
+INITRAMFS_INPUTS := $(CLUSTER_DIR)/mkinitramfs.sh $(CLUSTER_DIR)/init \
 	$(CLUSTER_DIR)/psm2-stub.c \
 	$(wildcard $(CLUSTER_DIR)/tests/*) $(wildcard $(TOP)/drivers/*/*.rules) \
 	$(wildcard /lib/modules/$(KVER)/modules.dep) \
@@ -49,6 +50,10 @@ $(RUNNER_TEST): $(CLUSTER_DIR)/tests/test_runner_tap.py $(CLUSTER_DIR)/run-tests
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
+$(QGA_TEST): $(CLUSTER_DIR)/tests/test_qga.py $(CLUSTER_DIR)/qga.py
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
 cluster-test: $(INITRAMFS) $(MGMT_HUB) | qemu
 	@$(CLUSTER_DIR)/run-tests --no-host --no-default-list \
 		--list $(CLUSTER_DIR)/tests/tests.list --list $(CLUSTER_DIR)/tests/tests4.list \
@@ -60,5 +65,5 @@ cluster-up: $(INITRAMFS) $(MGMT_HUB) | qemu
 cluster-down:
 	@$(CLUSTER_DIR)/exacluster down
 
-ALL_TARGETS += $(MGMT_HUB) $(MGMT_HUB_TEST) $(RUNNER_TEST)
-HOST_TESTS += $(MGMT_HUB_TEST) $(RUNNER_TEST)
+ALL_TARGETS += $(MGMT_HUB) $(MGMT_HUB_TEST) $(RUNNER_TEST) $(QGA_TEST)
+HOST_TESTS += $(MGMT_HUB_TEST) $(RUNNER_TEST) $(QGA_TEST)

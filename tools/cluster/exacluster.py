@@ -11,17 +11,18 @@ Library use (Python 3 stdlib only)::
         results = c.run_all(["prog --server", "prog --client"], timeout=60)
 
 Each node: q35, 1 vCPU, 512 MiB, Debian kernel + $BUILD/initramfs.cpio.gz,
-console (ttyS0) logged to <rundir>/n<i>.console, command agent on ttyS1
-(a unix socket chardev), management Ethernet (virtio-net, 10.42.0.<i+1>/24,
-MAC 52:54:00:42:00:<i>) over QEMU dgram unix sockets (direct pair for 2
-nodes, exanet-mgmt-hub otherwise), and the exanet device
+console (ttyS0) logged to <rundir>/n<i>.console, commands through
+qemu-guest-agent on virtio-serial ports (tools/cluster/qga.py), management
+Ethernet (virtio-net, 10.42.0.<i+1>/24, MAC 52:54:00:42:00:<i>) over QEMU
+dgram unix sockets (direct pair for 2 nodes, exanet-mgmt-hub otherwise), and
+the exanet device
 (-device exanet,node-id=<i>,num-nodes=<N>,fabric=<sockdir>/fabric).
 With trace=[patterns] (exacluster up --trace PATTERN) each QEMU enables
 those trace events (log backend, host-clock timestamps) and writes them to
 <rundir>/n<i>.trace.
 
 Every process started is recorded in <rundir>/pids and state.json; teardown
-powers nodes off through the agent, then SIGTERM/SIGKILLs exactly the recorded
+powers nodes off through qemu-ga, then SIGTERM/SIGKILLs exactly the recorded
 PIDs.  It runs on normal exit, exceptions, SIGINT, SIGTERM and SIGHUP.
 See Documentation/cluster.md.
 """
@@ -43,12 +44,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:     # qga.py, beside this file
     sys.path.append(HERE)
+from qga import QGA_PORTS, QgaClient, port_sockets  # noqa: E402
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 CACHE = os.environ.get("CACHE") or os.path.expanduser("~/.cache/exanet-fabric")
 
-ACK_RETRY = float(os.environ.get("EXACLUSTER_ACK_RETRY", "4"))       # s without ACK
-QUERY_RETRY = float(os.environ.get("EXACLUSTER_QUERY_RETRY", "20"))  # s without answer
 TIMEOUT_RC = 124        # rc reported when the node-side timeout killed a command
 SUN_PATH_MAX = 100      # keep unix socket paths below the 108-byte limit
 MGMT_NET = "10.42.0."
@@ -239,164 +239,6 @@ def _set_pdeathsig():
         pass
 
 
-class _Agent:
-    """Connection to one node's agent socket; thread-safe request/response."""
-
-    def __init__(self, node, path, prefix):
-        self.node = node
-        self.path = path
-        self.prefix = prefix
-        self.sock = None
-        self.lock = threading.Lock()
-        self.cv = threading.Condition()
-        self.results = {}
-        self.waiting = set()
-        self.dead = None
-        self.seq = 0
-        self.reader = None
-        self.ready = threading.Event()     # agent announced itself
-        self.lines = {}         # rid -> request line (for re-sending)
-        self.sent_at = {}       # rid -> last (re)send time
-        self.acked = set()
-        self.resends = 0
-
-    def connect(self, deadline):
-        while True:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            try:
-                s.connect(self.path)
-                break
-            except OSError:
-                s.close()
-                if time.monotonic() > deadline:
-                    raise ClusterError("node %d: cannot connect to agent socket %s"
-                                       % (self.node, self.path))
-                time.sleep(0.1)
-        self.sock = s
-        self.reader = threading.Thread(target=self._read_loop, daemon=True,
-                                       name="exacluster-agent-%d" % self.node)
-        self.reader.start()
-
-    def close(self):
-        s, self.sock = self.sock, None
-        if s:
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            s.close()
-
-    def _read_loop(self):
-        buf = b""
-        cur = None
-        body = []
-        sock = self.sock
-        try:
-            while True:
-                data = sock.recv(65536)
-                if not data:
-                    break
-                buf += data
-                *lines, buf = buf.split(b"\n")
-                for raw in lines:
-                    line = raw.decode("ascii", "replace").strip("\r\x00 ")
-                    k = line.find("@@EXA-")
-                    if k < 0:
-                        if cur is not None:
-                            body.append(line)
-                        continue
-                    f = line[k:].split()
-                    if f[0] == "@@EXA-READY":
-                        self.ready.set()
-                    elif f[0] == "@@EXA-ACK" and len(f) >= 2:
-                        with self.cv:
-                            if f[1] in self.lines:
-                                self.acked.add(f[1])
-                    elif f[0] == "@@EXA-BEGIN" and len(f) >= 2:
-                        cur, body = f[1], []
-                    elif f[0] == "@@EXA-END" and len(f) >= 3 and f[1] == cur:
-                        try:
-                            out = base64.b64decode("".join(body))
-                        except ValueError:
-                            out = b"<exacluster: undecodable agent output>"
-                        with self.cv:
-                            if cur in self.lines:
-                                self.results[cur] = (int(f[2]), out.decode("utf-8", "replace"),
-                                                     len(f) > 3 and f[3] == "T")
-                                self.cv.notify_all()
-                        cur = None
-        except OSError:
-            pass
-        with self.cv:
-            self.dead = "agent connection closed"
-            self.cv.notify_all()
-
-    def send(self, cmd, timeout):
-        with self.lock:
-            self.seq += 1
-            rid = "%s%d" % (self.prefix, self.seq)
-            b = base64.b64encode(cmd.encode()).decode()
-            t = 0 if not timeout else max(1, int(timeout + 0.999))
-            line = "@@EXA-REQ %s %d %s\n" % (rid, t, b)
-            if self.sock is None:
-                raise ClusterError("node %d: agent not connected" % self.node)
-            with self.cv:
-                self.waiting.add(rid)
-                self.lines[rid] = line.encode()
-                self.sent_at[rid] = time.monotonic()
-            try:
-                self.sock.sendall(line.encode())
-            except OSError as e:
-                raise ClusterError("node %d: agent send failed: %s" % (self.node, e)) from e
-        return rid
-
-    def _resend(self, rid):
-        with self.lock:
-            line = self.lines.get(rid)
-            if line is None or self.sock is None:
-                return
-            self.resends += 1
-            try:
-                self.sock.sendall(line)
-            except OSError:
-                pass
-
-    def forget(self, rid):
-        with self.cv:
-            for d in (self.lines, self.sent_at, self.results):
-                d.pop(rid, None)
-            self.acked.discard(rid)
-            self.waiting.discard(rid)
-
-    def wait(self, rid, deadline):
-        """Wait for rid's answer.  A request the agent did not acknowledge
-        within ACK_RETRY seconds is sent again (lost input), and one that is
-        acknowledged but unanswered is repeated every QUERY_RETRY seconds
-        (lost output; the agent re-sends a finished answer, never re-runs)."""
-        try:
-            while True:
-                resend = False
-                with self.cv:
-                    if rid in self.results:
-                        return self.results.pop(rid)
-                    if self.dead:
-                        raise ClusterError("node %d: %s" % (self.node, self.dead))
-                    now = time.monotonic()
-                    if deadline is not None and now >= deadline:
-                        raise AgentTimeout("node %d: agent did not answer" % self.node)
-                    limit = QUERY_RETRY if rid in self.acked else ACK_RETRY
-                    if now - self.sent_at.get(rid, now) >= limit:
-                        self.sent_at[rid] = now
-                        resend = True
-                    else:
-                        self.cv.wait(0.5 if deadline is None else
-                                     max(0.01, min(0.5, deadline - now)))
-                if resend:
-                    self._resend(rid)
-        finally:
-            self.forget(rid)
-
-
 _live = []              # clusters owned by this process (for atexit / signals)
 _live_lock = threading.Lock()
 
@@ -492,7 +334,7 @@ class Cluster:
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
                  detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None,
                  rx_spin_us=None,
-                 torus=None, link_mbps=None, link_ns=None, qga="auto"):
+                 torus=None, link_mbps=None, link_ns=None):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
@@ -561,13 +403,8 @@ class Cluster:
         if rx_spin_us is None and env_spin is not None:
             rx_spin_us = int(env_spin)
         self.rx_spin_us = rx_spin_us or 0
-        # qemu-guest-agent channel (virtio-serial port org.qemu.guest_agent.0
-        # on <sockdir>/n<i>.qga): "auto" = when the emulator has
-        # virtio-serial; EXACLUSTER_QGA=0/1.
-        env_qga = os.environ.get("EXACLUSTER_QGA")
-        if env_qga is not None and qga == "auto":
-            qga = {"0": False, "1": True}.get(env_qga, "auto")
-        self.qga_channel = qga
+        # Commands go through qemu-guest-agent (virtio-serial ports
+        # org.qemu.guest_agent.<k> on <sockdir>/n<i>.qga[<k>]).
         self.qga_clients = {}
         self._qga_seq = itertools.count()
         self.memory = memory
@@ -580,7 +417,6 @@ class Cluster:
         self.mgmt_net = mgmt_net
         self.procs = {}         # key -> Popen (only when we are the parent)
         self.pids = {}          # key -> pid  ("hub", "n0", "n1", ...)
-        self.agents = []
         self.sockdir = None
         self.boot_times = []
         self.closed = False
@@ -692,7 +528,7 @@ class Cluster:
               "initrd": self.initrd, "kernel": self.kernel, "owner": os.getpid(),
               "detached": self.detach, "boot_times": self.boot_times,
               "trace": self.trace, "extoll": self.extoll,
-              "exanet": self.use_exanet(), "qga": self.use_qga(),
+              "exanet": self.use_exanet(),
               "torus": "x".join(map(str, self.torus)),
               "ips": [self.node_ip(i) for i in range(self.nodes)]}
         tmp = os.path.join(self.rundir, "state.json.tmp")
@@ -726,10 +562,12 @@ class Cluster:
                 log("%s has no 'exanet' device: nodes boot without it" % self.qemu)
         return bool(self.exanet)
 
-    def use_qga(self):
-        if self.qga_channel == "auto":
-            self.qga_channel = qemu_has_device(self.qemu, "virtio-serial-pci")
-        return bool(self.qga_channel)
+    def check_qga(self):
+        """The emulator must have virtio-serial: the command channel."""
+        if not qemu_has_device(self.qemu, "virtio-serial-pci"):
+            raise ClusterError("%s has no virtio-serial-pci, which the command channel "
+                               "(qemu-guest-agent) needs: rebuild the emulator (make deps)"
+                               % self.qemu)
 
     def use_rdma_ranks(self):
         if self.rdma_ranks == "auto":
@@ -749,7 +587,7 @@ class Cluster:
         # dma_alloc_coherent).
         cmdline = ("console=ttyS0 exacluster.node=%d exacluster.nnodes=%d quiet panic=-1 "
                    "mitigations=off sysrq_always_enabled tsc=reliable no_timer_check "
-                   "init_on_alloc=0" % (i, n))
+                   "init_on_alloc=0 exacluster.qga=%d" % (i, n, QGA_PORTS))
         if self.iommu:
             cmdline += " intel_iommu=on"
         if self.append:
@@ -760,8 +598,6 @@ class Cluster:
              "-smp", str(self.smp), "-nodefaults", "-display", "none", "-no-reboot",
              "-kernel", self.boot_image, "-initrd", self.initrd, "-append", cmdline,
              "-serial", "file:" + self.console_log(i),
-             "-chardev", "socket,id=agent,path=%s,server=on,wait=off" % self._sock("n%d.agent" % i),
-             "-serial", "chardev:agent",
              "-qmp", "unix:%s,server=on,wait=off" % self._sock("n%d.qmp" % i)]
         fw = firmware_dir(self.qemu)
         if fw:
@@ -804,13 +640,12 @@ class Cluster:
                "fabric": self._sock("fabric")}
         for x in extra or []:
             a.append(x.format(**fmt) if isinstance(x, str) else str(x))
-        if self.use_qga():
-            # last, so that the other devices keep their PCI slots
-            a += ["-device", "virtio-serial-pci,id=vser0",
-                  "-chardev", "socket,id=qga,path=%s,server=on,wait=off"
-                  % self._sock("n%d.qga" % i),
-                  "-device", "virtserialport,bus=vser0.0,chardev=qga,"
-                  "name=org.qemu.guest_agent.0"]
+        # last, so that the other devices keep their PCI slots
+        a += ["-device", "virtio-serial-pci,id=vser0"]
+        for k, path in enumerate(port_sockets(self.sockdir, i)):
+            a += ["-chardev", "socket,id=qga%d,path=%s,server=on,wait=off" % (k, path),
+                  "-device", "virtserialport,bus=vser0.0,chardev=qga%d,"
+                  "name=org.qemu.guest_agent.%d" % (k, k)]
         return a
 
     def start(self):
@@ -819,6 +654,7 @@ class Cluster:
         for f in (self.kernel, self.initrd):
             if not os.path.exists(f):
                 raise ClusterError("missing %s (make initramfs / make deps)" % f)
+        self.check_qga()
         self._prepare_dirs()
         self.boot_image = boot_kernel(self.kernel)
         self.started = True
@@ -846,53 +682,32 @@ class Cluster:
         return self
 
     def _wait_boot(self, t0):
+        """Wait until every node's qemu-ga answers (the last step of its
+        boot); boot_times[i] = seconds from QEMU start until then."""
+        from qga import QgaError
         deadline = t0 + self.boot_timeout
-        prefix = "h%x" % (os.getpid() & 0xfffff) + "r%d" % (int(time.time()) % 100000) + "q"
-        self.agents = [_Agent(i, self._sock("n%d.agent" % i), prefix) for i in range(self.nodes)]
-        pending = set(range(self.nodes))
         self.boot_times = [None] * self.nodes
-        for a in self.agents:
-            self._check_proc(a.node)
-            a.connect(deadline)
-        probes = {}
-        while pending:
-            for i in sorted(pending):
-                self._check_proc(i)
-                a = self.agents[i]
-                if i in probes:
-                    # any probe's answer counts: on a loaded host one
-                    # answer can take longer than the 2 s between probes
-                    rids, sent = probes[i]
-                    with a.cv:
-                        done = any(r in a.results for r in rids)
-                    if done:
-                        for r in rids:
-                            a.forget(r)
-                        self.boot_times[i] = round(time.monotonic() - t0, 2)
-                        pending.discard(i)
-                        continue
-                    # every 2 s, then less often (each probe is work for
-                    # a node that is still booting)
-                    if (time.monotonic() - sent < min(2.0 * len(rids), 10.0)
-                            and not a.ready.is_set()):
-                        continue
-                a.ready.clear()
-                rids = probes[i][0] if i in probes else []
-                probes[i] = (rids + [a.send("true", 10)], time.monotonic())
-            if time.monotonic() > deadline:
-                raise ClusterError("boot timeout (%.0fs): node(s) %s did not answer; console:\n%s"
-                                   % (self.boot_timeout, sorted(pending),
-                                      self.console_tail(min(pending), 30)))
-            time.sleep(0.05)
-        if self.command_agent() == "qga":
-            # commands go through qemu-ga: it answers shortly after exa-agent
-            from qga import QgaError
+        errors = {}
+
+        def wait(i):
+            try:
+                self.qga(i).wait_ready(max(1.0, deadline - time.monotonic()))
+                self.boot_times[i] = round(time.monotonic() - t0, 2)
+            except (QgaError, OSError) as e:
+                errors[i] = e
+        th = [threading.Thread(target=wait, args=(i,), daemon=True) for i in range(self.nodes)]
+        for t in th:
+            t.start()
+        while any(t.is_alive() for t in th):
             for i in range(self.nodes):
-                try:
-                    self.qga(i).wait_ready(max(5.0, deadline - time.monotonic()))
-                except (QgaError, OSError) as e:
-                    raise ClusterError("node %d: qemu-ga did not answer: %s; console:\n%s"
-                                       % (i, e, self.console_tail(i, 30))) from e
+                self._check_proc(i)
+            for t in th:
+                t.join(0.2)
+        pending = sorted(errors)
+        if pending:
+            raise ClusterError("boot timeout (%.0fs): node(s) %s did not answer (%s); console:\n%s"
+                               % (self.boot_timeout, pending, errors[pending[0]],
+                                  self.console_tail(pending[0], 30)))
         log("%d node(s) up in %.1fs (per node: %s)" % (self.nodes, time.monotonic() - t0,
                                                       self.boot_times))
 
@@ -1069,13 +884,7 @@ class Cluster:
         t0 = time.monotonic()
         if grace is None:
             grace = float(os.environ.get("EXACLUSTER_AGENT_GRACE", "60"))
-        if self.command_agent() == "qga":
-            rc, out, tmo = self._run_qga(node, cmd, pre, timeout, grace)
-        else:
-            a = self.agents[node]
-            rid = a.send(pre + cmd, timeout)
-            deadline = None if not timeout else t0 + timeout + grace
-            rc, out, tmo = a.wait(rid, deadline)
+        rc, out, tmo = self._run_qga(node, cmd, pre, timeout, grace)
         if tmo:
             rc = TIMEOUT_RC
         r = RunResult(rc, out, tmo, node, time.monotonic() - t0)
@@ -1083,31 +892,15 @@ class Cluster:
             raise ClusterError("node %d: %r failed (rc %d):\n%s" % (node, cmd, rc, out))
         return r
 
-    def command_agent(self):
-        """Which agent runs commands: "qga" (qemu-guest-agent over
-        virtio-serial, when the emulator has it) unless EXACLUSTER_AGENT=exa
-        asks for exa-agent on ttyS1 (Documentation/cluster.md)."""
-        want = os.environ.get("EXACLUSTER_AGENT", "auto")
-        if want not in ("auto", "qga", "exa"):
-            raise ClusterError("EXACLUSTER_AGENT=%s: auto, qga or exa" % want)
-        if want == "exa":
-            return "exa"
-        if self.use_qga():
-            return "qga"
-        if want == "qga":
-            raise ClusterError("EXACLUSTER_AGENT=qga: %s has no virtio-serial-pci" % self.qemu)
-        return "exa"
-
     # The outer shell of a command run through qemu-ga: the command's output
     # goes to a file, not to qemu-ga's pipe, so that a daemon it starts
     # (which keeps its stdout) does not hold the command open; the shell
-    # hands the file over when the command ends (exa-agent does the same).
+    # hands the file over when the command ends.
     QGA_WRAPPER = ('f=/run/exacmd-$1; exec 3>&1 >"$f" 2>&1 </dev/null; '
                    'sh -c "$2" 3>&-; rc=$?; cat "$f" >&3; rm -f "$f"; exit $rc')
 
     def _run_qga(self, node, cmd, pre, timeout, grace):
-        """Cluster.run's (rc, output, timed out) through qemu-ga, with
-        exa-agent's semantics: sh in a session of its own (setsid: the group
+        """Cluster.run's (rc, output, timed out) through qemu-ga: sh in a session of its own (setsid: the group
         killed on timeout, the output so far kept), stdin from /dev/null,
         stderr into stdout in order, /etc/exa-node's variables, cwd /."""
         q = self.qga(node)
@@ -1162,13 +955,8 @@ class Cluster:
         .run(cmd, timeout) -> (rc, output, seconds), .call(command, args)."""
         if not (0 <= node < self.nodes):
             raise ValueError("no node %d" % node)
-        if not self.use_qga():
-            raise ClusterError("no qemu-ga channel (%s has no virtio-serial-pci)" % self.qemu)
         if node not in self.qga_clients:
-            if HERE not in sys.path:
-                sys.path.insert(0, HERE)
-            from qga import QgaClient
-            self.qga_clients[node] = QgaClient(self._sock("n%d.qga" % node), node)
+            self.qga_clients[node] = QgaClient(port_sockets(self.sockdir, node), node)
         return self.qga_clients[node]
 
     def spawn(self, node, cmd, log_path=None):
@@ -1209,7 +997,7 @@ class Cluster:
 
     # -------------------------------------------------------------- teardown
     def close(self, poweroff=True):
-        """Power off (agent), then SIGTERM/SIGKILL exactly the recorded PIDs."""
+        """Power off (qemu-ga), then SIGTERM/SIGKILL exactly the recorded PIDs."""
         if self.closed or not self.started:
             self.closed = True
             return
@@ -1238,15 +1026,8 @@ class Cluster:
         marker = self.marker
         nodes = [k for k in self._node_keys() if self._alive(k, marker)]
         if poweroff and nodes:
-            for a in self.agents:
-                try:
-                    if a.sock is not None and not a.dead:
-                        a.send("poweroff", 0)
-                except ClusterError:
-                    pass
+            self._poweroff([int(k[1:]) for k in nodes])
             self._wait_exit(nodes, marker, 10.0)
-        for a in self.agents:
-            a.close()
         for q in self.qga_clients.values():
             q.close()
         left = [k for k in self.pids if self._alive(k, marker)]
@@ -1265,7 +1046,7 @@ class Cluster:
         self.pids = {k: p for k, p in self.pids.items() if self._alive(k, marker)}
         if self.sockdir:
             for fn in os.listdir(self.sockdir) if os.path.isdir(self.sockdir) else []:
-                if fn.endswith((".agent", ".qmp", ".net", ".qga")):
+                if fn.endswith((".qmp", ".net", ".lock")) or re.search(r"\.qga\d*$", fn):
                     try:
                         os.unlink(os.path.join(self.sockdir, fn))
                     except OSError:
@@ -1273,6 +1054,24 @@ class Cluster:
             self._write_state()
             if self.sockdir != self.rundir:
                 _cleanup_sockdir({"sockdir": self.sockdir, "rundir": self.rundir})
+
+    def _poweroff(self, nodes):
+        """Ask each node's qemu-ga to run poweroff (busybox: init's shutdown
+        actions, then the ACPI power-off), all at once; a node that does not
+        answer within 5 s is left to the signals that follow."""
+        from qga import QgaError
+
+        def one(i):
+            try:
+                self.qga(i).call("guest-exec", {"path": "/bin/sh", "arg": ["-c", "poweroff"]},
+                                 timeout=5)
+            except (QgaError, OSError):
+                pass
+        th = [threading.Thread(target=one, args=(i,), daemon=True) for i in nodes]
+        for t in th:
+            t.start()
+        for t in th:
+            t.join(6)
 
     def _alive(self, key, marker):
         p = self.procs.get(key)
@@ -1310,22 +1109,18 @@ class Cluster:
         c.__init__(nodes=st["nodes"], name=st["name"], workdir=rundir, qemu=st["qemu"],
                    kernel=st["kernel"], initrd=st["initrd"], detach=True,
                    trace=st.get("trace") or [], extoll=st.get("extoll", False),
-                   exanet=st.get("exanet", "auto"), torus=st.get("torus"),
-                   qga=st.get("qga", False))
+                   exanet=st.get("exanet", "auto"), torus=st.get("torus"))
         c.sockdir = st["sockdir"]
         c.pids = {k: int(v) for k, v in st["pids"].items()}
         c.boot_times = st.get("boot_times", [])
         c.started = True
         c.attached = True
-        prefix = "a%x" % (os.getpid() & 0xfffff) + "r%d" % (int(time.time()) % 100000) + "q"
-        c.agents = [_Agent(i, c._sock("n%d.agent" % i), prefix) for i in range(c.nodes)]
         return c
 
-    def connect_agents(self, nodes=None, timeout=30):
-        deadline = time.monotonic() + timeout
-        for i in (nodes if nodes is not None else range(self.nodes)):
-            if self.agents[i].sock is None:
-                self.agents[i].connect(deadline)
+    def release_agents(self):
+        """Give the nodes' agent ports back to other processes."""
+        for q in self.qga_clients.values():
+            q.close()
 
 
 def mpirun_command(argv, per_node=1, nodes=2):
@@ -1359,23 +1154,6 @@ def _tail(path, lines):
 
 
 # ------------------------------------------------------------------- CLI
-def _run_qga(c, nodes, cmd, timeout, banner):
-    """exacluster run --qga: the command through each node's qemu-ga."""
-    from qga import QgaError
-    worst = 0
-    for i in nodes:
-        try:
-            rc, out, _, _ = c.qga(i).run(cmd, timeout=timeout)
-        except QgaError as e:
-            rc, out = -1, "exacluster: %s\n" % e
-        if banner:
-            print("=== node%d rc=%d" % (i, rc))
-        sys.stdout.write(out)
-        worst = worst or (rc & 0xff if rc >= 0 else 1)
-        c.qga(i).close()
-    return worst
-
-
 def _cli(argv=None):
     import argparse
     ap = argparse.ArgumentParser(prog="exacluster",
@@ -1422,9 +1200,6 @@ def _cli(argv=None):
     g.add_argument("--node", type=int, default=0)
     g.add_argument("--all", action="store_true")
     rn.add_argument("--timeout", type=float, default=60)
-    rn.add_argument("--qga", action="store_true",
-                    help="through the node's qemu-guest-agent instead of exa-agent "
-                         "(no node-side timeout: the host stops waiting)")
     rn.add_argument("command", nargs=argparse.REMAINDER)
     mp = sub.add_parser("mpirun", help="run an MPI program from node 0 on the nodes "
                         "(Open MPI over the exanet provider, launched through ssh)")
@@ -1478,8 +1253,7 @@ def _cli(argv=None):
             except KeyboardInterrupt:
                 c.close()
                 return 130
-            for a_ in c.agents:
-                a_.close()
+            c.release_agents()
             print("cluster %s: %d node(s) up in %s (boot %s s); IPs %s"
                   % (c.name, c.nodes, c.rundir, c.boot_times, c.peers()))
             if c.trace:
@@ -1495,9 +1269,6 @@ def _cli(argv=None):
             nodes = list(range(c.nodes)) if a.all else [a.node]
             if any(not 0 <= i < c.nodes for i in nodes):
                 ap.error("no such node")
-            if a.qga:
-                return _run_qga(c, nodes, cmd, a.timeout, a.all)
-            c.connect_agents(nodes)
             worst = 0
             if a.all:
                 res = c.run_all({i: cmd for i in nodes}, timeout=a.timeout)
@@ -1510,8 +1281,7 @@ def _cli(argv=None):
                 r = c.run(a.node, cmd, timeout=a.timeout)
                 sys.stdout.write(r.output)
                 worst = r.rc & 0xff if r.rc >= 0 else 1
-            for ag in c.agents:
-                ag.close()
+            c.release_agents()
             return worst
         if a.cmd == "mpirun":
             args = a.args[1:] if a.args[:1] == ["--"] else a.args
@@ -1520,11 +1290,9 @@ def _cli(argv=None):
             c = Cluster.attach(a.name)
             if a.per_node < 1 or not 1 <= (a.nodes or c.nodes) <= c.nodes:
                 ap.error("mpirun: bad --per-node or --nodes")
-            c.connect_agents([0])
             r = c.run(0, c.mpirun_command(args, a.per_node, a.nodes), timeout=a.timeout)
             sys.stdout.write(r.output)
-            for ag in c.agents:
-                ag.close()
+            c.release_agents()
             return r.rc & 0xff if r.rc >= 0 else 1
         if a.cmd == "fault":
             c = Cluster.attach(a.name)
@@ -1549,10 +1317,6 @@ def _cli(argv=None):
             return 0
         if a.cmd == "down":
             c = Cluster.attach(a.name)
-            try:
-                c.connect_agents(timeout=3)
-            except ClusterError:
-                pass
             c.close()
             left = c.pids
             print("cluster %s: down%s" % (c.name, " (still alive: %s)" % left if left else ""))

@@ -145,11 +145,9 @@ if [ -d "$HERE/tests" ]; then
 	cp -a "$HERE"/tests/. usr/lib/exanet/cluster-tests/
 fi
 
-# --- init, agents (init adds qemu-ga to inittab when the node has its port) ---
+# --- init (it adds a qemu-ga per agent port to inittab) ---
 install -m 0755 "$HERE/init" init
-install -m 0755 "$HERE/exa-agent" usr/sbin/exa-agent
 cat > etc/inittab <<'EOF'
-::respawn:/usr/sbin/exa-agent
 ::ctrlaltdel:/sbin/poweroff
 ::shutdown:/usr/sbin/exa-shutdown
 EOF

@@ -2,21 +2,27 @@
 """Host-side client of a node's qemu-guest-agent (Documentation/cluster.md,
 "The qemu-ga channel").
 
-exacluster gives every node a virtio-serial port named
-org.qemu.guest_agent.0 behind the unix socket <sockdir>/n<i>.qga; the node's
-init runs qemu-ga on it.  Cluster.qga(node) returns the node's client::
+exacluster gives every node QGA_PORTS virtio-serial ports named
+org.qemu.guest_agent.<k>, behind the unix sockets <sockdir>/n<i>.qga (k = 0)
+and <sockdir>/n<i>.qga<k>; the node's init runs one qemu-ga on each.
+Cluster.qga(node) returns the node's client::
 
     rc, out, seconds, timed_out = c.qga(0).run("cat /proc/uptime", timeout=30)
 
-The agent answers one request at a time, in order, on one connection; the
-client keeps a single request outstanding (a lock), so threads may share
-it.  A request that times out leaves its answer in flight: the next call
-first resynchronises (guest-sync-delimited, whose answer follows a 0xFF
-byte, skips everything before it), and reconnects if that fails too.
+QEMU serves one connection per socket at a time, so a client first claims
+a port: an exclusive flock(2) on <socket>.lock, held until close().  Two
+processes (a test runner and an `exacluster run` beside it) thus use two
+ports; a third waits for a free one until its deadline.  The agent answers
+one request at a time, in order, on one connection; the client keeps a
+single request outstanding (a lock), so threads may share it.  A request
+that times out leaves its answer in flight: the next call first
+resynchronises (guest-sync-delimited, whose answer follows a 0xFF byte,
+skips everything before it), and reconnects if that fails too.
 Python 3 stdlib only.
 """
 
 import base64
+import fcntl
 import json
 import os
 import random
@@ -29,6 +35,7 @@ POLL_FIRST = 0.005          # s before the first guest-exec-status of a command
 POLL_MAX = 0.1              # s between later polls (grows by POLL_GROWTH; a long
                             # command costs the node ten agent wake-ups a second)
 POLL_GROWTH = 1.5
+QGA_PORTS = 2               # agent ports per node (exacluster, the node's init)
 
 
 class QgaError(Exception):
@@ -40,10 +47,15 @@ class QgaTimeout(QgaError):
 
 
 class QgaClient:
-    """Connection to one node's qemu-guest-agent socket."""
+    """Connection to one of a node's qemu-guest-agent sockets.
 
-    def __init__(self, path, node=None):
-        self.path = path
+    paths: the node's agent sockets (one string: a single port); the client
+    claims the first one no other client holds."""
+
+    def __init__(self, paths, node=None):
+        self.paths = [paths] if isinstance(paths, str) else list(paths)
+        self.path = None        # the claimed port's socket
+        self.claim = None       # its open lock file (flock held)
         self.node = node
         self.sock = None
         self.buf = b""
@@ -54,11 +66,34 @@ class QgaClient:
         self.reconnects = 0     # connections after the first
 
     def _where(self):
-        return "node %s qga" % self.node if self.node is not None else self.path
+        return "node %s qga" % self.node if self.node is not None else self.paths[0]
 
     # ---------------------------------------------------------- connection
+    def _claim(self, deadline):
+        """Hold a port no other client holds (flock on <socket>.lock)."""
+        while self.claim is None:
+            for path in self.paths:
+                f = open(path + ".lock", "a+b")
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    f.close()
+                    continue
+                self.path, self.claim = path, f
+                return
+            if time.monotonic() >= deadline:
+                raise QgaTimeout("%s: all %d agent ports are held by other clients"
+                                 % (self._where(), len(self.paths)))
+            time.sleep(0.1)
+
+    def _release(self):
+        f, self.claim = self.claim, None
+        if f is not None:
+            f.close()           # drops the flock
+
     def _connect(self, deadline):
         self._close()
+        self._claim(deadline)
         while True:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -86,8 +121,10 @@ class QgaClient:
             s.close()
 
     def close(self):
+        """Disconnect and give the port back to other clients."""
         with self.lock:
             self._close()
+            self._release()
 
     def _send(self, msg):
         try:
@@ -237,5 +274,6 @@ class QgaClient:
         return rc, out.decode("utf-8", "replace"), time.monotonic() - t0, killed
 
 
-def default_socket(sockdir, node):
-    return os.path.join(sockdir, "n%d.qga" % node)
+def port_sockets(sockdir, node, ports=QGA_PORTS):
+    """The host sockets of a node's agent ports, port 0 first."""
+    return [os.path.join(sockdir, "n%d.qga%s" % (node, k or "")) for k in range(ports)]
