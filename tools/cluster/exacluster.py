@@ -44,7 +44,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:     # qga.py, beside this file
     sys.path.append(HERE)
-from qga import QGA_PORTS, QgaClient, port_sockets  # noqa: E402
+from qga import QGA_PORTS, PortKeeper, QgaClient, port_sockets  # noqa: E402
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 CACHE = os.environ.get("CACHE") or os.path.expanduser("~/.cache/exanet-fabric")
@@ -406,6 +406,7 @@ class Cluster:
         # Commands go through qemu-guest-agent (virtio-serial ports
         # org.qemu.guest_agent.<k> on <sockdir>/n<i>.qga[<k>]).
         self.qga_clients = {}
+        self.qga_keeper = None
         self._qga_seq = itertools.count()
         self.memory = memory
         self.smp = smp
@@ -710,6 +711,9 @@ class Cluster:
                                   self.console_tail(pending[0], 30)))
         log("%d node(s) up in %.1fs (per node: %s)" % (self.nodes, time.monotonic() - t0,
                                                       self.boot_times))
+        if not self.detach:
+            self.qga_keeper = PortKeeper([p for i in range(self.nodes)
+                                          for p in port_sockets(self.sockdir, i)[1:]])
 
     # A node is idle enough to measure on when this share of its CPU time
     # went to the idle task over SETTLE_WINDOW seconds, twice in a row.
@@ -1024,6 +1028,9 @@ class Cluster:
 
     def _teardown(self, poweroff):
         marker = self.marker
+        if self.qga_keeper is not None:
+            self.qga_keeper.stop()
+            self.qga_keeper = None
         nodes = [k for k in self._node_keys() if self._alive(k, marker)]
         if poweroff and nodes:
             self._poweroff([int(k[1:]) for k in nodes])

@@ -12,7 +12,9 @@ Cluster.qga(node) returns the node's client::
 QEMU serves one connection per socket at a time, so a client first claims
 a port: an exclusive flock(2) on <socket>.lock, held until close().  Two
 processes (a test runner and an `exacluster run` beside it) thus use two
-ports; a third waits for a free one until its deadline.  The agent answers
+ports; a third waits for a free one until its deadline.  A PortKeeper in
+the process that booted the cluster holds the spare ports while nobody
+uses them (an unconnected qemu-ga keeps waking its node).  The agent answers
 one request at a time, in order, on one connection; the client keeps a
 single request outstanding (a lock), so threads may share it.  A request
 that times out leaves its answer in flight: the next call first
@@ -70,21 +72,33 @@ class QgaClient:
 
     # ---------------------------------------------------------- connection
     def _claim(self, deadline):
-        """Hold a port no other client holds (flock on <socket>.lock)."""
-        while self.claim is None:
-            for path in self.paths:
-                f = open(path + ".lock", "a+b")
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    f.close()
-                    continue
-                self.path, self.claim = path, f
-                return
-            if time.monotonic() >= deadline:
-                raise QgaTimeout("%s: all %d agent ports are held by other clients"
-                                 % (self._where(), len(self.paths)))
-            time.sleep(0.1)
+        """Hold a port no other client holds (flock on <socket>.lock).
+        While it waits, a shared flock on each <socket>.want asks a
+        PortKeeper that holds a spare port idle to let it go."""
+        wants = []
+        try:
+            while self.claim is None:
+                for path in self.paths:
+                    f = open(path + ".lock", "a+b")
+                    try:
+                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        f.close()
+                        continue
+                    self.path, self.claim = path, f
+                    return
+                if not wants:
+                    for path in self.paths:
+                        w = open(path + ".want", "a+b")
+                        fcntl.flock(w, fcntl.LOCK_SH)
+                        wants.append(w)
+                if time.monotonic() >= deadline:
+                    raise QgaTimeout("%s: all %d agent ports are held by other clients"
+                                     % (self._where(), len(self.paths)))
+                time.sleep(0.05)
+        finally:
+            for w in wants:
+                w.close()
 
     def _release(self):
         f, self.claim = self.claim, None
@@ -272,6 +286,71 @@ class QgaClient:
         out = b"".join(base64.b64decode(st.get(k, "")) for k in ("out-data", "err-data"))
         rc = st["exitcode"] if "exitcode" in st else -st.get("signal", 0)
         return rc, out.decode("utf-8", "replace"), time.monotonic() - t0, killed
+
+
+class PortKeeper:
+    """Keeps spare agent ports connected while no client uses them.
+
+    qemu-ga on a virtio-serial port with no host connection polls for one
+    ten times a second (qga/main.c), and each poll wakes the node's vCPU.
+    The process that boots a cluster therefore holds every spare port
+    (socket connected, nothing sent) and lets one go within CHECK seconds
+    when a client waits for it (a shared flock on <socket>.want), taking
+    it back when that client closes."""
+
+    CHECK = 0.2
+
+    def __init__(self, paths):
+        self.held = {p: None for p in paths}     # path -> (lock file, socket)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True, name="qga-keeper")
+        self.thread.start()
+
+    def _waiter(self, path):
+        with open(path + ".want", "a+b") as w:
+            try:
+                fcntl.flock(w, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            return False
+
+    def _take(self, path):
+        f = open(path + ".lock", "a+b")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            return
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+        except OSError:
+            s.close()
+            f.close()
+            return
+        self.held[path] = (f, s)
+
+    def _drop(self, path):
+        f, s = self.held[path]
+        self.held[path] = None
+        s.close()
+        f.close()
+
+    def _loop(self):
+        while not self.stopped.wait(self.CHECK):
+            for path, h in list(self.held.items()):
+                if h is None:
+                    if not self._waiter(path):
+                        self._take(path)
+                elif self._waiter(path):
+                    self._drop(path)
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join(2 * self.CHECK + 1)
+        for path, h in self.held.items():
+            if h is not None:
+                self._drop(path)
 
 
 def port_sockets(sockdir, node, ports=QGA_PORTS):

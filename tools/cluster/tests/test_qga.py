@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(TOP, "tools", "cluster")]
 from taplib import check, report  # noqa: E402
-from qga import QgaClient, QgaError, QgaTimeout, port_sockets  # noqa: E402
+from qga import PortKeeper, QgaClient, QgaError, QgaTimeout, port_sockets  # noqa: E402
 
 
 class FakeAgent:
@@ -195,6 +195,33 @@ def main():
         check("it works there", c.run("echo c", timeout=10)[1] == "c\n")
         b.close()
         c.close()
+
+        # a keeper holds the spare port idle and lets it go to a client
+        a = QgaClient(paths, 0)
+        a.wait_ready(10)
+        n0, s0 = agents[1].connections, agents[1].served
+        keeper = PortKeeper(paths[1:])
+        time.sleep(4 * PortKeeper.CHECK)
+        n1 = agents[1].connections
+        held = keeper.held[paths[1]] is not None
+        check("the keeper holds the idle spare port (connected, nothing sent)",
+              held and n1 == n0 + 1 and agents[1].served == s0, (held, n0, n1))
+        b = QgaClient(paths, 0)
+        t0 = time.monotonic()
+        b.wait_ready(10)
+        waited = time.monotonic() - t0
+        check("a client waiting for a port gets the keeper's within a second",
+              b.path == paths[1] and waited < 1.0 and keeper.held[paths[1]] is None,
+              (b.path, waited))
+        check("and is served there", b.run("echo kept", timeout=10)[1] == "kept\n")
+        b.close()
+        time.sleep(4 * PortKeeper.CHECK)
+        check("the keeper takes the port back when the client closes",
+              keeper.held[paths[1]] is not None and agents[1].connections == n1 + 2,
+              (agents[1].connections, n1))
+        keeper.stop()
+        check("a stopped keeper lets the port go", keeper.held[paths[1]] is None)
+        a.close()
     finally:
         a.close()
         for ag in agents:
