@@ -123,6 +123,14 @@ $(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lfabric
 
+# FI_ATOMIC of the provider "extoll": exanet_fi_atomic's source built for it
+$(EXTOLL_ST_OUT)/extoll_fi_atomic: $(ST_DIR)/exanet/exanet_fi_atomic.c $(ST_LIB_SRCS) \
+		$(ST_LIB_HDRS) $(ST_DIR)/lib/fi_objs.h $(LIBEXANET_SO) $(XFI_EXTOLL_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -DFA_PROV='"extoll"' \
+		-DFA_DEVICE='"/dev/extoll/rma2"' -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric
+
 # Debian's Open MPI over the provider "extoll" (mpirun of exanet_mpi's check
 # program; fixture in selftests/exanet/mpi_test.h)
 $(EXTOLL_ST_OUT)/extoll_mpi: $(ST_DIR)/extoll/extoll_mpi.c $(ST_DIR)/exanet/mpi_test.h $(ST_LIB_SRCS) \
@@ -155,7 +163,8 @@ $(EXTOLL_ST_OUT)/extoll_compat: $(ST_DIR)/extoll/extoll_compat.c $(EXTOLL_STAGED
 		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
-	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi $(EXTOLL_ST_OUT)/extoll_mpi
+	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi $(EXTOLL_ST_OUT)/extoll_mpi \
+	$(EXTOLL_ST_OUT)/extoll_fi_atomic
 
 # The structured fuzzer (selftests/fuzz/, Documentation/fuzzing.md): one
 # program for both NICs, listed in its own tests.list (run on the clusters
