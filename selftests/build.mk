@@ -190,7 +190,7 @@ ALL_TARGETS += $(FUZZ_BINS)
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
 HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
-	test_xfi_proto test_xfi_atomic test_coll_ref
+	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -232,6 +232,12 @@ $(HT_OUT)/test_xfi_atomic: $(ST_DIR)/host/test_xfi_atomic.c $(TOP)/lib/libexanet
 		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.c $(USER_LDFLAGS) -lpthread
 
 # the allreduce reference of exanet_coll (header only, no device)
+# both providers (build/lib) through Debian's libfabric, devices faked
+$(HT_OUT)/test_xfi_getinfo: $(ST_DIR)/host/test_xfi_getinfo.c $(ST_DIR)/lib/fi_hints.h \
+		$(KSFT_HDRS) $(XFI_SO) $(XFI_EXTOLL_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS) -lfabric
+
 $(HT_OUT)/test_coll_ref: $(ST_DIR)/host/test_coll_ref.c $(ST_DIR)/lib/coll_ref.h \
 		$(TOP)/uapi/exanet_coll.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
