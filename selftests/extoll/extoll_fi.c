@@ -235,6 +235,18 @@ TEST_F_TIMEOUT(fi, rma_write_read_and_bad_keys, 600)
 	free(back);
 }
 
+/* FI_MULTI_RECV buffers as GASNet-EX posts them (fi_test.h, as exanet_fi2). */
+TEST_F_TIMEOUT(fi, multi_recv_buffers_take_many_messages, 300)
+{
+	fi_test_multi_recv(_metadata, self);
+}
+
+/* GASNet-EX's two endpoints per process on one domain (two VELO ports). */
+TEST_F_TIMEOUT(fi, two_endpoints_per_process_share_a_domain, 300)
+{
+	fi_test_two_endpoints(_metadata, self);
+}
+
 TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
 {
 	fi_test_pingpong(_metadata, self);
