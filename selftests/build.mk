@@ -123,6 +123,14 @@ $(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lfabric
 
+# FI_ATOMIC of the provider "extoll": exanet_fi_atomic's source built for it
+$(EXTOLL_ST_OUT)/extoll_fi_atomic: $(ST_DIR)/exanet/exanet_fi_atomic.c $(ST_LIB_SRCS) \
+		$(ST_LIB_HDRS) $(ST_DIR)/lib/fi_objs.h $(LIBEXANET_SO) $(XFI_EXTOLL_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -DFA_PROV='"extoll"' \
+		-DFA_DEVICE='"/dev/extoll/rma2"' -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric
+
 # Debian's Open MPI over the provider "extoll" (mpirun of exanet_mpi's check
 # program; fixture in selftests/exanet/mpi_test.h)
 $(EXTOLL_ST_OUT)/extoll_mpi: $(ST_DIR)/extoll/extoll_mpi.c $(ST_DIR)/exanet/mpi_test.h $(ST_LIB_SRCS) \
@@ -155,7 +163,8 @@ $(EXTOLL_ST_OUT)/extoll_compat: $(ST_DIR)/extoll/extoll_compat.c $(EXTOLL_STAGED
 		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
 ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
-	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi $(EXTOLL_ST_OUT)/extoll_mpi
+	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi $(EXTOLL_ST_OUT)/extoll_mpi \
+	$(EXTOLL_ST_OUT)/extoll_fi_atomic
 
 # The structured fuzzer (selftests/fuzz/, Documentation/fuzzing.md): one
 # program for both NICs, listed in its own tests.list (run on the clusters
@@ -181,7 +190,7 @@ ALL_TARGETS += $(FUZZ_BINS)
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
 HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
-	test_xfi_proto test_xfi_atomic test_coll_ref
+	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -223,6 +232,12 @@ $(HT_OUT)/test_xfi_atomic: $(ST_DIR)/host/test_xfi_atomic.c $(TOP)/lib/libexanet
 		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.c $(USER_LDFLAGS) -lpthread
 
 # the allreduce reference of exanet_coll (header only, no device)
+# both providers (build/lib) through Debian's libfabric, devices faked
+$(HT_OUT)/test_xfi_getinfo: $(ST_DIR)/host/test_xfi_getinfo.c $(ST_DIR)/lib/fi_hints.h \
+		$(KSFT_HDRS) $(XFI_SO) $(XFI_EXTOLL_SO)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS) -lfabric
+
 $(HT_OUT)/test_coll_ref: $(ST_DIR)/host/test_coll_ref.c $(ST_DIR)/lib/coll_ref.h \
 		$(TOP)/uapi/exanet_coll.h $(KSFT_HDRS)
 	@mkdir -p $(@D)

@@ -226,8 +226,9 @@ struct xfi_mr {
 	struct xfi_mr *dom_next;	/* on dom->mrs (xmr set) */
 };
 
-/* The domain's registration with key for remote access (lock held); NULL if none. */
-struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key);
+/* The domain's registration with key for remote access that holds
+ * [addr, addr + len) (lock held); NULL if none. */
+struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key, uint64_t addr, size_t len);
 
 
 /* Intrusive singly linked FIFO: items start with a struct xfi_link. */

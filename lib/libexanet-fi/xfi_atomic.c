@@ -149,17 +149,13 @@ static int xfi_atomic_check(struct xfi_ep *ep, const struct xfi_atomic_info *a, 
 	uint64_t need = (a->op == FI_ATOMIC_READ ? 0 : FI_REMOTE_WRITE) |
 		((a->flags & XFI_ATOMIC_FETCH) ? FI_REMOTE_READ : 0);
 	struct xfi_mr *mr;
-	uintptr_t start;
 	size_t len = a->count * a->size;
 
 	if (!(ep->caps & FI_ATOMIC) || !xfi_atomic_valid(kind, a->op, a->datatype))
 		return FI_EOPNOTSUPP;
-	mr = xfi_mr_find(ep->dom, a->key);
+	/* key and range: one registration of this endpoint's domain at most */
+	mr = xfi_mr_find(ep->dom, a->key, a->addr, len);
 	if (!mr || (mr->access & need) != need || (ep->caps & need) != need)
-		return FI_EACCES;
-	start = (uintptr_t)mr->xmr->addr;
-	if (a->addr < start || a->addr - start > mr->xmr->len ||
-	    len > mr->xmr->len - (a->addr - start))
 		return FI_EACCES;
 	if (a->addr % a->size)
 		return FI_EINVAL;

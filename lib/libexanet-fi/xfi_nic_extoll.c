@@ -17,7 +17,10 @@
  *   NLA fails the operation (error notification), memory is not touched.
  * - FI_RMA keys: RMA VPID in bits 0-7 and, in bits 8-55, the 48-bit
  *   two's complement of NLA - virtual address of the registration, so
- *   NLA = va + offset for any va inside it (FI_MR_VIRT_ADDR).
+ *   NLA = va + offset for any va inside it (FI_MR_VIRT_ADDR).  Two
+ *   registrations of a domain can share a key (same offset); the key and
+ *   an address inside one name it (disjoint NLAs), which is how the
+ *   engine's atomics find their target (xfi_mr_find).
  * - RDMA completion: puts ask for the requester notification (written once
  *   the target has all data), gets for the completer notification (data
  *   landed here); errors always come as requester notifications.  A

@@ -17,8 +17,9 @@
 #define XFI_NIC_MBOX_MIN	4
 #define XFI_NIC_MBOX_MAX	8192
 #define XFI_NIC_RDMA_MAX_LEN	(1ull << 30)	/* posted as puts/gets of <= 8 MiB */
-/* FI_ATOMIC is left out: the engine finds the target registration by its
- * key, and EXTOLL keys (an NLA offset) are not unique per registration */
-#define XFI_NIC_HAS_ATOMIC	0
+/* FI_ATOMIC in fi_info: done by the target's provider like ExaNet's; the
+ * target finds the registration by key and address (xfi_mr_find), since an
+ * EXTOLL key (RMA VPID, NLA offset) alone can name two of a domain's */
+#define XFI_NIC_HAS_ATOMIC	1
 
 #endif

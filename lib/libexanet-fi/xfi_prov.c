@@ -435,13 +435,27 @@ static struct fi_ops_mr xfi_mr_ops = {
 	.regattr = xfi_mr_regattr,
 };
 
-struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key)
+/*
+ * Keys alone need not be unique in a domain: an EXTOLL key is the domain's
+ * RMA VPID and the registration's NLA minus its virtual address, and two
+ * registrations whose NLAs lie as far apart as their addresses (adjacent
+ * buffers registered one after the other) get the same one.  The key and
+ * an address inside the registration name at most one: key + address is
+ * the NLA the NIC would use, and the ATU gives every registration of a
+ * port NLAs of its own.  ExaNet keys carry a handle unique per
+ * registration, so the address only adds the range check.
+ */
+struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key, uint64_t addr, size_t len)
 {
 	struct xfi_mr *mr;
 
-	for (mr = dom->mrs; mr; mr = mr->dom_next)
-		if (mr->mr_fid.key == key)
+	for (mr = dom->mrs; mr; mr = mr->dom_next) {
+		uintptr_t start = (uintptr_t)mr->xmr->addr;
+
+		if (mr->mr_fid.key == key && addr >= start && addr - start <= mr->xmr->len &&
+		    len <= mr->xmr->len - (addr - start))
 			return mr;
+	}
 	return NULL;
 }
 

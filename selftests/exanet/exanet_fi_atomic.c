@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * FI_ATOMIC of the libfabric provider "exanet" on 2 or 4 nodes
- * (tests.list): done at the target by its provider's progress, so every
- * target keeps reading its CQ until the initiators say (with a tagged
- * message) that they are done.
+ * FI_ATOMIC of the libfabric providers on 2 or 4 nodes (tests.list): done
+ * at the target by its provider's progress, so every target keeps reading
+ * its CQ until the initiators say (with a tagged message) that they are
+ * done.  One source, two programs: exanet_fi_atomic (provider "exanet",
+ * selftests/exanet/tests.list) and, built with -DFA_PROV='"extoll"'
+ * -DFA_DEVICE='"/dev/extoll/rma2"', extoll_fi_atomic (provider "extoll",
+ * selftests/extoll/tests.list).
  *
  *  - fi_getinfo with FI_ATOMIC, fi_atomicvalid / fi_query_atomic answers
  *  - every op x every datatype it supports (write, fetch, compare forms)
@@ -15,6 +18,9 @@
  *    values distinct, the final value exact (0 lost updates)
  *  - bad input: invalid key, out of range, misaligned, no remote access,
  *    unsupported op/datatype, too many values: refused, memory unchanged
+ *  - another domain's memory: a key of a second domain of the target
+ *    process, sent to its first domain's endpoint, is refused even where
+ *    the address is registered in the first domain as well
  */
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
@@ -26,6 +32,11 @@
 
 #include "exa_test.h"
 #include "../lib/fi_objs.h"
+
+#ifndef FA_PROV
+#define FA_PROV "exanet"		/* the provider under test */
+#define FA_DEVICE EXANET_DEFAULT_DEVICE	/* its device on the nodes */
+#endif
 
 #define FI_TMO (60 * SEC)
 #define MAX_RANKS 4
@@ -58,7 +69,7 @@ static struct fi_info *atomic_hints(void)
 		return NULL;
 	h->caps = FI_TAGGED | FI_ATOMIC;
 	h->ep_attr->type = FI_EP_RDM;
-	h->fabric_attr->prov_name = strdup("exanet");
+	h->fabric_attr->prov_name = strdup(FA_PROV);
 	h->domain_attr->av_type = FI_AV_TABLE;
 	h->domain_attr->mr_mode = MR_MODE;
 	return h;
@@ -75,8 +86,8 @@ FIXTURE_SETUP(fa)
 	self->nranks = self->oob.nnodes;
 	if (self->nranks < 2 || self->nranks > MAX_RANKS)
 		SKIP_TEST("needs 2 to %d ranks, have %d", MAX_RANKS, self->nranks);
-	if (access(EXANET_DEFAULT_DEVICE, F_OK))
-		SKIP_TEST("no " EXANET_DEFAULT_DEVICE);
+	if (access(FA_DEVICE, F_OK))
+		SKIP_TEST("no " FA_DEVICE);
 	fi_test_open_objs(_metadata, atomic_hints(), FI_AV_TABLE, &self->info, &self->fabric,
 			  &self->domain, &self->av, &self->cq, &self->ep);
 	memset(name, 0, sizeof(name));
@@ -289,7 +300,7 @@ TEST_F(fa, getinfo_and_atomicvalid_answers)
 	int op, dt;
 
 	EXPECT_EQ(FI_ATOMIC, self->info->caps & FI_ATOMIC);
-	EXPECT_STREQ("exanet", self->info->fabric_attr->prov_name);
+	EXPECT_STREQ(FA_PROV, self->info->fabric_attr->prov_name);
 	EXPECT_EQ((uint64_t)(FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR |
 			     FI_ORDER_ATOMIC_WAW),
 		  self->info->tx_attr->msg_order & (FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
@@ -675,6 +686,59 @@ TEST_F_TIMEOUT(fa, bad_input_refused_without_touching_memory, 300)
 						FI_CSWAP, &ctx));
 	EXPECT_EQ(-FI_EINVAL, fi_fetch_atomic(self->ep, opnd, 1, NULL, NULL, NULL, self->addr[1],
 					      ra.addr, ra.key, FI_UINT64, FI_SUM, &ctx));
+	ASSERT_EQ(0, tell_done(self, 1));
+}
+
+/*
+ * Another domain's memory: rank 1 registers one buffer in its fixture
+ * domain (key k1) and in a second domain of its own (key k2, another RMA
+ * VPID / RDMA rank, so k2 != k1).  Atomics with k2 sent to the fixture
+ * endpoint are refused (FI_EACCES) although the address lies in a
+ * registration of that domain, and change nothing; one with k1 works.
+ */
+TEST_F_TIMEOUT(fa, another_domains_memory_refused, 300)
+{
+	static uint64_t d[4];
+	struct fid_domain *dom2 = NULL;
+	struct fid_mr *mr1 = NULL, *mr2 = NULL;
+	struct remote_buf r1, r2;
+	struct fi_cq_tagged_entry e;
+	uint64_t ctx, five = 5, res = 0;
+
+	d[0] = 0x1111111111111111ull;
+	d[1] = 100;
+	if (self->rank == 1)
+		ASSERT_EQ(0, fi_domain(self->fabric, self->info, &dom2, NULL));
+	ASSERT_EQ(0, share_mr(self, d, sizeof(d), FI_REMOTE_READ | FI_REMOTE_WRITE, 1, &mr1, &r1));
+	/* the same memory in the second domain (share_mr registers in the fixture's) */
+	if (self->rank == 1) {
+		ASSERT_EQ(0, fi_mr_reg(dom2, d, sizeof(d), FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0,
+				       0, &mr2, NULL));
+		r2.addr = (uintptr_t)d;
+		r2.key = fi_mr_key(mr2);
+		EXPECT_NE(r1.key, r2.key);
+	}
+	ASSERT_EQ(0, oob_bcast(&self->oob, &r2, sizeof(r2), 1));
+	if (self->rank == 1) {
+		ASSERT_EQ(0, serve_until_done(self, 1));
+		EXPECT_EQ(0x1111111111111111ull, d[0]);
+		EXPECT_EQ(105u, d[1]);
+		EXPECT_EQ(0, fi_close(&mr2->fid));
+		EXPECT_EQ(0, fi_close(&mr1->fid));
+		EXPECT_EQ(0, fi_close(&dom2->fid));
+		return;
+	}
+	if (self->rank != 0)
+		return;
+	EXPECT_EQ(-FI_EACCES, refused(self, r2.addr, r2.key, FI_UINT64, FI_SUM, 1, &ctx));
+	EXPECT_EQ(-FI_EACCES, refused(self, r2.addr, r2.key, FI_UINT64, FI_ATOMIC_WRITE, 0, &ctx));
+	EXPECT_EQ(-FI_EACCES, refused(self, r2.addr + 8, r2.key, FI_UINT32, FI_ATOMIC_READ, 1,
+				      &ctx));
+	/* the first domain's own key works on the same memory */
+	ASSERT_EQ(0, fi_fetch_atomic(self->ep, &five, 1, NULL, &res, NULL, self->addr[1],
+				     r1.addr + 8, r1.key, FI_UINT64, FI_SUM, &res));
+	ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+	EXPECT_EQ(100u, res);
 	ASSERT_EQ(0, tell_done(self, 1));
 }
 

@@ -17,31 +17,41 @@
 
 #define FI_TEST_PROV "extoll"
 #define FI_TEST_DEVICE "/dev/extoll/rma2"
+#define EXANET_DEV "/dev/exanet0"	/* the other NIC of the extoll clusters */
 
 #include "../lib/fi_test.h"
+#include "../lib/fi_hints.h"
 
 #define SYNC(o) ASSERT_EQ(0, oob_barrier(o))
 
-TEST(fi_info_lists_extoll_rdm_msg_tagged_rma_and_refuses_the_rest)
+TEST(fi_info_lists_extoll_rdm_msg_tagged_rma_atomic_and_refuses_the_rest)
 {
 	struct fi_info *hints = fi_allocinfo(), *info = NULL, *i;
 
 	if (access(FI_TEST_DEVICE, F_OK))
 		SKIP_TEST("no " FI_TEST_DEVICE);
 	ASSERT_NE(NULL, hints);
-	hints->caps = FI_TAGGED | FI_MSG | FI_RMA;
+	hints->caps = FI_TAGGED | FI_MSG | FI_RMA | FI_ATOMIC;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED;
-	/* FI_ATOMIC even with the mr_mode atomics need: not over EXTOLL */
-	info = fi_test_discovery(_metadata, hints, FI_TAGGED | FI_MSG | FI_RMA,
-				 FI_TAGGED | FI_ATOMIC);
+	/* refused: collectives (and FI_ATOMIC without the mr_mode: below) */
+	info = fi_test_discovery(_metadata, hints, FI_TAGGED | FI_MSG | FI_RMA | FI_ATOMIC,
+				 FI_TAGGED | FI_COLLECTIVE);
 	for (i = info; i; i = i->next) {
 		EXPECT_STREQ(FI_TEST_PROV, i->fabric_attr->name);
 		EXPECT_STREQ("extoll0", i->domain_attr->name);
-		EXPECT_EQ(0, i->caps & FI_ATOMIC);
+		EXPECT_EQ(FI_ATOMIC, i->caps & FI_ATOMIC);
 		EXPECT_EQ(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED,
 			  i->domain_attr->mr_mode);
 	}
 	fi_freeinfo(info);
+	/* atomics need provider keys and virtual addresses, like RMA */
+	hints = fi_allocinfo();
+	ASSERT_NE(NULL, hints);
+	hints->fabric_attr->prov_name = strdup(FI_TEST_PROV);
+	hints->caps = FI_ATOMIC;
+	info = NULL;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
+	fi_freeinfo(hints);
 	/* more than the limits: an inject size of 4096 */
 	hints = fi_allocinfo();
 	ASSERT_NE(NULL, hints);
@@ -50,6 +60,44 @@ TEST(fi_info_lists_extoll_rdm_msg_tagged_rma_and_refuses_the_rest)
 	info = NULL;
 	EXPECT_EQ(-FI_ENODATA, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info));
 	fi_freeinfo(hints);
+}
+
+/* Which of exanet (1) and extoll (2) answered hints in a way that meets them. */
+static int answered_by(struct __test_metadata *_metadata, const char *who, struct fi_info *hints)
+{
+	struct fi_info *info = NULL, *i;
+	int found = 0;
+
+	if (!hints || fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info))
+		info = NULL;
+	for (i = info; i; i = i->next) {
+		const char *prov = i->fabric_attr->prov_name, *why = fi_hints_unmet(hints, i);
+		int bit = !strcmp(prov, "exanet") ? 1 : !strcmp(prov, FI_TEST_PROV) ? 2 : 0;
+
+		if (bit && why)
+			TH_LOG("%s: %s: %s", who, prov, why);
+		else
+			found |= bit;
+	}
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return found;
+}
+
+/*
+ * The nodes carry both NICs: the hints of GASNet-EX's ofi-conduit and of
+ * Open MPI's btl ofi (selftests/lib/fi_hints.h) are answered by both
+ * providers, with entries that meet them (also a host test:
+ * test_xfi_getinfo).
+ */
+TEST(gasnet_and_ompi_btl_ofi_hints_answered_by_both_providers)
+{
+	if (access(FI_TEST_DEVICE, F_OK) || access(EXANET_DEV, F_OK))
+		SKIP_TEST("needs both " FI_TEST_DEVICE " and " EXANET_DEV);
+	EXPECT_EQ(3, answered_by(_metadata, "GASNet", gasnet_hints(FI_THREAD_DOMAIN, FI_AV_TABLE)));
+	EXPECT_EQ(3, answered_by(_metadata, "GASNet", gasnet_hints(FI_THREAD_SAFE, FI_AV_MAP)));
+	EXPECT_EQ(3, answered_by(_metadata, "btl ofi", ompi_btl_ofi_hints(0)));
+	EXPECT_EQ(3, answered_by(_metadata, "btl ofi", ompi_btl_ofi_hints(1)));
 }
 
 TEST_F_TIMEOUT(fi, tagged_sizes_0_to_1MiB_both_ways, 600)
@@ -185,6 +233,18 @@ TEST_F_TIMEOUT(fi, rma_write_read_and_bad_keys, 600)
 	free(win);
 	free(src);
 	free(back);
+}
+
+/* FI_MULTI_RECV buffers as GASNet-EX posts them (fi_test.h, as exanet_fi2). */
+TEST_F_TIMEOUT(fi, multi_recv_buffers_take_many_messages, 300)
+{
+	fi_test_multi_recv(_metadata, self);
+}
+
+/* GASNet-EX's two endpoints per process on one domain (two VELO ports). */
+TEST_F_TIMEOUT(fi, two_endpoints_per_process_share_a_domain, 300)
+{
+	fi_test_two_endpoints(_metadata, self);
 }
 
 TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)

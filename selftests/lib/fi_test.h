@@ -39,6 +39,9 @@
 #ifndef SEC
 #define SEC (1000000000LL)
 #endif
+#ifndef OOB_SYNC
+#define OOB_SYNC(o) ASSERT_EQ(0, oob_barrier(o))
+#endif
 
 #define FI_TMO (60 * SEC)
 #define MAX_SIZE (1u << 20)
@@ -437,6 +440,298 @@ static inline struct fi_info *fi_test_discovery(struct __test_metadata *_metadat
 	EXPECT_EQ(1, found);
 	EXPECT_EQ(1, rdm);
 	return info;
+}
+
+/*
+ * Progress is manual: a rendezvous send completes when the receiver's FIN
+ * arrives, and the receiver sends FINs only while it calls the provider.
+ * So after a round of sends from rank 0 (all complete) to rank 1, rank 0
+ * says so over the fabric (an empty message with tag) and rank 1 keeps
+ * polling until it has it.
+ */
+static inline void sends_done(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
+			      uint64_t tag)
+{
+	struct fi_cq_tagged_entry e;
+
+	if (self->rank == 0) {
+		ASSERT_EQ(0, fi_tsend(self->ep, NULL, 0, NULL, self->peer, tag, NULL));
+	} else {
+		ASSERT_EQ(0, fi_trecv(self->ep, NULL, 0, NULL, self->peer, tag, 0, NULL));
+	}
+	ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+}
+
+/*
+ * FI_MULTI_RECV: rank 1 posts three 4 KiB buffers, each taking many
+ * untagged messages, eager and rendezvous ones, the first ones sent before
+ * any buffer was posted.  Every message lands once, whole, in a buffer;
+ * the messages of a buffer fill it from its start without gaps in send
+ * order (their completions need not come in that order: a rendezvous
+ * piece completes when its read is done), and a buffer takes messages
+ * only after the one before it was released; each buffer ends with
+ * exactly one completion flagged FI_MULTI_RECV (its last message, an empty
+ * one when the next message did not fit, or the cancel of a buffer still
+ * posted), and nothing refers to it afterwards.
+ */
+#define MR_BUFS 3
+#define MR_BUF_LEN 4096
+#define MR_MSGS 40
+#define MR_EARLY 10		/* sent before the buffers are posted */
+#define XFI_DEFAULT_MIN_MULTI_RECV 64	/* the provider's FI_OPT_MIN_MULTI_RECV */
+
+static inline size_t mr_len(unsigned int i)
+{
+	static const size_t lens[] = { 0, 8, 40, 100, EAGER_MAX, 300, 1000, 57, 200, 1 };
+
+	return lens[i % (sizeof(lens) / sizeof(lens[0]))];
+}
+
+/* One round with FI_OPT_MIN_MULTI_RECV min (prev: its value before). */
+static inline void multi_recv_round(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
+			     size_t prev, size_t min)
+{
+	static uint8_t bufs[MR_BUFS][MR_BUF_LEN + 64];
+	struct fi_context ctx[MR_BUFS];
+	struct fi_cq_tagged_entry e;
+	size_t off[MR_MSGS], total = 0, opt, optlen;
+	unsigned int i;
+
+	for (i = 0; i < MR_MSGS; i++) {
+		off[i] = total;
+		total += mr_len(i);
+	}
+	ASSERT_GT(MR_BUFS * (MR_BUF_LEN - 1000 - min), total);	/* room even with waste */
+	ASSERT_LT(MR_BUF_LEN, total);			/* more than one buffer fills */
+	if (self->rank == 0) {
+		unsigned int ncomp = 0;
+
+		for (i = 0; i < MR_MSGS; i++) {
+			fill(self->sbuf + off[i], mr_len(i), i);
+			if (i == MR_EARLY) {
+				/* progress until the early ones left, then the rest
+				 * once the buffers are posted */
+				int64_t until = exa_clock_ns() + SEC / 4;
+
+				while (exa_clock_ns() < until)
+					ncomp += fi_cq_read(self->cq, &e, 1) == 1;
+				OOB_SYNC(&self->oob);
+			}
+			ASSERT_EQ(0, fi_senddata(self->ep, self->sbuf + off[i], mr_len(i), NULL, i,
+						 self->peer, NULL));
+		}
+		for (; ncomp < MR_MSGS; ncomp++)
+			ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+	} else {
+		struct iovec iov[2] = { { bufs[0], 64 }, { bufs[1], 64 } };
+		struct fi_msg m = { .msg_iov = iov, .iov_count = 2, .addr = FI_ADDR_UNSPEC };
+		struct fi_msg_tagged tm = { .msg_iov = iov, .iov_count = 1,
+					    .addr = FI_ADDR_UNSPEC };
+		size_t used[MR_BUFS] = { 0 }, pos[MR_BUFS] = { 0 }, at[MR_MSGS];
+		unsigned char seen[MR_MSGS] = { 0 }, released[MR_BUFS] = { 0 }, in[MR_MSGS];
+		const char *how[MR_BUFS];	/* what released each buffer */
+		unsigned int done = 0, b, open_bufs = MR_BUFS;
+		int64_t end = exa_clock_ns() + SEC / 2;
+
+		optlen = sizeof(opt);
+		ASSERT_EQ(0, fi_getopt(&self->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				       &opt, &optlen));
+		EXPECT_EQ(prev, opt);
+		opt = min;
+		ASSERT_EQ(0, fi_setopt(&self->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				       &opt, sizeof(opt)));
+		opt = 0;
+		ASSERT_EQ(0, fi_getopt(&self->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				       &opt, &optlen));
+		EXPECT_EQ(min, opt);
+		/* one buffer, untagged receives only */
+		EXPECT_EQ(-FI_EINVAL, fi_recvmsg(self->ep, &m, FI_MULTI_RECV));
+		EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->ep, &tm, FI_MULTI_RECV));
+		/* the early messages arrive unexpected (their RTS for rendezvous) */
+		while (exa_clock_ns() < end)
+			EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
+		memset(bufs, 0xee, sizeof(bufs));
+		for (b = 0; b < MR_BUFS; b++) {
+			iov[0].iov_base = bufs[b];
+			iov[0].iov_len = MR_BUF_LEN;
+			m.iov_count = 1;
+			m.context = &ctx[b];
+			ASSERT_EQ(0, fi_recvmsg(self->ep, &m, FI_MULTI_RECV));
+		}
+		OOB_SYNC(&self->oob);
+		end = exa_clock_ns() + 10 * FI_TMO;
+		while (done < MR_MSGS || open_bufs) {
+			struct fi_cq_err_entry ee = { 0 };
+			int ret;
+
+			if (done == MR_MSGS) {	/* the buffers still posted: cancel them */
+				for (b = 0; b < MR_BUFS; b++)
+					if (!released[b])
+						fi_cancel(&self->ep->fid, &ctx[b]);
+			}
+			ret = wait_comp(self->cq, &e, &ee);
+			if (ret == -FI_ECANCELED) {
+				b = (unsigned int)((struct fi_context *)ee.op_context - ctx);
+				ASSERT_GT(MR_BUFS, b);
+				EXPECT_EQ(FI_RECV | FI_MSG | FI_MULTI_RECV, ee.flags);
+				ASSERT_EQ(0, released[b]);
+				released[b] = 1;
+				how[b] = "cancel";
+				open_bufs--;
+				continue;
+			}
+			ASSERT_EQ(0, ret);
+			b = (unsigned int)((struct fi_context *)e.op_context - ctx);
+			ASSERT_GT(MR_BUFS, b);
+			ASSERT_EQ(0, released[b]);	/* nothing after the release */
+			ASSERT_LE((uint8_t *)bufs[b], (uint8_t *)e.buf);
+			ASSERT_GE((uint8_t *)bufs[b] + MR_BUF_LEN, (uint8_t *)e.buf + e.len);
+			if (e.flags & FI_REMOTE_CQ_DATA) {
+				i = (unsigned int)e.data;
+				ASSERT_GT(MR_MSGS, i);
+				if (seen[i])	/* which path delivered it twice */
+					TH_LOG("message %u again: buffer %u at %zu, %zu bytes, flags %#llx; first buffer %u at %zu",
+					       i, b, (size_t)((uint8_t *)e.buf - bufs[b]), e.len,
+					       (unsigned long long)e.flags, in[i], at[i]);
+				ASSERT_EQ(0, seen[i]);
+				seen[i] = 1;
+				done++;
+				EXPECT_EQ(FI_RECV | FI_MSG, e.flags & (FI_RECV | FI_MSG | FI_TAGGED));
+				ASSERT_EQ(mr_len(i), e.len);
+				ASSERT_EQ(0, check(e.buf, e.len, i));
+				in[i] = (unsigned char)b;
+				at[i] = (size_t)((uint8_t *)e.buf - bufs[b]);
+				used[b] += e.len;
+			} else {
+				/* the next message did not fit in what was left,
+				 * and every message in the buffer had completed */
+				EXPECT_EQ(0, e.len);
+				EXPECT_NE(0, e.flags & FI_MULTI_RECV);
+				EXPECT_EQ(used[b], (size_t)((uint8_t *)e.buf - bufs[b]));
+			}
+			if (e.flags & FI_MULTI_RECV) {
+				released[b] = 1;
+				how[b] = e.len ? "its last message" : "an empty completion";
+				open_bufs--;
+				/* released only when it was full enough */
+				EXPECT_GT(1000, MR_BUF_LEN - used[b]);
+			}
+			ASSERT_GT(end, exa_clock_ns());
+		}
+		/* in send order: each buffer filled from its start, no gaps */
+		for (i = 0, b = 0; i < MR_MSGS; i++) {
+			ASSERT_LE(b, in[i]);	/* the next buffer after the previous one */
+			b = in[i];
+			ASSERT_EQ(pos[b], at[i]);
+			pos[b] += mr_len(i);
+		}
+		for (b = 0; b < MR_BUFS; b++)
+			TH_LOG("min %zu: buffer %u: %zu bytes, released by %s", min, b, used[b],
+			       how[b]);
+		EXPECT_LT(0, used[1]);		/* the second buffer took messages */
+		EXPECT_EQ(0xee, bufs[0][MR_BUF_LEN]);	/* nothing past a buffer */
+	}
+	sends_done(_metadata, self, 1);
+	/*
+	 * The next round's first messages must not find this round's buffers
+	 * still posted: an eager send completes once it is in the receiver's
+	 * mailbox, so the sender would otherwise start the next round while
+	 * this receiver still works through its last completions (those
+	 * messages then land here, correctly, and look like one delivered
+	 * twice).  After sends_done(): the receiver's FINs need its progress.
+	 */
+	OOB_SYNC(&self->oob);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
+}
+
+/* FI_MULTI_RECV buffers (multi_recv_round), two rounds. */
+static inline void fi_test_multi_recv(struct __test_metadata *_metadata,
+				      FIXTURE_DATA(fi) *self)
+{
+	fi_open_caps(_metadata, self, FI_AV_TABLE, FI_MSG | FI_TAGGED | FI_MULTI_RECV);
+	ASSERT_NE(0, self->info->caps & FI_MULTI_RECV);
+	ASSERT_NE(0, self->info->rx_attr->caps & FI_MULTI_RECV);
+	/* buffers released for want of FI_OPT_MIN_MULTI_RECV bytes ... */
+	multi_recv_round(_metadata, self, XFI_DEFAULT_MIN_MULTI_RECV, 256);
+	/* ... and because the next message did not fit in what was left */
+	multi_recv_round(_metadata, self, 256, 16);
+}
+
+/*
+ * Two endpoints per process on one domain (GASNet-EX uses one for requests
+ * and one for replies): each rank sends from each of its endpoints to the
+ * other endpoint of its peer, eager and rendezvous (both endpoints share
+ * the domain's RDMA page); each message arrives on the endpoint it was
+ * sent to, from the address of the endpoint that sent it (FI_SOURCE).
+ */
+static inline void fi_test_two_endpoints(struct __test_metadata *_metadata,
+					 FIXTURE_DATA(fi) *self)
+{
+	static const size_t lens[2] = { 8, 4096 };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE };
+	uint8_t mine[2][64], all[2][2][64], rbufs[2][2][4096];
+	struct fid_ep *eps[2] = { NULL, NULL };
+	struct fid_cq *cqs[2] = { NULL, NULL };
+	fi_addr_t peer_eps[2];
+	unsigned int k, s, got[2] = { 0, 0 }, sent = 0;
+	size_t alen = 64;
+	int64_t end;
+
+	fi_open_local(_metadata, self, FI_AV_TABLE, FI_TAGGED | FI_MSG | FI_SOURCE, mine[0]);
+	eps[0] = self->ep;
+	cqs[0] = self->cq;
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &cqs[1], NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &eps[1], NULL));
+	ASSERT_EQ(0, fi_ep_bind(eps[1], &self->av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(eps[1], &cqs[1]->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(eps[1]));
+	memset(mine[1], 0, 64);
+	ASSERT_EQ(0, fi_getname(&eps[1]->fid, mine[1], &alen));
+	ASSERT_NE(0, memcmp(mine[0], mine[1], 8));	/* two addresses */
+	ASSERT_EQ(0, oob_allgather(&self->oob, mine, all, sizeof(mine)));
+	ASSERT_EQ(1, fi_av_insert(self->av, all[1 - self->rank][0], 1, &peer_eps[0], 0, NULL));
+	ASSERT_EQ(1, fi_av_insert(self->av, all[1 - self->rank][1], 1, &peer_eps[1], 0, NULL));
+	self->peer = peer_eps[0];
+	self->peer_known = 1;
+	/* endpoint k receives from the peer's endpoint 1 - k, both sizes */
+	for (k = 0; k < 2; k++)
+		for (s = 0; s < 2; s++)
+			ASSERT_EQ(0, fi_trecv(eps[k], rbufs[k][s], lens[s], NULL, FI_ADDR_UNSPEC,
+					      0x7000 + 16 * k + s, 0, &rbufs[k][s]));
+	OOB_SYNC(&self->oob);
+	for (k = 0; k < 2; k++)
+		for (s = 0; s < 2; s++) {
+			fill(self->sbuf + 8192 * (2 * k + s), lens[s], 0x7000 + 16 * (1 - k) + s);
+			ASSERT_EQ(0, fi_tsend(eps[k], self->sbuf + 8192 * (2 * k + s), lens[s], NULL,
+					      peer_eps[1 - k], 0x7000 + 16 * (1 - k) + s, NULL));
+		}
+	end = exa_clock_ns() + FI_TMO;
+	while (sent < 4 || got[0] < 2 || got[1] < 2) {
+		for (k = 0; k < 2; k++) {
+			struct fi_cq_tagged_entry e;
+			fi_addr_t src = FI_ADDR_NOTAVAIL;
+			ssize_t n = fi_cq_readfrom(cqs[k], &e, 1, &src);
+
+			if (n == -FI_EAGAIN)
+				continue;
+			ASSERT_EQ(1, n);
+			if (!(e.flags & FI_RECV)) {
+				sent++;
+				continue;
+			}
+			s = e.tag & 1;
+			EXPECT_EQ(0x7000 + 16 * k + s, e.tag);
+			EXPECT_EQ(&rbufs[k][s], e.op_context);
+			EXPECT_EQ(peer_eps[1 - k], src);
+			ASSERT_EQ(lens[s], e.len);
+			ASSERT_EQ(0, check(rbufs[k][s], lens[s], e.tag));
+			got[k]++;
+		}
+		ASSERT_GT(end, exa_clock_ns());
+	}
+	fi_progress_barrier(self);	/* both endpoints' FINs are out */
+	EXPECT_EQ(0, fi_close(&eps[1]->fid));
+	EXPECT_EQ(0, fi_close(&cqs[1]->fid));
 }
 
 #endif

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fi_getinfo of both providers on the host, through Debian's libfabric:
+ * libexanet-fi.so and libextoll-fi.so are loaded from build/lib
+ * (FI_PROVIDER_PATH), their device probes pointed at /dev/null
+ * (FI_EXANET_DEVICE, FI_EXTOLL_DEVICE; fi_getinfo opens nothing).  The
+ * hints of GASNet-EX's ofi-conduit (FI_THREAD_DOMAIN and FI_THREAD_SAFE,
+ * FI_AV_TABLE and FI_AV_MAP) and of Open MPI's btl ofi (one- and
+ * two-sided) each get an answer from both providers that meets them
+ * (selftests/lib/fi_hints.h); FI_ATOMIC is offered by both.
+ */
+#include <limits.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/fi_errno.h>
+
+#include "../lib/kselftest_exa.h"
+#include "../lib/fi_hints.h"
+
+/* Point libfabric at build/lib (this program is build/host-tests/...). */
+static void use_build_providers(struct __test_metadata *_metadata)
+{
+	char exe[PATH_MAX], dir[PATH_MAX + 8];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *build;
+
+	ASSERT_LT(0, n);
+	exe[n] = 0;
+	build = dirname(dirname(exe));
+	ASSERT_LT(strlen(build) + 5, sizeof(dir));
+	strcpy(dir, build);
+	strcat(dir, "/lib");	/* build/lib */
+	if (access(dir, F_OK))
+		SKIP_TEST("no %s", dir);
+	setenv("FI_PROVIDER_PATH", dir, 1);
+	setenv("FI_EXANET_DEVICE", "/dev/null", 1);
+	setenv("FI_EXTOLL_DEVICE", "/dev/null", 1);
+	unsetenv("FI_PROVIDER");
+	unsetenv("FI_PROVIDER_PATH_EXCLUDE");
+}
+
+/* Which of the two providers answered hints with an entry that meets them
+ * (bit 0 exanet, bit 1 extoll); logs an entry that does not. */
+static int answered_by(struct __test_metadata *_metadata, const char *who, struct fi_info *hints)
+{
+	struct fi_info *info = NULL, *i;
+	int ret, found = 0;
+
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	if (ret)
+		TH_LOG("%s: fi_getinfo: %s", who, fi_strerror(-ret));
+	for (i = ret ? NULL : info; i; i = i->next) {
+		const char *prov = i->fabric_attr->prov_name;
+		int bit = !strcmp(prov, "exanet") ? 1 : !strcmp(prov, "extoll") ? 2 : 0;
+		const char *why = fi_hints_unmet(hints, i);
+
+		if (!bit)
+			continue;	/* another provider of the host, or a utility one */
+		if (why) {
+			TH_LOG("%s: %s: %s", who, prov, why);
+			continue;
+		}
+		if (strcmp(i->fabric_attr->name, prov))
+			TH_LOG("%s: %s: fabric %s", who, prov, i->fabric_attr->name);
+		else
+			found |= bit;
+	}
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return found;
+}
+
+TEST(gasnet_ofi_conduit_hints_answered_by_both)
+{
+	use_build_providers(_metadata);
+	EXPECT_EQ(3, answered_by(_metadata, "GASNet domain/table",
+				 gasnet_hints(FI_THREAD_DOMAIN, FI_AV_TABLE)));
+	EXPECT_EQ(3, answered_by(_metadata, "GASNet safe/table",
+				 gasnet_hints(FI_THREAD_SAFE, FI_AV_TABLE)));
+	EXPECT_EQ(3, answered_by(_metadata, "GASNet domain/map",
+				 gasnet_hints(FI_THREAD_DOMAIN, FI_AV_MAP)));
+	EXPECT_EQ(3, answered_by(_metadata, "GASNet safe/map",
+				 gasnet_hints(FI_THREAD_SAFE, FI_AV_MAP)));
+}
+
+TEST(ompi_btl_ofi_hints_answered_by_both)
+{
+	use_build_providers(_metadata);
+	EXPECT_EQ(3, answered_by(_metadata, "btl ofi", ompi_btl_ofi_hints(0)));
+	EXPECT_EQ(3, answered_by(_metadata, "btl ofi two-sided", ompi_btl_ofi_hints(1)));
+}
+
+/* The atomic ordering and limits GASNet/MPI see are the same in both. */
+TEST(both_offer_the_same_atomics)
+{
+	struct fi_info *h, *info = NULL, *i;
+	uint64_t order = FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR |
+		FI_ORDER_ATOMIC_WAW;
+	int found = 0;
+
+	use_build_providers(_metadata);
+	h = ompi_btl_ofi_hints(0);
+	ASSERT_NE(NULL, h);
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &info));
+	for (i = info; i; i = i->next) {
+		if (strcmp(i->fabric_attr->prov_name, "exanet") &&
+		    strcmp(i->fabric_attr->prov_name, "extoll"))
+			continue;
+		found++;
+		EXPECT_EQ(FI_ATOMIC, i->caps & FI_ATOMIC);
+		EXPECT_EQ(order, i->tx_attr->msg_order & order);
+		EXPECT_EQ(32u, i->ep_attr->max_order_waw_size);
+		EXPECT_EQ(1u, i->tx_attr->rma_iov_limit);
+	}
+	EXPECT_EQ(2, found);
+	fi_freeinfo(info);
+	fi_freeinfo(h);
+}
+
+TEST_HARNESS_MAIN
