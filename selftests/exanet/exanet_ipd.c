@@ -1198,7 +1198,6 @@ TEST_F(ipd, late_handshake_from_down_peer_dropped_until_heartbeat_returns)
 		ASSERT_EQ(all[v].inc, strtoull(inc, NULL, 16));
 		pages_up = exa_sysfs_long("rdma_registered_pages");
 		late0 = ipd_counter("msg_peer_down");
-		ASSERT_LE(0, late0);
 		down0 = ipd_counter("peer_down_events");
 		hs0 = ipd_peer_num(v, "handshakes");
 	}
@@ -1223,9 +1222,11 @@ TEST_F(ipd, late_handshake_from_down_peer_dropped_until_heartbeat_returns)
 		ASSERT_EQ(0, ipd_status_refresh());
 		EXPECT_STREQ("down", ipd_peer_str(v, "state", buf, sizeof(buf)));
 		EXPECT_EQ(down0 + 1, ipd_counter("peer_down_events"));
-		EXPECT_EQ(late0 + 2, ipd_counter("msg_peer_down"));
 		EXPECT_EQ(hs0, ipd_peer_num(v, "handshakes"));
 		EXPECT_EQ(pages_up - CONN_PAGES, exa_sysfs_long("rdma_registered_pages"));
+		/* (-1: a daemon without the counter, which fails here too) */
+		EXPECT_LE(0, late0);
+		EXPECT_EQ(late0 + 2, ipd_counter("msg_peer_down"));
 		/* and nothing starts later while it stays silent */
 		usleep(1000000);
 		ASSERT_EQ(0, ipd_status_refresh());
