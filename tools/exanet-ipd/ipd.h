@@ -40,6 +40,13 @@
 #define IPD_IRQ_SPIN_US 1000
 /* ... after a burst of packets of at most this many bytes on average */
 #define IPD_IRQ_SPIN_MAX_AVG 4096
+/*
+ * A peer that is connecting (a fresh receive region offered, its ring asked
+ * for) for longer than this is declared down and its regions are released
+ * (Documentation/exanet/ipd.md, "Peer down").  The same bound as a PROBE
+ * without an answer.
+ */
+#define IPD_HANDSHAKE_TIMEOUT_MS 10000
 
 enum ipd_mode { MODE_BUSY, MODE_SLEEP, MODE_IRQ };
 
@@ -83,6 +90,9 @@ struct ipd_counters {
 	uint64_t icmp_unreach_sent, csum_offloaded;
 	uint64_t hb_tx, hb_rx, hb_bad, hb_bad_incarnation, hb_self_conflict, hb_foreign;
 	uint64_t msg_rx, msg_bad, msg_stale, msg_tx, msg_tx_errors, msg_tx_busy;
+	uint64_t msg_peer_down;		/* OFFER / NEED_RING from a peer that is down */
+	uint64_t hb_held_off;		/* heartbeats of a peer just declared down */
+	uint64_t handshake_timeouts;	/* connecting for IPD_HANDSHAKE_TIMEOUT_MS */
 	uint64_t peer_up_events, peer_down_events, peer_restarts, conn_resets;
 	uint64_t probes, probes_alive;
 	uint64_t rdma_errors, notif_bad, rx_bad_batches, credit_bad;
@@ -100,6 +110,8 @@ struct peer {
 	uint32_t ip;			/* network order, 0 = unknown */
 	uint32_t mtu;
 	uint64_t last_seen;		/* tick of the last sign of life */
+	uint64_t down_tick;		/* when it was declared down */
+	uint64_t connect_tick;		/* when its handshake began (CONNECTING) */
 	uint64_t up_since_tick;
 	int64_t rtt_ns;			/* last handshake */
 	uint32_t last_tx_cookie;	/* the peer's ring we last wrote into */

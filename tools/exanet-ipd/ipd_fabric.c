@@ -175,18 +175,40 @@ static void peer_drop_conn(struct ipd *d, struct peer *p)
 	p->rx.credit_chan = -1;
 }
 
+/*
+ * A peer that is down (or never heard of) holds no region: its receive
+ * region and the staging copy of its ring go with the "down", and nothing
+ * allocates new ones until its heartbeat returns (hb_handle).  Called again
+ * for a peer already down it only releases what it still holds.
+ */
 void ipd_peer_down(struct ipd *d, struct peer *p, const char *why)
 {
-	if (p->state == PEER_DOWN || p->state == PEER_UNKNOWN)
+	if (p->state == PEER_DOWN || p->state == PEER_UNKNOWN) {
+		if (p->rx.mem || p->tx.stage) {
+			ipd_log(LOG_W, "peer node %u is %s but held a region: released (%s)",
+				p->node, ipd_state_name(p->state), why);
+			peer_drop_conn(d, p);
+		}
 		return;
+	}
 	ipd_log(LOG_I, "peer node %u (incarnation %016llx) down: %s", p->node,
 		(unsigned long long)p->inc, why);
 	d->c.peer_down_events++;
 	peer_drop_conn(d, p);
 	p->state = PEER_DOWN;
+	p->down_tick = d->ticks;
 	p->inc_auth = false;
 	p->probe_chan = -1;
 	p->suspect = false;
+}
+
+/* A handshake begins (or a live peer's ring is being replaced): the clock
+ * of IPD_HANDSHAKE_TIMEOUT_MS starts. */
+static void peer_connecting(struct ipd *d, struct peer *p)
+{
+	if (p->state != PEER_CONNECTING)
+		p->connect_tick = d->ticks;
+	p->state = PEER_CONNECTING;
 }
 
 static void send_offer(struct ipd *d, struct peer *p)
@@ -233,7 +255,7 @@ static void peer_update(struct ipd *d, struct peer *p)
 				(long long)(p->rtt_ns / 1000));
 		}
 	} else if (p->state == PEER_UP) {
-		p->state = PEER_CONNECTING;
+		peer_connecting(d, p);
 		d->c.conn_resets++;
 		ipd_log(LOG_W, "peer node %u: %s ring being replaced", p->node,
 			p->tx.ready ? "our receive" : "its receive");
@@ -247,6 +269,7 @@ static void peer_connect(struct ipd *d, struct peer *p)
 	if (p->state == PEER_UP || p->rx.mem || p->tx.ready)
 		peer_drop_conn(d, p);
 	p->state = PEER_CONNECTING;
+	p->connect_tick = d->ticks;
 	p->c.handshakes++;
 	if (rx_ring_new(d, p))
 		return;
@@ -284,6 +307,9 @@ static int peer_auth(struct ipd *d, struct peer *p, const struct ipd_msg *m)
 		if (p->state != PEER_UNKNOWN)
 			p->state = PEER_DOWN;
 	}
+	/* a probe of the old incarnation says nothing about the new one */
+	p->suspect = false;
+	p->probe_chan = -1;
 	peer_drop_conn(d, p);
 	p->last_tx_cookie = 0;
 	p->inc = inc;
@@ -465,9 +491,13 @@ static void handle_offer(struct ipd *d, struct peer *p, const struct ipd_msg *m)
 	struct ipd_msg a = { .type = IPD_MSG_ACCEPT };
 
 	if (p->state == PEER_DOWN || p->state == PEER_UNKNOWN)
-		p->state = PEER_CONNECTING;
+		peer_connecting(d, p);
 	if (!p->rx.mem && !rx_ring_new(d, p))
 		send_offer(d, p);
+	/* sending polls the control channels: a PROBE that failed meanwhile
+	 * may have declared the peer down, and a down peer gets no region */
+	if (p->state == PEER_DOWN)
+		return;
 	if (!p->tx.ready || p->tx.cookie != m->src_cookie) {
 		if (tx_setup(d, p, m))
 			return;
@@ -487,7 +517,7 @@ static void handle_offer(struct ipd *d, struct peer *p, const struct ipd_msg *m)
 static void handle_need_ring(struct ipd *d, struct peer *p, const struct ipd_msg *m)
 {
 	if (p->state == PEER_DOWN || p->state == PEER_UNKNOWN)
-		p->state = PEER_CONNECTING;
+		peer_connecting(d, p);
 	/* the peer lost the ring it wrote into (or never had one after it
 	 * was in use): a fresh one, since our consumer state belongs to the
 	 * old stream; a ring it has not accepted yet is just offered again */
@@ -558,6 +588,23 @@ int ipd_mbox_poll(struct ipd *d)
 		p = ipd_peer_get(d, info.src_node);
 		if (!p) {
 			d->c.msg_bad++;
+			continue;
+		}
+		/*
+		 * A peer we declared down gets no receive region from a
+		 * handshake message: it may have been sent just before the
+		 * peer died (or said goodbye) and arrive after the "down".  Its
+		 * heartbeat starts a new handshake when it is back (a
+		 * restarted daemon's too, a tick later); until then the
+		 * message is dropped.
+		 */
+		if (p->state == PEER_DOWN && m.dst_incarnation == d->inc &&
+		    (m.type == IPD_MSG_OFFER || m.type == IPD_MSG_NEED_RING)) {
+			d->c.msg_peer_down++;
+			ipd_log(LOG_D, "peer node %u is down: %s of incarnation %016llx dropped, no "
+				"receive ring before its heartbeat returns", p->node,
+				m.type == IPD_MSG_OFFER ? "OFFER" : "NEED_RING",
+				(unsigned long long)m.src_incarnation);
 			continue;
 		}
 		if (m.dst_incarnation != d->inc || peer_auth(d, p, &m)) {
@@ -1146,6 +1193,19 @@ static void hb_handle(struct ipd *d, const struct ipd_hb *hb)
 			return;
 		}
 	}
+	/*
+	 * A heartbeat of the incarnation we just declared down may have been
+	 * sent before its BYE or its end and read only now (they are read
+	 * once per tick): the peer is back when it is still heard K ticks
+	 * after the "down".
+	 */
+	if (p->state == PEER_DOWN && hb->incarnation == p->inc &&
+	    d->ticks - p->down_tick <= d->o.hb_miss) {
+		d->c.hb_held_off++;
+		ipd_log(LOG_D, "peer node %u: heartbeat %u ticks after its down: not back yet",
+			p->node, (unsigned int)(d->ticks - p->down_tick));
+		return;
+	}
 	/* unknown or down: try a handshake over the fabric */
 	if (p->inc != hb->incarnation)
 		p->last_tx_cookie = 0;
@@ -1185,6 +1245,21 @@ void ipd_tick(struct ipd *d)
 	for (unsigned int i = 0; i < d->nactive; i++) {
 		struct peer *p = d->active[i];
 
+		if (p->state == PEER_DOWN || p->state == PEER_UNKNOWN) {
+			if (p->rx.mem || p->tx.stage)	/* never: a last resort */
+				ipd_peer_down(d, p, "found at a tick");
+			continue;
+		}
+		if (p->state == PEER_CONNECTING &&
+		    d->ticks - p->connect_tick > IPD_HANDSHAKE_TIMEOUT_MS / d->o.hb_interval_ms) {
+			char why[64];
+
+			d->c.handshake_timeouts++;
+			snprintf(why, sizeof(why), "handshake not completed within %u ms",
+				 IPD_HANDSHAKE_TIMEOUT_MS);
+			ipd_peer_down(d, p, why);
+			continue;
+		}
 		if (p->state == PEER_UP || p->state == PEER_CONNECTING) {
 			if (d->ticks - p->last_seen > d->o.hb_miss) {
 				if (!p->suspect) {
@@ -1213,7 +1288,7 @@ void ipd_tick(struct ipd *d)
 			} else if (!p->rx.accepted) {
 				send_offer(d, p);
 			}
-			if (!p->tx.ready)
+			if (!p->tx.ready && p->state == PEER_CONNECTING)
 				send_need_ring(d, p);
 		}
 		if (p->rx.credit_due)

@@ -27,7 +27,7 @@ static const struct { const char *name; size_t off; } counters[] = {
 	CNT(hb_tx), CNT(hb_rx), CNT(hb_bad), CNT(hb_bad_incarnation), CNT(hb_self_conflict),
 	CNT(hb_foreign),
 	CNT(msg_rx), CNT(msg_bad), CNT(msg_stale), CNT(msg_tx), CNT(msg_tx_errors),
-	CNT(msg_tx_busy),
+	CNT(msg_tx_busy), CNT(msg_peer_down), CNT(hb_held_off), CNT(handshake_timeouts),
 	CNT(peer_up_events), CNT(peer_down_events), CNT(peer_restarts), CNT(conn_resets),
 	CNT(probes), CNT(probes_alive),
 	CNT(rdma_errors), CNT(notif_bad), CNT(rx_bad_batches), CNT(credit_bad),
