@@ -286,6 +286,8 @@ struct xfi_rx_msg {
 	struct xfi_rndv rd;
 	int queued;			/* on an unexpected queue */
 	int discard;			/* FI_DISCARD or no memory: drop the bytes */
+	uint64_t dc_cookie;		/* XFI_START_DC: the FIN owed once all is here */
+	int32_t dc_status;		/* its status: 0, or FI_ENOMEM when dropped */
 };
 
 enum xfi_op_kind {
@@ -320,6 +322,7 @@ struct xfi_tx_op {
 	/* rendezvous sender: the buffer stays registered until the FIN */
 	struct xfi_mrh mrh;
 	int rndv;
+	int dc;				/* eager FI_DELIVERY_COMPLETE: waits for a FIN */
 	uint64_t cookie;
 	int fin_received;
 	int64_t wait_since;		/* in rndv_wait since (ns) */
@@ -388,6 +391,7 @@ struct xfi_peer {
 struct xfi_ep {
 	struct fid_ep ep_fid;
 	struct xfi_domain *dom;
+	uint64_t tx_dc;			/* FI_DELIVERY_COMPLETE from tx_attr->op_flags */
 	struct xfi_ep *dom_next;
 	struct xfi_av *av;
 	struct xfi_cq *tx_cq, *rx_cq;

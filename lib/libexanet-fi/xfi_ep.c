@@ -110,7 +110,7 @@ int xfi_op_out_of_sequence(const struct xfi_tx_op *op)
 
 int xfi_op_awaits_reply(const struct xfi_tx_op *op)
 {
-	return op->rndv || op->kind == XFI_OP_ATOMIC;
+	return op->rndv || op->dc || op->kind == XFI_OP_ATOMIC;
 }
 
 /* Queue an operation to op->peer (set). */

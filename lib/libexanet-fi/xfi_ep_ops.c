@@ -32,8 +32,12 @@ static ssize_t xfi_recv_buf(struct fid_ep *fid, void *buf, size_t len, fi_addr_t
 	return xfi_post_recv(xfi_ep_of(fid), &iov, 1, src, tag, ignore, flags, context);
 }
 
-/* Default completion flag: FI_COMPLETION unless the CQ was bound selective. */
-#define XFI_TX_DEFAULT FI_COMPLETION
+/* Default flags of the calls that take none: FI_COMPLETION unless the CQ
+ * was bound selective, and the endpoint's FI_DELIVERY_COMPLETE
+ * (tx_attr->op_flags). */
+/* What fi_sendmsg / fi_tsendmsg take of their flags. */
+#define XFI_SENDMSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE)
+#define XFI_TX_DEFAULT(fid) (FI_COMPLETION | xfi_ep_of(fid)->tx_dc)
 #define XFI_RX_DEFAULT FI_COMPLETION
 
 static ssize_t xfi_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
@@ -63,14 +67,14 @@ static ssize_t xfi_msg_send(struct fid_ep *ep, const void *buf, size_t len, void
 			    fi_addr_t dest, void *context)
 {
 	(void)desc;
-	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT, context);
+	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_msg_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			     size_t count, fi_addr_t dest, void *context)
 {
 	(void)desc;
-	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT,
+	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT(ep),
 			     context);
 }
 
@@ -79,7 +83,7 @@ static ssize_t xfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint
 	if (!msg)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
 	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
-			     msg->data, (flags & (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA)) |
+			     msg->data, (flags & XFI_SENDMSG_FLAGS) |
 			     FI_MSG, msg->context);
 }
 
@@ -93,7 +97,7 @@ static ssize_t xfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len, 
 {
 	(void)desc;
 	return xfi_send_buf(ep, buf, len, dest, 0, data,
-			    FI_MSG | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT, context);
+			    FI_MSG | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
@@ -149,14 +153,14 @@ static ssize_t xfi_tag_send(struct fid_ep *ep, const void *buf, size_t len, void
 			    fi_addr_t dest, uint64_t tag, void *context)
 {
 	(void)desc;
-	return xfi_send_buf(ep, buf, len, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT, context);
+	return xfi_send_buf(ep, buf, len, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_tag_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			     size_t count, fi_addr_t dest, uint64_t tag, void *context)
 {
 	(void)desc;
-	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT,
+	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT(ep),
 			     context);
 }
 
@@ -166,7 +170,7 @@ static ssize_t xfi_tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *ms
 	if (!msg)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
 	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
-			     msg->data, (flags & (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA)) |
+			     msg->data, (flags & XFI_SENDMSG_FLAGS) |
 			     FI_TAGGED, msg->context);
 }
 
@@ -181,7 +185,7 @@ static ssize_t xfi_tag_senddata(struct fid_ep *ep, const void *buf, size_t len, 
 {
 	(void)desc;
 	return xfi_send_buf(ep, buf, len, dest, tag, data,
-			    FI_TAGGED | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT, context);
+			    FI_TAGGED | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_tag_injectdata(struct fid_ep *ep, const void *buf, size_t len,
@@ -608,6 +612,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOMEM, "no memory\n");
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
+	ep->tx_dc = info->tx_attr ? info->tx_attr->op_flags & FI_DELIVERY_COMPLETE : 0;
 	/* RMA or atomics without any of the four access bits imply all four */
 	if ((ep->caps & (FI_RMA | FI_ATOMIC)) &&
 	    !(ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))

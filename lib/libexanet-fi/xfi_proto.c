@@ -7,7 +7,7 @@
 _Static_assert(sizeof(struct xfi_hdr) == 8, "header layout");
 _Static_assert(sizeof(struct xfi_start) == 24, "START layout");
 _Static_assert(sizeof(struct xfi_short) == 16, "SHORT layout");
-_Static_assert((XFI_START_TAGGED | XFI_START_DATA) << XFI_SHORT_FLAG_SHIFT <= 0xff, "SHORT flags");
+_Static_assert(XFI_SHORT_FLAGS << XFI_SHORT_FLAG_SHIFT <= 0xff, "SHORT flags");
 _Static_assert(sizeof(struct xfi_addr) == 8, "address layout");
 _Static_assert(sizeof(struct xfi_rndv) == 24, "rendezvous layout");
 _Static_assert(sizeof(struct xfi_fin) == 24, "FIN layout");
@@ -64,7 +64,7 @@ int xfi_parse_hdr(const uint8_t *pkt, size_t pkt_len, struct xfi_hdr *hdr)
 	if (type < XFI_PKT_START || type >= XFI_PKT_TYPE_END)
 		return -1;
 	flags = hdr->type >> XFI_SHORT_FLAG_SHIFT;
-	if (flags && (type != XFI_PKT_SHORT || (flags & ~(XFI_START_TAGGED | XFI_START_DATA))))
+	if (flags && (type != XFI_PKT_SHORT || (flags & ~(unsigned int)XFI_SHORT_FLAGS)))
 		return -1;
 	return type;
 }
@@ -81,7 +81,7 @@ int xfi_parse_short(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 	memcpy(&sh, pkt, sizeof(sh));
 	flags = (uint32_t)sh.hdr.type >> XFI_SHORT_FLAG_SHIFT;
 	if ((sh.hdr.type & XFI_PKT_TYPE_MASK) != XFI_PKT_SHORT ||
-	    (flags & ~(uint32_t)(XFI_START_TAGGED | XFI_START_DATA)))
+	    (flags & ~(uint32_t)XFI_SHORT_FLAGS))
 		return -1;	/* never a rendezvous: no struct xfi_rndv here */
 	off = xfi_get_data(pkt, pkt_len, XFI_SHORT_SIZE, flags, &out->data);
 	if (!off || pkt_len - off > max_len)
@@ -108,8 +108,8 @@ int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 	off = xfi_get_data(pkt, pkt_len, XFI_START_SIZE, st.flags, &out->data);
 	if (!off)
 		return -1;
-	if ((st.flags & XFI_START_RNDV) && st.len == 0)
-		return -1;
+	if ((st.flags & XFI_START_RNDV) && (st.len == 0 || (st.flags & XFI_START_DC)))
+		return -1;	/* a rendezvous ends with its own FIN */
 	expect = xfi_start_payload(st.len, st.flags);
 	if (pkt_len - off != expect)
 		return -1;
@@ -155,7 +155,7 @@ size_t xfi_build_short(uint8_t *pkt, const struct xfi_hdr *hdr, uint64_t tag,
 	struct xfi_short sh = { .hdr = *hdr, .tag = tag };
 	size_t off;
 
-	flags &= XFI_START_TAGGED | XFI_START_DATA;
+	flags &= XFI_SHORT_FLAGS;
 	sh.hdr.type = (uint8_t)(XFI_PKT_SHORT | flags << XFI_SHORT_FLAG_SHIFT);
 	memcpy(pkt, &sh, sizeof(sh));
 	off = xfi_put_data(pkt, XFI_SHORT_SIZE, flags, data);

@@ -49,15 +49,23 @@ enum xfi_pkt_type {
 };
 
 /* The type byte: the packet type in the low 4 bits; a SHORT packet carries
- * its XFI_START_TAGGED / XFI_START_DATA flags in bits 4-5 (it has no flags
- * word: the 8 bytes saved are one MMIO store less per message). */
+ * its XFI_SHORT_FLAGS in bits 4-7 (it has no flags word: the 8 bytes saved
+ * are one MMIO store less per message). */
 #define XFI_PKT_TYPE_MASK	0x0f
 #define XFI_SHORT_FLAG_SHIFT	4
 
 #define XFI_START_TAGGED	0x1	/* FI_TAGGED message, else FI_MSG */
 #define XFI_START_DATA		0x2	/* carries remote CQ data */
 #define XFI_START_RNDV		0x4	/* payload is a struct xfi_rndv, not data */
-#define XFI_START_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_RNDV)
+/* FI_DELIVERY_COMPLETE: once the receiving provider has the whole message
+ * (in the posted buffer or queued as unexpected) it sends a FIN whose
+ * cookie is XFI_DC_COOKIE(seq of the message's first packet) */
+#define XFI_START_DC		0x8
+#define XFI_START_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_RNDV | XFI_START_DC)
+/* Flags a SHORT packet carries in its type byte. */
+#define XFI_SHORT_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_DC)
+/* Rendezvous cookies count up from 1 and never reach bit 63. */
+#define XFI_DC_COOKIE(seq)	((1ull << 63) | (uint32_t)(seq))
 
 struct xfi_hdr {
 	uint8_t type;

@@ -79,6 +79,16 @@ struct xfi_rx_msg *xfi_find_unexp(struct xfi_ep *ep, const struct xfi_rx_entry *
 
 /* ---- receive path ---- */
 
+/* The whole message is here; a sender that asked for FI_DELIVERY_COMPLETE
+ * learns it now (the message is in the receive buffer or queued as
+ * unexpected), then the message completes. */
+static void xfi_msg_arrived(struct xfi_ep *ep, struct xfi_rx_msg *msg)
+{
+	if (msg->flags & XFI_START_DC)
+		xfi_send_fin(ep, msg->src_key, msg->dc_cookie, msg->dc_status);
+	xfi_msg_done(ep, msg);
+}
+
 static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt,
 			 size_t len, unsigned int type)
 {
@@ -104,6 +114,12 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 	msg->data = si.data;
 	msg->flags = si.flags;
 	msg->len = si.len;
+	if (si.flags & XFI_START_DC) {
+		struct xfi_hdr h;
+
+		memcpy(&h, pkt, sizeof(h));
+		msg->dc_cookie = XFI_DC_COOKIE(h.seq);
+	}
 	msg->rx = xfi_take_posted(ep, msg);
 	if (si.flags & XFI_START_RNDV) {
 		/* the data stays at the sender until a receive takes it */
@@ -126,12 +142,13 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 			msg->queued = 1;
 		} else {
 			msg->discard = 1;	/* out of memory: consume and drop */
+			msg->dc_status = FI_ENOMEM;
 			ep->rx_dropped++;
 		}
 	}
 	xfi_msg_bytes(msg, si.payload, si.payload_len);
 	if (msg->received == msg->len)
-		xfi_msg_done(ep, msg);
+		xfi_msg_arrived(ep, msg);
 	else
 		peer->rx_cur = msg;
 }
@@ -156,7 +173,7 @@ static void xfi_rx_cont(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t 
 	xfi_msg_bytes(msg, pkt + XFI_HDR_SIZE, (size_t)n);
 	if (msg->received == msg->len) {
 		peer->rx_cur = NULL;
-		xfi_msg_done(ep, msg);
+		xfi_msg_arrived(ep, msg);
 	}
 }
 

@@ -155,6 +155,8 @@ void xfi_tx_fill(struct xfi_ep *ep)
 		ch->peer = peer;
 		ch->seq = ctrl ? peer->tx_seq : peer->tx_seq++;
 		ch->len = (uint8_t)plen;
+		if (!op->start_sent && (op->start_flags & XFI_START_DC))
+			op->cookie = XFI_DC_COOKIE(h.seq);	/* the receiver's FIN names it */
 		op->start_sent = 1;
 		op->sent += n;
 		op->outstanding++;
@@ -249,6 +251,12 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 			memcpy(op->bounce + off, iov[i].iov_base, iov[i].iov_len);
 			off += iov[i].iov_len;
 		}
+	}
+	if (!op->rndv && (flags & FI_DELIVERY_COMPLETE)) {
+		/* eager: completes on the receiver's FIN, not on the NI's ACK
+		 * (a rendezvous completes on its FIN anyway) */
+		op->dc = 1;
+		op->start_flags |= XFI_START_DC;
 	}
 	if (!ep->enabled || !ep->av || xfi_av_key(ep->av, dest, &key) ||
 	    !(op->peer = xfi_peer_get(ep, key))) {

@@ -785,6 +785,13 @@ TEST_F_TIMEOUT(fi, two_endpoints_per_process_share_a_domain, 300)
 	fi_test_two_endpoints(_metadata, self);
 }
 
+/* FI_DELIVERY_COMPLETE sends complete only once the receiver's provider
+ * has the message (fi_test.h). */
+TEST_F_TIMEOUT(fi, delivery_complete_waits_for_the_receiver, 120)
+{
+	fi_test_delivery_complete(_metadata, self);
+}
+
 /* RMA with keys that name nothing at the target: a write and a read with
  * a key of a rank nobody holds end in error completions (or are refused
  * when posted), a key whose rank cannot exist is refused; neither the

@@ -247,6 +247,13 @@ TEST_F_TIMEOUT(fi, two_endpoints_per_process_share_a_domain, 300)
 	fi_test_two_endpoints(_metadata, self);
 }
 
+/* FI_DELIVERY_COMPLETE sends complete only once the receiver's provider
+ * has the message (fi_test.h). */
+TEST_F_TIMEOUT(fi, delivery_complete_waits_for_the_receiver, 120)
+{
+	fi_test_delivery_complete(_metadata, self);
+}
+
 TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
 {
 	fi_test_pingpong(_metadata, self);

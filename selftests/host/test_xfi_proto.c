@@ -100,13 +100,41 @@ TEST(short_flag_bits_only_on_short_packets)
 	pkt[0] |= XFI_START_RNDV << XFI_SHORT_FLAG_SHIFT;	/* no rendezvous in a SHORT */
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 	EXPECT_EQ(-1, xfi_parse_short(pkt, plen, MAX_LEN, &(struct xfi_start_info){ 0 }));
-	pkt[0] = XFI_PKT_SHORT | 0x80;
+	pkt[0] = XFI_PKT_SHORT | XFI_START_RNDV << XFI_SHORT_FLAG_SHIFT | 0x80;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 	plen = xfi_build_start(pkt, &hdr0, 1, 10, 0, 0, (const uint8_t *)"0123456789", &n);
 	pkt[0] |= XFI_START_TAGGED << XFI_SHORT_FLAG_SHIFT;	/* flag bits on a START */
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
 	pkt[0] = XFI_PKT_TYPE_END;
 	EXPECT_EQ(-1, xfi_parse_hdr(pkt, plen, &h));
+}
+
+/* FI_DELIVERY_COMPLETE rides as a flag on SHORT and START packets; a
+ * rendezvous has its own FIN, so a START never carries both. */
+TEST(delivery_complete_flag_round_trips)
+{
+	uint8_t pkt[XFI_PKT_MAX] = { 0 };
+	struct xfi_start_info si = { 0 };
+	uint8_t src100[100];
+	struct xfi_hdr h;
+	size_t n, plen;
+
+	memset(src100, 0x5a, sizeof(src100));
+	plen = xfi_build_short(pkt, &hdr0, 7, 8, XFI_START_TAGGED | XFI_START_DC, 0,
+			       (const uint8_t *)"abcdefgh");
+	EXPECT_EQ(XFI_SHORT_SIZE + 8, plen);
+	ASSERT_EQ(XFI_PKT_SHORT, xfi_parse_hdr(pkt, plen, &h));
+	ASSERT_EQ(0, xfi_parse_short(pkt, plen, MAX_LEN, &si));
+	EXPECT_EQ((uint32_t)(XFI_START_TAGGED | XFI_START_DC), si.flags);
+	EXPECT_EQ(8u, si.len);
+	EXPECT_EQ(0, memcmp(si.payload, "abcdefgh", 8));
+	plen = xfi_build_start(pkt, &hdr0, 7, 100, XFI_START_DC, 0, src100, &n);
+	ASSERT_EQ(0, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+	EXPECT_EQ((uint32_t)XFI_START_DC, si.flags);
+	pkt[20] |= XFI_START_RNDV;
+	EXPECT_EQ(-1, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+	EXPECT_NE(XFI_DC_COOKIE(5), XFI_DC_COOKIE(6));
+	EXPECT_TRUE(XFI_DC_COOKIE(0) >> 63);
 }
 
 TEST(message_is_start_plus_conts_that_add_up)
@@ -292,7 +320,7 @@ TEST(random_packets_never_accepted_inconsistently)
 			accepted_short++;
 			ASSERT_TRUE(si.payload >= pkt && si.payload + si.payload_len <= pkt + len);
 			ASSERT_EQ(si.len, si.payload_len);
-			ASSERT_EQ(0u, si.flags & ~(uint32_t)(XFI_START_TAGGED | XFI_START_DATA));
+			ASSERT_EQ(0u, si.flags & ~(uint32_t)XFI_SHORT_FLAGS);
 		}
 		if (t == XFI_PKT_START && xfi_parse_start(pkt, len, 4096, &si) == 0) {
 			accepted++;

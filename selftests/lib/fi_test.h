@@ -734,4 +734,76 @@ static inline void fi_test_two_endpoints(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, fi_close(&cqs[1]->fid));
 }
 
+/*
+ * FI_DELIVERY_COMPLETE for eager messages: rank 1 stays out of the provider
+ * for 2 s while rank 0 sends an 8 B (one packet) and a 200 B (several
+ * packets) tagged message with FI_DELIVERY_COMPLETE and an 8 B one without.
+ * The plain send completes when the NI has the packet; the other two only
+ * once rank 1's provider has taken the messages in (here: as unexpected
+ * messages, when it polls again), and never before rank 1 wakes up.  Rank 1
+ * then receives all three, byte for byte.
+ */
+#define DC_QUIET_NS (2 * SEC)
+static inline void fi_test_delivery_complete(struct __test_metadata *_metadata,
+					     FIXTURE_DATA(fi) *self)
+{
+	static const size_t len[3] = { 8, 200, 8 };
+	static const uint64_t tag[3] = { 0xdc01, 0xdc02, 0xdc03 };
+	struct fi_cq_tagged_entry e;
+	unsigned int i, done = 0;
+
+	fi_open_all(_metadata, self, FI_AV_TABLE);
+	if (self->rank == 0) {
+		int64_t t0, plain_at = 0, dc_at[2] = { 0, 0 };
+
+		for (i = 0; i < 3; i++)
+			fill(self->sbuf + 256 * i, len[i], tag[i]);
+		OOB_SYNC(&self->oob);
+		t0 = exa_clock_ns();
+		for (i = 0; i < 3; i++) {
+			struct iovec iov = { self->sbuf + 256 * i, len[i] };
+			struct fi_msg_tagged m = { .msg_iov = &iov, .iov_count = 1,
+						   .addr = self->peer, .tag = tag[i],
+						   .context = (void *)&tag[i] };
+
+			ASSERT_EQ(0, fi_tsendmsg(self->ep, &m, FI_COMPLETION |
+						 (i < 2 ? FI_DELIVERY_COMPLETE : 0)));
+		}
+		while (done < 3 && exa_clock_ns() < t0 + FI_TMO) {
+			if (wait_comp(self->cq, &e, NULL))
+				break;
+			for (i = 0; i < 3; i++)
+				if (e.op_context == (void *)&tag[i])
+					break;
+			ASSERT_LT(i, 3u);
+			if (i == 2)
+				plain_at = exa_clock_ns() - t0;
+			else
+				dc_at[i] = exa_clock_ns() - t0;
+			done++;
+		}
+		ASSERT_EQ(3u, done);
+		TH_LOG("completions after %.3f s (plain), %.3f s and %.3f s (delivery complete)",
+		       plain_at / 1e9, dc_at[0] / 1e9, dc_at[1] / 1e9);
+		EXPECT_LT(plain_at, DC_QUIET_NS);
+		EXPECT_GE(dc_at[0], DC_QUIET_NS * 3 / 4);
+		EXPECT_GE(dc_at[1], DC_QUIET_NS * 3 / 4);
+	} else {
+		OOB_SYNC(&self->oob);
+		usleep(DC_QUIET_NS / 1000);
+		for (i = 0; i < 3; i++)
+			ASSERT_EQ(0, fi_trecv(self->ep, self->rbuf + 256 * i, 256, NULL, self->peer,
+					      tag[i], 0, (void *)&tag[i]));
+		for (done = 0; done < 3; done++) {
+			ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+			for (i = 0; i < 3; i++)
+				if (e.op_context == (void *)&tag[i])
+					break;
+			ASSERT_LT(i, 3u);
+			EXPECT_EQ(len[i], e.len);
+			EXPECT_EQ(0, check(self->rbuf + 256 * i, len[i], tag[i]));
+		}
+	}
+}
+
 #endif
