@@ -48,6 +48,18 @@ class QgaTimeout(QgaError):
     """No answer before the deadline."""
 
 
+def try_lock(path):
+    """The open file `path` with an exclusive flock, or None if another
+    open file holds a flock on it."""
+    f = open(path, "a+b")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    return f
+
+
 class QgaClient:
     """Connection to one of a node's qemu-guest-agent sockets.
 
@@ -79,14 +91,10 @@ class QgaClient:
         try:
             while self.claim is None:
                 for path in self.paths:
-                    f = open(path + ".lock", "a+b")
-                    try:
-                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    except BlockingIOError:
-                        f.close()
-                        continue
-                    self.path, self.claim = path, f
-                    return
+                    f = try_lock(path + ".lock")
+                    if f is not None:
+                        self.path, self.claim = path, f
+                        return
                 if not wants:
                     for path in self.paths:
                         w = open(path + ".want", "a+b")
@@ -307,19 +315,15 @@ class PortKeeper:
         self.thread.start()
 
     def _waiter(self, path):
-        with open(path + ".want", "a+b") as w:
-            try:
-                fcntl.flock(w, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            return False
+        w = try_lock(path + ".want")
+        if w is None:
+            return True
+        w.close()
+        return False
 
     def _take(self, path):
-        f = open(path + ".lock", "a+b")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.close()
+        f = try_lock(path + ".lock")
+        if f is None:
             return
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
