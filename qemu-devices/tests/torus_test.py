@@ -11,8 +11,12 @@ One 8-node 2x2x2 cluster with both NICs and the IP daemon:
     packet of every pair (trace event fabric_qemu_rx_hops) is the
     dimension-order distance, and ties go the + way (x- carries nothing);
   - contention with link-mbps: one RDMA stream over a link gets >= 0.8 of
-    the rate, two over one shared link <= 0.6 each, two over disjoint
-    links >= 0.8 each;
+    the rate; two over one shared link together no more than one link's
+    rate, neither starved; two over disjoint links together more than one
+    link could carry (>= 1.3) and each >= 0.8 of the single stream of the
+    same run (the host's two cores, not the links, bound both streams at
+    once on a loaded host: CI saw 0.77 each beside a single stream of
+    0.88);
   - links taken down in the middle of message and RDMA streams (ExaNet) and
     of VELO and RMA (EXTOLL), then brought back: the programs check
     exactly-once, in-order, intact delivery; the detour shows in the
@@ -185,9 +189,13 @@ def test_contention(c):
     # two streams together move no more than one cable's rate from the
     # first start to the last end (they may not overlap exactly: the one
     # that ends first leaves the cable to the other), and neither starves.
+    # disjoint: two cables in use (more than one could carry), each stream
+    # close to what one stream alone got in this run
+    single = []
     good = {"single": lambda share, total: all(x >= 0.8 for x in share),
             "shared": lambda share, total: total <= 1.05 and all(x >= 0.2 for x in share),
-            "disjoint": lambda share, total: all(x >= 0.8 for x in share)}
+            "disjoint": lambda share, total: (total is not None and total >= 1.3 and single and
+                                              all(x >= 0.8 * single[0] for x in share))}
     port = 6100
     for name, pairs in LINK_SHARE_CASES:
         try:
@@ -200,6 +208,8 @@ def test_contention(c):
         except (PairError, ValueError, KeyError) as e:
             share, total, diag = [], None, str(e)
         port += 10
+        if name == "single" and share:
+            single.append(share[0])
         check("contention, %s %s: shares of link-mbps %s, together %s" % (name, pairs, share, total),
               len(share) == len(pairs) and good[name](share, total), diag)
     y = counters(c, 1, "y+")
