@@ -71,7 +71,7 @@ static ssize_t xfi_atomic_post(struct fid_ep *fid, const struct xfi_atomic_call 
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no operand, compare or result buffer\n");
 	if ((c->flags & FI_INJECT) && c->kind != XFI_KIND_WRITE)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "FI_INJECT of a fetching atomic\n");
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	if (!ep->enabled) {
 		why = "endpoint not enabled";
 		err = -FI_EOPBADSTATE;
@@ -103,10 +103,10 @@ static ssize_t xfi_atomic_post(struct fid_ep *fid, const struct xfi_atomic_call 
 	op->result = c->result;
 	op->result_len = c->kind == XFI_KIND_WRITE ? 0 : c->count * a.size;
 	xfi_tx_submit(ep, op);
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	return 0;
 fail:
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	XFI_RETURN_ERR(FI_LOG_EP_DATA, err, "atomic to %#" PRIx64 ": %s\n", c->dest, why);
 }
 

@@ -58,7 +58,7 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 	if (flags || (count && !addr))
 		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "flags %#" PRIx64 " or no addresses\n",
 			       flags);
-	pthread_mutex_lock(&av->dom->lock);
+	xfi_dom_lock(av->dom);
 	if (av->type == FI_AV_TABLE && av->count + count > av->cap) {
 		size_t cap = av->cap ? av->cap : 64;
 		uint32_t *k;
@@ -67,7 +67,7 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 			cap *= 2;
 		k = realloc(av->keys, cap * sizeof(*k));
 		if (!k) {
-			pthread_mutex_unlock(&av->dom->lock);
+			xfi_dom_unlock(av->dom);
 			XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOMEM, "no memory for %zu addresses\n", cap);
 		}
 		av->keys = k;
@@ -96,7 +96,7 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 			fi_addr[i] = out;
 	}
 	av->gen++;
-	pthread_mutex_unlock(&av->dom->lock);
+	xfi_dom_unlock(av->dom);
 	return done;
 }
 
@@ -125,7 +125,7 @@ static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, u
 	if (flags || (count && !fi_addr))
 		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "flags %#" PRIx64 " or no addresses\n",
 			       flags);
-	pthread_mutex_lock(&av->dom->lock);
+	xfi_dom_lock(av->dom);
 	for (i = 0; i < count; i++) {
 		uint32_t key;
 
@@ -137,7 +137,7 @@ static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, u
 			av->keys[fi_addr[i]] = XFI_KEY_NONE;
 	}
 	av->gen++;
-	pthread_mutex_unlock(&av->dom->lock);
+	xfi_dom_unlock(av->dom);
 	return err;
 }
 
@@ -151,9 +151,9 @@ static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size
 
 	if (!addrlen)
 		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no addrlen\n");
-	pthread_mutex_lock(&av->dom->lock);
+	xfi_dom_lock(av->dom);
 	err = xfi_av_key(av, fi_addr, &key);
-	pthread_mutex_unlock(&av->dom->lock);
+	xfi_dom_unlock(av->dom);
 	if (err)
 		return err;
 	a.node = xfi_key_node(key);

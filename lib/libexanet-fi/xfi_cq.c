@@ -50,6 +50,7 @@ int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e)
 	}
 	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *e;
 	cq->count++;
+	cq->dom->completions++;
 	return 0;
 }
 
@@ -75,6 +76,7 @@ int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, si
 	else
 		cq->err_head = q;
 	cq->err_tail = q;
+	cq->dom->completions++;
 	return 0;
 }
 
@@ -107,9 +109,9 @@ static ssize_t xfi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_a
 
 	if (count && !buf)
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "%zu entries into no buffer\n", count);
-	pthread_mutex_lock(&cq->dom->lock);
+	xfi_dom_lock(cq->dom);
 	ret = xfi_cq_readfrom_locked(cq, buf, count, src_addr);
-	pthread_mutex_unlock(&cq->dom->lock);
+	xfi_dom_unlock(cq->dom);
 	return ret;
 }
 
@@ -126,14 +128,14 @@ static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, u
 	(void)flags;
 	if (!buf)
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "no buffer\n");
-	pthread_mutex_lock(&cq->dom->lock);
+	xfi_dom_lock(cq->dom);
 	q = cq->err_head;
 	if (q) {
 		cq->err_head = q->next;
 		if (!cq->err_head)
 			cq->err_tail = NULL;
 	}
-	pthread_mutex_unlock(&cq->dom->lock);
+	xfi_dom_unlock(cq->dom);
 	if (!q)
 		return -FI_EAGAIN;
 	/* we never hand out provider error data */

@@ -216,7 +216,7 @@ static ssize_t xfi_ep_cancel(fid_t fid, void *context)
 	struct xfi_queue *queues[2] = { &ep->posted_tagged, &ep->posted_msg };
 	unsigned int i;
 
-	pthread_mutex_lock(&ep->dom->lock);
+	xfi_dom_lock(ep->dom);
 	for (i = 0; i < 2; i++) {
 		struct xfi_link *prev = NULL, *cur;
 
@@ -237,11 +237,11 @@ static ssize_t xfi_ep_cancel(fid_t fid, void *context)
 				xfi_rx_error(ep, rx, FI_RECV | (rx->flags & (FI_MSG | FI_TAGGED)),
 					     FI_ECANCELED);
 			}
-			pthread_mutex_unlock(&ep->dom->lock);
+			xfi_dom_unlock(ep->dom);
 			return 0;
 		}
 	}
-	pthread_mutex_unlock(&ep->dom->lock);
+	xfi_dom_unlock(ep->dom);
 	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOENT, "no posted receive with context %p\n",
 		       context);
 }
@@ -255,9 +255,9 @@ static int xfi_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t
 			       "level %d option %d: only FI_OPT_MIN_MULTI_RECV\n", level, optname);
 	if (!optval || !optlen || *optlen < sizeof(size_t))
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ETOOSMALL, "no room for a size_t\n");
-	pthread_mutex_lock(&ep->dom->lock);
+	xfi_dom_lock(ep->dom);
 	*(size_t *)optval = ep->min_multi_recv;
-	pthread_mutex_unlock(&ep->dom->lock);
+	xfi_dom_unlock(ep->dom);
 	*optlen = sizeof(size_t);
 	return 0;
 }
@@ -272,9 +272,9 @@ static int xfi_ep_setopt(fid_t fid, int level, int optname, const void *optval, 
 	if (!optval || optlen != sizeof(size_t))
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "value of %zu bytes, not a size_t\n",
 			       optlen);
-	pthread_mutex_lock(&ep->dom->lock);
+	xfi_dom_lock(ep->dom);
 	ep->min_multi_recv = *(const size_t *)optval;
-	pthread_mutex_unlock(&ep->dom->lock);
+	xfi_dom_unlock(ep->dom);
 	return 0;
 }
 
@@ -460,7 +460,7 @@ static int xfi_ep_close(struct fid *fid)
 	struct xfi_ep **pp;
 	unsigned int b;
 
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	for (pp = &dom->eps; *pp; pp = &(*pp)->dom_next) {
 		if (*pp == ep) {
 			*pp = ep->dom_next;
@@ -497,7 +497,7 @@ static int xfi_ep_close(struct fid *fid)
 		}
 	}
 	xfi_nic_ep_close(ep->nep);	/* aborts channels still ONGOING */
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	free(ep);
 	return 0;
 }
@@ -509,7 +509,7 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 	if (!bfid)
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "nothing to bind\n");
-	pthread_mutex_lock(&ep->dom->lock);
+	xfi_dom_lock(ep->dom);
 	switch (bfid->fclass) {
 	case FI_CLASS_AV: {
 		struct xfi_av *av = XFI_CONTAINER(bfid, struct xfi_av, av_fid.fid);
@@ -554,7 +554,7 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 			bfid->fclass);
 		err = -FI_ENOSYS;
 	}
-	pthread_mutex_unlock(&ep->dom->lock);
+	xfi_dom_unlock(ep->dom);
 	return err;
 }
 
@@ -566,18 +566,18 @@ static int xfi_ep_control(struct fid *fid, int command, void *arg)
 	if (command != FI_ENABLE)
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "command %d: only FI_ENABLE\n",
 			       command);
-	pthread_mutex_lock(&ep->dom->lock);
+	xfi_dom_lock(ep->dom);
 	if (!ep->av) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOAV, "no address vector bound\n");
 	}
 	if (!ep->tx_cq || !ep->rx_cq) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOCQ, "no %s completion queue bound\n",
 			       ep->tx_cq ? "receive" : "transmit");
 	}
 	ep->enabled = 1;
-	pthread_mutex_unlock(&ep->dom->lock);
+	xfi_dom_unlock(ep->dom);
 	return 0;
 }
 
@@ -637,11 +637,11 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->ep_fid.tagged = &xfi_tagged_ops;
 	ep->ep_fid.rma = &xfi_rma_ops;
 	ep->ep_fid.atomic = &xfi_atomic_ops;
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	ep->dom_next = dom->eps;
 	dom->eps = ep;
 	dom->refs++;
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	*epp = &ep->ep_fid;
 	return 0;
 }

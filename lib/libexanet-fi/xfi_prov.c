@@ -344,14 +344,14 @@ static int xfi_mr_close(struct fid *fid)
 	struct xfi_mr *mr = XFI_CONTAINER(fid, struct xfi_mr, mr_fid.fid);
 	struct xfi_mr **pp;
 
-	pthread_mutex_lock(&mr->dom->lock);
+	xfi_dom_lock(mr->dom);
 	for (pp = &mr->dom->mrs; *pp; pp = &(*pp)->dom_next) {
 		if (*pp == mr) {
 			*pp = mr->dom_next;	/* no atomic finds it any more */
 			break;
 		}
 	}
-	pthread_mutex_unlock(&mr->dom->lock);
+	xfi_dom_unlock(mr->dom);
 	if (mr->xmr)
 		xfi_nic_dereg_mr(mr->xmr);
 	xfi_domain_put(mr->dom, NULL);
@@ -394,7 +394,7 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 	mr->mr_fid.fid.context = attr->context;
 	mr->mr_fid.fid.ops = &xfi_mr_fi_ops;
 	mr->mr_fid.mem_desc = mr;
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	if (mr->xmr) {
 		mr->mr_fid.key = mr->xmr->key;
 		mr->dom_next = dom->mrs;
@@ -402,7 +402,7 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 	} else
 		mr->mr_fid.key = attr->requested_key ? attr->requested_key : ++dom->next_mr_key;
 	dom->refs++;
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	*mrp = &mr->mr_fid;
 	return 0;
 }
@@ -463,20 +463,20 @@ struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key, uint64_t addr, 
 
 void xfi_domain_get(struct xfi_domain *dom)
 {
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	dom->refs++;
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 }
 
 int xfi_domain_put(struct xfi_domain *dom, const int *users)
 {
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	if (users && *users) {
-		pthread_mutex_unlock(&dom->lock);
+		xfi_dom_unlock(dom);
 		return -FI_EBUSY;
 	}
 	dom->refs--;
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	return 0;
 }
 
@@ -509,7 +509,7 @@ static int xfi_mr_cache_stats(struct fid_domain *domain, struct fi_exanet_mr_cac
 	if (!domain || !out)
 		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL, "no domain or no result\n");
 	memset(out, 0, sizeof(*out));
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	for (ep = dom->eps; ep; ep = ep->dom_next)
 		out->stream_resets += ep->stream_resets;
 	pthread_mutex_lock(&c->lock);
@@ -521,7 +521,7 @@ static int xfi_mr_cache_stats(struct fid_domain *domain, struct fi_exanet_mr_cac
 	out->entries = c->count;
 	out->on_demand = c->odp;
 	pthread_mutex_unlock(&c->lock);
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	return 0;
 }
 
@@ -639,6 +639,8 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return err;	/* negative errno = -FI_E* for the common codes */
 	}
 	pthread_mutex_init(&dom->lock, NULL);
+	dom->serialized = info->domain_attr &&
+		info->domain_attr->threading == FI_THREAD_DOMAIN;
 	xfi_mrc_init(&dom->mrc);
 	dom->fabric = XFI_CONTAINER(fabric, struct xfi_fabric, fabric_fid);
 	dom->node_id = xfi_nic_node_id(dom->dev);

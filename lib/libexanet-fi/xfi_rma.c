@@ -51,7 +51,7 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 	op->flags = FI_RMA | (is_read ? FI_READ : FI_WRITE) | (flags & FI_COMPLETION);
 	op->len = len;
 	op->slot = -1;
-	pthread_mutex_lock(&ep->dom->lock);
+	xfi_dom_lock(ep->dom);
 	if (!ep->enabled) {
 		why = "endpoint not enabled";
 		err = -FI_EOPBADSTATE;
@@ -93,7 +93,7 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 out:
 	if (!err)
 		xfi_q_push(&ep->rma_ops, &op->link);
-	pthread_mutex_unlock(&ep->dom->lock);
+	xfi_dom_unlock(ep->dom);
 	if (err && err != -FI_EAGAIN)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "%s of %zu bytes, peer %#" PRIx64 ": %s (%s)\n",
 			is_read ? "read" : "write", len, peer, why, fi_strerror(-err));

@@ -50,6 +50,7 @@ void xfi_tx_reap(struct xfi_ep *ep)
 				continue;
 		}
 		ch->busy = 0;
+		ep->chans_busy--;
 		if (err < 0) {
 			if (!ch->op->err)
 				ch->op->err = err;
@@ -151,6 +152,7 @@ void xfi_tx_fill(struct xfi_ep *ep)
 			continue;
 		}
 		ch->busy = 1;
+		ep->chans_busy++;
 		ch->op = op;
 		ch->peer = peer;
 		ch->seq = ctrl ? peer->tx_seq : peer->tx_seq++;
@@ -207,10 +209,10 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	if ((flags & FI_INJECT) && len > XFI_INJECT_SIZE)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EMSGSIZE, "inject of %zu bytes (at most %d)\n",
 			       len, (int)XFI_INJECT_SIZE);
-	pthread_mutex_lock(&dom->lock);
+	xfi_dom_lock(dom);
 	op = xfi_cache_get(&dom->op_cache, sizeof(*op));
 	if (!op) {
-		pthread_mutex_unlock(&dom->lock);
+		xfi_dom_unlock(dom);
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	}
 	op->context = context;
@@ -270,11 +272,11 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
 	}
 	xfi_tx_submit(ep, op);
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	return 0;
 fail:
 	xfi_tx_op_free(op);
-	pthread_mutex_unlock(&dom->lock);
+	xfi_dom_unlock(dom);
 	FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes to %#" PRIx64 ": %s\n", len, dest,
 		why);
 	return ret;
@@ -356,10 +358,10 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	    (count != 1 || (flags & (FI_TAGGED | FI_PEEK | FI_CLAIM | FI_DISCARD))))
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
 			       "FI_MULTI_RECV: one untagged buffer, no peek/claim/discard\n");
-	pthread_mutex_lock(&ep->dom->lock);
+	xfi_dom_lock(ep->dom);
 	rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
 	if (!rx) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	}
 	rx->context = context;
@@ -371,13 +373,13 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	rx->ignore = ignore;
 	rx->flags = flags;
 	if (!ep->enabled) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		free(rx);
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPBADSTATE, "endpoint not enabled\n");
 	}
 	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
 	    xfi_av_key(ep->av, src, &key)) {
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		free(rx);
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no such source %#" PRIx64 "\n", src);
 	}
@@ -385,13 +387,13 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	if (flags & FI_PEEK) {
 		xfi_ep_progress(ep);
 		xfi_peek(ep, rx);
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		return 0;
 	}
 	if (flags & FI_CLAIM) {
 		msg = ((struct fi_context *)context)->internal[0];
 		if (!msg) {
-			pthread_mutex_unlock(&ep->dom->lock);
+			xfi_dom_unlock(ep->dom);
 			free(rx);
 			XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
 				       "FI_CLAIM of a context that FI_PEEK did not fill\n");
@@ -408,12 +410,12 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 		} else {
 			xfi_msg_attach(ep, msg, rx);
 		}
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		return 0;
 	}
 	if (flags & FI_MULTI_RECV) {
 		xfi_multi_post(ep, rx);
-		pthread_mutex_unlock(&ep->dom->lock);
+		xfi_dom_unlock(ep->dom);
 		return 0;
 	}
 	msg = xfi_find_unexp(ep, rx, 1);
@@ -421,6 +423,6 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 		xfi_msg_attach(ep, msg, rx);
 	else
 		xfi_q_push((flags & FI_TAGGED) ? &ep->posted_tagged : &ep->posted_msg, &rx->link);
-	pthread_mutex_unlock(&ep->dom->lock);
+	xfi_dom_unlock(ep->dom);
 	return 0;
 }
