@@ -47,7 +47,7 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
 $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
-		$(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_objs.h $(XFI_SO)
+		$(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_cases.h $(ST_DIR)/lib/fi_objs.h $(XFI_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
@@ -117,8 +117,8 @@ $(EXTOLL_ST_OUT)/%: $(ST_DIR)/extoll/%.c $(EXTOLL_ST_DEPS)
 
 # the provider "extoll" through Debian's libfabric (found at run time in the
 # node image's provider directory); fixture shared with exanet_fi2
-$(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_objs.h $(EXTOLL_ST_DEPS) \
-		$(XFI_EXTOLL_SO)
+$(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_cases.h \
+		$(ST_DIR)/lib/fi_objs.h $(EXTOLL_ST_DEPS) $(XFI_EXTOLL_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lfabric

@@ -49,10 +49,7 @@ TEST(fi_info_lists_exanet_rdm_msg_tagged)
 
 TEST_F_TIMEOUT(fi, tagged_sizes_0_to_1MiB_both_ways_av_table, 600)
 {
-	fi_open_all(_metadata, self, FI_AV_TABLE);
-	sizes_one_way(_metadata, self, 0);
-	OOB_SYNC(&self->oob);
-	sizes_one_way(_metadata, self, 1);
+	fi_test_tagged_sizes(_metadata, self);
 }
 
 /* Untagged messages with remote CQ data, over an FI_AV_MAP vector. */
@@ -479,21 +476,6 @@ TEST_F_TIMEOUT(fi, eager_data_path_makes_no_syscalls_seccomp_strict, 300)
 	OOB_SYNC(&self->oob);
 }
 
-/* Debian's fi_pingpong between the two nodes over the provider, with data
- * checks, tagged and untagged. */
-TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
-{
-	fi_test_pingpong(_metadata, self);
-}
-
-/* Above 1 MiB up to 16 MiB (rendezvous, several RDMA blocks and pages,
- * odd lengths), both ways, every byte checked, nothing written past the
- * announced length.  A few sizes only: TCG moves a few hundred MB/s. */
-TEST_F_TIMEOUT(fi, tagged_sizes_above_1MiB_to_16MiB_both_ways, 900)
-{
-	fi_test_tagged_big(_metadata, self);
-}
-
 /*
  * Capability negotiation: fi_getinfo without hints lists the provider with
  * everything it offers; hints it can meet are answered with what it gives
@@ -768,29 +750,8 @@ TEST_F_TIMEOUT(fi, hundreds_outstanding_eager_and_rendezvous_mixed, 900)
 	free(rb);
 }
 
-TEST_F_TIMEOUT(fi, multi_recv_buffers_take_many_messages, 300)
-{
-	fi_test_multi_recv(_metadata, self);
-}
-
-/*
- * Two endpoints per process on one domain (GASNet-EX uses one for requests
- * and one for replies): each rank sends from each of its endpoints to the
- * other endpoint of its peer, eager and rendezvous (both endpoints share
- * the domain's RDMA page); each message arrives on the endpoint it was
- * sent to, from the address of the endpoint that sent it (FI_SOURCE).
- */
-TEST_F_TIMEOUT(fi, two_endpoints_per_process_share_a_domain, 300)
-{
-	fi_test_two_endpoints(_metadata, self);
-}
-
-/* FI_DELIVERY_COMPLETE sends complete only once the receiver's provider
- * has the message (fi_test.h). */
-TEST_F_TIMEOUT(fi, delivery_complete_waits_for_the_receiver, 120)
-{
-	fi_test_delivery_complete(_metadata, self);
-}
+/* the cases extoll_fi runs too */
+#include "../lib/fi_cases.h"
 
 /* RMA with keys that name nothing at the target: a write and a read with
  * a key of a rank nobody holds end in error completions (or are refused

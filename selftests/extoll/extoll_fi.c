@@ -8,8 +8,8 @@
  * written past the end), FI_RMA writes and reads (a 9 MiB one: two RMA
  * commands), bad keys and unregistered addresses refused (error completion
  * or -FI_EINVAL, the target's memory unchanged) and Debian's fi_pingpong.
- * The fixture and helpers are selftests/lib/fi_test.h (shared with
- * exanet_fi2).
+ * The fixture and helpers are selftests/lib/fi_test.h, the cases both
+ * providers run selftests/lib/fi_cases.h (shared with exanet_fi2).
  */
 #include <rdma/fi_rma.h>
 
@@ -102,9 +102,7 @@ TEST(gasnet_and_ompi_btl_ofi_hints_answered_by_both_providers)
 
 TEST_F_TIMEOUT(fi, tagged_sizes_0_to_1MiB_both_ways, 600)
 {
-	fi_open_all(_metadata, self, FI_AV_TABLE);
-	sizes_one_way(_metadata, self, 0);
-	sizes_one_way(_metadata, self, 1);
+	fi_test_tagged_sizes(_metadata, self);
 }
 
 /* fi_senddata / fi_recv (FI_MSG, remote CQ data) eager and rendezvous. */
@@ -138,12 +136,6 @@ TEST_F_TIMEOUT(fi, untagged_with_cq_data_eager_and_rendezvous, 300)
 			ASSERT_EQ(0xee, self->rbuf[len]);
 		}
 	}
-}
-
-TEST_F_TIMEOUT(fi, tagged_sizes_above_1MiB_to_16MiB_both_ways, 900)
-{
-	fi_open_all(_metadata, self, FI_AV_TABLE);
-	fi_test_tagged_big(_metadata, self);
 }
 
 /*
@@ -235,28 +227,7 @@ TEST_F_TIMEOUT(fi, rma_write_read_and_bad_keys, 600)
 	free(back);
 }
 
-/* FI_MULTI_RECV buffers as GASNet-EX posts them (fi_test.h, as exanet_fi2). */
-TEST_F_TIMEOUT(fi, multi_recv_buffers_take_many_messages, 300)
-{
-	fi_test_multi_recv(_metadata, self);
-}
-
-/* GASNet-EX's two endpoints per process on one domain (two VELO ports). */
-TEST_F_TIMEOUT(fi, two_endpoints_per_process_share_a_domain, 300)
-{
-	fi_test_two_endpoints(_metadata, self);
-}
-
-/* FI_DELIVERY_COMPLETE sends complete only once the receiver's provider
- * has the message (fi_test.h). */
-TEST_F_TIMEOUT(fi, delivery_complete_waits_for_the_receiver, 120)
-{
-	fi_test_delivery_complete(_metadata, self);
-}
-
-TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
-{
-	fi_test_pingpong(_metadata, self);
-}
+/* the cases exanet_fi2 runs too */
+#include "../lib/fi_cases.h"
 
 TEST_HARNESS_MAIN

@@ -4,9 +4,10 @@
  * selftests/exanet/exanet_fi2.c, extoll: selftests/extoll/extoll_fi.c):
  * the two-rank fixture "fi" (fabric, domain, AV, CQ, an enabled endpoint
  * and the peer's address, exchanged out of band), completions, the data
- * pattern with every byte checked, the tagged size sweep and Debian's
- * fi_pingpong.  Define FI_TEST_PROV (provider name) and FI_TEST_DEVICE (a
- * device file whose absence skips the tests) before including it.
+ * pattern with every byte checked, and the bodies of the cases both
+ * programs run (their wrappers: fi_cases.h).  Define FI_TEST_PROV (provider
+ * name) and FI_TEST_DEVICE (a device file whose absence skips the tests)
+ * before including it.
  */
 #ifndef FI_TEST_H
 #define FI_TEST_H
@@ -282,6 +283,16 @@ static inline void sizes_one_way(struct __test_metadata *_metadata, FIXTURE_DATA
 			ASSERT_EQ(0xee, self->rbuf[len]);	/* nothing written past the end */
 		}
 	}
+}
+
+/* Tagged sizes 0 .. 1 MiB (test_sizes), rank 0 to 1, then 1 to 0. */
+static inline void fi_test_tagged_sizes(struct __test_metadata *_metadata,
+					FIXTURE_DATA(fi) *self)
+{
+	fi_open_all(_metadata, self, FI_AV_TABLE);
+	sizes_one_way(_metadata, self, 0);
+	OOB_SYNC(&self->oob);
+	sizes_one_way(_metadata, self, 1);
 }
 
 /* check() for any length (allocates the reference). */
