@@ -714,6 +714,17 @@ class Cluster:
         if not self.detach:
             self.qga_keeper = PortKeeper([p for i in range(self.nodes)
                                           for p in port_sockets(self.sockdir, i)[1:]])
+        else:
+            self._start_keeper()
+
+    def _start_keeper(self):
+        """A detached cluster outlives this process, so its keeper is a
+        process of its own, recorded as "keeper" like the QEMUs (its
+        command line names the sockets, hence the marker).  It keeps every
+        port, port 0 too: once `up` has returned nobody holds that one."""
+        self._popen("keeper", [sys.executable, os.path.join(HERE, "qga.py"), "keep"] +
+                    [p for i in range(self.nodes) for p in port_sockets(self.sockdir, i)],
+                    os.path.join(self.rundir, "keeper.log"))
 
     # A node is idle enough to measure on when this share of its CPU time
     # went to the idle task over SETTLE_WINDOW seconds, twice in a row.
@@ -1031,6 +1042,11 @@ class Cluster:
         if self.qga_keeper is not None:
             self.qga_keeper.stop()
             self.qga_keeper = None
+        if "keeper" in self.pids:
+            # first, so that the power-off below finds a free port at once
+            if self._alive("keeper", marker):
+                self._signal("keeper", signal.SIGTERM)
+                self._wait_exit(["keeper"], marker, 2.0)
         nodes = [k for k in self._node_keys() if self._alive(k, marker)]
         if poweroff and nodes:
             self._poweroff([int(k[1:]) for k in nodes])

@@ -12,9 +12,11 @@ Cluster.qga(node) returns the node's client::
 QEMU serves one connection per socket at a time, so a client first claims
 a port: an exclusive flock(2) on <socket>.lock, held until close().  Two
 processes (a test runner and an `exacluster run` beside it) thus use two
-ports; a third waits for a free one until its deadline.  A PortKeeper in
-the process that booted the cluster holds the spare ports while nobody
-uses them (an unconnected qemu-ga keeps waking its node).  The agent answers
+ports; a third waits for a free one until its deadline.  A PortKeeper
+holds the spare ports while nobody uses them (an unconnected qemu-ga keeps
+waking its node): a thread of the process that booted the cluster, or for
+a detached cluster a process of its own (`python3 qga.py keep SOCKET...`).
+The agent answers
 one request at a time, in order, on one connection; the client keeps a
 single request outstanding (a lock), so threads may share it.  A request
 that times out leaves its answer in flight: the next call first
@@ -28,7 +30,10 @@ import fcntl
 import json
 import os
 import random
+import select
+import signal
 import socket
+import sys
 import threading
 import time
 
@@ -304,26 +309,43 @@ class PortKeeper:
     The process that boots a cluster therefore holds every spare port
     (socket connected, nothing sent) and lets one go within CHECK seconds
     when a client waits for it (a shared flock on <socket>.want), taking
-    it back when that client closes."""
+    it back when that client closes.  A detached cluster runs one in a
+    process of its own (keep(), `qga.py keep SOCKET...`).
+
+    thread=False: no thread; run() loops in the caller until stop() or
+    until the cluster is gone (gone())."""
 
     CHECK = 0.2
+    GONE_AFTER = 2.0    # s a socket must refuse connections to count as gone
 
-    def __init__(self, paths):
+    def __init__(self, paths, thread=True):
         self.held = {p: None for p in paths}     # path -> (lock file, socket)
+        self.refused = {}                        # path -> when connects began to fail
         self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._loop, daemon=True, name="qga-keeper")
-        self.thread.start()
+        self.thread = None
+        if thread:
+            self.thread = threading.Thread(target=self.run, daemon=True, name="qga-keeper")
+            self.thread.start()
 
     def _waiter(self, path):
-        w = try_lock(path + ".want")
+        try:
+            w = try_lock(path + ".want")
+        except OSError:         # its directory is gone
+            return False
         if w is None:
             return True
         w.close()
         return False
 
     def _take(self, path):
-        f = try_lock(path + ".lock")
+        if not os.path.exists(path):
+            return
+        try:
+            f = try_lock(path + ".lock")
+        except OSError:
+            return
         if f is None:
+            self.refused.pop(path, None)    # a client holds it: the port lives
             return
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -331,7 +353,9 @@ class PortKeeper:
         except OSError:
             s.close()
             f.close()
+            self.refused.setdefault(path, time.monotonic())
             return
+        self.refused.pop(path, None)
         self.held[path] = (f, s)
 
     def _drop(self, path):
@@ -340,23 +364,72 @@ class PortKeeper:
         s.close()
         f.close()
 
-    def _loop(self):
+    def _hung_up(self, path):
+        """The agent's end of a held connection closed (QEMU exited)."""
+        s = self.held[path][1]
+        try:
+            r, _, _ = select.select([s], [], [], 0)
+            return bool(r) and not s.recv(4096, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+
+    def _step(self):
+        for path, h in list(self.held.items()):
+            if h is None:
+                if not self._waiter(path):
+                    self._take(path)
+            elif self._waiter(path) or self._hung_up(path):
+                self._drop(path)
+
+    def gone(self):
+        """True when no port is left to keep: every socket file vanished
+        (no client can come any more), or refuses connections (its QEMU is
+        gone) for GONE_AFTER s."""
+        now = time.monotonic()
+        return all(not os.path.exists(p) or
+                   (h is None and now - self.refused.get(p, now) >= self.GONE_AFTER)
+                   for p, h in self.held.items())
+
+    def run(self):
         while not self.stopped.wait(self.CHECK):
-            for path, h in list(self.held.items()):
-                if h is None:
-                    if not self._waiter(path):
-                        self._take(path)
-                elif self._waiter(path):
-                    self._drop(path)
+            self._step()
+            if self.thread is None and self.gone():
+                break
 
     def stop(self):
         self.stopped.set()
-        self.thread.join(2 * self.CHECK + 1)
+        if self.thread is not None:
+            self.thread.join(2 * self.CHECK + 1)
         for path, h in self.held.items():
             if h is not None:
                 self._drop(path)
 
 
+def keep(paths):
+    """A detached cluster's keeper process: PortKeeper over paths until
+    SIGTERM/SIGINT or until the cluster is gone (so a cluster that died
+    without `exacluster down` leaves no keeper behind)."""
+    k = PortKeeper(paths, thread=False)
+
+    def on_signal(signum, frame):
+        k.stopped.set()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+    try:
+        k.run()
+    finally:
+        k.stop()
+    return 0
+
+
 def port_sockets(sockdir, node, ports=QGA_PORTS):
     """The host sockets of a node's agent ports, port 0 first."""
     return [os.path.join(sockdir, "n%d.qga%s" % (node, k or "")) for k in range(ports)]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3 or sys.argv[1] != "keep":
+        sys.exit("usage: qga.py keep SOCKET...")
+    sys.exit(keep(sys.argv[2:]))

@@ -5,8 +5,8 @@
 per socket at a time, as QEMU's socket chardev does, and runs the commands
 it is given on the host.  Covers output and exit codes, timeouts with and
 without killing the process group, a lost answer (resync), a dropped
-connection (reconnect), agent errors, and the claiming of agent ports by
-several clients."""
+connection (reconnect), agent errors, the claiming of agent ports by
+several clients, and the port keeper as a thread and as a process."""
 import base64
 import json
 import os
@@ -23,7 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(TOP, "tools", "cluster")]
 from taplib import check, report  # noqa: E402
-from qga import PortKeeper, QgaClient, QgaError, QgaTimeout, port_sockets  # noqa: E402
+from qga import PortKeeper, QgaClient, QgaError, QgaTimeout, port_sockets, try_lock  # noqa: E402
+import qga  # noqa: E402
+QGA_PY = os.path.abspath(qga.__file__)
 
 
 class FakeAgent:
@@ -113,6 +115,97 @@ class FakeAgent:
         for p, _ in self.procs.values():
             if p.poll() is None:
                 p.kill()
+
+
+def lock_held(path):
+    """True if another open file holds a flock on path."""
+    f = try_lock(path)
+    if f is None:
+        return True
+    f.close()
+    return False
+
+
+def wait_for(cond, secs):
+    end = time.monotonic() + secs
+    while not cond():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def start_keeper(paths):
+    return subprocess.Popen([sys.executable, QGA_PY, "keep"] + list(paths),
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def keeper_process(paths, agents):
+    """`qga.py keep`: holds every idle port, lets one go to a waiting client
+    in another process, takes it back, ends on SIGTERM and when the sockets
+    vanish."""
+    n0 = [ag.connections for ag in agents]
+    kp = start_keeper(paths)
+    try:
+        held = wait_for(lambda: all(lock_held(p + ".lock") for p in paths), 3)
+        check("keeper process holds every idle port (lock and connection)",
+              held and wait_for(lambda: [ag.connections for ag in agents] ==
+                                [n + 1 for n in n0], 2),
+              ([ag.connections for ag in agents], n0))
+        b = QgaClient(paths, 0)
+        t0 = time.monotonic()
+        b.wait_ready(10)
+        waited = time.monotonic() - t0
+        check("a client gets a port from the keeper process within a second",
+              waited < 1.0 and b.run("echo kp", timeout=10)[1] == "kp\n", (b.path, waited))
+        c = QgaClient(paths, 0)
+        t0 = time.monotonic()
+        c.wait_ready(10)
+        waited = time.monotonic() - t0
+        check("and a second client at once the other port",
+              waited < 1.0 and c.path != b.path and c.run("echo kq", timeout=10)[1] == "kq\n",
+              (c.path, b.path, waited))
+        b.close()
+        c.close()
+        check("the keeper process takes both ports back when the clients close",
+              wait_for(lambda: all(lock_held(p + ".lock") for p in paths), 2) and
+              kp.poll() is None)
+        kp.send_signal(signal.SIGTERM)
+        try:
+            rc = kp.wait(3)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check("the keeper process exits on SIGTERM and frees the ports",
+              rc == 0 and not any(lock_held(p + ".lock") for p in paths), rc)
+
+        kp = start_keeper(paths)
+        wait_for(lambda: all(lock_held(p + ".lock") for p in paths), 3)
+        for p in paths:
+            os.unlink(p)
+        t0 = time.monotonic()
+        try:
+            rc = kp.wait(5)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check("the keeper process exits by itself when the sockets vanish",
+              rc == 0, (rc, time.monotonic() - t0))
+
+        # a socket file that refuses connections: its QEMU was killed
+        dead = os.path.join(os.path.dirname(paths[0]), "dead.qga")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(dead)
+        s.close()
+        kp = start_keeper([dead])
+        t0 = time.monotonic()
+        try:
+            rc = kp.wait(3 + PortKeeper.GONE_AFTER)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check("and when they refuse connections", rc == 0, (rc, time.monotonic() - t0))
+    finally:
+        if kp.poll() is None:
+            kp.kill()
+            kp.wait()
 
 
 def main():
@@ -222,6 +315,9 @@ def main():
         keeper.stop()
         check("a stopped keeper lets the port go", keeper.held[paths[1]] is None)
         a.close()
+
+        # a detached cluster's keeper: a process of its own over all ports
+        keeper_process(paths, agents)
     finally:
         a.close()
         for ag in agents:
