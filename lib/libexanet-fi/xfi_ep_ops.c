@@ -431,8 +431,13 @@ static void xfi_free_rndv_link(struct xfi_link *l)
 	struct xfi_rndv_rx *r = XFI_ITEM(l, struct xfi_rndv_rx);
 	unsigned int i;
 
-	for (i = 0; i < r->nseg; i++)	/* reads still in flight then fail */
+	/* reads still in flight: their slots drain in the domain, and the
+	 * registrations go so that what is left of them fails */
+	for (i = 0; i < r->nseg; i++) {
+		if (r->slot[i] >= 0 && !r->seg_done[i])
+			xfi_nic_rdma_abandon(r->dom->rdma, (unsigned int)r->slot[i]);
 		xfi_mrc_put_drop(r->dom, &r->mrh[i]);
+	}
 	xfi_rx_free_closing(r->rx);
 	free(r);
 }

@@ -84,5 +84,11 @@ int xfi_nic_rdma_post(struct xfi_nic_rdma *rdma, int is_read, void *buf,
 		      const struct xfi_nic_mr *lmr, uint32_t node, uint32_t rank, uint64_t raddr,
 		      size_t len);
 int xfi_nic_rdma_poll(struct xfi_nic_rdma *rdma, unsigned int slot);
+/* The owner of a posted slot is gone (endpoint closed) and will not poll
+ * it again: the slot drains, i.e. stays taken until the engine reports the
+ * operation finished (so late data or notifications are never credited to
+ * a new operation on the slot), and is freed by a later post or poll on
+ * the same context. */
+void xfi_nic_rdma_abandon(struct xfi_nic_rdma *rdma, unsigned int slot);
 
 #endif

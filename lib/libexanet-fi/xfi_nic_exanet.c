@@ -160,21 +160,55 @@ int xfi_nic_key_raddr(uint64_t key, uint64_t va, uint32_t *rank, uint64_t *raddr
 	return 0;
 }
 
-int xfi_nic_rdma_alloc(struct xfi_nic *nic, struct xfi_nic_rdma **rdma)
+/* The domain's RDMA page, and the channels abandoned by closed endpoints. */
+struct xfi_nic_rdma {
+	struct exanet_rdma *r;
+	uint64_t draining;		/* bit per channel (EXANET_RDMA_CHANS) */
+};
+_Static_assert(EXANET_RDMA_CHANS <= 64, "a bit per channel in draining");
+
+int xfi_nic_rdma_alloc(struct xfi_nic *nic, struct xfi_nic_rdma **rdmap)
 {
-	return exanet_rdma_alloc(nic->dev, (struct exanet_rdma **)rdma);
+	struct xfi_nic_rdma *rdma = calloc(1, sizeof(*rdma));
+	int err;
+
+	if (!rdma)
+		return -ENOMEM;
+	err = exanet_rdma_alloc(nic->dev, &rdma->r);
+	if (err) {
+		free(rdma);
+		return err;
+	}
+	*rdmap = rdma;
+	return 0;
 }
 
 void xfi_nic_rdma_free(struct xfi_nic_rdma *rdma)
 {
-	exanet_rdma_free((struct exanet_rdma *)rdma);
+	exanet_rdma_free(rdma->r);	/* aborts the channels still draining */
+	free(rdma);
+}
+
+/* A claimed channel is released only by the poll that sees it finished:
+ * poll the abandoned ones (a register read each). */
+static void xfi_exa_reclaim(struct xfi_nic_rdma *rdma)
+{
+	uint64_t m = rdma->draining;
+
+	while (m) {
+		unsigned int slot = (unsigned int)__builtin_ctzll(m);
+
+		m &= m - 1;
+		if (exanet_rdma_poll(rdma->r, slot, NULL) != -EINPROGRESS)
+			rdma->draining &= ~(1ull << slot);
+	}
 }
 
 int xfi_nic_rdma_post(struct xfi_nic_rdma *rdma, int is_read, void *buf,
 		      const struct xfi_nic_mr *lmr, uint32_t node, uint32_t rank, uint64_t raddr,
 		      size_t len)
 {
-	struct exanet_rdma *r = (struct exanet_rdma *)rdma;
+	struct exanet_rdma *r = rdma->r;
 	struct exanet_raddr ra;
 	int err;
 
@@ -182,11 +216,26 @@ int xfi_nic_rdma_post(struct xfi_nic_rdma *rdma, int is_read, void *buf,
 	err = exanet_raddr_make(node, rank, raddr, &ra);
 	if (err)
 		return err;
+	if (rdma->draining)
+		xfi_exa_reclaim(rdma);
 	return is_read ? exanet_rdma_post_read(r, buf, &ra, len, NULL) :
 		exanet_rdma_post_write(r, buf, &ra, len, NULL);
 }
 
 int xfi_nic_rdma_poll(struct xfi_nic_rdma *rdma, unsigned int slot)
 {
-	return exanet_rdma_poll((struct exanet_rdma *)rdma, slot, NULL);
+	return exanet_rdma_poll(rdma->r, slot, NULL);
+}
+
+/*
+ * The channel stays claimed until the NI reports it DONE or ERROR: a new
+ * transfer on it could otherwise be reported finished by the old one's
+ * status.  The owner dropped the buffer's registration, so the NI fails
+ * what is left of the transfer rather than writing into memory the
+ * application got back (exanet_dereg_mr()).  Reclaimed by the next post.
+ */
+void xfi_nic_rdma_abandon(struct xfi_nic_rdma *rdma, unsigned int slot)
+{
+	if (slot < EXANET_RDMA_CHANS)
+		rdma->draining |= 1ull << slot;
 }

@@ -70,6 +70,7 @@ struct xfi_ext_mr {
 
 struct xfi_ext_slot {
 	int busy;
+	int draining;			/* abandoned: freed by its last notification */
 	int is_read;
 	uint64_t seq;			/* post order: the oldest match wins */
 	uint32_t node, vpid;
@@ -352,6 +353,8 @@ static RMA2_Handle xfi_ext_rma_conn(struct xfi_nic *nic, uint32_t node, uint32_t
 	return c->rma;
 }
 
+static int xfi_ext_noti_drain(struct xfi_nic_rdma *rdma);
+
 int xfi_nic_rdma_post(struct xfi_nic_rdma *rdma, int is_read, void *buf,
 		      const struct xfi_nic_mr *lmr, uint32_t node, uint32_t rank, uint64_t raddr,
 		      size_t len)
@@ -369,6 +372,11 @@ int xfi_nic_rdma_post(struct xfi_nic_rdma *rdma, int is_read, void *buf,
 	for (i = 0; i < XFI_EXT_SLOTS && !s; i++)
 		if (!rdma->slots[i].busy)
 			s = &rdma->slots[i];
+	if (!s && xfi_ext_noti_drain(rdma)) {	/* a draining slot may be free now */
+		for (i = 0; i < XFI_EXT_SLOTS && !s; i++)
+			if (!rdma->slots[i].busy)
+				s = &rdma->slots[i];
+	}
 	if (!s)
 		return -EAGAIN;
 	h = xfi_ext_rma_conn(rdma->nic, node, rank);
@@ -443,22 +451,56 @@ static void xfi_ext_noti(struct xfi_nic_rdma *rdma, RMA2_Notification *n)
 	best->pending--;
 	if (err && !best->err)
 		best->err = xfi_ext_noti_errno(err);
+	if (best->draining && !best->pending)
+		best->busy = 0;
+}
+
+/* Take every notification queued on the port; nonzero if there was one. */
+static int xfi_ext_noti_drain(struct xfi_nic_rdma *rdma)
+{
+	RMA2_Notification *n;
+	int any = 0;
+
+	while (rma2_noti_probe(rdma->nic->port, &n) == RMA2_SUCCESS) {
+		xfi_ext_noti(rdma, n);
+		rma2_noti_free(rdma->nic->port, n);
+		any = 1;
+	}
+	return any;
 }
 
 int xfi_nic_rdma_poll(struct xfi_nic_rdma *rdma, unsigned int slot)
 {
 	struct xfi_ext_slot *s;
-	RMA2_Notification *n;
 
-	if (slot >= XFI_EXT_SLOTS || !rdma->slots[slot].busy)
+	if (slot >= XFI_EXT_SLOTS || !rdma->slots[slot].busy || rdma->slots[slot].draining)
 		return -EINVAL;
-	while (rma2_noti_probe(rdma->nic->port, &n) == RMA2_SUCCESS) {
-		xfi_ext_noti(rdma, n);
-		rma2_noti_free(rdma->nic->port, n);
-	}
+	xfi_ext_noti_drain(rdma);
 	s = &rdma->slots[slot];
 	if (s->pending)
 		return -EINPROGRESS;
 	s->busy = 0;
 	return s->err;
+}
+
+/*
+ * A slot whose chunks all have their notification is free at once.  One
+ * still waiting is not reused before they arrive: the RMA unit may still be
+ * moving data for it (the owner dropped the registration of the buffer, so
+ * a get response then ends with an error notification rather than in memory
+ * the application got back), and a late notification must not count for a
+ * new operation on the same slot.  Its last notification frees it
+ * (xfi_ext_noti()), taken by any later poll, or by a post finding no slot.
+ */
+void xfi_nic_rdma_abandon(struct xfi_nic_rdma *rdma, unsigned int slot)
+{
+	struct xfi_ext_slot *s;
+
+	if (slot >= XFI_EXT_SLOTS || !rdma->slots[slot].busy)
+		return;
+	s = &rdma->slots[slot];
+	if (s->pending)
+		s->draining = 1;
+	else
+		s->busy = 0;
 }

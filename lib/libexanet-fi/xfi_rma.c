@@ -144,7 +144,10 @@ void xfi_rma_free_all(struct xfi_ep *ep)
 		struct xfi_rma_op *op = XFI_ITEM(l, struct xfi_rma_op);
 
 		next = l->next;
-		/* a transfer still in flight fails: its registration goes now */
+		/* a transfer still in flight fails: its registration goes now,
+		 * its slot drains in the domain (xfi_nic_rdma_abandon()) */
+		if (op->slot >= 0)
+			xfi_nic_rdma_abandon(ep->dom->rdma, (unsigned int)op->slot);
 		xfi_mrc_put_drop(ep->dom, &op->tmp);
 		free(op);
 	}

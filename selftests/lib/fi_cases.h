@@ -38,6 +38,13 @@ TEST_F_TIMEOUT(fi, delivery_complete_waits_for_the_receiver, 120)
 	fi_test_delivery_complete(_metadata, self);
 }
 
+/* Endpoints closed with RMA reads outstanding give the domain its RDMA
+ * slots back: a fresh endpoint still does rendezvous and RMA. */
+TEST_F_TIMEOUT(fi, early_close_gives_rdma_slots_back, 300)
+{
+	fi_test_early_close(_metadata, self);
+}
+
 /* Debian's fi_pingpong -p FI_TEST_PROV, msg and tagged, with data checks. */
 TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
 {

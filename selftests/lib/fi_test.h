@@ -817,4 +817,139 @@ static inline void fi_test_delivery_complete(struct __test_metadata *_metadata,
 	}
 }
 
+/*
+ * Endpoints closed with RDMA still outstanding give their read slots back
+ * to the domain: each round opens a second endpoint on the domain, posts
+ * EC_READS RMA reads of the peer's window on it and closes it without
+ * reading a completion (the provider releases a slot only when a poll sees
+ * its read finished), EC_ROUNDS times: more reads than the domain has
+ * slots (extoll: 64, exanet: 32 read channels).  Every round must still
+ * find slots, and then a fresh endpoint on the same domain must complete a
+ * rendezvous message each way (a read slot on the receiver) and an RMA
+ * read, byte for byte.
+ */
+#define EC_ROUNDS 6
+#define EC_READS 16
+#define EC_LEN 16384
+#define EC_MSG 65536		/* rendezvous: above EAGER_MAX */
+static inline void fi_test_early_close(struct __test_metadata *_metadata,
+				       FIXTURE_DATA(fi) *self)
+{
+	const size_t cap = 4 * EC_MSG;
+	struct { uint64_t addr, key; } mine, all[2];
+	uint8_t *win = malloc(cap), addr3[2][64];
+	struct fi_cq_tagged_entry e;
+	struct fid_mr *mr = NULL;
+	struct fid_ep *ep;
+	unsigned int r, k, refused = 0, got = 0;
+	uint64_t mytag = 0x5100 + (uint64_t)self->rank, peertag = 0x5101 - (uint64_t)self->rank;
+	fi_addr_t peer3;
+	size_t alen = 64;
+	int64_t end;
+
+	ASSERT_NE(NULL, win);
+	fi_open_caps(_metadata, self, FI_AV_TABLE, FI_TAGGED | FI_MSG | FI_RMA);
+	ASSERT_EQ(FI_RMA, self->info->caps & FI_RMA);
+	/* [0, EC_MSG): read by the peer; then the places reads land in */
+	memset(win, 0, cap);
+	fill(win, EC_LEN, mytag);
+	ASSERT_EQ(0, fi_mr_reg(self->domain, win, cap,
+			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
+			       NULL));
+	mine.addr = (uintptr_t)win;
+	mine.key = fi_mr_key(mr);
+	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+	for (r = 0; r < EC_ROUNDS && !refused; r++) {
+		ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+		ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
+		ASSERT_EQ(0, fi_ep_bind(ep, &self->cq->fid, FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, fi_enable(ep));
+		for (k = 0; k < EC_READS && !refused; k++) {
+			ssize_t ret;
+
+			/* the reads of closed endpoints may still be on the wire:
+			 * their slots come back when the engine reports them */
+			end = exa_clock_ns() + 10 * SEC;
+			do
+				ret = fi_read(ep, win + EC_MSG + k * (EC_MSG / EC_READS), EC_LEN / 4,
+					      fi_mr_desc(mr), self->peer, all[1 - self->rank].addr,
+					      all[1 - self->rank].key, NULL);
+			while (ret == -FI_EAGAIN && exa_clock_ns() < end);
+			if (ret == -FI_EAGAIN) {
+				TH_LOG("round %u, read %u: no RDMA slot left for 10 s", r, k);
+				refused = 1;
+			} else {
+				ASSERT_EQ(0, ret);
+			}
+		}
+		EXPECT_EQ(0, fi_close(&ep->fid));	/* no completion read */
+	}
+	EXPECT_EQ(0, refused);
+	OOB_SYNC(&self->oob);
+
+	/* a fresh endpoint on the same domain, its own CQ */
+	{
+		struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+					      .wait_obj = FI_WAIT_NONE };
+		struct fid_cq *cq3;
+		uint8_t *rbuf = win + 2 * EC_MSG, *sbuf = win + 3 * EC_MSG;
+		unsigned int sent = 0;
+
+		ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &cq3, NULL));
+		ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+		ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
+		ASSERT_EQ(0, fi_ep_bind(ep, &cq3->fid, FI_TRANSMIT | FI_RECV));
+		ASSERT_EQ(0, fi_enable(ep));
+		memset(addr3[0], 0, 64);
+		ASSERT_EQ(0, fi_getname(&ep->fid, addr3[0], &alen));
+		ASSERT_EQ(0, oob_allgather(&self->oob, addr3[0], addr3, 64));
+		ASSERT_EQ(1, fi_av_insert(self->av, addr3[1 - self->rank], 1, &peer3, 0, NULL));
+		memset(rbuf, 0xee, EC_MSG);
+		ASSERT_EQ(0, fi_trecv(ep, rbuf, EC_MSG, fi_mr_desc(mr), FI_ADDR_UNSPEC, peertag, 0,
+				      rbuf));
+		OOB_SYNC(&self->oob);
+		fill(sbuf, EC_MSG, mytag);
+		ASSERT_EQ(0, fi_tsend(ep, sbuf, EC_MSG, fi_mr_desc(mr), peer3, mytag, sbuf));
+		end = exa_clock_ns() + FI_TMO;
+		while (!sent || !got) {
+			ssize_t n = fi_cq_read(cq3, &e, 1);
+
+			if (n == -FI_EAGAIN) {
+				if (exa_clock_ns() > end)
+					TH_LOG("rendezvous: sent %u, received %u after %lld s", sent,
+					       got, FI_TMO / SEC);
+				ASSERT_GT(end, exa_clock_ns());
+				continue;
+			}
+			ASSERT_EQ(1, n);
+			if (e.flags & FI_RECV) {
+				EXPECT_EQ(rbuf, e.op_context);
+				EXPECT_EQ(peertag, e.tag);
+				ASSERT_EQ(EC_MSG, e.len);
+				ASSERT_EQ(0, check(rbuf, EC_MSG, peertag));
+				got++;
+			} else {
+				EXPECT_EQ(sbuf, e.op_context);
+				sent++;
+			}
+		}
+		/* and an RMA read of the peer's window */
+		memset(rbuf, 0xee, EC_LEN + 1);
+		ASSERT_EQ(0, fi_read(ep, rbuf, EC_LEN, fi_mr_desc(mr), self->peer,
+				     all[1 - self->rank].addr, all[1 - self->rank].key, rbuf));
+		ASSERT_EQ(0, wait_comp(cq3, &e, NULL));
+		EXPECT_EQ(FI_RMA | FI_READ, e.flags);
+		ASSERT_EQ(0, check(rbuf, EC_LEN, peertag));
+		ASSERT_EQ(0xee, rbuf[EC_LEN]);
+		OOB_SYNC(&self->oob);	/* the peer's FIN and reads are done */
+		EXPECT_EQ(0, fi_close(&ep->fid));
+		EXPECT_EQ(0, fi_close(&cq3->fid));
+	}
+	/* every read of the closed endpoints is over once the engine says so:
+	 * the window goes after the peer is past its last one */
+	OOB_SYNC(&self->oob);
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	free(win);
+}
+
 #endif
