@@ -14,6 +14,8 @@
 #   make deb        Debian packages into build/deb/ (packaging/build.mk)
 #   make check-packages  install them into a clean root and test them
 #   make bench-ip   IP over the fabric vs the management network, writes build/bench/ip.json
+#   make bench-ip-breakdown  where one small UDP packet's time goes over exa0
+#                   (guest ftrace, both nodes), writes build/bench/ip-breakdown.json
 #   make bench-mpi  Open MPI over the exanet provider vs Open MPI over TCP,
 #                   writes build/bench/mpi.json
 #   make bench-latency  where the microseconds of an 8 B message go (QEMU trace
@@ -63,7 +65,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug style check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-latency bench-mpi bench-agent clean
+.PHONY: all deps deps-debug style check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-agent clean
 all:
 
 deps:
@@ -140,6 +142,10 @@ bench-extoll: deps
 bench-ip: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-ip
+
+bench-ip-breakdown: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/ip-breakdown
 
 bench-latency: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
