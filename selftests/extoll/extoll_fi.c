@@ -149,7 +149,7 @@ TEST_F_TIMEOUT(fi, rma_write_read_and_bad_keys, 600)
 {
 	static const size_t lens[] = { 100000, (9u << 20) + 5 };
 	const size_t cap = 12u << 20, off = 4096 + 3;
-	struct { uint64_t addr, key; } mine, all[2];
+	struct fi_window all[2];
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry ee;
 	struct fid_mr *mr = NULL;
@@ -163,12 +163,7 @@ TEST_F_TIMEOUT(fi, rma_write_read_and_bad_keys, 600)
 	fi_open_caps(_metadata, self, FI_AV_TABLE, FI_TAGGED | FI_MSG | FI_RMA);
 	ASSERT_EQ(FI_RMA, self->info->caps & FI_RMA);
 	memset(win, 0x5a, cap);
-	ASSERT_EQ(0, fi_mr_reg(self->domain, win, cap,
-			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
-			       NULL));
-	mine.addr = (uintptr_t)win;
-	mine.key = fi_mr_key(mr);
-	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+	fi_share_window(_metadata, self, win, cap, &mr, all);
 	for (k = 0; k < 2; k++) {
 		size_t len = lens[k];
 

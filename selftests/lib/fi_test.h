@@ -105,6 +105,27 @@ static inline void fi_open_caps(struct __test_metadata *_metadata, FIXTURE_DATA(
 	self->peer_known = 1;
 }
 
+/* Where a rank's RMA window is: its address and key, swapped over OOB. */
+struct fi_window {
+	uint64_t addr, key;
+};
+
+/* Register win (cap bytes) for every RMA access and learn every rank's
+ * window: all[rank]. */
+static inline void fi_share_window(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
+				   void *win, size_t cap, struct fid_mr **mr,
+				   struct fi_window all[2])
+{
+	struct fi_window mine;
+
+	ASSERT_EQ(0, fi_mr_reg(self->domain, win, cap,
+			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, mr,
+			       NULL));
+	mine.addr = (uintptr_t)win;
+	mine.key = fi_mr_key(*mr);
+	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+}
+
 static inline void fi_open_all(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
 			enum fi_av_type av_type)
 {
@@ -836,7 +857,7 @@ static inline void fi_test_early_close(struct __test_metadata *_metadata,
 				       FIXTURE_DATA(fi) *self)
 {
 	const size_t cap = 4 * EC_MSG;
-	struct { uint64_t addr, key; } mine, all[2];
+	struct fi_window all[2];
 	uint8_t *win = malloc(cap), addr3[2][64];
 	struct fi_cq_tagged_entry e;
 	struct fid_mr *mr = NULL;
@@ -853,12 +874,7 @@ static inline void fi_test_early_close(struct __test_metadata *_metadata,
 	/* [0, EC_MSG): read by the peer; then the places reads land in */
 	memset(win, 0, cap);
 	fill(win, EC_LEN, mytag);
-	ASSERT_EQ(0, fi_mr_reg(self->domain, win, cap,
-			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
-			       NULL));
-	mine.addr = (uintptr_t)win;
-	mine.key = fi_mr_key(mr);
-	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+	fi_share_window(_metadata, self, win, cap, &mr, all);
 	for (r = 0; r < EC_ROUNDS && !refused; r++) {
 		ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
 		ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
