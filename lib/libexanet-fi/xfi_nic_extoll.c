@@ -355,6 +355,16 @@ static RMA2_Handle xfi_ext_rma_conn(struct xfi_nic *nic, uint32_t node, uint32_t
 
 static int xfi_ext_noti_drain(struct xfi_nic_rdma *rdma);
 
+static struct xfi_ext_slot *xfi_ext_free_slot(struct xfi_nic_rdma *rdma)
+{
+	unsigned int i;
+
+	for (i = 0; i < XFI_EXT_SLOTS; i++)
+		if (!rdma->slots[i].busy)
+			return &rdma->slots[i];
+	return NULL;
+}
+
 int xfi_nic_rdma_post(struct xfi_nic_rdma *rdma, int is_read, void *buf,
 		      const struct xfi_nic_mr *lmr, uint32_t node, uint32_t rank, uint64_t raddr,
 		      size_t len)
@@ -363,20 +373,14 @@ int xfi_nic_rdma_post(struct xfi_nic_rdma *rdma, int is_read, void *buf,
 	struct xfi_ext_slot *s = NULL;
 	RMA2_Handle h;
 	uint64_t nla, off;
-	unsigned int i;
 
 	if (!m || !len || len > XFI_NIC_RDMA_MAX_LEN || node >= 0xfffe || rank > 0xff ||
 	    (uintptr_t)buf < (uintptr_t)m->region->start ||
 	    (uintptr_t)buf + len > (uintptr_t)m->region->start + m->region->size)
 		return -EINVAL;
-	for (i = 0; i < XFI_EXT_SLOTS && !s; i++)
-		if (!rdma->slots[i].busy)
-			s = &rdma->slots[i];
-	if (!s && xfi_ext_noti_drain(rdma)) {	/* a draining slot may be free now */
-		for (i = 0; i < XFI_EXT_SLOTS && !s; i++)
-			if (!rdma->slots[i].busy)
-				s = &rdma->slots[i];
-	}
+	s = xfi_ext_free_slot(rdma);
+	if (!s && xfi_ext_noti_drain(rdma))	/* a draining slot may be free now */
+		s = xfi_ext_free_slot(rdma);
 	if (!s)
 		return -EAGAIN;
 	h = xfi_ext_rma_conn(rdma->nic, node, rank);
