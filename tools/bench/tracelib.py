@@ -252,6 +252,17 @@ def summary(xs):
             "p99_us": round(quantile(xs, 0.99), 2), "mean_us": round(sum(xs) / len(xs), 2)}
 
 
+def stage_stats(items, stages):
+    """summary() of every stage (name, start, end, description): end minus
+    start over the items that have both timestamps."""
+    res = []
+    for name, a, b, desc in stages:
+        st = summary([x[b] - x[a] for x in items if a in x and b in x])
+        st.update(name=name, start=a, end=b, description=desc)
+        res.append(st)
+    return res
+
+
 def breakdown(msgs, skip=0):
     """Stage statistics over the complete messages (all timestamps present,
     no retransmission), in sending order, the first `skip` left out."""
@@ -259,11 +270,7 @@ def breakdown(msgs, skip=0):
     done = sorted((m for m in msgs.values() if all(m.get(k) is not None for k in need)
                    and not m.get("retransmits")), key=lambda m: m["payload"])
     used = done[skip:]
-    stages = []
-    for name, a, b, desc in STAGES:
-        st = summary([m[b] - m[a] for m in used])
-        st.update(name=name, start=a, end=b, description=desc)
-        stages.append(st)
+    stages = stage_stats(used, STAGES)
     total = summary([m["seen"] - m["payload"] for m in used])
     ack = summary([m["ack"] - m["tx"] for m in used if m.get("ack") is not None])
     # The send() can return after the receiver has handled the packet: on
@@ -292,12 +299,12 @@ def table(bd):
     for s in bd["stages"] + [dict(bd["total"], name="one-way total",
                                   description="payload store on A to next payload store on B")]:
         rows.append("%-14s %9s %9s %9s  %s" % (
-            s["name"], _us(s["median_us"]), _us(s["p99_us"]), _us(s["mean_us"]),
+            s["name"], fmt_us(s["median_us"]), fmt_us(s["p99_us"]), fmt_us(s["mean_us"]),
             s["description"]))
     return "\n".join(rows)
 
 
-def _us(v):
+def fmt_us(v):
     return "-" if v is None else "%.1f" % v
 
 
@@ -476,11 +483,7 @@ def engine_transfers(events_by_node, engine):
 def engine_breakdown(transfers, engine, skip=0):
     """Stage statistics of engine_transfers() (the first `skip` left out)."""
     used = transfers[skip:]
-    stages = []
-    for name, a, b, desc in ENGINES[engine]["stages"]:
-        st = summary([r[b] - r[a] for r in used])
-        st.update(name=name, start=a, end=b, description=desc)
-        stages.append(st)
+    stages = stage_stats(used, ENGINES[engine]["stages"])
     return {"transfers_used": len(used), "stages": stages,
             "total": summary([r["seen"] - r["trigger"] for r in used])}
 
@@ -490,6 +493,6 @@ def engine_table(bd):
     for s in bd["stages"] + [dict(bd["total"], name="total",
                                   description="trigger store to the poll that sees it")]:
         rows.append("%-15s %9s %9s %9s  %s" % (
-            s["name"], _us(s["median_us"]), _us(s["p99_us"]), _us(s["mean_us"]),
+            s["name"], fmt_us(s["median_us"]), fmt_us(s["p99_us"]), fmt_us(s["mean_us"]),
             s["description"]))
     return "\n".join(rows)
