@@ -57,15 +57,17 @@ static int ulong_minmax_bug;
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void fail(const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
 	if (case_failed++ > 20)		/* enough said */
 		return;
-	fprintf(stderr, "# rank %d: ", rank);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* one write per line: mpirun forwards every rank's writes as they
+	 * come, and pieces of lines from several ranks would interleave */
+	fprintf(stderr, "# rank %d: %s\n", rank, msg);
 }
 
 #define CHECK(cond, ...) do { if (!(cond)) fail(__VA_ARGS__); } while (0)
