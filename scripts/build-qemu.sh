@@ -7,7 +7,8 @@
 #
 # Layout under $CACHE (default ~/.cache/exanet-fabric):
 #   src/qemu_7.2+dfsg-*.dsc ...  the Debian source package (apt-get source)
-#   qemu-7.2-src/                unpacked tree (dpkg-source -x, Debian patches)
+#   qemu-7.2-src/                unpacked tree (dpkg-source -x, Debian patches,
+#                                then qemu-devices/patches/*.patch)
 #   qemu-7.2-build/              persistent build directory (ninja)
 #   bin/qemu-system-x86_64-<h>   published binary, <h> = hash of the device
 #                                sources, their build glue and trace-events
@@ -53,6 +54,7 @@ hash_inputs() {
 		ls qemu-devices/common/*.[ch] qemu-devices/exanet/*.[ch] 2>/dev/null
 		ls qemu-devices/extoll/*.[ch] 2>/dev/null
 		ls qemu-devices/*/trace-events
+		ls qemu-devices/patches/*.patch
 		echo uapi/extoll_hw.h
 		echo uapi/exanet.h
 		echo uapi/exanet_rdma.h
@@ -144,6 +146,19 @@ if [ ! -f "$SRC/.exanet-unpacked" ]; then
 	mv "$SRC.tmp" "$SRC"
 	touch "$SRC/.exanet-unpacked"
 fi
+
+# The project's own changes to QEMU itself (qemu-devices/patches/, applied
+# in name order, each once: a patch that reverses cleanly is in already).
+# Patches are only ever added; one that must change gets a new file that
+# amends the tree as it is.
+for p in "$TOP"/qemu-devices/patches/*.patch; do
+	[ -e "$p" ] || continue
+	if patch -d "$SRC" -p1 -R -s -f --dry-run < "$p" >/dev/null 2>&1; then
+		continue
+	fi
+	log "applying $(basename "$p")"
+	patch -d "$SRC" -p1 -N -s < "$p" || die "$(basename "$p") does not apply to $SRC"
+done
 
 # Hooks into the QEMU tree (idempotent).  The glue itself is
 # qemu-devices/meson.build and qemu-devices/Kconfig, which include a
