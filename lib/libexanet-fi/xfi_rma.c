@@ -10,6 +10,7 @@
  * make no system call.  Completion = the RDMA channel is DONE (write: all
  * data acknowledged by the target; read: all data landed here).
  */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "xfi.h"
@@ -136,6 +137,23 @@ void xfi_rma_progress(struct xfi_ep *ep)
 	}
 }
 
+/*
+ * A read into memory the application registered itself (its own desc)
+ * cannot be cut short by dropping a registration of ours: wait until the
+ * NI is done with it, so that nothing lands in the buffer after fi_close()
+ * returned.  The NI ends every transfer, with an error at the latest when
+ * its retransmission budget toward the peer runs out.
+ */
+static void xfi_rma_wait_out(struct xfi_ep *ep, struct xfi_rma_op *op)
+{
+	unsigned long polls = 0;
+
+	while (xfi_nic_rdma_poll(ep->dom->rdma, (unsigned int)op->slot) == -EINPROGRESS)
+		if (++polls % 64 == 0)
+			sched_yield();
+	op->slot = -1;		/* released by the poll that saw it finish */
+}
+
 void xfi_rma_free_all(struct xfi_ep *ep)
 {
 	struct xfi_link *l, *next;
@@ -146,6 +164,8 @@ void xfi_rma_free_all(struct xfi_ep *ep)
 		next = l->next;
 		/* a transfer still in flight fails: its registration goes now,
 		 * its slot drains in the domain (xfi_nic_rdma_abandon()) */
+		if (op->slot >= 0 && (op->flags & FI_READ) && !op->tmp.mr)
+			xfi_rma_wait_out(ep, op);
 		if (op->slot >= 0)
 			xfi_nic_rdma_abandon(ep->dom->rdma, (unsigned int)op->slot);
 		xfi_mrc_put_drop(ep->dom, &op->tmp);

@@ -45,6 +45,13 @@ TEST_F_TIMEOUT(fi, early_close_gives_rdma_slots_back, 300)
 	fi_test_early_close(_metadata, self);
 }
 
+/* fi_close() of an endpoint with an fi_read into the application's own
+ * registration outstanding returns only once nothing more lands. */
+TEST_F_TIMEOUT(fi, close_waits_for_reads_into_own_registrations, 300)
+{
+	fi_test_close_waits_for_reads(_metadata, self);
+}
+
 /* Debian's fi_pingpong -p FI_TEST_PROV, msg and tagged, with data checks. */
 TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
 {

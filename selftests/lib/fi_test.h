@@ -967,4 +967,52 @@ static inline void fi_test_early_close(struct __test_metadata *_metadata,
 	free(win);
 }
 
+#define CW_LEN (32u << 20)	/* long enough to be in flight at the close */
+
+/*
+ * fi_read into memory registered by the application (its own desc), the
+ * endpoint closed at once: no byte may land after fi_close() returned.
+ */
+static inline void fi_test_close_waits_for_reads(struct __test_metadata *_metadata,
+						 FIXTURE_DATA(fi) *self)
+{
+	uint8_t *win = malloc(2 * (size_t)CW_LEN), *dst = win + CW_LEN, *snap = malloc(CW_LEN);
+	uint64_t mytag = 0x5200 + (uint64_t)self->rank, peertag = 0x5201 - (uint64_t)self->rank;
+	struct fi_window all[2];
+	struct fid_mr *mr = NULL;
+	struct fid_ep *ep;
+	ssize_t ret;
+	int64_t end, t0;
+
+	ASSERT_NE(NULL, win);
+	ASSERT_NE(NULL, snap);
+	fi_open_caps(_metadata, self, FI_AV_TABLE, FI_TAGGED | FI_MSG | FI_RMA);
+	ASSERT_EQ(FI_RMA, self->info->caps & FI_RMA);
+	fill(win, CW_LEN, mytag);		/* what the peer reads */
+	memset(dst, 0, CW_LEN);
+	fi_share_window(_metadata, self, win, 2 * (size_t)CW_LEN, &mr, all);
+	fi_open_extra_ep(_metadata, self, self->cq, &ep);
+	end = exa_clock_ns() + 10 * SEC;
+	do
+		ret = fi_read(ep, dst, CW_LEN, fi_mr_desc(mr), self->peer, all[1 - self->rank].addr,
+			      all[1 - self->rank].key, NULL);
+	while (ret == -FI_EAGAIN && exa_clock_ns() < end);
+	ASSERT_EQ(0, ret);
+	t0 = exa_clock_ns();
+	EXPECT_EQ(0, fi_close(&ep->fid));	/* no completion read */
+	t0 = exa_clock_ns() - t0;
+	memcpy(snap, dst, CW_LEN);		/* as it is right after the close */
+	usleep(300 * 1000);
+	if (memcmp(snap, dst, CW_LEN))
+		TH_LOG("the read went on landing after fi_close() (which took %lld us)",
+		       (long long)t0 / 1000);
+	EXPECT_EQ(0, memcmp(snap, dst, CW_LEN));
+	/* the read ran to its end: the peer's whole pattern is there */
+	EXPECT_EQ(0, check_any(dst, CW_LEN, peertag));
+	OOB_SYNC(&self->oob);	/* the peer's read of our window is over too */
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	free(snap);
+	free(win);
+}
+
 #endif
