@@ -35,12 +35,18 @@ $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) 
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
-# exanet_ipd forges heartbeats with the daemon's own encoder
-$(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
+# exanet_ipd: one concern per file, sharing a private header
+# (selftests/lib/kselftest_split.h); its cases run in the order of the
+# files here.  It forges heartbeats with the daemon's own encoder.
+ST_IPD_SRCS := $(addprefix $(ST_DIR)/exanet/,exanet_ipd.c exanet_ipd_traffic.c \
+	exanet_ipd_hostile.c exanet_ipd_peers.c exanet_ipd_modes.c exanet_ipd_poweroff.c)
+
+$(ST_OUT)/exanet_ipd: $(ST_IPD_SRCS) $(ST_DIR)/exanet/exanet_ipd.h $(ST_DIR)/lib/kselftest_split.h \
+		$(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
 		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(TOP)/tools/exanet-ipd/ipd_proto.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $(ST_IPD_SRCS) $(ST_LIB_SRCS) \
 		$(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
