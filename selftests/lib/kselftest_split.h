@@ -56,20 +56,17 @@
 	} \
 	FIXTURE_DATA(fixture_name)
 
-#undef FIXTURE_SETUP
-#define FIXTURE_SETUP(fixture_name) \
-	__attribute__((weak)) void fixture_name##_setup( \
+/* A fixture's setup and teardown: weak, one copy is kept. */
+#define __KSFT_SPLIT_FIXTURE_FN(fixture_name, fn) \
+	__attribute__((weak)) void fixture_name##_##fn( \
 		struct __test_metadata __attribute__((unused)) *_metadata, \
 		FIXTURE_DATA(fixture_name) __attribute__((unused)) *self, \
 		const FIXTURE_VARIANT(fixture_name) \
 			__attribute__((unused)) *variant)
 
+#undef FIXTURE_SETUP
+#define FIXTURE_SETUP(fixture_name) __KSFT_SPLIT_FIXTURE_FN(fixture_name, setup)
 #undef FIXTURE_TEARDOWN
-#define FIXTURE_TEARDOWN(fixture_name) \
-	__attribute__((weak)) void fixture_name##_teardown( \
-		struct __test_metadata __attribute__((unused)) *_metadata, \
-		FIXTURE_DATA(fixture_name) __attribute__((unused)) *self, \
-		const FIXTURE_VARIANT(fixture_name) \
-			__attribute__((unused)) *variant)
+#define FIXTURE_TEARDOWN(fixture_name) __KSFT_SPLIT_FIXTURE_FN(fixture_name, teardown)
 
 #endif /* KSELFTEST_SPLIT_H */
