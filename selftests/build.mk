@@ -35,31 +35,30 @@ $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) 
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
-# exanet_ipd and exanet_fi2: one concern per file, sharing a private header
-# (selftests/lib/kselftest_split.h); their cases run in the order of the
-# files here.  exanet_ipd forges heartbeats with the daemon's own encoder.
-ST_IPD_SRCS := $(addprefix $(ST_DIR)/exanet/,exanet_ipd.c exanet_ipd_traffic.c \
-	exanet_ipd_hostile.c exanet_ipd_peers.c exanet_ipd_modes.c exanet_ipd_poweroff.c)
-ST_FI2_SRCS := $(addprefix $(ST_DIR)/exanet/,exanet_fi2.c exanet_fi2_getinfo.c exanet_fi2_xfer.c \
-	exanet_fi2_datapath.c exanet_fi2_shared.c exanet_fi2_faults.c exanet_fi2_mrcache.c)
+# exanet_ipd and exanet_fi2: one translation unit each, their cases in
+# exanet_ipd-*.h / exanet_fi2-*.h included by the .c in run order.
+# exanet_ipd forges heartbeats with the daemon's own encoder.
+ST_IPD_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_ipd-,traffic.h hostile.h peers.h modes.h \
+	poweroff.h)
+ST_FI2_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_fi2-,getinfo.h xfer.h datapath.h faults.h \
+	mrcache.h)
 
-$(ST_OUT)/exanet_ipd: $(ST_IPD_SRCS) $(ST_DIR)/exanet/exanet_ipd.h $(ST_DIR)/lib/kselftest_split.h \
-		$(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
-		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/tools/exanet-ipd/ipd_proto.c \
-		$(TOP)/tools/exanet-ipd/ipd_proto.h
+$(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_IPD_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h \
+		$(TOP)/tools/exanet-ipd/ipd_proto.c $(TOP)/tools/exanet-ipd/ipd_proto.h
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $(ST_IPD_SRCS) $(ST_LIB_SRCS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) \
 		$(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
-$(ST_OUT)/exanet_fi2: $(ST_FI2_SRCS) $(ST_DIR)/exanet/exanet_fi2.h $(ST_DIR)/lib/kselftest_split.h \
-		$(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) $(TOP)/lib/libexanet-fi/fi_exanet.h \
+$(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_FI2_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+		$(LIBEXANET_SO) $(TOP)/lib/libexanet-fi/fi_exanet.h \
 		$(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_cases.h $(ST_DIR)/lib/fi_objs.h $(XFI_SO)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $(ST_FI2_SRCS) $(ST_LIB_SRCS) \
-		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
+		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
 
 $(ST_OUT)/exanet_fi_atomic: $(ST_DIR)/exanet/exanet_fi_atomic.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(ST_DIR)/lib/fi_objs.h \

@@ -12,8 +12,51 @@
  * The node image installs the provider where libfabric finds it without
  * FI_PROVIDER_PATH (/usr/lib/x86_64-linux-gnu/libfabric/).
  *
- * This file: main; the cases are in exanet_fi2_*.c (the list: exanet_fi2.h).
+ * One translation unit: the cases are in the headers this file includes
+ * below, one concern each, in run order:
+ *
+ *   exanet_fi2-getinfo.h   discovery and capability negotiation (no fixture)
+ *   exanet_fi2-xfer.h      tagged and untagged messages, tag matching,
+ *                          unexpected messages, truncation, FI_PEEK/FI_CLAIM
+ *                          and cancel, RMA with keys
+ *   exanet_fi2-datapath.h  no system call on the eager path, hundreds of
+ *                          operations outstanding
+ *   ../lib/fi_cases.h      the cases extoll_fi runs too
+ *   exanet_fi2-faults.h    RMA with invalid keys, a peer killed
+ *                          mid-rendezvous and a new incarnation of it
+ *   exanet_fi2-mrcache.h   the MR cache
  */
-#include "exanet_fi2.h"
+#define EXANET_FI2_C
+
+#include <arpa/inet.h>
+#include <linux/seccomp.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "exa_test.h"
+#include "../../lib/libexanet-fi/fi_exanet.h"
+
+#define FI_TEST_PROV "exanet"
+#define FI_TEST_DEVICE EXANET_DEFAULT_DEVICE
+
+#include "../lib/fi_test.h"
+
+#include "exanet_fi2-getinfo.h"
+#include "exanet_fi2-xfer.h"
+#include "exanet_fi2-datapath.h"
+#include "../lib/fi_cases.h"
+#include "exanet_fi2-faults.h"
+#include "exanet_fi2-mrcache.h"
 
 TEST_HARNESS_MAIN

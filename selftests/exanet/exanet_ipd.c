@@ -6,12 +6,38 @@
  * (the daemons started by the first one serve the next ones); the last one
  * stops them and checks that nothing leaked.
  *
- * This file: the fixture "ipd", the first case and main; the other cases
- * are in exanet_ipd_*.c (the list: exanet_ipd.h).
+ * One translation unit: this file has the fixture "ipd", the first case
+ * (starts the daemons) and main; the other cases are in the headers it
+ * includes below, one concern each, in run order:
+ *
+ *   exanet_ipd-traffic.h   ping, TCP, UDP, kernel bypass, counters
+ *   exanet_ipd-hostile.h   hostile input: other PDIDs, forged heartbeats,
+ *                          malformed batches
+ *   exanet_ipd-peers.h     a stalled, a killed and a silent peer
+ *   exanet_ipd-modes.h     sleep, irq and default mode; the stop
+ *   exanet_ipd-poweroff.h  a node powered off (fixture "poweroff", last)
  */
-#include "exanet_ipd.h"
+#define EXANET_IPD_C
 
-struct before *saved(void)
+#include "ipd_test.h"
+#include "../../tools/exanet-ipd/ipd_proto.h"
+
+/* The longest plain TEST() of this program may take 400 s. */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 400
+
+#define TCP_BYTES (64ull << 20)
+
+/* Pages one peer connection holds: receive region (notification page +
+ * ring) and the staging copy of the peer's ring (default 2 MiB rings). */
+#define CONN_PAGES (1 + 2 * (2u << 20) / 4096)
+
+/* The driver's resources in use without a daemon (before the first case). */
+struct before {
+	long reg_pages, rdma_pages, ranks;
+};
+
+static struct before *saved(void)
 {
 	static struct before b;
 	FILE *f = fopen("/tmp/ipd-test.before", "r");
@@ -25,7 +51,7 @@ struct before *saved(void)
 	return &b;
 }
 
-void record_before(void)
+static void record_before(void)
 {
 	FILE *f = fopen("/tmp/ipd-test.before", "w");
 
@@ -36,7 +62,7 @@ void record_before(void)
 	}
 }
 
-int have_rdma(void)
+static int have_rdma(void)
 {
 	return exa_sysfs_long("rdma_registered_pages") >= 0 &&
 	       access("/sys/bus/pci/drivers/exanet-ctx", F_OK) == 0 &&
@@ -44,7 +70,7 @@ int have_rdma(void)
 }
 
 /* Start this node's daemon in the given mode and wait for all peers. */
-void start_all(struct __test_metadata *_metadata, struct oob *o, const char *mode)
+static void start_all(struct __test_metadata *_metadata, struct oob *o, const char *mode)
 {
 	int err;
 
@@ -58,6 +84,17 @@ void start_all(struct __test_metadata *_metadata, struct oob *o, const char *mod
 	ASSERT_EQ(0, err);
 	OOB_SYNC(o);
 }
+
+/*
+ * Every case but the first (which starts the daemons) and the last (which
+ * powers a node off) runs on the fixture: the daemons up in busy mode on
+ * every rank, peers up, whatever the case before did (stopped, killed,
+ * restarted in another mode) or however it ended.  Every rank takes the
+ * same decision (all of them restart when one is not ready).
+ */
+FIXTURE(ipd) {
+	struct oob o;
+};
 
 static void ensure_busy_and_up(struct __test_metadata *_metadata, struct oob *o)
 {
@@ -121,6 +158,12 @@ TEST(daemons_start_and_peers_up)
 	}
 	oob_fini(&o);
 }
+
+#include "exanet_ipd-traffic.h"
+#include "exanet_ipd-hostile.h"
+#include "exanet_ipd-peers.h"
+#include "exanet_ipd-modes.h"
+#include "exanet_ipd-poweroff.h"
 
 /* Whatever happened above, leave no daemon behind for the next program
  * (exanet_module unloads the driver).  The cases run in children that end

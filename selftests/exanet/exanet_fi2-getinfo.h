@@ -1,9 +1,13 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_fi2: the provider as fi_getinfo lists it, and the capabilities
  * it negotiates (plain TEST()s: no fixture, no peer).
+ *
+ * Cases of the translation unit of exanet_fi2.c: include it only there.
  */
-#include "exanet_fi2.h"
+#ifndef EXANET_FI2_C
+#error "exanet_fi2-getinfo.h holds cases of exanet_fi2.c: include it only there"
+#endif
 
 TEST(fi_info_lists_exanet_rdm_msg_tagged)
 {

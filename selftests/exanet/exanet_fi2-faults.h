@@ -1,10 +1,14 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_fi2: what goes wrong: RMA with keys that name nothing, a peer
  * SIGKILLed in the middle of rendezvous transfers and a new incarnation of
  * it reachable from the same endpoint.
+ *
+ * Cases of the translation unit of exanet_fi2.c: include it only there.
  */
-#include "exanet_fi2.h"
+#ifndef EXANET_FI2_C
+#error "exanet_fi2-faults.h holds cases of exanet_fi2.c: include it only there"
+#endif
 
 /* RMA with keys that name nothing at the target: a write and a read with
  * a key of a rank nobody holds end in error completions (or are refused

@@ -1,10 +1,14 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_ipd: traffic over exa0 between all ranks (ping, TCP with sha256
  * at both ends, UDP at full rate), the kernel bypass of the data path and
- * the interface's counters; the TCP helpers the other files use.
+ * the interface's counters; the TCP helpers of the cases after these.
+ *
+ * Cases of the translation unit of exanet_ipd.c: include it only there.
  */
-#include "exanet_ipd.h"
+#ifndef EXANET_IPD_C
+#error "exanet_ipd-traffic.h holds cases of exanet_ipd.c: include it only there"
+#endif
 
 TEST_F(ipd, ping_all_pairs)
 {
@@ -65,7 +69,7 @@ struct tcp_result {
 	int tx_err, rx_err;
 };
 
-int tcp_receive(int lfd, uint64_t expect, char *sha, long long *got)
+static int tcp_receive(int lfd, uint64_t expect, char *sha, long long *got)
 {
 	uint8_t *buf = malloc(1 << 16);
 	FILE *s = sha_open("/tmp/ipd-rx.sha");
@@ -105,7 +109,7 @@ int tcp_receive(int lfd, uint64_t expect, char *sha, long long *got)
 	return err;
 }
 
-int tcp_send(uint32_t ip, int port, uint64_t total, uint64_t seed, char *sha)
+static int tcp_send(uint32_t ip, int port, uint64_t total, uint64_t seed, char *sha)
 {
 	uint8_t *buf = malloc(1 << 16);
 	FILE *s = sha_open("/tmp/ipd-tx.sha");
@@ -144,7 +148,7 @@ out:
 
 /* Every rank sends `bytes` to the next one and receives from the previous
  * one at the same time; the sha256 at both ends must match. */
-void tcp_ring(struct __test_metadata *_metadata, struct oob *o, uint64_t bytes, int port)
+static void tcp_ring(struct __test_metadata *_metadata, struct oob *o, uint64_t bytes, int port)
 {
 	int me = my_rank(), k = nranks();
 	struct tcp_result mine, all[OOB_MAX_NODES];
@@ -188,9 +192,16 @@ void tcp_ring(struct __test_metadata *_metadata, struct oob *o, uint64_t bytes, 
 	}
 }
 
+/* A background TCP transfer and its result */
+struct xfer {
+	char sha[72];
+	long long bytes;
+	int err;
+};
+
 /* Background TCP transfer to/from rank peer: a child that reports its
  * result through a pipe. */
-pid_t xfer_start(int send, int peer, uint64_t bytes, int port, int *rfd)
+static pid_t xfer_start(int send, int peer, uint64_t bytes, int port, int *rfd)
 {
 	int pfd[2], lfd = -1;
 	pid_t pid;
@@ -224,7 +235,7 @@ pid_t xfer_start(int send, int peer, uint64_t bytes, int port, int *rfd)
 	return pid;
 }
 
-int xfer_wait(pid_t pid, int rfd, struct xfer *x, int timeout_ms)
+static int xfer_wait(pid_t pid, int rfd, struct xfer *x, int timeout_ms)
 {
 	memset(x, 0, sizeof(*x));
 	x->err = -ETIMEDOUT;

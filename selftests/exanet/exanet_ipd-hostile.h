@@ -1,10 +1,14 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_ipd: hostile input to the daemons (an RDMA write and a message
  * from another PDID, forged heartbeats and garbage, malformed batches from
  * inside the IP PDID): refused or dropped, counted, and the link works.
+ *
+ * Cases of the translation unit of exanet_ipd.c: include it only there.
  */
-#include "exanet_ipd.h"
+#ifndef EXANET_IPD_C
+#error "exanet_ipd-hostile.h holds cases of exanet_ipd.c: include it only there"
+#endif
 
 /* What rank 0 tells the attacker on rank 1 about its ring for node 1. */
 struct ring_info {

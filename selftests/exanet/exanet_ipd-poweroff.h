@@ -1,9 +1,13 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_ipd: a node powered off in the middle of transfers (4 nodes; the
  * last case of the program: its fixture registers after "ipd").
+ *
+ * Cases of the translation unit of exanet_ipd.c: include it only there.
  */
-#include "exanet_ipd.h"
+#ifndef EXANET_IPD_C
+#error "exanet_ipd-poweroff.h holds cases of exanet_ipd.c: include it only there"
+#endif
 
 /*
  * A whole node powered off (its QEMU process ends) while rank 0 streams to

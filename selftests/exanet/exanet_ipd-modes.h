@@ -1,9 +1,13 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_ipd: the daemon's ways of waiting (sleep, irq, the default) with
  * traffic and idle CPU, and the stop that gives everything back.
+ *
+ * Cases of the translation unit of exanet_ipd.c: include it only there.
  */
-#include "exanet_ipd.h"
+#ifndef EXANET_IPD_C
+#error "exanet_ipd-modes.h holds cases of exanet_ipd.c: include it only there"
+#endif
 
 /* Stop every rank's daemon and start it again in another mode. */
 static void restart_all(struct __test_metadata *_metadata, struct oob *o, const char *mode)

@@ -1,10 +1,14 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_ipd: peers that stall, die or fall silent: a stalled daemon stays
  * up, a killed one is declared down and its restart is a new incarnation,
  * late handshake messages of a down peer are dropped.
+ *
+ * Cases of the translation unit of exanet_ipd.c: include it only there.
  */
-#include "exanet_ipd.h"
+#ifndef EXANET_IPD_C
+#error "exanet_ipd-peers.h holds cases of exanet_ipd.c: include it only there"
+#endif
 
 /*
  * A daemon that stalls (SIGSTOP for 1.5 s: no heartbeats, no polling) is

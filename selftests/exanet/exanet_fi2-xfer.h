@@ -1,10 +1,14 @@
-// SPDX-License-Identifier: GPL-2.0
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * exanet_fi2: the operations between two ranks, every byte checked: tagged
  * and untagged messages, out-of-order tag matching, unexpected messages and
  * a flood of them, truncation, FI_PEEK/FI_CLAIM and cancel, RMA with keys.
+ *
+ * Cases of the translation unit of exanet_fi2.c: include it only there.
  */
-#include "exanet_fi2.h"
+#ifndef EXANET_FI2_C
+#error "exanet_fi2-xfer.h holds cases of exanet_fi2.c: include it only there"
+#endif
 
 TEST_F_TIMEOUT(fi, tagged_sizes_0_to_1MiB_both_ways_av_table, 600)
 {
