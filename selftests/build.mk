@@ -197,8 +197,8 @@ ALL_TARGETS += $(FUZZ_BINS)
 
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
-HT_PROGS := test_libexanet_fake test_oob test_harness test_split_harness test_pingpong_common \
-	test_ipd_proto test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo
+HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
+	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -220,14 +220,6 @@ $(HT_OUT)/test_harness: $(ST_DIR)/host/test_harness.c $(KSFT_HDRS) \
 		$(HT_OUT)/harness_sample
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS)
-
-# kselftest_split.h: one harness program in two files (their order counts)
-$(HT_OUT)/test_split_harness: $(ST_DIR)/host/test_split_harness.c \
-		$(ST_DIR)/host/test_split_harness_b.c $(ST_DIR)/host/test_split_harness.h \
-		$(ST_DIR)/lib/kselftest_split.h $(KSFT_HDRS)
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $(ST_DIR)/host/test_split_harness.c \
-		$(ST_DIR)/host/test_split_harness_b.c $(USER_LDFLAGS)
 
 $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMON) \
 		$(PP_COMMON_H) $(KSFT_HDRS)
