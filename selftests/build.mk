@@ -35,10 +35,17 @@ $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) 
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
-# exanet_ipd forges heartbeats with the daemon's own encoder
-$(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
-		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/tools/exanet-ipd/ipd_proto.c \
-		$(TOP)/tools/exanet-ipd/ipd_proto.h
+# exanet_ipd and exanet_fi2: one translation unit each, their cases in
+# exanet_ipd-*.h / exanet_fi2-*.h included by the .c in run order.
+# exanet_ipd forges heartbeats with the daemon's own encoder.
+ST_IPD_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_ipd-,traffic.h hostile.h peers.h modes.h \
+	poweroff.h)
+ST_FI2_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_fi2-,getinfo.h xfer.h datapath.h faults.h \
+	mrcache.h)
+
+$(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_IPD_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h \
+		$(TOP)/tools/exanet-ipd/ipd_proto.c $(TOP)/tools/exanet-ipd/ipd_proto.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) \
 		$(TOP)/tools/exanet-ipd/ipd_proto.c \
@@ -46,7 +53,8 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
-$(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
+$(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_FI2_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+		$(LIBEXANET_SO) $(TOP)/lib/libexanet-fi/fi_exanet.h \
 		$(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_cases.h $(ST_DIR)/lib/fi_objs.h $(XFI_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \

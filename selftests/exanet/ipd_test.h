@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers of the exanet-ipd selftests (exanet_ipd.c): start/stop the daemon
- * of this node, read its status file, wait for peers, TCP/UDP transfers
- * over exa0 between ranks.
+ * Helpers of the exanet-ipd selftests (exanet_ipd.c and the exanet_ipd-*.h
+ * it includes): start/stop the daemon of this node, read its status file,
+ * wait for peers, TCP/UDP transfers over exa0 between ranks.
  */
 #ifndef IPD_TEST_H
 #define IPD_TEST_H

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * exanet_ipd: traffic over exa0 between all ranks (ping, TCP with sha256
+ * at both ends, UDP at full rate), the kernel bypass of the data path and
+ * the interface's counters; the TCP helpers of the cases after these.
+ *
+ * Cases of the translation unit of exanet_ipd.c: include it only there.
+ */
+#ifndef EXANET_IPD_C
+#error "exanet_ipd-traffic.h holds cases of exanet_ipd.c: include it only there"
+#endif
+
+TEST_F(ipd, ping_all_pairs)
+{
+	char ip[20];
+
+	for (int r = 0; r < nranks(); r++) {
+		if (r == my_rank())
+			continue;
+		EXPECT_EQ(0, exa_system("ping -c 3 -w 20 -q %s", exa_ip_str(r, ip)));
+	}
+	OOB_SYNC(&self->o);
+}
+
+/*
+ * Ping payloads at the edges: 0 .. MTU - 28 travel as one packet each way,
+ * above it the kernel fragments (two packets).  Each rank in turn pings
+ * the next one, so the daemon's per-peer packet counter tells exactly how
+ * many packets the request took.
+ */
+TEST_F(ipd, ping_sizes_edges_and_fragmentation)
+{
+	static const int sizes[] = { 0, 1, 7, 8, 9, 56, 100, 1472, 1473, 4096, 9000, 16384,
+				     32768, 65464, 65491, 65492, 65493, 65500, 65507 };
+	int me = my_rank(), k = nranks(), next = (me + 1) % k;
+	char ip[20];
+
+	for (int turn = 0; turn < k; turn++) {
+		if (turn == me) {
+			for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+				long long tx0, tx1, rx0, rx1;
+				int frags = sizes[i] + 28 > 65520 ? 2 : 1;
+
+				ASSERT_EQ(0, ipd_status_refresh());
+				tx0 = ipd_peer_num(next, "tx_packets");
+				rx0 = ipd_peer_num(next, "rx_packets");
+				EXPECT_EQ(0, exa_system("ping -c 1 -W 10 -q -s %d %s >/dev/null",
+							sizes[i], exa_ip_str(next, ip)));
+				ASSERT_EQ(0, ipd_status_refresh());
+				tx1 = ipd_peer_num(next, "tx_packets");
+				rx1 = ipd_peer_num(next, "rx_packets");
+				if (tx1 - tx0 != frags || rx1 - rx0 != frags)
+					TH_LOG("ping -s %d: %lld packets out, %lld back, expected %d",
+					       sizes[i], tx1 - tx0, rx1 - rx0, frags);
+				EXPECT_EQ(frags, tx1 - tx0);
+				EXPECT_EQ(frags, rx1 - rx0);
+			}
+		}
+		OOB_SYNC(&self->o);
+	}
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("drop_too_big"));
+}
+
+struct tcp_result {
+	char tx_sha[72];	/* what this rank sent to rank + 1 */
+	char rx_sha[72];	/* what it received from rank - 1 */
+	long long rx_bytes;
+	int tx_err, rx_err;
+};
+
+static int tcp_receive(int lfd, uint64_t expect, char *sha, long long *got)
+{
+	uint8_t *buf = malloc(1 << 16);
+	FILE *s = sha_open("/tmp/ipd-rx.sha");
+	int fd, err = 0;
+
+	*got = 0;
+	if (!buf || !s)
+		return -ENOMEM;
+	if (wait_readable(lfd, 60000) <= 0)
+		return -ETIMEDOUT;
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (wait_readable(fd, 60000) <= 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		n = read(fd, buf, 1 << 16);
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		fwrite(buf, 1, (size_t)n, s);
+		*got += n;
+	}
+	close(fd);
+	if (sha_close(s, "/tmp/ipd-rx.sha", sha))
+		err = err ? err : -EIO;
+	if (!err && (uint64_t)*got != expect)
+		err = -EPROTO;
+	free(buf);
+	return err;
+}
+
+static int tcp_send(uint32_t ip, int port, uint64_t total, uint64_t seed, char *sha)
+{
+	uint8_t *buf = malloc(1 << 16);
+	FILE *s = sha_open("/tmp/ipd-tx.sha");
+	uint64_t sent = 0;
+	int fd, err = 0;
+
+	if (!buf || !s)
+		return -ENOMEM;
+	fd = tcp_connect_to(ip, port, 30000);
+	if (fd < 0)
+		return fd;
+	while (sent < total) {
+		size_t len = total - sent < (1 << 16) ? (size_t)(total - sent) : (1 << 16);
+		size_t off = 0;
+
+		fill_random(buf, len, &seed);
+		fwrite(buf, 1, len, s);
+		while (off < len) {
+			ssize_t n = write(fd, buf + off, len - off);
+
+			if (n < 0) {
+				err = -errno;
+				goto out;
+			}
+			off += (size_t)n;
+		}
+		sent += len;
+	}
+out:
+	close(fd);
+	if (sha_close(s, "/tmp/ipd-tx.sha", sha))
+		err = err ? err : -EIO;
+	free(buf);
+	return err;
+}
+
+/* Every rank sends `bytes` to the next one and receives from the previous
+ * one at the same time; the sha256 at both ends must match. */
+static void tcp_ring(struct __test_metadata *_metadata, struct oob *o, uint64_t bytes, int port)
+{
+	int me = my_rank(), k = nranks();
+	struct tcp_result mine, all[OOB_MAX_NODES];
+	int lfd, pfd[2];
+	pid_t child;
+
+	memset(&mine, 0, sizeof(mine));
+	lfd = tcp_listen_on(exa_ip(me), port);
+	ASSERT_LE(0, lfd);
+	ASSERT_EQ(0, pipe(pfd));
+	OOB_SYNC(o);
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		mine.rx_err = tcp_receive(lfd, bytes, mine.rx_sha, &mine.rx_bytes);
+		if (write(pfd[1], &mine, sizeof(mine)) != sizeof(mine))
+			_exit(1);
+		_exit(0);
+	}
+	mine.tx_err = tcp_send(exa_ip((me + 1) % k), port, bytes, 0x9e3779b97f4a7c15ull * (me + 1),
+			       mine.tx_sha);
+	{
+		struct tcp_result rx;
+
+		ASSERT_EQ((ssize_t)sizeof(rx), read(pfd[0], &rx, sizeof(rx)));
+		memcpy(mine.rx_sha, rx.rx_sha, sizeof(rx.rx_sha));
+		mine.rx_bytes = rx.rx_bytes;
+		mine.rx_err = rx.rx_err;
+	}
+	ASSERT_EQ(0, exa_wait_child(child, 10000));
+	close(lfd);
+	EXPECT_EQ(0, mine.tx_err);
+	EXPECT_EQ(0, mine.rx_err);
+	EXPECT_EQ((long long)bytes, mine.rx_bytes);
+	ASSERT_EQ(0, oob_allgather(o, &mine, all, sizeof(mine)));
+	for (int r = 0; r < k; r++) {
+		TH_LOG("rank %d -> %d: sent %s, received %s", r, (r + 1) % k, all[r].tx_sha,
+		       all[(r + 1) % k].rx_sha);
+		EXPECT_EQ(64u, strlen(all[r].tx_sha));
+		EXPECT_STREQ(all[r].tx_sha, all[(r + 1) % k].rx_sha);
+	}
+}
+
+/* A background TCP transfer and its result */
+struct xfer {
+	char sha[72];
+	long long bytes;
+	int err;
+};
+
+/* Background TCP transfer to/from rank peer: a child that reports its
+ * result through a pipe. */
+static pid_t xfer_start(int send, int peer, uint64_t bytes, int port, int *rfd)
+{
+	int pfd[2], lfd = -1;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -errno;
+	if (!send) {
+		lfd = tcp_listen_on(exa_ip(my_rank()), port);
+		if (lfd < 0)
+			return lfd;
+	}
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct xfer x;
+
+		memset(&x, 0, sizeof(x));
+		if (send) {
+			x.err = tcp_send(exa_ip(peer), port, bytes, 0x1234567ull + (uint64_t)peer, x.sha);
+			x.bytes = (long long)bytes;
+		} else {
+			x.err = tcp_receive(lfd, bytes, x.sha, &x.bytes);
+		}
+		_exit(write(pfd[1], &x, sizeof(x)) == sizeof(x) ? 0 : 1);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	close(pfd[1]);
+	*rfd = pfd[0];
+	return pid;
+}
+
+static int xfer_wait(pid_t pid, int rfd, struct xfer *x, int timeout_ms)
+{
+	memset(x, 0, sizeof(*x));
+	x->err = -ETIMEDOUT;
+	if (wait_readable(rfd, timeout_ms) <= 0 || read(rfd, x, sizeof(*x)) != sizeof(*x)) {
+		kill(pid, SIGKILL);
+		exa_wait_child(pid, 5000);
+		return -ETIMEDOUT;
+	}
+	close(rfd);
+	return exa_wait_child(pid, 10000);
+}
+
+TEST_F(ipd, tcp_64MiB_each_way_sha256_matches)
+{
+
+	tcp_ring(_metadata, &self->o, TCP_BYTES, IPD_PORT_BASE + 1);
+	/* nothing was dropped or malformed on the way */
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+	EXPECT_EQ(0, ipd_counter("tun_write_errors"));
+	/* no peer was lost under load (a late heartbeat is checked over the
+	 * fabric first), so no ring was replaced and no write failed */
+	EXPECT_EQ(0, ipd_counter("peer_down_events"));
+	EXPECT_EQ(0, ipd_counter("conn_resets"));
+	EXPECT_EQ(0, ipd_counter("rdma_errors"));
+	/* the kernels left the TCP checksums to the "hardware" */
+	EXPECT_LT(1000, ipd_counter("csum_offloaded"));
+	OOB_SYNC(&self->o);
+}
+
+#define UDP_MAGIC 0x55445031u
+#define UDP_PER_FLOW 800
+static const int udp_sizes[] = { 64, 1400, 9000, 32000, 65492, 65507, 200, 48000 };
+
+struct udp_hdr {
+	uint32_t magic, src, seq, len;
+};
+
+static void udp_fill(uint8_t *b, uint32_t src, uint32_t seq, uint32_t len)
+{
+	struct udp_hdr h = { UDP_MAGIC, src, seq, len };
+	uint64_t st = ((uint64_t)src << 32 | seq) * 0x9e3779b97f4a7c15ull | 1;
+
+	memcpy(b, &h, sizeof(h));
+	fill_random(b + sizeof(h), len - sizeof(h), &st);
+}
+
+struct udp_result {
+	uint32_t got[OOB_MAX_NODES];	/* per source */
+	uint32_t disorder, corrupt, bad_src;
+};
+
+static void udp_receive(int fd, int k, struct udp_result *r)
+{
+	uint8_t *buf = malloc(65536), *ref = malloc(65536);
+	int64_t last[OOB_MAX_NODES];
+
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < k; i++)
+		last[i] = -1;
+	for (;;) {
+		struct udp_hdr h;
+		ssize_t n;
+
+		if (wait_readable(fd, 3000) <= 0)
+			break;		/* 3 s of silence: the senders are done */
+		n = recv(fd, buf, 65536, 0);
+		if (n < (ssize_t)sizeof(h))
+			continue;
+		memcpy(&h, buf, sizeof(h));
+		if (h.magic == UDP_MAGIC + 1)
+			continue;	/* a "done" marker */
+		if (h.magic != UDP_MAGIC || h.src >= (uint32_t)k || h.len != (uint32_t)n) {
+			r->corrupt++;
+			continue;
+		}
+		udp_fill(ref, h.src, h.seq, h.len);
+		if (memcmp(buf, ref, (size_t)n)) {
+			r->corrupt++;
+			continue;
+		}
+		if ((int64_t)h.seq <= last[h.src])
+			r->disorder++;
+		last[h.src] = h.seq;
+		r->got[h.src]++;
+	}
+	free(buf);
+	free(ref);
+}
+
+/*
+ * UDP at the highest rate the senders manage, every rank to every other
+ * (one flow per pair, datagrams from 64 B to 65507 B, the largest ones
+ * fragmented): whatever arrives is intact and in order per flow.  Losses
+ * are allowed (socket buffers, queues) and reported.
+ */
+TEST_F(ipd, udp_max_rate_intact_in_order_per_flow)
+{
+	int me = my_rank(), k = nranks(), fd, rfd, sz = 8 << 20;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IPD_PORT_BASE + 5) };
+	struct udp_result mine, all[OOB_MAX_NODES];
+	uint8_t *buf;
+	pid_t child;
+	int pfd[2];
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, fd);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz));
+	a.sin_addr.s_addr = exa_ip(me);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, pipe(pfd));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (child == 0) {
+		udp_receive(fd, k, &mine);
+		_exit(write(pfd[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
+	}
+	OOB_SYNC(&self->o);
+	buf = malloc(65536);
+	ASSERT_NE(NULL, buf);
+	for (uint32_t seq = 0; seq < UDP_PER_FLOW; seq++) {
+		for (int r = 0; r < k; r++) {
+			uint32_t len = (uint32_t)udp_sizes[(seq + (uint32_t)r) % 8];
+
+			if (r == me)
+				continue;
+			udp_fill(buf, (uint32_t)me, seq, len);
+			a.sin_addr.s_addr = exa_ip(r);
+			sendto(fd, buf, len, 0, (struct sockaddr *)&a, sizeof(a));
+		}
+	}
+	free(buf);
+	ASSERT_EQ((ssize_t)sizeof(mine), read(pfd[0], &mine, sizeof(mine)));
+	ASSERT_EQ(0, exa_wait_child(child, 10000));
+	close(fd);
+	(void)rfd;
+	ASSERT_EQ(0, oob_allgather(&self->o, &mine, all, sizeof(mine)));
+	for (int r = 0; r < k; r++) {
+		for (int s2 = 0; s2 < k; s2++) {
+			if (s2 == r)
+				continue;
+			TH_LOG("flow %d -> %d: %u of %u received", s2, r, all[r].got[s2],
+			       UDP_PER_FLOW);
+			EXPECT_LT(0u, all[r].got[s2]);
+		}
+		EXPECT_EQ(0u, all[r].corrupt);
+		EXPECT_EQ(0u, all[r].disorder);
+	}
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+	OOB_SYNC(&self->o);
+}
+
+/*
+ * Kernel bypass: while TCP traffic flows, the daemon's only system calls
+ * are its TUN reads and writes, its way of waiting, and the once-per-tick
+ * housekeeping (heartbeat socket, status file, timer signal).  Posting RDMA
+ * writes, polling notifications and completions, and mailbox messages are
+ * loads and stores: no ioctl, no mmap, no munmap on the data path.
+ */
+TEST_F(ipd, data_path_no_ioctl_or_mmap_under_traffic)
+{
+	static const char *const allowed[] = {
+		"read", "write", "writev", "sched_yield", "ppoll", "epoll_wait", "epoll_pwait",
+		"rt_sigreturn", "sendto", "recvfrom", "openat", "close", "rename", "fstat",
+		"newfstatat", "lseek", "getpid", "clock_gettime", "kill", "brk", NULL,
+	};
+	char line[256];
+	FILE *f;
+	int pid, straced, reads = 0;
+
+	pid = ipd_pid();
+	ASSERT_LT(0, pid);
+	straced = exa_system("(strace -c -f -p %d -o /tmp/ipd-strace.txt & echo $! > "
+			     "/tmp/ipd-strace.pid; wait) >/dev/null 2>&1 &", pid);
+	ASSERT_EQ(0, straced);
+	usleep(1000000);	/* attached */
+	OOB_SYNC(&self->o);
+	tcp_ring(_metadata, &self->o, 8ull << 20, IPD_PORT_BASE + 8);
+	OOB_SYNC(&self->o);
+	ASSERT_EQ(0, exa_system("kill -INT $(cat /tmp/ipd-strace.pid); sleep 1"));
+	f = fopen("/tmp/ipd-strace.txt", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64];
+		long calls;
+		int ok = 0;
+
+		/* % time  seconds  usecs/call  calls  [errors]  syscall */
+		if (sscanf(line, "%*f %*f %*d %ld %*d %63s", &calls, name) != 2 &&
+		    sscanf(line, "%*f %*f %*d %ld %63s", &calls, name) != 2)
+			continue;
+		if (!strcmp(name, "total"))
+			continue;
+		for (int i = 0; allowed[i]; i++)
+			ok |= !strcmp(name, allowed[i]);
+		if (!strcmp(name, "read") || !strcmp(name, "writev"))
+			reads += (int)calls;
+		if (!ok)
+			TH_LOG("unexpected system call on the data path: %s (%ld)", name, calls);
+		EXPECT_TRUE(ok);
+	}
+	fclose(f);
+	EXPECT_LT(100, reads);		/* the trace did see the traffic */
+	OOB_SYNC(&self->o);
+}
+
+/* What the kernel counted on exa0 is what the daemon read and wrote. */
+TEST_F(ipd, interface_counters_match_daemon)
+{
+
+	OOB_SYNC(&self->o);		/* quiet link */
+	usleep(300000);
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(net_stat("exa0", "tx_packets"), ipd_counter("tun_rx_packets"));
+	EXPECT_EQ(net_stat("exa0", "tx_bytes"), ipd_counter("tun_rx_bytes"));
+	EXPECT_EQ(net_stat("exa0", "rx_packets"),
+		  ipd_counter("tun_tx_packets") + ipd_counter("icmp_unreach_sent"));
+	EXPECT_LT((long)TCP_BYTES, net_stat("exa0", "rx_bytes"));
+	OOB_SYNC(&self->o);
+}
