@@ -16,6 +16,8 @@
 #define XFI_NIC_TX_CTX_CNT	EXANET_NUM_PKT_IFACES
 #define XFI_NIC_MBOX_MIN	EXANET_MBOX_MIN_SLOTS
 #define XFI_NIC_MBOX_MAX	EXANET_MBOX_MAX_SLOTS
+#define XFI_NIC_HAS_MBOX_SLOTS	1	/* FI_EXANET_MBOX_SLOTS sizes the mailbox */
+#define XFI_NIC_HAS_MR_CACHE	1	/* on-demand registrations are cached */
 #define XFI_NIC_RDMA_MAX_LEN	EXANET_RDMA_MAX_LEN
 #define XFI_NIC_HAS_ATOMIC	1	/* FI_ATOMIC in fi_info */
 

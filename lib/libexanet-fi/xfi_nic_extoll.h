@@ -13,9 +13,13 @@
 #define XFI_NIC_CHANNELS	4	/* VELO sends complete at once: few needed */
 #define XFI_NIC_EP_CNT		64	/* VELO VPIDs the engine can address (6 bits) */
 #define XFI_NIC_TX_CTX_CNT	64
-/* the VELO ring has the driver's size: FI_EXTOLL_MBOX_SLOTS is not used */
+/* the VELO ring has the driver's size: no mbox_slots parameter */
+#define XFI_NIC_HAS_MBOX_SLOTS	0
 #define XFI_NIC_MBOX_MIN	4
 #define XFI_NIC_MBOX_MAX	8192
+/* ATU registrations pin their pages, so the engine's MR cache (which keeps
+ * on-demand registrations only) never holds one: no mr_cache_size parameter */
+#define XFI_NIC_HAS_MR_CACHE	0
 #define XFI_NIC_RDMA_MAX_LEN	(1ull << 30)	/* posted as puts/gets of <= 8 MiB */
 /* FI_ATOMIC in fi_info: done by the target's provider like ExaNet's; the
  * target finds the registration by key and address (xfi_mr_find), since an

@@ -4,6 +4,7 @@
  * domain and memory registration.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -734,37 +735,59 @@ struct fi_provider xfi_prov = {
 	.cleanup = xfi_cleanup,
 };
 
-static void xfi_read_params(void)
+/*
+ * A parameter set to a value out of its range keeps its default, with a
+ * warning that names the range (fi_info -e lists the parameters).
+ */
+static void xfi_param_size(const char *name, size_t min, size_t max, bool pow2, size_t *dst)
 {
 	size_t v;
 
+	if (fi_param_get_size_t(&xfi_prov, name, &v))
+		return;
+	if (v < min || v > max || (pow2 && (v & (v - 1)))) {
+		FI_WARN(&xfi_prov, FI_LOG_CORE,
+			"parameter %s=%zu ignored: allowed %zu..%zu%s; using %zu\n", name, v,
+			min, max, pow2 ? ", a power of two" : "", *dst);
+		return;
+	}
+	*dst = v;
+}
+
+static void xfi_read_params(void)
+{
 	fi_param_define(&xfi_prov, "device", FI_PARAM_STRING,
 			XFI_NIC_DESCRIPTION " (default " XFI_NIC_DEFAULT_DEVICE ")");
+#if XFI_NIC_HAS_MBOX_SLOTS
 	fi_param_define(&xfi_prov, "mbox_slots", FI_PARAM_SIZE_T,
 			"receive mailbox slots per endpoint, power of two (default 4096)");
+#endif
 	fi_param_define(&xfi_prov, "max_msg_size", FI_PARAM_SIZE_T,
 			"largest message in bytes (default 64 MiB)");
 	fi_param_define(&xfi_prov, "rndv_threshold", FI_PARAM_SIZE_T,
 			"messages longer than this go by rendezvous (RDMA read), shorter "
 			"ones eagerly through the packetizer (default 256)");
+#if XFI_NIC_HAS_MR_CACHE
 	fi_param_define(&xfi_prov, "mr_cache_size", FI_PARAM_SIZE_T,
 			"rendezvous buffers kept registered (on-demand registrations, "
 			"LRU); 0 registers and deregisters every message (default 256)");
+#endif
 	fi_param_define(&xfi_prov, "probe_ms", FI_PARAM_SIZE_T,
 			"a rendezvous send waiting this long for the receiver probes "
 			"whether it is still there (default 1000, minimum 10)");
 	fi_param_get_str(&xfi_prov, "device", &xfi_params.device);
-	if (!fi_param_get_size_t(&xfi_prov, "mr_cache_size", &v) && v <= 65536)
-		xfi_params.mr_cache_size = v;
-	if (!fi_param_get_size_t(&xfi_prov, "probe_ms", &v) && v >= 10 && v <= 3600000)
-		xfi_params.probe_ms = v;
-	if (!fi_param_get_size_t(&xfi_prov, "rndv_threshold", &v))
-		xfi_params.rndv_threshold = v;
-	if (!fi_param_get_size_t(&xfi_prov, "mbox_slots", &v) && v >= XFI_NIC_MBOX_MIN &&
-	    v <= XFI_NIC_MBOX_MAX && !(v & (v - 1)))
-		xfi_params.mbox_slots = v;
-	if (!fi_param_get_size_t(&xfi_prov, "max_msg_size", &v) && v > 0 && v <= UINT32_MAX)
-		xfi_params.max_msg_size = v;
+#if XFI_NIC_HAS_MR_CACHE
+	xfi_param_size("mr_cache_size", 0, 65536, false, &xfi_params.mr_cache_size);
+#else
+	xfi_params.mr_cache_size = 0;
+#endif
+	xfi_param_size("probe_ms", 10, 3600000, false, &xfi_params.probe_ms);
+	xfi_param_size("rndv_threshold", 0, SIZE_MAX, false, &xfi_params.rndv_threshold);
+#if XFI_NIC_HAS_MBOX_SLOTS
+	xfi_param_size("mbox_slots", XFI_NIC_MBOX_MIN, XFI_NIC_MBOX_MAX, true,
+		       &xfi_params.mbox_slots);
+#endif
+	xfi_param_size("max_msg_size", 1, UINT32_MAX, false, &xfi_params.max_msg_size);
 }
 
 FI_EXT_INI

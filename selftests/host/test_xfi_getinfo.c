@@ -120,4 +120,53 @@ TEST(both_offer_the_same_atomics)
 	fi_freeinfo(h);
 }
 
+/* max_msg_size of the first fi_info entry of provider prov (0: none). */
+static size_t max_msg_size_of(const char *prov)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+	size_t size = 0;
+
+	if (!hints)
+		return 0;
+	hints->fabric_attr->prov_name = strdup(prov);
+	hints->ep_attr->type = FI_EP_RDM;
+	if (!fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info) && info)
+		size = info->ep_attr->max_msg_size;
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return size;
+}
+
+static int has_param(struct fi_param *params, int count, const char *name)
+{
+	for (int i = 0; i < count; i++)
+		if (!strcmp(params[i].name, name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Each provider defines the parameters it honours and no other (extoll
+ * has no mailbox size and no MR cache); a value out of range keeps the
+ * default, one in range is used (max_msg_size shows in fi_info).
+ */
+TEST(parameters_are_the_ones_honoured_and_checked)
+{
+	struct fi_param *params = NULL;
+	int count = 0;
+
+	use_build_providers(_metadata);
+	setenv("FI_EXANET_MAX_MSG_SIZE", "0", 1);		/* out of range */
+	setenv("FI_EXTOLL_MAX_MSG_SIZE", "1048576", 1);		/* 1 MiB */
+	EXPECT_EQ(64u << 20, max_msg_size_of("exanet"));
+	EXPECT_EQ(1u << 20, max_msg_size_of("extoll"));
+	ASSERT_EQ(0, fi_getparams(&params, &count));
+	EXPECT_TRUE(has_param(params, count, "FI_EXANET_MBOX_SLOTS"));
+	EXPECT_TRUE(has_param(params, count, "FI_EXANET_MR_CACHE_SIZE"));
+	EXPECT_TRUE(has_param(params, count, "FI_EXTOLL_PROBE_MS"));
+	EXPECT_FALSE(has_param(params, count, "FI_EXTOLL_MBOX_SLOTS"));
+	EXPECT_FALSE(has_param(params, count, "FI_EXTOLL_MR_CACHE_SIZE"));
+	fi_freeparams(params);
+}
+
 TEST_HARNESS_MAIN
