@@ -95,6 +95,30 @@ E1 = [
 ]
 
 
+# The same two messages with the receiver of the first asleep: the sender's
+# doorbell datagram, then the interrupt after the notification on node 1.
+S0 = N0[:3] + [(10, 105, "fabric_qemu_doorbell", (0, 1))] + N0[3:]
+S1 = N1[:5] + [(20, 150, "exanet_irq", (1, "mailbox", 0, 1)),
+               (21, 160, "exanet_ctrl_write", (1, 0x2014, 0x80000001)),
+               (21, 165, "exanet_ctrl_write", (1, 0x30, 1))] + N1[5:]
+
+
+def sleeping(fmts, d):
+    paths, evs = write_read(d, "s", [S0, S1], fmts, "read_events keeps the sleep events")
+    bd = tracelib.sleep_breakdown(tracelib.messages(evs))
+    st = {s["name"]: s["median_us"] for s in bd["stages"]}
+    check("sleeping receiver: interrupt stages of the message that raised one",
+          bd["messages_used"] == 1 and bd["messages_without_interrupt"] == 1
+          and bd["doorbells"] == 1 and st["irq_raise"] == 8.0 and st["guest_irq_entry"] == 15.0
+          and st["guest_wake"] == 15.0
+          and "guest_poll" not in st, bd)
+    check("sleeping receiver: stages add up to the one-way total",
+          bd["total"]["mean_us"] == 80.0 and
+          sum(s["mean_us"] for s in bd["stages"]) == 80.0, bd)
+    for p in paths:
+        os.unlink(p)
+
+
 def write_read(d, prefix, per_node, fmts, what):
     """Write one trace file per node, read them back, check that every
     line came back: (paths, events per node)."""
@@ -146,7 +170,7 @@ def main():
     missing = [e for e in tracelib.FIELDS if e not in fmts]
     check("every event the reader knows is in a trace-events file", not missing, missing)
     bad = []
-    for ev, args in [(e[2], e[3]) for e in N0 + N1 + E0 + E1]:
+    for ev, args in [(e[2], e[3]) for e in S0 + S1 + E0 + E1]:
         if ev in fmts and tracelib.fields(ev, render(fmts[ev], args)) is None:
             bad.append((ev, render(fmts[ev], args)))
     check("the reader parses what the trace-events formats print", not bad, bad)
@@ -184,6 +208,7 @@ def main():
     for p in paths:
         os.unlink(p)
     engines(fmts, d)
+    sleeping(fmts, d)
     os.rmdir(d)
     return report()
 

@@ -38,6 +38,9 @@ FIELDS = {
     "fabric_nic_send": _N + r" -> (?P<dst>\d+) type (?P<type>\d+) len (?P<len>\d+): "
                        r"(?P<ret>-?\d+)$",
     "fabric_qemu_rx_wake": _N + r": receive thread woke \(rx (?P<rx>\d) kick (?P<kick>\d)\)$",
+    "fabric_qemu_doorbell": _N + r" -> (?P<dst>\d+): the packet ring was armed .*$",
+    "exanet_irq": _N + r" (?P<what>\w+) (?P<src>\d+) vector (?P<vector>\d+)$",
+    "exanet_ctrl_write": _N + r" off (?P<off>0x[0-9a-f]+) val (?P<val>0x[0-9a-f]+)$",
     "fabric_qemu_rx": _N + r" (?P<ctx>\w+): from (?P<src>\d+) type (?P<type>\d+) "
                       r"len (?P<len>\d+)$",
     # RDMA and RMA (engine_transfers())
@@ -72,6 +75,13 @@ BREAKDOWN_EVENTS = ["exanet_pkt_payload", "exanet_doorbell", "exanet_tx", "exane
                     "exanet_ack", "exanet_nack", "fabric_nic_send", "fabric_qemu_rx_wake",
                     "fabric_qemu_rx"]
 
+# A message to a receiver that sleeps on the NI's interrupt (exanet-pingpong
+# --sleep): the same events, plus the doorbell datagram that wakes the
+# receiving emulator and the interrupt the NI raises.
+SLEEP_EVENTS = BREAKDOWN_EVENTS + ["fabric_qemu_doorbell", "exanet_irq", "exanet_ctrl_write"]
+# the driver's interrupt handler clears what it read (write 1 to clear)
+EXA_REG_IRQ_MBOX_PENDING = 0x030
+
 EXA_PKT_DATA = 1
 
 # (name, from, to, description); "from"/"to" are per-message timestamps.
@@ -91,6 +101,23 @@ STAGES = [
      "receiver NI: slot body DMA into the mailbox, then the flags word (notification)"),
     ("guest_poll", "notify", "seen",
      "receiver guest: slot visible to its next payload store (poll, turnaround)"),
+]
+
+
+# A sleeping receiver: the fabric stage is the doorbell datagram and the
+# wake-up of the receiving emulator's fabric thread; after the mailbox
+# notification the NI raises the interrupt, and the guest's part is its
+# vCPU leaving HLT, the interrupt handler, the waiter's wake-up and task
+# switch, poll() returning and the tool's turnaround to the reply.
+SLEEP_STAGES = [s for s in STAGES if s[0] != "guest_poll"] + [
+    ("irq_raise", "notify", "irq",
+     "receiver NI: notification written to the interrupt raised (MSI-X)"),
+    ("guest_irq_entry", "irq", "handler",
+     "receiver guest: interrupt raised until the driver's handler clears PENDING (vCPU "
+     "out of HLT, interrupt entry, the handler's PENDING read)"),
+    ("guest_wake", "handler", "seen",
+     "receiver guest: handler to its next payload store (waiter woken, task switch, "
+     "poll() returns, the tool's turnaround)"),
 ]
 
 
@@ -163,6 +190,8 @@ def _sender_side(evs, msgs):
             m.update(payload=first_store.pop(ic, None), doorbell=doorbell.get(ic),
                      tx=e["t"], dst=e["dst"], retransmits=0)
             pending = (key, e["dst"])
+        elif ev == "fabric_qemu_doorbell" and pending and e["dst"] == pending[1]:
+            msgs[pending[0]]["doorbell_sent"] = e["t"]
         elif ev == "fabric_nic_send" and pending and e["type"] == EXA_PKT_DATA \
                 and e["dst"] == pending[1]:
             msgs[pending[0]]["send"] = e["t"]
@@ -215,6 +244,14 @@ def _receiver_side(evs, msgs):
             cur["notify"] = e["t"]
             waiting_seen.append(cur)
             cur = None
+        elif ev == "exanet_irq":
+            # the interrupt a notification raised (the source was armed)
+            for m in waiting_seen:
+                m.setdefault("irq", e["t"])
+        elif ev == "exanet_ctrl_write" and e["off"] == EXA_REG_IRQ_MBOX_PENDING:
+            for m in waiting_seen:
+                if "irq" in m:
+                    m.setdefault("handler", e["t"])
         elif ev == "exanet_pkt_payload" and waiting_seen:
             for m in waiting_seen:
                 m["seen"] = e["t"]
@@ -291,6 +328,29 @@ def breakdown(msgs, skip=0):
         "send_syscall": send,
         "send_returned_after_receive": early,
         "receive_context": ctx,
+    }
+
+
+def sleep_breakdown(msgs, skip=0):
+    """Stage statistics (SLEEP_STAGES) of the complete messages whose
+    notification raised an interrupt, in sending order, the first `skip`
+    left out; the others were found by a look at the mailbox before the
+    receiver slept (or its interrupt was not armed) and are only counted."""
+    need = ["payload", "doorbell", "tx", "send", "wake", "dispatch", "dma", "notify", "seen"]
+    done = sorted((m for m in msgs.values() if all(m.get(k) is not None for k in need)
+                   and not m.get("retransmits")), key=lambda m: m["payload"])
+    used = done[skip:]
+    slept = [m for m in used if m.get("irq") is not None and
+             m.get("handler") is not None and m["handler"] <= m["seen"]]
+    return {
+        "messages_traced": len(msgs),
+        "messages_complete": len(done),
+        "messages_used": len(slept),
+        "messages_without_interrupt": len(used) - len(slept),
+        # the receiver's rings were armed (it slept): a doorbell datagram
+        "doorbells": sum(1 for m in slept if m.get("doorbell_sent") is not None),
+        "stages": stage_stats(slept, SLEEP_STAGES),
+        "total": summary([m["seen"] - m["payload"] for m in slept]),
     }
 
 
