@@ -22,6 +22,28 @@ class PairError(Exception):
     pass
 
 
+def host_tool(name, args):
+    """Build tools/bench/<name>.c for the host (with the tools' JSON writer,
+    on json-c) if it is missing or older than its sources, run it with
+    args and return its JSON object."""
+    import subprocess
+    common = os.path.join(TOP, "tools", "common")
+    srcs = [os.path.join(TOP, "tools", "bench", name + ".c"),
+            os.path.join(common, "tool_json.c")]
+    exe = os.path.join(BUILD, "bench", name)
+    os.makedirs(os.path.dirname(exe), exist_ok=True)
+    if not os.path.exists(exe) or any(os.path.getmtime(exe) < os.path.getmtime(f)
+                                      for f in srcs + [os.path.join(common, "tool_json.h")]):
+        json_c = subprocess.run(["pkg-config", "--cflags", "--libs", "json-c"],
+                                capture_output=True, text=True).stdout.split()
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-pthread", "-I" + common,
+                        "-o", exe] + srcs + (json_c or ["-I/usr/include/json-c", "-ljson-c"]),
+                       check=True)
+    out = subprocess.run([exe] + [str(a) for a in args], check=True, capture_output=True,
+                         text=True).stdout
+    return json.loads(out)
+
+
 def run_pair(cluster, server_cmd, client_cmd, timeout=300, server=1, client=0):
     """Run server_cmd on node `server` and client_cmd on node `client` at the
     same time.  Returns (client output, server output); raises PairError if
