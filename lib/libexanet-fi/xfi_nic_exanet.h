@@ -12,6 +12,7 @@
 #define XFI_NIC_DEFAULT_DEVICE	EXANET_DEFAULT_DEVICE
 #define XFI_NIC_DESCRIPTION	"ExaNet device"
 #define XFI_NIC_CHANNELS	EXANET_PKT_CHANNELS	/* send channels per endpoint */
+#define XFI_NIC_SEND_DONE_AT_ONCE 0	/* a channel is busy until the packet's ACK */
 #define XFI_NIC_EP_CNT		EXANET_NUM_MBOX_IFACES
 #define XFI_NIC_TX_CTX_CNT	EXANET_NUM_PKT_IFACES
 #define XFI_NIC_MBOX_MIN	EXANET_MBOX_MIN_SLOTS

@@ -93,7 +93,7 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 			 size_t len, unsigned int type)
 {
 	struct xfi_start_info si;
-	struct xfi_rx_msg *msg;
+	struct xfi_rx_msg m = { 0 }, *msg;
 
 	if (peer->rx_cur) {	/* the previous message never finished */
 		xfi_msg_abort(ep, peer->rx_cur);
@@ -104,23 +104,34 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 		ep->rx_dropped++;
 		return;
 	}
+	m.src_key = peer->key;
+	m.tag = si.tag;
+	m.data = si.data;
+	m.flags = si.flags;
+	m.len = si.len;
+	/* matched first (by source, tag and length alone) */
+	m.rx = xfi_take_posted(ep, &m);
+	if (m.rx && type == XFI_PKT_SHORT && !(si.flags & (XFI_START_DC | XFI_START_RNDV))) {
+		/* the whole message, no FIN owed: into the posted receive
+		 * without a message object (only a message that waits needs one) */
+		xfi_msg_bytes(&m, si.payload, si.payload_len);
+		xfi_complete_rx(ep, m.rx, &m);
+		return;
+	}
 	msg = xfi_cache_get(&ep->dom->msg_cache, sizeof(*msg));
 	if (!msg) {
+		if (m.rx)	/* the receive fails rather than wait for data never kept */
+			xfi_rx_error(ep, m.rx, xfi_rx_cq_flags(&m), FI_ENOMEM);
 		ep->rx_dropped++;
 		return;
 	}
-	msg->src_key = peer->key;
-	msg->tag = si.tag;
-	msg->data = si.data;
-	msg->flags = si.flags;
-	msg->len = si.len;
+	*msg = m;
 	if (si.flags & XFI_START_DC) {
 		struct xfi_hdr h;
 
 		memcpy(&h, pkt, sizeof(h));
 		msg->dc_cookie = XFI_DC_COOKIE(h.seq);
 	}
-	msg->rx = xfi_take_posted(ep, msg);
 	if (si.flags & XFI_START_RNDV) {
 		/* the data stays at the sender until a receive takes it */
 		msg->rndv = 1;

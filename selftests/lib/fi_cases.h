@@ -52,6 +52,12 @@ TEST_F_TIMEOUT(fi, close_waits_for_reads_into_own_registrations, 300)
 	fi_test_close_waits_for_reads(_metadata, self);
 }
 
+/* Injects beyond the NIC's credits, between plain sends: once, in order. */
+TEST_F_TIMEOUT(fi, inject_flood_in_order_beyond_the_nic_credits, 300)
+{
+	fi_test_inject_flood(_metadata, self);
+}
+
 /* Debian's fi_pingpong -p FI_TEST_PROV, msg and tagged, with data checks. */
 TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
 {

@@ -354,6 +354,118 @@ static inline int check_any(const uint8_t *buf, size_t len, uint64_t tag)
 
 /* Debian's fi_pingpong between the two nodes (over the management network
  * for its own setup), msg and tagged, eager and rendezvous sizes. */
+/*
+ * Message k of the inject flood: its length, and how it is sent (an
+ * fi_tsend every 500, fi_tinjectdata with k as CQ data every third, else
+ * fi_tinject); all on one tag, so receives match in sending order.
+ */
+#define INJ_FLOOD_N	3000
+#define INJ_FLOOD_TAG	0x7000ull
+#define INJ_FLOOD_SLOT	64
+static inline size_t inj_flood_len(uint32_t k)
+{
+	return k % 500 == 499 ? 8 : k % 33;	/* 0 .. 32 bytes: every inject size */
+}
+
+static inline int inj_flood_has_data(uint32_t k)
+{
+	return k % 500 != 499 && k % 3 == 1;
+}
+
+/* Completion e is the k-th, with message k's bytes and CQ data; 0 or -1. */
+static inline int inj_flood_check(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
+				  const struct fi_cq_tagged_entry *e, uint32_t k)
+{
+	size_t len = inj_flood_len(k);
+	const uint8_t *b = self->rbuf + (size_t)k * INJ_FLOOD_SLOT;
+
+	if ((uintptr_t)e->op_context != k + 1 || e->len != len ||
+	    exa_check(b, len, k, 0) ||
+	    !!(e->flags & FI_REMOTE_CQ_DATA) != inj_flood_has_data(k) ||
+	    (inj_flood_has_data(k) && e->data != k)) {
+		TH_LOG("completion %u: receive %zu, %zu bytes (want %zu), data %s %" PRIu64,
+		       k, (size_t)(uintptr_t)e->op_context - 1, (size_t)e->len, len,
+		       (e->flags & FI_REMOTE_CQ_DATA) ? "yes" : "no", (uint64_t)e->data);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * More injects than the NIC takes before the receiver reads (EXTOLL: 768
+ * VELO messages; the rest wait in the provider), some of them behind a
+ * plain send: each arrives once, in order, with its bytes and CQ data.
+ * The first 1000 find their receive posted; the others arrive while the
+ * receiver progresses without receives and wait as unexpected messages.
+ */
+static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
+					FIXTURE_DATA(fi) *self)
+{
+	struct fi_cq_tagged_entry e;
+	uint32_t k, sends = 0, done = 0;
+	int64_t end;
+
+	fi_open_all(_metadata, self, FI_AV_TABLE);
+	ASSERT_LE((size_t)INJ_FLOOD_N * INJ_FLOOD_SLOT, (size_t)MAX_SIZE);
+	if (self->rank == 1) {
+		for (k = 0; k < 1000; k++)
+			ASSERT_EQ(0, fi_trecv(self->ep, self->rbuf + (size_t)k * INJ_FLOOD_SLOT,
+					      INJ_FLOOD_SLOT, NULL, self->peer, INJ_FLOOD_TAG, 0,
+					      (void *)(uintptr_t)(k + 1)));
+	}
+	OOB_SYNC(&self->oob);
+	if (self->rank == 0) {
+		for (k = 0; k < INJ_FLOOD_N; k++) {
+			uint8_t *b = self->sbuf + (size_t)k * INJ_FLOOD_SLOT;
+			size_t len = inj_flood_len(k);
+			ssize_t ret;
+
+			end = exa_clock_ns() + FI_TMO;
+			exa_fill(b, len, k, 0);
+			do {
+				if (k % 500 == 499)
+					ret = fi_tsend(self->ep, b, len, NULL, self->peer,
+						       INJ_FLOOD_TAG, NULL);
+				else if (inj_flood_has_data(k))
+					ret = fi_tinjectdata(self->ep, b, len, k, self->peer,
+							     INJ_FLOOD_TAG);
+				else
+					ret = fi_tinject(self->ep, b, len, self->peer,
+							 INJ_FLOOD_TAG);
+				while (fi_cq_read(self->cq, &e, 1) == 1)
+					done++;
+			} while (ret == -FI_EAGAIN && exa_clock_ns() < end);
+			ASSERT_EQ(0, ret);
+			if (k % 500 == 499)
+				sends++;	/* its buffer stays until it completes */
+			else
+				memset(b, 0xee, len);	/* an inject's is ours again */
+		}
+		while (done < sends) {
+			ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+			done++;
+		}
+		return;		/* the teardown's barrier waits for the receiver */
+	}
+	usleep(1000000);	/* the NIC fills up, the rest waits at the sender */
+	for (k = 0; k < 1000; k++) {		/* into the posted receives */
+		ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+		ASSERT_EQ(0, inj_flood_check(_metadata, self, &e, k));
+	}
+	/* progress for 0.5 s without receives: what comes now waits unexpected */
+	for (end = exa_clock_ns() + SEC / 2; exa_clock_ns() < end;)
+		ASSERT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
+	for (k = 1000; k < INJ_FLOOD_N; k++)
+		ASSERT_EQ(0, fi_trecv(self->ep, self->rbuf + (size_t)k * INJ_FLOOD_SLOT,
+				      INJ_FLOOD_SLOT, NULL, self->peer, INJ_FLOOD_TAG, 0,
+				      (void *)(uintptr_t)(k + 1)));
+	for (k = 1000; k < INJ_FLOOD_N; k++) {
+		ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+		ASSERT_EQ(0, inj_flood_check(_metadata, self, &e, k));
+	}
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
+}
+
 static inline void fi_test_pingpong(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self)
 {
 	static const char *const runs[] = {
