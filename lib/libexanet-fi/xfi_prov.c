@@ -778,8 +778,6 @@ static void xfi_read_params(void)
 	fi_param_get_str(&xfi_prov, "device", &xfi_params.device);
 #if XFI_NIC_HAS_MR_CACHE
 	xfi_param_size("mr_cache_size", 0, 65536, false, &xfi_params.mr_cache_size);
-#else
-	xfi_params.mr_cache_size = 0;
 #endif
 	xfi_param_size("probe_ms", 10, 3600000, false, &xfi_params.probe_ms);
 	xfi_param_size("rndv_threshold", 0, SIZE_MAX, false, &xfi_params.rndv_threshold);

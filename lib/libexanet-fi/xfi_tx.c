@@ -200,10 +200,8 @@ void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op)
  */
 static ssize_t xfi_inject_now(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 			      size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-			      uint64_t flags)
+			      uint32_t start_flags)
 {
-	uint32_t start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
-		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
 	uint8_t pkt[XFI_PKT_MAX], payload[XFI_INJECT_SIZE];
 	const uint8_t *src = count ? iov[0].iov_base : NULL;
 	struct xfi_peer *peer;
@@ -239,6 +237,8 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	struct xfi_domain *dom = ep->dom;
 	struct xfi_tx_op *op;
 	const char *why = "no memory";
+	uint32_t start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
+		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
 	ssize_t ret = 0;
 	size_t len;
 	uint32_t key;
@@ -256,7 +256,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	xfi_dom_lock(dom);
 #if XFI_NIC_SEND_DONE_AT_ONCE
 	if ((flags & FI_INJECT) && !(flags & FI_DELIVERY_COMPLETE) &&
-	    !xfi_inject_now(ep, iov, count, len, dest, tag, data, flags)) {
+	    !xfi_inject_now(ep, iov, count, len, dest, tag, data, start_flags)) {
 		xfi_dom_unlock(dom);
 		return 0;
 	}
@@ -271,8 +271,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 	op->tag = tag;
 	op->data = data;
 	op->len = len;
-	op->start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
-		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
+	op->start_flags = start_flags;
 	op->dom = dom;
 	if (count == 1 && len > xfi_params.rndv_threshold && !(flags & FI_INJECT) &&
 	    !dom->rdma_unavailable &&

@@ -352,8 +352,6 @@ static inline int check_any(const uint8_t *buf, size_t len, uint64_t tag)
 	return ret;
 }
 
-/* Debian's fi_pingpong between the two nodes (over the management network
- * for its own setup), msg and tagged, eager and rendezvous sizes. */
 /*
  * Message k of the inject flood: its length, and how it is sent (an
  * fi_tsend every 500, fi_tinjectdata with k as CQ data every third, else
@@ -362,14 +360,33 @@ static inline int check_any(const uint8_t *buf, size_t len, uint64_t tag)
 #define INJ_FLOOD_N	3000
 #define INJ_FLOOD_TAG	0x7000ull
 #define INJ_FLOOD_SLOT	64
+static inline int inj_flood_is_send(uint32_t k)
+{
+	return k % 500 == 499;
+}
+
 static inline size_t inj_flood_len(uint32_t k)
 {
-	return k % 500 == 499 ? 8 : k % 33;	/* 0 .. 32 bytes: every inject size */
+	return inj_flood_is_send(k) ? 8 : k % 33;	/* 0 .. 32 bytes: every inject size */
 }
 
 static inline int inj_flood_has_data(uint32_t k)
 {
-	return k % 500 != 499 && k % 3 == 1;
+	return !inj_flood_is_send(k) && k % 3 == 1;
+}
+
+/* Receives for messages from .. to - 1, each in its slot of rbuf, context k + 1. */
+static inline int inj_flood_post(FIXTURE_DATA(fi) *self, uint32_t from, uint32_t to)
+{
+	for (uint32_t k = from; k < to; k++) {
+		ssize_t ret = fi_trecv(self->ep, self->rbuf + (size_t)k * INJ_FLOOD_SLOT,
+				       INJ_FLOOD_SLOT, NULL, self->peer, INJ_FLOOD_TAG, 0,
+				       (void *)(uintptr_t)(k + 1));
+
+		if (ret)
+			return (int)ret;
+	}
+	return 0;
 }
 
 /* Completion e is the k-th, with message k's bytes and CQ data; 0 or -1. */
@@ -407,12 +424,8 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 
 	fi_open_all(_metadata, self, FI_AV_TABLE);
 	ASSERT_LE((size_t)INJ_FLOOD_N * INJ_FLOOD_SLOT, (size_t)MAX_SIZE);
-	if (self->rank == 1) {
-		for (k = 0; k < 1000; k++)
-			ASSERT_EQ(0, fi_trecv(self->ep, self->rbuf + (size_t)k * INJ_FLOOD_SLOT,
-					      INJ_FLOOD_SLOT, NULL, self->peer, INJ_FLOOD_TAG, 0,
-					      (void *)(uintptr_t)(k + 1)));
-	}
+	if (self->rank == 1)
+		ASSERT_EQ(0, inj_flood_post(self, 0, 1000));
 	OOB_SYNC(&self->oob);
 	if (self->rank == 0) {
 		for (k = 0; k < INJ_FLOOD_N; k++) {
@@ -423,7 +436,7 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 			end = exa_clock_ns() + FI_TMO;
 			exa_fill(b, len, k, 0);
 			do {
-				if (k % 500 == 499)
+				if (inj_flood_is_send(k))
 					ret = fi_tsend(self->ep, b, len, NULL, self->peer,
 						       INJ_FLOOD_TAG, NULL);
 				else if (inj_flood_has_data(k))
@@ -436,7 +449,7 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 					done++;
 			} while (ret == -FI_EAGAIN && exa_clock_ns() < end);
 			ASSERT_EQ(0, ret);
-			if (k % 500 == 499)
+			if (inj_flood_is_send(k))
 				sends++;	/* its buffer stays until it completes */
 			else
 				memset(b, 0xee, len);	/* an inject's is ours again */
@@ -455,10 +468,7 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 	/* progress for 0.5 s without receives: what comes now waits unexpected */
 	for (end = exa_clock_ns() + SEC / 2; exa_clock_ns() < end;)
 		ASSERT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
-	for (k = 1000; k < INJ_FLOOD_N; k++)
-		ASSERT_EQ(0, fi_trecv(self->ep, self->rbuf + (size_t)k * INJ_FLOOD_SLOT,
-				      INJ_FLOOD_SLOT, NULL, self->peer, INJ_FLOOD_TAG, 0,
-				      (void *)(uintptr_t)(k + 1)));
+	ASSERT_EQ(0, inj_flood_post(self, 1000, INJ_FLOOD_N));
 	for (k = 1000; k < INJ_FLOOD_N; k++) {
 		ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
 		ASSERT_EQ(0, inj_flood_check(_metadata, self, &e, k));
@@ -466,6 +476,8 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
 }
 
+/* Debian's fi_pingpong between the two nodes (over the management network
+ * for its own setup), msg and tagged, eager and rendezvous sizes. */
 static inline void fi_test_pingpong(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self)
 {
 	static const char *const runs[] = {

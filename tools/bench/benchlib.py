@@ -6,6 +6,7 @@ import json
 import os
 import time
 import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,7 +27,6 @@ def host_tool(name, args):
     """Build tools/bench/<name>.c for the host (with the tools' JSON writer,
     on json-c) if it is missing or older than its sources, run it with
     args and return its JSON object."""
-    import subprocess
     common = os.path.join(TOP, "tools", "common")
     srcs = [os.path.join(TOP, "tools", "bench", name + ".c"),
             os.path.join(common, "tool_json.c")]

@@ -300,12 +300,18 @@ def stage_stats(items, stages):
     return res
 
 
+def _complete(msgs):
+    """The messages with every timestamp of STAGES and no retransmission,
+    in sending order."""
+    need = ["payload", "doorbell", "tx", "send", "wake", "dispatch", "dma", "notify", "seen"]
+    return sorted((m for m in msgs.values() if all(m.get(k) is not None for k in need)
+                   and not m.get("retransmits")), key=lambda m: m["payload"])
+
+
 def breakdown(msgs, skip=0):
     """Stage statistics over the complete messages (all timestamps present,
     no retransmission), in sending order, the first `skip` left out."""
-    need = ["payload", "doorbell", "tx", "send", "wake", "dispatch", "dma", "notify", "seen"]
-    done = sorted((m for m in msgs.values() if all(m.get(k) is not None for k in need)
-                   and not m.get("retransmits")), key=lambda m: m["payload"])
+    done = _complete(msgs)
     used = done[skip:]
     stages = stage_stats(used, STAGES)
     total = summary([m["seen"] - m["payload"] for m in used])
@@ -336,9 +342,7 @@ def sleep_breakdown(msgs, skip=0):
     notification raised an interrupt, in sending order, the first `skip`
     left out; the others were found by a look at the mailbox before the
     receiver slept (or its interrupt was not armed) and are only counted."""
-    need = ["payload", "doorbell", "tx", "send", "wake", "dispatch", "dma", "notify", "seen"]
-    done = sorted((m for m in msgs.values() if all(m.get(k) is not None for k in need)
-                   and not m.get("retransmits")), key=lambda m: m["payload"])
+    done = _complete(msgs)
     used = done[skip:]
     slept = [m for m in used if m.get("irq") is not None and
              m.get("handler") is not None and m["handler"] <= m["seen"]]
