@@ -465,6 +465,11 @@ fi_addr_t xfi_av_addr(const struct xfi_av *av, uint32_t key);
 int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
 		void *context);
 int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e);
+/* 1 when xfi_cq_push() can take one more entry without allocating. */
+static inline int xfi_cq_has_room(const struct xfi_cq *cq)
+{
+	return cq->count < cq->cap;
+}
 int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen);
 
 /* MR cache */
@@ -588,6 +593,12 @@ int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
 int xfi_op_awaits_reply(const struct xfi_tx_op *op);
 void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
 void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
+/* A successful send of these flags writes a completion (FI_SELECTIVE_COMPLETION). */
+static inline int xfi_tx_wants_completion(const struct xfi_ep *ep, uint64_t flags)
+{
+	return ep->tx_cq && !(flags & FI_INJECT) &&
+	       (!ep->tx_selective || (flags & FI_COMPLETION));
+}
 uint64_t xfi_rx_cq_flags(const struct xfi_rx_msg *msg);
 void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx, const struct xfi_rx_msg *msg);
 void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t flags, int err);

@@ -162,8 +162,7 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 	if (ep->tx_cq && (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)) {
 		if (op->err)
 			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
-		else if (!(op->flags & FI_INJECT) &&
-			 (!ep->tx_selective || (op->flags & FI_COMPLETION)))
+		else if (xfi_tx_wants_completion(ep, op->flags))
 			xfi_cq_push(ep->tx_cq, &e);
 	}
 	xfi_tx_op_free(op);

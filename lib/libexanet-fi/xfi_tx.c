@@ -190,20 +190,24 @@ void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op)
 
 #if XFI_NIC_SEND_DONE_AT_ONCE
 /*
- * An inject that fits one SHORT packet, on a NIC whose send outcome is
+ * An eager send that fits one SHORT packet, on a NIC whose send outcome is
  * final at once, when nothing is queued before it and its peer's stream
  * is sound: the packet goes straight into a free channel, without an
  * operation to allocate, queue, reap and free (the eager path's share of
- * an 8-byte MPI message).  0 = sent; -FI_EAGAIN = take the general path
- * (which also reports what is wrong, and queues it when the NIC has no
- * credit: nothing was sent then, no sequence number used).
+ * an 8-byte MPI message), and a send that wants a completion has it in
+ * the CQ before this returns (the general path would write the same entry
+ * at the next progress call: the channel's outcome is already known).
+ * 0 = sent; -FI_EAGAIN = take the general path (which also reports what is
+ * wrong, and queues it when the NIC has no credit: nothing was sent then,
+ * no sequence number used).
  */
-static ssize_t xfi_inject_now(struct xfi_ep *ep, const struct iovec *iov, size_t count,
-			      size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-			      uint32_t start_flags)
+static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t count,
+			    size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+			    uint32_t start_flags, uint64_t flags, void *context)
 {
 	uint8_t pkt[XFI_PKT_MAX], payload[XFI_INJECT_SIZE];
 	const uint8_t *src = count ? iov[0].iov_base : NULL;
+	int completion = xfi_tx_wants_completion(ep, flags);
 	struct xfi_peer *peer;
 	struct xfi_hdr h;
 	size_t plen, i, off;
@@ -211,6 +215,8 @@ static ssize_t xfi_inject_now(struct xfi_ep *ep, const struct iovec *iov, size_t
 	int c;
 
 	if (ep->txq.head || !ep->enabled || !ep->av || len > xfi_short_capacity(start_flags) ||
+	    len > sizeof(payload) || (!(flags & FI_INJECT) && len > xfi_params.rndv_threshold) ||
+	    (completion && !xfi_cq_has_room(ep->tx_cq)) ||
 	    xfi_av_key(ep->av, dest, &key) || !(peer = xfi_peer_get(ep, key)) ||
 	    peer->tx_error || !xfi_peer_window_open(ep, peer) || (c = xfi_free_chan(ep)) < 0)
 		return -FI_EAGAIN;
@@ -226,6 +232,14 @@ static ssize_t xfi_inject_now(struct xfi_ep *ep, const struct iovec *iov, size_t
 			 plen) < 0 || xfi_nic_chan_status(ep->nep, (unsigned int)c))
 		return -FI_EAGAIN;
 	peer->tx_seq++;
+	if (completion) {
+		struct xfi_cq_entry e = {
+			.op_context = context, .src = FI_ADDR_NOTAVAIL,
+			.flags = FI_SEND | (flags & (FI_MSG | FI_TAGGED)),
+		};
+
+		xfi_cq_push(ep->tx_cq, &e);	/* has room: cannot fail */
+	}
 	return 0;
 }
 #endif
@@ -255,8 +269,8 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 			       len, (int)XFI_INJECT_SIZE);
 	xfi_dom_lock(dom);
 #if XFI_NIC_SEND_DONE_AT_ONCE
-	if ((flags & FI_INJECT) && !(flags & FI_DELIVERY_COMPLETE) &&
-	    !xfi_inject_now(ep, iov, count, len, dest, tag, data, start_flags)) {
+	if (!(flags & FI_DELIVERY_COMPLETE) &&
+	    !xfi_send_now(ep, iov, count, len, dest, tag, data, start_flags, flags, context)) {
 		xfi_dom_unlock(dom);
 		return 0;
 	}

@@ -354,20 +354,21 @@ static inline int check_any(const uint8_t *buf, size_t len, uint64_t tag)
 
 /*
  * Message k of the inject flood: its length, and how it is sent (an
- * fi_tsend every 500, fi_tinjectdata with k as CQ data every third, else
- * fi_tinject); all on one tag, so receives match in sending order.
+ * fi_tsend with context k + 1 every fifth, fi_tinjectdata with k as CQ
+ * data every third of the others, else fi_tinject); all on one tag, so
+ * receives match in sending order.
  */
 #define INJ_FLOOD_N	3000
 #define INJ_FLOOD_TAG	0x7000ull
 #define INJ_FLOOD_SLOT	64
 static inline int inj_flood_is_send(uint32_t k)
 {
-	return k % 500 == 499;
+	return k % 5 == 4;
 }
 
 static inline size_t inj_flood_len(uint32_t k)
 {
-	return inj_flood_is_send(k) ? 8 : k % 33;	/* 0 .. 32 bytes: every inject size */
+	return k % 33;	/* 0 .. 32 bytes: every inject size */
 }
 
 static inline int inj_flood_has_data(uint32_t k)
@@ -408,6 +409,22 @@ static inline int inj_flood_check(struct __test_metadata *_metadata, FIXTURE_DAT
 	return 0;
 }
 
+/* Send completion e: a send's, the first for it; 0 or -1. */
+static inline int inj_flood_send_done(struct __test_metadata *_metadata, uint8_t *seen,
+				      const struct fi_cq_tagged_entry *e)
+{
+	uintptr_t k = (uintptr_t)e->op_context - 1;
+
+	if (k >= INJ_FLOOD_N || !inj_flood_is_send((uint32_t)k) || seen[k] ||
+	    !(e->flags & FI_SEND)) {
+		TH_LOG("send completion with context %p, flags %#" PRIx64 ": %s", e->op_context,
+		       (uint64_t)e->flags, k < INJ_FLOOD_N && seen[k] ? "twice" : "no such send");
+		return -1;
+	}
+	seen[k] = 1;
+	return 0;
+}
+
 /*
  * More injects than the NIC takes before the receiver reads (EXTOLL: 768
  * VELO messages; the rest wait in the provider), some of them behind a
@@ -422,8 +439,11 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 	uint32_t k, sends = 0, done = 0;
 	int64_t end;
 
+	static uint8_t seen[INJ_FLOOD_N];
+
 	fi_open_all(_metadata, self, FI_AV_TABLE);
 	ASSERT_LE((size_t)INJ_FLOOD_N * INJ_FLOOD_SLOT, (size_t)MAX_SIZE);
+	memset(seen, 0, sizeof(seen));
 	if (self->rank == 1)
 		ASSERT_EQ(0, inj_flood_post(self, 0, 1000));
 	OOB_SYNC(&self->oob);
@@ -438,15 +458,17 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 			do {
 				if (inj_flood_is_send(k))
 					ret = fi_tsend(self->ep, b, len, NULL, self->peer,
-						       INJ_FLOOD_TAG, NULL);
+						       INJ_FLOOD_TAG, (void *)(uintptr_t)(k + 1));
 				else if (inj_flood_has_data(k))
 					ret = fi_tinjectdata(self->ep, b, len, k, self->peer,
 							     INJ_FLOOD_TAG);
 				else
 					ret = fi_tinject(self->ep, b, len, self->peer,
 							 INJ_FLOOD_TAG);
-				while (fi_cq_read(self->cq, &e, 1) == 1)
+				while (fi_cq_read(self->cq, &e, 1) == 1) {
+					ASSERT_EQ(0, inj_flood_send_done(_metadata, seen, &e));
 					done++;
+				}
 			} while (ret == -FI_EAGAIN && exa_clock_ns() < end);
 			ASSERT_EQ(0, ret);
 			if (inj_flood_is_send(k))
@@ -456,8 +478,11 @@ static inline void fi_test_inject_flood(struct __test_metadata *_metadata,
 		}
 		while (done < sends) {
 			ASSERT_EQ(0, wait_comp(self->cq, &e, NULL));
+			ASSERT_EQ(0, inj_flood_send_done(_metadata, seen, &e));
 			done++;
 		}
+		/* every send completed once, and nothing else completed */
+		EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq, &e, 1));
 		return;		/* the teardown's barrier waits for the receiver */
 	}
 	usleep(1000000);	/* the NIC fills up, the rest waits at the sender */
