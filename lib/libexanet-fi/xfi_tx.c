@@ -178,6 +178,15 @@ static size_t xfi_iov_total(const struct iovec *iov, size_t count)
 	return t;
 }
 
+/* The bytes of iov[0..count) one after the other into dst. */
+static void xfi_iov_gather(uint8_t *dst, const struct iovec *iov, size_t count)
+{
+	size_t i, off = 0;
+
+	for (i = 0; i < count; off += iov[i].iov_len, i++)
+		memcpy(dst + off, iov[i].iov_base, iov[i].iov_len);
+}
+
 void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	/* outcomes that arrived while nobody progressed (a send that failed
@@ -210,7 +219,7 @@ static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t c
 	int completion = xfi_tx_wants_completion(ep, flags);
 	struct xfi_peer *peer;
 	struct xfi_hdr h;
-	size_t plen, i, off;
+	size_t plen;
 	uint32_t key;
 	int c;
 
@@ -221,8 +230,7 @@ static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t c
 	    peer->tx_error || !xfi_peer_window_open(ep, peer) || (c = xfi_free_chan(ep)) < 0)
 		return -FI_EAGAIN;
 	if (count > 1) {
-		for (i = 0, off = 0; i < count; off += iov[i].iov_len, i++)
-			memcpy(payload + off, iov[i].iov_base, iov[i].iov_len);
+		xfi_iov_gather(payload, iov, count);
 		src = payload;
 	}
 	h = (struct xfi_hdr){ .src_mbox = (uint8_t)ep->mbox_id, .epoch = peer->tx_epoch,
@@ -306,17 +314,12 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 		op->buf = iov[0].iov_base;
 	} else if (len) {
 		/* inject: the caller may reuse the buffer at once; iov: gather */
-		size_t i, off = 0;
-
 		op->bounce = len <= sizeof(op->inline_data) ? op->inline_data : malloc(len);
 		if (!op->bounce) {
 			ret = -FI_ENOMEM;
 			goto fail;
 		}
-		for (i = 0; i < count; i++) {
-			memcpy(op->bounce + off, iov[i].iov_base, iov[i].iov_len);
-			off += iov[i].iov_len;
-		}
+		xfi_iov_gather(op->bounce, iov, count);
 	}
 	if (!op->rndv && (flags & FI_DELIVERY_COMPLETE)) {
 		/* eager: completes on the receiver's FIN, not on the NI's ACK
