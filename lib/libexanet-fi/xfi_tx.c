@@ -214,7 +214,7 @@ static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t c
 			    size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
 			    uint32_t start_flags, uint64_t flags, void *context)
 {
-	uint8_t pkt[XFI_PKT_MAX], payload[XFI_INJECT_SIZE];
+	uint8_t pkt[XFI_PKT_MAX], payload[XFI_PKT_MAX];	/* >= any SHORT's capacity */
 	const uint8_t *src = count ? iov[0].iov_base : NULL;
 	int completion = xfi_tx_wants_completion(ep, flags);
 	struct xfi_peer *peer;
@@ -224,7 +224,7 @@ static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t c
 	int c;
 
 	if (ep->txq.head || !ep->enabled || !ep->av || len > xfi_short_capacity(start_flags) ||
-	    len > sizeof(payload) || (!(flags & FI_INJECT) && len > xfi_params.rndv_threshold) ||
+	    (!(flags & FI_INJECT) && len > xfi_params.rndv_threshold) ||
 	    (completion && !xfi_cq_has_room(ep->tx_cq)) ||
 	    xfi_av_key(ep->av, dest, &key) || !(peer = xfi_peer_get(ep, key)) ||
 	    peer->tx_error || !xfi_peer_window_open(ep, peer) || (c = xfi_free_chan(ep)) < 0)
