@@ -22,6 +22,7 @@
 #include <exanet.h>
 #include <exanet_rdma.h>
 #include <exanet_coll.h>
+#include <exanet_ip.h>
 
 #include "exa_dbg.h"
 #include "exa_isolation.h"
@@ -36,6 +37,7 @@
 	exa_dbg(&(edev)->dev, fmt, ##__VA_ARGS__)
 
 struct exanet_drv_file;
+struct exanet_ip;
 
 /* Resources capped per user (exa_quota) on each device. */
 enum exanet_res {
@@ -53,6 +55,7 @@ struct exanet_drv_mbox {
 	size_t queue_size;		/* nslots * EXANET_MBOX_SLOT_SIZE */
 	u32 nslots;
 	struct rdma_cgroup *cg;		/* charged hca_object */
+	bool kernel;			/* the kernel path of IP's (exanet_ip.c) */
 };
 
 /* A group slot of the collective unit (exanet_coll.c). */
@@ -90,6 +93,7 @@ struct exanet_drv_dev {
 	u32 pkt_in_use;
 	u32 mbox_in_use;
 	struct exanet_drv_file *pkt_owner[EXANET_NUM_PKT_IFACES];
+	bool pkt_kernel[EXANET_NUM_PKT_IFACES];	/* the kernel path of IP's */
 	struct rdma_cgroup *pkt_cg[EXANET_NUM_PKT_IFACES];
 	struct exanet_drv_mbox mbox[EXANET_NUM_MBOX_IFACES];
 
@@ -137,6 +141,9 @@ struct exanet_drv_dev {
 	struct work_struct fault_work;
 	atomic64_t fq_entries;		/* fault entries handled */
 	atomic64_t fq_refused;		/* of which failed (FQ_FAIL) */
+
+	/* Kernel path of IP (exanet_ip.c), NULL = none: under rtnl and irq_lock. */
+	struct exanet_ip *ip;
 
 	struct list_head list;		/* on exanet_devices */
 };
@@ -289,6 +296,23 @@ void exanet_odp_pin_begin(struct exanet_drv_ctx *ctx, unsigned long start,
 			  unsigned long end);
 void exanet_odp_pin_end(struct exanet_drv_ctx *ctx);
 extern const struct attribute_group exanet_odp_group;
+
+/* exanet_main.c: interfaces for user space or the kernel path */
+int exanet_pkt_take(struct exanet_drv_file *ef, bool kernel, u32 *iface);
+void exanet_pkt_put(struct exanet_drv_file *ef, u32 iface);
+int exanet_mbox_take(struct exanet_drv_file *ef, u32 nslots, bool kernel,
+		     u32 *mbox);
+void exanet_mbox_put(struct exanet_drv_file *ef, u32 mbox);
+
+/* exanet_ip.c */
+int exanet_ip_init(void);
+void exanet_ip_exit(void);
+long exanet_ip_ioctl_attach(struct exanet_drv_file *ef, void __user *uarg);
+long exanet_ip_ioctl_peers(struct exanet_drv_file *ef, void __user *uarg);
+void exanet_ip_file_release(struct exanet_drv_file *ef);
+void exanet_ip_irq(struct exanet_drv_dev *edev, u64 mbox_pending);
+void exanet_ip_quiesce(struct exanet_drv_dev *edev);
+extern const struct attribute_group exanet_ip_group;
 
 /* exanet_genl.c */
 int exanet_genl_init(void);

@@ -71,6 +71,8 @@ static irqreturn_t exanet_irq_handler(int irq, void *data)
 		exanet_ev_signal(edev, edev->mbox_armed[bit]);
 	for_each_set_bit(bit, &rank, EXANET_RDMA_NUM_RANKS)
 		exanet_ev_signal(edev, edev->rank_armed[bit]);
+	if (pending)
+		exanet_ip_irq(edev, pending);
 	spin_unlock(&edev->irq_lock);
 	/* On-demand paging: faults wait in the fault queue (exanet_odp.c). */
 	if (rank & BIT(EXANET_IRQ_RANK_FAULT))
@@ -240,7 +242,7 @@ int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg)
 	}
 	if (req.flags & EXANET_EVENT_ALL_MBOX) {
 		for (m = 0; m < edev->num_mbox; m++)
-			if (edev->mbox[m].owner == ef)
+			if (edev->mbox[m].owner == ef && !edev->mbox[m].kernel)
 				mask64 |= BIT_ULL(m);
 		bitmap_from_u64(mask, mask64);
 	} else {
@@ -258,6 +260,11 @@ int exanet_ioctl_event_arm(struct exanet_drv_file *ef, void __user *uarg)
 					   m, edev->mbox[m].owner ?
 					   "another file's" : "not allocated");
 				ret = edev->mbox[m].owner ? -EACCES : -EINVAL;
+				goto unlock;
+			}
+			if (edev->mbox[m].kernel) {
+				exanet_dbg(edev, "mailbox %u is the kernel path's\n", m);
+				ret = -EBUSY;
 				goto unlock;
 			}
 		}

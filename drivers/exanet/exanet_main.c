@@ -194,6 +194,7 @@ static void exanet_pkt_release(struct exanet_drv_dev *edev, u32 i)
 	exanet_rd(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_ENABLE);
 	exanet_zap(ef, EXANET_MMAP_PKT, i, EXANET_IFACE_PAGE_SIZE);
 	edev->pkt_owner[i] = NULL;
+	edev->pkt_kernel[i] = false;
 	edev->pkt_in_use--;
 	ef->npkt--;
 	exanet_uncharge(ef, EXANET_RES_PKT, &edev->pkt_cg[i]);
@@ -248,25 +249,17 @@ static int exanet_ioctl_get_info(struct exanet_drv_file *ef, void __user *uarg)
 }
 
 /*
- * User memory is never touched with edev->lock held: the user buffer may
- * be one of our own mappings, whose fault handler takes the lock.
+ * Take a free packetizer interface for @ef, stamped with its PDID: for
+ * user space (PKT_ALLOC) or for the kernel path (@kernel: never mapped or
+ * freed by the file, exanet_ip.c).
  */
-static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
+int exanet_pkt_take(struct exanet_drv_file *ef, bool kernel, u32 *iface)
 {
 	struct exanet_drv_dev *edev = ef->edev;
-	struct exanet_pkt_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	u32 i;
-	int ret = 0;
+	int ret;
 
-	if (copy_from_user(&req, uarg, sizeof(req))) {
-		exanet_dbg(edev, "bad user pointer\n");
-		return -EFAULT;
-	}
-	if (req.flags) {
-		exanet_dbg(edev, "unknown flags %#x\n", req.flags);
-		return -EINVAL;
-	}
 	ret = exanet_charge(ef, EXANET_RES_PKT, &cg);
 	if (ret)
 		return ret;
@@ -277,7 +270,7 @@ static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
 		ret = -ENODEV;
 		goto unlock;
 	}
-	if (ef->npkt >= READ_ONCE(max_pkt_per_file)) {
+	if (!kernel && ef->npkt >= READ_ONCE(max_pkt_per_file)) {
 		exanet_dbg(edev, "file holds max_pkt_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
@@ -293,24 +286,57 @@ static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
 	exanet_wr(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_PDID, ef->pdid);
 	exanet_wr(edev, EXANET_REG_PKT_BASE(i) + EXANET_PKT_ENABLE, 1);
 	edev->pkt_owner[i] = ef;
+	edev->pkt_kernel[i] = kernel;
 	edev->pkt_cg[i] = cg;
 	edev->pkt_in_use++;
 	ef->npkt++;
+	*iface = i;
 unlock:
 	mutex_unlock(&edev->lock);
-	if (ret) {
+	if (ret)
 		exanet_uncharge(ef, EXANET_RES_PKT, &cg);
-		return ret;
+	return ret;
+}
+
+/* Give back what exanet_pkt_take() or exanet_mbox_take() took. */
+void exanet_pkt_put(struct exanet_drv_file *ef, u32 iface)
+{
+	struct exanet_drv_dev *edev = ef->edev;
+
+	mutex_lock(&edev->lock);
+	if (!edev->dead && edev->pkt_owner[iface] == ef)
+		exanet_pkt_release(edev, iface);
+	mutex_unlock(&edev->lock);
+}
+
+/*
+ * User memory is never touched with edev->lock held: the user buffer may
+ * be one of our own mappings, whose fault handler takes the lock.
+ */
+static int exanet_ioctl_pkt_alloc(struct exanet_drv_file *ef, void __user *uarg)
+{
+	struct exanet_drv_dev *edev = ef->edev;
+	struct exanet_pkt_alloc req;
+	u32 i;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
+		return -EFAULT;
 	}
+	if (req.flags) {
+		exanet_dbg(edev, "unknown flags %#x\n", req.flags);
+		return -EINVAL;
+	}
+	ret = exanet_pkt_take(ef, false, &i);
+	if (ret)
+		return ret;
 
 	req.iface = i;
 	req.mmap_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_PKT, i);
 	if (copy_to_user(uarg, &req, sizeof(req))) {
 		exanet_dbg(edev, "bad user pointer: interface %u freed\n", i);
-		mutex_lock(&edev->lock);
-		if (!edev->dead && edev->pkt_owner[i] == ef)
-			exanet_pkt_release(edev, i);
-		mutex_unlock(&edev->lock);
+		exanet_pkt_put(ef, i);
 		return -EFAULT;
 	}
 	return 0;
@@ -337,6 +363,9 @@ static int exanet_ioctl_pkt_free(struct exanet_drv_file *ef, u32 __user *uarg)
 	} else if (edev->pkt_owner[i] != ef) {
 		exanet_dbg(edev, "interface %u is another file's\n", i);
 		ret = -EACCES;
+	} else if (edev->pkt_kernel[i]) {
+		exanet_dbg(edev, "interface %u is the kernel path's\n", i);
+		ret = -EBUSY;
 	} else {
 		exanet_pkt_release(edev, i);
 	}
@@ -344,10 +373,11 @@ static int exanet_ioctl_pkt_free(struct exanet_drv_file *ef, u32 __user *uarg)
 	return ret;
 }
 
-static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg)
+/* As exanet_pkt_take(), for a mailbox of @nslots slots. */
+int exanet_mbox_take(struct exanet_drv_file *ef, u32 nslots, bool kernel,
+		     u32 *mbox)
 {
 	struct exanet_drv_dev *edev = ef->edev;
-	struct exanet_mbox_alloc req;
 	struct rdma_cgroup *cg = NULL;
 	struct exa_dma_buf queue;
 	struct exanet_drv_mbox *mb;
@@ -355,14 +385,10 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 	int ret = 0;
 	u32 m;
 
-	if (copy_from_user(&req, uarg, sizeof(req))) {
-		exanet_dbg(edev, "bad user pointer\n");
-		return -EFAULT;
-	}
-	if (req.nslots < EXANET_MBOX_MIN_SLOTS ||
-	    req.nslots > EXANET_MBOX_MAX_SLOTS || !is_power_of_2(req.nslots)) {
+	if (nslots < EXANET_MBOX_MIN_SLOTS || nslots > EXANET_MBOX_MAX_SLOTS ||
+	    !is_power_of_2(nslots)) {
 		exanet_dbg(edev, "%u slots (a power of two in %u..%u)\n",
-			   req.nslots, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
+			   nslots, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
 		return -EINVAL;
 	}
 	ret = exanet_charge(ef, EXANET_RES_MBOX, &cg);
@@ -374,7 +400,7 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 	 * it may sleep for long.
 	 */
 	ret = exa_dma_buf_alloc(&queue, &edev->pdev->dev,
-				(size_t)req.nslots * EXANET_MBOX_SLOT_SIZE);
+				(size_t)nslots * EXANET_MBOX_SLOT_SIZE);
 	if (ret) {
 		exanet_uncharge(ef, EXANET_RES_MBOX, &cg);
 		return ret;
@@ -386,7 +412,7 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 		ret = -ENODEV;
 		goto unlock;
 	}
-	if (ef->nmbox >= READ_ONCE(max_mbox_per_file)) {
+	if (!kernel && ef->nmbox >= READ_ONCE(max_mbox_per_file)) {
 		exanet_dbg(edev, "file holds max_mbox_per_file\n");
 		ret = -ENOSPC;
 		goto unlock;
@@ -401,10 +427,11 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 	}
 
 	mb = &edev->mbox[m];
-	mb->nslots = req.nslots;
-	mb->queue_size = (size_t)req.nslots * EXANET_MBOX_SLOT_SIZE;
+	mb->nslots = nslots;
+	mb->queue_size = (size_t)nslots * EXANET_MBOX_SLOT_SIZE;
 	mb->queue = queue;
 	mb->cg = cg;
+	mb->kernel = kernel;
 	regs = edev->ctrl + EXANET_REG_MBOX_BASE(m);
 	iowrite32(lower_32_bits(queue.dma), regs + EXANET_MBOX_QBASE_LO);
 	iowrite32(upper_32_bits(queue.dma), regs + EXANET_MBOX_QBASE_HI);
@@ -414,13 +441,40 @@ static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg
 	mb->owner = ef;
 	edev->mbox_in_use++;
 	ef->nmbox++;
+	*mbox = m;
 unlock:
 	mutex_unlock(&edev->lock);
 	if (ret) {
 		exa_dma_buf_free(&queue, &edev->pdev->dev);
 		exanet_uncharge(ef, EXANET_RES_MBOX, &cg);
-		return ret;
 	}
+	return ret;
+}
+
+void exanet_mbox_put(struct exanet_drv_file *ef, u32 mbox)
+{
+	struct exanet_drv_dev *edev = ef->edev;
+
+	mutex_lock(&edev->lock);
+	if (!edev->dead && edev->mbox[mbox].owner == ef)
+		exanet_mbox_release(edev, mbox);
+	mutex_unlock(&edev->lock);
+}
+
+static int exanet_ioctl_mbox_alloc(struct exanet_drv_file *ef, void __user *uarg)
+{
+	struct exanet_drv_dev *edev = ef->edev;
+	struct exanet_mbox_alloc req;
+	int ret;
+	u32 m;
+
+	if (copy_from_user(&req, uarg, sizeof(req))) {
+		exanet_dbg(edev, "bad user pointer\n");
+		return -EFAULT;
+	}
+	ret = exanet_mbox_take(ef, req.nslots, false, &m);
+	if (ret)
+		return ret;
 
 	req.mbox = m;
 	req.regs_offset = EXANET_MMAP_OFFSET(EXANET_MMAP_MBOX_REGS, m);
@@ -428,10 +482,7 @@ unlock:
 	req.queue_size = (u64)req.nslots * EXANET_MBOX_SLOT_SIZE;
 	if (copy_to_user(uarg, &req, sizeof(req))) {
 		exanet_dbg(edev, "bad user pointer: mailbox %u freed\n", m);
-		mutex_lock(&edev->lock);
-		if (!edev->dead && edev->mbox[m].owner == ef)
-			exanet_mbox_release(edev, m);
-		mutex_unlock(&edev->lock);
+		exanet_mbox_put(ef, m);
 		return -EFAULT;
 	}
 	return 0;
@@ -458,6 +509,9 @@ static int exanet_ioctl_mbox_free(struct exanet_drv_file *ef, u32 __user *uarg)
 	} else if (edev->mbox[m].owner != ef) {
 		exanet_dbg(edev, "mailbox %u is another file's\n", m);
 		ret = -EACCES;
+	} else if (edev->mbox[m].kernel) {
+		exanet_dbg(edev, "mailbox %u is the kernel path's\n", m);
+		ret = -EBUSY;
 	} else {
 		exanet_mbox_release(edev, m);
 	}
@@ -494,6 +548,10 @@ static long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return exanet_ioctl_mbox_free(ef, uarg);
 	case EXANET_IOC_EVENT_ARM:
 		return exanet_ioctl_event_arm(ef, uarg);
+	case EXANET_IOC_IP_ATTACH:
+		return exanet_ip_ioctl_attach(ef, uarg);
+	case EXANET_IOC_IP_PEERS:
+		return exanet_ip_ioctl_peers(ef, uarg);
 	default:
 		return exanet_rdma_ioctl(ef, cmd, uarg);
 	}
@@ -538,14 +596,14 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 	switch (kind) {
 	case EXANET_MMAP_PKT:
 		if (index >= edev->num_pkt || edev->pkt_owner[index] != ef ||
-		    page)
+		    edev->pkt_kernel[index] || page)
 			goto out;
 		pfn = PHYS_PFN(edev->pkt_bar_phys) +
 		      index * (EXANET_IFACE_PAGE_SIZE >> PAGE_SHIFT);
 		break;
 	case EXANET_MMAP_MBOX_REGS:
 		if (index >= edev->num_mbox || edev->mbox[index].owner != ef ||
-		    page)
+		    edev->mbox[index].kernel || page)
 			goto out;
 		pfn = PHYS_PFN(edev->mbox_bar_phys) +
 		      index * (EXANET_IFACE_PAGE_SIZE >> PAGE_SHIFT);
@@ -554,7 +612,8 @@ static vm_fault_t exanet_vm_fault(struct vm_fault *vmf)
 		if (index >= edev->num_mbox)
 			goto out;
 		mb = &edev->mbox[index];
-		if (mb->owner != ef || page >= mb->queue.size >> PAGE_SHIFT)
+		if (mb->owner != ef || mb->kernel ||
+		    page >= mb->queue.size >> PAGE_SHIFT)
 			goto out;
 		pfn = PHYS_PFN(virt_to_phys(mb->queue.va +
 					    (page << PAGE_SHIFT)));
@@ -639,14 +698,16 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = exanet_mmap_check_iface(edev, "packetizer", index,
 					      edev->num_pkt,
 					      index < edev->num_pkt &&
-					      edev->pkt_owner[index] == ef,
+					      edev->pkt_owner[index] == ef &&
+					      !edev->pkt_kernel[index],
 					      len, EXANET_IFACE_PAGE_SIZE);
 		break;
 	case EXANET_MMAP_MBOX_REGS:
 		ret = exanet_mmap_check_iface(edev, "mailbox", index,
 					      edev->num_mbox,
 					      index < edev->num_mbox &&
-					      edev->mbox[index].owner == ef,
+					      edev->mbox[index].owner == ef &&
+					      !edev->mbox[index].kernel,
 					      len, EXANET_IFACE_PAGE_SIZE);
 		break;
 	case EXANET_MMAP_MBOX_QUEUE:
@@ -654,7 +715,8 @@ static int exanet_mmap(struct file *file, struct vm_area_struct *vma)
 		ret = exanet_mmap_check_iface(edev, "mailbox queue", index,
 					      edev->num_mbox,
 					      index < edev->num_mbox &&
-					      edev->mbox[index].owner == ef,
+					      edev->mbox[index].owner == ef &&
+					      !edev->mbox[index].kernel,
 					      len, index < edev->num_mbox ?
 					      edev->mbox[index].queue.size : 0);
 		if (!ret && (vma->vm_flags & VM_WRITE)) {
@@ -766,6 +828,8 @@ static int exanet_release(struct inode *inode, struct file *file)
 	struct exanet_drv_dev *edev = ef->edev;
 	u32 i;
 
+	/* The kernel path of IP ends before its interfaces are released. */
+	exanet_ip_file_release(ef);
 	/* No interrupt reaches the file from here on. */
 	exanet_irq_file_release(ef);
 	mutex_lock(&edev->lock);
@@ -889,6 +953,7 @@ static const struct attribute_group *exanet_groups[] = {
 	&exanet_irq_group,
 	&exanet_odp_group,
 	&exanet_coll_group,
+	&exanet_ip_group,
 	NULL,
 };
 
@@ -927,6 +992,8 @@ static void exanet_quiesce(struct exanet_drv_dev *edev)
 {
 	u32 i;
 
+	/* Before the interfaces it holds go. */
+	exanet_ip_quiesce(edev);
 	mutex_lock(&edev->lock);
 	if (edev->dead)
 		goto unlock;
@@ -1161,11 +1228,16 @@ static int __init exanet_init(void)
 	ret = exanet_rdma_init();
 	if (ret)
 		goto unregister_genl;
-	ret = pci_register_driver(&exanet_pci_driver);
+	ret = exanet_ip_init();
 	if (ret)
 		goto exit_rdma;
+	ret = pci_register_driver(&exanet_pci_driver);
+	if (ret)
+		goto exit_ip;
 	return 0;
 
+exit_ip:
+	exanet_ip_exit();
 exit_rdma:
 	exanet_rdma_exit();
 unregister_genl:
@@ -1180,6 +1252,7 @@ unregister_chrdev:
 static void __exit exanet_exit(void)
 {
 	pci_unregister_driver(&exanet_pci_driver);
+	exanet_ip_exit();
 	exanet_rdma_exit();
 	exanet_genl_exit();
 	class_unregister(&exanet_class);

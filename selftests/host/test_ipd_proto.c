@@ -103,6 +103,7 @@ static struct ipd_msg offer(void)
 	m.u.offer.ipv4 = 0x0200002b;
 	m.u.offer.mtu = 65520;
 	m.u.offer.t_ns = 123456789;
+	m.u.offer.kmbox = 5;
 	return m;
 }
 
@@ -113,7 +114,7 @@ TEST(messages_round_trip_every_type)
 	size_t len;
 
 	len = ipd_msg_encode(&m, w);
-	ASSERT_EQ(60u, len);
+	ASSERT_EQ(64u, len);
 	ASSERT_EQ(0, ipd_msg_decode(w, len, &r));
 	EXPECT_EQ(IPD_MSG_OFFER, r.type);
 	EXPECT_EQ(21, r.ring_order);
@@ -125,6 +126,18 @@ TEST(messages_round_trip_every_type)
 	EXPECT_EQ(m.u.offer.ipv4, r.u.offer.ipv4);
 	EXPECT_EQ(m.u.offer.mtu, r.u.offer.mtu);
 	EXPECT_EQ(m.u.offer.t_ns, r.u.offer.t_ns);
+	EXPECT_EQ(5u, r.u.offer.kmbox);
+	/* an OFFER of a daemon without the kernel path: none */
+	ASSERT_EQ(0, ipd_msg_decode(w, 60, &r));
+	EXPECT_EQ(IPD_NO_KMBOX, r.u.offer.kmbox);
+	/* no kernel path mailbox beyond the NI's 64 */
+	m.u.offer.kmbox = 64;
+	len = ipd_msg_encode(&m, w);
+	EXPECT_EQ(-EBADMSG, ipd_msg_decode(w, len, &r));
+	m.u.offer.kmbox = IPD_NO_KMBOX;
+	len = ipd_msg_encode(&m, w);
+	ASSERT_EQ(0, ipd_msg_decode(w, len, &r));
+	EXPECT_EQ(IPD_NO_KMBOX, r.u.offer.kmbox);
 
 	memset(&m, 0, sizeof(m));
 	m.type = IPD_MSG_CREDIT;
@@ -160,9 +173,9 @@ TEST(messages_malformed_refused)
 	struct ipd_msg m = offer(), r;
 	size_t len = ipd_msg_encode(&m, w);
 
-	/* wrong lengths */
+	/* wrong lengths (60: an OFFER without the kernel path's mailbox) */
 	for (size_t l = 0; l <= IPD_MSG_MAX_SIZE; l++)
-		if (l != len)
+		if (l != len && l != 60)
 			EXPECT_EQ(-EBADMSG, ipd_msg_decode(w, l, &r));
 	/* type, version, mailbox, ring order, MTU, cookies, incarnations */
 	memcpy(c, w, len); c[0] = 0;   EXPECT_EQ(-EBADMSG, ipd_msg_decode(c, len, &r));
@@ -217,6 +230,8 @@ TEST(messages_garbage_fuzz)
 				EXPECT_TRUE(r.ring_order >= IPD_RING_ORDER_MIN &&
 					    r.ring_order <= IPD_RING_ORDER_MAX);
 				EXPECT_TRUE(r.u.offer.mtu >= IPD_MTU_MIN);
+				EXPECT_TRUE(r.u.offer.kmbox < 64 ||
+					    r.u.offer.kmbox == IPD_NO_KMBOX);
 			}
 		}
 	}

@@ -28,6 +28,8 @@
 #include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+
+#include <exanet_ip.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +120,10 @@ static void usage(FILE *f)
 "                          busy CPU); keep: as started\n"
 "      --nice N            nice value with batch or normal, -20..19\n"
 "                          (default -10)\n"
+"      --kernel-path-len N IPv4 packets up to N bytes to peers with a kernel\n"
+"                          path go through the driver, not the daemon\n"
+"                          (20..884, default 256; 0: every packet through the\n"
+"                          daemon)\n"
 "Discovery:\n"
 "      --hb-iface IF       management interface for heartbeats (default eth0)\n"
 "      --hb-port PORT      UDP port (default 18650)\n"
@@ -163,7 +169,7 @@ static int parse_addr(const char *s, uint32_t *addr, uint32_t *prefix)
 enum {
 	O_TXQ = 256, O_PDID, O_MODE, O_SPIN, O_MAXSLEEP, O_IRQSPIN, O_RING, O_BATCH, O_INFLIGHT,
 	O_HBIF, O_HBPORT, O_HBINT, O_HBMISS, O_DAEMON, O_LOG, O_RUNDIR, O_STATUS, O_JSON,
-	O_VERSION, O_NOOFFLOAD, O_SCHED, O_NICE,
+	O_VERSION, O_NOOFFLOAD, O_SCHED, O_NICE, O_KPATH,
 };
 
 static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *json)
@@ -197,6 +203,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 		{ "no-offload", no_argument, NULL, O_NOOFFLOAD },
 		{ "sched", required_argument, NULL, O_SCHED },
 		{ "nice", required_argument, NULL, O_NICE },
+		{ "kernel-path-len", required_argument, NULL, O_KPATH },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int v;
@@ -224,6 +231,7 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 	o->run_dir = "/run/exanet-ipd";
 	o->offload = 1;
 	o->nice = -10;
+	o->kpath_len = EXANET_IP_DEFAULT_LEN;
 	*status = *json = 0;
 	while ((c = getopt_long(argc, argv, "i:a:m:d:vh", lopts, NULL)) != -1) {
 		switch (c) {
@@ -281,6 +289,14 @@ static int parse_args(int argc, char **argv, struct ipd_opts *o, int *status, in
 		case O_SPIN:
 			if (tool_parse_uint(optarg, 0, 100000000, &o->spin_us))
 				return -1;
+			break;
+		case O_KPATH:
+			if (tool_parse_uint(optarg, 0, EXANET_IP_MAX_LEN, &o->kpath_len) ||
+			    (o->kpath_len && o->kpath_len < 20)) {
+				fprintf(stderr, TOOL ": bad --kernel-path-len '%s' (0 = off, 20..%u)\n",
+					optarg, EXANET_IP_MAX_LEN);
+				return -1;
+			}
 			break;
 		case O_IRQSPIN:
 			if (tool_parse_uint(optarg, 0, 1000000, &o->irq_spin_us))
@@ -695,6 +711,34 @@ static int setup_heartbeat(struct ipd *d)
 	return 0;
 }
 
+/*
+ * The driver's kernel path for small packets (Documentation/exanet/ipd.md,
+ * "The kernel path").  Without it (an older driver, an NI without
+ * interrupts, --kernel-path-len 0) every packet goes through the daemon.
+ */
+static void setup_kpath(struct ipd *d)
+{
+	struct exanet_ip_attach req = { 0 };
+
+	d->kmbox = IPD_NO_KMBOX;
+	if (!d->o.kpath_len)
+		return;
+	d->kpeers = calloc(IPD_MAX_NODES, sizeof(*d->kpeers));
+	req.ifindex = if_nametoindex(d->o.ifname);
+	req.max_len = d->o.kpath_len;
+	if (!d->kpeers || !req.ifindex) {
+		ipd_log(LOG_W, "kernel path: %s", strerror(errno));
+		return;
+	}
+	if (ioctl(exanet_dev_fd(d->dev), EXANET_IOC_IP_ATTACH, &req) < 0) {
+		ipd_log(LOG_W, "kernel path for %s: %s: every packet through the daemon",
+			d->o.ifname, errno == ENOTTY ? "not in this driver" : strerror(errno));
+		return;
+	}
+	d->kmbox = req.mbox;
+	ipd_log(LOG_I, "kernel path: packets up to %u bytes, mailbox %u", req.max_len, req.mbox);
+}
+
 /* ------------------------------------------------------- main loop */
 
 #ifdef EXANET_HAVE_EVENTS
@@ -1004,6 +1048,7 @@ int main(int argc, char **argv)
 	d->netmask = htonl(~0u << (32 - d->o.prefix));
 	if (setup_tun(d) || setup_heartbeat(d))
 		return IPD_EXIT_ERR;
+	setup_kpath(d);
 #ifdef EXANET_HAVE_EVENTS
 	if (d->o.mode == MODE_IRQ) {
 		err = setup_irq(d);

@@ -79,6 +79,7 @@ struct ipd_opts {
 	int verbose;
 	unsigned int txqlen;
 	int offload;			/* TUN checksum offload */
+	unsigned int kpath_len;		/* kernel path: largest packet, 0 = off */
 	enum ipd_sched sched;
 	int nice;
 };
@@ -107,6 +108,7 @@ struct peer {
 	uint64_t inc;			/* its incarnation */
 	bool inc_auth;			/* learned from a fabric message (not only a heartbeat) */
 	uint32_t mbox;
+	uint32_t kmbox;			/* its kernel path mailbox, IPD_NO_KMBOX */
 	uint32_t ip;			/* network order, 0 = unknown */
 	uint32_t mtu;
 	uint64_t last_seen;		/* tick of the last sign of life */
@@ -188,6 +190,9 @@ struct ipd {
 	unsigned int ctl_busy;
 
 	uint32_t node, num_nodes, pdid, rank;
+	uint32_t kmbox;			/* our kernel path mailbox, IPD_NO_KMBOX */
+	struct exanet_ip_peer *kpeers;	/* the list the driver has */
+	unsigned int nkpeers;
 	uint64_t inc;
 	uint32_t ip, netmask;
 	int tunfd, hbfd, epfd;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -16,6 +17,8 @@
 #include <netinet/in.h>
 #include <linux/virtio_net.h>
 #include <unistd.h>
+
+#include <exanet_ip.h>
 
 #include "ipd.h"
 #include "ipd_fabric.h"
@@ -64,6 +67,7 @@ struct peer *ipd_peer_get(struct ipd *d, uint32_t node)
 		return NULL;
 	p->node = node;
 	p->state = PEER_UNKNOWN;
+	p->kmbox = IPD_NO_KMBOX;
 	p->rx.credit_chan = -1;
 	p->probe_chan = -1;
 	d->peers[node] = p;
@@ -198,6 +202,7 @@ void ipd_peer_down(struct ipd *d, struct peer *p, const char *why)
 	p->state = PEER_DOWN;
 	p->down_tick = d->ticks;
 	p->inc_auth = false;
+	ipd_kpath_sync(d);
 	p->probe_chan = -1;
 	p->suspect = false;
 }
@@ -225,6 +230,7 @@ static void send_offer(struct ipd *d, struct peer *p)
 	m.u.offer.ipv4 = d->ip;
 	m.u.offer.mtu = d->o.mtu;
 	m.u.offer.t_ns = (uint64_t)exa_clock_ns();
+	m.u.offer.kmbox = d->kmbox;
 	send_msg(d, p, &m);
 }
 
@@ -260,6 +266,7 @@ static void peer_update(struct ipd *d, struct peer *p)
 		ipd_log(LOG_W, "peer node %u: %s ring being replaced", p->node,
 			p->tx.ready ? "our receive" : "its receive");
 	}
+	ipd_kpath_sync(d);
 }
 
 /* Start the handshake with p: a fresh receive ring, OFFER, and ask for
@@ -504,6 +511,7 @@ static void handle_offer(struct ipd *d, struct peer *p, const struct ipd_msg *m)
 	}
 	p->ip = m->u.offer.ipv4;
 	p->mtu = m->u.offer.mtu;
+	p->kmbox = m->u.offer.kmbox;
 	a.src_cookie = p->rx.cookie;
 	a.dst_cookie = m->src_cookie;
 	a.dst_incarnation = p->inc;
@@ -1234,6 +1242,43 @@ static void hb_recv_all(struct ipd *d)
 		}
 		hb_handle(d, &hb);
 	}
+}
+
+/*
+ * Tell the driver's kernel path which peers are up, at which address and
+ * kernel path mailbox: small packets to them go through the kernel from
+ * then on.  Only when the list changed (no system call per tick).
+ */
+void ipd_kpath_sync(struct ipd *d)
+{
+	struct exanet_ip_peer list[IPD_MAX_NODES];
+	struct exanet_ip_peers req = { 0 };
+	unsigned int n = 0;
+
+	if (d->kmbox == IPD_NO_KMBOX)
+		return;
+	for (unsigned int i = 0; i < d->nactive; i++) {
+		const struct peer *p = d->active[i];
+
+		if (p->state != PEER_UP || !p->ip)
+			continue;
+		list[n].node = p->node;
+		list[n].addr = p->ip;
+		list[n].mbox = p->kmbox;
+		list[n].flags = 0;
+		n++;
+	}
+	if (n == d->nkpeers && !memcmp(list, d->kpeers, n * sizeof(list[0])))
+		return;
+	req.count = n;
+	req.peers = (uintptr_t)list;
+	if (ioctl(exanet_dev_fd(d->dev), EXANET_IOC_IP_PEERS, &req) < 0) {
+		ipd_log(LOG_W, "kernel path: peer list of %u: %s", n, strerror(errno));
+		return;
+	}
+	memcpy(d->kpeers, list, n * sizeof(list[0]));
+	d->nkpeers = n;
+	ipd_log(LOG_D, "kernel path: %u peers", n);
 }
 
 void ipd_tick(struct ipd *d)

@@ -19,5 +19,6 @@ int ipd_tx_flush(struct ipd *d);	/* post open batches */
 bool ipd_tx_pending(const struct ipd *d);
 void ipd_tick(struct ipd *d);		/* heartbeats, timeouts, retries */
 void ipd_goodbye(struct ipd *d);
+void ipd_kpath_sync(struct ipd *d);	/* the driver's list of peers */
 
 #endif

@@ -97,7 +97,7 @@ int ipd_hb_decode(const void *buf, size_t len, struct ipd_hb *hb)
  */
 #define MSG_HDR 28
 static const size_t msg_len[] = {
-	[IPD_MSG_OFFER] = MSG_HDR + 32,
+	[IPD_MSG_OFFER] = MSG_HDR + 36,	/* MSG_HDR + 32 before the kernel path */
 	[IPD_MSG_ACCEPT] = MSG_HDR + 16,
 	[IPD_MSG_CREDIT] = MSG_HDR + 12,
 	[IPD_MSG_BYE] = MSG_HDR,
@@ -126,6 +126,7 @@ size_t ipd_msg_encode(const struct ipd_msg *m, uint8_t out[IPD_MSG_MAX_SIZE])
 		memcpy(b + 16, &m->u.offer.ipv4, 4);
 		put32(b + 20, m->u.offer.mtu);
 		put64(b + 24, m->u.offer.t_ns);
+		put32(b + 32, m->u.offer.kmbox);
 		break;
 	case IPD_MSG_ACCEPT:
 		put64(b, m->u.accept.t_ns);
@@ -147,7 +148,8 @@ int ipd_msg_decode(const void *buf, size_t len, struct ipd_msg *m)
 	if (!buf || len < MSG_HDR || len > IPD_MSG_MAX_SIZE)
 		return -EBADMSG;
 	if (p[0] < IPD_MSG_OFFER || p[0] > IPD_MSG_LAST || p[1] != IPD_MSG_VERSION ||
-	    len != msg_len[p[0]] || p[3] >= 64)
+	    (len != msg_len[p[0]] && !(p[0] == IPD_MSG_OFFER && len == MSG_HDR + 32)) ||
+	    p[3] >= 64)
 		return -EBADMSG;
 	memset(m, 0, sizeof(*m));
 	m->type = p[0];
@@ -168,7 +170,9 @@ int ipd_msg_decode(const void *buf, size_t len, struct ipd_msg *m)
 		memcpy(&m->u.offer.ipv4, b + 16, 4);
 		m->u.offer.mtu = get32(b + 20);
 		m->u.offer.t_ns = get64(b + 24);
-		if (m->u.offer.mtu < IPD_MTU_MIN || m->u.offer.mtu > IPD_MTU_MAX)
+		m->u.offer.kmbox = len > MSG_HDR + 32 ? get32(b + 32) : IPD_NO_KMBOX;
+		if (m->u.offer.mtu < IPD_MTU_MIN || m->u.offer.mtu > IPD_MTU_MAX ||
+		    (m->u.offer.kmbox >= 64 && m->u.offer.kmbox != IPD_NO_KMBOX))
 			return -EBADMSG;
 		break;
 	case IPD_MSG_ACCEPT:

@@ -77,6 +77,8 @@ struct ipd_msg {
 			uint32_t ipv4;		/* sender's interface address, network order */
 			uint32_t mtu;		/* largest packet it accepts */
 			uint64_t t_ns;		/* sender's clock, echoed by ACCEPT */
+			uint32_t kmbox;		/* its kernel path mailbox (packets to it),
+						 * IPD_NO_KMBOX: none */
 		} offer;
 		struct {	/* ACCEPT */
 			uint64_t t_ns;		/* echo of the OFFER's */
@@ -90,6 +92,7 @@ struct ipd_msg {
 	} u;
 };
 #define IPD_MSG_MAX_SIZE	64
+#define IPD_NO_KMBOX		0xffffffffu	/* = EXANET_IP_NO_MBOX */
 
 /* Encode into out (64 bytes); returns the message length. */
 size_t ipd_msg_encode(const struct ipd_msg *m, uint8_t out[IPD_MSG_MAX_SIZE]);
