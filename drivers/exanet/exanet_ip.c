@@ -201,19 +201,37 @@ static u32 exanet_ip_free_channels(struct exanet_ip *ip)
 	return n;
 }
 
-/* ip->lock: wait (bounded) until @need channels are free. */
+static void exanet_ip_arm(struct exanet_ip *ip)
+{
+	exanet_wr(ip->edev, EXANET_REG_MBOX_BASE(ip->mbox) + EXANET_MBOX_IRQ,
+		  EXANET_IRQ_ARM(0));
+}
+
+/*
+ * ip->lock: wait (bounded) until @need channels are free.  Answers are
+ * collected only when the free channels run short: every poll of the NI
+ * starts a poll lease (Documentation/fabric.md, section 8), during which
+ * the emulated NI expects this node's CPU to pick up its fabric packets,
+ * so a reply to a node that sleeps after its send would wait for the
+ * lease to run out.  Arming the mailbox interrupt again ends the lease.
+ */
 static bool exanet_ip_wait_channels(struct exanet_ip *ip, u32 need)
 {
-	ktime_t end = ktime_add_us(ktime_get(), EXANET_IP_WAIT_US);
+	ktime_t end;
+	bool ok;
 
+	if (exanet_ip_free_channels(ip) >= need)
+		return true;
+	end = ktime_add_us(ktime_get(), EXANET_IP_WAIT_US);
 	for (;;) {
 		exanet_ip_reap(ip);
-		if (exanet_ip_free_channels(ip) >= need)
-			return true;
-		if (ktime_after(ktime_get(), end))
-			return false;
+		ok = exanet_ip_free_channels(ip) >= need;
+		if (ok || ktime_after(ktime_get(), end))
+			break;
 		cpu_relax();
 	}
+	exanet_ip_arm(ip);
+	return ok;
 }
 
 static void exanet_ip_post(struct exanet_ip *ip, struct exanet_ip_node *pn,
@@ -311,7 +329,6 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 		spin_unlock_bh(&ip->lock);
 		return NF_ACCEPT;
 	}
-	exanet_ip_reap(ip);
 	if (pn->mbox == EXANET_IP_NO_MBOX || skb->len > ip->max_len ||
 	    skb_is_gso(skb)) {
 		pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
@@ -559,12 +576,6 @@ static void exanet_ip_deliver(struct sk_buff_head *out)
 
 	while ((skb = __skb_dequeue(out)))
 		netif_receive_skb(skb);
-}
-
-static void exanet_ip_arm(struct exanet_ip *ip)
-{
-	exanet_wr(ip->edev, EXANET_REG_MBOX_BASE(ip->mbox) + EXANET_MBOX_IRQ,
-		  EXANET_IRQ_ARM(0));
 }
 
 static int exanet_ip_poll(struct napi_struct *napi, int budget)
