@@ -54,6 +54,9 @@
 #define EXANET_IP_MBOX_SLOTS	1024
 #define EXANET_IP_MAX_HELD	64	/* per peer */
 #define EXANET_IP_WAIT_US	500	/* for a free channel */
+#define EXANET_IP_LATE_RUN	4	/* late in a row: the count is wrong */
+/* Small packets to a peer take the daemon's way this long after a large one. */
+#define EXANET_IP_QUIET_NS	(20 * NSEC_PER_MSEC)
 
 /* What the kernel path did; kept in edev across attachments. */
 struct exanet_ip_stats {
@@ -61,7 +64,7 @@ struct exanet_ip_stats {
 	u64 tx_acked, tx_nacked, tx_timeouts, tx_busy_drops;
 	u64 rx_packets, rx_bytes, rx_frags, rx_bad, rx_unknown_node;
 	u64 rx_incomplete, rx_late, rx_held, rx_hold_expired, rx_no_mem;
-	u64 rx_from_daemon, rx_daemon_behind;
+	u64 rx_from_daemon, rx_daemon_behind, rx_resync;
 };
 
 /* One peer node: send and receive state. */
@@ -73,9 +76,12 @@ struct exanet_ip_node {
 
 	u32 tx_seq;		/* next small packet's sequence number */
 	u32 bulk_sent;		/* packets passed on to the daemon for it */
+	u64 bulk_last_ns;	/* when the last one was */
 	u32 inflight;		/* fragments without an answer yet */
 
 	u32 bulk_rcvd;		/* packets from it out of the TUN device */
+	u32 bulk_forgiven;	/* of which counted as lost by a hold that expired */
+	u32 late_run;		/* small packets in a row dropped as late */
 	u32 rx_seq;		/* last small packet taken */
 	bool rx_any;
 	struct sk_buff *part;	/* packet being reassembled */
@@ -306,7 +312,7 @@ static u32 exanet_ip_wire_packets(struct sk_buff *skb, struct net_device *dev)
 		return max_t(u32, skb_shinfo(skb)->gso_segs, 1);
 	if (skb->len <= mtu)
 		return 1;
-	if (iph->frag_off & htons(IP_DF) || mtu <= hlen + 8)
+	if (((iph->frag_off & htons(IP_DF)) && !skb->ignore_df) || mtu <= hlen + 8)
 		return 0;	/* refused with ICMP, not sent */
 	per = (mtu - hlen) & ~7u;
 	return DIV_ROUND_UP(skb->len - hlen, per);
@@ -318,6 +324,7 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 	struct exanet_ip *ip = priv;
 	struct exanet_ip_node *pn;
 	u32 nfrags;
+	u64 now;
 
 	if (state->out != ip->tun || skb->protocol != htons(ETH_P_IP))
 		return NF_ACCEPT;
@@ -329,9 +336,11 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 		spin_unlock_bh(&ip->lock);
 		return NF_ACCEPT;
 	}
+	now = ktime_get_ns();
 	if (pn->mbox == EXANET_IP_NO_MBOX || skb->len > ip->max_len ||
-	    skb_is_gso(skb)) {
+	    skb_is_gso(skb) || now - pn->bulk_last_ns < EXANET_IP_QUIET_NS) {
 		pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
+		pn->bulk_last_ns = now;
 		IP_STAT(ip, tx_to_daemon);
 		spin_unlock_bh(&ip->lock);
 		return NF_ACCEPT;
@@ -393,11 +402,24 @@ static void exanet_ip_take(struct exanet_ip *ip, struct exanet_ip_node *pn,
 {
 	s32 early = (s32)(bulk - pn->bulk_rcvd);
 
+	if (early < 0 && (pn->bulk_forgiven || pn->late_run >= EXANET_IP_LATE_RUN)) {
+		/*
+		 * Not late: the packets a hold gave up on came after all (and
+		 * counted twice), or the count went wrong some other way (a
+		 * packet counted that the sender did not): back in step.
+		 */
+		pn->bulk_rcvd = bulk;
+		pn->bulk_forgiven = 0;
+		early = 0;
+		IP_STAT(ip, rx_resync);
+	}
 	if ((pn->rx_any && (s32)(seq - pn->rx_seq) <= 0) || early < 0) {
+		pn->late_run += early < 0;
 		IP_STAT(ip, rx_late);
 		kfree_skb(skb);
 		return;
 	}
+	pn->late_run = 0;
 	pn->rx_any = true;
 	pn->rx_seq = seq;
 	EXANET_IP_CB(skb)->bulk = bulk;
@@ -428,7 +450,8 @@ static void exanet_ip_release(struct exanet_ip *ip, struct exanet_ip_node *pn,
 			if (time_before(jiffies, EXANET_IP_CB(skb)->since +
 					msecs_to_jiffies(EXANET_IP_HOLD_MS)))
 				break;
-			/* The bulk packets it waits for are lost. */
+			/* The bulk packets it waits for count as lost. */
+			pn->bulk_forgiven += early;
 			pn->bulk_rcvd = EXANET_IP_CB(skb)->bulk;
 			IP_STAT(ip, rx_hold_expired);
 		}
@@ -1067,6 +1090,7 @@ static ssize_t ip_stats_show(struct device *dev, struct device_attribute *attr,
 	IP_SHOW(rx_bad); IP_SHOW(rx_unknown_node); IP_SHOW(rx_incomplete);
 	IP_SHOW(rx_late); IP_SHOW(rx_held); IP_SHOW(rx_hold_expired);
 	IP_SHOW(rx_no_mem); IP_SHOW(rx_from_daemon); IP_SHOW(rx_daemon_behind);
+	IP_SHOW(rx_resync);
 #undef IP_SHOW
 	return n;
 }

@@ -382,3 +382,125 @@ TEST_F(ipd, hostile_insider_malformed_batches_counted)
 		OOB_SYNC(&self->o);
 	}
 }
+
+/*
+ * Messages into the kernel path's mailbox from a separate process: 20
+ * random ones, a fragment that names no IPv4 packet, the first half of a
+ * packet followed by another packet's first half, and a fragment whose
+ * length disagrees with its packet.  With @expect_refused (another PDID)
+ * the first one must come back refused and nothing more is tried.
+ */
+struct kmsg_job {
+	uint32_t node, mbox;
+	int expect_refused;
+};
+
+static int kmsg_send(struct exanet_pkt *pkt, const struct kmsg_job *j, const void *m,
+		     size_t len)
+{
+	return exanet_send_wait(pkt, j->node, j->mbox, m, len, 10 * SEC, NULL);
+}
+
+static void kfrag(uint8_t *m, uint8_t index, uint8_t nfrags, uint32_t seq, uint16_t len)
+{
+	struct exanet_ip_frag f = { .magic = EXANET_IP_MAGIC, .index = index,
+				    .nfrags = nfrags, .seq = htole32(seq) };
+	struct exanet_ip_first first = { .len = htole16(len) };
+
+	memset(m, 0, EXANET_MAX_PAYLOAD);
+	memcpy(m, &f, sizeof(f));
+	if (!index)
+		memcpy(m + sizeof(f), &first, sizeof(first));
+}
+
+static int kmsg_child(void *arg)
+{
+	const struct kmsg_job *j = arg;
+	uint8_t m[EXANET_MAX_PAYLOAD];
+	struct exanet_dev *dev;
+	struct exanet_pkt *pkt;
+	uint64_t st = 7;
+
+	if (exanet_open(NULL, &dev) || exanet_pkt_alloc(dev, &pkt))
+		return 100;
+	if (j->expect_refused) {
+		kfrag(m, 0, 1, 1, 40);
+		return kmsg_send(pkt, j, m, EXANET_IP_FIRST_HDR_LEN + 40) == -EACCES ? 0 : 101;
+	}
+	for (int i = 0; i < 20; i++) {
+		size_t len = 1 + (size_t)(xs64(&st) % EXANET_MAX_PAYLOAD);
+
+		fill_random(m, len, &st);
+		m[0] = (uint8_t)(EXANET_IP_MAGIC ^ (1 + i));	/* never the magic */
+		if (kmsg_send(pkt, j, m, len))
+			return 102;
+	}
+	/* one fragment, 40 bytes of "IPv6" */
+	kfrag(m, 0, 1, 1000, 40);
+	m[EXANET_IP_FIRST_HDR_LEN] = 0x60;
+	if (kmsg_send(pkt, j, m, EXANET_IP_FIRST_HDR_LEN + 40))
+		return 103;
+	/* half a 100-byte packet, then another packet's first fragment */
+	kfrag(m, 0, 2, 1001, 100);
+	if (kmsg_send(pkt, j, m, EXANET_MAX_PAYLOAD))
+		return 104;
+	kfrag(m, 0, 2, 1002, 100);
+	if (kmsg_send(pkt, j, m, EXANET_MAX_PAYLOAD))
+		return 105;
+	/* its second fragment, one byte short */
+	kfrag(m, 1, 2, 1002, 0);
+	if (kmsg_send(pkt, j, m, EXANET_IP_HDR_LEN + 100 - EXANET_IP_FIRST_DATA - 1))
+		return 106;
+	exanet_close(dev);
+	return 0;
+}
+
+/*
+ * The kernel path's mailbox under attack: a process of another PDID is
+ * refused by the NI; one inside the IP PDID gets its malformed messages
+ * counted (rx_bad, rx_incomplete) and nothing delivered; small packets
+ * still go through it afterwards.
+ */
+TEST_F(ipd, hostile_kernel_path_mailbox)
+{
+	int me = my_rank();
+	struct kmsg_job j = { 0 };
+	long long bad0 = 0, inc0 = 0, rx0 = 0, nack0 = 0;
+
+	if (me == 0) {
+		ASSERT_EQ(0, ipd_status_refresh());
+		j.node = 0;
+		j.mbox = (uint32_t)ipd_status_num("kernel_path_mbox");
+		ASSERT_GT(64u, j.mbox);
+		bad0 = sysfs_named("ip_stats", "rx_bad");
+		inc0 = sysfs_named("ip_stats", "rx_incomplete");
+		rx0 = sysfs_named("ip_stats", "rx_packets");
+		nack0 = sysfs_named("counters", "rx_nack_pdid");
+	}
+	ASSERT_EQ(0, oob_bcast(&self->o, &j, sizeof(j), 0));
+	if (me == 1) {
+		pid_t pid;
+
+		/* unbound root: the per-user domain, not the IP service's */
+		j.expect_refused = 1;
+		pid = exa_spawn_in_pdid(0, kmsg_child, &j);
+		ASSERT_LT(0, pid);
+		EXPECT_EQ(0, exa_wait_child(pid, 60000));
+		j.expect_refused = 0;
+		pid = exa_spawn_in_pdid(IPD_PDID, kmsg_child, &j);
+		ASSERT_LT(0, pid);
+		EXPECT_EQ(0, exa_wait_child(pid, 60000));
+	}
+	OOB_SYNC(&self->o);
+	if (me == 0) {
+		EXPECT_LT(nack0, sysfs_named("counters", "rx_nack_pdid"));
+		/* 20 random, the IPv6 one and the short fragment; the half
+		 * packet and the one the short fragment ended */
+		EXPECT_EQ(bad0 + 22, sysfs_named("ip_stats", "rx_bad"));
+		EXPECT_EQ(inc0 + 2, sysfs_named("ip_stats", "rx_incomplete"));
+		EXPECT_EQ(rx0, sysfs_named("ip_stats", "rx_packets"));
+		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+		EXPECT_LE(rx0 + 2, sysfs_named("ip_stats", "rx_packets"));
+	}
+	OOB_SYNC(&self->o);
+}

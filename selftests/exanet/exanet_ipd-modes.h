@@ -148,6 +148,10 @@ TEST_F(ipd, stop_releases_everything)
 	EXPECT_EQ(b->reg_pages, exa_sysfs_long("rdma_registered_pages"));
 	EXPECT_EQ(b->rdma_pages, exa_sysfs_long("rdma_pages_in_use"));
 	EXPECT_EQ(b->ranks, exa_sysfs_long("rdma_ranks_in_use"));
+	/* the kernel path's interfaces and mailbox went with the daemon */
+	EXPECT_EQ(0, sysfs_named("ip_stats", "attached"));
+	EXPECT_EQ(b->pkts, exa_sysfs_long("pkt_in_use"));
+	EXPECT_EQ(b->mboxes, exa_sysfs_long("mbox_in_use"));
 	EXPECT_EQ(0, exa_system("grep -q stopping " IPD_LOG));
 	OOB_SYNC(&self->o);
 }

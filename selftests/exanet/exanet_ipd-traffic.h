@@ -25,41 +25,92 @@ TEST_F(ipd, ping_all_pairs)
 /*
  * Ping payloads at the edges: 0 .. MTU - 28 travel as one packet each way,
  * above it the kernel fragments (two packets).  Each rank in turn pings
- * the next one, so the daemon's per-peer packet counter tells exactly how
- * many packets the request took.
+ * the next one, so the daemon's per-peer packet counter and the driver's
+ * kernel path counter tell exactly how many packets the request took and
+ * which way: up to the kernel path's length through the driver, larger
+ * ones (and both fragments of a fragmented one) through the daemon.
  */
 TEST_F(ipd, ping_sizes_edges_and_fragmentation)
 {
-	static const int sizes[] = { 0, 1, 7, 8, 9, 56, 100, 1472, 1473, 4096, 9000, 16384,
-				     32768, 65464, 65491, 65492, 65493, 65500, 65507 };
+	static const int sizes[] = { 0, 1, 7, 8, 9, 56, 100, 227, 228, 229, 1472, 1473, 4096,
+				     9000, 16384, 32768, 65464, 65491, 65492, 65493, 65500, 65507 };
 	int me = my_rank(), k = nranks(), next = (me + 1) % k;
+	long long klen;
 	char ip[20];
 
+	ASSERT_EQ(0, ipd_status_refresh());
+	klen = ipd_status_num("kernel_path_len");
 	for (int turn = 0; turn < k; turn++) {
 		if (turn == me) {
 			for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-				long long tx0, tx1, rx0, rx1;
+				long long tx0, tx1, rx0, rx1, ktx0, ktx1, krx0, krx1;
 				int frags = sizes[i] + 28 > 65520 ? 2 : 1;
+				int kernel = sizes[i] + 28 <= klen;
 
 				ASSERT_EQ(0, ipd_status_refresh());
 				tx0 = ipd_peer_num(next, "tx_packets");
 				rx0 = ipd_peer_num(next, "rx_packets");
+				ktx0 = sysfs_named("ip_stats", "tx_packets");
+				krx0 = sysfs_named("ip_stats", "rx_packets");
 				EXPECT_EQ(0, exa_system("ping -c 1 -W 10 -q -s %d %s >/dev/null",
 							sizes[i], exa_ip_str(next, ip)));
 				ASSERT_EQ(0, ipd_status_refresh());
 				tx1 = ipd_peer_num(next, "tx_packets");
 				rx1 = ipd_peer_num(next, "rx_packets");
-				if (tx1 - tx0 != frags || rx1 - rx0 != frags)
-					TH_LOG("ping -s %d: %lld packets out, %lld back, expected %d",
-					       sizes[i], tx1 - tx0, rx1 - rx0, frags);
-				EXPECT_EQ(frags, tx1 - tx0);
-				EXPECT_EQ(frags, rx1 - rx0);
+				ktx1 = sysfs_named("ip_stats", "tx_packets");
+				krx1 = sysfs_named("ip_stats", "rx_packets");
+				if (tx1 - tx0 != (kernel ? 0 : frags) || rx1 - rx0 != (kernel ? 0 : frags) ||
+				    ktx1 - ktx0 != kernel || krx1 - krx0 != kernel)
+					TH_LOG("ping -s %d: %lld / %lld packets out, %lld / %lld back "
+					       "(daemon / kernel path), expected %d through the %s",
+					       sizes[i], tx1 - tx0, ktx1 - ktx0, rx1 - rx0, krx1 - krx0,
+					       frags, kernel ? "kernel path" : "daemon");
+				EXPECT_EQ(kernel ? 0 : frags, tx1 - tx0);
+				EXPECT_EQ(kernel ? 0 : frags, rx1 - rx0);
+				EXPECT_EQ(kernel, ktx1 - ktx0);
+				EXPECT_EQ(kernel, krx1 - krx0);
 			}
 		}
 		OOB_SYNC(&self->o);
 	}
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(0, ipd_counter("drop_too_big"));
+}
+
+/*
+ * The kernel path (Documentation/exanet/ipd.md, "The kernel path"): every
+ * daemon attached its TUN device to the driver and told its peers its
+ * kernel path mailbox; small packets between two nodes go through the
+ * driver both ways, with nothing malformed, incomplete or late.
+ */
+TEST_F(ipd, kernel_path_attached_and_carries_small_packets)
+{
+	int me = my_rank(), k = nranks();
+	long long tx0, rx0;
+	char ip[20];
+
+	ASSERT_EQ(0, ipd_status_refresh());
+	EXPECT_EQ(1, sysfs_named("ip_stats", "attached"));
+	EXPECT_LE(0, ipd_status_num("kernel_path_mbox"));
+	EXPECT_EQ(256, ipd_status_num("kernel_path_len"));
+	for (int r = 0; r < k; r++)
+		if (r != me)
+			EXPECT_LE(0, ipd_peer_num(r, "kernel_path_mbox"));
+	tx0 = sysfs_named("ip_stats", "tx_packets");
+	rx0 = sysfs_named("ip_stats", "rx_packets");
+	OOB_SYNC(&self->o);
+	for (int r = 0; r < k; r++)
+		if (r != me)
+			EXPECT_EQ(0, exa_system("ping -c 5 -i 0.2 -w 20 -q %s >/dev/null",
+						exa_ip_str(r, ip)));
+	OOB_SYNC(&self->o);
+	/* our requests and replies, and the others' requests and replies */
+	EXPECT_LE(tx0 + 10 * (k - 1), sysfs_named("ip_stats", "tx_packets"));
+	EXPECT_LE(rx0 + 10 * (k - 1), sysfs_named("ip_stats", "rx_packets"));
+	EXPECT_EQ(0, sysfs_named("ip_stats", "rx_bad"));
+	EXPECT_EQ(0, sysfs_named("ip_stats", "rx_incomplete"));
+	EXPECT_EQ(0, sysfs_named("ip_stats", "tx_busy_drops"));
+	OOB_SYNC(&self->o);
 }
 
 struct tcp_result {
@@ -336,6 +387,7 @@ TEST_F(ipd, udp_max_rate_intact_in_order_per_flow)
 {
 	int me = my_rank(), k = nranks(), fd, rfd, sz = 8 << 20;
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IPD_PORT_BASE + 5) };
+	long long ktx0, kdaemon0;
 	struct udp_result mine, all[OOB_MAX_NODES];
 	uint8_t *buf;
 	pid_t child;
@@ -354,6 +406,8 @@ TEST_F(ipd, udp_max_rate_intact_in_order_per_flow)
 		_exit(write(pfd[1], &mine, sizeof(mine)) == sizeof(mine) ? 0 : 1);
 	}
 	OOB_SYNC(&self->o);
+	ktx0 = sysfs_named("ip_stats", "tx_packets");
+	kdaemon0 = sysfs_named("ip_stats", "tx_to_daemon");
 	buf = malloc(65536);
 	ASSERT_NE(NULL, buf);
 	for (uint32_t seq = 0; seq < UDP_PER_FLOW; seq++) {
@@ -386,6 +440,13 @@ TEST_F(ipd, udp_max_rate_intact_in_order_per_flow)
 	}
 	ASSERT_EQ(0, ipd_status_refresh());
 	EXPECT_EQ(0, ipd_counter("rx_bad_batches"));
+	/* the flows mixed both paths: 64 and 200 B through the kernel path */
+	EXPECT_LT(ktx0, sysfs_named("ip_stats", "tx_packets"));
+	EXPECT_LT(kdaemon0, sysfs_named("ip_stats", "tx_to_daemon"));
+	TH_LOG("kernel path: held %lld, late %lld, hold expired %lld, daemon packets behind %lld",
+	       sysfs_named("ip_stats", "rx_held"), sysfs_named("ip_stats", "rx_late"),
+	       sysfs_named("ip_stats", "rx_hold_expired"),
+	       sysfs_named("ip_stats", "rx_daemon_behind"));
 	OOB_SYNC(&self->o);
 }
 

@@ -19,6 +19,9 @@
  */
 #define EXANET_IPD_C
 
+#include <endian.h>
+#include <exanet_ip.h>
+
 #include "ipd_test.h"
 #include "../../tools/exanet-ipd/ipd_proto.h"
 
@@ -34,7 +37,7 @@
 
 /* The driver's resources in use without a daemon (before the first case). */
 struct before {
-	long reg_pages, rdma_pages, ranks;
+	long reg_pages, rdma_pages, ranks, pkts, mboxes;
 };
 
 static struct before *saved(void)
@@ -44,7 +47,8 @@ static struct before *saved(void)
 
 	memset(&b, 0xff, sizeof(b));
 	if (f) {
-		if (fscanf(f, "%ld %ld %ld", &b.reg_pages, &b.rdma_pages, &b.ranks) != 3)
+		if (fscanf(f, "%ld %ld %ld %ld %ld", &b.reg_pages, &b.rdma_pages, &b.ranks,
+			   &b.pkts, &b.mboxes) != 5)
 			b.reg_pages = -1;
 		fclose(f);
 	}
@@ -56,8 +60,9 @@ static void record_before(void)
 	FILE *f = fopen("/tmp/ipd-test.before", "w");
 
 	if (f) {
-		fprintf(f, "%ld %ld %ld\n", exa_sysfs_long("rdma_registered_pages"),
-			exa_sysfs_long("rdma_pages_in_use"), exa_sysfs_long("rdma_ranks_in_use"));
+		fprintf(f, "%ld %ld %ld %ld %ld\n", exa_sysfs_long("rdma_registered_pages"),
+			exa_sysfs_long("rdma_pages_in_use"), exa_sysfs_long("rdma_ranks_in_use"),
+			exa_sysfs_long("pkt_in_use"), exa_sysfs_long("mbox_in_use"));
 		fclose(f);
 	}
 }

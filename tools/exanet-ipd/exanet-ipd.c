@@ -736,6 +736,7 @@ static void setup_kpath(struct ipd *d)
 		return;
 	}
 	d->kmbox = req.mbox;
+	d->kpath_len = req.max_len;
 	ipd_log(LOG_I, "kernel path: packets up to %u bytes, mailbox %u", req.max_len, req.mbox);
 }
 

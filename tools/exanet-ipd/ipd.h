@@ -191,6 +191,7 @@ struct ipd {
 
 	uint32_t node, num_nodes, pdid, rank;
 	uint32_t kmbox;			/* our kernel path mailbox, IPD_NO_KMBOX */
+	uint32_t kpath_len;		/* its largest packet, 0: no kernel path */
 	struct exanet_ip_peer *kpeers;	/* the list the driver has */
 	unsigned int nkpeers;
 	uint64_t inc;

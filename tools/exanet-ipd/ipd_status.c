@@ -52,10 +52,13 @@ int ipd_status_write(struct ipd *d)
 	inet_ntop(AF_INET, &d->ip, ip, sizeof(ip));
 	fprintf(f, "version 1\nseq %u\nrunning %d\npid %d\nifname %s\naddress %s/%u\nmtu %u\n"
 		"node %u\nnum_nodes %u\npdid %u\nrank %u\nmbox %u\nmode %s\n"
-		"incarnation %016llx\nring_kib %u\nuptime_ms %lld\nticks %llu\n",
+		"kernel_path_mbox %d\nkernel_path_len %u\nincarnation %016llx\nring_kib %u\nuptime_ms %lld\n"
+		"ticks %llu\n",
 		++d->status_seq, !d->stopped, (int)getpid(), d->o.ifname, ip, d->o.prefix, d->o.mtu,
 		d->node, d->num_nodes, d->pdid, d->rank, exanet_mbox_id(d->mbox),
-		ipd_mode_name(d->o.mode), (unsigned long long)d->inc,
+		ipd_mode_name(d->o.mode),
+		d->kmbox == IPD_NO_KMBOX ? -1 : (int)d->kmbox, d->kpath_len,
+		(unsigned long long)d->inc,
 		1u << (d->o.ring_order - 10), (long long)((exa_clock_ns() - d->start_ns) / 1000000),
 		(unsigned long long)d->ticks);
 	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
@@ -72,6 +75,7 @@ int ipd_status_write(struct ipd *d)
 		P("%s", "ip", pip);
 		P("%016llx", "incarnation", (unsigned long long)p->inc);
 		P("%u", "mbox", p->mbox);
+		P("%d", "kernel_path_mbox", p->kmbox == IPD_NO_KMBOX ? -1 : (int)p->kmbox);
 		P("%lld", "rtt_us", (long long)(p->rtt_ns / 1000));
 		P("%llu", "tx_packets", (unsigned long long)p->c.tx_packets);
 		P("%llu", "tx_bytes", (unsigned long long)p->c.tx_bytes);
