@@ -90,9 +90,12 @@ pkg-userspace: libexanet librma2 libvelo2 libexanet-fi libextoll-fi coll-exanet 
 	$(LIBEXANET_INC_OUT)/exanet.h $(LIBEXANET_INC_OUT)/exanet_rdma.h $(LIBEXANET_INC_OUT)/exanet_coll.h \
 	$(PKG_TOOLS) $(MAN_PAGES)
 
+SYSCTLDIR ?= /usr/lib/sysctl.d
 install-tools: $(PKG_TOOLS) install-man-tools
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(PKG_TOOLS) $(DESTDIR)$(BINDIR)/
+	install -D -m 0644 $(TOP)/tools/exanet-ipd/60-exanet-ipd.conf \
+		$(DESTDIR)$(SYSCTLDIR)/60-exanet-ipd.conf
 
 install-udev:
 	install -d $(DESTDIR)$(UDEVRULESDIR)

@@ -8,7 +8,7 @@
 #   - pkg-config --libs libexanet rma2 velo2, and a program using all three
 #     libraries compiles and links against the installed -dev packages;
 #   - every tool runs (--help exits 0) and its man page is installed;
-#   - the udev rules are in place;
+#   - the udev rules and exanet-ipd's sysctl file are in place;
 #   - ompi_info lists the coll/exanet component (openmpi-coll-exanet);
 #   - unless NO_VM=1: the DKMS-built modules load (modprobe exanet, extoll)
 #     on an emulated node (packaging/node-modprobe.sh).
@@ -126,6 +126,7 @@ check "man page fi_extoll(7) installed by libfabric-extoll" test -e "$ROOT/usr/s
 check "ompi_info lists the coll component installed by openmpi-coll-exanet" \
 	in_root sh -c 'OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ompi_info | grep -q "MCA coll: exanet"'
 check "udev rules installed" test -f "$ROOT/lib/udev/rules.d/60-exanet.rules" -a -f "$ROOT/lib/udev/rules.d/60-extoll.rules"
+check "busy polling sysctl of exanet-ipd installed" grep -qx 'net.core.busy_read = 200' "$ROOT/usr/lib/sysctl.d/60-exanet-ipd.conf"
 
 umount_all
 if [ "${NO_VM:-0}" != 1 ] && [ -x "$TOP/packaging/node-modprobe.sh" ]; then

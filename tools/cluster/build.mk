@@ -28,6 +28,7 @@ INITRAMFS_ORDER := $(filter-out qemu $(BUILD)/% $(TOP)/%,$(ALL_TARGETS))
 INITRAMFS_INPUTS := $(CLUSTER_DIR)/mkinitramfs.sh $(CLUSTER_DIR)/init \
 	$(CLUSTER_DIR)/psm2-stub.c \
 	$(wildcard $(CLUSTER_DIR)/tests/*) $(wildcard $(TOP)/drivers/*/*.rules) \
+	$(TOP)/tools/exanet-ipd/60-exanet-ipd.conf \
 	$(wildcard /lib/modules/$(KVER)/modules.dep) \
 	$(shell find $(BUILD)/bin $(BUILD)/lib $(BUILD)/selftests $(BUILD)/modules \
 		\( -type f -o -type l \) ! -name exanet-mgmt-hub 2>/dev/null)

@@ -88,6 +88,9 @@ fi
 for r in "$TOP"/drivers/*/*.rules; do
 	[ -f "$r" ] && cp "$r" usr/lib/udev/rules.d/
 done
+# exanet-ipd's busy polling, as the exanet-tools package installs it
+mkdir -p usr/lib/sysctl.d
+cp "$TOP"/tools/exanet-ipd/60-exanet-ipd.conf usr/lib/sysctl.d/
 echo "udev_log=err" > etc/udev/udev.conf
 
 # --- diagnostics ---
