@@ -118,7 +118,7 @@ struct exanet_ip {
 	struct exanet_mbox_slot *slots;
 	u32 head, published;		/* free-running */
 
-	spinlock_t lock;
+	spinlock_t lock;			/* BH: everything below */
 	struct exanet_ip_node *chan[EXANET_IP_CHANNELS];
 	struct xarray nodes;		/* node id -> exanet_ip_node */
 	struct exanet_ip_node **listed;	/* the daemon's list, by address */
@@ -139,8 +139,7 @@ static LIST_HEAD(exanet_ip_list);	/* attachments, under rtnl */
 static struct exanet_ip_stats exanet_ip_stats[EXANET_MAX_DEVICES];
 #define IP_STAT(ip, f) (exanet_ip_stats[(ip)->edev->index].f++)
 
-static struct exanet_ip_node *exanet_ip_by_addr(struct exanet_ip *ip,
-						 __be32 addr)
+static struct exanet_ip_node *exanet_ip_by_addr(struct exanet_ip *ip, __be32 addr)
 {
 	u32 i;
 
@@ -168,7 +167,7 @@ static void exanet_ip_reap(struct exanet_ip *ip)
 		bool any = false;
 
 		for (c = 0; c < EXANET_PKT_CHANNELS; c++)
-			any |= ip->chan[i * EXANET_PKT_CHANNELS + c] != NULL;
+			any |= !!ip->chan[i * EXANET_PKT_CHANNELS + c];
 		if (!any)
 			continue;
 		/* The NI picks up fabric packets (the answers) on this read. */
@@ -1082,7 +1081,7 @@ static ssize_t ip_stats_show(struct device *dev, struct device_attribute *attr,
 	int n = 0;
 
 #define IP_SHOW(f) (n += sysfs_emit_at(buf, n, #f " %llu\n", st->f))
-	n += sysfs_emit_at(buf, n, "attached %d\n", READ_ONCE(edev->ip) != NULL);
+	n += sysfs_emit_at(buf, n, "attached %d\n", !!READ_ONCE(edev->ip));
 	IP_SHOW(tx_packets); IP_SHOW(tx_bytes); IP_SHOW(tx_frags);
 	IP_SHOW(tx_to_daemon); IP_SHOW(tx_acked); IP_SHOW(tx_nacked);
 	IP_SHOW(tx_timeouts); IP_SHOW(tx_busy_drops);
