@@ -79,7 +79,9 @@ struct exanet_ip_peers {
  * to its daemon for that node before this one: the receiver delivers the
  * packet only after as many packets from that node came in through the
  * daemon (or after EXANET_IP_HOLD_MS), so a small packet never overtakes
- * a large one of the same flow.  EXANET_IP_F_CSUM: the transport checksum
+ * a large one of the same flow.  @epoch is drawn at every attachment: a
+ * new one tells the receiver that the sender started afresh (sequence
+ * numbers and counts from 0).  EXANET_IP_F_CSUM: the transport checksum
  * was left to the device (csum_start/csum_offset from the IP header, as
  * in a virtio_net_hdr); the fabric is CRC-protected, so the receiver
  * accepts the packet without it.
@@ -94,6 +96,7 @@ struct exanet_ip_frag {
 
 struct exanet_ip_first {
 	__le32 bulk;
+	__le32 epoch;		/* the sending kernel path's, random, never 0 */
 	__le16 len;		/* the IP packet's length */
 	__le16 csum_start;
 	__le16 csum_offset;

@@ -40,6 +40,7 @@
 #include <linux/netdevice.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
+#include <linux/random.h>
 #include <linux/rtnetlink.h>
 #include <linux/skbuff.h>
 #include <linux/slab.h>
@@ -64,7 +65,7 @@ struct exanet_ip_stats {
 	u64 tx_acked, tx_nacked, tx_timeouts, tx_busy_drops;
 	u64 rx_packets, rx_bytes, rx_frags, rx_bad, rx_unknown_node;
 	u64 rx_incomplete, rx_late, rx_held, rx_hold_expired, rx_no_mem;
-	u64 rx_from_daemon, rx_daemon_behind, rx_resync;
+	u64 rx_from_daemon, rx_daemon_behind, rx_resync, rx_new_epoch;
 };
 
 /* One peer node: send and receive state. */
@@ -79,6 +80,7 @@ struct exanet_ip_node {
 	u64 bulk_last_ns;	/* when the last one was */
 	u32 inflight;		/* fragments without an answer yet */
 
+	u32 rx_epoch;		/* of its kernel path, 0: none seen yet */
 	u32 bulk_rcvd;		/* packets from it out of the TUN device */
 	u32 bulk_forgiven;	/* of which counted as lost by a hold that expired */
 	u32 late_run;		/* small packets in a row dropped as late */
@@ -108,6 +110,7 @@ struct exanet_ip {
 	struct nf_hook_ops hook;
 	struct list_head node;		/* on exanet_ip_list, under rtnl */
 	u32 max_len;
+	u32 epoch;			/* ours, in every first fragment */
 
 	u32 pkt[EXANET_IP_PKT_IFACES];
 	void __iomem *pkt_page[EXANET_IP_PKT_IFACES];
@@ -279,6 +282,7 @@ static void exanet_ip_send(struct exanet_ip *ip, struct exanet_ip_node *pn,
 		f->seq = cpu_to_le32(pn->tx_seq);
 		if (!i) {
 			first->bulk = cpu_to_le32(pn->bulk_sent);
+			first->epoch = cpu_to_le32(ip->epoch);
 			first->len = cpu_to_le16(len);
 			if (skb->ip_summed == CHECKSUM_PARTIAL) {
 				f->flags = EXANET_IP_F_CSUM;
@@ -464,6 +468,24 @@ static void exanet_ip_release(struct exanet_ip *ip, struct exanet_ip_node *pn,
 	}
 }
 
+/*
+ * ip->lock: @pn's kernel path started afresh (its daemon restarted): its
+ * sequence numbers and counts begin again, what is left of the old one
+ * is dropped.
+ */
+static void exanet_ip_new_epoch(struct exanet_ip *ip, struct exanet_ip_node *pn,
+				u32 epoch)
+{
+	if (pn->rx_epoch)
+		IP_STAT(ip, rx_new_epoch);
+	__skb_queue_purge(&pn->held);
+	pn->rx_epoch = epoch;
+	pn->rx_any = false;
+	pn->bulk_rcvd = 0;
+	pn->bulk_forgiven = 0;
+	pn->late_run = 0;
+}
+
 /* ip->lock: one mailbox slot. */
 static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 			   struct sk_buff_head *out)
@@ -490,7 +512,10 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 		u16 plen = le16_to_cpu(first->len);
 
 		exanet_ip_drop_part(ip, pn);
-		if (len < EXANET_IP_FIRST_HDR_LEN || first->reserved ||
+		if (len >= EXANET_IP_FIRST_HDR_LEN && first->epoch &&
+		    le32_to_cpu(first->epoch) != pn->rx_epoch)
+			exanet_ip_new_epoch(ip, pn, le32_to_cpu(first->epoch));
+		if (len < EXANET_IP_FIRST_HDR_LEN || first->reserved || !first->epoch ||
 		    (f->flags & ~EXANET_IP_F_CSUM) ||
 		    plen < sizeof(struct iphdr) || plen > EXANET_IP_MAX_LEN ||
 		    EXANET_IP_NFRAGS(plen) != f->nfrags ||
@@ -834,6 +859,7 @@ long exanet_ip_ioctl_attach(struct exanet_drv_file *ef, void __user *uarg)
 	ip->ef = ef;
 	ip->net = net;
 	ip->max_len = req.max_len;
+	ip->epoch = get_random_u32() | 1;
 	spin_lock_init(&ip->lock);
 	xa_init(&ip->nodes);
 	skb_queue_head_init(&ip->daemon_behind);
@@ -1089,7 +1115,7 @@ static ssize_t ip_stats_show(struct device *dev, struct device_attribute *attr,
 	IP_SHOW(rx_bad); IP_SHOW(rx_unknown_node); IP_SHOW(rx_incomplete);
 	IP_SHOW(rx_late); IP_SHOW(rx_held); IP_SHOW(rx_hold_expired);
 	IP_SHOW(rx_no_mem); IP_SHOW(rx_from_daemon); IP_SHOW(rx_daemon_behind);
-	IP_SHOW(rx_resync);
+	IP_SHOW(rx_resync); IP_SHOW(rx_new_epoch);
 #undef IP_SHOW
 	return n;
 }

@@ -405,7 +405,7 @@ static void kfrag(uint8_t *m, uint8_t index, uint8_t nfrags, uint32_t seq, uint1
 {
 	struct exanet_ip_frag f = { .magic = EXANET_IP_MAGIC, .index = index,
 				    .nfrags = nfrags, .seq = htole32(seq) };
-	struct exanet_ip_first first = { .len = htole16(len) };
+	struct exanet_ip_first first = { .len = htole16(len), .epoch = htole32(0x5eed) };
 
 	memset(m, 0, EXANET_MAX_PAYLOAD);
 	memcpy(m, &f, sizeof(f));
@@ -440,16 +440,16 @@ static int kmsg_child(void *arg)
 	m[EXANET_IP_FIRST_HDR_LEN] = 0x60;
 	if (kmsg_send(pkt, j, m, EXANET_IP_FIRST_HDR_LEN + 40))
 		return 103;
-	/* half a 100-byte packet, then another packet's first fragment */
-	kfrag(m, 0, 2, 1001, 100);
+	/* half a 90-byte packet (two fragments), then another one's first half */
+	kfrag(m, 0, 2, 1001, 90);
 	if (kmsg_send(pkt, j, m, EXANET_MAX_PAYLOAD))
 		return 104;
-	kfrag(m, 0, 2, 1002, 100);
+	kfrag(m, 0, 2, 1002, 90);
 	if (kmsg_send(pkt, j, m, EXANET_MAX_PAYLOAD))
 		return 105;
 	/* its second fragment, one byte short */
 	kfrag(m, 1, 2, 1002, 0);
-	if (kmsg_send(pkt, j, m, EXANET_IP_HDR_LEN + 100 - EXANET_IP_FIRST_DATA - 1))
+	if (kmsg_send(pkt, j, m, EXANET_IP_HDR_LEN + 90 - EXANET_IP_FIRST_DATA - 1))
 		return 106;
 	exanet_close(dev);
 	return 0;

@@ -122,7 +122,7 @@ static void usage(FILE *f)
 "                          (default -10)\n"
 "      --kernel-path-len N IPv4 packets up to N bytes to peers with a kernel\n"
 "                          path go through the driver, not the daemon\n"
-"                          (20..884, default 256; 0: every packet through the\n"
+"                          (20..880, default 256; 0: every packet through the\n"
 "                          daemon)\n"
 "Discovery:\n"
 "      --hb-iface IF       management interface for heartbeats (default eth0)\n"
