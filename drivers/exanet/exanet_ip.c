@@ -65,7 +65,7 @@ struct exanet_ip_stats {
 	u64 tx_acked, tx_nacked, tx_timeouts, tx_busy_drops;
 	u64 rx_packets, rx_bytes, rx_frags, rx_bad, rx_unknown_node;
 	u64 rx_incomplete, rx_late, rx_held, rx_hold_expired, rx_no_mem;
-	u64 rx_from_daemon, rx_daemon_behind, rx_resync, rx_new_epoch;
+	u64 rx_from_daemon, rx_daemon_behind, rx_resync, rx_new_epoch, rx_down;
 };
 
 /* One peer node: send and receive state. */
@@ -572,6 +572,12 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 			kfree_skb(skb);
 			goto bad;
 		}
+	}
+	if (!netif_running(ip->tun)) {
+		/* exa0 is down: as a NIC's driver would, take nothing in */
+		kfree_skb(skb);
+		IP_STAT(ip, rx_down);
+		return;
 	}
 	skb->dev = ip->tun;
 	skb->protocol = htons(ETH_P_IP);
@@ -1115,7 +1121,7 @@ static ssize_t ip_stats_show(struct device *dev, struct device_attribute *attr,
 	IP_SHOW(rx_bad); IP_SHOW(rx_unknown_node); IP_SHOW(rx_incomplete);
 	IP_SHOW(rx_late); IP_SHOW(rx_held); IP_SHOW(rx_hold_expired);
 	IP_SHOW(rx_no_mem); IP_SHOW(rx_from_daemon); IP_SHOW(rx_daemon_behind);
-	IP_SHOW(rx_resync); IP_SHOW(rx_new_epoch);
+	IP_SHOW(rx_resync); IP_SHOW(rx_new_epoch); IP_SHOW(rx_down);
 #undef IP_SHOW
 	return n;
 }
