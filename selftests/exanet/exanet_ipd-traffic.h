@@ -107,6 +107,32 @@ TEST_F(ipd, kernel_path_attached_and_carries_small_packets)
 	/* our requests and replies, and the others' requests and replies */
 	EXPECT_LE(tx0 + 10 * (k - 1), sysfs_named("ip_stats", "tx_packets"));
 	EXPECT_LE(rx0 + 10 * (k - 1), sysfs_named("ip_stats", "rx_packets"));
+	/*
+	 * A CPU-bound program on the next rank: the busy-polling of waiting
+	 * programs (60-exanet-ipd.conf) and the kernel path's NAPI starve
+	 * neither it nor the replies.
+	 */
+	OOB_SYNC(&self->o);
+	if (me == (1 % k)) {
+		pid_t hog = fork();
+
+		ASSERT_LE(0, hog);
+		if (hog == 0) {
+			alarm(30);
+			for (;;)
+				;
+		}
+		OOB_SYNC(&self->o);
+		OOB_SYNC(&self->o);
+		kill(hog, SIGKILL);
+		waitpid(hog, NULL, 0);
+	} else {
+		OOB_SYNC(&self->o);
+		if (me == 0)
+			EXPECT_EQ(0, exa_system("ping -c 20 -i 0.1 -w 20 -q %s >/dev/null",
+						exa_ip_str(1 % k, ip)));
+		OOB_SYNC(&self->o);
+	}
 	EXPECT_EQ(0, sysfs_named("ip_stats", "rx_bad"));
 	EXPECT_EQ(0, sysfs_named("ip_stats", "rx_incomplete"));
 	EXPECT_EQ(0, sysfs_named("ip_stats", "tx_busy_drops"));
