@@ -78,7 +78,8 @@ struct exanet_ip_peers {
  * packet share it); @bulk is how many packets the sending node had handed
  * to its daemon for that node before this one: the receiver delivers the
  * packet only after as many packets from that node came in through the
- * daemon (or after EXANET_IP_HOLD_MS), so a small packet never overtakes
+ * daemon (or once the daemon's packets from that node stopped coming for
+ * EXANET_IP_HOLD_MS: the missing ones are lost), so a small packet never overtakes
  * a large one of the same flow.  @epoch is drawn at every attachment: a
  * new one tells the receiver that the sender started afresh (sequence
  * numbers and counts from 0).  EXANET_IP_F_CSUM: the transport checksum

@@ -17,8 +17,9 @@
  * of packets its sender had passed on to the daemon for that peer
  * ("bulk"); the receiver counts the packets from that peer coming out of
  * the TUN device (an rx_handler on it) and delivers a small packet only
- * when the count matches: it holds one that is early (up to
- * EXANET_IP_HOLD_MS, then the missing bulk packets count as lost) and
+ * when the count matches: it holds one that is early (until the daemon's
+ * packets from that peer stopped coming for EXANET_IP_HOLD_MS, at most
+ * EXANET_IP_HOLD_MAX_MS; then the missing ones count as lost) and
  * drops one that is late (a later bulk packet got in first).  A bulk
  * packet that meets unprocessed small ones or held ones is delivered from
  * NAPI behind them.  Small packets among themselves: per-peer sequence
@@ -56,6 +57,7 @@
 #define EXANET_IP_MAX_HELD	64	/* per peer */
 #define EXANET_IP_WAIT_US	500	/* for a free channel */
 #define EXANET_IP_LATE_RUN	4	/* late in a row: the count is wrong */
+#define EXANET_IP_HOLD_MAX_MS	1000	/* a held packet waits at most this long */
 /* Small packets to a peer take the daemon's way this long after a large one. */
 #define EXANET_IP_QUIET_NS	(20 * NSEC_PER_MSEC)
 
@@ -82,6 +84,7 @@ struct exanet_ip_node {
 
 	u32 rx_epoch;		/* of its kernel path, 0: none seen yet */
 	u32 bulk_rcvd;		/* packets from it out of the TUN device */
+	unsigned long bulk_rcvd_at;	/* jiffies of the last one */
 	u32 bulk_forgiven;	/* of which counted as lost by a hold that expired */
 	u32 late_run;		/* small packets in a row dropped as late */
 	u32 rx_seq;		/* last small packet taken */
@@ -450,7 +453,16 @@ static void exanet_ip_release(struct exanet_ip *ip, struct exanet_ip_node *pn,
 		s32 early = (s32)(EXANET_IP_CB(skb)->bulk - pn->bulk_rcvd);
 
 		if (early > 0) {
-			if (time_before(jiffies, EXANET_IP_CB(skb)->since +
+			unsigned long since = EXANET_IP_CB(skb)->since;
+
+			/*
+			 * The daemon's packets it waits for are lost only once
+			 * that path from the peer went quiet; it may lag by far
+			 * more than the hold under load.
+			 */
+			if (time_before(jiffies, since + msecs_to_jiffies(EXANET_IP_HOLD_MAX_MS)) &&
+			    time_before(jiffies, (time_after(pn->bulk_rcvd_at, since) ?
+						  pn->bulk_rcvd_at : since) +
 					msecs_to_jiffies(EXANET_IP_HOLD_MS)))
 				break;
 			/* The bulk packets it waits for count as lost. */
@@ -606,6 +618,7 @@ static void exanet_ip_daemon_packets(struct exanet_ip *ip,
 		__skb_queue_tail(out, skb);
 		if (pn) {
 			pn->bulk_rcvd++;
+			pn->bulk_rcvd_at = jiffies;
 			exanet_ip_release(ip, pn, out);
 		}
 	}
@@ -729,6 +742,7 @@ static rx_handler_result_t exanet_ip_rx_handler(struct sk_buff **pskb)
 		return RX_HANDLER_CONSUMED;
 	}
 	pn->bulk_rcvd++;
+	pn->bulk_rcvd_at = jiffies;
 	spin_unlock(&ip->lock);
 	return RX_HANDLER_PASS;
 }
