@@ -85,7 +85,10 @@ struct exanet_ip_peers {
  * numbers and counts from 0).  EXANET_IP_F_CSUM: the transport checksum
  * was left to the device (csum_start/csum_offset from the IP header, as
  * in a virtio_net_hdr); the fabric is CRC-protected, so the receiver
- * accepts the packet without it.
+ * accepts the packet without it.  EXANET_IP_F_RESYNC: @bulk is right
+ * and the receiver's count is not (the sender's TUN device dropped some of
+ * the packets it counted); nothing went to the daemon for that node for
+ * long enough that all the others arrived.
  */
 struct exanet_ip_frag {
 	__u8  magic;		/* EXANET_IP_MAGIC */
@@ -106,6 +109,7 @@ struct exanet_ip_first {
 
 #define EXANET_IP_MAGIC			0xe1
 #define EXANET_IP_F_CSUM		0x01
+#define EXANET_IP_F_RESYNC		0x02
 #define EXANET_IP_HDR_LEN		((__u32)sizeof(struct exanet_ip_frag))
 #define EXANET_IP_FIRST_HDR_LEN		(EXANET_IP_HDR_LEN + (__u32)sizeof(struct exanet_ip_first))
 #define EXANET_IP_FIRST_DATA		(EXANET_MAX_PAYLOAD - EXANET_IP_FIRST_HDR_LEN)

@@ -60,11 +60,18 @@
 #define EXANET_IP_HOLD_MAX_MS	1000	/* a held packet waits at most this long */
 /* Small packets to a peer take the daemon's way this long after a large one. */
 #define EXANET_IP_QUIET_NS	(20 * NSEC_PER_MSEC)
+/*
+ * After the TUN device dropped packets (its queue was full), the counts of
+ * the peers are off by the packets lost: small packets to a peer take the
+ * daemon's way until nothing went to it through the daemon for this long;
+ * the next one then tells the receiver to take its count (EXANET_IP_F_RESYNC).
+ */
+#define EXANET_IP_RESYNC_NS	(200 * NSEC_PER_MSEC)
 
 /* What the kernel path did; kept in edev across attachments. */
 struct exanet_ip_stats {
 	u64 tx_packets, tx_bytes, tx_frags, tx_to_daemon;
-	u64 tx_acked, tx_nacked, tx_timeouts, tx_busy_drops;
+	u64 tx_acked, tx_nacked, tx_timeouts, tx_busy_drops, tx_tun_drops_seen;
 	u64 rx_packets, rx_bytes, rx_frags, rx_bad, rx_unknown_node;
 	u64 rx_incomplete, rx_late, rx_held, rx_hold_expired, rx_no_mem;
 	u64 rx_from_daemon, rx_daemon_behind, rx_resync, rx_new_epoch, rx_down;
@@ -80,6 +87,7 @@ struct exanet_ip_node {
 	u32 tx_seq;		/* next small packet's sequence number */
 	u32 bulk_sent;		/* packets passed on to the daemon for it */
 	u64 bulk_last_ns;	/* when the last one was */
+	bool need_resync;	/* the TUN device dropped packets since: the count may be off */
 	u32 inflight;		/* fragments without an answer yet */
 
 	u32 rx_epoch;		/* of its kernel path, 0: none seen yet */
@@ -91,7 +99,7 @@ struct exanet_ip_node {
 	bool rx_any;
 	struct sk_buff *part;	/* packet being reassembled */
 	u32 part_seq, part_bulk, part_done;
-	u8 part_next, part_nfrags;
+	u8 part_next, part_nfrags, part_flags;
 	struct sk_buff_head held;
 };
 
@@ -114,6 +122,8 @@ struct exanet_ip {
 	struct list_head node;		/* on exanet_ip_list, under rtnl */
 	u32 max_len;
 	u32 epoch;			/* ours, in every first fragment */
+	u64 tun_drops;			/* the TUN device's tx_dropped, last seen */
+	u64 tun_drop_ns;		/* when it last grew */
 
 	u32 pkt[EXANET_IP_PKT_IFACES];
 	void __iomem *pkt_page[EXANET_IP_PKT_IFACES];
@@ -267,7 +277,7 @@ static void exanet_ip_post(struct exanet_ip *ip, struct exanet_ip_node *pn,
 
 /* ip->lock, enough free channels: send @skb (linear copy in txbuf). */
 static void exanet_ip_send(struct exanet_ip *ip, struct exanet_ip_node *pn,
-			   struct sk_buff *skb, u32 nfrags)
+			   struct sk_buff *skb, u32 nfrags, bool resync)
 {
 	u8 msg[EXANET_MAX_PAYLOAD];
 	struct exanet_ip_frag *f = (void *)msg;
@@ -284,11 +294,13 @@ static void exanet_ip_send(struct exanet_ip *ip, struct exanet_ip_node *pn,
 		f->nfrags = nfrags;
 		f->seq = cpu_to_le32(pn->tx_seq);
 		if (!i) {
+			if (resync)
+				f->flags |= EXANET_IP_F_RESYNC;
 			first->bulk = cpu_to_le32(pn->bulk_sent);
 			first->epoch = cpu_to_le32(ip->epoch);
 			first->len = cpu_to_le16(len);
 			if (skb->ip_summed == CHECKSUM_PARTIAL) {
-				f->flags = EXANET_IP_F_CSUM;
+				f->flags |= EXANET_IP_F_CSUM;
 				first->csum_start =
 					cpu_to_le16(skb_checksum_start_offset(skb));
 				first->csum_offset = cpu_to_le16(skb->csum_offset);
@@ -324,6 +336,25 @@ static u32 exanet_ip_wire_packets(struct sk_buff *skb, struct net_device *dev)
 	return DIV_ROUND_UP(skb->len - hlen, per);
 }
 
+/*
+ * ip->lock: did the TUN device drop packets (its queue full) since we last
+ * looked?  Then every peer's count may be off by one of them.
+ */
+static void exanet_ip_tun_drops(struct exanet_ip *ip, u64 now)
+{
+	struct rtnl_link_stats64 st;
+	u32 i;
+
+	dev_get_stats(ip->tun, &st);
+	if (st.tx_dropped == ip->tun_drops)
+		return;
+	ip->tun_drops = st.tx_dropped;
+	ip->tun_drop_ns = now;
+	for (i = 0; i < ip->nlisted; i++)
+		ip->listed[i]->need_resync = true;
+	IP_STAT(ip, tx_tun_drops_seen);
+}
+
 static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 				  const struct nf_hook_state *state)
 {
@@ -343,8 +374,13 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 		return NF_ACCEPT;
 	}
 	now = ktime_get_ns();
+	if (pn->mbox != EXANET_IP_NO_MBOX && skb->len <= ip->max_len &&
+	    !skb_is_gso(skb) && now - pn->bulk_last_ns >= EXANET_IP_QUIET_NS)
+		exanet_ip_tun_drops(ip, now);
 	if (pn->mbox == EXANET_IP_NO_MBOX || skb->len > ip->max_len ||
-	    skb_is_gso(skb) || now - pn->bulk_last_ns < EXANET_IP_QUIET_NS) {
+	    skb_is_gso(skb) || now - pn->bulk_last_ns < EXANET_IP_QUIET_NS ||
+	    now - ip->tun_drop_ns < EXANET_IP_RESYNC_NS ||
+	    (pn->need_resync && now - pn->bulk_last_ns < EXANET_IP_RESYNC_NS)) {
 		pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
 		pn->bulk_last_ns = now;
 		IP_STAT(ip, tx_to_daemon);
@@ -358,7 +394,8 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 		kfree_skb(skb);
 		return NF_STOLEN;
 	}
-	exanet_ip_send(ip, pn, skb, nfrags);
+	exanet_ip_send(ip, pn, skb, nfrags, pn->need_resync);
+	pn->need_resync = false;
 	spin_unlock_bh(&ip->lock);
 	consume_skb(skb);
 	return NF_STOLEN;
@@ -403,11 +440,17 @@ static bool exanet_ip_packet_ok(struct sk_buff *skb, u8 flags, u16 start,
  * or drop it, by the order rules above.
  */
 static void exanet_ip_take(struct exanet_ip *ip, struct exanet_ip_node *pn,
-			   struct sk_buff *skb, u32 seq, u32 bulk,
+			   struct sk_buff *skb, u32 seq, u32 bulk, bool resync,
 			   struct sk_buff_head *out)
 {
 	s32 early = (s32)(bulk - pn->bulk_rcvd);
 
+	if (resync) {
+		/* The sender's count is the right one (see EXANET_IP_F_RESYNC). */
+		pn->bulk_rcvd = bulk;
+		pn->bulk_forgiven = 0;
+		early = 0;
+	}
 	if (early < 0 && (pn->bulk_forgiven || pn->late_run >= EXANET_IP_LATE_RUN)) {
 		/*
 		 * Not late: the packets a hold gave up on came after all (and
@@ -528,7 +571,7 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 		    le32_to_cpu(first->epoch) != pn->rx_epoch)
 			exanet_ip_new_epoch(ip, pn, le32_to_cpu(first->epoch));
 		if (len < EXANET_IP_FIRST_HDR_LEN || first->reserved || !first->epoch ||
-		    (f->flags & ~EXANET_IP_F_CSUM) ||
+		    (f->flags & ~(EXANET_IP_F_CSUM | EXANET_IP_F_RESYNC)) ||
 		    plen < sizeof(struct iphdr) || plen > EXANET_IP_MAX_LEN ||
 		    EXANET_IP_NFRAGS(plen) != f->nfrags ||
 		    len != EXANET_IP_FIRST_HDR_LEN +
@@ -544,10 +587,11 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 		pn->part_seq = le32_to_cpu(f->seq);
 		pn->part_bulk = le32_to_cpu(first->bulk);
 		pn->part_nfrags = f->nfrags;
+		pn->part_flags = f->flags;
 		pn->part_next = 0;
 		pn->part_done = 0;
 		/* The checksum position rides in the cb until completion. */
-		EXANET_IP_CB(skb)->since = (unsigned long)f->flags << 32 |
+		EXANET_IP_CB(skb)->since = (unsigned long)(f->flags & EXANET_IP_F_CSUM) << 32 |
 			(u32)le16_to_cpu(first->csum_start) << 16 |
 			le16_to_cpu(first->csum_offset);
 		hdr = EXANET_IP_FIRST_HDR_LEN;
@@ -598,7 +642,8 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 	EXANET_IP_CB(skb)->owner = ip;
 	IP_STAT(ip, rx_packets);
 	exanet_ip_stats[ip->edev->index].rx_bytes += skb->len;
-	exanet_ip_take(ip, pn, skb, pn->part_seq, pn->part_bulk, out);
+	exanet_ip_take(ip, pn, skb, pn->part_seq, pn->part_bulk,
+		       pn->part_flags & EXANET_IP_F_RESYNC, out);
 	return;
 bad:
 	IP_STAT(ip, rx_bad);
@@ -1130,7 +1175,7 @@ static ssize_t ip_stats_show(struct device *dev, struct device_attribute *attr,
 	n += sysfs_emit_at(buf, n, "attached %d\n", !!READ_ONCE(edev->ip));
 	IP_SHOW(tx_packets); IP_SHOW(tx_bytes); IP_SHOW(tx_frags);
 	IP_SHOW(tx_to_daemon); IP_SHOW(tx_acked); IP_SHOW(tx_nacked);
-	IP_SHOW(tx_timeouts); IP_SHOW(tx_busy_drops);
+	IP_SHOW(tx_timeouts); IP_SHOW(tx_busy_drops); IP_SHOW(tx_tun_drops_seen);
 	IP_SHOW(rx_packets); IP_SHOW(rx_bytes); IP_SHOW(rx_frags);
 	IP_SHOW(rx_bad); IP_SHOW(rx_unknown_node); IP_SHOW(rx_incomplete);
 	IP_SHOW(rx_late); IP_SHOW(rx_held); IP_SHOW(rx_hold_expired);
