@@ -117,7 +117,7 @@ struct exanet_ip_first {
 #define EXANET_IP_MAX_FRAGS		16
 #define EXANET_IP_MAX_LEN		(EXANET_IP_FIRST_DATA + (EXANET_IP_MAX_FRAGS - 1) * EXANET_IP_NEXT_DATA)
 #define EXANET_IP_DEFAULT_LEN		256
-#define EXANET_IP_HOLD_MS		10
+#define EXANET_IP_HOLD_MS		50
 
 /* Fragments an IP packet of @len bytes needs. */
 #define EXANET_IP_NFRAGS(len)						\
