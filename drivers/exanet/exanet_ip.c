@@ -56,6 +56,7 @@
 #define EXANET_IP_MBOX_SLOTS	1024
 #define EXANET_IP_MAX_HELD	64	/* per peer */
 #define EXANET_IP_WAIT_US	500	/* for a free channel */
+#define EXANET_IP_WAIT_PEER_US	2000	/* for the answers before a packet to the daemon */
 #define EXANET_IP_LATE_RUN	4	/* late in a row: the count is wrong */
 #define EXANET_IP_HOLD_MAX_MS	1000	/* a held packet waits at most this long */
 /* Small packets to a peer take the daemon's way this long after a large one. */
@@ -72,6 +73,7 @@
 struct exanet_ip_stats {
 	u64 tx_packets, tx_bytes, tx_frags, tx_to_daemon;
 	u64 tx_acked, tx_nacked, tx_timeouts, tx_busy_drops, tx_tun_drops_seen;
+	u64 tx_unanswered;
 	u64 rx_packets, rx_bytes, rx_frags, rx_bad, rx_unknown_node;
 	u64 rx_incomplete, rx_late, rx_held, rx_hold_expired, rx_no_mem;
 	u64 rx_from_daemon, rx_daemon_behind, rx_resync, rx_new_epoch, rx_down;
@@ -255,6 +257,28 @@ static bool exanet_ip_wait_channels(struct exanet_ip *ip, u32 need)
 	return ok;
 }
 
+/*
+ * ip->lock: a packet to @pn goes to the daemon; small ones sent before it
+ * must be in the peer's mailbox first (its rx_handler then lets the
+ * daemon's packet wait behind them): the mailbox and the RDMA ring are
+ * not ordered against each other on the fabric.  Bounded: a peer that
+ * does not answer (gone) does not hold the sender up.
+ */
+static void exanet_ip_wait_peer(struct exanet_ip *ip, struct exanet_ip_node *pn)
+{
+	ktime_t end = ktime_add_us(ktime_get(), EXANET_IP_WAIT_PEER_US);
+
+	do {
+		exanet_ip_reap(ip);
+		if (!pn->inflight)
+			break;
+		cpu_relax();
+	} while (ktime_before(ktime_get(), end));
+	if (pn->inflight)
+		IP_STAT(ip, tx_unanswered);
+	exanet_ip_arm(ip);
+}
+
 static void exanet_ip_post(struct exanet_ip *ip, struct exanet_ip_node *pn,
 			   const void *msg, u32 len)
 {
@@ -381,6 +405,8 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 	    skb_is_gso(skb) || now - pn->bulk_last_ns < EXANET_IP_QUIET_NS ||
 	    now - ip->tun_drop_ns < EXANET_IP_RESYNC_NS ||
 	    (pn->need_resync && now - pn->bulk_last_ns < EXANET_IP_RESYNC_NS)) {
+		if (pn->inflight)
+			exanet_ip_wait_peer(ip, pn);
 		pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
 		pn->bulk_last_ns = now;
 		IP_STAT(ip, tx_to_daemon);
@@ -513,12 +539,8 @@ static void exanet_ip_release(struct exanet_ip *ip, struct exanet_ip_node *pn,
 			pn->bulk_rcvd = EXANET_IP_CB(skb)->bulk;
 			IP_STAT(ip, rx_hold_expired);
 		}
+		/* due, or older than a packet that resynchronised the count */
 		__skb_unlink(skb, &pn->held);
-		if (early < 0) {
-			IP_STAT(ip, rx_late);
-			kfree_skb(skb);
-			continue;
-		}
 		__skb_queue_tail(out, skb);
 	}
 }
@@ -1176,6 +1198,7 @@ static ssize_t ip_stats_show(struct device *dev, struct device_attribute *attr,
 	IP_SHOW(tx_packets); IP_SHOW(tx_bytes); IP_SHOW(tx_frags);
 	IP_SHOW(tx_to_daemon); IP_SHOW(tx_acked); IP_SHOW(tx_nacked);
 	IP_SHOW(tx_timeouts); IP_SHOW(tx_busy_drops); IP_SHOW(tx_tun_drops_seen);
+	IP_SHOW(tx_unanswered);
 	IP_SHOW(rx_packets); IP_SHOW(rx_bytes); IP_SHOW(rx_frags);
 	IP_SHOW(rx_bad); IP_SHOW(rx_unknown_node); IP_SHOW(rx_incomplete);
 	IP_SHOW(rx_late); IP_SHOW(rx_held); IP_SHOW(rx_hold_expired);
