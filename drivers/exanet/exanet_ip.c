@@ -733,7 +733,13 @@ static int exanet_ip_poll(struct napi_struct *napi, int budget)
 		       ip->mbox_page + EXANET_MBOX_HEAD);
 		ip->published = ip->head;
 	}
-	exanet_ip_daemon_packets(ip, &out);
+	/*
+	 * The daemon's packets that wait go up only behind every small one
+	 * already in the mailbox: with the budget spent (8 for a busy-polling
+	 * reader), the rest comes at the next poll, and so do they.
+	 */
+	if (!exanet_ip_slot_ready(ip))
+		exanet_ip_daemon_packets(ip, &out);
 	exanet_ip_release_all(ip, &out, &held);
 	spin_unlock(&ip->lock);
 
