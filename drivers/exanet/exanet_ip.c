@@ -60,7 +60,7 @@
 #define EXANET_IP_LATE_RUN	4	/* late in a row: the count is wrong */
 #define EXANET_IP_HOLD_MAX_MS	1000	/* a held packet waits at most this long */
 /* Small packets to a peer take the daemon's way this long after a large one. */
-#define EXANET_IP_QUIET_NS	(20 * NSEC_PER_MSEC)
+#define EXANET_IP_QUIET_NS	(200 * NSEC_PER_MSEC)
 /*
  * After the TUN device dropped packets (its queue was full), the counts of
  * the peers are off by the packets lost: small packets to a peer take the

@@ -444,12 +444,12 @@ TEST_F(ipd, udp_max_rate_intact_in_order_per_flow)
 				continue;
 			/*
 			 * Now and then a pause before a small one: it then takes
-			 * the kernel path (20 ms after the last large one), the
+			 * the kernel path (200 ms after the last large one), the
 			 * large ones after it the daemon's, so both paths carry
 			 * the flow.
 			 */
-			if (len <= 256 && (seq / 8) % 8 == 7)
-				usleep(25000);
+			if (len <= 256 && (seq / 8) % 25 == 24)
+				usleep(250000);
 			udp_fill(buf, (uint32_t)me, seq, len);
 			a.sin_addr.s_addr = exa_ip(r);
 			sendto(fd, buf, len, 0, (struct sockaddr *)&a, sizeof(a));
