@@ -24,8 +24,9 @@
  * packet that meets unprocessed small ones or held ones is delivered from
  * NAPI behind them.  Small packets among themselves: per-peer sequence
  * numbers, late ones dropped.  So the kernel path may lose packets (a
- * mailbox NACK, a fabric retransmission overtaken) as any NIC may, but
- * never reorders a flow.
+ * mailbox NACK, a fabric retransmission overtaken) as any NIC may, and
+ * never delivers one twice; the order across both paths still has a
+ * known gap under floods (Documentation/exanet/ipd.md, "The kernel path").
  *
  * Locking: rtnl serialises attach and detach (edev->ip changes under rtnl
  * and irq_lock); ip->lock (BH) protects the peers, the channels and the
