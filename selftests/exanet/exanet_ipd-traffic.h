@@ -104,6 +104,7 @@ TEST_F(ipd, kernel_path_attached_and_carries_small_packets)
 			EXPECT_LE(0, ipd_peer_num(r, "kernel_path_mbox"));
 	tx0 = sysfs_named("ip_stats", "tx_packets");
 	rx0 = sysfs_named("ip_stats", "rx_packets");
+	usleep(300000);		/* 200 ms after the last large packet (above) */
 	OOB_SYNC(&self->o);
 	for (int r = 0; r < k; r++)
 		if (r != me)
