@@ -244,24 +244,38 @@ def test_velo(c):
           got["poll-parks"] > 0 and got["poll-wakes-packet"] >= 1, got)
 
 
-def test_smp(c):
-    """2 vCPUs: one parks in a mailbox poll while a process on the other one
-    uses the same NI (a send to the parked receiver, delivered on the node
-    itself)."""
-    qset(c, 0, "exa", "poll-spin-us", 20)
-    qset(c, 0, "exa", "poll-park-ms", 1000)
+def smp_delivery(c):
     pid, log = c.spawn(0, "taskset -c 0 %s recv 60 1" % HELPER)
     mbox = int(wait_output(c, 0, log, r"mbox (\d+)").group(1))
     time.sleep(1.0)
     c0 = counters(c, 0)
     r = c.run(0, "taskset -c 1 %s send 0 %d" % (HELPER, mbox), timeout=30)
     m = wait_output(c, 0, log, r"done (\d+)")
-    got = delta(counters(c, 0), c0)
+    return r, m, c0, delta(counters(c, 0), c0)
+
+
+def test_smp(c):
+    """2 vCPUs: one parks in a mailbox poll while a process on the other one
+    uses the same NI (a send to the parked receiver, delivered on the node
+    itself)."""
+    qset(c, 0, "exa", "poll-spin-us", 20)
+    qset(c, 0, "exa", "poll-park-ms", 1000)
+    # an unrelated interrupt (management network, agent port) may wake the
+    # receiver just before the delivery, which its poll then finds without a
+    # park ending for it: try a few times, as test_rdma does
+    tries = []
+    for attempt in range(3):
+        r, m, c0, got = smp_delivery(c)
+        delivered = r.rc == 0 and "sent" in r.output and m.group(1) == "1"
+        woke = c0["poll-parks"] > 0 and \
+            got["poll-wakes-device"] + got["poll-wakes-packet"] >= 1
+        tries.append((r.output.strip(), c0, got))
+        if not delivered or woke:
+            break
     check("2 vCPUs: the other vCPU uses the NI while one is parked in it",
-          r.rc == 0 and "sent" in r.output and m.group(1) == "1", (r.output, got))
+          delivered, tries)
     check("2 vCPUs: the receiver had parked and woke for the delivery",
-          c0["poll-parks"] > 0 and got["poll-wakes-device"] + got["poll-wakes-packet"] >= 1,
-          (c0, got))
+          woke, tries)
 
 
 def cpu_ticks(pids):
