@@ -67,8 +67,11 @@
  * the peers are off by the packets lost: small packets to a peer take the
  * daemon's way until nothing went to it through the daemon for this long;
  * the next one then tells the receiver to take its count (EXANET_IP_F_RESYNC).
+ * The wait after the last daemon packet is EXANET_IP_QUIET_NS's, which
+ * must not be the shorter one.
  */
 #define EXANET_IP_RESYNC_NS	(200 * NSEC_PER_MSEC)
+static_assert(EXANET_IP_QUIET_NS >= EXANET_IP_RESYNC_NS);
 
 /* What the kernel path did; kept in edev across attachments. */
 struct exanet_ip_stats {
@@ -103,6 +106,7 @@ struct exanet_ip_node {
 	struct sk_buff *part;	/* packet being reassembled */
 	u32 part_seq, part_bulk, part_done;
 	u8 part_next, part_nfrags, part_flags;
+	u16 part_csum_start, part_csum_offset;
 	struct sk_buff_head held;
 };
 
@@ -232,30 +236,39 @@ static void exanet_ip_arm(struct exanet_ip *ip)
 }
 
 /*
- * ip->lock: wait (bounded) until @need channels are free.  Answers are
- * collected only when the free channels run short: every poll of the NI
- * starts a poll lease (Documentation/fabric.md, section 8), during which
- * the emulated NI expects this node's CPU to pick up its fabric packets,
- * so a reply to a node that sleeps after its send would wait for the
- * lease to run out.  Arming the mailbox interrupt again ends the lease.
+ * ip->lock: collect answers (bounded by @us) until @pn, if given, has all
+ * of its answers and @need channels are free.  Answers are collected only
+ * when needed: every poll of the NI starts a poll lease
+ * (Documentation/fabric.md, section 8), during which the emulated NI
+ * expects this node's CPU to pick up its fabric packets, so a reply to a
+ * node that sleeps after its send would wait for the lease to run out.
+ * Arming the mailbox interrupt again ends the lease.
  */
-static bool exanet_ip_wait_channels(struct exanet_ip *ip, u32 need)
+static bool exanet_ip_reap_until(struct exanet_ip *ip,
+				 struct exanet_ip_node *pn, u32 need,
+				 unsigned int us)
 {
-	ktime_t end;
+	ktime_t end = ktime_add_us(ktime_get(), us);
 	bool ok;
 
-	if (exanet_ip_free_channels(ip) >= need)
-		return true;
-	end = ktime_add_us(ktime_get(), EXANET_IP_WAIT_US);
 	for (;;) {
 		exanet_ip_reap(ip);
-		ok = exanet_ip_free_channels(ip) >= need;
+		ok = (!pn || !pn->inflight) &&
+		     exanet_ip_free_channels(ip) >= need;
 		if (ok || ktime_after(ktime_get(), end))
 			break;
 		cpu_relax();
 	}
 	exanet_ip_arm(ip);
 	return ok;
+}
+
+/* ip->lock: wait (bounded) until @need channels are free. */
+static bool exanet_ip_wait_channels(struct exanet_ip *ip, u32 need)
+{
+	if (exanet_ip_free_channels(ip) >= need)
+		return true;
+	return exanet_ip_reap_until(ip, NULL, need, EXANET_IP_WAIT_US);
 }
 
 /*
@@ -267,17 +280,8 @@ static bool exanet_ip_wait_channels(struct exanet_ip *ip, u32 need)
  */
 static void exanet_ip_wait_peer(struct exanet_ip *ip, struct exanet_ip_node *pn)
 {
-	ktime_t end = ktime_add_us(ktime_get(), EXANET_IP_WAIT_PEER_US);
-
-	do {
-		exanet_ip_reap(ip);
-		if (!pn->inflight)
-			break;
-		cpu_relax();
-	} while (ktime_before(ktime_get(), end));
-	if (pn->inflight)
+	if (!exanet_ip_reap_until(ip, pn, 0, EXANET_IP_WAIT_PEER_US))
 		IP_STAT(ip, tx_unanswered);
-	exanet_ip_arm(ip);
 }
 
 static void exanet_ip_post(struct exanet_ip *ip, struct exanet_ip_node *pn,
@@ -404,8 +408,7 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 		exanet_ip_tun_drops(ip, now);
 	if (pn->mbox == EXANET_IP_NO_MBOX || skb->len > ip->max_len ||
 	    skb_is_gso(skb) || now - pn->bulk_last_ns < EXANET_IP_QUIET_NS ||
-	    now - ip->tun_drop_ns < EXANET_IP_RESYNC_NS ||
-	    (pn->need_resync && now - pn->bulk_last_ns < EXANET_IP_RESYNC_NS)) {
+	    now - ip->tun_drop_ns < EXANET_IP_RESYNC_NS) {
 		if (pn->inflight)
 			exanet_ip_wait_peer(ip, pn);
 		pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
@@ -613,10 +616,8 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 		pn->part_flags = f->flags;
 		pn->part_next = 0;
 		pn->part_done = 0;
-		/* The checksum position rides in the cb until completion. */
-		EXANET_IP_CB(skb)->since = (unsigned long)(f->flags & EXANET_IP_F_CSUM) << 32 |
-			(u32)le16_to_cpu(first->csum_start) << 16 |
-			le16_to_cpu(first->csum_offset);
+		pn->part_csum_start = le16_to_cpu(first->csum_start);
+		pn->part_csum_offset = le16_to_cpu(first->csum_offset);
 		hdr = EXANET_IP_FIRST_HDR_LEN;
 	} else {
 		if (!pn->part || f->index != pn->part_next ||
@@ -643,14 +644,10 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 		return;
 
 	pn->part = NULL;
-	{
-		unsigned long c = EXANET_IP_CB(skb)->since;
-
-		if (!exanet_ip_packet_ok(skb, c >> 32, (c >> 16) & 0xffff,
-					 c & 0xffff)) {
-			kfree_skb(skb);
-			goto bad;
-		}
+	if (!exanet_ip_packet_ok(skb, pn->part_flags & EXANET_IP_F_CSUM,
+				 pn->part_csum_start, pn->part_csum_offset)) {
+		kfree_skb(skb);
+		goto bad;
 	}
 	if (!netif_running(ip->tun)) {
 		/* exa0 is down: as a NIC's driver would, take nothing in */
