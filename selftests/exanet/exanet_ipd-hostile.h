@@ -193,7 +193,7 @@ TEST_F(ipd, hostile_other_pdid_write_to_ring_refused)
 		/* the forged 6-byte message would be counted as bad; msg_rx
 		 * is no witness: peers' credits and probes arrive meanwhile */
 		EXPECT_EQ(msgbad0, ipd_counter("msg_bad"));
-		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+		EXPECT_EQ(0, ipd_ping("-c 2 -w 20", "10.43.0.2"));
 	}
 	OOB_SYNC(&self->o);
 }
@@ -278,7 +278,7 @@ TEST_F(ipd, hostile_forged_heartbeats_and_garbage)
 		EXPECT_STREQ("up", ipd_peer_str(1, "state", buf, sizeof(buf)));
 		EXPECT_STREQ(real_inc, ipd_peer_str(1, "incarnation", buf, sizeof(buf)));
 		EXPECT_EQ(hs0, ipd_peer_num(1, "handshakes"));
-		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+		EXPECT_EQ(0, ipd_ping("-c 2 -w 20", "10.43.0.2"));
 	}
 	OOB_SYNC(&self->o);
 }
@@ -377,7 +377,7 @@ TEST_F(ipd, hostile_insider_malformed_batches_counted)
 			ASSERT_EQ(0, ipd_wait_peer(1, "up", 10000));
 			if (round > 0)
 				EXPECT_NE((long long)ri.cookie, ipd_peer_num(1, "rx_cookie"));
-			EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+			EXPECT_EQ(0, ipd_ping("-c 2 -w 20", "10.43.0.2"));
 		}
 		OOB_SYNC(&self->o);
 	}
@@ -499,7 +499,7 @@ TEST_F(ipd, hostile_kernel_path_mailbox)
 		EXPECT_EQ(bad0 + 22, sysfs_named("ip_stats", "rx_bad"));
 		EXPECT_EQ(inc0 + 2, sysfs_named("ip_stats", "rx_incomplete"));
 		EXPECT_EQ(rx0, sysfs_named("ip_stats", "rx_packets"));
-		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q 10.43.0.2"));
+		EXPECT_EQ(0, ipd_ping("-c 2 -w 20", "10.43.0.2"));
 		EXPECT_LE(rx0 + 2, sysfs_named("ip_stats", "rx_packets"));
 	}
 	OOB_SYNC(&self->o);

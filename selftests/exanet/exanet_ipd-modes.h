@@ -26,7 +26,7 @@ static double mode_check(struct __test_metadata *_metadata, struct oob *o, int p
 
 	for (int r = 0; r < nranks(); r++)
 		if (r != my_rank())
-			EXPECT_EQ(0, exa_system("ping -c 3 -w 20 -q %s", exa_ip_str(r, ip)));
+			EXPECT_EQ(0, ipd_ping("-c 3 -w 20", exa_ip_str(r, ip)));
 	OOB_SYNC(o);
 	tcp_ring(_metadata, o, 16ull << 20, port);
 	OOB_SYNC(o);
@@ -143,7 +143,7 @@ TEST_F(ipd, default_mode_irq_or_sleep_without_interrupts)
 	OOB_SYNC(&self->o);
 	for (int r = 0; r < nranks(); r++)
 		if (r != my_rank())
-			EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(r, ip)));
+			EXPECT_EQ(0, ipd_ping("-c 2 -w 20", exa_ip_str(r, ip)));
 	OOB_SYNC(&self->o);
 }
 

@@ -44,9 +44,11 @@ TEST_F(ipd, stalled_daemon_stays_up_probe_answers)
 		EXPECT_EQ(down0, ipd_counter("peer_down_events"));
 		EXPECT_EQ(hs0, ipd_peer_num(v, "handshakes"));
 		EXPECT_STREQ("up", ipd_peer_str(v, "state", buf, sizeof(buf)));
-		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
+		EXPECT_EQ(0, ipd_ping("-c 2 -w 20", exa_ip_str(v, buf)));
 	}
 	OOB_SYNC(&self->o);
+	if (me == v)
+		ipd_log_ip_stats("the stalled node after the pings");
 }
 
 /*
@@ -140,7 +142,7 @@ TEST_F(ipd, kill9_midstream_restart_new_incarnation)
 		EXPECT_NE(0, strcmp(old_inc, ipd_peer_str(v, "incarnation", buf, sizeof(buf))));
 		EXPECT_LE(1, ipd_counter("peer_down_events"));
 		EXPECT_EQ(bad0, ipd_counter("rx_bad_batches"));
-		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
+		EXPECT_EQ(0, ipd_ping("-c 2 -w 20", exa_ip_str(v, buf)));
 		EXPECT_EQ(pages_up, exa_sysfs_long("rdma_registered_pages"));
 	}
 	OOB_SYNC(&self->o);
@@ -293,7 +295,7 @@ TEST_F(ipd, late_handshake_from_down_peer_dropped_until_heartbeat_returns)
 		EXPECT_LT(hs0, ipd_peer_num(v, "handshakes"));
 		EXPECT_EQ(down0 + 1, ipd_counter("peer_down_events"));
 		EXPECT_EQ(pages_up, exa_sysfs_long("rdma_registered_pages"));
-		EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(v, buf)));
+		EXPECT_EQ(0, ipd_ping("-c 2 -w 20", exa_ip_str(v, buf)));
 	}
 	OOB_SYNC(&self->o);
 }

@@ -150,7 +150,7 @@ TEST_F(poweroff, node_poweroff_midstream_others_keep_working)
 	}
 	for (int r = 0; r < k - 1; r++)
 		if (r != me)
-			EXPECT_EQ(0, exa_system("ping -c 2 -w 20 -q %s", exa_ip_str(r, ip)));
+			EXPECT_EQ(0, ipd_ping("-c 2 -w 20", exa_ip_str(r, ip)));
 	memset(&x, 0, sizeof(x));
 	if (me == 1 || me == 2) {
 		EXPECT_EQ(0, xfer_wait(xp, rfd, &x, 240000));

@@ -17,7 +17,7 @@ TEST_F(ipd, ping_all_pairs)
 	for (int r = 0; r < nranks(); r++) {
 		if (r == my_rank())
 			continue;
-		EXPECT_EQ(0, exa_system("ping -c 3 -w 20 -q %s", exa_ip_str(r, ip)));
+		EXPECT_EQ(0, ipd_ping("-c 3 -w 20", exa_ip_str(r, ip)));
 	}
 	OOB_SYNC(&self->o);
 }

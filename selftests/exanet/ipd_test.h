@@ -282,6 +282,27 @@ static inline long long sysfs_named(const char *file, const char *name)
 	return ret;
 }
 
+/* The kernel path's counters of this node, on one line of the log. */
+static inline void ipd_log_ip_stats(const char *why)
+{
+	exa_system("echo \"# %s; ip_stats: $(tr '\\n' ' ' "
+		   "</sys/class/exanet/exanet0/ip_stats)\"", why);
+}
+
+/*
+ * ping over exa0 (opts: ping's count and deadline); when it fails, the
+ * kernel path's counters go to the log, so a lost small packet can be
+ * told from a late or held one.
+ */
+static inline int ipd_ping(const char *opts, const char *ip)
+{
+	int rc = exa_system("ping %s -q %s", opts, ip);
+
+	if (rc)
+		ipd_log_ip_stats("ping failed");
+	return rc;
+}
+
 /* ---- data ---- */
 
 static inline uint64_t xs64(uint64_t *s)
