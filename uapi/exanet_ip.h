@@ -87,8 +87,9 @@ struct exanet_ip_peers {
  * in a virtio_net_hdr); the fabric is CRC-protected, so the receiver
  * accepts the packet without it.  EXANET_IP_F_RESYNC: @bulk is right
  * and the receiver's count is not (the sender's TUN device dropped some of
- * the packets it counted); nothing went to the daemon for that node for
- * long enough that all the others arrived.
+ * the packets it counted, or the receiver was not its peer for a while:
+ * down, restarted); nothing went to the daemon for that node for long
+ * enough that all the others arrived.
  */
 struct exanet_ip_frag {
 	__u8  magic;		/* EXANET_IP_MAGIC */

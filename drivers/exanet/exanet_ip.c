@@ -93,7 +93,7 @@ struct exanet_ip_node {
 	u32 tx_seq;		/* next small packet's sequence number */
 	u32 bulk_sent;		/* packets passed on to the daemon for it */
 	u64 bulk_last_ns;	/* when the last one was */
-	bool need_resync;	/* the TUN device dropped packets since: the count may be off */
+	bool need_resync;	/* the count may be off: TUN drops, not listed */
 	u32 inflight;		/* fragments without an answer yet */
 
 	u32 rx_epoch;		/* of its kernel path, 0: none seen yet */
@@ -169,6 +169,19 @@ static struct exanet_ip_node *exanet_ip_by_addr(struct exanet_ip *ip, __be32 add
 	for (i = 0; i < ip->nlisted; i++)
 		if (ip->listed[i]->addr == addr)
 			return ip->listed[i];
+	return NULL;
+}
+
+/* ip->lock: a node that was a peer and is not listed now (down, restarting). */
+static struct exanet_ip_node *exanet_ip_unlisted_by_addr(struct exanet_ip *ip,
+							 __be32 addr)
+{
+	struct exanet_ip_node *pn;
+	unsigned long idx;
+
+	xa_for_each(&ip->nodes, idx, pn)
+		if (!pn->listed && pn->addr == addr)
+			return pn;
 	return NULL;
 }
 
@@ -397,12 +410,22 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 
 	spin_lock_bh(&ip->lock);
 	pn = exanet_ip_by_addr(ip, ip_hdr(skb)->daddr);
+	now = ktime_get_ns();
 	if (!pn) {
-		/* Not a peer's: the daemon drops it or answers with ICMP. */
+		/*
+		 * Not a peer's: the daemon drops it or answers with ICMP.  One
+		 * that was a peer goes on counting, so that once listed again
+		 * small packets wait for the quiet of its daemon path and the
+		 * first one resynchronises the count (need_resync).
+		 */
+		pn = exanet_ip_unlisted_by_addr(ip, ip_hdr(skb)->daddr);
+		if (pn) {
+			pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
+			pn->bulk_last_ns = now;
+		}
 		spin_unlock_bh(&ip->lock);
 		return NF_ACCEPT;
 	}
-	now = ktime_get_ns();
 	if (pn->mbox != EXANET_IP_NO_MBOX && skb->len <= ip->max_len &&
 	    !skb_is_gso(skb) && now - pn->bulk_last_ns >= EXANET_IP_QUIET_NS)
 		exanet_ip_tun_drops(ip, now);
@@ -1107,6 +1130,14 @@ long exanet_ip_ioctl_peers(struct exanet_drv_file *ef, void __user *uarg)
 	}
 	__skb_queue_head_init(&dead);
 	spin_lock_bh(&ip->lock);
+	/*
+	 * A peer listed again, or with another mailbox: its receiver's count
+	 * of our daemon packets is not ours (a restarted receiver starts at
+	 * 0, and we may not have listed it while it was down).
+	 */
+	for (i = 0; i < req.count; i++)
+		listed[i]->need_resync |= !listed[i]->listed ||
+					  listed[i]->mbox != peers[i].mbox;
 	xa_for_each(&ip->nodes, idx, pn)
 		pn->listed = false;
 	for (i = 0; i < req.count; i++) {
