@@ -25,8 +25,11 @@
  * NAPI behind them.  Small packets among themselves: per-peer sequence
  * numbers, late ones dropped.  So the kernel path may lose packets (a
  * mailbox NACK, a fabric retransmission overtaken) as any NIC may, and
- * never delivers one twice; the order across both paths still has a
- * known gap under floods (Documentation/exanet/ipd.md, "The kernel path").
+ * never delivers one twice.  Small packets take the daemon's way for a
+ * while after a large one to the same peer, and while the daemon has not
+ * read what is queued for it in the TUN device.  Left open: a packet the
+ * daemon read but cannot send yet (the peer's ring full for longer than
+ * that while) can still be overtaken (Documentation/exanet/ipd.md).
  *
  * Locking: rtnl serialises attach and detach (edev->ip changes under rtnl
  * and irq_lock); ip->lock (BH) protects the peers, the channels and the
@@ -71,13 +74,15 @@
  * must not be the shorter one.
  */
 #define EXANET_IP_RESYNC_NS	(200 * NSEC_PER_MSEC)
+/* Packets counted to the TUN device that it never counts are given up then. */
+#define EXANET_IP_TUN_LAG_MAX_NS	(1000 * NSEC_PER_MSEC)
 static_assert(EXANET_IP_QUIET_NS >= EXANET_IP_RESYNC_NS);
 
 /* What the kernel path did; kept in edev across attachments. */
 struct exanet_ip_stats {
 	u64 tx_packets, tx_bytes, tx_frags, tx_to_daemon;
 	u64 tx_acked, tx_nacked, tx_timeouts, tx_busy_drops, tx_tun_drops_seen;
-	u64 tx_unanswered;
+	u64 tx_unanswered, tx_daemon_behind, tx_tun_lag_given_up;
 	u64 rx_packets, rx_bytes, rx_frags, rx_bad, rx_unknown_node;
 	u64 rx_incomplete, rx_late, rx_held, rx_hold_expired, rx_no_mem;
 	u64 rx_from_daemon, rx_daemon_behind, rx_resync, rx_new_epoch, rx_down;
@@ -93,6 +98,7 @@ struct exanet_ip_node {
 	u32 tx_seq;		/* next small packet's sequence number */
 	u32 bulk_sent;		/* packets passed on to the daemon for it */
 	u64 bulk_last_ns;	/* when the last one was */
+	u64 tun_mark;		/* ip->tun_handed after the last one */
 	bool need_resync;	/* the count may be off: TUN drops, not listed */
 	u32 inflight;		/* fragments without an answer yet */
 
@@ -115,6 +121,7 @@ struct exanet_ip_cb {
 	const void *owner;	/* the exanet_ip: the rx_handler lets it pass */
 	unsigned long since;	/* held: jiffies when it was complete */
 	u32 bulk;
+	bool resync;		/* held: takes the sender's count when due */
 };
 
 #define EXANET_IP_CB(skb) ((struct exanet_ip_cb *)(skb)->cb)
@@ -131,6 +138,8 @@ struct exanet_ip {
 	u32 epoch;			/* ours, in every first fragment */
 	u64 tun_drops;			/* the TUN device's tx_dropped, last seen */
 	u64 tun_drop_ns;		/* when it last grew */
+	u64 tun_handed;			/* packets handed to the TUN device */
+	u64 tun_base;			/* its tx_packets + tx_dropped before them */
 
 	u32 pkt[EXANET_IP_PKT_IFACES];
 	void __iomem *pkt_page[EXANET_IP_PKT_IFACES];
@@ -379,22 +388,92 @@ static u32 exanet_ip_wire_packets(struct sk_buff *skb, struct net_device *dev)
 }
 
 /*
+ * How many packets the TUN device takes in for @skb: one per GSO packet it
+ * accepts as such, otherwise those exanet_ip_wire_packets() counts.
+ */
+static u32 exanet_ip_tun_packets(struct sk_buff *skb, struct net_device *dev)
+{
+	if (skb_is_gso(skb) && !netif_needs_gso(skb, netif_skb_features(skb)))
+		return 1;
+	return exanet_ip_wire_packets(skb, dev);
+}
+
+/* ip->lock: @skb goes on to the TUN device and the daemon (to @pn, if a peer's). */
+static void exanet_ip_count_to_daemon(struct exanet_ip *ip, struct exanet_ip_node *pn,
+				      struct sk_buff *skb, struct net_device *dev,
+				      u64 now)
+{
+	ip->tun_handed += exanet_ip_tun_packets(skb, dev);
+	if (!pn)
+		return;
+	pn->bulk_sent += exanet_ip_wire_packets(skb, dev);
+	pn->bulk_last_ns = now;
+	pn->tun_mark = ip->tun_handed;
+}
+
+/*
  * ip->lock: did the TUN device drop packets (its queue full) since we last
  * looked?  Then every peer's count may be off by one of them.
  */
-static void exanet_ip_tun_drops(struct exanet_ip *ip, u64 now)
+static void exanet_ip_tun_drops(struct exanet_ip *ip, const struct rtnl_link_stats64 *st,
+				u64 now)
 {
-	struct rtnl_link_stats64 st;
 	u32 i;
 
-	dev_get_stats(ip->tun, &st);
-	if (st.tx_dropped == ip->tun_drops)
+	if (st->tx_dropped == ip->tun_drops)
 		return;
-	ip->tun_drops = st.tx_dropped;
+	ip->tun_drops = st->tx_dropped;
 	ip->tun_drop_ns = now;
 	for (i = 0; i < ip->nlisted; i++)
 		ip->listed[i]->need_resync = true;
 	IP_STAT(ip, tx_tun_drops_seen);
+}
+
+/*
+ * ip->lock: has the daemon read (or the TUN device dropped) every packet
+ * handed to it for @pn?  A daemon that does not read (waiting for a peer's
+ * credits, stopped) keeps them in the TUN queue for as long as it likes,
+ * and a small packet must not pass them.  The TUN device counts what it
+ * took in, in its queue's order, as read (tx_packets) or dropped.
+ */
+static bool exanet_ip_daemon_caught_up(struct exanet_ip *ip, struct exanet_ip_node *pn,
+				       const struct rtnl_link_stats64 *st, u64 now)
+{
+	u64 seen = st->tx_packets + st->tx_dropped - ip->tun_base;
+
+	if ((s64)(seen - ip->tun_handed) > 0) {
+		/* Packets not counted here (IPv6, before the attachment). */
+		ip->tun_base += seen - ip->tun_handed;
+		seen = ip->tun_handed;
+	}
+	if ((s64)(seen - pn->tun_mark) >= 0)
+		return true;
+	if (now - pn->bulk_last_ns < EXANET_IP_TUN_LAG_MAX_NS)
+		return false;
+	/* Counted, but lost before the TUN device took them in. */
+	ip->tun_base -= pn->tun_mark - seen;
+	IP_STAT(ip, tx_tun_lag_given_up);
+	return true;
+}
+
+/* ip->lock: may @skb to @pn take the kernel path? */
+static bool exanet_ip_kernel_path_ok(struct exanet_ip *ip, struct exanet_ip_node *pn,
+				     struct sk_buff *skb, u64 now)
+{
+	struct rtnl_link_stats64 st;
+
+	if (pn->mbox == EXANET_IP_NO_MBOX || skb->len > ip->max_len ||
+	    skb_is_gso(skb) || now - pn->bulk_last_ns < EXANET_IP_QUIET_NS)
+		return false;
+	dev_get_stats(ip->tun, &st);
+	exanet_ip_tun_drops(ip, &st, now);
+	if (now - ip->tun_drop_ns < EXANET_IP_RESYNC_NS)
+		return false;
+	if (!exanet_ip_daemon_caught_up(ip, pn, &st, now)) {
+		IP_STAT(ip, tx_daemon_behind);
+		return false;
+	}
+	return true;
 }
 
 static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
@@ -419,23 +498,14 @@ static unsigned int exanet_ip_out(void *priv, struct sk_buff *skb,
 		 * first one resynchronises the count (need_resync).
 		 */
 		pn = exanet_ip_unlisted_by_addr(ip, ip_hdr(skb)->daddr);
-		if (pn) {
-			pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
-			pn->bulk_last_ns = now;
-		}
+		exanet_ip_count_to_daemon(ip, pn, skb, state->out, now);
 		spin_unlock_bh(&ip->lock);
 		return NF_ACCEPT;
 	}
-	if (pn->mbox != EXANET_IP_NO_MBOX && skb->len <= ip->max_len &&
-	    !skb_is_gso(skb) && now - pn->bulk_last_ns >= EXANET_IP_QUIET_NS)
-		exanet_ip_tun_drops(ip, now);
-	if (pn->mbox == EXANET_IP_NO_MBOX || skb->len > ip->max_len ||
-	    skb_is_gso(skb) || now - pn->bulk_last_ns < EXANET_IP_QUIET_NS ||
-	    now - ip->tun_drop_ns < EXANET_IP_RESYNC_NS) {
+	if (!exanet_ip_kernel_path_ok(ip, pn, skb, now)) {
 		if (pn->inflight)
 			exanet_ip_wait_peer(ip, pn);
-		pn->bulk_sent += exanet_ip_wire_packets(skb, state->out);
-		pn->bulk_last_ns = now;
+		exanet_ip_count_to_daemon(ip, pn, skb, state->out, now);
 		IP_STAT(ip, tx_to_daemon);
 		spin_unlock_bh(&ip->lock);
 		return NF_ACCEPT;
@@ -498,8 +568,17 @@ static void exanet_ip_take(struct exanet_ip *ip, struct exanet_ip_node *pn,
 {
 	s32 early = (s32)(bulk - pn->bulk_rcvd);
 
-	if (resync) {
-		/* The sender's count is the right one (see EXANET_IP_F_RESYNC). */
+	EXANET_IP_CB(skb)->resync = false;
+	if (resync && early > 0 &&
+	    time_before(jiffies, pn->bulk_rcvd_at + msecs_to_jiffies(EXANET_IP_HOLD_MS))) {
+		/*
+		 * The sender's count is the right one (EXANET_IP_F_RESYNC), but
+		 * its daemon's packets are still coming in, and may be ones it
+		 * counted before this packet: it waits as an early one does,
+		 * and takes the count when due.
+		 */
+		EXANET_IP_CB(skb)->resync = true;
+	} else if (resync) {
 		pn->bulk_rcvd = bulk;
 		pn->bulk_forgiven = 0;
 		early = 0;
@@ -539,6 +618,20 @@ static void exanet_ip_take(struct exanet_ip *ip, struct exanet_ip_node *pn,
 	__skb_queue_tail(out, skb);
 }
 
+/*
+ * ip->lock: has held @skb, early, waited long enough?  The daemon's packets
+ * it waits for are lost only once that path from the peer went quiet; it
+ * may lag by far more than the hold under load.
+ */
+static bool exanet_ip_hold_over(struct exanet_ip_node *pn, struct sk_buff *skb)
+{
+	unsigned long since = EXANET_IP_CB(skb)->since;
+	unsigned long quiet = time_after(pn->bulk_rcvd_at, since) ? pn->bulk_rcvd_at : since;
+
+	return !time_before(jiffies, since + msecs_to_jiffies(EXANET_IP_HOLD_MAX_MS)) ||
+	       !time_before(jiffies, quiet + msecs_to_jiffies(EXANET_IP_HOLD_MS));
+}
+
 /* ip->lock: held packets of @pn that are due now. */
 static void exanet_ip_release(struct exanet_ip *ip, struct exanet_ip_node *pn,
 			      struct sk_buff_head *out)
@@ -546,24 +639,19 @@ static void exanet_ip_release(struct exanet_ip *ip, struct exanet_ip_node *pn,
 	struct sk_buff *skb;
 
 	while ((skb = skb_peek(&pn->held))) {
-		s32 early = (s32)(EXANET_IP_CB(skb)->bulk - pn->bulk_rcvd);
+		u32 bulk = EXANET_IP_CB(skb)->bulk;
+		s32 early = (s32)(bulk - pn->bulk_rcvd);
 
-		if (early > 0) {
-			unsigned long since = EXANET_IP_CB(skb)->since;
-
-			/*
-			 * The daemon's packets it waits for are lost only once
-			 * that path from the peer went quiet; it may lag by far
-			 * more than the hold under load.
-			 */
-			if (time_before(jiffies, since + msecs_to_jiffies(EXANET_IP_HOLD_MAX_MS)) &&
-			    time_before(jiffies, (time_after(pn->bulk_rcvd_at, since) ?
-						  pn->bulk_rcvd_at : since) +
-					msecs_to_jiffies(EXANET_IP_HOLD_MS)))
-				break;
+		if (early > 0 && !exanet_ip_hold_over(pn, skb))
+			break;
+		if (EXANET_IP_CB(skb)->resync) {
+			/* the sender's count, now that its daemon's packets stopped */
+			pn->bulk_rcvd = bulk;
+			pn->bulk_forgiven = 0;
+		} else if (early > 0) {
 			/* The bulk packets it waits for count as lost. */
 			pn->bulk_forgiven += early;
-			pn->bulk_rcvd = EXANET_IP_CB(skb)->bulk;
+			pn->bulk_rcvd = bulk;
 			IP_STAT(ip, rx_hold_expired);
 		}
 		/* due, or older than a packet that resynchronised the count */
@@ -1115,6 +1203,8 @@ long exanet_ip_ioctl_peers(struct exanet_drv_file *ef, void __user *uarg)
 				break;
 			}
 			pn->node = peers[i].node;
+			/* nothing came from it yet: its daemon path is quiet */
+			pn->bulk_rcvd_at = jiffies - msecs_to_jiffies(EXANET_IP_HOLD_MAX_MS);
 			skb_queue_head_init(&pn->held);
 			ret = xa_err(xa_store(&ip->nodes, pn->node, pn, GFP_KERNEL));
 			if (ret) {
@@ -1233,7 +1323,7 @@ static ssize_t ip_stats_show(struct device *dev, struct device_attribute *attr,
 	IP_SHOW(tx_packets); IP_SHOW(tx_bytes); IP_SHOW(tx_frags);
 	IP_SHOW(tx_to_daemon); IP_SHOW(tx_acked); IP_SHOW(tx_nacked);
 	IP_SHOW(tx_timeouts); IP_SHOW(tx_busy_drops); IP_SHOW(tx_tun_drops_seen);
-	IP_SHOW(tx_unanswered);
+	IP_SHOW(tx_unanswered); IP_SHOW(tx_daemon_behind); IP_SHOW(tx_tun_lag_given_up);
 	IP_SHOW(rx_packets); IP_SHOW(rx_bytes); IP_SHOW(rx_frags);
 	IP_SHOW(rx_bad); IP_SHOW(rx_unknown_node); IP_SHOW(rx_incomplete);
 	IP_SHOW(rx_late); IP_SHOW(rx_held); IP_SHOW(rx_hold_expired);
