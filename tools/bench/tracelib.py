@@ -25,6 +25,8 @@ FIELDS = {
                          r"seq (?P<seq>\d+) retry (?P<retries>\d+)$",
     "exanet_rx": _N + r" <- node (?P<src>\d+) iface (?P<iface>\d+) chan (?P<chan>\d+) "
                  r"mbox (?P<mbox>\d+) seq (?P<seq>\d+) len (?P<len>\d+)$",
+    "exanet_rx_duplicate": _N + r" <- node (?P<src>\d+) iface (?P<iface>\d+) chan (?P<chan>\d+) "
+                           r"seq (?P<seq>\d+): duplicate, ACKed again$",
     "exanet_mbox_write": _N + r" mbox (?P<mbox>\d+) slot (?P<slot>\d+) "
                          r"addr (?P<addr>0x[0-9a-f]+) len (?P<len>\d+)$",
     "exanet_mbox_notify": _N + r" mbox (?P<mbox>\d+) slot (?P<slot>\d+) "
