@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Direct delivery: the shared receive-side NI state of a node and the
+ * writes peers make through it (fabric-direct.h).
+ */
+#include "fabric-direct.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HDR_SIZE    FABRIC_DIRECT_PAGE
+#define QREC_SIZE   ((sizeof(struct fabric_direct_queue) + 63) & ~(size_t)63)
+#define FILE_SIZE   (HDR_SIZE + FABRIC_DIRECT_QUEUES * QREC_SIZE)
+/* A peer's file that is missing or not live is looked at again after this */
+#define RETRY_NS    (100 * 1000 * 1000ull)
+/*
+ * A writer asks this often whether the owner's QEMU still runs: one that
+ * was killed cannot clear live, and its RAM object lives on in our
+ * mapping, so writes would vanish; the rings then report the loss.
+ */
+#define ALIVE_NS    (10 * 1000 * 1000ull)
+/* Spins on a held lock before asking whether its holder still lives */
+#define LOCK_SPINS  4096
+
+struct direct_peer {
+    struct fabric_direct_hdr *hdr;  /* its file, NULL: not mapped */
+    uint64_t retry_ns;
+    uint8_t *ram;                   /* its guest RAM, for incarnation */
+    uint64_t ram_size;
+    uint64_t incarnation;
+    uint64_t alive_ns;              /* owner's pid last seen alive */
+};
+
+struct fabric_direct {
+    uint32_t node, num_nodes;
+    char *dir;
+    struct fabric_direct_hdr *hdr;  /* own file */
+    struct direct_peer *peers;
+    int32_t self;                   /* lock token */
+    struct fabric_direct_stats st;
+};
+
+_Static_assert(sizeof(struct fabric_direct_hdr) <= HDR_SIZE, "header page");
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct fabric_direct_queue *qrec(struct fabric_direct_hdr *h,
+                                        unsigned q)
+{
+    return (struct fabric_direct_queue *)((uint8_t *)h + HDR_SIZE +
+                                          (size_t)q * QREC_SIZE);
+}
+
+static void *map_file(const char *path, bool create, size_t size)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+    struct stat sb;
+    void *p = MAP_FAILED;
+
+    if (fd < 0) {
+        return NULL;
+    }
+    if (fstat(fd, &sb) == 0 &&
+        (create ? ((size_t)sb.st_size >= size || ftruncate(fd, size) == 0)
+                : (size_t)sb.st_size >= size)) {
+        p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    close(fd);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static bool pid_alive(int32_t pid)
+{
+    return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
+}
+
+void fabric_direct_lock(struct fabric_direct *d,
+                        struct fabric_direct_queue *dq)
+{
+    unsigned spins = 0;
+
+    for (;;) {
+        uint32_t cur = 0;
+
+        if (__atomic_compare_exchange_n(&dq->lock, &cur, (uint32_t)d->self,
+                                        false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            return;
+        }
+        if (++spins < LOCK_SPINS) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        spins = 0;
+        /*
+         * A holder that died mid-write never advanced wp: take the lock
+         * over, the slot is written again by us.
+         */
+        if (cur && !pid_alive((int32_t)cur) &&
+            __atomic_compare_exchange_n(&dq->lock, &cur, (uint32_t)d->self,
+                                        false, __ATOMIC_ACQUIRE,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_fetch_add(&dq->lock_steals, 1, __ATOMIC_RELAXED);
+            return;
+        }
+        sched_yield();  /* the holder may wait for our host CPU */
+    }
+}
+
+void fabric_direct_unlock(struct fabric_direct_queue *dq)
+{
+    __atomic_store_n(&dq->lock, 0, __ATOMIC_RELEASE);
+}
+
+int fabric_direct_open(struct fabric_direct **out, const char *dir,
+                       uint32_t node, uint32_t num_nodes, char *err,
+                       size_t errlen)
+{
+    struct fabric_direct *d;
+    char path[PATH_MAX];
+    uint64_t inc;
+
+    *out = NULL;
+    if (!dir || !num_nodes || node >= num_nodes ||
+        snprintf(path, sizeof(path), "%s/direct-%u", dir, node) >=
+        (int)sizeof(path)) {
+        snprintf(err, errlen, "direct delivery: bad directory or node");
+        return -EINVAL;
+    }
+    d = calloc(1, sizeof(*d));
+    if (!d) {
+        return -ENOMEM;
+    }
+    d->node = node;
+    d->num_nodes = num_nodes;
+    d->self = getpid();
+    d->dir = strdup(dir);
+    d->peers = calloc(num_nodes, sizeof(*d->peers));
+    d->hdr = map_file(path, true, FILE_SIZE);
+    if (!d->dir || !d->peers || !d->hdr) {
+        int e = errno ? errno : ENOMEM;
+
+        snprintf(err, errlen, "direct delivery: %s: %s", path, strerror(e));
+        fabric_direct_close(d);
+        return -e;
+    }
+    /*
+     * A previous owner (crashed, or this node's earlier boot) may have left
+     * queues valid: peers still mapping the file see the incarnation
+     * change and every queue invalid before this owner publishes anything.
+     */
+    __atomic_store_n(&d->hdr->live, 0, __ATOMIC_SEQ_CST);
+    inc = __atomic_add_fetch(&d->hdr->incarnation, 1, __ATOMIC_SEQ_CST);
+    for (unsigned q = 0; q < FABRIC_DIRECT_QUEUES; q++) {
+        fabric_direct_invalidate(d, q);
+    }
+    d->hdr->magic = FABRIC_DIRECT_MAGIC;
+    d->hdr->version = FABRIC_DIRECT_VERSION;
+    d->hdr->pid = d->self;
+    d->hdr->ram_fd = -1;
+    d->hdr->ram_size = 0;
+    d->hdr->parked = 0;
+    (void)inc;
+    *out = d;
+    return 0;
+}
+
+static void peer_unmap(struct direct_peer *p)
+{
+    if (p->ram) {
+        munmap(p->ram, p->ram_size);
+        p->ram = NULL;
+    }
+    if (p->hdr) {
+        munmap(p->hdr, FILE_SIZE);
+        p->hdr = NULL;
+    }
+    p->incarnation = 0;
+}
+
+void fabric_direct_close(struct fabric_direct *d)
+{
+    if (!d) {
+        return;
+    }
+    if (d->hdr) {
+        __atomic_store_n(&d->hdr->live, 0, __ATOMIC_SEQ_CST);
+        for (unsigned q = 0; q < FABRIC_DIRECT_QUEUES; q++) {
+            fabric_direct_invalidate(d, q);
+        }
+        munmap(d->hdr, FILE_SIZE);
+    }
+    for (uint32_t n = 0; d->peers && n < d->num_nodes; n++) {
+        peer_unmap(&d->peers[n]);
+    }
+    free(d->peers);
+    free(d->dir);
+    free(d);
+}
+
+void fabric_direct_set_ram(struct fabric_direct *d, int fd, uint64_t size)
+{
+    d->hdr->ram_fd = fd;
+    d->hdr->ram_size = size;
+    __atomic_store_n(&d->hdr->live, 1, __ATOMIC_SEQ_CST);
+}
+
+bool fabric_direct_live(const struct fabric_direct *d)
+{
+    return d && __atomic_load_n(&d->hdr->live, __ATOMIC_ACQUIRE);
+}
+
+struct fabric_direct_queue *fabric_direct_queue(struct fabric_direct *d,
+                                                unsigned q)
+{
+    return q < FABRIC_DIRECT_QUEUES ? qrec(d->hdr, q) : NULL;
+}
+
+void fabric_direct_invalidate(struct fabric_direct *d, unsigned q)
+{
+    struct fabric_direct_queue *dq = fabric_direct_queue(d, q);
+
+    if (!dq) {
+        return;
+    }
+    fabric_direct_lock(d, dq);
+    dq->valid = 0;
+    dq->generation++;
+    fabric_direct_unlock(dq);
+}
+
+int fabric_direct_export(struct fabric_direct *d, unsigned q,
+                         uint32_t slot_size, uint32_t nslots,
+                         uint32_t status_off, uint32_t prot,
+                         const uint64_t *pages, uint32_t npages)
+{
+    struct fabric_direct_queue *dq = fabric_direct_queue(d, q);
+    uint64_t ram = d->hdr->ram_size;
+
+    if (!dq || !slot_size || FABRIC_DIRECT_PAGE % slot_size ||
+        !nslots || (nslots & (nslots - 1)) ||
+        (uint64_t)status_off + 8 > slot_size || (status_off & 7) ||
+        ((uint64_t)slot_size * nslots + FABRIC_DIRECT_PAGE - 1) /
+        FABRIC_DIRECT_PAGE != npages ||
+        npages > FABRIC_DIRECT_MAX_PAGES) {
+        return -EINVAL;
+    }
+    for (uint32_t i = 0; i < npages; i++) {
+        if ((pages[i] & (FABRIC_DIRECT_PAGE - 1)) || pages[i] >= ram ||
+            ram - pages[i] < FABRIC_DIRECT_PAGE) {
+            return -EINVAL;
+        }
+    }
+    fabric_direct_lock(d, dq);
+    dq->valid = 0;
+    dq->generation++;
+    dq->slot_size = slot_size;
+    dq->nslots = nslots;
+    dq->status_off = status_off;
+    dq->prot = prot;
+    dq->wp = 0;
+    memcpy(dq->pages, pages, (size_t)npages * sizeof(pages[0]));
+    dq->incarnation = d->hdr->incarnation;
+    dq->valid = 1;
+    fabric_direct_unlock(dq);
+    return 0;
+}
+
+void fabric_direct_set_prot(struct fabric_direct *d, unsigned q,
+                            uint32_t prot)
+{
+    struct fabric_direct_queue *dq = fabric_direct_queue(d, q);
+
+    if (dq) {
+        fabric_direct_lock(d, dq);
+        dq->prot = prot;
+        fabric_direct_unlock(dq);
+    }
+}
+
+void fabric_direct_set_parked(struct fabric_direct *d, bool parked)
+{
+    __atomic_store_n(&d->hdr->parked, parked, __ATOMIC_SEQ_CST);
+}
+
+uint64_t fabric_direct_deliveries(const struct fabric_direct *d)
+{
+    return __atomic_load_n(&d->hdr->deliveries, __ATOMIC_SEQ_CST);
+}
+
+/* Map node dst's file and, for its current incarnation, its RAM. */
+static struct direct_peer *peer_get(struct fabric_direct *d, uint32_t dst)
+{
+    struct direct_peer *p = &d->peers[dst];
+    struct fabric_direct_hdr *h;
+    char path[PATH_MAX];
+    uint64_t inc;
+    int fd;
+
+    if (!p->hdr) {
+        uint64_t t = now_ns();
+
+        if (t < p->retry_ns) {
+            return NULL;
+        }
+        p->retry_ns = t + RETRY_NS;
+        snprintf(path, sizeof(path), "%s/direct-%u", d->dir, dst);
+        p->hdr = map_file(path, false, FILE_SIZE);
+        if (!p->hdr) {
+            return NULL;
+        }
+    }
+    h = p->hdr;
+    if (h->magic != FABRIC_DIRECT_MAGIC ||
+        h->version != FABRIC_DIRECT_VERSION ||
+        !__atomic_load_n(&h->live, __ATOMIC_ACQUIRE)) {
+        return NULL;
+    }
+    inc = __atomic_load_n(&h->incarnation, __ATOMIC_ACQUIRE);
+    if (p->ram && p->incarnation == inc) {
+        uint64_t t = now_ns();
+
+        if (t - p->alive_ns < ALIVE_NS) {
+            return p;
+        }
+        if (!pid_alive(h->pid)) {
+            return NULL;    /* killed: until a new incarnation opens */
+        }
+        p->alive_ns = t;
+        return p;
+    }
+    /* A new incarnation: its RAM is another object. */
+    if (p->ram) {
+        munmap(p->ram, p->ram_size);
+        p->ram = NULL;
+    }
+    if (now_ns() < p->retry_ns && p->incarnation == inc) {
+        return NULL;
+    }
+    p->retry_ns = now_ns() + RETRY_NS;
+    p->incarnation = inc;
+    snprintf(path, sizeof(path), "/proc/%d/fd/%d", h->pid, h->ram_fd);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        return NULL;
+    }
+    p->ram_size = h->ram_size;
+    p->ram = mmap(NULL, p->ram_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                  0);
+    close(fd);
+    if (p->ram == MAP_FAILED) {
+        p->ram = NULL;
+        return NULL;
+    }
+    /* the owner may have restarted while we opened its descriptor */
+    if (__atomic_load_n(&h->incarnation, __ATOMIC_ACQUIRE) != inc) {
+        munmap(p->ram, p->ram_size);
+        p->ram = NULL;
+        return NULL;
+    }
+    p->retry_ns = 0;
+    p->alive_ns = now_ns();
+    d->st.peer_maps++;
+    return p;
+}
+
+static uint8_t *slot_byte(struct direct_peer *p,
+                          const struct fabric_direct_queue *dq,
+                          uint32_t slot, uint32_t off)
+{
+    uint64_t b = (uint64_t)slot * dq->slot_size + off;
+    uint64_t pg;
+
+    /* the record is shared: check what an export checked once more */
+    if (b / FABRIC_DIRECT_PAGE >= FABRIC_DIRECT_MAX_PAGES) {
+        return NULL;
+    }
+    pg = dq->pages[b / FABRIC_DIRECT_PAGE];
+    if (pg >= p->ram_size || p->ram_size - pg < FABRIC_DIRECT_PAGE) {
+        return NULL;
+    }
+    return p->ram + pg + b % FABRIC_DIRECT_PAGE;
+}
+
+enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
+                                              uint32_t dst, unsigned q,
+                                              const struct fabric_direct_msg *m,
+                                              bool *wake)
+{
+    struct direct_peer *p;
+    struct fabric_direct_queue *dq;
+    enum fabric_direct_result r = FABRIC_DIRECT_NO_PATH;
+    uint64_t *status;
+    uint8_t *slot;
+    uint32_t idx;
+
+    *wake = false;
+    if (!d) {
+        return FABRIC_DIRECT_NO_PATH;
+    }
+    if (dst >= d->num_nodes || q >= FABRIC_DIRECT_QUEUES || !m->status) {
+        d->st.tx_no_path++;
+        return FABRIC_DIRECT_NO_PATH;
+    }
+    p = peer_get(d, dst);
+    if (!p) {
+        d->st.tx_no_path++;
+        return FABRIC_DIRECT_NO_PATH;
+    }
+    dq = qrec(p->hdr, q);
+    fabric_direct_lock(d, dq);
+    if (!dq->valid || dq->incarnation != p->incarnation ||
+        !__atomic_load_n(&p->hdr->live, __ATOMIC_ACQUIRE) ||
+        m->len > dq->status_off) {
+        goto out;
+    }
+    if (m->prot != dq->prot) {
+        dq->refused++;
+        r = FABRIC_DIRECT_REFUSED;
+        goto out;
+    }
+    idx = dq->wp & (dq->nslots - 1);
+    slot = slot_byte(p, dq, idx, 0);
+    status = (uint64_t *)slot_byte(p, dq, idx, dq->status_off);
+    if (!slot || !status) {
+        goto out;
+    }
+    if (__atomic_load_n(status, __ATOMIC_ACQUIRE)) {
+        dq->full++;
+        r = FABRIC_DIRECT_FULL;
+        goto out;
+    }
+    memcpy(slot, m->payload, m->len);
+    __atomic_store_n(status, m->status, __ATOMIC_RELEASE);
+    dq->wp++;
+    dq->delivered++;
+    r = FABRIC_DIRECT_DONE;
+out:
+    fabric_direct_unlock(dq);
+    switch (r) {
+    case FABRIC_DIRECT_DONE:
+        d->st.tx_direct++;
+        /*
+         * After the status word: a parking owner either sees the count
+         * change or has set parked before we read it (both seq_cst).
+         */
+        __atomic_fetch_add(&p->hdr->deliveries, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&p->hdr->parked, __ATOMIC_SEQ_CST)) {
+            __atomic_fetch_add(&p->hdr->wakes_sent, 1, __ATOMIC_RELAXED);
+            d->st.wakes++;
+            *wake = true;
+        }
+        break;
+    case FABRIC_DIRECT_FULL:
+        d->st.tx_full++;
+        break;
+    case FABRIC_DIRECT_REFUSED:
+        d->st.tx_refused++;
+        break;
+    case FABRIC_DIRECT_NO_PATH:
+        d->st.tx_no_path++;
+        break;
+    }
+    return r;
+}
+
+void fabric_direct_forget(struct fabric_direct *d, uint32_t dst)
+{
+    if (d && dst < d->num_nodes) {
+        peer_unmap(&d->peers[dst]);
+        d->peers[dst].retry_ns = 0;
+    }
+}
+
+void fabric_direct_get_stats(const struct fabric_direct *d,
+                             struct fabric_direct_stats *st)
+{
+    *st = d->st;
+}

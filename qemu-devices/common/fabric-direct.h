@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Direct delivery (Documentation/fabric.md section 9): the NI model of the
+ * sending node writes a message into the target node's guest memory
+ * itself, as the target NI's DMA would, so nothing runs on the target's
+ * host threads for it.
+ *
+ * Each node publishes its receive-side NI state in <fabric dir>/direct-<N>
+ * (struct fabric_direct_hdr, then FABRIC_DIRECT_QUEUES queue records): who
+ * owns the node now (incarnation, pid), where its guest RAM is (a shared
+ * memory object every peer maps on demand: /proc/<pid>/fd/<ram_fd>), and
+ * per receive queue (a ring of fixed-size slots whose status word says
+ * "present" when non-zero) the protection id, the write index and the RAM
+ * offsets of the queue's pages: the translation the target exported.
+ *
+ * Writers of a queue (every peer, and the owner for what reaches it over
+ * the rings) take the queue's lock, check the queue is valid for the
+ * current incarnation and the protection id matches, check the slot at the
+ * write index is free, write the payload, then the status word (release),
+ * and advance the write index.  The owner invalidates a queue (disable,
+ * new translation, reset) under the same lock: once
+ * fabric_direct_invalidate() returned, no peer writes through the old
+ * translation.  A writer that dies holding the lock has not advanced the
+ * write index: the next writer takes the lock over and reuses the slot.
+ *
+ * Plain POSIX C, no QEMU dependency (host unit tests: test_fabric_direct).
+ */
+#ifndef EXANET_FABRIC_DIRECT_H
+#define EXANET_FABRIC_DIRECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FABRIC_DIRECT_MAGIC     0x31524458u /* "XDR1" */
+#define FABRIC_DIRECT_VERSION   1
+#define FABRIC_DIRECT_QUEUES    64          /* receive queues per node */
+#define FABRIC_DIRECT_PAGE      4096u
+#define FABRIC_DIRECT_MAX_PAGES 2048        /* 8 MiB per queue */
+/*
+ * Longest a writer waits for the links' delivery time before it writes;
+ * a route booked further ahead takes the rings.
+ */
+#define FABRIC_DIRECT_MAX_WAIT_NS (50 * 1000)
+
+/* Shared header of a node's file (one page). */
+struct fabric_direct_hdr {
+    uint32_t magic;
+    uint32_t version;
+    uint64_t incarnation;   /* bumped by every owner that opens the file */
+    uint32_t live;          /* RAM published, owner running */
+    int32_t pid;            /* owner's pid */
+    int32_t ram_fd;         /* the owner's descriptor of its guest RAM */
+    uint32_t pad0;
+    uint64_t ram_size;
+    /* every direct write adds 1 after its status word (wake protocol) */
+    uint64_t deliveries;
+    /* owner's vCPUs parked: a writer must wake the node (doorbell) */
+    uint32_t parked;
+    uint32_t pad1;
+    uint64_t wakes_sent;    /* doorbells writers sent because of parked */
+};
+
+/* A receive queue as the owner exported it. */
+struct fabric_direct_queue {
+    uint32_t lock;          /* 0 free, else the holder's pid */
+    uint32_t valid;
+    uint64_t incarnation;   /* the header's when exported */
+    uint64_t generation;    /* bumped by every export and invalidation */
+    uint32_t slot_size;     /* divides FABRIC_DIRECT_PAGE */
+    uint32_t nslots;        /* power of two */
+    uint32_t status_off;    /* offset of the 8-byte status word in a slot */
+    uint32_t prot;          /* protection id a writer must carry */
+    uint32_t wp;            /* next slot to write, free running */
+    uint32_t pad;
+    uint64_t delivered;     /* messages written (owner and peers) */
+    uint64_t refused;       /* wrong protection id */
+    uint64_t full;          /* found the slot at wp in use */
+    uint64_t lock_steals;   /* lock taken over from a dead holder */
+    uint64_t pages[FABRIC_DIRECT_MAX_PAGES]; /* RAM offset of each page */
+};
+
+/* What a write met (fabric_direct_write()). */
+enum fabric_direct_result {
+    FABRIC_DIRECT_DONE = 0,     /* written */
+    FABRIC_DIRECT_FULL,         /* slot at wp in use: push back */
+    FABRIC_DIRECT_REFUSED,      /* protection id mismatch, counted */
+    FABRIC_DIRECT_NO_PATH,      /* no direct path now: use the rings */
+};
+
+struct fabric_direct;
+
+/* One slot to write: payload at offset 0 of the slot, then the status. */
+struct fabric_direct_msg {
+    const void *payload;
+    size_t len;             /* <= status_off */
+    uint64_t status;        /* non-zero */
+    uint32_t prot;
+};
+
+/*
+ * Open (create) <dir>/direct-<node> as its owner: a new incarnation, every
+ * queue of the previous one invalid.  num_nodes bounds the peers.
+ * Returns 0 or -errno with a message in err.
+ */
+int fabric_direct_open(struct fabric_direct **out, const char *dir,
+                       uint32_t node, uint32_t num_nodes, char *err,
+                       size_t errlen);
+/* Marks the node not live (peers stop writing) and unmaps everything. */
+void fabric_direct_close(struct fabric_direct *d);
+
+/*
+ * Publish the owner's guest RAM (a MAP_SHARED object of ram_size bytes
+ * that peers open as /proc/<pid>/fd/<fd>) and go live.
+ */
+void fabric_direct_set_ram(struct fabric_direct *d, int fd, uint64_t size);
+bool fabric_direct_live(const struct fabric_direct *d);
+
+/*
+ * Owner: export queue q (ring of nslots slots of slot_size bytes whose
+ * pages are at RAM offsets pages[0 .. npages-1], npages = the ring's bytes
+ * rounded up to pages).  Replaces a previous
+ * export (which is invalidated first); wp starts at 0.  -EINVAL for bad
+ * geometry or offsets outside the RAM.
+ */
+int fabric_direct_export(struct fabric_direct *d, unsigned q,
+                         uint32_t slot_size, uint32_t nslots,
+                         uint32_t status_off, uint32_t prot,
+                         const uint64_t *pages, uint32_t npages);
+/* Owner: no writer uses queue q's translation once this returns. */
+void fabric_direct_invalidate(struct fabric_direct *d, unsigned q);
+void fabric_direct_set_prot(struct fabric_direct *d, unsigned q,
+                            uint32_t prot);
+
+/* Owner: the queue record (for its own writes under the lock, counters). */
+struct fabric_direct_queue *fabric_direct_queue(struct fabric_direct *d,
+                                                unsigned q);
+void fabric_direct_lock(struct fabric_direct *d,
+                        struct fabric_direct_queue *dq);
+void fabric_direct_unlock(struct fabric_direct_queue *dq);
+
+/* Owner: parked vCPUs (writers then ask for a wake-up doorbell). */
+void fabric_direct_set_parked(struct fabric_direct *d, bool parked);
+/* Owner: direct writes so far (changes when something arrived) */
+uint64_t fabric_direct_deliveries(const struct fabric_direct *d);
+
+/*
+ * Writer: write msg into queue q of node dst.  *wake is set when the
+ * target has parked vCPUs: the caller sends it a doorbell.
+ */
+enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
+                                              uint32_t dst, unsigned q,
+                                              const struct fabric_direct_msg *m,
+                                              bool *wake);
+
+/* Writer: forget node dst's mappings (it restarted, or for tests). */
+void fabric_direct_forget(struct fabric_direct *d, uint32_t dst);
+
+struct fabric_direct_stats {
+    uint64_t tx_direct;     /* written into peers' queues */
+    uint64_t tx_full;
+    uint64_t tx_refused;
+    uint64_t tx_no_path;
+    uint64_t peer_maps;     /* peer RAM (re)mapped */
+    uint64_t wakes;         /* writes after which the target wanted a wake */
+};
+void fabric_direct_get_stats(const struct fabric_direct *d,
+                             struct fabric_direct_stats *st);
+
+#endif
