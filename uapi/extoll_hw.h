@@ -190,6 +190,14 @@ enum extoll_counter {
 #define EXTOLL_VELO_WIN_SEND		0x400	/* WO 64: header word; payload from the send window */
 #define EXTOLL_VELO_CREDITS		0x800	/* RO 64: messages the device accepts now */
 #define EXTOLL_VELO_DROPS		0x808	/* RO 64: messages of this VPID refused or failed */
+#define EXTOLL_VELO_FEATURES		0x810	/* RO 64: EXTOLL_VELO_F_* (0 on older devices) */
+/*
+ * Direct delivery: senders' NIs write into this VPID's ring by themselves
+ * (Documentation/fabric.md section 9), so software waiting for a message
+ * polls the ring's status words only; it need not read EXTOLL_VELO_CREDITS
+ * to have the ring filled.
+ */
+#define EXTOLL_VELO_F_DIRECT		0x1
 
 /*
  * Header word (spec 1.5, velo2_mod.h VELO2_REQUEST_HEADER):

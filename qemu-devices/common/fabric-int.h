@@ -133,8 +133,6 @@ int fabric_peer_xmit(struct fabric *f, struct fabric_peer *p,
                      const uint8_t *buf, size_t len);
 int fabric_peer_enqueue(struct fabric *f, struct fabric_peer *p,
                         const uint8_t *buf, size_t len);
-int fabric_route(struct fabric *f, uint32_t dst, size_t bytes,
-                 struct fabric_route_result *res);
 
 /* fabric-rings.c */
 void fabric_bulk_release(struct fabric *f, struct bulk_map *m);

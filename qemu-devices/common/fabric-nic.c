@@ -5,7 +5,13 @@
 #include "qemu/osdep.h"
 #include "qapi/error.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
+#include "qapi/visitor.h"
+#include "exec/memory.h"
+#include "exec/ramblock.h"
+#include "hw/boards.h"
 #include "fabric-nic.h"
+#include "fabric-torus.h"
 #include "trace.h"
 
 static bool fabric_nic_check(FabricNic *nic, const char *type,
@@ -55,6 +61,7 @@ static const Property fabric_nic_props_template[] = {
     DEFINE_PROP_STRING("torus", FabricNic, torus),
     DEFINE_PROP_UINT32("link-mbps", FabricNic, link_mbps, 0),
     DEFINE_PROP_UINT32("link-ns", FabricNic, link_ns, FABRIC_LINK_NS),
+    DEFINE_PROP_BOOL("direct", FabricNic, direct, true),
 };
 QEMU_BUILD_BUG_ON(ARRAY_SIZE(fabric_nic_props_template) != FABRIC_NIC_NPROPS);
 
@@ -95,6 +102,151 @@ bool fabric_nic_realize(PCIDevice *pdev, FabricNic *nic, uint32_t max_nodes,
     return true;
 }
 
+/* The machine's RAM, if it is one shared object (memory-backend, share=on) */
+static MemoryRegion *fabric_nic_shared_ram(void)
+{
+    MachineState *ms = MACHINE(qdev_get_machine());
+
+    if (!ms->ram || !ms->ram->ram_block ||
+        !qemu_ram_is_shared(ms->ram->ram_block) ||
+        memory_region_get_fd(ms->ram) < 0) {
+        return NULL;
+    }
+    return ms->ram;
+}
+
+/*
+ * Direct delivery needs the guest RAM as a shared object peers can map
+ * (exacluster starts nodes with memory-backend-memfd,share=on); without it
+ * the node stays on the rings (trace event fabric_nic_direct_unavailable).
+ */
+void fabric_nic_direct_open(FabricNic *nic)
+{
+    MemoryRegion *ram = fabric_nic_shared_ram();
+    char err[256];
+
+    if (!nic->direct || !nic->fq) {
+        return;
+    }
+    if (fabric_direct_open(&nic->dd, nic->dir, nic->node_id, nic->num_nodes,
+                           err, sizeof(err)) < 0) {
+        warn_report("%s (direct delivery off)", err);
+        return;
+    }
+    if (!ram) {
+        trace_fabric_nic_direct_unavailable(nic->node_id);
+        return;
+    }
+    fabric_direct_set_ram(nic->dd, memory_region_get_fd(ram),
+                          memory_region_size(ram));
+    trace_fabric_nic_direct_open(nic->node_id, memory_region_size(ram));
+}
+
+bool fabric_nic_direct_translate(PCIDevice *pdev, dma_addr_t addr,
+                                 uint64_t len, uint64_t *pages)
+{
+    AddressSpace *as = pci_get_address_space(pdev);
+    MemoryRegion *ram = fabric_nic_shared_ram();
+    bool ok = ram && !(addr & (FABRIC_DIRECT_PAGE - 1)) &&
+              !(len & (FABRIC_DIRECT_PAGE - 1));
+
+    RCU_READ_LOCK_GUARD();
+    for (uint64_t i = 0; ok && i < len / FABRIC_DIRECT_PAGE; i++) {
+        hwaddr xlat, plen = FABRIC_DIRECT_PAGE;
+        MemoryRegion *mr;
+        RAMBlock *rb;
+        ram_addr_t off;
+
+        mr = address_space_translate(as, addr + i * FABRIC_DIRECT_PAGE,
+                                     &xlat, &plen, true,
+                                     MEMTXATTRS_UNSPECIFIED);
+        if (!memory_region_is_ram(mr) || plen < FABRIC_DIRECT_PAGE) {
+            ok = false;
+            break;
+        }
+        rb = qemu_ram_block_from_host((uint8_t *)memory_region_get_ram_ptr(mr)
+                                      + xlat, false, &off);
+        ok = rb == ram->ram_block && !(off & (FABRIC_DIRECT_PAGE - 1));
+        pages[i] = off;
+    }
+    trace_fabric_nic_direct_translate(pdev->name, addr, len, ok);
+    return ok;
+}
+
+bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes)
+{
+    struct fabric_route_result res;
+    struct fabric *f = nic->fq ? fabric_qemu_fabric(nic->fq) : NULL;
+    uint64_t now;
+
+    if (!f || nic->drop_ppm || nic->corrupt_ppm) {
+        return false;
+    }
+    /* a link booked far ahead holds senders back (flow control): rings */
+    if (fabric_torus_booked(fabric_torus(f), dst,
+                            FABRIC_DIRECT_MAX_WAIT_NS)) {
+        return false;
+    }
+    if (fabric_route(f, dst, bytes, &res) != 0) {
+        return false;   /* counted on the links; the rings retransmit */
+    }
+    /* visible no earlier than the links allow: a hop is ~0.3 us */
+    do {
+        now = get_clock();
+    } while ((uint64_t)now < res.due_ns &&
+             res.due_ns - now <= FABRIC_DIRECT_MAX_WAIT_NS);
+    return true;
+}
+
+void fabric_nic_direct_done(FabricNic *nic, uint32_t dst, bool wake)
+{
+    if (wake) {
+        fabric_nic_send(nic, dst, FABRIC_NIC_T_WAKE, NULL, 0);
+    }
+}
+
+static void fabric_nic_direct_get(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    FabricNic *nic = (FabricNic *)((char *)obj + (uintptr_t)opaque);
+    struct fabric_direct_stats st = { 0 };
+    uint64_t val;
+
+    if (nic->dd) {
+        fabric_direct_get_stats(nic->dd, &st);
+    }
+    if (!strcmp(name, "direct-tx")) {
+        val = st.tx_direct;
+    } else if (!strcmp(name, "direct-tx-full")) {
+        val = st.tx_full;
+    } else if (!strcmp(name, "direct-tx-refused")) {
+        val = st.tx_refused;
+    } else if (!strcmp(name, "direct-tx-no-path")) {
+        val = st.tx_no_path;
+    } else {
+        val = st.wakes;
+    }
+    visit_type_uint64(v, name, &val, errp);
+}
+
+void fabric_nic_direct_class_init(ObjectClass *oc, size_t nic_offset)
+{
+    static const char *const names[][2] = {
+        { "direct-tx", "messages this node wrote into peers' memory" },
+        { "direct-tx-full", "direct writes that found the slot in use" },
+        { "direct-tx-refused", "direct writes refused: protection id" },
+        { "direct-tx-no-path", "direct writes without a path (rings taken)" },
+        { "direct-wakes", "doorbells sent to wake a parked target" },
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+        object_class_property_add(oc, names[i][0], "uint64",
+                                  fabric_nic_direct_get, NULL, NULL,
+                                  (void *)(uintptr_t)nic_offset);
+        object_class_property_set_description(oc, names[i][0], names[i][1]);
+    }
+}
+
 bool fabric_nic_open(FabricNic *nic, const FabricQemuOptions *model_opts,
                      fabric_rx_fn rx, void *opaque, Error **errp)
 {
@@ -124,6 +276,8 @@ bool fabric_nic_open(FabricNic *nic, const FabricQemuOptions *model_opts,
 
 void fabric_nic_close(FabricNic *nic)
 {
+    fabric_direct_close(nic->dd);
+    nic->dd = NULL;
     fabric_qemu_close(nic->fq);
     nic->fq = NULL;
 }
@@ -155,12 +309,38 @@ static bool fabric_nic_park_prepare(void *opaque)
 {
     FabricNic *nic = opaque;
 
+    if (nic->dd) {
+        /*
+         * Peers write without our threads: tell them to wake us, then
+         * look whether one wrote since the guest last looked (seq_cst on
+         * both sides: one of us sees the other).
+         */
+        fabric_direct_set_parked(nic->dd, true);
+        if (fabric_direct_deliveries(nic->dd) != nic->direct_seen) {
+            fabric_direct_set_parked(nic->dd, false);
+            return true;
+        }
+    }
     return nic->fq && fabric_qemu_park_prepare(nic->fq);
 }
 
 void fabric_nic_poll_idle(FabricNic *nic)
 {
+    if (nic->dd) {
+        uint64_t seen = fabric_direct_deliveries(nic->dd);
+
+        if (seen != nic->direct_seen) {
+            /* written into our memory since the last poll */
+            nic->direct_seen = seen;
+            fabric_park_poll_busy();
+            return;
+        }
+    }
     fabric_park_poll_empty(&nic->park, fabric_nic_park_prepare, nic);
+    if (nic->dd) {
+        fabric_direct_set_parked(nic->dd, false);
+        nic->direct_seen = fabric_direct_deliveries(nic->dd);
+    }
 }
 
 void fabric_nic_timer_arm(QEMUTimer *timer, int64_t *due, int64_t ns)

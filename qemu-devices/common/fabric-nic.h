@@ -14,6 +14,7 @@
 #include "qemu/log.h"
 #include "fabric-qemu.h"
 #include "fabric-park.h"
+#include "fabric-direct.h"
 #include "exa_torus.h"
 
 /*
@@ -44,7 +45,11 @@ typedef struct FabricNic {
     uint32_t dims[3];       /* the shape, from torus at realize */
     uint32_t link_mbps;     /* this node's links: rate (0 = unlimited) */
     uint32_t link_ns;       /* and latency per hop */
+    bool direct;            /* direct delivery (fabric-direct.h) wanted */
     FabricQemu *fq;         /* NULL while the fabric is not open */
+    /* direct delivery: NULL when off or without shared guest RAM */
+    struct fabric_direct *dd;
+    uint64_t direct_seen;   /* dd's deliveries at the last idle poll */
     FabricPark park;        /* poll parking (poll-* properties) */
 } FabricNic;
 
@@ -55,7 +60,7 @@ typedef struct FabricNic {
  * needs room for FABRIC_NIC_NPROPS + ARRAY_SIZE(own).  Called from
  * class_init, before device_class_set_props(dc, props).
  */
-#define FABRIC_NIC_NPROPS 13
+#define FABRIC_NIC_NPROPS 14
 void fabric_nic_props(Property *props, size_t nic_offset, const Property *own);
 
 /*
@@ -109,6 +114,40 @@ void fabric_nic_close(FabricNic *nic);
  */
 void fabric_nic_send(FabricNic *nic, uint32_t dst, uint8_t type,
                      const void *payload, size_t len);
+
+/*
+ * Direct delivery (fabric-direct.h, Documentation/fabric.md section 9).
+ * FABRIC_NIC_T_WAKE is a packet that carries nothing: it wakes a node
+ * whose vCPUs parked (models ignore it).
+ */
+#define FABRIC_NIC_T_WAKE 0xfe
+/*
+ * After fabric_nic_open(), by a model that exports receive queues: publish
+ * this node's shared NI state (property direct, default on).
+ */
+void fabric_nic_direct_open(FabricNic *nic);
+static inline bool fabric_nic_direct_on(FabricNic *nic)
+{
+    return nic->dd && fabric_direct_live(nic->dd);
+}
+/*
+ * The RAM offsets of the len bytes (whole pages) at bus address addr as
+ * the device's DMA sees them now (through the IOMMU, if any); false if a
+ * page is not in the node's shared guest RAM.
+ */
+bool fabric_nic_direct_translate(PCIDevice *pdev, dma_addr_t addr,
+                                 uint64_t len, uint64_t *pages);
+/*
+ * Route a direct write of bytes to dst over the torus and wait for its
+ * delivery time (fabric.md section 3); false: it must take the rings
+ * (fault injection on, dropped or corrupted on a cable, no route, or a
+ * link booked too far ahead).
+ */
+bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes);
+/* Read-only counters direct-tx, direct-tx-full, ... (QOM) of a model */
+void fabric_nic_direct_class_init(ObjectClass *oc, size_t nic_offset);
+/* After fabric_direct_write(): wake the target if it asked for it. */
+void fabric_nic_direct_done(FabricNic *nic, uint32_t dst, bool wake);
 
 /*
  * Receive up to budget waiting packets now, from the calling context (an

@@ -500,12 +500,6 @@ int fabric_peer_enqueue(struct fabric *f, struct fabric_peer *p,
     return FABRIC_QUEUED;
 }
 
-/*
- * Take the packet or record of bytes over the torus to dst (fabric-torus.h)
- * and account for its fate.  Returns 0 (res, if given, has the hop count and
- * due time), 1 (delivered with a bit flipped on a cable), -ENOLINK (dropped
- * by a cable: counts as sent) or -EHOSTUNREACH (every path cut).
- */
 int fabric_route(struct fabric *f, uint32_t dst, size_t bytes,
                  struct fabric_route_result *res)
 {

@@ -195,6 +195,16 @@ bool fabric_pkt_pending(struct fabric *f, bool arm);
 void fabric_get_stats(const struct fabric *f, struct fabric_stats *st);
 /* The torus this node sits in (NULL before fabric_open succeeded). */
 struct fabric_torus *fabric_torus(struct fabric *f);
+/*
+ * Take a packet or record of bytes over the torus to dst (fabric-torus.h)
+ * and account for its fate.  Returns 0 (res, if given, has the hop count and
+ * due time), 1 (delivered with a bit flipped on a cable), -ENOLINK (dropped
+ * by a cable) or -EHOSTUNREACH (every path cut).  The transport does it for
+ * what it carries; direct delivery (fabric-direct.h) calls it itself.
+ */
+struct fabric_route_result;
+int fabric_route(struct fabric *f, uint32_t dst, size_t bytes,
+                 struct fabric_route_result *res);
 /* Hop count of the packet or record the rx / bulk callback has now. */
 unsigned fabric_rx_hops(const struct fabric *f);
 /*

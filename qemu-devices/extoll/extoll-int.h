@@ -160,6 +160,7 @@ QEMU_BUILD_BUG_ON(P_DATA > FABRIC_BULK_MAX_HDR);
 #define EXT_RESUME_NS       (20 * SCALE_US)  /* NACKed: look for room again */
 #define EXT_RESUME_MAX_NS   (10 * SCALE_MS)  /* ... at most this long */
 #define EXT_RESUME_SLOTS    16               /* free slots worth a RESUME */
+#define EXT_VELO_HELD_NS    (20 * SCALE_US)  /* held by a full ring: try again */
 #define EXT_RESUME_ANY_NS   (500 * SCALE_US) /* ... or one, after this long */
 #define EXT_TXQ_BYTES_MAX   (48u << 20)      /* queued payload that defers new commands */
 #define EXT_BACKLOG_MAX     4096             /* local notifications waiting per VPID */
@@ -245,6 +246,14 @@ struct ExtPeer {
     GQueue wait;            /* ExtWait* */
     uint16_t next_tag;
     int64_t answer_ns;      /* last in-order packet of its response stream */
+    /*
+     * Direct delivery: VELO messages (ExtVeloMsg) the target's full ring
+     * holds back, in order; retried by the timer, the next send to the
+     * node and the sender's CREDITS polls (extoll-velo.c).
+     */
+    GQueue velo_held;
+    QEMUTimer *velo_timer;
+    bool velo_held_listed;  /* counted in ExtollState.velo_held_peers */
     QEMUTimer *wait_timer;  /* answers that do not come */
 };
 
@@ -272,6 +281,13 @@ typedef struct ExtVpid {
     uint64_t noti_count;    /* notifications written (EXTOLL_RMA_NOTI_COUNT) */
     uint64_t noti_polled;   /* noti_count at the last NOTI_COUNT read */
     uint16_t velo_prot;     /* EXTOLL_VPID_VELO_PROT */
+    /*
+     * The ring is exported for direct delivery (fabric-direct.h): its
+     * write index lives in the shared queue record; what peers wrote is
+     * folded into velo_wp / velo_rx_count / counters by extoll_velo_sync().
+     */
+    bool velo_direct;
+    uint64_t velo_direct_seen;  /* the record's delivered count, folded */
     uint16_t rma_prot;      /* EXTOLL_VPID_RMA_PROT */
     /* VELO requester page */
     uint64_t velo_hdr;
@@ -298,6 +314,8 @@ struct ExtollState {
     MemoryRegion bar_ctrl, bar_velo, bar_rma;
     MemoryRegion bar_velo_win;  /* RAM: VELO send windows, one page per VPID */
     uint8_t *velo_win;
+    uint32_t velo_held_peers;   /* peers with held VELO messages */
+    uint64_t velo_credit_reads; /* QOM velo-credit-reads */
     /* property velo-credits: VELO messages in flight per VPID */
     uint32_t velo_credits_max;
     bool vcpu_polling;          /* inside the CREDITS read's fabric poll */
@@ -422,6 +440,12 @@ void extoll_ack_bh(void *opaque);
 
 void extoll_velo_check(ExtollState *s, unsigned vi);
 void extoll_velo_win_send(ExtollState *s, unsigned vi, uint64_t h);
+void extoll_velo_export(ExtollState *s, unsigned vi);
+bool extoll_velo_held_drain(ExtollState *s, ExtPeer *p);
+void extoll_velo_held_poll(ExtollState *s);
+void extoll_velo_held_free_all(ExtPeer *p);
+void extoll_velo_unexport(ExtollState *s, unsigned vi);
+void extoll_velo_sync(ExtollState *s, unsigned vi);
 bool extoll_velo_rx(ExtollState *s, uint32_t src, const uint8_t *b,
                     size_t len);
 

@@ -36,6 +36,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qapi/visitor.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
 #include "qemu/timer.h"
@@ -100,6 +101,7 @@ static void ext_reset_state(ExtollState *s)
 
         uint8_t vg = v->velo_gen + 1, rg = v->rma_gen + 1;
 
+        extoll_velo_unexport(s, i);
         /* generations survive resets so late replies never match */
         extoll_backlog_clear(v);
         extoll_cmdq_clear(s, v);
@@ -138,6 +140,7 @@ static uint64_t ext_vpid_read(ExtollState *s, unsigned vi, hwaddr r)
 {
     ExtVpid *v = &s->vpid[vi];
 
+    extoll_velo_sync(s, vi);
     switch (r) {
     case EXTOLL_VPID_CTRL:
         return v->ctrl;
@@ -202,6 +205,11 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
                 v->velo_rx_count = 0;
             }
         }
+        if (!(nv & EXTOLL_VPID_VELO_RX)) {
+            extoll_velo_unexport(s, vi);
+        } else if (!velo_rx_on) {
+            extoll_velo_export(s, vi);
+        }
         if ((nv ^ v->ctrl) & EXTOLL_VPID_VELO_TX) {
             ext_vpid_velo_reset(s, v);
             ext_velo_win_clear(s, vi);
@@ -256,6 +264,9 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
      */
     case EXTOLL_VPID_VELO_PROT:
         v->velo_prot = val & EXTOLL_PROT_MASK;
+        if (v->velo_direct) {
+            fabric_direct_set_prot(s->nic.dd, vi, v->velo_prot);
+        }
         return;
     case EXTOLL_VPID_RMA_PROT:
         v->rma_prot = val & EXTOLL_PROT_MASK;
@@ -296,6 +307,11 @@ static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
     }
     if (off >= EXTOLL_REG_COUNTER(0) &&
         off < EXTOLL_REG_COUNTER(EXTOLL_NUM_COUNTERS)) {
+        if ((base - EXTOLL_REG_COUNTER(0)) / 8 == EXTOLL_CNT_VELO_RX) {
+            for (unsigned vi = 0; vi < EXTOLL_NUM_VPIDS; vi++) {
+                extoll_velo_sync(s, vi);    /* what peers wrote */
+            }
+        }
         v = s->counters[(base - EXTOLL_REG_COUNTER(0)) / 8];
         if (size == 8) {
             return v;
@@ -417,8 +433,14 @@ static uint64_t ext_velo_read(void *opaque, hwaddr off, unsigned size)
     if (ext_reentered() || size != 8) {
         return 0;
     }
+    if (r == EXTOLL_VELO_FEATURES) {
+        return v->velo_direct ? EXTOLL_VELO_F_DIRECT : 0;
+    }
     if (r == EXTOLL_VELO_CREDITS) {
+        s->velo_credit_reads++;
         ext_vcpu_poll(s);
+        extoll_velo_held_poll(s);
+        extoll_velo_sync(s, off / EXTOLL_HW_PAGE_SIZE);
         /*
          * No message for this VPID since its last such read, credits in
          * hand: a receiver that found its ring empty (a sender with
@@ -640,7 +662,9 @@ static void ext_realize(PCIDevice *pdev, Error **errp)
     ext_reset_state(s);
     if (!fabric_nic_open(&s->nic, &opts, extoll_rx, s, errp)) {
         ext_exit(pdev);
+        return;
     }
+    fabric_nic_direct_open(&s->nic);
 }
 
 static void ext_exit(PCIDevice *pdev)
@@ -711,6 +735,13 @@ static const VMStateDescription ext_vmstate = {
     .unmigratable = 1,
 };
 
+static void ext_get_velo_credit_reads(Object *obj, Visitor *v,
+                                      const char *name, void *opaque,
+                                      Error **errp)
+{
+    visit_type_uint64(v, name, &EXTOLL(obj)->velo_credit_reads, errp);
+}
+
 static void ext_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -730,6 +761,11 @@ static void ext_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, ext_properties);
     FABRIC_NIC_PARK_CLASS_INIT(klass, ExtollState, nic);
     FABRIC_NIC_LINKS_CLASS_INIT(klass, ExtollState, nic);
+    fabric_nic_direct_class_init(klass, offsetof(ExtollState, nic));
+    object_class_property_add(klass, "velo-credit-reads", "uint64",
+                              ext_get_velo_credit_reads, NULL, NULL, NULL);
+    object_class_property_set_description(klass, "velo-credit-reads",
+        "MMIO reads of EXTOLL_VELO_CREDITS (the NI poll of VELO software)");
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

@@ -52,6 +52,7 @@ ExtPeer *extoll_peer(ExtollState *s, uint32_t node)
                                           t);
         }
         g_queue_init(&p->wait);
+        g_queue_init(&p->velo_held);
         p->wait_timer = timer_new_ns(QEMU_CLOCK_REALTIME, ext_wait_timer, p);
         s->peers[node] = p;
     }
@@ -793,6 +794,7 @@ void extoll_peer_free(ExtPeer *p)
         }
     }
     timer_free(p->wait_timer);
+    extoll_velo_held_free_all(p);
     while ((e = g_queue_pop_head(&p->wait))) {
         g_free(e);
     }
@@ -826,9 +828,11 @@ void extoll_nack_watch(ExtollState *s, ExtPeer *p, unsigned vpid,
 /* Slot wp + i of v's VELO ring is free (or unreadable: messages drop) */
 static bool ext_velo_slot_free(ExtollState *s, ExtVpid *v, uint32_t i)
 {
-    uint32_t slot = (v->velo_wp + i) & (v->velo_slots - 1);
+    uint32_t slot;
     uint64_t st;
 
+    extoll_velo_sync(s, v - s->vpid);
+    slot = (v->velo_wp + i) & (v->velo_slots - 1);
     return !extoll_read_u64(s, v->velo_ring + (uint64_t)EXTOLL_VELO_SLOT_SIZE *
                             slot + EXTOLL_VELO_STATUS_OFF, &st) || st == 0;
 }
@@ -939,6 +943,9 @@ void extoll_rx(void *opaque, uint32_t src, uint8_t type,
 
     ext_flush_queued(s, src);
 
+    if (type == FABRIC_NIC_T_WAKE) {
+        return;     /* a direct writer woke our parked vCPUs */
+    }
     if (type == EXT_T_ACK || type == EXT_T_NACK || type == EXT_T_RESUME) {
         ext_rx_ack(s, src, type, payload, len);
         return;

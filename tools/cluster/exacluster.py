@@ -334,7 +334,7 @@ class Cluster:
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
                  detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None,
                  rx_spin_us=None,
-                 torus=None, link_mbps=None, link_ns=None):
+                 torus=None, link_mbps=None, link_ns=None, direct=None):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
@@ -403,6 +403,13 @@ class Cluster:
         if rx_spin_us is None and env_spin is not None:
             rx_spin_us = int(env_spin)
         self.rx_spin_us = rx_spin_us or 0
+        # Direct delivery (Documentation/fabric.md section 9): each node's
+        # guest RAM is a shared memory object its peers' NIs write into;
+        # off: everything takes the rings (comparisons).  EXACLUSTER_DIRECT.
+        env_direct = os.environ.get("EXACLUSTER_DIRECT")
+        if direct is None and env_direct is not None:
+            direct = parse_on_off(env_direct, "EXACLUSTER_DIRECT")
+        self.direct = True if direct is None else bool(direct)
         # Commands go through qemu-guest-agent (virtio-serial ports
         # org.qemu.guest_agent.<k> on <sockdir>/n<i>.qga[<k>]).
         self.qga_clients = {}
@@ -599,9 +606,15 @@ class Cluster:
         if self.append:
             cmdline += " " + self.append
         machine = "q35"
+        ram = []
+        if self.direct:
+            # a memfd the peers map through /proc/<pid>/fd (fabric-direct.h)
+            machine += ",memory-backend=exaram"
+            ram = ["-object", "memory-backend-memfd,id=exaram,size=%s,share=on"
+                   % self.memory]
         a = [self.qemu, "-name", "exanet-node%d,process=exanet-%s-n%d" % (i, self.name, i),
              "-machine", machine, "-accel", self.accel, "-m", str(self.memory),
-             "-smp", str(self.smp), "-nodefaults", "-display", "none", "-no-reboot",
+             "-smp", str(self.smp)] + ram + ["-nodefaults", "-display", "none", "-no-reboot",
              "-kernel", self.boot_image, "-initrd", self.initrd, "-append", cmdline,
              "-serial", "file:" + self.console_log(i),
              "-qmp", "unix:%s,server=on,wait=off" % self._sock("n%d.qmp" % i)]
@@ -631,6 +644,9 @@ class Cluster:
             park += ",link-mbps=%d" % int(self.link_mbps)
         if self.link_ns is not None:
             park += ",link-ns=%d" % int(self.link_ns)
+        if not self.direct:
+            park += ",direct=off"
+
         if self.use_exanet():
             a += ["-device", "exanet,id=exa0,node-id=%d,num-nodes=%d,fabric=%s%s"
                   % (i, n, self._sock("fabric"), park)]
@@ -1211,6 +1227,10 @@ def _cli(argv=None):
     up.add_argument("--poll-yield", choices=["on", "off"],
                     help="park a vCPU that keeps polling an empty NI (device property "
                          "poll-yield; default: on when the nodes outnumber the host's cores)")
+    up.add_argument("--direct", choices=["on", "off"],
+                    help="direct delivery: the sender's NI writes into the target's guest "
+                         "memory (shared guest RAM; default on, EXACLUSTER_DIRECT); off: "
+                         "every message takes the fabric rings")
     up.add_argument("--rx-spin-us", type=int,
                     help="the fabric receive thread looks for more traffic this long after "
                          "a wake-up (device property rx-spin-us, 0..1000; default 0)")
@@ -1275,6 +1295,7 @@ def _cli(argv=None):
                         detach=True, trace=a.trace,
                         poll_yield=None if a.poll_yield is None else a.poll_yield == "on",
                         rx_spin_us=a.rx_spin_us,
+                        direct=None if a.direct is None else a.direct == "on",
                         torus=a.torus, link_mbps=a.link_mbps, link_ns=a.link_ns)
             try:
                 c.start()

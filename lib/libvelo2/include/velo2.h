@@ -67,7 +67,9 @@ typedef struct velo2_port {
 	void *mbox_map;			/* mapping of rp page + mailbox */
 	uint64_t map_len;
 	uint64_t mbox_map_len;
-	uint64_t reserved[5];
+	uint32_t empty_polls;		/* empty probes in a row (direct delivery) */
+	uint32_t spin_probes;		/* ... before the NI is polled too */
+	uint64_t reserved[4];
 } velo2_port_t;
 
 typedef struct velo2_connection {

@@ -43,6 +43,14 @@ static void read_env(velo2_port_t *p)
 
 	if (e && *e && strcmp(e, "0"))
 		p->flags |= VELO2_PORT_NONBLOCK;
+	p->spin_probes = VELO2_DIRECT_SPIN_PROBES;
+	e = getenv("VELO2_DIRECT_SPIN_PROBES");
+	if (e && *e)
+		p->spin_probes = (uint32_t)strtoul(e, NULL, 0);
+	/* VELO2_DIRECT_POLL=0: poll the NI on every empty probe (comparisons) */
+	e = getenv("VELO2_DIRECT_POLL");
+	if (e && !strcmp(e, "0"))
+		p->flags &= ~VELO2_PORT_DIRECT;
 	/* VELO2_SEND_WINDOW=0: the per-quadword path (comparisons) */
 	e = getenv("VELO2_SEND_WINDOW");
 	if (e && !strcmp(e, "0"))
@@ -128,6 +136,8 @@ EXPORT velo2_ret_t velo2_open(velo2_port_t *port)
 	port->map = map;
 	if (info.flags & VELO2_INFO_SEND_WINDOW)
 		port->flags |= VELO2_PORT_WINDOW;
+	if (port->req_page[VELO2_FEATURES_OFF / 8] & VELO2_F_DIRECT)
+		port->flags |= VELO2_PORT_DIRECT;
 	read_env(port);
 	return VELO2_RET_SUCCESS;
 }
@@ -258,6 +268,21 @@ static volatile uint64_t *slot_status(velo2_port_t *p, uint32_t slot)
 				     p->slot_size - 8);
 }
 
+/*
+ * An empty probe: poll the NI (an MMIO read) unless senders write into
+ * the ring by themselves and the ring has been empty for fewer than
+ * VELO2_DIRECT_SPIN_PROBES probes.  true: poll the NI.
+ */
+static int empty_probe_polls_ni(velo2_port_t *p)
+{
+	if (!(p->flags & VELO2_PORT_DIRECT))
+		return 1;
+	if (p->empty_polls >= p->spin_probes)
+		return 1;
+	p->empty_polls++;
+	return 0;
+}
+
 static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_t *len,
 			    uint32_t *srcid, uint8_t *tag, uint8_t *mtt)
 {
@@ -270,12 +295,15 @@ static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_
 		/* Empty: reading CREDITS is the poll the NI answers by
 		 * delivering what waits (the emulated NI does it in the
 		 * polling CPU); then look once more. */
+		if (!empty_probe_polls_ni(p))
+			return VELO2_RET_NO_MSG;
 		(void)p->req_page[VELO2_CREDITS_OFF / 8];
 		p->since_poll = 0;
 		st = __atomic_load_n(slot_status(p, p->rd), __ATOMIC_ACQUIRE);
 		if (!st)
 			return VELO2_RET_NO_MSG;
 	}
+	p->empty_polls = 0;
 	mlen = (uint32_t)VELO2_STATUS_LENGTH(&st);
 	n = mlen ? (mlen + per - 1) / per : 1;
 	last = n > 1 ? __atomic_load_n(slot_status(p, p->rd + n - 1), __ATOMIC_ACQUIRE) : st;
@@ -314,7 +342,7 @@ static velo2_ret_t try_recv(velo2_port_t *p, void *buf, uint32_t buflen, uint32_
 	 * senders' credits) overlaps with consumption.
 	 */
 	p->since_poll += n;
-	if (p->since_poll >= VELO2_POLL_SLOTS) {
+	if (p->since_poll >= VELO2_POLL_SLOTS && !(p->flags & VELO2_PORT_DIRECT)) {
 		(void)p->req_page[VELO2_CREDITS_OFF / 8];
 		p->since_poll = 0;
 	}

@@ -14,6 +14,20 @@
 #define VELO2_CREDITS_OFF 0x800	/* EXTOLL_VELO_CREDITS in the requester page */
 #define VELO2_WIN_SEND_OFF 0x400	/* EXTOLL_VELO_WIN_SEND in the requester page */
 #define VELO2_POLL_SLOTS 16	/* a busy consumer polls the NI every this many slots */
+#define VELO2_FEATURES_OFF 0x810	/* EXTOLL_VELO_FEATURES in the requester page */
+#define VELO2_F_DIRECT 0x1		/* EXTOLL_VELO_F_DIRECT */
+#define VELO2_PORT_DIRECT 8u	/* senders write into the ring: poll memory only */
+/*
+ * With direct delivery an empty ring is polled in memory only for this
+ * many probes in a row; then each empty probe
+ * also reads EXTOLL_VELO_CREDITS, the NI poll that lets the emulated node
+ * give its host CPU away while it waits (poll parking) and delivers what
+ * took the rings (faults, a ring that was full).  A count, not a clock:
+ * the receive path reads no clock (it runs under seccomp strict mode,
+ * where even the TSC faults).  4096: the lowest 8 B ping-pong latency of
+ * 512, 4096 and 65536 (Documentation/extoll/libvelo2.md).
+ */
+#define VELO2_DIRECT_SPIN_PROBES 4096u
 
 /*
  * Host tests: a port over caller memory.  req_page (4 KiB) receives the

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Direct delivery, end to end (TAP; run by run-direct-vm-tests.sh;
+Documentation/fabric.md section 9).
+
+On a 2-node cluster with the EXTOLL NIC and shared guest RAM:
+- the VELO ring of a port is exported (EXTOLL_VELO_F_DIRECT, which libvelo2
+  reads) and a verified VELO ping-pong is written by the senders' devices
+  into the receivers' rings (direct-tx of both nodes counts every message,
+  nothing took the rings);
+- the receiver waits in memory: its MMIO reads of EXTOLL_VELO_CREDITS per
+  received message stay near 0, against at least 1 per message with
+  VELO2_DIRECT_POLL=0 (the NI poll on every empty probe) in the same run;
+- a stream whose reader's node is stopped for a second: the sender's
+  device finds the ring full and holds the messages (direct-tx-full), and
+  every message arrives once, in order, intact (--verify) when it runs on;
+- the ping-pong with 10% drops on the sender's cables: the dropped messages
+  take the rings and their retransmission, the others stay direct, and
+  the verified ping-pong completes.
+"""
+
+import os
+import re
+import signal
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
+sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
+from exacluster import Cluster, ClusterError  # noqa: E402
+from taplib import check, report  # noqa: E402
+
+EXT0 = "/machine/peripheral/ext0"
+PORT = 5330
+ITERS = 2000
+WARMUP = 10
+
+
+def qget(c, node, prop):
+    return c.qmp(node, "qom-get", {"path": EXT0, "property": prop})
+
+
+def qset(c, node, prop, value):
+    return c.qmp(node, "qom-set", {"path": EXT0, "property": prop, "value": value})
+
+
+def pingpong(c, port, env="", iters=ITERS):
+    """A verified 8 B VELO ping-pong; (ok, output, server's credit reads)."""
+    r0 = qget(c, 1, "velo-credit-reads")
+    res = c.run_all({1: "%s velo2-pingpong --server --oob %d --timeout 60" % (env, port),
+                     0: "sleep 1; %s velo2-pingpong --client --oob %s:%d --sizes 8 "
+                        "--iters %d --warmup %d --verify --timeout 60"
+                        % (env, Cluster.node_ip(1), port, iters, WARMUP)}, timeout=300)
+    reads = qget(c, 1, "velo-credit-reads") - r0
+    ok = all(res[n].rc == 0 for n in (0, 1))
+    return ok, res[0].output + res[1].output, reads
+
+
+def reads_per_msg(c, port, env=""):
+    """The server's CREDITS reads per message it receives, in the steady state
+    of a long ping-pong (its start, where the server waits for the client,
+    left out): sampled twice, messages counted by the client's direct-tx."""
+    spid, slog = c.spawn(1, "%s velo2-pingpong --server --oob %d --timeout 60" % (env, port))
+    cpid, clog = c.spawn(0, "sleep 0.5; %s velo2-pingpong --client --oob %s:%d --sizes 8 "
+                         "--iters 10000000 --warmup 10 --timeout 60"
+                         % (env, Cluster.node_ip(1), port))
+    try:
+        time.sleep(2.0)
+        r0, t0 = qget(c, 1, "velo-credit-reads"), qget(c, 0, "direct-tx")
+        time.sleep(1.0)
+        r1, t1 = qget(c, 1, "velo-credit-reads"), qget(c, 0, "direct-tx")
+    finally:
+        c.run(0, "kill %d" % cpid, timeout=20)
+        c.run(1, "kill %d" % spid, timeout=20)
+    msgs = t1 - t0
+    return msgs > 100, "%d messages in the window" % msgs, (r1 - r0) / float(max(msgs, 1))
+
+
+def test_pingpong(c):
+    tx0, tx1 = qget(c, 0, "direct-tx"), qget(c, 1, "direct-tx")
+    ok, out, _ = pingpong(c, PORT)
+    d0, d1 = qget(c, 0, "direct-tx") - tx0, qget(c, 1, "direct-tx") - tx1
+    msgs = ITERS + WARMUP
+    check("VELO ping-pong (8 B, verified) completes on shared guest RAM", ok, out)
+    check("every message of both directions written directly into the target's ring "
+          "(direct-tx %d and %d of %d each)" % (d0, d1, msgs), d0 >= msgs and d1 >= msgs,
+          (d0, d1))
+    ok, out, direct = reads_per_msg(c, PORT + 10)
+    ok2, out2, polled = reads_per_msg(c, PORT + 20, "VELO2_DIRECT_POLL=0")
+    check("with VELO2_DIRECT_POLL=0 the receiver polls the NI on every empty probe "
+          "(%.3f CREDITS reads per message)" % polled, ok2 and polled >= 1, out2)
+    check("the waiting receiver polls memory, not the NI (%.3f CREDITS reads per "
+          "message, a tenth of that at most)" % direct,
+          ok and direct < 0.25 and direct * 10 < polled, out)
+
+
+def stopped(c, node, seconds):
+    """Freeze node's whole QEMU process: its guest consumes nothing."""
+    pid = c.pids["n%d" % node]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(seconds)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_full_ring(c):
+    """The reader's node is stopped mid-stream: its ring fills up."""
+    full0 = qget(c, 0, "direct-tx-full")
+    spid, slog = c.spawn(1, "velo2-pingpong --server --oob %d --timeout 60 --bw --verify"
+                         % (PORT + 2))
+    time.sleep(0.5)
+    cpid, clog = c.spawn(0, "velo2-pingpong --client --oob %s:%d --bw --sizes 8,120 "
+                         "--iters 200000 --timeout 60; echo exit=$?"
+                         % (Cluster.node_ip(1), PORT + 2))
+    time.sleep(1.0)
+    stopped(c, 1, 1.0)
+    out = ""
+    end = time.monotonic() + 240
+    while time.monotonic() < end:
+        out = c.run(0, "cat %s" % clog, timeout=20).output
+        if "exit=" in out:
+            break
+        time.sleep(0.5)
+    full = qget(c, 0, "direct-tx-full") - full0
+    check("a stream whose reader's node stops for 1 s completes, verified, nothing lost",
+          re.search(r"^\s+120\s+\S+\s+\S+\s+\S+\s+0\s*$", out, re.M) is not None and
+          "exit=0" in out, out)
+    check("the sender's device found the ring full and held messages (direct-tx-full %d)"
+          % full, full > 0, full)
+
+
+def test_link_drops(c):
+    """Drops on the cables: those messages take the rings and are retransmitted."""
+    ports = ("x+", "x-")
+    for p in ports:
+        qset(c, 0, "link-%s-drop-ppm" % p, 100000)
+    try:
+        tx0 = qget(c, 0, "direct-tx")
+        ok, out, _ = pingpong(c, PORT + 3)
+        d0 = qget(c, 0, "direct-tx") - tx0
+        drops = sum(int(re.search(r"drops=(\d+)", qget(c, 0, "link-%s-counters" % p)).group(1))
+                    for p in ports)
+    finally:
+        for p in ports:
+            qset(c, 0, "link-%s-drop-ppm" % p, 0)
+    msgs = ITERS + WARMUP
+    check("10%% drops on node 0's cables: the verified ping-pong completes, the dropped "
+          "messages took the rings (direct-tx %d of %d, %d drops counted)" % (d0, msgs, drops),
+          ok and 0 < d0 < msgs and drops > 0, out)
+
+
+def main():
+    if not os.path.exists(os.path.join(BUILD, "initramfs.cpio.gz")):
+        print("Bail out! no %s/initramfs.cpio.gz (make initramfs)" % BUILD)
+        return 1
+    try:
+        with Cluster(nodes=2, name="direct-test", extoll=True, rdma_ranks=0) as c:
+            c.wait_settled()
+            test_pingpong(c)
+            test_full_ring(c)
+            test_link_drops(c)
+    except ClusterError as e:
+        print("Bail out! cluster: %s" % e)
+        return 1
+    return report()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
