@@ -21,7 +21,6 @@ On a 2-node cluster with the EXTOLL NIC and shared guest RAM:
 
 import os
 import re
-import signal
 import sys
 import time
 
@@ -29,10 +28,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
+sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
+from benchlib import EXT0, velo_rx_reads_per_msg  # noqa: E402
 from exacluster import Cluster, ClusterError  # noqa: E402
 from taplib import check, report  # noqa: E402
 
-EXT0 = "/machine/peripheral/ext0"
 PORT = 5330
 ITERS = 2000
 WARMUP = 10
@@ -59,23 +59,9 @@ def pingpong(c, port, env="", iters=ITERS):
 
 
 def reads_per_msg(c, port, env=""):
-    """The server's CREDITS reads per message it receives, in the steady state
-    of a long ping-pong (its start, where the server waits for the client,
-    left out): sampled twice, messages counted by the client's direct-tx."""
-    spid, slog = c.spawn(1, "%s velo2-pingpong --server --oob %d --timeout 60" % (env, port))
-    cpid, clog = c.spawn(0, "sleep 0.5; %s velo2-pingpong --client --oob %s:%d --sizes 8 "
-                         "--iters 10000000 --warmup 10 --timeout 60"
-                         % (env, Cluster.node_ip(1), port))
-    try:
-        time.sleep(2.0)
-        r0, t0 = qget(c, 1, "velo-credit-reads"), qget(c, 0, "direct-tx")
-        time.sleep(1.0)
-        r1, t1 = qget(c, 1, "velo-credit-reads"), qget(c, 0, "direct-tx")
-    finally:
-        c.run(0, "kill %d" % cpid, timeout=20)
-        c.run(1, "kill %d" % spid, timeout=20)
-    msgs = t1 - t0
-    return msgs > 100, "%d messages in the window" % msgs, (r1 - r0) / float(max(msgs, 1))
+    """The server's CREDITS reads per message, steady state (benchlib)."""
+    msgs, per = velo_rx_reads_per_msg(c, port, env)
+    return msgs > 100, "%d messages in the window" % msgs, per
 
 
 def test_pingpong(c):
@@ -96,16 +82,6 @@ def test_pingpong(c):
           ok and direct < 0.25 and direct * 10 < polled, out)
 
 
-def stopped(c, node, seconds):
-    """Freeze node's whole QEMU process: its guest consumes nothing."""
-    pid = c.pids["n%d" % node]
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        time.sleep(seconds)
-    finally:
-        os.kill(pid, signal.SIGCONT)
-
-
 def test_full_ring(c):
     """The reader's node is stopped mid-stream: its ring fills up."""
     full0 = qget(c, 0, "direct-tx-full")
@@ -116,7 +92,7 @@ def test_full_ring(c):
                          "--iters 200000 --timeout 60; echo exit=$?"
                          % (Cluster.node_ip(1), PORT + 2))
     time.sleep(1.0)
-    stopped(c, 1, 1.0)
+    c.freeze(1, 1.0)
     out = ""
     end = time.monotonic() + 240
     while time.monotonic() < end:

@@ -209,3 +209,33 @@ def cluster_run(c, node, cmd, timeout=30):
     if r.rc != 0:
         raise PairError("node %d: %r exited %d: %s" % (node, cmd, r.rc, r.output[-400:]))
     return r.output
+
+
+EXT0 = "/machine/peripheral/ext0"
+
+
+def velo_rx_reads_per_msg(c, port, env="", window=1.0):
+    """MMIO reads of EXTOLL_VELO_CREDITS on node 1 per VELO message it
+    receives, in the steady state of a long 8 B velo2-pingpong from node 0
+    (its start, where the server waits for the client, left out): counters
+    sampled `window` seconds apart, messages counted by node 0's direct-tx
+    (direct delivery must be on).  Returns (messages in the window, reads
+    per message)."""
+    def sample():
+        return (c.qmp(1, "qom-get", {"path": EXT0, "property": "velo-credit-reads"}),
+                c.qmp(0, "qom-get", {"path": EXT0, "property": "direct-tx"}))
+
+    spid, _ = c.spawn(1, "%s velo2-pingpong --server --oob %d --timeout 60" % (env, port))
+    cpid, _ = c.spawn(0, "sleep 0.5; %s velo2-pingpong --client --oob %s:%d --sizes 8 "
+                      "--iters 100000000 --warmup 10 --timeout 60"
+                      % (env, Cluster.node_ip(1), port))
+    try:
+        time.sleep(2.0)
+        r0, t0 = sample()
+        time.sleep(window)
+        r1, t1 = sample()
+    finally:
+        c.run(0, "kill %d" % cpid, timeout=20)
+        c.run(1, "kill %d" % spid, timeout=20)
+    msgs = t1 - t0
+    return msgs, (r1 - r0) / float(max(msgs, 1))

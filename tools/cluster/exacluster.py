@@ -995,6 +995,15 @@ class Cluster:
             self.qga_clients[node] = QgaClient(port_sockets(self.sockdir, node), node)
         return self.qga_clients[node]
 
+    def freeze(self, node, seconds):
+        """Stop node's whole QEMU process (vCPUs and fabric threads) for a while."""
+        pid = self.pids["n%d" % node]
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            time.sleep(seconds)
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
     def spawn(self, node, cmd, log_path=None):
         """Start `cmd` in the background on node; returns (guest pid, log path)."""
         log_path = log_path or "/tmp/spawn-%d.log" % int(time.time() * 1000)
