@@ -170,22 +170,12 @@ static struct fabric_direct *dopen(uint32_t node, uint32_t nodes)
     return d;
 }
 
-/* The owner of node 0 with its RAM published and queue Q exported. */
-static struct fabric_direct *owner_open(uint32_t nodes, struct ram *r,
-                                        const struct geom *g)
+/* RAM r, reset for ring g, becomes o's guest RAM: o goes live. */
+static void publish(struct fabric_direct *o, struct ram *r,
+                    const struct geom *g)
 {
-    struct fabric_direct *d = dopen(0, nodes);
-
-    if (!d) {
-        return NULL;
-    }
     ram_reset(r, g);
-    fabric_direct_set_ram(d, r->fd, r->size);
-    if (geom_export(d, Q, g)) {
-        fabric_direct_close(d);
-        return NULL;
-    }
-    return d;
+    fabric_direct_set_ram(o, r->fd, r->size);
 }
 
 /* The case's directory must be left empty (fabric_fixture.h). */
@@ -225,12 +215,15 @@ static enum fabric_direct_result put_q(struct fabric_direct *d, uint32_t dst,
 }
 
 /* into queue Q */
-static enum fabric_direct_result put(struct fabric_direct *d, uint32_t dst,
-                                     const void *payload, size_t len,
-                                     uint64_t status, uint32_t prot,
-                                     bool *wake)
+#define put(d, dst, ...) put_q(d, dst, Q, __VA_ARGS__)
+
+/* A writer's counters */
+static struct fabric_direct_stats stats(const struct fabric_direct *d)
 {
-    return put_q(d, dst, Q, payload, len, status, prot, wake);
+    struct fabric_direct_stats st;
+
+    fabric_direct_get_stats(d, &st);
+    return st;
 }
 
 /* A forked helper process never returns into the harness. */
@@ -251,12 +244,112 @@ static pid_t fork_child(void)
     return pid;
 }
 
+/* Reaps child pid: its exit code, 128 + the signal that ended it, or -1. */
+static int exit_code(pid_t pid)
+{
+    int status;
+
+    if (waitpid(pid, &status, 0) != pid) {
+        note("waitpid(%d): %s", (int)pid, strerror(errno));
+        return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Anonymous memory shared with the forked children, or NULL. */
+static void *shared(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+    return p == MAP_FAILED ? NULL : p;
+}
+
 static uint64_t ms_now(void)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * A case's nodes: node 0's guest RAM r (and b for its next incarnation),
+ * its owner o with queue Q (dq) exported as ring g, a writer w as node 1.
+ * A case declares its rig static (zeroed: each case runs in a process of
+ * its own) and sets g before rig_open() exports it.
+ */
+struct rig {
+    uint32_t nodes;
+    struct ram r, b;
+    struct geom g;
+    struct fabric_direct *o, *w;
+    struct fabric_direct_queue *dq;
+};
+
+/* What rig_open() sets up besides the directory and the RAMs */
+#define RIG_OWNER   1u                  /* o, dq */
+#define RIG_LIVE    (RIG_OWNER | 2u)    /* o with r published (reset for g) */
+#define RIG_EXPORT  (RIG_LIVE | 4u)     /* ... and queue Q exported as g */
+#define RIG_WRITER  8u                  /* w */
+
+static bool rig_open(struct rig *k, uint32_t nodes, unsigned how)
+{
+    k->nodes = nodes;
+    if (mkdir(tmpdir, 0700) < 0 || !ram_new(&k->r, RAM_SIZE) ||
+        !ram_new(&k->b, RAM_SIZE)) {
+        note("rig: %s", strerror(errno));
+        return false;
+    }
+    if (how & RIG_OWNER) {
+        k->o = dopen(0, nodes);
+        if (!k->o) {
+            return false;
+        }
+        k->dq = fabric_direct_queue(k->o, Q);
+    }
+    if ((how & RIG_LIVE) == RIG_LIVE) {
+        publish(k->o, &k->r, &k->g);
+    }
+    if ((how & RIG_EXPORT) == RIG_EXPORT && geom_export(k->o, Q, &k->g)) {
+        note("rig: export of queue %u refused", Q);
+        return false;
+    }
+    if (how & RIG_WRITER) {
+        k->w = dopen(1, nodes);
+    }
+    return k->w || !(how & RIG_WRITER);
+}
+
+/* Closes the nodes: true when the directory holds nothing of theirs. */
+static bool rig_close(struct rig *k)
+{
+    fabric_direct_close(k->w);
+    fabric_direct_close(k->o);
+    ram_free(&k->r);
+    ram_free(&k->b);
+    return unlink_direct(k->nodes) == 0;
+}
+
+/*
+ * Writer w puts `len` payload bytes from `seed` with `status` and ring g's
+ * protection id into queue Q of node 0; once that is done, the image of
+ * RAM r holds the message in slot `slot` of g.
+ */
+static enum fabric_direct_result deliver(struct rig *k, struct ram *r,
+                                         uint32_t slot, size_t len,
+                                         uint32_t seed, uint64_t status)
+{
+    enum fabric_direct_result res;
+    uint8_t buf[PG];
+
+    fill_payload(buf, len, seed);
+    res = put(k->w, 0, buf, len, status, k->g.prot, NULL);
+    if (res == FABRIC_DIRECT_DONE) {
+        put_msg(r->img, &k->g, slot, buf, len, status);
+    }
+    return res;
 }
 
 /* ------------------------------------------------------------------ */
@@ -268,274 +361,203 @@ static uint64_t ms_now(void)
  */
 TEST_F(fabric, export_and_write)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct_stats st;
-    struct ram r;
+    static struct rig k;
     uint8_t buf[56];
     bool wake = true;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
     /* 4 pages, reversed, every other page: 64 KiB .. 120 KiB */
-    geom_reversed(&g, 64, 256, 56, 0x77, 16 * PG, 2);
-    ASSERT_EQ(4, g.npages);
-    ASSERT_NE(NULL, o = dopen(0, 2));
-    EXPECT_FALSE(fabric_direct_live(o));
-    ram_reset(&r, &g);
-    fabric_direct_set_ram(o, r.fd, r.size);
-    EXPECT_TRUE(fabric_direct_live(o));
-    ASSERT_EQ(0, geom_export(o, Q, &g));
-    ASSERT_NE(NULL, dq = fabric_direct_queue(o, Q));
-    EXPECT_EQ(1, dq->valid);
-    EXPECT_EQ(0, dq->wp);
-    ASSERT_NE(NULL, w = dopen(1, 2));
+    geom_reversed(&k.g, 64, 256, 56, 0x77, 16 * PG, 2);
+    ASSERT_EQ(4, k.g.npages);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_OWNER | RIG_WRITER));
+    EXPECT_FALSE(fabric_direct_live(k.o));
+    publish(k.o, &k.r, &k.g);
+    EXPECT_TRUE(fabric_direct_live(k.o));
+    ASSERT_EQ(0, geom_export(k.o, Q, &k.g));
+    ASSERT_NE(NULL, k.dq);
+    EXPECT_EQ(1, k.dq->valid);
+    EXPECT_EQ(0, k.dq->wp);
 
     /* slot 0: the last page of the list, the highest address */
     fill_payload(buf, 40, 1);
     ASSERT_EQ(FABRIC_DIRECT_DONE,
-              put(w, 0, buf, 40, 0x1122334455667788ull, 0x77, &wake));
+              put(k.w, 0, buf, 40, 0x1122334455667788ull, 0x77, &wake));
     EXPECT_FALSE(wake);
-    put_msg(r.img, &g, 0, buf, 40, 0x1122334455667788ull);
-    EXPECT_EQ(22 * PG, ram_off(&g, 0, 0));
-    EXPECT_EQ(0, memcmp(r.p + 22 * PG, buf, 40));
-    EXPECT_EQ(0x1122334455667788ull, *(uint64_t *)(r.p + 22 * PG + 56));
+    put_msg(k.r.img, &k.g, 0, buf, 40, 0x1122334455667788ull);
+    EXPECT_EQ(22 * PG, ram_off(&k.g, 0, 0));
+    EXPECT_EQ(0, memcmp(k.r.p + 22 * PG, buf, 40));
+    EXPECT_EQ(0x1122334455667788ull, *(uint64_t *)(k.r.p + 22 * PG + 56));
     /* the bytes between payload and status are not the writer's */
-    EXPECT_EQ(CANARY, r.p[22 * PG + 40]);
-    EXPECT_EQ(CANARY, r.p[22 * PG + 55]);
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(1, dq->wp);
-    EXPECT_EQ(1, dq->delivered);
-    EXPECT_EQ(1, fabric_direct_deliveries(o));
+    EXPECT_EQ(CANARY, k.r.p[22 * PG + 40]);
+    EXPECT_EQ(CANARY, k.r.p[22 * PG + 55]);
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(1, k.dq->wp);
+    EXPECT_EQ(1, k.dq->delivered);
+    EXPECT_EQ(1, fabric_direct_deliveries(k.o));
 
     /* the next slots, into the second page of the list (one below) */
     for (uint32_t s = 1; s < 70; s++) {
-        size_t len = 1 + s % 56;
-
-        fill_payload(buf, len, s + 1);
-        ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, len, s + 1, 0x77, NULL));
-        put_msg(r.img, &g, s, buf, len, s + 1);
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver(&k, &k.r, s, 1 + s % 56, s + 1, s + 1));
     }
-    EXPECT_EQ(20 * PG + 5 * 64, ram_off(&g, 69, 0));
-    EXPECT_EQ(70, *(uint64_t *)(r.p + 20 * PG + 5 * 64 + 56));
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(70, dq->wp);
-    EXPECT_EQ(70, dq->delivered);
-    EXPECT_EQ(70, fabric_direct_deliveries(o));
-    EXPECT_EQ(0, dq->refused);
-    EXPECT_EQ(0, dq->full);
-    fabric_direct_get_stats(w, &st);
-    EXPECT_EQ(70, st.tx_direct);
-    EXPECT_EQ(1, st.peer_maps);
-    EXPECT_EQ(0, st.tx_no_path + st.tx_full + st.tx_refused);
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    EXPECT_EQ(20 * PG + 5 * 64, ram_off(&k.g, 69, 0));
+    EXPECT_EQ(70, *(uint64_t *)(k.r.p + 20 * PG + 5 * 64 + 56));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(70, k.dq->wp);
+    EXPECT_EQ(70, k.dq->delivered);
+    EXPECT_EQ(70, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(0, k.dq->refused);
+    EXPECT_EQ(0, k.dq->full);
+    EXPECT_EQ(70, stats(k.w).tx_direct);
+    EXPECT_EQ(1, stats(k.w).peer_maps);
+    EXPECT_EQ(0, stats(k.w).tx_no_path + stats(k.w).tx_full +
+                 stats(k.w).tx_refused);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /* A full ring refuses without writing; a freed slot 0 takes the wrap. */
 TEST_F(fabric, ring_full_and_wrap)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct_stats st;
-    struct ram r;
+    static struct rig k;
+    /* a ring smaller than a page (npages rounded up) on queue Q + 1 */
+    static struct geom h = {
+        .slot_size = 128, .nslots = 8, .status_off = 64, .npages = 1,
+        .pages = { 40 * PG },
+    };
     uint8_t buf[256];
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    geom_reversed(&g, 512, 16, 504, 5, 8 * PG, 3);
-    ASSERT_NE(NULL, o = owner_open(2, &r, &g));
-    ASSERT_NE(NULL, w = dopen(1, 2));
-    dq = fabric_direct_queue(o, Q);
-
+    geom_reversed(&k.g, 512, 16, 504, 5, 8 * PG, 3);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
     for (uint32_t s = 0; s < 16; s++) {
-        fill_payload(buf, sizeof(buf), s);
-        ASSERT_EQ(FABRIC_DIRECT_DONE,
-                  put(w, 0, buf, sizeof(buf), 100 + s, 5, NULL));
-        put_msg(r.img, &g, s, buf, sizeof(buf), 100 + s);
+        ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, s, 256, s, 100 + s));
     }
-    EXPECT_EQ(-1, ram_diff(&r));
+    EXPECT_EQ(-1, ram_diff(&k.r));
     fill_payload(buf, sizeof(buf), 999);
-    EXPECT_EQ(FABRIC_DIRECT_FULL, put(w, 0, buf, sizeof(buf), 999, 5, NULL));
-    EXPECT_EQ(FABRIC_DIRECT_FULL, put(w, 0, buf, sizeof(buf), 999, 5, NULL));
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(16, dq->wp);
-    EXPECT_EQ(16, dq->delivered);
-    EXPECT_EQ(2, dq->full);
-    EXPECT_EQ(16, fabric_direct_deliveries(o));
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, sizeof(buf), 999, 5, NULL));
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, sizeof(buf), 999, 5, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(16, k.dq->wp);
+    EXPECT_EQ(16, k.dq->delivered);
+    EXPECT_EQ(2, k.dq->full);
+    EXPECT_EQ(16, fabric_direct_deliveries(k.o));
 
     /* freeing another slot than wp's does not help */
-    free_slot(r.p, r.img, &g, 5);
-    EXPECT_EQ(FABRIC_DIRECT_FULL, put(w, 0, buf, sizeof(buf), 999, 5, NULL));
-    EXPECT_EQ(-1, ram_diff(&r));
+    free_slot(k.r.p, k.r.img, &k.g, 5);
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, sizeof(buf), 999, 5, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
 
     /* the consumer frees slot 0: the next write wraps into it */
-    free_slot(r.p, r.img, &g, 0);
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 100, 999, 5, NULL));
-    put_msg(r.img, &g, 16, buf, 100, 999);
-    EXPECT_EQ(999, *status_word(r.p, &g, 0));
-    EXPECT_EQ(0, memcmp(r.p + ram_off(&g, 0, 0), buf, 100));
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(17, dq->wp);
+    free_slot(k.r.p, k.r.img, &k.g, 0);
+    ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 16, 100, 999, 999));
+    EXPECT_EQ(999, *status_word(k.r.p, &k.g, 0));
+    EXPECT_EQ(0, memcmp(k.r.p + ram_off(&k.g, 0, 0), buf, 100));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(17, k.dq->wp);
     /* slot 1 is still in use */
-    EXPECT_EQ(FABRIC_DIRECT_FULL, put(w, 0, buf, 100, 1000, 5, NULL));
-    EXPECT_EQ(-1, ram_diff(&r));
-    fabric_direct_get_stats(w, &st);
-    EXPECT_EQ(17, st.tx_direct);
-    EXPECT_EQ(4, st.tx_full);
-    EXPECT_EQ(4, dq->full);
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, 100, 1000, 5, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(17, stats(k.w).tx_direct);
+    EXPECT_EQ(4, stats(k.w).tx_full);
+    EXPECT_EQ(4, k.dq->full);
 
-    /* a ring smaller than a page (npages rounded up) on queue Q + 1 */
-    {
-        static struct geom h;
-
-        h.slot_size = 128;
-        h.nslots = 8;
-        h.status_off = 64;
-        h.npages = 1;
-        h.pages[0] = 40 * PG;
-        for (uint32_t s = 0; s < 8; s++) {
-            free_slot(r.p, r.img, &h, s);
-        }
-        EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q + 1, 128, 8, 64, 5,
-                                                h.pages, 0));
-        EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q + 1, 128, 8, 64, 5,
-                                                h.pages, 2));
-        ASSERT_EQ(0, fabric_direct_export(o, Q + 1, 128, 8, 64, 5, h.pages,
-                                          1));
-        for (uint32_t s = 0; s < 8; s++) {
-            fill_payload(buf, 64, 200 + s);
-            ASSERT_EQ(FABRIC_DIRECT_DONE,
-                      put_q(w, 0, Q + 1, buf, 64, 200 + s, 5, NULL));
-            put_msg(r.img, &h, s, buf, 64, 200 + s);
-        }
-        EXPECT_EQ(FABRIC_DIRECT_FULL,
-                  put_q(w, 0, Q + 1, buf, 64, 300, 5, NULL));
-        EXPECT_EQ(-1, ram_diff(&r));
-        /* nothing past the ring's 1 KiB in its page */
-        EXPECT_EQ(CANARY, r.p[40 * PG + 1024]);
-        free_slot(r.p, r.img, &h, 0);
-        ASSERT_EQ(FABRIC_DIRECT_DONE,
-                  put_q(w, 0, Q + 1, buf, 64, 300, 5, NULL));
-        put_msg(r.img, &h, 8, buf, 64, 300);
-        EXPECT_EQ(-1, ram_diff(&r));
-        EXPECT_EQ(9, fabric_direct_queue(o, Q + 1)->wp);
-        /* queue Q did not move */
-        EXPECT_EQ(17, dq->wp);
+    /* the ring h on queue Q + 1 */
+    for (uint32_t s = 0; s < 8; s++) {
+        free_slot(k.r.p, k.r.img, &h, s);
     }
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    EXPECT_EQ(-EINVAL,
+              fabric_direct_export(k.o, Q + 1, 128, 8, 64, 5, h.pages, 0));
+    EXPECT_EQ(-EINVAL,
+              fabric_direct_export(k.o, Q + 1, 128, 8, 64, 5, h.pages, 2));
+    ASSERT_EQ(0, fabric_direct_export(k.o, Q + 1, 128, 8, 64, 5, h.pages, 1));
+    for (uint32_t s = 0; s < 8; s++) {
+        fill_payload(buf, 64, 200 + s);
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  put_q(k.w, 0, Q + 1, buf, 64, 200 + s, 5, NULL));
+        put_msg(k.r.img, &h, s, buf, 64, 200 + s);
+    }
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put_q(k.w, 0, Q + 1, buf, 64, 300, 5, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    /* nothing past the ring's 1 KiB in its page */
+    EXPECT_EQ(CANARY, k.r.p[40 * PG + 1024]);
+    free_slot(k.r.p, k.r.img, &h, 0);
+    ASSERT_EQ(FABRIC_DIRECT_DONE, put_q(k.w, 0, Q + 1, buf, 64, 300, 5, NULL));
+    put_msg(k.r.img, &h, 8, buf, 64, 300);
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(9, fabric_direct_queue(k.o, Q + 1)->wp);
+    /* queue Q did not move */
+    EXPECT_EQ(17, k.dq->wp);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /* A wrong protection id writes nothing and is counted; set_prot moves it. */
 TEST_F(fabric, protection_id)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct_stats st;
-    struct ram r;
+    static struct rig k;
     uint8_t buf[32];
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    geom_reversed(&g, 64, 64, 32, 0x1234, 4 * PG, 1);
-    ASSERT_NE(NULL, o = owner_open(2, &r, &g));
-    ASSERT_NE(NULL, w = dopen(1, 2));
-    dq = fabric_direct_queue(o, Q);
+    geom_reversed(&k.g, 64, 64, 32, 0x1234, 4 * PG, 1);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
     fill_payload(buf, sizeof(buf), 7);
+    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(k.w, 0, buf, 32, 1, 0x1235, NULL));
+    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(k.w, 0, buf, 32, 1, 0, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(2, k.dq->refused);
+    EXPECT_EQ(0, k.dq->wp);
+    EXPECT_EQ(0, k.dq->delivered);
+    EXPECT_EQ(0, fabric_direct_deliveries(k.o));
 
-    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(w, 0, buf, 32, 1, 0x1235, NULL));
-    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(w, 0, buf, 32, 1, 0, NULL));
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(2, dq->refused);
-    EXPECT_EQ(0, dq->wp);
-    EXPECT_EQ(0, dq->delivered);
-    EXPECT_EQ(0, fabric_direct_deliveries(o));
-
-    fabric_direct_set_prot(o, Q, 0x4321);
-    EXPECT_EQ(0x4321, dq->prot);
-    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(w, 0, buf, 32, 1, 0x1234, NULL));
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(3, dq->refused);
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 32, 1, 0x4321, NULL));
-    put_msg(r.img, &g, 0, buf, 32, 1);
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(1, dq->wp);
-    EXPECT_EQ(3, dq->refused);
-    fabric_direct_get_stats(w, &st);
-    EXPECT_EQ(3, st.tx_refused);
-    EXPECT_EQ(1, st.tx_direct);
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    k.g.prot = 0x4321;
+    fabric_direct_set_prot(k.o, Q, k.g.prot);
+    EXPECT_EQ(0x4321, k.dq->prot);
+    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(k.w, 0, buf, 32, 1, 0x1234, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(3, k.dq->refused);
+    ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 32, 7, 1));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(1, k.dq->wp);
+    EXPECT_EQ(3, k.dq->refused);
+    EXPECT_EQ(3, stats(k.w).tx_refused);
+    EXPECT_EQ(1, stats(k.w).tx_direct);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /* After fabric_direct_invalidate() nothing is written; a re-export works. */
 TEST_F(fabric, invalidate_stops_writes)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct_stats st;
-    struct ram r;
-    uint8_t buf[48];
+    static struct rig k;
     uint64_t gen;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    geom_reversed(&g, 128, 64, 120, 9, 32 * PG, 2);
-    ASSERT_NE(NULL, o = owner_open(2, &r, &g));
-    ASSERT_NE(NULL, w = dopen(1, 2));
-    dq = fabric_direct_queue(o, Q);
+    geom_reversed(&k.g, 128, 64, 120, 9, 32 * PG, 2);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
     for (uint32_t s = 0; s < 3; s++) {
-        fill_payload(buf, sizeof(buf), s);
-        ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 48, s + 1, 9, NULL));
-        put_msg(r.img, &g, s, buf, 48, s + 1);
+        ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, s, 48, s, s + 1));
     }
-    EXPECT_EQ(-1, ram_diff(&r));
+    EXPECT_EQ(-1, ram_diff(&k.r));
 
-    gen = dq->generation;
-    fabric_direct_invalidate(o, Q);
-    EXPECT_EQ(0, dq->valid);
-    EXPECT_EQ(gen + 1, dq->generation);
-    EXPECT_EQ(0, dq->lock);
+    gen = k.dq->generation;
+    fabric_direct_invalidate(k.o, Q);
+    EXPECT_EQ(0, k.dq->valid);
+    EXPECT_EQ(gen + 1, k.dq->generation);
+    EXPECT_EQ(0, k.dq->lock);
     /* free slots, right protection: only the invalidation stops these */
     for (uint32_t s = 3; s < 64 + 3; s++) {
-        EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 48, s + 1, 9, NULL));
+        EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.r, s, 48, 2, s + 1));
     }
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(3, dq->wp);
-    EXPECT_EQ(3, dq->delivered);
-    EXPECT_EQ(3, fabric_direct_deliveries(o));
-    fabric_direct_get_stats(w, &st);
-    EXPECT_EQ(64, st.tx_no_path);
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(3, k.dq->wp);
+    EXPECT_EQ(3, k.dq->delivered);
+    EXPECT_EQ(3, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(64, stats(k.w).tx_no_path);
     /* the peer keeps its mapping: the queue record alone said no */
-    EXPECT_EQ(1, st.peer_maps);
+    EXPECT_EQ(1, stats(k.w).peer_maps);
 
     /* a new export (the consumer reset the ring): wp starts again */
-    ram_reset(&r, &g);
-    ASSERT_EQ(0, geom_export(o, Q, &g));
-    EXPECT_EQ(gen + 2, dq->generation);
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 48, 77, 9, NULL));
-    put_msg(r.img, &g, 0, buf, 48, 77);
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(1, dq->wp);
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    ram_reset(&k.r, &k.g);
+    ASSERT_EQ(0, geom_export(k.o, Q, &k.g));
+    EXPECT_EQ(gen + 2, k.dq->generation);
+    ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 48, 2, 77));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(1, k.dq->wp);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 #define RACE_ROUNDS 40
@@ -630,35 +652,25 @@ static bool wait_past(uint64_t *v, uint64_t from, uint64_t by)
  */
 TEST_F(fabric, invalidate_races_a_streaming_writer)
 {
-    static struct geom g;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct *o;
+    static struct rig k;
     struct stream_ctl *c;
     uint64_t base = 0, wps[RACE_ROUNDS];
     uint8_t *snap;
-    struct ram r;
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
-    int status;
     pid_t pid;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    ASSERT_NE(NULL, snap = malloc(RAM_SIZE));
-    c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ASSERT_NE(MAP_FAILED, c);
-    c->run = -1;
     /* 128 pages (reversed) of 32-byte slots: 16384 slots */
-    geom_reversed(&g, 32, 128 * PG / 32, 24, 3, 16 * PG, 1);
-    ASSERT_NE(NULL, o = dopen(0, 2));
-    fabric_direct_set_ram(o, r.fd, r.size);
-    dq = fabric_direct_queue(o, Q);
+    geom_reversed(&k.g, 32, 128 * PG / 32, 24, 3, 16 * PG, 1);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_LIVE));
+    ASSERT_NE(NULL, snap = malloc(RAM_SIZE));
+    ASSERT_NE(NULL, c = shared(sizeof(*c)));
+    c->run = -1;
     note("seed %u", seed);
     srand(seed);
     pid = fork_child();
     ASSERT_LE(0, pid);
     if (pid == 0) {
-        stream_writer(c, g.prot);
+        stream_writer(c, k.g.prot);
     }
 
     for (int it = 0; it < RACE_ROUNDS; it++) {
@@ -667,15 +679,15 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
         uint64_t t0, no_path0, wp;
 
         /* the queue is invalid: the writer meets NO_PATH meanwhile */
-        ram_reset(&r, &g);
-        ASSERT_EQ(0, geom_export(o, Q, &g));
+        ram_reset(&k.r, &k.g);
+        ASSERT_EQ(0, geom_export(k.o, Q, &k.g));
         ASSERT_TRUE(wait_past(&c->done, c->done, 1));
         if (delay_us) {
             usleep(delay_us);
         }
-        fabric_direct_invalidate(o, Q);
-        wp = dq->wp;
-        memcpy(snap, r.p, RAM_SIZE);
+        fabric_direct_invalidate(k.o, Q);
+        wp = k.dq->wp;
+        memcpy(snap, k.r.p, RAM_SIZE);
         /* let the writer run on: 50 ms and more in the last round */
         t0 = ms_now();
         no_path0 = __atomic_load_n(&c->no_path, __ATOMIC_ACQUIRE);
@@ -684,16 +696,16 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
             usleep(1000);
         }
         /* not one byte changed since the invalidation returned */
-        ASSERT_EQ(0, memcmp(snap, r.p, RAM_SIZE));
+        ASSERT_EQ(0, memcmp(snap, k.r.p, RAM_SIZE));
         /* exactly the messages the write index says, in their slots */
-        ASSERT_EQ(wp, dq->wp);
-        ASSERT_GE(g.nslots, wp);
+        ASSERT_EQ(wp, k.dq->wp);
+        ASSERT_GE(k.g.nslots, wp);
         for (uint64_t s = 0; s < wp; s++) {
             struct stream_msg m = { base + s, STREAM_CHECK(base + s) };
 
-            put_msg(r.img, &g, (uint32_t)s, &m, sizeof(m), base + s + 1);
+            put_msg(k.r.img, &k.g, (uint32_t)s, &m, sizeof(m), base + s + 1);
         }
-        ASSERT_EQ(-1, ram_diff(&r));
+        ASSERT_EQ(-1, ram_diff(&k.r));
         wps[it] = wp;
         base += wp;
         if (it < 3 || last) {
@@ -702,9 +714,7 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
         }
     }
     __atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-    ASSERT_EQ(pid, waitpid(pid, &status, 0));
-    ASSERT_TRUE(WIFEXITED(status));
-    ASSERT_EQ(0, WEXITSTATUS(status));
+    ASSERT_EQ(0, exit_code(pid));
     /* the writer's count of DONE, round by round, is what the RAM held */
     EXPECT_EQ(RACE_ROUNDS - 1, c->run);
     for (int it = 0; it < RACE_ROUNDS; it++) {
@@ -715,13 +725,10 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
     note("%llu written in all, %llu full, %llu no path",
          (unsigned long long)c->done, (unsigned long long)c->full,
          (unsigned long long)c->no_path);
-    EXPECT_EQ(0, dq->lock);
-
-    fabric_direct_close(o);
+    EXPECT_EQ(0, k.dq->lock);
     munmap(c, sizeof(*c));
     free(snap);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /*
@@ -731,62 +738,43 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
  */
 TEST_F(fabric, new_incarnation)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct_stats st;
-    struct ram a, b;
-    uint8_t buf[24];
+    static struct rig k;
     uint64_t inc;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&a, RAM_SIZE));
-    ASSERT_TRUE(ram_new(&b, RAM_SIZE));
-    geom_reversed(&g, 256, 32, 128, 4, 40 * PG, 2);
-    ASSERT_NE(NULL, o = owner_open(2, &a, &g));
-    ASSERT_NE(NULL, w = dopen(1, 2));
-    fill_payload(buf, sizeof(buf), 1);
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 24, 11, 4, NULL));
-    put_msg(a.img, &g, 0, buf, 24, 11);
-    EXPECT_EQ(-1, ram_diff(&a));
-    inc = fabric_direct_queue(o, Q)->incarnation;
+    geom_reversed(&k.g, 256, 32, 128, 4, 40 * PG, 2);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 24, 1, 11));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    inc = k.dq->incarnation;
 
-    fabric_direct_close(o);
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 24, 12, 4, NULL));
-    ASSERT_NE(NULL, o = dopen(0, 2));
-    dq = fabric_direct_queue(o, Q);
-    EXPECT_EQ(0, dq->valid);
-    EXPECT_FALSE(fabric_direct_live(o));
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 24, 12, 4, NULL));
+    fabric_direct_close(k.o);
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.r, 1, 24, 1, 12));
+    ASSERT_NE(NULL, k.o = dopen(0, 2));
+    k.dq = fabric_direct_queue(k.o, Q);
+    EXPECT_EQ(0, k.dq->valid);
+    EXPECT_FALSE(fabric_direct_live(k.o));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.b, 0, 24, 1, 12));
     /* live again with another RAM, queue Q not exported yet */
-    ram_reset(&b, &g);
-    fabric_direct_set_ram(o, b.fd, b.size);
+    publish(k.o, &k.b, &k.g);
     for (int i = 0; i < 10; i++) {
-        EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 24, 12, 4, NULL));
+        EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.b, 0, 24, 1, 12));
     }
-    EXPECT_EQ(-1, ram_diff(&a));
-    EXPECT_EQ(-1, ram_diff(&b));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(-1, ram_diff(&k.b));
 
-    ASSERT_EQ(0, geom_export(o, Q, &g));
-    EXPECT_EQ(inc + 1, dq->incarnation);
+    ASSERT_EQ(0, geom_export(k.o, Q, &k.g));
+    EXPECT_EQ(inc + 1, k.dq->incarnation);
     for (uint32_t s = 0; s < 3; s++) {
-        fill_payload(buf, sizeof(buf), 20 + s);
-        ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 24, 20 + s, 4, NULL));
-        put_msg(b.img, &g, s, buf, 24, 20 + s);
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver(&k, &k.b, s, 24, 20 + s, 20 + s));
     }
-    EXPECT_EQ(-1, ram_diff(&b));
+    EXPECT_EQ(-1, ram_diff(&k.b));
     /* the old RAM still holds the one message of the old incarnation */
-    EXPECT_EQ(-1, ram_diff(&a));
-    EXPECT_EQ(3, dq->wp);
-    fabric_direct_get_stats(w, &st);
-    EXPECT_EQ(2, st.peer_maps);
-    EXPECT_EQ(4, st.tx_direct);
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&a);
-    ram_free(&b);
-    ASSERT_EQ(0, unlink_direct(2));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(3, k.dq->wp);
+    EXPECT_EQ(2, stats(k.w).peer_maps);
+    EXPECT_EQ(4, stats(k.w).tx_direct);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /*
@@ -797,21 +785,14 @@ TEST_F(fabric, new_incarnation)
  */
 TEST_F(fabric, crashed_owner)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct_stats st;
-    struct ram a, b;
-    uint8_t buf[32];
-    int pfd[2], status, valid = 0;
+    static struct rig k;
+    int pfd[2], valid = 0;
     pid_t owner;
     char c = 1;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&a, RAM_SIZE));
-    ASSERT_TRUE(ram_new(&b, RAM_SIZE));
-    geom_reversed(&g, 64, 128, 32, 6, 24 * PG, 3);
-    ram_reset(&a, &g);
+    geom_reversed(&k.g, 64, 128, 32, 6, 24 * PG, 3);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_WRITER));
+    ram_reset(&k.r, &k.g);
     ASSERT_EQ(0, pipe(pfd));
     owner = fork_child();
     ASSERT_LE(0, owner);
@@ -821,8 +802,8 @@ TEST_F(fabric, crashed_owner)
         if (!d) {
             _exit(1);
         }
-        fabric_direct_set_ram(d, a.fd, a.size);
-        if (geom_export(d, Q, &g) || geom_export(d, 0, &g) ||
+        fabric_direct_set_ram(d, k.r.fd, k.r.size);
+        if (geom_export(d, Q, &k.g) || geom_export(d, 0, &k.g) ||
             write(pfd[1], &c, 1) != 1) {
             _exit(2);
         }
@@ -832,48 +813,36 @@ TEST_F(fabric, crashed_owner)
     close(pfd[1]);
     ASSERT_EQ(1, read(pfd[0], &c, 1));
     close(pfd[0]);
-    ASSERT_NE(NULL, w = dopen(1, 2));
-    fill_payload(buf, sizeof(buf), 1);
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 32, 1, 6, NULL));
-    put_msg(a.img, &g, 0, buf, 32, 1);
-    ASSERT_EQ(-1, ram_diff(&a));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 32, 1, 1));
+    ASSERT_EQ(-1, ram_diff(&k.r));
     ASSERT_EQ(0, kill(owner, SIGKILL));
-    ASSERT_EQ(owner, waitpid(owner, &status, 0));
+    ASSERT_EQ(128 + SIGKILL, exit_code(owner));
 
-    ASSERT_NE(NULL, o = dopen(0, 2));
+    ASSERT_NE(NULL, k.o = dopen(0, 2));
     for (unsigned q = 0; q < FABRIC_DIRECT_QUEUES; q++) {
-        valid += fabric_direct_queue(o, q)->valid != 0;
+        valid += fabric_direct_queue(k.o, q)->valid != 0;
     }
     EXPECT_EQ(0, valid);
-    dq = fabric_direct_queue(o, Q);
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 32, 2, 6, NULL));
-    ram_reset(&b, &g);
-    fabric_direct_set_ram(o, b.fd, b.size);
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 32, 2, 6, NULL));
+    k.dq = fabric_direct_queue(k.o, Q);
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.b, 0, 32, 1, 2));
+    publish(k.o, &k.b, &k.g);
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.b, 0, 32, 1, 2));
     /* as if the dead owner's record had been left valid */
-    dq->valid = 1;
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 32, 2, 6, NULL));
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 32, 2, 6, NULL));
-    dq->valid = 0;
-    EXPECT_EQ(-1, ram_diff(&a));
-    EXPECT_EQ(-1, ram_diff(&b));
+    k.dq->valid = 1;
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.b, 0, 32, 1, 2));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, deliver(&k, &k.b, 0, 32, 1, 2));
+    k.dq->valid = 0;
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(-1, ram_diff(&k.b));
 
-    ASSERT_EQ(0, geom_export(o, Q, &g));
-    fill_payload(buf, sizeof(buf), 3);
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 32, 3, 6, NULL));
-    put_msg(b.img, &g, 0, buf, 32, 3);
-    EXPECT_EQ(-1, ram_diff(&b));
-    EXPECT_EQ(-1, ram_diff(&a));
-    fabric_direct_get_stats(w, &st);
-    EXPECT_EQ(2, st.peer_maps);
-    EXPECT_EQ(2, st.tx_direct);
-    EXPECT_EQ(4, st.tx_no_path);
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&a);
-    ram_free(&b);
-    ASSERT_EQ(0, unlink_direct(2));
+    ASSERT_EQ(0, geom_export(k.o, Q, &k.g));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.b, 0, 32, 3, 3));
+    EXPECT_EQ(-1, ram_diff(&k.b));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(2, stats(k.w).peer_maps);
+    EXPECT_EQ(2, stats(k.w).tx_direct);
+    EXPECT_EQ(4, stats(k.w).tx_no_path);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 #define MW_WRITERS  3
@@ -943,29 +912,21 @@ static void mw_writer(uint32_t id, uint32_t prot, uint32_t *go)
  */
 TEST_F(fabric, concurrent_writers)
 {
-    static struct geom g;
-    struct fabric_direct *o;
-    struct fabric_direct_queue *dq;
+    static struct rig k;
     uint32_t next[MW_WRITERS + 1] = {0};
     uint32_t total = 0, torn = 0, dup = 0, rp = 0;
     pid_t pids[MW_WRITERS];
     uint32_t *go;   /* [0] start, [1] writers ready */
-    struct ram r;
     uint64_t t0, last;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    geom_reversed(&g, 1024, 64, 1016, 0xabc, 10 * PG, 1);
-    ASSERT_NE(NULL, o = owner_open(MW_WRITERS + 1, &r, &g));
-    dq = fabric_direct_queue(o, Q);
-    go = mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-              -1, 0);
-    ASSERT_NE(MAP_FAILED, go);
+    geom_reversed(&k.g, 1024, 64, 1016, 0xabc, 10 * PG, 1);
+    ASSERT_TRUE(rig_open(&k, MW_WRITERS + 1, RIG_EXPORT));
+    ASSERT_NE(NULL, go = shared(PG));
     for (uint32_t i = 0; i < MW_WRITERS; i++) {
         pids[i] = fork_child();
         ASSERT_LE(0, pids[i]);
         if (pids[i] == 0) {
-            mw_writer(i + 1, g.prot, go);
+            mw_writer(i + 1, k.g.prot, go);
         }
     }
     t0 = ms_now();
@@ -983,13 +944,13 @@ TEST_F(fabric, concurrent_writers)
     while (total < MW_WRITERS * MW_MSGS && ms_now() - last < 3000) {
         uint64_t status;
 
-        while ((status = __atomic_load_n(status_word(r.p, &g, rp),
+        while ((status = __atomic_load_n(status_word(k.r.p, &k.g, rp),
                                          __ATOMIC_ACQUIRE))) {
             struct mw_msg m, want;
             uint32_t wid = (uint32_t)(status >> 32);
             uint32_t seq = (uint32_t)status - 1;
 
-            memcpy(&m, r.p + ram_off(&g, rp, 0), sizeof(m));
+            memcpy(&m, k.r.p + ram_off(&k.g, rp, 0), sizeof(m));
             mw_fill(&want, wid, seq);
             if (wid < 1 || wid > MW_WRITERS || memcmp(&want, &m, sizeof(m))) {
                 torn++;
@@ -999,7 +960,7 @@ TEST_F(fabric, concurrent_writers)
             } else {
                 next[wid]++;
             }
-            free_slot(r.p, NULL, &g, rp);
+            free_slot(k.r.p, NULL, &k.g, rp);
             rp++;
             total++;
             last = ms_now();
@@ -1009,14 +970,10 @@ TEST_F(fabric, concurrent_writers)
     note("%u messages in %llu ms", total,
          (unsigned long long)(ms_now() - t0));
     for (uint32_t i = 0; i < MW_WRITERS; i++) {
-        int status;
-
         if (total < MW_WRITERS * MW_MSGS) {
             kill(pids[i], SIGKILL);     /* stuck on a slot never filled */
         }
-        ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
-        EXPECT_TRUE(WIFEXITED(status));
-        EXPECT_EQ(0, WEXITSTATUS(status));
+        EXPECT_EQ(0, exit_code(pids[i]));
     }
     EXPECT_EQ(MW_WRITERS * MW_MSGS, total);
     EXPECT_EQ(0, torn);
@@ -1025,19 +982,16 @@ TEST_F(fabric, concurrent_writers)
         EXPECT_EQ(MW_MSGS, next[i]);
     }
     /* nothing more arrived: every slot free, the counters agree */
-    for (uint32_t s = 0; s < g.nslots; s++) {
-        EXPECT_EQ(0, *status_word(r.p, &g, s));
+    for (uint32_t s = 0; s < k.g.nslots; s++) {
+        EXPECT_EQ(0, *status_word(k.r.p, &k.g, s));
     }
-    EXPECT_EQ(MW_WRITERS * MW_MSGS, dq->wp);
-    EXPECT_EQ(MW_WRITERS * MW_MSGS, dq->delivered);
-    EXPECT_EQ(MW_WRITERS * MW_MSGS, fabric_direct_deliveries(o));
-    EXPECT_EQ(0, dq->lock);
-    EXPECT_EQ(0, dq->lock_steals);
-
-    fabric_direct_close(o);
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, k.dq->wp);
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, k.dq->delivered);
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(0, k.dq->lock);
+    EXPECT_EQ(0, k.dq->lock_steals);
     munmap(go, PG);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(MW_WRITERS + 1));
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /*
@@ -1046,36 +1000,26 @@ TEST_F(fabric, concurrent_writers)
  */
 TEST_F(fabric, dead_lock_holder)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct fabric_direct_queue *dq;
-    struct ram r;
+    static struct rig k;
     uint8_t buf[16];
     pid_t dead, holder, writer;
     int pfd[2], status;
     char c;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    geom_reversed(&g, 64, 64, 16, 1, 4 * PG, 1);
-    ASSERT_NE(NULL, o = owner_open(2, &r, &g));
-    ASSERT_NE(NULL, w = dopen(1, 2));
-    dq = fabric_direct_queue(o, Q);
-
+    geom_reversed(&k.g, 64, 64, 16, 1, 4 * PG, 1);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
     dead = fork_child();
     ASSERT_LE(0, dead);
     if (dead == 0) {
         _exit(0);
     }
-    ASSERT_EQ(dead, waitpid(dead, &status, 0));
-    dq->lock = (uint32_t)dead;
-    fill_payload(buf, sizeof(buf), 1);
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 16, 1, 1, NULL));
-    put_msg(r.img, &g, 0, buf, 16, 1);
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(1, dq->lock_steals);
-    EXPECT_EQ(0, dq->lock);
-    EXPECT_EQ(1, dq->wp);
+    ASSERT_EQ(0, exit_code(dead));
+    k.dq->lock = (uint32_t)dead;
+    ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 16, 1, 1));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(1, k.dq->lock_steals);
+    EXPECT_EQ(0, k.dq->lock);
+    EXPECT_EQ(1, k.dq->wp);
 
     /* a live holder: the writer waits for it */
     ASSERT_EQ(0, pipe(pfd));
@@ -1086,113 +1030,105 @@ TEST_F(fabric, dead_lock_holder)
         _exit(read(pfd[0], &c, 1) == 0 ? 0 : 1);
     }
     close(pfd[0]);
-    dq->lock = (uint32_t)holder;
+    k.dq->lock = (uint32_t)holder;
+    fill_payload(buf, sizeof(buf), 2);
     writer = fork_child();
     ASSERT_LE(0, writer);
     if (writer == 0) {
         struct fabric_direct *w2 = dopen(1, 2);
 
-        fill_payload(buf, sizeof(buf), 2);
         _exit(w2 ? 10 + put(w2, 0, buf, 16, 2, 1, NULL) : 1);
     }
     usleep(50000);
     EXPECT_EQ(0, waitpid(writer, &status, WNOHANG));
-    EXPECT_EQ((uint32_t)holder, dq->lock);
-    EXPECT_EQ(1, dq->lock_steals);
-    EXPECT_EQ(-1, ram_diff(&r));
+    EXPECT_EQ((uint32_t)holder, k.dq->lock);
+    EXPECT_EQ(1, k.dq->lock_steals);
+    EXPECT_EQ(-1, ram_diff(&k.r));
     /* the holder lets go */
-    __atomic_store_n(&dq->lock, 0, __ATOMIC_RELEASE);
-    ASSERT_EQ(writer, waitpid(writer, &status, 0));
-    ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(10 + FABRIC_DIRECT_DONE, WEXITSTATUS(status));
-    fill_payload(buf, sizeof(buf), 2);
-    put_msg(r.img, &g, 1, buf, 16, 2);
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(1, dq->lock_steals);
-    EXPECT_EQ(2, dq->wp);
+    __atomic_store_n(&k.dq->lock, 0, __ATOMIC_RELEASE);
+    EXPECT_EQ(10 + FABRIC_DIRECT_DONE, exit_code(writer));
+    put_msg(k.r.img, &k.g, 1, buf, 16, 2);
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(1, k.dq->lock_steals);
+    EXPECT_EQ(2, k.dq->wp);
     close(pfd[1]);
-    ASSERT_EQ(holder, waitpid(holder, &status, 0));
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    EXPECT_EQ(0, exit_code(holder));
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /* Bad geometry, bad nodes, a missing node, bad messages. */
 TEST_F(fabric, bad_arguments)
 {
     static uint64_t big[2 * FABRIC_DIRECT_MAX_PAGES]; /* page 0 each */
-    static struct geom g;
-    struct fabric_direct *o, *w, *x;
-    struct fabric_direct_queue *dq;
-    struct fabric_direct_stats st;
-    struct ram r;
+    /* exports wrong in one respect only (protection id 1, pages[]) */
+    static const struct {
+        uint32_t slot_size, nslots, status_off, npages;
+    } bad[] = {
+        /* slot size not dividing the page (the ring whole pages) ... */
+        { 0, 64, 0, 1 }, { 96, 128, 8, 3 }, { 24, 512, 8, 3 },
+        { 8192, 1, 8, 2 },
+        /* ... nslots zero or not a power of two ... */
+        { 64, 0, 8, 0 }, { 4096, 3, 8, 3 }, { 1024, 12, 8, 3 },
+        /* status word beyond or across the slot end, unaligned */
+        { 64, 64, 64, 1 }, { 64, 64, 60, 1 }, { 64, 64, 4096, 1 },
+        { 64, 64, 52, 1 },
+        /* npages not what the ring needs */
+        { 64, 64, 56, 2 }, { 64, 128, 56, 1 }, { 64, 128, 56, 3 },
+    };
+    /* the ring's second page unaligned or outside the RAM */
+    static const uint64_t bad_page[] = {
+        9 * PG + 8, RAM_SIZE, RAM_SIZE - PG / 2, 1ull << 40,
+    };
+    static struct rig k;
+    struct fabric_direct *x;
     uint64_t pages[4] = { 8 * PG, 9 * PG, 10 * PG, 11 * PG };
     uint8_t buf[64];
+    const struct fabric_direct_msg m = { buf, 8, 1, 1 };
     char err[256], path[160];
     uint64_t gen;
+    bool wake = true;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    ASSERT_NE(NULL, o = dopen(0, 4));
-    dq = fabric_direct_queue(o, Q);
-    EXPECT_EQ(NULL, fabric_direct_queue(o, FABRIC_DIRECT_QUEUES));
+    ASSERT_TRUE(rig_open(&k, 4, RIG_OWNER | RIG_WRITER));
+    EXPECT_EQ(NULL, fabric_direct_queue(k.o, FABRIC_DIRECT_QUEUES));
     /* no RAM published yet: every page is outside it */
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 64, 56, 1, pages, 1));
-    fabric_direct_set_ram(o, r.fd, r.size);
-    EXPECT_EQ(0, fabric_direct_export(o, Q, 64, 64, 56, 1, pages, 1));
-    gen = dq->generation;
-
-    /*
-     * Each of these is wrong in one respect only: slot size not dividing
-     * the page (the ring still a whole number of pages) ...
-     */
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 0, 64, 0, 1, pages, 1));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 96, 128, 8, 1, pages, 3));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 24, 512, 8, 1, pages, 3));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 8192, 1, 8, 1, pages, 2));
-    /* ... nslots zero or not a power of two ... */
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 0, 8, 1, pages, 0));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 4096, 3, 8, 1, pages, 3));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 1024, 12, 8, 1, pages, 3));
-    /* status word beyond or across the slot end, unaligned */
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 64, 64, 1, pages, 1));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 64, 60, 1, pages, 1));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 64, 4096, 1, pages, 1));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 64, 52, 1, pages, 1));
-    /* npages not what the ring needs, or more than a queue may have */
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 64, 56, 1, pages, 2));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 128, 56, 1, pages, 1));
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 128, 56, 1, pages, 3));
+    EXPECT_EQ(-EINVAL, fabric_direct_export(k.o, Q, 64, 64, 56, 1, pages, 1));
+    fabric_direct_set_ram(k.o, k.r.fd, k.r.size);
+    EXPECT_EQ(0, fabric_direct_export(k.o, Q, 64, 64, 56, 1, pages, 1));
+    gen = k.dq->generation;
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        EXPECT_EQ(-EINVAL, fabric_direct_export(k.o, Q, bad[i].slot_size,
+                                                bad[i].nslots,
+                                                bad[i].status_off, 1, pages,
+                                                bad[i].npages)) {
+            TH_LOG("bad[%zu]", i);
+        }
+    }
+    /* more pages than a queue may have */
     EXPECT_EQ(-EINVAL,
-              fabric_direct_export(o, Q, 4096, 4096, 8, 1, big, 4096));
+              fabric_direct_export(k.o, Q, 4096, 4096, 8, 1, big, 4096));
     EXPECT_EQ(-EINVAL,
-              fabric_direct_export(o, Q, 64, 64 * 4096, 8, 1, big, 4096));
-    /* page offsets unaligned or outside the RAM */
-    pages[1] = 9 * PG + 8;
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 128, 56, 1, pages, 2));
-    pages[1] = RAM_SIZE;
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 128, 56, 1, pages, 2));
-    pages[1] = RAM_SIZE - PG / 2;
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 128, 56, 1, pages, 2));
-    pages[1] = 1ull << 40;
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 128, 56, 1, pages, 2));
+              fabric_direct_export(k.o, Q, 64, 64 * 4096, 8, 1, big, 4096));
+    for (size_t i = 0; i < ARRAY_SIZE(bad_page); i++) {
+        pages[1] = bad_page[i];
+        EXPECT_EQ(-EINVAL,
+                  fabric_direct_export(k.o, Q, 64, 128, 56, 1, pages, 2)) {
+            TH_LOG("bad_page[%zu]", i);
+        }
+    }
     /* queue index */
     pages[1] = RAM_SIZE - PG;   /* the last page: fine */
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, FABRIC_DIRECT_QUEUES, 64, 128,
-                                            56, 1, pages, 2));
+    EXPECT_EQ(-EINVAL, fabric_direct_export(k.o, FABRIC_DIRECT_QUEUES, 64,
+                                            128, 56, 1, pages, 2));
     /* none of these touched the export in place */
-    EXPECT_EQ(gen, dq->generation);
-    EXPECT_EQ(1, dq->valid);
-    EXPECT_EQ(64, dq->nslots);
-    EXPECT_EQ(8 * PG, dq->pages[0]);
-    geom_reversed(&g, 64, 128, 56, 1, 0, 1);
-    memcpy(g.pages, pages, 2 * sizeof(pages[0]));
-    ram_reset(&r, &g);
-    EXPECT_EQ(0, geom_export(o, Q, &g));
-    EXPECT_EQ(RAM_SIZE - PG, dq->pages[1]);
+    EXPECT_EQ(gen, k.dq->generation);
+    EXPECT_EQ(1, k.dq->valid);
+    EXPECT_EQ(64, k.dq->nslots);
+    EXPECT_EQ(8 * PG, k.dq->pages[0]);
+    geom_reversed(&k.g, 64, 128, 56, 1, 0, 1);
+    memcpy(k.g.pages, pages, 2 * sizeof(pages[0]));
+    ram_reset(&k.r, &k.g);
+    EXPECT_EQ(0, geom_export(k.o, Q, &k.g));
+    EXPECT_EQ(RAM_SIZE - PG, k.dq->pages[1]);
 
     /* open: node out of range, no nodes, no directory, missing directory */
     x = (struct fabric_direct *)&x;
@@ -1208,40 +1144,28 @@ TEST_F(fabric, bad_arguments)
     EXPECT_EQ(NULL, x);
 
     /* writes: node 2 has no file, node 4 does not exist, bad messages */
-    ASSERT_NE(NULL, w = dopen(1, 4));
     fill_payload(buf, sizeof(buf), 3);
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 2, buf, 8, 1, 1, NULL));
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 4, buf, 8, 1, 1, NULL));
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 8, 0, 1, NULL));
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 57, 1, 1, NULL));
-    {
-        const struct fabric_direct_msg m = { buf, 8, 1, 1 };
-        bool wake = true;
-
-        EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
-                  fabric_direct_write(w, 0, FABRIC_DIRECT_QUEUES, &m, &wake));
-        EXPECT_FALSE(wake);
-        EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
-                  fabric_direct_write(NULL, 0, Q, &m, &wake));
-        /* a queue never exported */
-        EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
-                  fabric_direct_write(w, 0, Q + 1, &m, &wake));
-    }
-    EXPECT_EQ(-1, ram_diff(&r));
-    EXPECT_EQ(0, dq->wp);
-    fabric_direct_get_stats(w, &st);
-    EXPECT_EQ(6, st.tx_no_path);
-    EXPECT_EQ(0, st.tx_direct);
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(k.w, 2, buf, 8, 1, 1, NULL));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(k.w, 4, buf, 8, 1, 1, NULL));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(k.w, 0, buf, 8, 0, 1, NULL));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(k.w, 0, buf, 57, 1, 1, NULL));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+              fabric_direct_write(k.w, 0, FABRIC_DIRECT_QUEUES, &m, &wake));
+    EXPECT_FALSE(wake);
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+              fabric_direct_write(NULL, 0, Q, &m, &wake));
+    /* a queue never exported */
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+              fabric_direct_write(k.w, 0, Q + 1, &m, &wake));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(0, k.dq->wp);
+    EXPECT_EQ(6, stats(k.w).tx_no_path);
+    EXPECT_EQ(0, stats(k.w).tx_direct);
     /* a payload up to the status word is fine */
-    EXPECT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 56, 1, 1, NULL));
-    put_msg(r.img, &g, 0, buf, 56, 1);
-    EXPECT_EQ(0, memcmp(r.p + 8 * PG, buf, 56));
-    EXPECT_EQ(-1, ram_diff(&r));
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(4));
+    EXPECT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 56, 3, 1));
+    EXPECT_EQ(0, memcmp(k.r.p + 8 * PG, buf, 56));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /*
@@ -1250,84 +1174,67 @@ TEST_F(fabric, bad_arguments)
  */
 TEST_F(fabric, export_rejects_wrapping_offsets)
 {
-    struct fabric_direct *o;
-    struct ram r;
+    static struct rig k;
     uint64_t page = 0;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    ASSERT_NE(NULL, o = dopen(0, 2));
-    fabric_direct_set_ram(o, r.fd, r.size);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_LIVE));
     EXPECT_EQ(-EINVAL,
-              fabric_direct_export(o, Q, 64, 64, 0xfffffff8u, 1, &page, 1));
+              fabric_direct_export(k.o, Q, 64, 64, 0xfffffff8u, 1, &page, 1));
     page = 0xfffffffffffff000ull;
-    EXPECT_EQ(-EINVAL, fabric_direct_export(o, Q, 64, 64, 56, 1, &page, 1));
-    EXPECT_EQ(0, fabric_direct_queue(o, Q)->valid);
-
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    EXPECT_EQ(-EINVAL, fabric_direct_export(k.o, Q, 64, 64, 56, 1, &page, 1));
+    EXPECT_EQ(0, k.dq->valid);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 /* Parked vCPUs: a delivery asks for a wake-up; deliveries count. */
 TEST_F(fabric, parked_wake_and_deliveries)
 {
-    static struct geom g;
-    struct fabric_direct *o, *w;
-    struct ram r;
+    static struct rig k;
     uint8_t buf[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
     uint64_t n;
     bool wake;
 
-    ASSERT_EQ(0, mkdir(tmpdir, 0700));
-    ASSERT_TRUE(ram_new(&r, RAM_SIZE));
-    geom_reversed(&g, 64, 64, 8, 2, 4 * PG, 1);
-    ASSERT_NE(NULL, o = owner_open(2, &r, &g));
-    ASSERT_NE(NULL, w = dopen(1, 2));
-
-    n = fabric_direct_deliveries(o);
+    geom_reversed(&k.g, 64, 64, 8, 2, 4 * PG, 1);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
+    n = fabric_direct_deliveries(k.o);
     EXPECT_EQ(0, n);
     wake = true;
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 8, 1, 2, &wake));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, put(k.w, 0, buf, 8, 1, 2, &wake));
     EXPECT_FALSE(wake);
-    EXPECT_EQ(n + 1, fabric_direct_deliveries(o));
+    EXPECT_EQ(n + 1, fabric_direct_deliveries(k.o));
 
-    fabric_direct_set_parked(o, true);
+    fabric_direct_set_parked(k.o, true);
     for (uint64_t i = 2; i < 6; i++) {
         wake = false;
-        ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 8, i, 2, &wake));
+        ASSERT_EQ(FABRIC_DIRECT_DONE, put(k.w, 0, buf, 8, i, 2, &wake));
         EXPECT_TRUE(wake);
-        EXPECT_EQ(n + i, fabric_direct_deliveries(o));
+        EXPECT_EQ(n + i, fabric_direct_deliveries(k.o));
     }
     /* what is not delivered neither counts nor wakes */
     wake = true;
-    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(w, 0, buf, 8, 9, 3, &wake));
+    EXPECT_EQ(FABRIC_DIRECT_REFUSED, put(k.w, 0, buf, 8, 9, 3, &wake));
     EXPECT_FALSE(wake);
     wake = true;
-    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(w, 0, buf, 8, 0, 2, &wake));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, put(k.w, 0, buf, 8, 0, 2, &wake));
     EXPECT_FALSE(wake);
     /* the consumer took slot 0 only: after one lap, slot 1 is in use */
-    free_slot(r.p, NULL, &g, 0);
+    free_slot(k.r.p, NULL, &k.g, 0);
     for (uint32_t s = 5; s < 65; s++) {
-        ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 8, 100 + s, 2, &wake));
+        ASSERT_EQ(FABRIC_DIRECT_DONE, put(k.w, 0, buf, 8, 100 + s, 2, &wake));
     }
     wake = true;
-    EXPECT_EQ(FABRIC_DIRECT_FULL, put(w, 0, buf, 8, 9, 2, &wake));
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, 8, 9, 2, &wake));
     EXPECT_FALSE(wake);
-    EXPECT_EQ(n + 65, fabric_direct_deliveries(o));
+    EXPECT_EQ(n + 65, fabric_direct_deliveries(k.o));
 
-    fabric_direct_set_parked(o, false);
-    free_slot(r.p, NULL, &g, 1);
+    fabric_direct_set_parked(k.o, false);
+    free_slot(k.r.p, NULL, &k.g, 1);
     wake = true;
-    ASSERT_EQ(FABRIC_DIRECT_DONE, put(w, 0, buf, 8, 7, 2, &wake));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, put(k.w, 0, buf, 8, 7, 2, &wake));
     EXPECT_FALSE(wake);
-    EXPECT_EQ(n + 66, fabric_direct_deliveries(o));
-    EXPECT_EQ(66, fabric_direct_queue(o, Q)->delivered);
-
-    fabric_direct_close(w);
-    fabric_direct_close(o);
-    ram_free(&r);
-    ASSERT_EQ(0, unlink_direct(2));
+    EXPECT_EQ(n + 66, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(66, k.dq->delivered);
+    ASSERT_TRUE(rig_close(&k));
 }
 
 TEST_HARNESS_MAIN
