@@ -245,17 +245,19 @@ void fabric_direct_invalidate(struct fabric_direct *d, unsigned q)
     fabric_direct_unlock(dq);
 }
 
-int fabric_direct_export(struct fabric_direct *d, unsigned q,
+static int direct_export(struct fabric_direct *d, unsigned q, uint32_t mode,
                          uint32_t slot_size, uint32_t nslots,
-                         uint32_t status_off, uint32_t prot,
-                         const uint64_t *pages, uint32_t npages)
+                         uint32_t status_off, uint32_t phase_flag,
+                         uint32_t prot, const uint64_t *pages, uint32_t npages)
 {
     struct fabric_direct_queue *dq = fabric_direct_queue(d, q);
     uint64_t ram = d->hdr->ram_size;
+    uint32_t ssize = mode == FABRIC_DIRECT_PHASE ? 4 : 8;
 
     if (!dq || !slot_size || FABRIC_DIRECT_PAGE % slot_size ||
         !nslots || (nslots & (nslots - 1)) ||
-        (uint64_t)status_off + 8 > slot_size || (status_off & 7) ||
+        (uint64_t)status_off + ssize > slot_size ||
+        (status_off & (ssize - 1)) ||
         ((uint64_t)slot_size * nslots + FABRIC_DIRECT_PAGE - 1) /
         FABRIC_DIRECT_PAGE != npages ||
         npages > FABRIC_DIRECT_MAX_PAGES) {
@@ -275,11 +277,57 @@ int fabric_direct_export(struct fabric_direct *d, unsigned q,
     dq->status_off = status_off;
     dq->prot = prot;
     dq->wp = 0;
+    dq->mode = mode;
+    dq->head = 0;
+    dq->phase_flag = phase_flag;
+    dq->hold = 0;
     memcpy(dq->pages, pages, (size_t)npages * sizeof(pages[0]));
     dq->incarnation = d->hdr->incarnation;
     dq->valid = 1;
     fabric_direct_unlock(dq);
     return 0;
+}
+
+int fabric_direct_export(struct fabric_direct *d, unsigned q,
+                         uint32_t slot_size, uint32_t nslots,
+                         uint32_t status_off, uint32_t prot,
+                         const uint64_t *pages, uint32_t npages)
+{
+    return direct_export(d, q, FABRIC_DIRECT_NONZERO, slot_size, nslots,
+                         status_off, 0, prot, pages, npages);
+}
+
+int fabric_direct_export_phase(struct fabric_direct *d, unsigned q,
+                               uint32_t slot_size, uint32_t nslots,
+                               uint32_t status_off, uint32_t phase_flag,
+                               uint32_t prot, const uint64_t *pages,
+                               uint32_t npages)
+{
+    return direct_export(d, q, FABRIC_DIRECT_PHASE, slot_size, nslots,
+                         status_off, phase_flag, prot, pages, npages);
+}
+
+void fabric_direct_set_head(struct fabric_direct *d, unsigned q,
+                            uint32_t head)
+{
+    struct fabric_direct_queue *dq = fabric_direct_queue(d, q);
+
+    if (dq) {
+        fabric_direct_lock(d, dq);
+        dq->head = head;
+        fabric_direct_unlock(dq);
+    }
+}
+
+void fabric_direct_set_hold(struct fabric_direct *d, unsigned q, bool hold)
+{
+    struct fabric_direct_queue *dq = fabric_direct_queue(d, q);
+
+    if (dq) {
+        fabric_direct_lock(d, dq);
+        dq->hold = hold;
+        fabric_direct_unlock(dq);
+    }
 }
 
 void fabric_direct_set_prot(struct fabric_direct *d, unsigned q,
@@ -406,7 +454,7 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     struct direct_peer *p;
     struct fabric_direct_queue *dq;
     enum fabric_direct_result r = FABRIC_DIRECT_NO_PATH;
-    uint64_t *status;
+    uint8_t *status;   /* a 4- or 8-byte word, by kind */
     uint8_t *slot;
     uint32_t idx;
 
@@ -414,7 +462,7 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     if (!d) {
         return FABRIC_DIRECT_NO_PATH;
     }
-    if (dst >= d->num_nodes || q >= FABRIC_DIRECT_QUEUES || !m->status) {
+    if (dst >= d->num_nodes || q >= FABRIC_DIRECT_QUEUES) {
         d->st.tx_no_path++;
         return FABRIC_DIRECT_NO_PATH;
     }
@@ -426,8 +474,10 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     dq = qrec(p->hdr, q);
     fabric_direct_lock(d, dq);
     if (!dq->valid || dq->incarnation != p->incarnation ||
+        (dq->hold && dst != d->node) ||
         !__atomic_load_n(&p->hdr->live, __ATOMIC_ACQUIRE) ||
-        m->len > dq->status_off) {
+        m->len > dq->status_off ||
+        (dq->mode == FABRIC_DIRECT_NONZERO && !m->status)) {
         goto out;
     }
     if (m->prot != dq->prot) {
@@ -437,17 +487,29 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     }
     idx = dq->wp & (dq->nslots - 1);
     slot = slot_byte(p, dq, idx, 0);
-    status = (uint64_t *)slot_byte(p, dq, idx, dq->status_off);
+    status = slot_byte(p, dq, idx, dq->status_off);
     if (!slot || !status) {
         goto out;
     }
-    if (__atomic_load_n(status, __ATOMIC_ACQUIRE)) {
-        dq->full++;
-        r = FABRIC_DIRECT_FULL;
-        goto out;
+    if (dq->mode == FABRIC_DIRECT_PHASE) {
+        if (dq->wp - dq->head >= dq->nslots) {
+            dq->full++;
+            r = FABRIC_DIRECT_FULL;
+            goto out;
+        }
+        memcpy(slot, m->payload, m->len);
+        __atomic_store_n((uint32_t *)status,
+                         ((dq->wp / dq->nslots) & 1) ? 0 : dq->phase_flag,
+                         __ATOMIC_RELEASE);
+    } else {
+        if (__atomic_load_n((uint64_t *)status, __ATOMIC_ACQUIRE)) {
+            dq->full++;
+            r = FABRIC_DIRECT_FULL;
+            goto out;
+        }
+        memcpy(slot, m->payload, m->len);
+        __atomic_store_n((uint64_t *)status, m->status, __ATOMIC_RELEASE);
     }
-    memcpy(slot, m->payload, m->len);
-    __atomic_store_n(status, m->status, __ATOMIC_RELEASE);
     dq->wp++;
     dq->delivered++;
     r = FABRIC_DIRECT_DONE;

@@ -9,9 +9,13 @@
  * (struct fabric_direct_hdr, then FABRIC_DIRECT_QUEUES queue records): who
  * owns the node now (incarnation, pid), where its guest RAM is (a shared
  * memory object every peer maps on demand: /proc/<pid>/fd/<ram_fd>), and
- * per receive queue (a ring of fixed-size slots whose status word says
- * "present" when non-zero) the protection id, the write index and the RAM
- * offsets of the queue's pages: the translation the target exported.
+ * per receive queue the protection id, the write index and the RAM offsets
+ * of the queue's pages: the translation the target exported.  A queue is a
+ * ring of fixed-size slots, of one of two kinds: a slot is present when its
+ * 8-byte status word is non-zero and free when software zeroed it again
+ * (EXTOLL VELO), or present when the phase bit of its 4-byte flags word
+ * matches the lap (ExaNet mailbox; the owner keeps the consumer's head in
+ * the record, a slot is free when wp - head < nslots).
  *
  * Writers of a queue (every peer, and the owner for what reaches it over
  * the rings) take the queue's lock, check the queue is valid for the
@@ -34,7 +38,7 @@
 #include <sys/types.h>
 
 #define FABRIC_DIRECT_MAGIC     0x31524458u /* "XDR1" */
-#define FABRIC_DIRECT_VERSION   1
+#define FABRIC_DIRECT_VERSION   2
 #define FABRIC_DIRECT_QUEUES    64          /* receive queues per node */
 #define FABRIC_DIRECT_PAGE      4096u
 #define FABRIC_DIRECT_MAX_PAGES 2048        /* 8 MiB per queue */
@@ -73,6 +77,10 @@ struct fabric_direct_queue {
     uint32_t status_off;    /* offset of the 8-byte status word in a slot */
     uint32_t prot;          /* protection id a writer must carry */
     uint32_t wp;            /* next slot to write, free running */
+    uint32_t mode;          /* FABRIC_DIRECT_NONZERO / FABRIC_DIRECT_PHASE */
+    uint32_t head;          /* PHASE: the consumer's head, free running */
+    uint32_t phase_flag;    /* PHASE: the flags word of a slot in lap 0 */
+    uint32_t hold;          /* the owner takes every message itself (rings) */
     uint32_t pad;
     uint64_t delivered;     /* messages written (owner and peers) */
     uint64_t refused;       /* wrong protection id */
@@ -80,6 +88,10 @@ struct fabric_direct_queue {
     uint64_t lock_steals;   /* lock taken over from a dead holder */
     uint64_t pages[FABRIC_DIRECT_MAX_PAGES]; /* RAM offset of each page */
 };
+
+/* Kinds of queue (see the top of this file) */
+#define FABRIC_DIRECT_NONZERO   0
+#define FABRIC_DIRECT_PHASE     1
 
 /* What a write met (fabric_direct_write()). */
 enum fabric_direct_result {
@@ -95,7 +107,7 @@ struct fabric_direct;
 struct fabric_direct_msg {
     const void *payload;
     size_t len;             /* <= status_off */
-    uint64_t status;        /* non-zero */
+    uint64_t status;        /* NONZERO: non-zero; PHASE: the writer's */
     uint32_t prot;
 };
 
@@ -128,6 +140,24 @@ int fabric_direct_export(struct fabric_direct *d, unsigned q,
                          uint32_t slot_size, uint32_t nslots,
                          uint32_t status_off, uint32_t prot,
                          const uint64_t *pages, uint32_t npages);
+/*
+ * The same for a PHASE queue: the 4-byte flags word at status_off is
+ * phase_flag in even laps (wp / nslots) and 0 in odd ones; head starts at 0.
+ */
+int fabric_direct_export_phase(struct fabric_direct *d, unsigned q,
+                               uint32_t slot_size, uint32_t nslots,
+                               uint32_t status_off, uint32_t phase_flag,
+                               uint32_t prot, const uint64_t *pages,
+                               uint32_t npages);
+/* Owner, PHASE queue: the consumer's head moved (free running). */
+void fabric_direct_set_head(struct fabric_direct *d, unsigned q,
+                            uint32_t head);
+/*
+ * Owner: while hold is set, writers other than the owner get
+ * FABRIC_DIRECT_NO_PATH (the owner must see each message itself, e.g. to
+ * raise an interrupt).  Once it returns, no write is in progress.
+ */
+void fabric_direct_set_hold(struct fabric_direct *d, unsigned q, bool hold);
 /* Owner: no writer uses queue q's translation once this returns. */
 void fabric_direct_invalidate(struct fabric_direct *d, unsigned q);
 void fabric_direct_set_prot(struct fabric_direct *d, unsigned q,

@@ -73,13 +73,17 @@ def test_pingpong(c):
     check("every message of both directions written directly into the target's ring "
           "(direct-tx %d and %d of %d each)" % (d0, d1, msgs), d0 >= msgs and d1 >= msgs,
           (d0, d1))
-    ok, out, direct = reads_per_msg(c, PORT + 10)
+    # How long a receiver waits depends on the host's load, and after
+    # VELO2_DIRECT_SPIN_PROBES empty probes it polls the NI too: the count
+    # made endless here, so that only the library's behaviour is measured
+    # (the default's figure is make bench-extoll's).
+    ok, out, direct = reads_per_msg(c, PORT + 10, "VELO2_DIRECT_SPIN_PROBES=4000000000")
     ok2, out2, polled = reads_per_msg(c, PORT + 20, "VELO2_DIRECT_POLL=0")
     check("with VELO2_DIRECT_POLL=0 the receiver polls the NI on every empty probe "
           "(%.3f CREDITS reads per message)" % polled, ok2 and polled >= 1, out2)
     check("the waiting receiver polls memory, not the NI (%.3f CREDITS reads per "
-          "message, a tenth of that at most)" % direct,
-          ok and direct < 0.25 and direct * 10 < polled, out)
+          "message: the sender's credit refills only, 1 in 256)" % direct,
+          ok and direct < 0.02, out)
 
 
 def test_full_ring(c):

@@ -34,6 +34,7 @@
 
 struct geom {
     uint32_t slot_size, nslots, status_off, prot, npages;
+    uint32_t phase_flag;    /* non-zero: a PHASE ring (4-byte flags word) */
     uint64_t pages[FABRIC_DIRECT_MAX_PAGES];
 };
 
@@ -50,10 +51,20 @@ static void geom_reversed(struct geom *g, uint32_t slot_size, uint32_t nslots,
     g->nslots = nslots;
     g->status_off = status_off;
     g->prot = prot;
+    g->phase_flag = 0;
     g->npages = (uint32_t)((uint64_t)slot_size * nslots / PG);
     for (uint32_t i = 0; i < g->npages; i++) {
         g->pages[i] = base + (uint64_t)(g->npages - 1 - i) * stride * PG;
     }
+}
+
+/* The same for a PHASE ring whose flags word is phase_flag in lap 0 */
+static void geom_phase(struct geom *g, uint32_t slot_size, uint32_t nslots,
+                       uint32_t status_off, uint32_t phase_flag,
+                       uint32_t prot, uint64_t base, uint32_t stride)
+{
+    geom_reversed(g, slot_size, nslots, status_off, prot, base, stride);
+    g->phase_flag = phase_flag;
 }
 
 /* RAM offset of byte `off` of slot `slot` (free running index) */
@@ -67,16 +78,48 @@ static uint64_t ram_off(const struct geom *g, uint32_t slot, uint32_t off)
 static int geom_export(struct fabric_direct *d, unsigned q,
                        const struct geom *g)
 {
+    if (g->phase_flag) {
+        return fabric_direct_export_phase(d, q, g->slot_size, g->nslots,
+                                          g->status_off, g->phase_flag,
+                                          g->prot, g->pages, g->npages);
+    }
     return fabric_direct_export(d, q, g->slot_size, g->nslots, g->status_off,
                                 g->prot, g->pages, g->npages);
 }
 
-/* Writes a message into an image of the RAM, as a writer would. */
+/* Bytes of a slot's status (NONZERO) or flags word (PHASE) */
+static size_t status_len(const struct geom *g)
+{
+    return g->phase_flag ? 4 : 8;
+}
+
+/* PHASE: the flags word of the message with free running index `wp` */
+static uint32_t lap_flag(const struct geom *g, uint32_t wp)
+{
+    return (wp / g->nslots) & 1 ? 0 : g->phase_flag;
+}
+
+/* PHASE: the flags word of slot `slot` in the RAM */
+static uint32_t flags_word(const uint8_t *ram, const struct geom *g,
+                           uint32_t slot)
+{
+    return __atomic_load_n((const uint32_t *)(ram + ram_off(g, slot,
+                                                            g->status_off)),
+                           __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Writes a message into an image of the RAM, as a writer would: `status`
+ * is the status word, of a PHASE ring the flags word.
+ */
 static void put_msg(uint8_t *img, const struct geom *g, uint32_t slot,
                     const void *payload, size_t len, uint64_t status)
 {
+    uint32_t flags = (uint32_t)status;
+
     memcpy(img + ram_off(g, slot, 0), payload, len);
-    memcpy(img + ram_off(g, slot, g->status_off), &status, 8);
+    memcpy(img + ram_off(g, slot, g->status_off),
+           g->phase_flag ? (void *)&flags : (void *)&status, status_len(g));
 }
 
 static uint64_t *status_word(uint8_t *ram, const struct geom *g,
@@ -122,12 +165,15 @@ static bool ram_new(struct ram *r, size_t size)
     return true;
 }
 
-/* Canaries everywhere, every status word of the ring zero (free). */
+/*
+ * Canaries everywhere, every status word of the ring zero (free), every
+ * flags word of a PHASE ring zero (not the consumer's in lap 0).
+ */
 static void ram_reset(struct ram *r, const struct geom *g)
 {
     memset(r->p, CANARY, r->size);
     for (uint32_t s = 0; s < g->nslots; s++) {
-        *status_word(r->p, g, s) = 0;
+        memset(r->p + ram_off(g, s, g->status_off), 0, status_len(g));
     }
     memcpy(r->img, r->p, r->size);
 }
@@ -334,22 +380,34 @@ static bool rig_close(struct rig *k)
 
 /*
  * Writer w puts `len` payload bytes from `seed` with `status` and ring g's
- * protection id into queue Q of node 0; once that is done, the image of
- * RAM r holds the message in slot `slot` of g.
+ * protection id into queue q of node 0; once that is done, the image of
+ * RAM r holds the message in slot `slot` (free running) of g, with the
+ * flags word of that lap when g is a PHASE ring (`status` is ignored).
  */
-static enum fabric_direct_result deliver(struct rig *k, struct ram *r,
-                                         uint32_t slot, size_t len,
-                                         uint32_t seed, uint64_t status)
+static enum fabric_direct_result deliver_q(struct rig *k, unsigned q,
+                                           const struct geom *g,
+                                           struct ram *r, uint32_t slot,
+                                           size_t len, uint32_t seed,
+                                           uint64_t status)
 {
     enum fabric_direct_result res;
     uint8_t buf[PG];
 
     fill_payload(buf, len, seed);
-    res = put(k->w, 0, buf, len, status, k->g.prot, NULL);
+    res = put_q(k->w, 0, q, buf, len, status, g->prot, NULL);
     if (res == FABRIC_DIRECT_DONE) {
-        put_msg(r->img, &k->g, slot, buf, len, status);
+        put_msg(r->img, g, slot, buf, len,
+                g->phase_flag ? lap_flag(g, slot) : status);
     }
     return res;
+}
+
+/* into queue Q, ring g */
+static enum fabric_direct_result deliver(struct rig *k, struct ram *r,
+                                         uint32_t slot, size_t len,
+                                         uint32_t seed, uint64_t status)
+{
+    return deliver_q(k, Q, &k->g, r, slot, len, seed, status);
 }
 
 /* ------------------------------------------------------------------ */
@@ -488,6 +546,104 @@ TEST_F(fabric, ring_full_and_wrap)
     ASSERT_TRUE(rig_close(&k));
 }
 
+/*
+ * A PHASE ring (ExaNet mailbox): the writer never looks at the slots, the
+ * consumer's head the owner published says which are free.  Lap 0 writes
+ * flags word phase_flag, lap 1 writes 0, lap 2 phase_flag again.
+ */
+TEST_F(fabric, phase_queue_wrap_and_head)
+{
+    static struct rig k;
+    uint8_t buf[64];
+    uint32_t wp = 0;
+
+    /* 2 pages, reversed, 3 apart; the flags word not 8-byte aligned */
+    geom_phase(&k.g, 1024, 8, 1020, 1, 0x99, 12 * PG, 3);
+    ASSERT_EQ(2, k.g.npages);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
+    EXPECT_EQ(FABRIC_DIRECT_PHASE, k.dq->mode);
+    EXPECT_EQ(1, k.dq->phase_flag);
+    EXPECT_EQ(0, k.dq->head);
+    EXPECT_EQ(0, k.dq->hold);
+    EXPECT_EQ(1020, k.dq->status_off);
+
+    /* lap 0: flags word 1 (the status of the message is not used) */
+    for (; wp < 8; wp++) {
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver(&k, &k.r, wp, 100 + wp * 113, wp, wp ? 0 : 7));
+    }
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    /* slot 0 is at the start of the ring's last page, slot 4 of its first */
+    EXPECT_EQ(15 * PG, ram_off(&k.g, 0, 0));
+    EXPECT_EQ(12 * PG + 1020, ram_off(&k.g, 4, 1020));
+    EXPECT_EQ(1, *(uint32_t *)(k.r.p + 15 * PG + 1020));
+    EXPECT_EQ(1, *(uint32_t *)(k.r.p + 12 * PG + 1020));
+    for (uint32_t s = 0; s < 8; s++) {
+        fill_payload(buf, sizeof(buf), s);
+        EXPECT_EQ(0, memcmp(k.r.p + ram_off(&k.g, s, 0), buf, sizeof(buf)));
+        EXPECT_EQ(1, flags_word(k.r.p, &k.g, s));
+    }
+    /* the bytes between payload and flags word are not the writer's */
+    EXPECT_EQ(CANARY, k.r.p[15 * PG + 100]);
+    EXPECT_EQ(CANARY, k.r.p[15 * PG + 1019]);
+    EXPECT_EQ(8, k.dq->wp);
+
+    /* head 0: the ring is full, whatever the slots say */
+    fill_payload(buf, sizeof(buf), 999);
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, sizeof(buf), 0, 0x99, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(8, k.dq->wp);
+    EXPECT_EQ(8, k.dq->delivered);
+    EXPECT_EQ(1, k.dq->full);
+    EXPECT_EQ(8, fabric_direct_deliveries(k.o));
+
+    /* the consumer took two: exactly two more, lap 1, flags word 0 */
+    fabric_direct_set_head(k.o, Q, 2);
+    EXPECT_EQ(2, k.dq->head);
+    EXPECT_EQ(0, k.dq->lock);
+    for (; wp < 10; wp++) {
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver(&k, &k.r, wp, 200 + wp, 50 + wp, 0));
+    }
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(0, flags_word(k.r.p, &k.g, 0));
+    EXPECT_EQ(0, flags_word(k.r.p, &k.g, 1));
+    for (uint32_t s = 2; s < 8; s++) {
+        EXPECT_EQ(1, flags_word(k.r.p, &k.g, s));
+    }
+    fill_payload(buf, sizeof(buf), 59);
+    EXPECT_EQ(0, memcmp(k.r.p + ram_off(&k.g, 1, 0), buf, sizeof(buf)));
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, sizeof(buf), 0, 0x99, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(10, k.dq->wp);
+    EXPECT_EQ(10, k.dq->delivered);
+    EXPECT_EQ(2, k.dq->full);
+    EXPECT_EQ(10, fabric_direct_deliveries(k.o));
+
+    /* all consumed: slots 2..7 get lap 1 (0), slots 0 and 1 lap 2 (1) */
+    fabric_direct_set_head(k.o, Q, 10);
+    for (; wp < 18; wp++) {
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver(&k, &k.r, wp, 300 + wp, 90 + wp, 0));
+    }
+    EXPECT_EQ(FABRIC_DIRECT_FULL, put(k.w, 0, buf, sizeof(buf), 0, 0x99, NULL));
+    EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_EQ(1, flags_word(k.r.p, &k.g, 0));
+    EXPECT_EQ(1, flags_word(k.r.p, &k.g, 1));
+    for (uint32_t s = 2; s < 8; s++) {
+        EXPECT_EQ(0, flags_word(k.r.p, &k.g, s));
+    }
+    EXPECT_EQ(18, k.dq->wp);
+    EXPECT_EQ(18, k.dq->delivered);
+    EXPECT_EQ(3, k.dq->full);
+    EXPECT_EQ(0, k.dq->refused);
+    EXPECT_EQ(18, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(18, stats(k.w).tx_direct);
+    EXPECT_EQ(3, stats(k.w).tx_full);
+    EXPECT_EQ(0, stats(k.w).tx_no_path + stats(k.w).tx_refused);
+    ASSERT_TRUE(rig_close(&k));
+}
+
 /* A wrong protection id writes nothing and is counted; set_prot moves it. */
 TEST_F(fabric, protection_id)
 {
@@ -557,6 +713,93 @@ TEST_F(fabric, invalidate_stops_writes)
     ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 48, 2, 77));
     EXPECT_EQ(-1, ram_diff(&k.r));
     EXPECT_EQ(1, k.dq->wp);
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/*
+ * While the owner holds a queue, every peer's write gets NO_PATH and
+ * writes nothing, whatever else it would have met, while the owner's own
+ * writes go on; released, peers' writes go on.  A NONZERO queue (Q) and a
+ * PHASE queue (Q + 1), each held alone.
+ */
+TEST_F(fabric, hold_refuses_writes)
+{
+    static struct rig k;
+    static struct geom h;
+    const struct geom *rings[] = { &k.g, &h };  /* queue Q + index */
+    uint8_t buf[32];
+    uint64_t no_path = 0, n = 0;
+
+    geom_reversed(&k.g, 128, 64, 120, 0x21, 8 * PG, 2);
+    geom_phase(&h, 128, 64, 124, 1, 0x22, 40 * PG, 1);
+    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
+    ASSERT_EQ(0, geom_export(k.o, Q + 1, &h));
+    for (unsigned i = 0; i < 2; i++) {
+        const struct geom *g = rings[i], *og = rings[!i];
+        unsigned q = Q + i, oq = Q + !i;
+        struct fabric_direct_queue *dq = fabric_direct_queue(k.o, q);
+        struct fabric_direct_queue *odq = fabric_direct_queue(k.o, oq);
+        uint32_t wp = dq->wp, owp = odq->wp;
+
+        TH_LOG("queue %u, %s", q, g->phase_flag ? "PHASE" : "NONZERO");
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver_q(&k, q, g, &k.r, wp, 32, 10 * i, 5));
+        n++;
+        fabric_direct_set_hold(k.o, q, true);
+        EXPECT_EQ(1, dq->hold);
+        EXPECT_EQ(0, dq->lock);
+        for (int j = 0; j < 3; j++) {
+            EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+                      deliver_q(&k, q, g, &k.r, wp + 1, 32, 10 * i + 1, 5));
+        }
+        /* nor does a wrong protection id get further (nor is counted) */
+        fill_payload(buf, sizeof(buf), 77);
+        EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+                  put_q(k.w, 0, q, buf, sizeof(buf), 5, g->prot + 1, NULL));
+        no_path += 4;
+        EXPECT_EQ(-1, ram_diff(&k.r));
+        EXPECT_EQ(wp + 1, dq->wp);
+        EXPECT_EQ(wp + 1, dq->delivered);
+        EXPECT_EQ(0, dq->refused);
+        EXPECT_EQ(0, dq->full);
+        EXPECT_EQ(n, fabric_direct_deliveries(k.o));
+        EXPECT_EQ(no_path, stats(k.w).tx_no_path);
+        /* the owner's own write is not held */
+        fill_payload(buf, sizeof(buf), 30 + i);
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  put_q(k.o, 0, q, buf, sizeof(buf), 8, g->prot, NULL));
+        put_msg(k.r.img, g, wp + 1, buf, sizeof(buf),
+                g->phase_flag ? lap_flag(g, wp + 1) : 8);
+        n++;
+        EXPECT_EQ(-1, ram_diff(&k.r));
+        EXPECT_EQ(wp + 2, dq->wp);
+        EXPECT_EQ(1, dq->hold);
+        /* the other queue is not held */
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver_q(&k, oq, og, &k.r, owp, 16, 20 + i, 6));
+        n++;
+        EXPECT_EQ(owp + 1, odq->wp);
+        EXPECT_EQ(-1, ram_diff(&k.r));
+
+        fabric_direct_set_hold(k.o, q, false);
+        EXPECT_EQ(0, dq->hold);
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  deliver_q(&k, q, g, &k.r, wp + 2, 32, 10 * i + 1, 5));
+        n++;
+        EXPECT_EQ(-1, ram_diff(&k.r));
+        EXPECT_EQ(wp + 3, dq->wp);
+        EXPECT_EQ(wp + 3, dq->delivered);
+        EXPECT_EQ(n, fabric_direct_deliveries(k.o));
+        EXPECT_EQ(0, dq->lock);
+    }
+    EXPECT_EQ(4, k.dq->wp);
+    EXPECT_EQ(4, fabric_direct_queue(k.o, Q + 1)->wp);
+    EXPECT_EQ(1, flags_word(k.r.p, &h, 3));
+    EXPECT_EQ(8, n);
+    EXPECT_EQ(6, stats(k.w).tx_direct);
+    EXPECT_EQ(8, stats(k.w).tx_no_path);
+    EXPECT_EQ(2, stats(k.o).tx_direct);
+    EXPECT_EQ(0, stats(k.o).tx_no_path);
     ASSERT_TRUE(rig_close(&k));
 }
 
@@ -995,6 +1238,123 @@ TEST_F(fabric, concurrent_writers)
 }
 
 /*
+ * The same three writers into a PHASE ring of 64 slots, the owner
+ * consuming as the ExaNet library does: a slot is there when its flags
+ * word is the expected phase, which starts at phase_flag and flips when
+ * the index wraps; the head goes to the owner every 8 slots and whenever
+ * nothing was there.  Every message exactly once, in each writer's order,
+ * whole, under the flags word of its lap.
+ */
+TEST_F(fabric, phase_queue_concurrent_writers)
+{
+    static struct rig k;
+    uint32_t next[MW_WRITERS + 1] = {0};
+    uint32_t total = 0, torn = 0, dup = 0, bad_flags = 0, idx = 0;
+    uint32_t head = 0, unpublished = 0, phase, publishes = 0;
+    pid_t pids[MW_WRITERS];
+    uint32_t *go;   /* [0] start, [1] writers ready */
+    uint64_t t0, last;
+
+    /* 16 pages, reversed; the flags word right after the message */
+    geom_phase(&k.g, 1024, 64, MW_LEN + 4, 1, 0xabd, 10 * PG, 1);
+    ASSERT_TRUE(rig_open(&k, MW_WRITERS + 1, RIG_EXPORT));
+    ASSERT_NE(NULL, go = shared(PG));
+    for (uint32_t i = 0; i < MW_WRITERS; i++) {
+        pids[i] = fork_child();
+        ASSERT_LE(0, pids[i]);
+        if (pids[i] == 0) {
+            mw_writer(i + 1, k.g.prot, go);
+        }
+    }
+    t0 = ms_now();
+    while (__atomic_load_n(&go[1], __ATOMIC_ACQUIRE) < MW_WRITERS &&
+           ms_now() - t0 < 5000) {
+        usleep(100);
+    }
+    __atomic_store_n(&go[0], 1, __ATOMIC_RELEASE);
+
+    phase = k.g.phase_flag;
+    t0 = last = ms_now();
+    while (total < MW_WRITERS * MW_MSGS && ms_now() - last < 3000) {
+        uint32_t flags;
+
+        while (((flags = flags_word(k.r.p, &k.g, idx)) & k.g.phase_flag) ==
+               phase) {
+            struct mw_msg m, want;
+
+            memcpy(&m, k.r.p + ram_off(&k.g, idx, 0), sizeof(m));
+            if (flags != lap_flag(&k.g, head)) {
+                bad_flags++;
+            }
+            if (m.writer < 1 || m.writer > MW_WRITERS) {
+                torn++;
+            } else {
+                mw_fill(&want, m.writer, m.seq);
+                if (memcmp(&want, &m, sizeof(m))) {
+                    torn++;
+                } else if (m.seq != next[m.writer]) {
+                    dup++;  /* lost, repeated or out of order */
+                    note("writer %u: seq %u, expected %u", m.writer, m.seq,
+                         next[m.writer]);
+                } else {
+                    next[m.writer]++;
+                }
+            }
+            head++;
+            total++;
+            last = ms_now();
+            if (++idx == k.g.nslots) {
+                idx = 0;
+                phase ^= k.g.phase_flag;
+            }
+            if (++unpublished == 8) {
+                fabric_direct_set_head(k.o, Q, head);
+                unpublished = 0;
+                publishes++;
+            }
+        }
+        if (unpublished) {
+            fabric_direct_set_head(k.o, Q, head);
+            unpublished = 0;
+            publishes++;
+        }
+        usleep(50);
+    }
+    note("%u messages in %llu ms, %u heads published, %llu full", total,
+         (unsigned long long)(ms_now() - t0), publishes,
+         (unsigned long long)k.dq->full);
+    for (uint32_t i = 0; i < MW_WRITERS; i++) {
+        if (total < MW_WRITERS * MW_MSGS) {
+            kill(pids[i], SIGKILL);     /* stuck on a slot never freed */
+        }
+        EXPECT_EQ(0, exit_code(pids[i]));
+    }
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, total);
+    EXPECT_EQ(0, torn);
+    EXPECT_EQ(0, dup);
+    EXPECT_EQ(0, bad_flags);
+    for (uint32_t i = 1; i <= MW_WRITERS; i++) {
+        EXPECT_EQ(MW_MSGS, next[i]);
+    }
+    /* nothing more arrived: each slot holds its last lap's flags word */
+    bad_flags = 0;
+    for (uint32_t s = 0; s < k.g.nslots; s++) {
+        uint32_t wp = MW_WRITERS * MW_MSGS - k.g.nslots + s;
+
+        bad_flags += lap_flag(&k.g, wp) != flags_word(k.r.p, &k.g, wp);
+    }
+    EXPECT_EQ(0, bad_flags);
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, k.dq->head);
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, k.dq->wp);
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, k.dq->delivered);
+    EXPECT_EQ(MW_WRITERS * MW_MSGS, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(0, k.dq->lock);
+    EXPECT_EQ(0, k.dq->lock_steals);
+    munmap(go, PG);
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/*
  * A lock held by a process that no longer exists is taken over; one held
  * by a live process is not.
  */
@@ -1060,20 +1420,29 @@ TEST_F(fabric, dead_lock_holder)
 TEST_F(fabric, bad_arguments)
 {
     static uint64_t big[2 * FABRIC_DIRECT_MAX_PAGES]; /* page 0 each */
-    /* exports wrong in one respect only (protection id 1, pages[]) */
+    /*
+     * exports wrong in one respect only (protection id 1, pages[]), of a
+     * NONZERO queue (N) or a PHASE one (P, phase_flag 1: a 4-byte word)
+     */
+    enum { N, P };
     static const struct {
-        uint32_t slot_size, nslots, status_off, npages;
+        uint32_t slot_size, nslots, status_off, npages, mode;
     } bad[] = {
         /* slot size not dividing the page (the ring whole pages) ... */
-        { 0, 64, 0, 1 }, { 96, 128, 8, 3 }, { 24, 512, 8, 3 },
-        { 8192, 1, 8, 2 },
+        { 0, 64, 0, 1, N }, { 96, 128, 8, 3, N }, { 24, 512, 8, 3, N },
+        { 8192, 1, 8, 2, N }, { 96, 128, 8, 3, P },
         /* ... nslots zero or not a power of two ... */
-        { 64, 0, 8, 0 }, { 4096, 3, 8, 3 }, { 1024, 12, 8, 3 },
+        { 64, 0, 8, 0, N }, { 4096, 3, 8, 3, N }, { 1024, 12, 8, 3, N },
+        { 1024, 12, 8, 3, P },
         /* status word beyond or across the slot end, unaligned */
-        { 64, 64, 64, 1 }, { 64, 64, 60, 1 }, { 64, 64, 4096, 1 },
-        { 64, 64, 52, 1 },
+        { 64, 64, 64, 1, N }, { 64, 64, 60, 1, N }, { 64, 64, 4096, 1, N },
+        { 64, 64, 52, 1, N },
+        /* flags word unaligned, beyond or across the slot end */
+        { 64, 64, 58, 1, P }, { 64, 64, 2, 1, P }, { 64, 64, 62, 1, P },
+        { 64, 64, 64, 1, P }, { 64, 64, 0xfffffffcu, 1, P },
         /* npages not what the ring needs */
-        { 64, 64, 56, 2 }, { 64, 128, 56, 1 }, { 64, 128, 56, 3 },
+        { 64, 64, 56, 2, N }, { 64, 128, 56, 1, N }, { 64, 128, 56, 3, N },
+        { 64, 128, 60, 1, P },
     };
     /* the ring's second page unaligned or outside the RAM */
     static const uint64_t bad_page[] = {
@@ -1096,10 +1465,14 @@ TEST_F(fabric, bad_arguments)
     EXPECT_EQ(0, fabric_direct_export(k.o, Q, 64, 64, 56, 1, pages, 1));
     gen = k.dq->generation;
     for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-        EXPECT_EQ(-EINVAL, fabric_direct_export(k.o, Q, bad[i].slot_size,
-                                                bad[i].nslots,
-                                                bad[i].status_off, 1, pages,
-                                                bad[i].npages)) {
+        int rc = bad[i].mode == P ?
+            fabric_direct_export_phase(k.o, Q, bad[i].slot_size,
+                                       bad[i].nslots, bad[i].status_off, 1,
+                                       1, pages, bad[i].npages) :
+            fabric_direct_export(k.o, Q, bad[i].slot_size, bad[i].nslots,
+                                 bad[i].status_off, 1, pages, bad[i].npages);
+
+        EXPECT_EQ(-EINVAL, rc) {
             TH_LOG("bad[%zu]", i);
         }
     }
@@ -1124,6 +1497,14 @@ TEST_F(fabric, bad_arguments)
     EXPECT_EQ(1, k.dq->valid);
     EXPECT_EQ(64, k.dq->nslots);
     EXPECT_EQ(8 * PG, k.dq->pages[0]);
+    EXPECT_EQ(FABRIC_DIRECT_NONZERO, k.dq->mode);
+    /* a PHASE flags word needs 4-byte alignment only: the slot's end */
+    EXPECT_EQ(0, fabric_direct_export_phase(k.o, Q, 64, 64, 60, 1, 1, pages,
+                                            1));
+    EXPECT_EQ(gen + 1, k.dq->generation);
+    EXPECT_EQ(1, k.dq->valid);
+    EXPECT_EQ(FABRIC_DIRECT_PHASE, k.dq->mode);
+    EXPECT_EQ(60, k.dq->status_off);
     geom_reversed(&k.g, 64, 128, 56, 1, 0, 1);
     memcpy(k.g.pages, pages, 2 * sizeof(pages[0]));
     ram_reset(&k.r, &k.g);
