@@ -72,7 +72,14 @@ static uint64_t exanet_fabric_bad(ExanetState *s)
 
 static uint64_t exanet_counter(ExanetState *s, unsigned n)
 {
-    uint64_t v = s->counters[n];
+    uint64_t v;
+
+    if (n == EXANET_CNT_RX_DELIVERED || n == EXANET_CNT_RX_NACK_FULL) {
+        for (unsigned m = 0; m < EXANET_NUM_MBOX_IFACES; m++) {
+            exanet_mbox_sync(s, m);     /* what peers wrote */
+        }
+    }
+    v = s->counters[n];
 
     if (n == EXANET_CNT_RX_CORRUPT) {
         v += exanet_fabric_bad(s) - s->corrupt_base;
