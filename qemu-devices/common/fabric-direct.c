@@ -455,7 +455,6 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     struct fabric_direct_queue *dq;
     enum fabric_direct_result r = FABRIC_DIRECT_NO_PATH;
     uint8_t *status;   /* a 4- or 8-byte word, by kind */
-    struct fabric_direct_stats own, *st;
     uint8_t *slot;
     uint32_t idx;
 
@@ -516,11 +515,9 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     r = FABRIC_DIRECT_DONE;
 out:
     fabric_direct_unlock(dq);
-    /* the owner's own deliveries (of what came over the rings) are not tx */
-    st = dst == d->node ? &own : &d->st;
     switch (r) {
     case FABRIC_DIRECT_DONE:
-        st->tx_direct++;
+        d->st.tx_direct++;
         /*
          * After the status word: a parking owner either sees the count
          * change or has set parked before we read it (both seq_cst).
@@ -528,18 +525,18 @@ out:
         __atomic_fetch_add(&p->hdr->deliveries, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&p->hdr->parked, __ATOMIC_SEQ_CST)) {
             __atomic_fetch_add(&p->hdr->wakes_sent, 1, __ATOMIC_RELAXED);
-            st->wakes++;
+            d->st.wakes++;
             *wake = true;
         }
         break;
     case FABRIC_DIRECT_FULL:
-        st->tx_full++;
+        d->st.tx_full++;
         break;
     case FABRIC_DIRECT_REFUSED:
-        st->tx_refused++;
+        d->st.tx_refused++;
         break;
     case FABRIC_DIRECT_NO_PATH:
-        st->tx_no_path++;
+        d->st.tx_no_path++;
         break;
     }
     return r;
