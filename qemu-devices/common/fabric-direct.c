@@ -455,6 +455,7 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     struct fabric_direct_queue *dq;
     enum fabric_direct_result r = FABRIC_DIRECT_NO_PATH;
     uint8_t *status;   /* a 4- or 8-byte word, by kind */
+    struct fabric_direct_stats own, *st;
     uint8_t *slot;
     uint32_t idx;
 
@@ -515,9 +516,11 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     r = FABRIC_DIRECT_DONE;
 out:
     fabric_direct_unlock(dq);
+    /* the owner's own deliveries (of what came over the rings) are not tx */
+    st = dst == d->node ? &own : &d->st;
     switch (r) {
     case FABRIC_DIRECT_DONE:
-        d->st.tx_direct++;
+        st->tx_direct++;
         /*
          * After the status word: a parking owner either sees the count
          * change or has set parked before we read it (both seq_cst).
@@ -525,18 +528,18 @@ out:
         __atomic_fetch_add(&p->hdr->deliveries, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&p->hdr->parked, __ATOMIC_SEQ_CST)) {
             __atomic_fetch_add(&p->hdr->wakes_sent, 1, __ATOMIC_RELAXED);
-            d->st.wakes++;
+            st->wakes++;
             *wake = true;
         }
         break;
     case FABRIC_DIRECT_FULL:
-        d->st.tx_full++;
+        st->tx_full++;
         break;
     case FABRIC_DIRECT_REFUSED:
-        d->st.tx_refused++;
+        st->tx_refused++;
         break;
     case FABRIC_DIRECT_NO_PATH:
-        d->st.tx_no_path++;
+        st->tx_no_path++;
         break;
     }
     return r;

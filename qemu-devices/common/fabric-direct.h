@@ -187,6 +187,7 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
 /* Writer: forget node dst's mappings (it restarted, or for tests). */
 void fabric_direct_forget(struct fabric_direct *d, uint32_t dst);
 
+/* A writer's writes into peers' queues (not the owner's own deliveries) */
 struct fabric_direct_stats {
     uint64_t tx_direct;     /* written into peers' queues */
     uint64_t tx_full;
