@@ -347,6 +347,12 @@ void fabric_direct_set_parked(struct fabric_direct *d, bool parked)
     __atomic_store_n(&d->hdr->parked, parked, __ATOMIC_SEQ_CST);
 }
 
+uint64_t fabric_direct_rx_hops(const struct fabric_direct *d, unsigned hops)
+{
+    return d && hops < 16 ?
+           __atomic_load_n(&d->hdr->rx_hops[hops], __ATOMIC_RELAXED) : 0;
+}
+
 uint64_t fabric_direct_deliveries(const struct fabric_direct *d)
 {
     return __atomic_load_n(&d->hdr->deliveries, __ATOMIC_SEQ_CST);
@@ -521,6 +527,10 @@ out:
     switch (r) {
     case FABRIC_DIRECT_DONE:
         st->tx_direct++;
+        if (dst != d->node) {
+            __atomic_fetch_add(&p->hdr->rx_hops[m->hops < 15 ? m->hops : 15], 1,
+                               __ATOMIC_RELAXED);
+        }
         /*
          * After the status word: a parking owner either sees the count
          * change or has set parked before we read it (both seq_cst).

@@ -38,7 +38,7 @@
 #include <sys/types.h>
 
 #define FABRIC_DIRECT_MAGIC     0x31524458u /* "XDR1" */
-#define FABRIC_DIRECT_VERSION   2
+#define FABRIC_DIRECT_VERSION   3
 #define FABRIC_DIRECT_QUEUES    64          /* receive queues per node */
 #define FABRIC_DIRECT_PAGE      4096u
 #define FABRIC_DIRECT_MAX_PAGES 2048        /* 8 MiB per queue */
@@ -64,6 +64,8 @@ struct fabric_direct_hdr {
     uint32_t parked;
     uint32_t pad1;
     uint64_t wakes_sent;    /* doorbells writers sent because of parked */
+    /* messages written into this node, by hop count (15: 15 or more) */
+    uint64_t rx_hops[16];
 };
 
 /* A receive queue as the owner exported it. */
@@ -109,6 +111,7 @@ struct fabric_direct_msg {
     size_t len;             /* <= status_off */
     uint64_t status;        /* NONZERO: non-zero; PHASE: the writer's */
     uint32_t prot;
+    uint32_t hops;          /* of its route, counted at the target */
 };
 
 /*
@@ -172,6 +175,8 @@ void fabric_direct_unlock(struct fabric_direct_queue *dq);
 
 /* Owner: parked vCPUs (writers then ask for a wake-up doorbell). */
 void fabric_direct_set_parked(struct fabric_direct *d, bool parked);
+/* Owner: messages peers wrote into this node that crossed hops links */
+uint64_t fabric_direct_rx_hops(const struct fabric_direct *d, unsigned hops);
 /* Owner: direct writes so far (changes when something arrived) */
 uint64_t fabric_direct_deliveries(const struct fabric_direct *d);
 

@@ -79,8 +79,12 @@ static uint64_t fabric_links_read64(FabricNic *nic, hwaddr off)
             return 0;
         }
         fabric_get_stats(fabric_qemu_fabric(nic->fq), &st);
-        return off == EXA_TORUS_NO_ROUTE ? st.tx_no_route :
-               st.rx_hops[(off - EXA_TORUS_RX_HOPS(0)) / 8];
+        if (off == EXA_TORUS_NO_ROUTE) {
+            return st.tx_no_route;
+        }
+        /* and what peers wrote into us directly (fabric-direct.h) */
+        return st.rx_hops[(off - EXA_TORUS_RX_HOPS(0)) / 8] +
+               fabric_direct_rx_hops(nic->dd, (off - EXA_TORUS_RX_HOPS(0)) / 8);
     }
     if (off >= EXA_TORUS_PORT(0) && off < EXA_TORUS_PORT(EXA_NUM_PORTS)) {
         unsigned port = (off - EXA_TORUS_PORT(0)) / 0x80;

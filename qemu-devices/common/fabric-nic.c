@@ -173,7 +173,8 @@ bool fabric_nic_direct_translate(PCIDevice *pdev, dma_addr_t addr,
     return ok;
 }
 
-bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes)
+bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes,
+                             uint32_t *hops)
 {
     struct fabric_route_result res;
     struct fabric *f = nic->fq ? fabric_qemu_fabric(nic->fq) : NULL;
@@ -190,6 +191,7 @@ bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes)
     if (fabric_route(f, dst, bytes, &res) != 0) {
         return false;   /* counted on the links; the rings retransmit */
     }
+    *hops = res.hops;
     /* visible no earlier than the links allow: a hop is ~0.3 us */
     do {
         now = get_clock();

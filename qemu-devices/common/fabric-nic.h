@@ -141,9 +141,11 @@ bool fabric_nic_direct_translate(PCIDevice *pdev, dma_addr_t addr,
  * Route a direct write of bytes to dst over the torus and wait for its
  * delivery time (fabric.md section 3); false: it must take the rings
  * (fault injection on, dropped or corrupted on a cable, no route, or a
- * link booked too far ahead).
+ * link booked too far ahead).  *hops: the route's, for the target's
+ * rx-hops (struct fabric_direct_msg).
  */
-bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes);
+bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes,
+                             uint32_t *hops);
 /* Read-only counters direct-tx, direct-tx-full, ... (QOM) of a model */
 void fabric_nic_direct_class_init(ObjectClass *oc, size_t nic_offset);
 /* After fabric_direct_write(): wake the target if it asked for it. */

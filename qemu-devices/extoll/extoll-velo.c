@@ -92,6 +92,7 @@ void extoll_velo_unexport(ExtollState *s, unsigned vi)
  */
 typedef struct ExtVeloMsg {
     uint8_t vpid, gen, dvpid, len, mtt, tag;
+    uint8_t hops;           /* of its route (the target's rx-hops) */
     uint16_t prot;
     uint8_t data[EXTOLL_VELO_MAX_MSG];
 } ExtVeloMsg;
@@ -123,6 +124,7 @@ static enum fabric_direct_result ext_velo_write(ExtollState *s, ExtPeer *p,
         .payload = m->data, .len = m->len, .prot = m->prot,
         .status = ext_velo_status(s->nic.node_id, m->vpid, m->mtt, m->tag,
                                   m->len),
+        .hops = m->hops,
     };
     enum fabric_direct_result r;
     bool wake;
@@ -231,10 +233,11 @@ void extoll_velo_held_free_all(ExtPeer *p)
  * hold a NACKed message; later messages to that node queue behind it.
  * true: taken (written or held).
  */
-static bool ext_velo_direct(ExtollState *s, ExtPeer *p, const ExtVeloMsg *m)
+static bool ext_velo_direct(ExtollState *s, ExtPeer *p, ExtVeloMsg *m)
 {
     enum fabric_direct_result r;
     ExtVeloMsg *held;
+    uint32_t hops = 0;
 
     if (!s->nic.dd || p->node == s->nic.node_id) {
         return false;
@@ -244,9 +247,10 @@ static bool ext_velo_direct(ExtollState *s, ExtPeer *p, const ExtVeloMsg *m)
     }
     if (g_queue_is_empty(&p->velo_held)) {
         if (!g_queue_is_empty(&p->tx[0].txq) ||
-            !fabric_nic_direct_route(&s->nic, p->node, V_DATA + m->len)) {
+            !fabric_nic_direct_route(&s->nic, p->node, V_DATA + m->len, &hops)) {
             return false;
         }
+        m->hops = hops;
         r = ext_velo_write(s, p, m);
         if (r == FABRIC_DIRECT_DONE) {
             return true;
@@ -254,6 +258,11 @@ static bool ext_velo_direct(ExtollState *s, ExtPeer *p, const ExtVeloMsg *m)
         if (r != FABRIC_DIRECT_FULL) {
             return false;
         }
+    }
+    if (!m->hops) {
+        /* behind held ones: charged to the links now, written later */
+        fabric_nic_direct_route(&s->nic, p->node, V_DATA + m->len, &hops);
+        m->hops = hops;
     }
     held = g_memdup2(m, sizeof(*m));
     g_queue_push_tail(&p->velo_held, held);
@@ -281,7 +290,7 @@ static void ext_velo_send(ExtollState *s, unsigned vi)
     ExtVpid *v = &s->vpid[vi];
     uint64_t h = v->velo_hdr;
     uint32_t len = EXTOLL_VELO_HDR_LEN(h), node = EXTOLL_VELO_HDR_NODE(h);
-    ExtVeloMsg m;
+    ExtVeloMsg m = { 0 };
     ExtPeer *p;
 
     v->velo_hdr_valid = false;

@@ -247,13 +247,17 @@ static void fill_payload(uint8_t *buf, size_t len, uint32_t seed)
     }
 }
 
+#define PUT_HOPS 3
+
 static enum fabric_direct_result put_q(struct fabric_direct *d, uint32_t dst,
                                        unsigned q, const void *payload,
                                        size_t len, uint64_t status,
                                        uint32_t prot, bool *wake)
 {
+    /* every write crossed PUT_HOPS links (the target's rx-hops) */
     const struct fabric_direct_msg m = {
         .payload = payload, .len = len, .status = status, .prot = prot,
+        .hops = PUT_HOPS,
     };
     bool w;
 
@@ -463,6 +467,8 @@ TEST_F(fabric, export_and_write)
     EXPECT_EQ(70, k.dq->wp);
     EXPECT_EQ(70, k.dq->delivered);
     EXPECT_EQ(70, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(70, fabric_direct_rx_hops(k.o, PUT_HOPS));
+    EXPECT_EQ(0, fabric_direct_rx_hops(k.o, 0));
     EXPECT_EQ(0, k.dq->refused);
     EXPECT_EQ(0, k.dq->full);
     EXPECT_EQ(70, stats(k.w).tx_direct);
@@ -1453,7 +1459,9 @@ TEST_F(fabric, bad_arguments)
     struct fabric_direct *x;
     uint64_t pages[4] = { 8 * PG, 9 * PG, 10 * PG, 11 * PG };
     uint8_t buf[64];
-    const struct fabric_direct_msg m = { buf, 8, 1, 1 };
+    const struct fabric_direct_msg m = {
+        .payload = buf, .len = 8, .status = 1, .prot = 1,
+    };
     char err[256], path[160];
     uint64_t gen;
     bool wake = true;
