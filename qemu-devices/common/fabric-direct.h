@@ -14,8 +14,9 @@
  * ring of fixed-size slots, of one of two kinds: a slot is present when its
  * 8-byte status word is non-zero and free when software zeroed it again
  * (EXTOLL VELO), or present when the phase bit of its 4-byte flags word
- * matches the lap (ExaNet mailbox; the owner keeps the consumer's head in
- * the record, a slot is free when wp - head < nslots).
+ * matches the lap (the ExaNet mailbox's format, not used by the model yet;
+ * the owner keeps the consumer's head in the record, a slot is free when
+ * wp - head < nslots).
  *
  * Writers of a queue (every peer, and the owner for what reaches it over
  * the rings) take the queue's lock, check the queue is valid for the
