@@ -134,7 +134,6 @@ int fabric_direct_open(struct fabric_direct **out, const char *dir,
 {
     struct fabric_direct *d;
     char path[PATH_MAX];
-    uint64_t inc;
 
     *out = NULL;
     if (!dir || !num_nodes || node >= num_nodes ||
@@ -166,7 +165,7 @@ int fabric_direct_open(struct fabric_direct **out, const char *dir,
      * change and every queue invalid before this owner publishes anything.
      */
     __atomic_store_n(&d->hdr->live, 0, __ATOMIC_SEQ_CST);
-    inc = __atomic_add_fetch(&d->hdr->incarnation, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&d->hdr->incarnation, 1, __ATOMIC_SEQ_CST);
     for (unsigned q = 0; q < FABRIC_DIRECT_QUEUES; q++) {
         fabric_direct_invalidate(d, q);
     }
@@ -176,7 +175,6 @@ int fabric_direct_open(struct fabric_direct **out, const char *dir,
     d->hdr->ram_fd = -1;
     d->hdr->ram_size = 0;
     d->hdr->parked = 0;
-    (void)inc;
     *out = d;
     return 0;
 }
@@ -452,6 +450,30 @@ static uint8_t *slot_byte(struct direct_peer *p,
     return p->ram + pg + b % FABRIC_DIRECT_PAGE;
 }
 
+/* A writer's counters: the owner's own deliveries (rings) are not tx. */
+static void count_write(struct fabric_direct *d, uint32_t dst,
+                        enum fabric_direct_result r, bool wake)
+{
+    if (dst == d->node) {
+        return;
+    }
+    switch (r) {
+    case FABRIC_DIRECT_DONE:
+        d->st.tx_direct++;
+        d->st.wakes += wake;
+        break;
+    case FABRIC_DIRECT_FULL:
+        d->st.tx_full++;
+        break;
+    case FABRIC_DIRECT_REFUSED:
+        d->st.tx_refused++;
+        break;
+    case FABRIC_DIRECT_NO_PATH:
+        d->st.tx_no_path++;
+        break;
+    }
+}
+
 enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
                                               uint32_t dst, unsigned q,
                                               const struct fabric_direct_msg *m,
@@ -461,7 +483,7 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     struct fabric_direct_queue *dq;
     enum fabric_direct_result r = FABRIC_DIRECT_NO_PATH;
     uint8_t *status;   /* a 4- or 8-byte word, by kind */
-    struct fabric_direct_stats own, *st;
+
     uint8_t *slot;
     uint32_t idx;
 
@@ -469,13 +491,10 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     if (!d) {
         return FABRIC_DIRECT_NO_PATH;
     }
-    if (dst >= d->num_nodes || q >= FABRIC_DIRECT_QUEUES) {
-        d->st.tx_no_path++;
-        return FABRIC_DIRECT_NO_PATH;
-    }
-    p = peer_get(d, dst);
+    p = dst < d->num_nodes && q < FABRIC_DIRECT_QUEUES ? peer_get(d, dst)
+                                                        : NULL;
     if (!p) {
-        d->st.tx_no_path++;
+        count_write(d, dst, FABRIC_DIRECT_NO_PATH, false);
         return FABRIC_DIRECT_NO_PATH;
     }
     dq = qrec(p->hdr, q);
@@ -522,11 +541,7 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     r = FABRIC_DIRECT_DONE;
 out:
     fabric_direct_unlock(dq);
-    /* the owner's own deliveries (of what came over the rings) are not tx */
-    st = dst == d->node ? &own : &d->st;
-    switch (r) {
-    case FABRIC_DIRECT_DONE:
-        st->tx_direct++;
+    if (r == FABRIC_DIRECT_DONE) {
         if (dst != d->node) {
             __atomic_fetch_add(&p->hdr->rx_hops[m->hops < 15 ? m->hops : 15], 1,
                                __ATOMIC_RELAXED);
@@ -538,20 +553,10 @@ out:
         __atomic_fetch_add(&p->hdr->deliveries, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&p->hdr->parked, __ATOMIC_SEQ_CST)) {
             __atomic_fetch_add(&p->hdr->wakes_sent, 1, __ATOMIC_RELAXED);
-            st->wakes++;
             *wake = true;
         }
-        break;
-    case FABRIC_DIRECT_FULL:
-        st->tx_full++;
-        break;
-    case FABRIC_DIRECT_REFUSED:
-        st->tx_refused++;
-        break;
-    case FABRIC_DIRECT_NO_PATH:
-        st->tx_no_path++;
-        break;
     }
+    count_write(d, dst, r, *wake);
     return r;
 }
 

@@ -441,7 +441,7 @@ void extoll_ack_bh(void *opaque);
 void extoll_velo_check(ExtollState *s, unsigned vi);
 void extoll_velo_win_send(ExtollState *s, unsigned vi, uint64_t h);
 void extoll_velo_export(ExtollState *s, unsigned vi);
-bool extoll_velo_held_drain(ExtollState *s, ExtPeer *p);
+void extoll_velo_held_drain(ExtollState *s, ExtPeer *p);
 void extoll_velo_held_poll(ExtollState *s);
 void extoll_velo_held_free_all(ExtPeer *p);
 void extoll_velo_unexport(ExtollState *s, unsigned vi);

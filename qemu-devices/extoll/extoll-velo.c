@@ -152,9 +152,9 @@ static void ext_velo_held_free(ExtollState *s, ExtVeloMsg *m)
 /*
  * Write what the target's full ring held back, in order.  A message that
  * cannot be written directly any more (refused, no path) takes the rings,
- * and so does everything behind it.  true: nothing held any more.
+ * and so does everything behind it.
  */
-bool extoll_velo_held_drain(ExtollState *s, ExtPeer *p)
+void extoll_velo_held_drain(ExtollState *s, ExtPeer *p)
 {
     ExtVeloMsg *m;
 
@@ -174,7 +174,7 @@ bool extoll_velo_held_drain(ExtollState *s, ExtPeer *p)
         if (r == FABRIC_DIRECT_FULL) {
             timer_mod(p->velo_timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
                       EXT_VELO_HELD_NS);
-            return false;
+            return;
         }
         g_queue_pop_head(&p->velo_held);
         if (r == FABRIC_DIRECT_DONE) {
@@ -187,7 +187,6 @@ bool extoll_velo_held_drain(ExtollState *s, ExtPeer *p)
     }
     s->velo_held_peers -= !!p->velo_held_listed;
     p->velo_held_listed = false;
-    return true;
 }
 
 static void ext_velo_held_timer(void *opaque)
