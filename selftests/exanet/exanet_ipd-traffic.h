@@ -370,6 +370,7 @@ static void udp_fill(uint8_t *b, uint32_t src, uint32_t seq, uint32_t len)
 struct udp_result {
 	uint32_t got[OOB_MAX_NODES];	/* per source */
 	uint32_t disorder, corrupt, bad_src;
+	uint32_t hold_expired;		/* the receiving driver's, during the flows */
 };
 
 static void udp_receive(int fd, int k, struct udp_result *r)
@@ -423,6 +424,7 @@ static void udp_flows(struct __test_metadata *_metadata, struct oob *o, int port
 	static const int burst_sizes[] = { 1400, 9000, 3000 };
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
 	int me = my_rank(), k = nranks(), fd, sz = 8 << 20;
+	long long expired0 = sysfs_named("ip_stats", "rx_hold_expired");
 	struct udp_result mine;
 	uint8_t *buf;
 	pid_t child;
@@ -466,6 +468,7 @@ static void udp_flows(struct __test_metadata *_metadata, struct oob *o, int port
 	close(fd);
 	close(pfd[0]);
 	close(pfd[1]);
+	mine.hold_expired = (uint32_t)(sysfs_named("ip_stats", "rx_hold_expired") - expired0);
 	ASSERT_EQ(0, oob_allgather(o, &mine, all, sizeof(mine)));
 	for (int r = 0; r < k; r++) {
 		for (int s2 = 0; s2 < k; s2++) {
@@ -476,7 +479,17 @@ static void udp_flows(struct __test_metadata *_metadata, struct oob *o, int port
 			EXPECT_LT(0u, all[r].got[s2]);
 		}
 		EXPECT_EQ(0u, all[r].corrupt);
-		EXPECT_EQ(0u, all[r].disorder);
+		/*
+		 * In order, but for the case ipd.md leaves open: a small packet
+		 * whose hold expired while the daemon's packets before it were
+		 * still stuck at the sender (its ring to us full for longer than
+		 * the hold, seen on a host overloaded by 4 flooding nodes and a
+		 * build).  The driver counts each such packet.
+		 */
+		if (all[r].disorder)
+			TH_LOG("node %d: %u datagram(s) out of order, %u hold(s) expired", r,
+			       all[r].disorder, all[r].hold_expired);
+		EXPECT_LE(all[r].disorder, all[r].hold_expired);
 	}
 }
 
