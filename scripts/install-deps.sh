@@ -21,6 +21,8 @@ PKGS=(
 	openmpi-bin libopenmpi-dev openssh-server openssh-client
 	# packages, man pages and their install test (make deb, make check-packages)
 	debhelper dh-dkms dkms fakeroot lintian scdoc man-db debootstrap
+	# libfabric's own test suite, fabtests, built from its release (make check-fabtests)
+	autoconf automake libtool
 	# benchmarks and diagnostics
 	strace iperf3 sockperf
 	# the node image's second command channel (make bench-agent)

@@ -234,6 +234,7 @@ struct xfi_cq {
 	size_t head, count, cap;	/* power-of-two ring, grows when full */
 	struct xfi_cq_err *err_head, *err_tail;
 	int refs;
+	int signaled;			/* fi_cq_signal, not yet seen by sread */
 };
 
 struct xfi_eq {
@@ -266,6 +267,8 @@ struct xfi_rma_op {
 	struct xfi_link link;
 	void *context;
 	uint64_t flags;			/* FI_RMA | FI_READ or FI_WRITE, op flags */
+	uint64_t data;			/* FI_REMOTE_CQ_DATA (fi_writedata) */
+	uint32_t peer_key;		/* the target (fi_writedata's notification) */
 	size_t len;
 	int slot;
 	struct xfi_mrh tmp;		/* local buffer without a descriptor (MR cache) */
@@ -414,6 +417,7 @@ struct xfi_ep {
 	struct fid_ep ep_fid;
 	struct xfi_domain *dom;
 	uint64_t tx_dc;			/* FI_DELIVERY_COMPLETE from tx_attr->op_flags */
+	uint64_t rx_multi;		/* FI_MULTI_RECV from rx_attr->op_flags: fi_recv's */
 	struct xfi_ep *dom_next;
 	struct xfi_av *av;
 	struct xfi_cq *tx_cq, *rx_cq;
@@ -592,6 +596,7 @@ int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
 /* Completes with a reply of the target (FIN, atomic answer), not the ACK. */
 int xfi_op_awaits_reply(const struct xfi_tx_op *op);
 void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
+int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t flags, void *context);
 void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
 /* A successful send of these flags writes a completion (FI_SELECTIVE_COMPLETION). */
 static inline int xfi_tx_wants_completion(const struct xfi_ep *ep, uint64_t flags)

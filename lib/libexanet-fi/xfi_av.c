@@ -4,6 +4,7 @@
  * endpoint (struct xfi_addr).  FI_AV_MAP: the fi_addr_t is the compact key
  * itself; FI_AV_TABLE: an index into a table of keys.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,13 +52,18 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 {
 	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid);
 	const struct xfi_addr *in = addr;
+	int *errs = (flags & FI_SYNC_ERR) ? context : NULL;
 	size_t i;
 	int done = 0;
 
-	(void)context;
-	if (flags || (count && !addr))
-		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "flags %#" PRIx64 " or no addresses\n",
+	/* FI_MORE is a hint (more inserts follow): nothing to batch here */
+	if (flags & ~(uint64_t)(FI_MORE | FI_SYNC_ERR))
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EBADFLAGS,
+			       "flags %#" PRIx64 ": only FI_MORE and FI_SYNC_ERR are supported\n",
 			       flags);
+	if ((count && !addr) || ((flags & FI_SYNC_ERR) && count && !context))
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL,
+			       "no addresses, or FI_SYNC_ERR without an error array\n");
 	xfi_dom_lock(av->dom);
 	if (av->type == FI_AV_TABLE && av->count + count > av->cap) {
 		size_t cap = av->cap ? av->cap : 64;
@@ -92,6 +98,8 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 			/* keep indices aligned with the input */
 			av->keys[av->count++] = XFI_KEY_NONE;
 		}
+		if (errs)
+			errs[i] = out == FI_ADDR_NOTAVAIL ? FI_EINVAL : 0;
 		if (fi_addr)
 			fi_addr[i] = out;
 	}
@@ -122,9 +130,11 @@ static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, u
 	size_t i;
 	int err = 0;
 
-	if (flags || (count && !fi_addr))
-		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "flags %#" PRIx64 " or no addresses\n",
-			       flags);
+	if (flags)
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EBADFLAGS,
+			       "fi_av_remove: flags %#" PRIx64 " (none are defined)\n", flags);
+	if (count && !fi_addr)
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "fi_av_remove: no addresses\n");
 	xfi_dom_lock(av->dom);
 	for (i = 0; i < count; i++) {
 		uint32_t key;
@@ -168,16 +178,22 @@ static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size
 static const char *xfi_av_straddr(struct fid_av *fid, const void *addr, char *buf, size_t *len)
 {
 	struct xfi_addr a;
+	bool any;
 	int n;
 
 	(void)fid;
 	if (!addr || !buf || !len)
 		return NULL;
 	memcpy(&a, addr, sizeof(a));
+	any = a.mbox == XFI_MBOX_ANY;	/* fi_getinfo's src_addr */
+	if (any)
+		a.mbox = 0;
 	if (xfi_addr_check(&a))
-		n = snprintf(buf, *len, "exanet://invalid");
+		n = snprintf(buf, *len, XFI_NIC_NAME "://invalid");
+	else if (any)
+		n = snprintf(buf, *len, XFI_NIC_NAME "://node%u", a.node);
 	else
-		n = snprintf(buf, *len, "exanet://node%u/mbox%u", a.node, a.mbox);
+		n = snprintf(buf, *len, XFI_NIC_NAME "://node%u/mbox%u", a.node, a.mbox);
 	*len = n >= 0 ? (size_t)n + 1 : 0;
 	return buf;
 }

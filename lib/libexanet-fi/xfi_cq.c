@@ -157,6 +157,7 @@ static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, u
 static ssize_t xfi_cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 				fi_addr_t *src_addr, const void *cond, int timeout)
 {
+	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid);
 	int64_t end = timeout >= 0 ? exa_clock_ns() + (int64_t)timeout * 1000000 : 0;
 	unsigned long spins = 0;
 	ssize_t ret;
@@ -166,6 +167,8 @@ static ssize_t xfi_cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 		ret = xfi_cq_readfrom(fid, buf, count, src_addr);
 		if (ret != -FI_EAGAIN)
 			return ret;
+		if (__atomic_exchange_n(&cq->signaled, 0, __ATOMIC_ACQ_REL))
+			return -FI_EAGAIN;	/* fi_cq_signal: wake up empty-handed */
 		if (timeout >= 0 && (++spins & 255) == 0 && exa_clock_ns() >= end)
 			return -FI_EAGAIN;
 	}
@@ -177,9 +180,12 @@ static ssize_t xfi_cq_sread(struct fid_cq *fid, void *buf, size_t count, const v
 	return xfi_cq_sreadfrom(fid, buf, count, NULL, cond, timeout);
 }
 
+/* Wakes the next (or current) fi_cq_sread with -FI_EAGAIN. */
 static int xfi_cq_signal(struct fid_cq *fid)
 {
-	(void)fid;
+	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid);
+
+	__atomic_store_n(&cq->signaled, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -141,7 +141,8 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	struct xfi_cq_entry e = {
 		.op_context = op->context,
-		.flags = op->flags & (FI_SEND | FI_MSG | FI_TAGGED | FI_ATOMIC | FI_READ | FI_WRITE),
+		.flags = op->flags & (FI_SEND | FI_MSG | FI_TAGGED | FI_ATOMIC | FI_RMA | FI_READ |
+				      FI_WRITE),
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
@@ -149,6 +150,9 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "atomic %s peer key %#x failed: %s\n",
 			op->kind == XFI_OP_ATOMIC ? "to" : "answer to", op->key,
 			fi_strerror(op->err < 0 ? -op->err : op->err));
+	else if (op->err && (op->flags & FI_RMA))
+		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "fi_writedata: the notification to peer key "
+			"%#x failed: %s\n", op->key, fi_strerror(op->err));
 	else if (op->err)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
 			", peer key %#x) failed: %s\n", op->len, op->tag, op->key,

@@ -33,26 +33,28 @@ static ssize_t xfi_recv_buf(struct fid_ep *fid, void *buf, size_t len, fi_addr_t
 }
 
 /* Default flags of the calls that take none: FI_COMPLETION unless the CQ
- * was bound selective, and the endpoint's FI_DELIVERY_COMPLETE
- * (tx_attr->op_flags). */
+ * was bound selective, the endpoint's FI_DELIVERY_COMPLETE
+ * (tx_attr->op_flags) and, for untagged receives, its FI_MULTI_RECV
+ * (rx_attr->op_flags). */
 /* What fi_sendmsg / fi_tsendmsg take of their flags. */
 #define XFI_SENDMSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE)
 #define XFI_TX_DEFAULT(fid) (FI_COMPLETION | xfi_ep_of(fid)->tx_dc)
 #define XFI_RX_DEFAULT FI_COMPLETION
+#define XFI_MSG_RX_DEFAULT(fid) (FI_COMPLETION | xfi_ep_of(fid)->rx_multi)
 
 static ssize_t xfi_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 			    fi_addr_t src, void *context)
 {
 	(void)desc;
-	return xfi_recv_buf(ep, buf, len, src, 0, 0, FI_MSG | XFI_RX_DEFAULT, context);
+	return xfi_recv_buf(ep, buf, len, src, 0, 0, FI_MSG | XFI_MSG_RX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_msg_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
 			     size_t count, fi_addr_t src, void *context)
 {
 	(void)desc;
-	return xfi_post_recv(xfi_ep_of(ep), iov, count, src, 0, 0, FI_MSG | XFI_RX_DEFAULT,
-			     context);
+	return xfi_post_recv(xfi_ep_of(ep), iov, count, src, 0, 0,
+			     FI_MSG | XFI_MSG_RX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
@@ -618,6 +620,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
 	ep->tx_dc = info->tx_attr ? info->tx_attr->op_flags & FI_DELIVERY_COMPLETE : 0;
+	ep->rx_multi = info->rx_attr ? info->rx_attr->op_flags & FI_MULTI_RECV : 0;
 	/* RMA or atomics without any of the four access bits imply all four */
 	if ((ep->caps & (FI_RMA | FI_ATOMIC)) &&
 	    !(ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))

@@ -110,6 +110,9 @@ int xfi_parse_start(const uint8_t *pkt, size_t pkt_len, uint64_t max_len,
 		return -1;
 	if ((st.flags & XFI_START_RNDV) && (st.len == 0 || (st.flags & XFI_START_DC)))
 		return -1;	/* a rendezvous ends with its own FIN */
+	if ((st.flags & XFI_START_RMA_DATA) &&
+	    (st.len || (st.flags & ~(uint32_t)XFI_START_RMA_DATA) != XFI_START_DATA))
+		return -1;	/* data and nothing else */
 	expect = xfi_start_payload(st.len, st.flags);
 	if (pkt_len - off != expect)
 		return -1;

@@ -23,6 +23,7 @@
 
 #define XFI_PKT_MAX		64	/* EXANET_MAX_PAYLOAD */
 #define XFI_MBOX_LIMIT		64	/* mailbox ids are 6 bits */
+#define XFI_MBOX_ANY		0xff	/* fi_getinfo's src_addr: the endpoint picks one */
 #define XFI_NODE_LIMIT		(1u << 22)
 
 enum xfi_pkt_type {
@@ -61,7 +62,12 @@ enum xfi_pkt_type {
  * (in the posted buffer or queued as unexpected) it sends a FIN whose
  * cookie is XFI_DC_COOKIE(seq of the message's first packet) */
 #define XFI_START_DC		0x8
-#define XFI_START_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_RNDV | XFI_START_DC)
+/* fi_writedata's notification: no message, the remote CQ data of an RMA
+ * write that completed before this packet was sent (a START of length 0
+ * with XFI_START_DATA; the receiver reports FI_REMOTE_WRITE) */
+#define XFI_START_RMA_DATA	0x10
+#define XFI_START_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_RNDV | XFI_START_DC | \
+				 XFI_START_RMA_DATA)
 /* Flags a SHORT packet carries in its type byte. */
 #define XFI_SHORT_FLAGS		(XFI_START_TAGGED | XFI_START_DATA | XFI_START_DC)
 /* Rendezvous cookies count up from 1 and never reach bit 63. */

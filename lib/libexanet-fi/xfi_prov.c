@@ -5,8 +5,11 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -109,6 +112,9 @@ static int xfi_hints_ok(const struct fi_info *hints)
 		XFI_REFUSE_IF(d->av_type != FI_AV_UNSPEC && d->av_type != FI_AV_MAP &&
 			      d->av_type != FI_AV_TABLE);
 		XFI_REFUSE_IF(d->cq_data_size > 8);
+		/* no shared AVs (FI_SHARED_AV): an AV belongs to one process */
+		XFI_REFUSE_IF(d->caps & ~(uint64_t)(FI_LOCAL_COMM | FI_REMOTE_COMM));
+		XFI_REFUSE_IF(d->mr_iov_limit > 1);
 	}
 	if (hints->tx_attr) {
 		XFI_REFUSE_IF(hints->tx_attr->inject_size > XFI_INJECT_SIZE ||
@@ -166,8 +172,10 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->mode = 0;
 	fi->addr_format = FI_FORMAT_UNSPEC;
 
+	/* FI_LOCAL_COMM and FI_REMOTE_COMM are domain capabilities */
 	fi->tx_attr->caps = caps & ~(uint64_t)(FI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
-					       FI_MULTI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE);
+					       FI_MULTI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |
+					       FI_LOCAL_COMM | FI_REMOTE_COMM);
 	fi->tx_attr->op_flags = hints && hints->tx_attr ? hints->tx_attr->op_flags : 0;
 	fi->tx_attr->msg_order = FI_ORDER_SAS | ((caps & FI_ATOMIC) ? XFI_ATOMIC_ORDER : 0);
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
@@ -176,7 +184,8 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->tx_attr->iov_limit = XFI_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = (caps & (FI_RMA | FI_ATOMIC)) ? 1 : 0;
 
-	fi->rx_attr->caps = caps & ~(uint64_t)(FI_SEND | FI_READ | FI_WRITE);
+	fi->rx_attr->caps = caps & ~(uint64_t)(FI_SEND | FI_READ | FI_WRITE |
+					       FI_LOCAL_COMM | FI_REMOTE_COMM);
 	fi->rx_attr->op_flags = hints && hints->rx_attr ? hints->rx_attr->op_flags : 0;
 	fi->rx_attr->msg_order = FI_ORDER_SAS | ((caps & FI_ATOMIC) ? XFI_ATOMIC_ORDER : 0);
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
@@ -208,6 +217,10 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 		FI_AV_UNSPEC;
 	/* messages need no registration; RMA needs provider keys */
 	fi->domain_attr->mr_mode = (caps & (FI_RMA | FI_ATOMIC)) ? XFI_RMA_MR_MODE : 0;
+	/* a caller that asked in the old terms gets its answer in them */
+	if (fi->domain_attr->mr_mode && hints && hints->domain_attr &&
+	    hints->domain_attr->mr_mode == FI_MR_BASIC)
+		fi->domain_attr->mr_mode = FI_MR_BASIC;
 	fi->domain_attr->mr_key_size = 8;
 	fi->domain_attr->cq_data_size = 8;
 	fi->domain_attr->cq_cnt = 64;
@@ -219,7 +232,8 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->domain_attr->max_ep_stx_ctx = 0;
 	fi->domain_attr->max_ep_srx_ctx = 0;
 	fi->domain_attr->mr_cnt = 1024;
-	fi->domain_attr->mr_iov_limit = XFI_IOV_LIMIT;
+	/* an RMA key covers one virtually contiguous range */
+	fi->domain_attr->mr_iov_limit = 1;
 	fi->domain_attr->caps = caps & (FI_LOCAL_COMM | FI_REMOTE_COMM);
 
 	fi->fabric_attr->name = strdup(XFI_FABRIC_NAME);
@@ -233,10 +247,141 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	return fi;
 }
 
+/* The node id of the NI behind the device file (sysfs), or -1. */
+static long xfi_local_node(void)
+{
+	char path[64];
+	struct stat st;
+	long node = -1;
+	FILE *f;
+
+	if (stat(xfi_device_path(), &st) || !S_ISCHR(st.st_mode))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/dev/char/%u:%u/node_id", major(st.st_rdev),
+		 minor(st.st_rdev));
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &node) != 1 || node < 0 || node >= XFI_NODE_LIMIT)
+		node = -1;
+	fclose(f);
+	return node;
+}
+
+/*
+ * A node string of fi_getinfo in fi_av_straddr's form,
+ * "<provider>://node<N>[/mbox<M>]" (no mailbox: any, XFI_MBOX_ANY).
+ */
+static int xfi_parse_node(const char *str, struct xfi_addr *a)
+{
+	static const char prefix[] = XFI_NIC_NAME "://node";
+	unsigned long node, mbox = XFI_MBOX_ANY;
+	char *end;
+
+	if (strncmp(str, prefix, sizeof(prefix) - 1))
+		return -1;
+	str += sizeof(prefix) - 1;
+	if (*str < '0' || *str > '9')
+		return -1;
+	node = strtoul(str, &end, 10);
+	if (!strncmp(end, "/mbox", 5) && end[5] >= '0' && end[5] <= '9')
+		mbox = strtoul(end + 5, &end, 10);
+	if (*end || node >= XFI_NODE_LIMIT || (mbox >= XFI_MBOX_LIMIT && mbox != XFI_MBOX_ANY))
+		return -1;
+	memset(a, 0, sizeof(*a));
+	a->node = (uint32_t)node;
+	a->mbox = (uint8_t)mbox;
+	a->version = XFI_ADDR_VERSION;
+	a->magic = XFI_ADDR_MAGIC;
+	return 0;
+}
+
+/* A caller's address of ours (hints' src_addr/dest_addr): 0 or -1. */
+static int xfi_hint_addr(const void *addr, size_t len, struct xfi_addr *a)
+{
+	if (len != sizeof(*a))
+		return -1;
+	memcpy(a, addr, sizeof(*a));
+	if (a->magic != XFI_ADDR_MAGIC || a->version != XFI_ADDR_VERSION ||
+	    a->node >= XFI_NODE_LIMIT || (a->mbox >= XFI_MBOX_LIMIT && a->mbox != XFI_MBOX_ANY))
+		return -1;
+	return 0;
+}
+
+static int xfi_info_set_addr(void **where, size_t *len, const struct xfi_addr *a)
+{
+	*where = malloc(sizeof(*a));
+	if (!*where)
+		return -FI_ENOMEM;
+	memcpy(*where, a, sizeof(*a));
+	*len = sizeof(*a);
+	return 0;
+}
+
+/*
+ * fi_info's addresses: the source is this node's NI (its mailbox is chosen
+ * when the endpoint opens: XFI_MBOX_ANY), the destination the node string
+ * (without FI_SOURCE) or the hints' dest_addr.  0 or -FI_ENODATA.
+ */
+static int xfi_getinfo_addrs(const char *node, uint64_t flags, const struct fi_info *hints,
+			     struct fi_info *fi)
+{
+	struct xfi_addr src = { 0 }, dst = { 0 }, named;
+	long self = xfi_local_node();
+	bool have_src = false, have_dst = false;
+	char why[160];
+
+	if (node && xfi_parse_node(node, &named)) {
+		snprintf(why, sizeof(why), "node \"%.40s\" is not an address of this fabric "
+			 "(%s://node<N>[/mbox<M>])", node, XFI_NIC_NAME);
+		xfi_refuse(why);
+		return -FI_ENODATA;
+	}
+	if (hints && hints->src_addr) {
+		if (xfi_hint_addr(hints->src_addr, hints->src_addrlen, &src)) {
+			xfi_refuse("hints->src_addr is not an address of this fabric");
+			return -FI_ENODATA;
+		}
+		have_src = true;
+	}
+	if (node && (flags & FI_SOURCE)) {
+		src = named;
+		have_src = true;
+	}
+	if (have_src && self >= 0 && src.node != (uint32_t)self) {
+		snprintf(why, sizeof(why), "source node %u is not this one (%ld)", src.node, self);
+		xfi_refuse(why);
+		return -FI_ENODATA;
+	}
+	if (!have_src && self >= 0) {
+		src.node = (uint32_t)self;
+		src.mbox = XFI_MBOX_ANY;
+		src.version = XFI_ADDR_VERSION;
+		src.magic = XFI_ADDR_MAGIC;
+		have_src = true;
+	}
+	if (node && !(flags & FI_SOURCE)) {
+		dst = named;
+		have_dst = true;
+	} else if (hints && hints->dest_addr) {
+		if (xfi_hint_addr(hints->dest_addr, hints->dest_addrlen, &dst)) {
+			xfi_refuse("hints->dest_addr is not an address of this fabric");
+			return -FI_ENODATA;
+		}
+		have_dst = true;
+	}
+	if ((have_src && xfi_info_set_addr(&fi->src_addr, &fi->src_addrlen, &src)) ||
+	    (have_dst && xfi_info_set_addr(&fi->dest_addr, &fi->dest_addrlen, &dst)))
+		return -FI_ENODATA;
+	return 0;
+}
+
 int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		const struct fi_info *hints, struct fi_info **info)
 {
-	(void)node; (void)service; (void)flags;
+	int ret;
+
+	(void)service;	/* a mailbox is named in the node string, if at all */
 
 	if (FI_MAJOR(version) != 1 || FI_MINOR(version) < 5) {
 		FI_INFO(&xfi_prov, FI_LOG_CORE, "API version %u.%u: 1.5 or later needed\n",
@@ -251,7 +396,14 @@ int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_
 	if (!xfi_hints_ok(hints))
 		return -FI_ENODATA;
 	*info = xfi_make_info(hints);
-	return *info ? 0 : -FI_ENODATA;
+	if (!*info)
+		return -FI_ENODATA;
+	ret = xfi_getinfo_addrs(node, flags, hints, *info);
+	if (ret) {
+		fi_freeinfo(*info);
+		*info = NULL;
+	}
+	return ret;
 }
 
 /* ---- event queue (nothing is ever reported on it: RDM needs no CM) ---- */

@@ -8,7 +8,9 @@
  * buffer must be registered: the descriptor of an RMA registration, or it
  * is registered for the operation (a system call).  Posting and polling
  * make no system call.  Completion = the RDMA channel is DONE (write: all
- * data acknowledged by the target; read: all data landed here).
+ * data acknowledged by the target; read: all data landed here); for
+ * fi_writedata, the delivery of the notification that follows the write
+ * in the message stream (xfi_tx_rma_data()).
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@ static struct xfi_nic_mr *xfi_local_mr(void *desc, const void *buf, size_t len)
 
 static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t len, void *desc,
 			    fi_addr_t peer, uint64_t addr, uint64_t key, uint64_t flags,
-			    void *context)
+			    uint64_t data, void *context)
 {
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid);
 	struct xfi_rma_op *op;
@@ -49,7 +51,9 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 	if (!op)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	op->context = context;
-	op->flags = FI_RMA | (is_read ? FI_READ : FI_WRITE) | (flags & FI_COMPLETION);
+	op->flags = FI_RMA | (is_read ? FI_READ : FI_WRITE) |
+		(flags & (FI_COMPLETION | (is_read ? 0 : FI_REMOTE_CQ_DATA)));
+	op->data = data;
 	op->len = len;
 	op->slot = -1;
 	xfi_dom_lock(ep->dom);
@@ -60,6 +64,7 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 		why = "no such peer";
 		err = -FI_EINVAL;
 	}
+	op->peer_key = peer_key;
 	if (err || !len)
 		goto out;
 	rdma = xfi_dom_rdma(ep->dom);
@@ -126,6 +131,18 @@ void xfi_rma_progress(struct xfi_ep *ep)
 		if (ret)
 			FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "RDMA %s of %zu bytes failed: %s\n",
 				(op->flags & FI_READ) ? "read" : "write", op->len, strerror(-ret));
+		/* fi_writedata: the data is in place, now its notification
+		 * (which completes the operation) */
+		if (!ret && (op->flags & FI_REMOTE_CQ_DATA)) {
+			ret = xfi_tx_rma_data(ep, op->peer_key, op->data, op->flags, op->context);
+			if (!ret) {
+				xfi_mrc_put(ep->dom, &op->tmp);
+				free(op);
+				continue;
+			}
+			FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "fi_writedata: no memory for the "
+				"notification\n");
+		}
 		if (ep->tx_cq) {
 			if (ret)
 				xfi_cq_push_err(ep->tx_cq, &e, ret, 0);
@@ -179,7 +196,7 @@ void xfi_rma_free_all(struct xfi_ep *ep)
 static ssize_t xfi_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
 			uint64_t addr, uint64_t key, void *context)
 {
-	return xfi_rma_post(ep, 1, buf, len, desc, src, addr, key, FI_COMPLETION, context);
+	return xfi_rma_post(ep, 1, buf, len, desc, src, addr, key, FI_COMPLETION, 0, context);
 }
 
 static ssize_t xfi_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count,
@@ -188,7 +205,7 @@ static ssize_t xfi_readv(struct fid_ep *ep, const struct iovec *iov, void **desc
 	if (count != 1 || !iov)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs: one (rma_iov_limit)\n", count);
 	return xfi_rma_post(ep, 1, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, src,
-			    addr, key, FI_COMPLETION, context);
+			    addr, key, FI_COMPLETION, 0, context);
 }
 
 static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_rma *msg,
@@ -198,12 +215,13 @@ static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_r
 	    !msg->rma_iov || msg->msg_iov[0].iov_len != msg->rma_iov[0].len)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
 			       "not one local and one remote iov of the same length\n");
-	if (flags & (FI_REMOTE_CQ_DATA | FI_INJECT))
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP,
-			       "FI_REMOTE_CQ_DATA, FI_INJECT: not supported for RMA\n");
+	if (flags & FI_INJECT)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "FI_INJECT: not supported for RMA\n");
+	if (is_read && (flags & FI_REMOTE_CQ_DATA))
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "FI_REMOTE_CQ_DATA on a read\n");
 	return xfi_rma_post(ep, is_read, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len,
 			    msg->desc ? msg->desc[0] : NULL, msg->addr, msg->rma_iov[0].addr,
-			    msg->rma_iov[0].key, flags, msg->context);
+			    msg->rma_iov[0].key, flags, msg->data, msg->context);
 }
 
 static ssize_t xfi_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
@@ -214,7 +232,7 @@ static ssize_t xfi_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint
 static ssize_t xfi_write(struct fid_ep *ep, const void *buf, size_t len, void *desc,
 			 fi_addr_t dest, uint64_t addr, uint64_t key, void *context)
 {
-	return xfi_rma_post(ep, 0, (void *)buf, len, desc, dest, addr, key, FI_COMPLETION,
+	return xfi_rma_post(ep, 0, (void *)buf, len, desc, dest, addr, key, FI_COMPLETION, 0,
 			    context);
 }
 
@@ -224,7 +242,7 @@ static ssize_t xfi_writev(struct fid_ep *ep, const struct iovec *iov, void **des
 	if (count != 1 || !iov)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs: one (rma_iov_limit)\n", count);
 	return xfi_rma_post(ep, 0, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, dest,
-			    addr, key, FI_COMPLETION, context);
+			    addr, key, FI_COMPLETION, 0, context);
 }
 
 static ssize_t xfi_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
@@ -232,8 +250,8 @@ static ssize_t xfi_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uin
 	return xfi_rma_msg(ep, 0, msg, flags);
 }
 
-/* No inject and no remote CQ data for RMA (the engine notifies the target
- * only through memory records the provider does not expose yet). */
+/* No inject for RMA (a bounce buffer would need a registration per call);
+ * fi_writedata is above, not its inject form. */
 static ssize_t xfi_no_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 				 fi_addr_t dest, uint64_t addr, uint64_t key)
 {
@@ -241,13 +259,14 @@ static ssize_t xfi_no_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 	XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOSYS, "fi_inject_write: not supported\n");
 }
 
-static ssize_t xfi_no_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
-				uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
-				void *context)
+/* The write, then a notification that gives the target a completion with
+ * the data (FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA); completes with it. */
+static ssize_t xfi_writedata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			     uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key,
+			     void *context)
 {
-	(void)ep; (void)buf; (void)len; (void)desc; (void)data; (void)dest; (void)addr;
-	(void)key; (void)context;
-	XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOSYS, "fi_writedata: not supported\n");
+	return xfi_rma_post(ep, 0, (void *)buf, len, desc, dest, addr, key,
+			    FI_COMPLETION | FI_REMOTE_CQ_DATA, data, context);
 }
 
 static ssize_t xfi_no_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,
@@ -266,6 +285,6 @@ struct fi_ops_rma xfi_rma_ops = {
 	.writev = xfi_writev,
 	.writemsg = xfi_writemsg,
 	.inject = xfi_no_rma_inject,
-	.writedata = xfi_no_writedata,
+	.writedata = xfi_writedata,
 	.injectdata = xfi_no_rma_injectdata,
 };

@@ -89,6 +89,22 @@ static void xfi_msg_arrived(struct xfi_ep *ep, struct xfi_rx_msg *msg)
 	xfi_msg_done(ep, msg);
 }
 
+/* fi_writedata's notification: the write before it is in our memory. */
+static void xfi_rx_rma_data(struct xfi_ep *ep, struct xfi_peer *peer, uint64_t data)
+{
+	struct xfi_cq_entry e = {
+		.flags = FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+		.data = data,
+		.src = xfi_peer_addr(ep, peer),
+	};
+
+	if (!(ep->caps & FI_RMA) || !(ep->caps & FI_REMOTE_WRITE) || !ep->rx_cq) {
+		ep->rx_dropped++;	/* nobody asked for remote writes here */
+		return;
+	}
+	xfi_cq_push(ep->rx_cq, &e);
+}
+
 static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt,
 			 size_t len, unsigned int type)
 {
@@ -102,6 +118,10 @@ static void xfi_rx_start(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t
 	if (type == XFI_PKT_SHORT ? xfi_parse_short(pkt, len, xfi_params.max_msg_size, &si) :
 	    xfi_parse_start(pkt, len, xfi_params.max_msg_size, &si)) {
 		ep->rx_dropped++;
+		return;
+	}
+	if (si.flags & XFI_START_RMA_DATA) {
+		xfi_rx_rma_data(ep, peer, si.data);
 		return;
 	}
 	m.src_key = peer->key;

@@ -136,7 +136,8 @@ void xfi_tx_fill(struct xfi_ep *ep)
 			plen = xfi_build_fin(ch->pkt, &h, op->fin_cookie, op->fin_status), n = 0;
 		else if (op->kind == XFI_OP_ATOMIC || op->kind == XFI_OP_ATOMIC_RESP)
 			plen = xfi_build_prebuilt(ch->pkt, &h, op->inline_data, op->pre_len), n = 0;
-		else if (!op->start_sent && !(op->start_flags & XFI_START_RNDV) &&
+		else if (!op->start_sent &&
+			 !(op->start_flags & (XFI_START_RNDV | XFI_START_RMA_DATA)) &&
 			 op->len <= xfi_short_capacity(op->start_flags))
 			plen = xfi_build_short(ch->pkt, &h, op->tag, (uint32_t)op->len,
 					       op->start_flags, op->data, src), n = op->len;
@@ -251,6 +252,34 @@ static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t c
 	return 0;
 }
 #endif
+
+/*
+ * fi_writedata's second half, once the write is done at the target: a
+ * START that carries only the CQ data (XFI_START_RMA_DATA), in sequence on
+ * the stream to the peer.  The write completes (FI_RMA | FI_WRITE) when
+ * the NI delivered it.  Domain lock held; queued only (sent by progress).
+ */
+int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t flags, void *context)
+{
+	struct xfi_peer *peer = xfi_peer_get(ep, key);
+	struct xfi_tx_op *op;
+
+	if (!peer)
+		return -FI_ENOMEM;
+	op = xfi_cache_get(&ep->dom->op_cache, sizeof(*op));
+	if (!op)
+		return -FI_ENOMEM;
+	op->kind = XFI_OP_SEND;
+	op->context = context;
+	op->flags = FI_RMA | FI_WRITE | (flags & FI_COMPLETION);
+	op->data = data;
+	op->start_flags = XFI_START_DATA | XFI_START_RMA_DATA;
+	op->dom = ep->dom;
+	op->key = key;
+	op->peer = peer;
+	xfi_tx_enqueue(ep, op);
+	return 0;
+}
 
 ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 			     fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,

@@ -1013,12 +1013,52 @@ class Cluster:
                      % (shlex.quote(cmd), shlex.quote(log_path)), timeout=30, check=True)
         return int(r.output.split()[-1]), log_path
 
+    PUT_CHUNK = 1 << 20     # bytes per guest-file-write (its JSON stays small)
+
     def put_file(self, node, path, data, mode=0o644):
+        """Write data (bytes or str) to path on node through qemu-ga's file
+        calls (no size limit of a command line), then chmod it."""
         if isinstance(data, str):
             data = data.encode()
-        b = base64.b64encode(data).decode()
-        self.run(node, "echo %s | base64 -d > %s && chmod %o %s"
-                 % (b, shlex.quote(path), mode, shlex.quote(path)), timeout=60, check=True)
+        from qga import QgaError, QgaTimeout
+        q = self.qga(node)
+        tmp = "%s.exacluster-put" % path
+        try:
+            h = q.call("guest-file-open", {"path": tmp, "mode": "w"}, 30)
+            try:
+                for off in range(0, max(len(data), 1), self.PUT_CHUNK):
+                    chunk = data[off:off + self.PUT_CHUNK]
+                    if chunk:
+                        q.call("guest-file-write", {"handle": h, "buf-b64":
+                                                    base64.b64encode(chunk).decode()}, 60)
+            finally:
+                q.call("guest-file-close", {"handle": h}, 30)
+        except (QgaError, QgaTimeout, OSError) as e:
+            raise ClusterError("node %d: cannot write %s: %s" % (node, path, e)) from e
+        self.run(node, "chmod %o %s && mv -f %s %s" % (mode, shlex.quote(tmp), shlex.quote(tmp),
+                                                       shlex.quote(path)), timeout=60, check=True)
+
+    def put(self, nodes, sources, dest):
+        """Copy host files to every node of `nodes`: one source to a path or
+        into an existing directory (dest ending in '/'), several into the
+        directory dest (created).  The mode's execute bits are kept."""
+        if len(sources) > 1 and not dest.endswith("/"):
+            dest += "/"
+        files = []
+        for src in sources:
+            if not os.path.isfile(src):
+                raise ValueError("%s: not a regular file" % src)
+            target = dest + os.path.basename(src) if dest.endswith("/") else dest
+            with open(src, "rb") as f:
+                files.append((target, f.read(), 0o755 if os.access(src, os.X_OK) else 0o644))
+        for n in nodes:
+            if not 0 <= n < self.nodes:
+                raise ValueError("no node %d (0..%d)" % (n, self.nodes - 1))
+            if dest.endswith("/"):
+                self.run(n, "mkdir -p %s" % shlex.quote(dest), timeout=30, check=True)
+            for target, data, mode in files:
+                self.put_file(n, target, data, mode)
+        return [t for t, _, _ in files]
 
     def get_file(self, node, path):
         r = self.run(node, "base64 %s" % shlex.quote(path), timeout=60, check=True)
@@ -1268,6 +1308,15 @@ def _cli(argv=None):
     mp.add_argument("--timeout", type=float, default=300)
     mp.add_argument("args", nargs=argparse.REMAINDER,
                     help="[--] [mpirun options] program [arguments]")
+    pu = sub.add_parser("put", help="copy host files onto node(s) (qemu-ga; no image "
+                        "rebuild): exacluster put [--all|--node N] FILE... DEST")
+    pu.add_argument("--name", default="default")
+    g = pu.add_mutually_exclusive_group()
+    g.add_argument("--node", type=int, default=0, help="the node (default 0)")
+    g.add_argument("--all", action="store_true", help="every node")
+    pu.add_argument("files", nargs="+", metavar="FILE",
+                    help="host files, then the node's destination path (a directory "
+                         "when it ends in / or when several files are given)")
     dn = sub.add_parser("down", help="power off and kill a cluster's processes")
     dn.add_argument("--name", default="default")
     fl = sub.add_parser("fault", help="change a link of a running cluster: "
@@ -1354,6 +1403,15 @@ def _cli(argv=None):
             sys.stdout.write(r.output)
             c.release_agents()
             return r.rc & 0xff if r.rc >= 0 else 1
+        if a.cmd == "put":
+            if len(a.files) < 2:
+                ap.error("put: need FILE... DEST")
+            c = Cluster.attach(a.name)
+            nodes = list(range(c.nodes)) if a.all else [a.node]
+            done = c.put(nodes, a.files[:-1], a.files[-1])
+            c.release_agents()
+            print("node(s) %s: %s" % (",".join(map(str, nodes)), " ".join(done)))
+            return 0
         if a.cmd == "fault":
             c = Cluster.attach(a.name)
             c.fault(a.node, a.link, a.actions, nic=a.nic)
