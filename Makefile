@@ -8,6 +8,9 @@
 #   make check-fuzz only the fuzzer, EXA_FUZZ_SECONDS (600) [EXA_FUZZ_SEED=N]
 #   make check-faults  the fault campaign of the torus (10^6 messages and RDMA
 #                   blocks under random link faults), writes build/bench/faults.json
+#   make check-fabtests  libfabric's own test suite (fabtests, built from
+#                   FABTESTS_SRC, default ../shared/third-party/fabtests-*.tar.gz):
+#                   its RDM cases on both providers (make check runs a quick share)
 #   make bench-msg  messaging benchmark, writes build/bench/msg.json
 #   make bench-rdma RDMA benchmark, writes build/bench/rdma.json
 #   make bench-extoll EXTOLL VELO/RMA benchmark, writes build/bench/extoll.json
@@ -65,7 +68,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug style check check-debug check-faults demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-agent clean
+.PHONY: all deps deps-debug style check check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-agent clean
 all:
 
 deps:
@@ -122,6 +125,11 @@ check-debug: deps-debug
 check-faults: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/fault-campaign
+
+# Documentation/testing.md, "fabtests"
+check-fabtests: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/fabtests/run-fabtests --set standard
 
 demo: deps
 	@$(MAKE) --no-print-directory all qemu initramfs

@@ -23,7 +23,8 @@ EXTERNAL = re.compile(r'''^(
     kernel/.* | target/.* | exec/.* | hw/.* | /usr/.* | usr/include/.* |
     (/work/shared/)?spec/extoll-api\.md | velo2_ioctl\.h | extoll_pp_velo\.c |
     tests/(illegal_cmd|simple_lock)\.c | /tmp/.* |
-    prog\.c | hello\.c | app\.c | \.mod\.c | -dead\.c | vm-tests\.sh
+    prog\.c | hello\.c | app\.c | \.mod\.c | -dead\.c | vm-tests\.sh |
+    runfabtests\.sh
 )$''', re.X)
 NAME = re.compile(r'(?<![\w.-])([A-Za-z0-9_./-]*[A-Za-z0-9_-]+\.(?:c|h|py|sh|md|mk))\b')
 SCRIPT_DIRS = ('tools/bench/', 'tools/cluster/', '.ci/')

@@ -11,6 +11,8 @@
  */
 #include <limits.h>
 #include <libgen.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,6 +169,112 @@ TEST(parameters_are_the_ones_honoured_and_checked)
 	EXPECT_FALSE(has_param(params, count, "FI_EXTOLL_MBOX_SLOTS"));
 	EXPECT_FALSE(has_param(params, count, "FI_EXTOLL_MR_CACHE_SIZE"));
 	fi_freeparams(params);
+}
+
+/* The first entry of provider prov for these arguments (NULL: none). */
+static struct fi_info *first_of(const char *prov, const char *node, uint64_t flags,
+				struct fi_info *hints)
+{
+	struct fi_info *info = NULL, *i, *mine = NULL;
+
+	hints->fabric_attr->prov_name = strdup(prov);
+	if (!fi_getinfo(FI_VERSION(1, 17), node, NULL, flags, hints, &info))
+		for (i = info; i && !mine; i = i->next)
+			if (!strcmp(i->fabric_attr->prov_name, prov))
+				mine = fi_dupinfo(i);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+	return mine;
+}
+
+/* node and mailbox of a provider address (struct xfi_addr, 8 bytes) */
+static void addr_parts(const void *a, uint32_t *node, uint8_t *mbox)
+{
+	memcpy(node, a, 4);
+	memcpy(mbox, (const uint8_t *)a + 4, 1);
+}
+
+/*
+ * fabtests' fi_getinfo_test: a node string of fi_av_straddr's form names
+ * the destination (or, with FI_SOURCE, the source); anything else, or
+ * another provider's form, is no address of this fabric.
+ */
+TEST(node_strings_are_addresses_of_the_fabric)
+{
+	static const char *provs[] = { "exanet", "extoll" };
+
+	use_build_providers(_metadata);
+	for (int p = 0; p < 2; p++) {
+		char node[64], other[64];
+		struct fi_info *fi;
+		uint32_t n;
+		uint8_t m;
+
+		snprintf(node, sizeof(node), "%s://node5/mbox3", provs[p]);
+		fi = first_of(provs[p], node, 0, fi_allocinfo());
+		ASSERT_NE(NULL, fi) TH_LOG("%s: %s", provs[p], node);
+		ASSERT_EQ(8u, fi->dest_addrlen);
+		addr_parts(fi->dest_addr, &n, &m);
+		EXPECT_EQ(5u, n);
+		EXPECT_EQ(3, m);
+		fi_freeinfo(fi);
+
+		snprintf(node, sizeof(node), "%s://node7", provs[p]);
+		fi = first_of(provs[p], node, FI_SOURCE, fi_allocinfo());
+		ASSERT_NE(NULL, fi);
+		ASSERT_EQ(8u, fi->src_addrlen);	/* any mailbox */
+		addr_parts(fi->src_addr, &n, &m);
+		EXPECT_EQ(7u, n);
+		EXPECT_EQ(0xff, m);
+		EXPECT_EQ(NULL, fi->dest_addr);
+		fi_freeinfo(fi);
+
+		snprintf(other, sizeof(other), "%s://node1", provs[1 - p]);
+		EXPECT_EQ(NULL, first_of(provs[p], other, 0, fi_allocinfo()));
+		EXPECT_EQ(NULL, first_of(provs[p], "10.42.0.2", 0, fi_allocinfo()));
+		snprintf(node, sizeof(node), "%s://node5/mbox64", provs[p]);
+		EXPECT_EQ(NULL, first_of(provs[p], node, 0, fi_allocinfo()));
+		snprintf(node, sizeof(node), "%s://node5x", provs[p]);
+		EXPECT_EQ(NULL, first_of(provs[p], node, 0, fi_allocinfo()));
+	}
+}
+
+/*
+ * What fabtests' fi_getinfo_test checks of the attributes: domain
+ * capabilities only in the domain's, no shared AVs, one range per memory
+ * key, FI_MR_BASIC answered as FI_MR_BASIC.
+ */
+TEST(attributes_as_fi_getinfo_3_places_them)
+{
+	static const char *provs[] = { "exanet", "extoll" };
+
+	use_build_providers(_metadata);
+	for (int p = 0; p < 2; p++) {
+		uint64_t domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+		struct fi_info *fi, *h;
+
+		fi = first_of(provs[p], NULL, 0, fi_allocinfo());
+		ASSERT_NE(NULL, fi);
+		EXPECT_EQ(0u, fi->tx_attr->caps & domain_caps);
+		EXPECT_EQ(0u, fi->rx_attr->caps & domain_caps);
+		EXPECT_EQ(domain_caps, fi->domain_attr->caps);
+		EXPECT_EQ(1u, fi->domain_attr->mr_iov_limit);
+		fi_freeinfo(fi);
+
+		h = fi_allocinfo();
+		ASSERT_NE(NULL, h);
+		h->domain_attr->caps = FI_SHARED_AV;
+		EXPECT_EQ(NULL, first_of(provs[p], NULL, 0, h));
+
+		h = fi_allocinfo();
+		ASSERT_NE(NULL, h);
+		h->caps = FI_RMA;
+		h->domain_attr->mr_mode = FI_MR_BASIC;
+		fi = first_of(provs[p], NULL, 0, h);
+		ASSERT_NE(NULL, fi);
+		EXPECT_EQ(FI_MR_BASIC, fi->domain_attr->mr_mode);
+		fi_freeinfo(fi);
+	}
 }
 
 TEST_HARNESS_MAIN
