@@ -455,11 +455,12 @@ class Cluster:
     def _sock(self, what):
         return os.path.join(self.sockdir, what)
 
-    def mpirun_command(self, argv, per_node=1, nodes=None):
+    def mpirun_command(self, argv, per_node=1, nodes=None, provider=None):
         """Shell command for node 0: Open MPI's mpirun with per_node ranks on
         each of nodes 0..nodes-1 (default all), launched through ssh; the
-        node image's openmpi-mca-params.conf selects the exanet provider."""
-        return mpirun_command(argv, per_node, nodes or self.nodes)
+        node image's openmpi-mca-params.conf selects the exanet provider,
+        provider another (extoll)."""
+        return mpirun_command(argv, per_node, nodes or self.nodes, provider)
 
     # ------------------------------------------------------------- lifecycle
     def __enter__(self):
@@ -1218,11 +1219,18 @@ class Cluster:
             q.close()
 
 
-def mpirun_command(argv, per_node=1, nodes=2):
+MPI_PROVIDERS = ("exanet", "extoll")
+
+
+def mpirun_command(argv, per_node=1, nodes=2, provider=None):
     """mpirun as root on node 0 over nodes 0..nodes-1 (see Cluster.mpirun_command)."""
     hosts = ",".join("%s:%d" % (Cluster.node_ip(i), per_node) for i in range(nodes))
-    return ("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --host %s -np %d %s"
-            % (hosts, per_node * nodes, " ".join(shlex.quote(x) for x in argv)))
+    if provider is not None and provider not in MPI_PROVIDERS:
+        raise ValueError("provider %r: one of %s" % (provider, ", ".join(MPI_PROVIDERS)))
+    # the ofi MTL's provider, which the image's MCA file sets to exanet
+    mca = "--mca mtl_ofi_provider_include %s " % provider if provider else ""
+    return ("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --host %s -np %d %s%s"
+            % (hosts, per_node * nodes, mca, " ".join(shlex.quote(x) for x in argv)))
 
 
 def _cleanup_sockdir(st):
@@ -1306,6 +1314,9 @@ def _cli(argv=None):
     mp.add_argument("-N", "--per-node", type=int, default=1, help="ranks per node")
     mp.add_argument("--nodes", type=int, help="use nodes 0..K-1 (default: all)")
     mp.add_argument("--timeout", type=float, default=300)
+    mp.add_argument("--provider", choices=MPI_PROVIDERS,
+                    help="libfabric provider of Open MPI's ofi MTL (default: the image's, "
+                         "exanet; extoll needs a cluster up with --extoll)")
     mp.add_argument("args", nargs=argparse.REMAINDER,
                     help="[--] [mpirun options] program [arguments]")
     pu = sub.add_parser("put", help="copy host files onto node(s) (qemu-ga; no image "
@@ -1399,7 +1410,8 @@ def _cli(argv=None):
             c = Cluster.attach(a.name)
             if a.per_node < 1 or not 1 <= (a.nodes or c.nodes) <= c.nodes:
                 ap.error("mpirun: bad --per-node or --nodes")
-            r = c.run(0, c.mpirun_command(args, a.per_node, a.nodes), timeout=a.timeout)
+            r = c.run(0, c.mpirun_command(args, a.per_node, a.nodes, a.provider),
+                      timeout=a.timeout)
             sys.stdout.write(r.output)
             c.release_agents()
             return r.rc & 0xff if r.rc >= 0 else 1
