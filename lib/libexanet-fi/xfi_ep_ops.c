@@ -633,6 +633,21 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		return err;
 	}
 	ep->mbox_id = xfi_nic_ep_mbox(ep->nep);
+	/* an address asked for (src_addr) is one this endpoint has, or none */
+	if (info->src_addr && info->src_addrlen == sizeof(struct xfi_addr)) {
+		struct xfi_addr want;
+
+		memcpy(&want, info->src_addr, sizeof(want));
+		if (want.magic == XFI_ADDR_MAGIC && want.mbox != XFI_MBOX_ANY &&
+		    (want.mbox != ep->mbox_id || want.node != xfi_nic_node_id(dom->dev))) {
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "src_addr node %u mailbox %u: this "
+				"endpoint got node %u mailbox %u (a mailbox cannot be chosen)\n",
+				want.node, want.mbox, xfi_nic_node_id(dom->dev), ep->mbox_id);
+			xfi_nic_ep_close(ep->nep);
+			free(ep);
+			return -FI_EADDRNOTAVAIL;
+		}
+	}
 	ep->min_multi_recv = XFI_MIN_MULTI_RECV;
 	/* a restarted endpoint on the same mailbox is told apart by its epoch */
 	ep->epoch = (uint16_t)((uint64_t)exa_clock_ns() ^ ((uint64_t)getpid() << 4));
