@@ -46,6 +46,7 @@ if [ -x "$out/bin/fi_rdm_pingpong" ]; then
 	exit 0
 fi
 
+mkdir -p "$cache"
 work=$(mktemp -d "$cache/fabtests-build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 echo "build-fabtests: building $src in $work (cached as $out)" >&2
