@@ -213,6 +213,34 @@ TEST(rendezvous_rts_and_fin)
 	EXPECT_EQ(-1, xfi_parse_fin(pkt, plen, &cookie, &status));
 }
 
+/* fi_writedata's notification: the CQ data and nothing else. */
+TEST(rma_data_notification_is_data_only)
+{
+	static const uint32_t bad[] = {
+		XFI_START_RMA_DATA,				/* no data */
+		XFI_START_RMA_DATA | XFI_START_DATA | XFI_START_TAGGED,
+		XFI_START_RMA_DATA | XFI_START_DATA | XFI_START_DC,
+	};
+	uint8_t pkt[XFI_PKT_MAX];
+	struct xfi_start_info si;
+	size_t n, plen;
+
+	plen = xfi_build_start(pkt, &hdr0, 0, 0, XFI_START_RMA_DATA | XFI_START_DATA,
+			       0xfeedull, NULL, &n);
+	ASSERT_EQ(0, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+	EXPECT_EQ(0xfeedull, si.data);
+	EXPECT_EQ(0u, si.len);
+	EXPECT_EQ(XFI_START_RMA_DATA | XFI_START_DATA, si.flags);
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		plen = xfi_build_start(pkt, &hdr0, 0, 0, bad[i], 1, NULL, &n);
+		EXPECT_EQ(-1, xfi_parse_start(pkt, plen, MAX_LEN, &si)) TH_LOG("flags %#x", bad[i]);
+	}
+	/* with a payload */
+	plen = xfi_build_start(pkt, &hdr0, 0, 4, XFI_START_RMA_DATA | XFI_START_DATA, 1,
+			       (const uint8_t *)"abcd", &n);
+	EXPECT_EQ(-1, xfi_parse_start(pkt, plen, MAX_LEN, &si));
+}
+
 TEST(bad_headers_refused)
 {
 	uint8_t pkt[XFI_PKT_MAX];
