@@ -8,14 +8,20 @@
 # no source.  Documentation/testing.md, "fabtests".
 #
 #   tools/fabtests/build-fabtests.sh [SOURCE]   (default $FABTESTS_SRC, else
-#                                    ../shared/third-party/fabtests-*.tar.gz)
+#            ../shared/third-party/fabtests-*.tar.gz, or ../../shared/..., ../../../shared/...)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${EXA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/exanet-fabric}
 src=${1:-${FABTESTS_SRC:-}}
 if [ -z "$src" ]; then
-	src=$(ls -1 "$top"/../shared/third-party/fabtests-*.tar.gz 2>/dev/null | tail -n 1 || true)
+	# the team's shared copy beside the work tree (or a level or two up,
+	# for a clone made inside it)
+	for up in .. ../.. ../../..; do
+		src=$(ls -1 "$top/$up"/shared/third-party/fabtests-*.tar.gz 2>/dev/null |
+		      tail -n 1 || true)
+		[ -z "$src" ] || break
+	done
 fi
 if [ -z "$src" ] || [ ! -e "$src" ]; then
 	echo "build-fabtests: no fabtests source (set FABTESTS_SRC to a fabtests-*.tar.gz" \
