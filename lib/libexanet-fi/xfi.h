@@ -269,6 +269,7 @@ struct xfi_rma_op {
 	uint64_t flags;			/* FI_RMA | FI_READ or FI_WRITE, op flags */
 	uint64_t data;			/* FI_REMOTE_CQ_DATA (fi_writedata) */
 	uint32_t peer_key;		/* the target (fi_writedata's notification) */
+	void *bounce;			/* FI_INJECT: the caller's data, copied */
 	size_t len;
 	int slot;
 	struct xfi_mrh tmp;		/* local buffer without a descriptor (MR cache) */

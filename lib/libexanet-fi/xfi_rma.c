@@ -10,10 +10,12 @@
  * make no system call.  Completion = the RDMA channel is DONE (write: all
  * data acknowledged by the target; read: all data landed here); for
  * fi_writedata, the delivery of the notification that follows the write
- * in the message stream (xfi_tx_rma_data()).
+ * in the message stream (xfi_tx_rma_data()).  fi_inject_write(data):
+ * writes of at most inject_size bytes from a copy, without a completion.
  */
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "xfi.h"
 
@@ -45,6 +47,9 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 	if ((len && !buf) || len > XFI_NIC_RDMA_MAX_LEN)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes at %p (at most %llu)\n", len,
 			       buf, (unsigned long long)XFI_NIC_RDMA_MAX_LEN);
+	if ((flags & FI_INJECT) && (is_read || len > XFI_INJECT_SIZE))
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, is_read ? -FI_EINVAL : -FI_EMSGSIZE,
+			       "FI_INJECT: writes of at most %d bytes\n", (int)XFI_INJECT_SIZE);
 	if (!(ep->caps & FI_RMA))
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "endpoint opened without FI_RMA\n");
 	op = calloc(1, sizeof(*op));
@@ -52,7 +57,20 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	op->context = context;
 	op->flags = FI_RMA | (is_read ? FI_READ : FI_WRITE) |
-		(flags & (FI_COMPLETION | (is_read ? 0 : FI_REMOTE_CQ_DATA)));
+		(flags & (FI_COMPLETION | (is_read ? 0 : FI_REMOTE_CQ_DATA | FI_INJECT)));
+	if (flags & FI_INJECT) {
+		/* the caller may reuse buf at once: the NI reads a copy (its
+		 * registration comes from the MR cache, like any buffer
+		 * without a descriptor) */
+		op->bounce = malloc(len ? len : 1);
+		if (!op->bounce) {
+			free(op);
+			XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
+		}
+		memcpy(op->bounce, buf, len);
+		buf = op->bounce;
+		desc = NULL;
+	}
 	op->data = data;
 	op->len = len;
 	op->slot = -1;
@@ -105,6 +123,7 @@ out:
 			is_read ? "read" : "write", len, peer, why, fi_strerror(-err));
 	if (err) {
 		xfi_mrc_put(ep->dom, &op->tmp);
+		free(op->bounce);
 		free(op);
 	}
 	return err;
@@ -137,6 +156,7 @@ void xfi_rma_progress(struct xfi_ep *ep)
 			ret = xfi_tx_rma_data(ep, op->peer_key, op->data, op->flags, op->context);
 			if (!ret) {
 				xfi_mrc_put(ep->dom, &op->tmp);
+				free(op->bounce);
 				free(op);
 				continue;
 			}
@@ -146,10 +166,11 @@ void xfi_rma_progress(struct xfi_ep *ep)
 		if (ep->tx_cq) {
 			if (ret)
 				xfi_cq_push_err(ep->tx_cq, &e, ret, 0);
-			else if (!ep->tx_selective || (op->flags & FI_COMPLETION))
+			else if (xfi_tx_wants_completion(ep, op->flags))
 				xfi_cq_push(ep->tx_cq, &e);
 		}
 		xfi_mrc_put(ep->dom, &op->tmp);
+		free(op->bounce);
 		free(op);
 	}
 }
@@ -186,6 +207,7 @@ void xfi_rma_free_all(struct xfi_ep *ep)
 		if (op->slot >= 0)
 			xfi_nic_rdma_abandon(ep->dom->rdma, (unsigned int)op->slot);
 		xfi_mrc_put_drop(ep->dom, &op->tmp);
+		free(op->bounce);
 		free(op);
 	}
 	ep->rma_ops.head = ep->rma_ops.tail = NULL;
@@ -215,8 +237,6 @@ static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_r
 	    !msg->rma_iov || msg->msg_iov[0].iov_len != msg->rma_iov[0].len)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
 			       "not one local and one remote iov of the same length\n");
-	if (flags & FI_INJECT)
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP, "FI_INJECT: not supported for RMA\n");
 	if (is_read && (flags & FI_REMOTE_CQ_DATA))
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "FI_REMOTE_CQ_DATA on a read\n");
 	return xfi_rma_post(ep, is_read, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len,
@@ -250,13 +270,11 @@ static ssize_t xfi_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uin
 	return xfi_rma_msg(ep, 0, msg, flags);
 }
 
-/* No inject for RMA (a bounce buffer would need a registration per call);
- * fi_writedata is above, not its inject form. */
-static ssize_t xfi_no_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
-				 fi_addr_t dest, uint64_t addr, uint64_t key)
+/* Writes of at most inject_size bytes from a copy; no completion. */
+static ssize_t xfi_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
+			      fi_addr_t dest, uint64_t addr, uint64_t key)
 {
-	(void)ep; (void)buf; (void)len; (void)dest; (void)addr; (void)key;
-	XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOSYS, "fi_inject_write: not supported\n");
+	return xfi_rma_post(ep, 0, (void *)buf, len, NULL, dest, addr, key, FI_INJECT, 0, NULL);
 }
 
 /* The write, then a notification that gives the target a completion with
@@ -269,11 +287,11 @@ static ssize_t xfi_writedata(struct fid_ep *ep, const void *buf, size_t len, voi
 			    FI_COMPLETION | FI_REMOTE_CQ_DATA, data, context);
 }
 
-static ssize_t xfi_no_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-				     uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
+static ssize_t xfi_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				  uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
 {
-	(void)ep; (void)buf; (void)len; (void)data; (void)dest; (void)addr; (void)key;
-	XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOSYS, "fi_inject_writedata: not supported\n");
+	return xfi_rma_post(ep, 0, (void *)buf, len, NULL, dest, addr, key,
+			    FI_INJECT | FI_REMOTE_CQ_DATA, data, NULL);
 }
 
 struct fi_ops_rma xfi_rma_ops = {
@@ -284,7 +302,7 @@ struct fi_ops_rma xfi_rma_ops = {
 	.write = xfi_write,
 	.writev = xfi_writev,
 	.writemsg = xfi_writemsg,
-	.inject = xfi_no_rma_inject,
+	.inject = xfi_rma_inject,
 	.writedata = xfi_writedata,
-	.injectdata = xfi_no_rma_injectdata,
+	.injectdata = xfi_rma_injectdata,
 };

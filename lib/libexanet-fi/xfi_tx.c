@@ -271,7 +271,7 @@ int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t fla
 		return -FI_ENOMEM;
 	op->kind = XFI_OP_SEND;
 	op->context = context;
-	op->flags = FI_RMA | FI_WRITE | (flags & FI_COMPLETION);
+	op->flags = FI_RMA | FI_WRITE | (flags & (FI_COMPLETION | FI_INJECT));
 	op->data = data;
 	op->start_flags = XFI_START_DATA | XFI_START_RMA_DATA;
 	op->dom = ep->dom;
