@@ -194,6 +194,14 @@ enum exanet_nack_reason {
 #define EXANET_MBOX_SIZE		0x10	/* RO 32: number of slots */
 #define EXANET_MBOX_RX_COUNT		0x18	/* RO 32: packets delivered */
 #define EXANET_MBOX_FULL_COUNT		0x20	/* RO 32: packets NACKed as FULL */
+#define EXANET_MBOX_FEATURES		0x28	/* RO 32: EXANET_MBOX_F_* (0 on older NIs) */
+/*
+ * Direct delivery: senders' NIs write into this mailbox by themselves
+ * (Documentation/fabric.md section 9), so software waiting for a message
+ * polls the slots' flags only; it need not read EXANET_MBOX_TAIL to have
+ * the queue filled.
+ */
+#define EXANET_MBOX_F_DIRECT		0x1
 
 /*
  * Mailbox slot in host memory, written by the NI with DMA.  The NI writes

@@ -47,10 +47,12 @@ struct fabric_direct {
     struct fabric_direct_hdr *hdr;  /* own file */
     struct direct_peer *peers;
     int32_t self;                   /* lock token */
+    uint64_t exported;              /* own queues peers write into, a bit each */
     struct fabric_direct_stats st;
 };
 
 _Static_assert(sizeof(struct fabric_direct_hdr) <= HDR_SIZE, "header page");
+_Static_assert(FABRIC_DIRECT_QUEUES <= 64, "one bit per queue in exported");
 
 static uint64_t now_ns(void)
 {
@@ -241,6 +243,12 @@ void fabric_direct_invalidate(struct fabric_direct *d, unsigned q)
     dq->valid = 0;
     dq->generation++;
     fabric_direct_unlock(dq);
+    d->exported &= ~(1ull << q);
+}
+
+bool fabric_direct_exporting(const struct fabric_direct *d)
+{
+    return d && d->exported;
 }
 
 static int direct_export(struct fabric_direct *d, unsigned q, uint32_t mode,
@@ -283,6 +291,7 @@ static int direct_export(struct fabric_direct *d, unsigned q, uint32_t mode,
     dq->incarnation = d->hdr->incarnation;
     dq->valid = 1;
     fabric_direct_unlock(dq);
+    d->exported |= 1ull << q;
     return 0;
 }
 

@@ -164,6 +164,8 @@ void fabric_direct_set_head(struct fabric_direct *d, unsigned q,
 void fabric_direct_set_hold(struct fabric_direct *d, unsigned q, bool hold);
 /* Owner: no writer uses queue q's translation once this returns. */
 void fabric_direct_invalidate(struct fabric_direct *d, unsigned q);
+/* Owner: some queue of ours is exported (its software polls memory). */
+bool fabric_direct_exporting(const struct fabric_direct *d);
 void fabric_direct_set_prot(struct fabric_direct *d, unsigned q,
                             uint32_t prot);
 

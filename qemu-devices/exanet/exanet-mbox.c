@@ -65,6 +65,46 @@ static void exanet_rx_answer(ExanetState *s, ExanetDedup *dd, uint32_t src,
     exanet_send_reply(s, src, type, iface, chan, reason, seq, epoch);
 }
 
+/*
+ * A message that reached us over the rings, for a mailbox that peers also
+ * write into directly: the same lock, write index and head as theirs.
+ */
+static void exanet_rx_shared(ExanetState *s, ExanetMbox *mb, ExanetDedup *dd,
+                             const uint8_t *slot, unsigned va, uint32_t src,
+                             unsigned iface, unsigned chan, uint32_t seq,
+                             uint32_t epoch)
+{
+    struct fabric_direct_msg m = {
+        .payload = slot, .len = SLOT_FLAGS_OFF, .prot = mb->pdid,
+    };
+    enum fabric_direct_result r;
+    bool wake;
+
+    r = fabric_direct_write(s->nic.dd, s->nic.node_id, va, &m, &wake);
+    exanet_mbox_sync(s, va);
+    if (r == FABRIC_DIRECT_FULL) {
+        exanet_rx_answer(s, dd, src, EXA_PKT_NACK, iface, chan,
+                         EXANET_NACK_FULL, seq, epoch);
+        return;
+    }
+    if (r != FABRIC_DIRECT_DONE) {
+        EXANET_GUEST_ERR(exanet_err_mbox_dma, "DMA to mailbox %u at 0x%" PRIx64
+                         " failed", va, mb->base);
+        s->counters[EXANET_CNT_DMA_ERRORS]++;
+        exanet_rx_answer(s, dd, src, EXA_PKT_NACK, iface, chan,
+                         EXANET_NACK_DISABLED, seq, epoch);
+        return;
+    }
+    trace_exanet_mbox_notify(s->nic.node_id, va, (mb->tail - 1) &
+                             (mb->nslots - 1), ((mb->tail - 1) / mb->nslots)
+                             & 1 ? 0 : EXANET_SLOT_PHASE);
+    fabric_park_wake(FABRIC_WAKE_DEVICE);
+    exanet_irq_event(s, &mb->irq, false, va);
+    exanet_mbox_direct_update(s, va);   /* a one-shot interrupt went off */
+    exanet_rx_answer(s, dd, src, EXA_PKT_ACK, iface, chan, EXANET_NACK_NONE,
+                     seq, epoch);
+}
+
 static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
                            size_t len)
 {
@@ -121,6 +161,7 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
         return;
     }
     mb = &s->mbox[va];
+    exanet_mbox_sync(s, va);
     if (!mb->enabled) {
         s->counters[EXANET_CNT_RX_NACK_DISABLED]++;
         exanet_rx_answer(s, dd, src, EXA_PKT_NACK, iface, chan,
@@ -141,14 +182,12 @@ static void exanet_rx_data(ExanetState *s, uint32_t src, const uint8_t *b,
         return;
     }
 
-    memset(slot, 0, sizeof(slot));
-    memcpy(slot, b + W_PAYLOAD, plen);
-    stl_le_p(slot + offsetof(struct exanet_mbox_slot, len), plen);
-    stl_le_p(slot + offsetof(struct exanet_mbox_slot, src_node), src);
-    stw_le_p(slot + offsetof(struct exanet_mbox_slot, src_iface), iface);
-    slot[offsetof(struct exanet_mbox_slot, src_chan)] = chan;
-    stl_le_p(slot + offsetof(struct exanet_mbox_slot, seq), seq);
+    exanet_mbox_slot_fill(slot, b + W_PAYLOAD, plen, src, iface, chan, seq);
     flags = ((mb->tail / mb->nslots) & 1) ? 0 : EXANET_SLOT_PHASE;
+    if (mb->direct) {
+        exanet_rx_shared(s, mb, dd, slot, va, src, iface, chan, seq, epoch);
+        return;
+    }
     stl_le_p(slot + SLOT_FLAGS_OFF, flags);
 
     addr = mb->base + (dma_addr_t)(mb->tail & (mb->nslots - 1)) *
@@ -261,7 +300,10 @@ static uint32_t exanet_mbox_read32(ExanetState *s, hwaddr off)
         return 0;
     }
     mb = &s->mbox[m];
+    exanet_mbox_sync(s, m);
     switch (reg) {
+    case EXANET_MBOX_FEATURES:
+        return mb->direct ? EXANET_MBOX_F_DIRECT : 0;
     case EXANET_MBOX_HEAD:
         return mb->enabled ? mb->head & (mb->nslots - 1) : 0;
     case EXANET_MBOX_TAIL:
@@ -284,6 +326,9 @@ static void exanet_mbox_poll_park(ExanetState *s, unsigned m)
 {
     ExanetMbox *mb = &s->mbox[MIN(m, EXANET_NUM_MBOX_IFACES - 1)];
 
+    if (m < EXANET_NUM_MBOX_IFACES) {
+        exanet_mbox_sync(s, m);
+    }
     if (m >= EXANET_NUM_MBOX_IFACES || !mb->enabled || mb->tail != mb->head) {
         fabric_nic_poll_found();
         return;

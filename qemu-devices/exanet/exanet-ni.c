@@ -72,7 +72,14 @@ static uint64_t exanet_fabric_bad(ExanetState *s)
 
 static uint64_t exanet_counter(ExanetState *s, unsigned n)
 {
-    uint64_t v = s->counters[n];
+    uint64_t v;
+
+    if (n == EXANET_CNT_RX_DELIVERED || n == EXANET_CNT_RX_NACK_FULL) {
+        for (unsigned m = 0; m < EXANET_NUM_MBOX_IFACES; m++) {
+            exanet_mbox_sync(s, m);     /* what peers wrote */
+        }
+    }
+    v = s->counters[n];
 
     if (n == EXANET_CNT_RX_CORRUPT) {
         v += exanet_fabric_bad(s) - s->corrupt_base;
@@ -225,6 +232,7 @@ void exanet_mbox_head(ExanetState *s, unsigned m, uint32_t val)
     if (!mb->enabled || val >= mb->nslots) {
         return;
     }
+    exanet_mbox_sync(s, m);
     /*
      * Software publishes the index of the next slot it will consume.  The
      * device advances its free-running head by the distance to that index;
@@ -235,6 +243,7 @@ void exanet_mbox_head(ExanetState *s, unsigned m, uint32_t val)
         mb->head += delta;
     }
     trace_exanet_mbox_head(s->nic.node_id, m, mb->head);
+    exanet_mbox_direct_update(s, m);
 }
 
 static void exanet_reset_state(ExanetState *s)
@@ -247,6 +256,7 @@ static void exanet_reset_state(ExanetState *s)
         }
     }
     for (unsigned m = 0; m < EXANET_NUM_MBOX_IFACES; m++) {
+        exanet_mbox_unexport(s, m);
         memset(&s->mbox[m], 0, sizeof(s->mbox[m]));
     }
     memset(s->counters, 0, sizeof(s->counters));
@@ -397,10 +407,13 @@ static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
         switch (off & 0x3f) {
         case EXANET_MBOX_PDID:
             mb->pdid = val & EXANET_PDID_MAX;
+            exanet_mbox_direct_update(s, m);
             break;
         case EXANET_MBOX_ENABLE:
+            exanet_mbox_unexport(s, m);     /* no peer writes from now on */
             if (val & 1) {
                 exanet_mbox_enable(s, m);
+                exanet_mbox_export(s, m);
             } else {
                 mb->enabled = false;    /* no DMA from now on */
                 mb->irq = 0;
@@ -415,6 +428,7 @@ static void exanet_ctrl_write32(ExanetState *s, hwaddr off, uint32_t val)
                 break;
             }
             exanet_irq_arm(PCI_DEVICE(s), &mb->irq, val, "mailbox", m);
+            exanet_mbox_direct_update(s, m);
             break;
         case EXANET_MBOX_QBASE_LO:
             mb->qbase_lo = val;
@@ -585,6 +599,7 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
         exanet_exit(pdev);
         return;
     }
+    fabric_nic_direct_open(&s->nic);
     if (s->nic.fq) {
         s->corrupt_base = exanet_fabric_bad(s);
         exanet_rdma_set_fabric(s->rdma, s->nic.fq);
@@ -652,6 +667,7 @@ static void exanet_class_init(ObjectClass *klass, void *data)
     device_class_set_props(dc, exanet_properties);
     FABRIC_NIC_PARK_CLASS_INIT(klass, ExanetState, nic);
     FABRIC_NIC_LINKS_CLASS_INIT(klass, ExanetState, nic);
+    fabric_nic_direct_class_init(klass, offsetof(ExanetState, nic));
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

@@ -112,6 +112,14 @@ typedef struct ExanetMbox {
     uint32_t rx_count;
     uint32_t full_count;
     uint32_t irq;           /* EXANET_IRQ_ARM(vector) or 0 */
+    /*
+     * Exported for direct delivery (exanet-direct.c): tail, rx_count and
+     * full_count fold in what peers wrote (exanet_mbox_sync()).
+     */
+    bool direct;
+    bool direct_hold;       /* peers take the rings: an interrupt is armed */
+    uint64_t direct_seen;   /* the record's delivered count, folded */
+    uint64_t direct_full_seen;
 } ExanetMbox;
 
 /*
@@ -174,6 +182,17 @@ void exanet_rx_reply(ExanetState *s, uint32_t src, uint8_t type,
                      const uint8_t *b, size_t len);
 uint64_t exanet_pkt_read(void *opaque, hwaddr off, unsigned size);
 void exanet_pkt_write(void *opaque, hwaddr off, uint64_t val, unsigned size);
+
+/* exanet-direct.c */
+void exanet_mbox_slot_fill(uint8_t *slot, const uint8_t *payload,
+                           uint16_t plen, uint32_t src, uint16_t iface,
+                           uint8_t chan, uint32_t seq);
+void exanet_mbox_export(ExanetState *s, unsigned m);
+void exanet_mbox_unexport(ExanetState *s, unsigned m);
+void exanet_mbox_sync(ExanetState *s, unsigned m);
+void exanet_mbox_direct_update(ExanetState *s, unsigned m);
+int exanet_direct_tx(ExanetState *s, ExanetChan *ch, unsigned mbox,
+                     uint16_t pdid, uint16_t size);
 
 /* exanet-mbox.c */
 void exanet_rx(void *opaque, uint32_t src, uint8_t type, const void *payload,

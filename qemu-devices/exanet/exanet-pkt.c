@@ -214,6 +214,17 @@ static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
     ch->reason = EXANET_NACK_NONE;
     s->counters[EXANET_CNT_TX_PACKETS]++;
     trace_exanet_tx(s->nic.node_id, i, c, node, mbox, ch->seq, size);
+    /* Written into the target's mailbox by us: answered at once. */
+    switch (exanet_direct_tx(s, ch, mbox, ifc->pdid, size)) {
+    case FABRIC_DIRECT_DONE:
+        exanet_chan_finish(ch, EXANET_CHAN_ACK, EXANET_NACK_NONE);
+        s->counters[EXANET_CNT_TX_ACKED]++;
+        return;
+    case FABRIC_DIRECT_FULL:
+        exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_FULL);
+        s->counters[EXANET_CNT_TX_NACKED]++;
+        return;
+    }
     exanet_chan_arm(ch);
     /* May complete synchronously (self delivery): the timer is armed first. */
     exanet_xmit(s, node, EXA_PKT_DATA, ch->pkt, ch->pkt_len);

@@ -316,7 +316,6 @@ struct ExtollState {
     uint8_t *velo_win;
     uint32_t velo_held_peers;   /* peers with held VELO messages */
     uint64_t velo_credit_reads; /* QOM velo-credit-reads */
-    unsigned velo_direct_vpids; /* VPIDs whose ring peers write directly */
     /* property velo-credits: VELO messages in flight per VPID */
     uint32_t velo_credits_max;
     bool vcpu_polling;          /* inside the CREDITS read's fabric poll */

@@ -418,16 +418,6 @@ static void ext_vcpu_poll(ExtollState *s)
         extoll_loop_bh(s);
     }
     fabric_nic_poll(&s->nic, EXT_MMIO_RX_BUDGET);
-    /*
-     * A guest that takes VELO messages from memory polls memory (its
-     * rings and notification queues) and reads a register only now and
-     * then: holding the poll lease would leave RMA packets in the rings
-     * until the lease ends (1 ms; a 1 KiB MPI rendezvous took 1.4 ms per
-     * round trip).  Each packet rings a doorbell instead.
-     */
-    if (s->velo_direct_vpids) {
-        fabric_nic_poll_end(&s->nic);
-    }
     s->vcpu_polling = false;
     if (!g_queue_is_empty(&s->ack_peers)) {
         extoll_ack_bh(s);

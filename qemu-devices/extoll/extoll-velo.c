@@ -49,7 +49,6 @@ void extoll_velo_export(ExtollState *s, unsigned vi)
                                  len / FABRIC_DIRECT_PAGE);
     }
     v->velo_direct = r == 0;
-    s->velo_direct_vpids += v->velo_direct;
     v->velo_direct_seen = fabric_direct_queue(s->nic.dd, vi)->delivered;
     trace_extoll_velo_export(s->nic.node_id, vi, v->velo_ring, v->velo_slots,
                              r);
@@ -84,7 +83,6 @@ void extoll_velo_unexport(ExtollState *s, unsigned vi)
     fabric_direct_invalidate(s->nic.dd, vi);
     extoll_velo_sync(s, vi);
     v->velo_direct = false;
-    s->velo_direct_vpids--;
     trace_extoll_velo_unexport(s->nic.node_id, vi);
 }
 

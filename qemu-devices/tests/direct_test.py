@@ -16,7 +16,12 @@ On a 2-node cluster with the EXTOLL NIC and shared guest RAM:
   every message arrives once, in order, intact (--verify) when it runs on;
 - the ping-pong with 10% drops on the sender's cables: the dropped messages
   take the rings and their retransmission, the others stay direct, and
-  the verified ping-pong completes.
+  the verified ping-pong completes;
+- ExaNet packetizer messages: an exanet-pingpong whose every message is
+  written directly into the target's mailbox; the same with receivers
+  that sleep on the mailbox interrupt (armed: the rings, and the target
+  raises it); a verified stream into a small mailbox (NACK FULL answered
+  by the sender's NI, resent).
 """
 
 import os
@@ -93,7 +98,7 @@ def test_full_ring(c):
                          % (PORT + 2))
     time.sleep(0.5)
     cpid, clog = c.spawn(0, "velo2-pingpong --client --oob %s:%d --bw --sizes 8,120 "
-                         "--iters 200000 --timeout 60; echo exit=$?"
+                         "--iters 1000000 --timeout 120; echo exit=$?"
                          % (Cluster.node_ip(1), PORT + 2))
     time.sleep(1.0)
     c.freeze(1, 1.0)
@@ -105,6 +110,7 @@ def test_full_ring(c):
             break
         time.sleep(0.5)
     full = qget(c, 0, "direct-tx-full") - full0
+    print("# stream: %s" % " | ".join(l.strip() for l in out.splitlines()[-4:]))
     check("a stream whose reader's node stops for 1 s completes, verified, nothing lost",
           re.search(r"^\s+120\s+\S+\s+\S+\s+\S+\s+0\s*$", out, re.M) is not None and
           "exit=0" in out, out)
@@ -132,6 +138,49 @@ def test_link_drops(c):
           ok and 0 < d0 < msgs and drops > 0, out)
 
 
+EXA0 = "/machine/peripheral/exa0"
+
+
+def xget(c, node, prop):
+    return c.qmp(node, "qom-get", {"path": EXA0, "property": prop})
+
+
+def exa_run(c, port, extra="", client_extra="--sizes 8,64 --iters %d" % ITERS, nsizes=2):
+    """exanet-pingpong server on node 1, client on node 0: (ok: both exit 0
+    and every size's row says 0 errors, output)."""
+    res = c.run_all({1: "exanet-pingpong --server --oob %d --timeout 60 %s" % (port, extra),
+                     0: "sleep 1; exanet-pingpong --client --oob %s:%d --timeout 60 %s %s"
+                        % (Cluster.node_ip(1), port, client_extra, extra)}, timeout=300)
+    out = res[0].output + res[1].output
+    rows = re.findall(r"^\s+\d+\s+.*\s(\d+)\s*$", res[0].output, re.M)
+    return (all(res[n].rc == 0 for n in (0, 1)) and len(rows) == nsizes and
+            all(r == "0" for r in rows)), out
+
+
+def test_exanet(c):
+    """ExaNet packetizer -> mailbox messages (exanet-direct.c)."""
+    msgs = 2 * (ITERS + 100)    # two sizes, the tool's default warm-up
+    t0, t1 = xget(c, 0, "direct-tx"), xget(c, 1, "direct-tx")
+    ok, out = exa_run(c, PORT + 30)
+    d0, d1 = xget(c, 0, "direct-tx") - t0, xget(c, 1, "direct-tx") - t1
+    check("ExaNet ping-pong completes with every message written directly into the "
+          "target's mailbox (direct-tx %d and %d of %d)" % (d0, d1, msgs),
+          ok and d0 >= msgs and d1 >= msgs, out)
+    # a receiver that sleeps arms its mailbox's interrupt: messages that
+    # come while it is armed take the rings, and the target raises it
+    t0 = xget(c, 0, "direct-tx")
+    ok, out = exa_run(c, PORT + 31, "--sleep")
+    d0 = xget(c, 0, "direct-tx") - t0
+    check("ExaNet ping-pong with receivers sleeping on the interrupt completes (%d of %d "
+          "written directly, the others over the rings while it was armed)" % (d0, msgs),
+          ok and d0 < msgs, out)
+    # a stream fills the mailbox: the sender's NI answers NACK FULL itself
+    ok, out = exa_run(c, PORT + 32, "--bw --verify --slots 16",
+                      "--sizes 8 --iters 50000", nsizes=1)
+    check("ExaNet stream into a 16-slot mailbox completes, every message once and intact",
+          ok, out)
+
+
 def main():
     if not os.path.exists(os.path.join(BUILD, "initramfs.cpio.gz")):
         print("Bail out! no %s/initramfs.cpio.gz (make initramfs)" % BUILD)
@@ -142,6 +191,7 @@ def main():
             test_pingpong(c)
             test_full_ring(c)
             test_link_drops(c)
+            test_exanet(c)
     except ClusterError as e:
         print("Bail out! cluster: %s" % e)
         return 1

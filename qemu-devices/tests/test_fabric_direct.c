@@ -694,9 +694,12 @@ TEST_F(fabric, invalidate_stops_writes)
         ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, s, 48, s, s + 1));
     }
     EXPECT_EQ(-1, ram_diff(&k.r));
+    EXPECT_TRUE(fabric_direct_exporting(k.o));
+    EXPECT_FALSE(fabric_direct_exporting(k.w));
 
     gen = k.dq->generation;
     fabric_direct_invalidate(k.o, Q);
+    EXPECT_FALSE(fabric_direct_exporting(k.o));
     EXPECT_EQ(0, k.dq->valid);
     EXPECT_EQ(gen + 1, k.dq->generation);
     EXPECT_EQ(0, k.dq->lock);
@@ -715,6 +718,7 @@ TEST_F(fabric, invalidate_stops_writes)
     /* a new export (the consumer reset the ring): wp starts again */
     ram_reset(&k.r, &k.g);
     ASSERT_EQ(0, geom_export(k.o, Q, &k.g));
+    EXPECT_TRUE(fabric_direct_exporting(k.o));
     EXPECT_EQ(gen + 2, k.dq->generation);
     ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 48, 2, 77));
     EXPECT_EQ(-1, ram_diff(&k.r));

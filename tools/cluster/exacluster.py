@@ -406,12 +406,10 @@ class Cluster:
         # Direct delivery (Documentation/fabric.md section 9): each node's
         # guest RAM is a shared memory object its peers' NIs write into;
         # off: everything takes the rings (comparisons).  EXACLUSTER_DIRECT.
-        # Default: with the EXTOLL NIC, the only model that uses it so far
-        # (ExaNet-only clusters keep private RAM, as before).
         env_direct = os.environ.get("EXACLUSTER_DIRECT")
         if direct is None and env_direct is not None:
             direct = parse_on_off(env_direct, "EXACLUSTER_DIRECT")
-        self.direct = self.extoll if direct is None else bool(direct)
+        self.direct = True if direct is None else bool(direct)
         # Commands go through qemu-guest-agent (virtio-serial ports
         # org.qemu.guest_agent.<k> on <sockdir>/n<i>.qga[<k>]).
         self.qga_clients = {}
@@ -1288,8 +1286,8 @@ def _cli(argv=None):
                          "poll-yield; default: on when the nodes outnumber the host's cores)")
     up.add_argument("--direct", choices=["on", "off"],
                     help="direct delivery: the sender's NI writes into the target's guest "
-                         "memory (shared guest RAM; default on with --extoll, EXACLUSTER_DIRECT); "
-                         "off: every message takes the fabric rings")
+                         "memory (shared guest RAM; default on, EXACLUSTER_DIRECT); off: "
+                         "every message takes the fabric rings")
     up.add_argument("--rx-spin-us", type=int,
                     help="the fabric receive thread looks for more traffic this long after "
                          "a wake-up (device property rx-spin-us, 0..1000; default 0)")

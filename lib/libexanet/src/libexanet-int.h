@@ -98,6 +98,9 @@ struct exanet_mbox {
 	uint32_t phase;			/* expected phase bit of the slot at head */
 	uint32_t unpublished;		/* slots consumed since the last HEAD store */
 	uint32_t publish_batch;		/* publish HEAD after this many */
+	int direct;			/* senders write the queue: poll memory only */
+	uint32_t empty_polls;		/* empty receives in a row (direct) */
+	uint32_t spin_probes;		/* ... before TAIL is read too */
 	volatile uint8_t *regs;
 	const volatile struct exanet_mbox_slot *queue;
 	size_t queue_size;

@@ -31,6 +31,23 @@ static int is_pow2_in_range(unsigned int n)
 	return n >= EXANET_MBOX_MIN_SLOTS && n <= EXANET_MBOX_MAX_SLOTS && !(n & (n - 1));
 }
 
+/* Empty receives that poll memory only (direct delivery), as libvelo2's */
+#define EXANET_DIRECT_SPIN_PROBES 4096u
+
+static uint32_t direct_spin_probes(void)
+{
+	const char *e = getenv("EXANET_DIRECT_SPIN_PROBES");
+
+	return e && *e ? (uint32_t)strtoul(e, NULL, 0) : EXANET_DIRECT_SPIN_PROBES;
+}
+
+static int direct_poll_off(void)
+{
+	const char *e = getenv("EXANET_DIRECT_POLL");
+
+	return e && !strcmp(e, "0");
+}
+
 EXPORT int exanet_mbox_alloc(struct exanet_dev *dev, unsigned int nslots,
 			     struct exanet_mbox **mboxp)
 {
@@ -77,6 +94,15 @@ EXPORT int exanet_mbox_alloc(struct exanet_dev *dev, unsigned int nslots,
 	mb->phase = EXANET_SLOT_PHASE;
 	mb->publish_batch = nslots / 4 ? nslots / 4 : 1;
 	mb->regs = regs;
+	/*
+	 * Direct delivery (Documentation/fabric.md section 9): an empty
+	 * receive reads TAIL (the NI poll, which lets an emulated node park
+	 * and delivers what took the fabric rings) only after this many empty
+	 * receives in a row; EXANET_DIRECT_POLL=0 reads it on every one.
+	 */
+	mb->direct = (mmio_read32(regs, EXANET_MBOX_FEATURES) & EXANET_MBOX_F_DIRECT) &&
+		     !direct_poll_off();
+	mb->spin_probes = direct_spin_probes();
 	mb->queue = queue;
 	mb->queue_size = req.queue_size;
 	mb->next = dev->mboxes;
@@ -151,6 +177,10 @@ EXPORT ssize_t exanet_recv(struct exanet_mbox *mb, void *buf, size_t buflen,
 		/* Publishing before reporting empty guarantees a drained queue
 		 * never NACKs FULL because of a HEAD we kept to ourselves. */
 		exanet_mbox_flush(mb);
+		if (mb->direct && mb->empty_polls < mb->spin_probes) {
+			mb->empty_polls++;
+			return 0;	/* the senders' NIs write in by themselves */
+		}
 		/* Reading TAIL is the poll the NI answers by delivering what
 		 * waits for this node before it replies (the emulated NI does
 		 * it in the polling CPU); then look once more. */
@@ -158,6 +188,7 @@ EXPORT ssize_t exanet_recv(struct exanet_mbox *mb, void *buf, size_t buflen,
 		if (!slot_ready(mb, mb->head, mb->phase))
 			return 0;
 	}
+	mb->empty_polls = 0;
 	slot = &mb->queue[mb->head];
 	len = slot->len;
 	if (len >= 1 && len <= EXANET_MAX_PAYLOAD) {
