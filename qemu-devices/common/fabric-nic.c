@@ -192,6 +192,7 @@ bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes,
         return false;   /* counted on the links; the rings retransmit */
     }
     *hops = res.hops;
+    trace_fabric_nic_direct_hops(nic->node_id, dst, res.hops);
     /* visible no earlier than the links allow: a hop is ~0.3 us */
     do {
         now = get_clock();

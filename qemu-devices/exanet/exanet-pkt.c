@@ -71,8 +71,43 @@ static void exanet_chan_arm(ExanetChan *ch)
     exanet_retx_backstop(s, ch->deadline);
 }
 
+/* The channel's packet is answered or abandoned: no longer on the rings. */
+static void exanet_chan_off_rings(ExanetChan *ch)
+{
+    if (ch->on_rings) {
+        ch->on_rings = false;
+        ch->s->ring_ongoing--;
+    }
+}
+
+/*
+ * Is a packet of ours to node still on the rings, unanswered?  Then the
+ * next one takes the rings too: the rings deliver a pair's packets in
+ * order, a direct write would overtake them (software such as the
+ * kernel's IP path sends a packet's fragments on several channels at
+ * once and counts on their order).
+ */
+static bool exanet_rings_ahead(ExanetState *s, uint32_t node)
+{
+    if (!s->ring_ongoing) {
+        return false;
+    }
+    for (unsigned i = 0; i < EXANET_NUM_PKT_IFACES; i++) {
+        for (unsigned c = 0; c < EXANET_PKT_CHANNELS; c++) {
+            const ExanetChan *o = &s->pkt[i].chan[c];
+
+            if (o->on_rings && o->state == EXANET_CHAN_ONGOING &&
+                o->dst_node == node) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 static void exanet_chan_finish(ExanetChan *ch, uint8_t state, uint8_t reason)
 {
+    exanet_chan_off_rings(ch);
     ch->state = state;
     ch->reason = reason;
     fabric_park_wake(FABRIC_WAKE_DEVICE);
@@ -80,6 +115,7 @@ static void exanet_chan_finish(ExanetChan *ch, uint8_t state, uint8_t reason)
 
 void exanet_chan_abort(ExanetChan *ch)
 {
+    exanet_chan_off_rings(ch);
     ch->state = EXANET_CHAN_IDLE;
     ch->reason = EXANET_NACK_NONE;
     ch->retries = 0;
@@ -215,7 +251,8 @@ static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
     s->counters[EXANET_CNT_TX_PACKETS]++;
     trace_exanet_tx(s->nic.node_id, i, c, node, mbox, ch->seq, size);
     /* Written into the target's mailbox by us: answered at once. */
-    switch (exanet_direct_tx(s, ch, mbox, ifc->pdid, size)) {
+    switch (exanet_rings_ahead(s, node) ? FABRIC_DIRECT_NO_PATH :
+            exanet_direct_tx(s, ch, mbox, ifc->pdid, size)) {
     case FABRIC_DIRECT_DONE:
         exanet_chan_finish(ch, EXANET_CHAN_ACK, EXANET_NACK_NONE);
         s->counters[EXANET_CNT_TX_ACKED]++;
@@ -224,6 +261,10 @@ static void exanet_doorbell(ExanetState *s, unsigned i, unsigned c, uint64_t db)
         exanet_chan_finish(ch, EXANET_CHAN_NACK, EXANET_NACK_FULL);
         s->counters[EXANET_CNT_TX_NACKED]++;
         return;
+    }
+    if (node != s->nic.node_id) {
+        ch->on_rings = true;
+        s->ring_ongoing++;
     }
     exanet_chan_arm(ch);
     /* May complete synchronously (self delivery): the timer is armed first. */

@@ -8,7 +8,8 @@ One 8-node 2x2x2 cluster with both NICs and the IP daemon:
     drivers), exanetctl and QOM, against the dimension-order rule;
   - all-to-all ExaNet messaging and RDMA and EXTOLL VELO and RMA with data
     checks (the selftest programs on 8 nodes); the hop count of every
-    packet of every pair (trace event fabric_qemu_rx_hops) is the
+    packet of every pair (trace events fabric_qemu_rx_hops at the receiver,
+    fabric_nic_direct_hops at the sender of a direct write) is the
     dimension-order distance, and ties go the + way (x- carries nothing);
   - contention with link-mbps: one RDMA stream over a link gets >= 0.8 of
     the rate; two over one shared link together no more than one link's
@@ -61,8 +62,11 @@ LINK_MBPS = 100
 # the same seconds per stream as bench-rdma's 200 Mb/s with LINK_SHARE_ITERS
 LINK_ITERS = LINK_SHARE_ITERS * LINK_MBPS // 200
 RDMA_SIZE = 1 << 20
-HOPS_EVENT = "fabric_qemu_rx_hops"
+# hops of what arrived over the rings (traced by the receiver) and of
+# what the sender wrote directly into the receiver's memory (by the sender)
+HOPS_EVENTS = ["fabric_qemu_rx_hops", "fabric_nic_direct_hops"]
 HOPS_RE = re.compile(r"fabric_qemu_rx_hops node (\d+): from (\d+) over (\d+) hops")
+DIRECT_HOPS_RE = re.compile(r"fabric_nic_direct_hops node (\d+): to (\d+) over (\d+) hops")
 
 
 def prog_env(c, ranks, port=None):
@@ -158,16 +162,21 @@ def test_all_to_all(c):
     # every delivered packet of every pair took the dimension-order hop count
     wrong, pairs = [], set()
     for n in range(NODES):
-        c.qmp(n, "trace-event-set-state", {"name": HOPS_EVENT, "enable": False})
+        for ev in HOPS_EVENTS:
+            c.qmp(n, "trace-event-set-state", {"name": ev, "enable": False})
     time.sleep(0.5)
     for n in range(NODES):
         try:
             with open(c.trace_log(n)) as f:
                 for line in f:
                     m = HOPS_RE.search(line)
-                    if not m:
-                        continue
-                    dst, src, hops = int(m.group(1)), int(m.group(2)), int(m.group(3))
+                    if m:
+                        dst, src, hops = int(m.group(1)), int(m.group(2)), int(m.group(3))
+                    else:
+                        m = DIRECT_HOPS_RE.search(line)
+                        if not m:
+                            continue
+                        src, dst, hops = int(m.group(1)), int(m.group(2)), int(m.group(3))
                     pairs.add((src, dst))
                     if hops != c.hops(src, dst):
                         wrong.append((src, dst, hops))
@@ -420,7 +429,7 @@ def main():
     t0 = time.time()
     try:
         with Cluster(nodes=NODES, name="torus-test", torus=SHAPE, extoll=True,
-                     append="exacluster.ip", trace=[HOPS_EVENT]) as c:
+                     append="exacluster.ip", trace=HOPS_EVENTS) as c:
             print("# 8 nodes up in %.0f s" % (time.time() - t0), flush=True)
             for name, fn in (("topology", test_topology), ("all-to-all", test_all_to_all),
                              ("contention", test_contention),
