@@ -345,6 +345,7 @@ uint64_t exanet_mbox_read(void *opaque, hwaddr off, unsigned size)
         return 0;
     }
     if ((off % EXANET_IFACE_PAGE_SIZE) == EXANET_MBOX_TAIL) {
+        s->mbox_tail_reads++;
         exanet_poll_fabric(s);
         exanet_mbox_poll_park(s, off / EXANET_IFACE_PAGE_SIZE);
     }

@@ -27,6 +27,7 @@
 #include "qemu/timer.h"
 #include "qemu/bswap.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/msix.h"
 #include "hw/qdev-properties.h"
@@ -648,6 +649,13 @@ static const VMStateDescription exanet_vmstate = {
     .unmigratable = 1,      /* fabric state lives outside the VM */
 };
 
+static void exanet_get_mbox_tail_reads(Object *obj, Visitor *v,
+                                       const char *name, void *opaque,
+                                       Error **errp)
+{
+    visit_type_uint64(v, name, &EXANET(obj)->mbox_tail_reads, errp);
+}
+
 static void exanet_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -668,6 +676,10 @@ static void exanet_class_init(ObjectClass *klass, void *data)
     FABRIC_NIC_PARK_CLASS_INIT(klass, ExanetState, nic);
     FABRIC_NIC_LINKS_CLASS_INIT(klass, ExanetState, nic);
     fabric_nic_direct_class_init(klass, offsetof(ExanetState, nic));
+    object_class_property_add(klass, "mbox-tail-reads", "uint64",
+                              exanet_get_mbox_tail_reads, NULL, NULL, NULL);
+    object_class_property_set_description(klass, "mbox-tail-reads",
+        "MMIO reads of a mailbox TAIL (the NI poll of receiving software)");
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

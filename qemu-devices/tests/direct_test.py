@@ -34,7 +34,7 @@ TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
 sys.path.insert(0, os.path.join(TOP, "tools", "bench"))
-from benchlib import EXT0, velo_rx_reads_per_msg  # noqa: E402
+from benchlib import EXT0, rx_reads_per_msg  # noqa: E402
 from exacluster import Cluster, ClusterError  # noqa: E402
 from taplib import check, report  # noqa: E402
 
@@ -65,7 +65,7 @@ def pingpong(c, port, env="", iters=ITERS):
 
 def reads_per_msg(c, port, env=""):
     """The server's CREDITS reads per message, steady state (benchlib)."""
-    msgs, per = velo_rx_reads_per_msg(c, port, env)
+    msgs, per = rx_reads_per_msg(c, port, "velo2-pingpong", env)
     return msgs > 100, "%d messages in the window" % msgs, per
 
 

@@ -4,6 +4,7 @@ server/client pair of ping-pong tools on two nodes, parse their output."""
 
 import json
 import os
+import statistics
 import time
 import re
 import subprocess
@@ -212,23 +213,30 @@ def cluster_run(c, node, cmd, timeout=30):
 
 
 EXT0 = "/machine/peripheral/ext0"
+EXA0 = "/machine/peripheral/exa0"
+# Per message tool: the NI device on the nodes and the MMIO reads of the
+# register its receiving software polls the NI with (a model counter)
+POLL_READS = {"velo2-pingpong": (EXT0, "velo-credit-reads", "VELO"),
+              "exanet-pingpong": (EXA0, "mbox-tail-reads", "ExaNet")}
 
 
-def velo_rx_reads_per_msg(c, port, env="", window=1.0):
-    """MMIO reads of EXTOLL_VELO_CREDITS on node 1 per VELO message it
-    receives, in the steady state of a long 8 B velo2-pingpong from node 0
-    (its start, where the server waits for the client, left out): counters
-    sampled `window` seconds apart, messages counted by node 0's direct-tx
-    (direct delivery must be on).  Returns (messages in the window, reads
-    per message)."""
+def rx_reads_per_msg(c, port, tool="velo2-pingpong", env="", window=1.0):
+    """MMIO reads of the polled register (POLL_READS) on node 1 per message
+    it receives, in the steady state of a long 8 B ping-pong of `tool` from
+    node 0 (its start, where the server waits for the client, left out):
+    counters sampled `window` seconds apart, messages counted by node 0's
+    direct-tx (direct delivery must be on).  Returns (messages in the
+    window, reads per message)."""
+    dev, prop, what = POLL_READS[tool]
+
     def sample():
-        return (c.qmp(1, "qom-get", {"path": EXT0, "property": "velo-credit-reads"}),
-                c.qmp(0, "qom-get", {"path": EXT0, "property": "direct-tx"}))
+        return (c.qmp(1, "qom-get", {"path": dev, "property": prop}),
+                c.qmp(0, "qom-get", {"path": dev, "property": "direct-tx"}))
 
-    spid, _ = c.spawn(1, "%s velo2-pingpong --server --oob %d --timeout 60" % (env, port))
-    cpid, _ = c.spawn(0, "sleep 0.5; %s velo2-pingpong --client --oob %s:%d --sizes 8 "
+    spid, _ = c.spawn(1, "%s %s --server --oob %d --timeout 60" % (env, tool, port))
+    cpid, _ = c.spawn(0, "sleep 0.5; %s %s --client --oob %s:%d --sizes 8 "
                       "--iters 10000000 --warmup 10 --timeout 60"
-                      % (env, Cluster.node_ip(1), port))
+                      % (env, tool, Cluster.node_ip(1), port))
     try:
         time.sleep(2.0)
         r0, t0 = sample()
@@ -239,6 +247,77 @@ def velo_rx_reads_per_msg(c, port, env="", window=1.0):
         c.run(1, "kill %d" % spid, timeout=20)
     msgs = t1 - t0
     if msgs <= 0:
-        raise PairError("no VELO message from node 0 to node 1 in %.1f s of a ping-pong "
-                        "(direct delivery off, or the tools did not start)" % window)
+        raise PairError("no %s message from node 0 to node 1 in %.1f s of a ping-pong "
+                        "(direct delivery off, or the tools did not start)" % (what, window))
     return msgs, (r1 - r0) / float(msgs)
+
+
+def direct_side(c, tool, port, iters, bw_iters, direct, poll_off_env):
+    """One round of the direct-delivery comparison on one cluster: `tool`'s
+    8 B latency and stream rate, and with direct delivery the receiver's
+    MMIO reads per message, also with `poll_off_env` (the library polls the
+    NI on every empty receive)."""
+    server, client = pingpong_cmds(tool, "8", iters, iters // 10, port, "-t 60")
+    out, _ = run_pair(c, server, client, timeout=600)
+    lat = parse_json_line(out)["results"][0]
+    server, client = pingpong_cmds(tool, "8", bw_iters, bw_iters // 10, port + 1, "--bw -t 60")
+    out, _ = run_pair(c, server, client, timeout=1800)
+    bw = parse_json_line(out)["results"][0]
+    res = {"lat_us": lat["median_us"], "p99_us": lat["p99_us"], "msg_rate": bw["msg_s"],
+           "direct_tx": c.qmp(0, "qom-get", {"path": POLL_READS[tool][0],
+                                             "property": "direct-tx"})}
+    if direct:
+        # on the rings direct-tx counts nothing: the library's own switch there
+        res["rx_mmio_reads_per_msg"] = rx_reads_per_msg(c, port + 2, tool)[1]
+        res["rx_mmio_reads_per_msg_nic_poll"] = rx_reads_per_msg(c, port + 3, tool,
+                                                                 poll_off_env)[1]
+    return res
+
+
+def direct_comparison(name, tool, args, poll_off_env, port, **cluster_kw):
+    """`tool` with direct delivery against the fabric rings in one run: two
+    2-node clusters side by side, --rounds alternated rounds of
+    direct_side(); medians of the runs' figures and the ratios."""
+    rounds = {"direct": [], "rings": []}
+    with Cluster(nodes=2, name="%s-direct" % name, direct=True, **cluster_kw) as cd, \
+            Cluster(nodes=2, name="%s-rings" % name, direct=False, **cluster_kw) as cr:
+        cd.wait_settled()
+        cr.wait_settled()
+        for r in range(args.rounds):
+            for key, c in (("direct", cd), ("rings", cr)):
+                port += 4
+                print("%s: direct delivery round %d of %d: %s, 8 B %s latency and stream"
+                      % (name, r + 1, args.rounds, key, tool), flush=True)
+                rounds[key].append(direct_side(c, tool, port, args.iters, args.bw_iters,
+                                               key == "direct", poll_off_env))
+    out = {"rounds": rounds}
+    for key, runs in rounds.items():
+        lat = statistics.median(x["lat_us"] for x in runs)
+        rate = statistics.median(x["msg_rate"] for x in runs)
+        out[key] = {"lat_8B_us": round(lat, 3),
+                    "p99_8B_us": round(statistics.median(x["p99_us"] for x in runs), 3),
+                    "msg_rate_8B": round(rate),
+                    "msg_rate_x_lat": round(rate * lat * 1e-6, 3)}
+        for k in ("rx_mmio_reads_per_msg", "rx_mmio_reads_per_msg_nic_poll"):
+            if k in runs[0]:
+                out[key][k] = round(statistics.median(x[k] for x in runs), 3)
+    d, o = out["direct"], out["rings"]
+    out["lat_8B_direct_over_rings"] = (round(d["lat_8B_us"] / o["lat_8B_us"], 3)
+                                       if o["lat_8B_us"] > 0 else None)
+    out["msg_rate_8B_direct_over_rings"] = (round(d["msg_rate_8B"] / o["msg_rate_8B"], 3)
+                                            if o["msg_rate_8B"] > 0 else None)
+    return out
+
+
+def print_direct(name, what, poll_off_env, d):
+    for key in ("direct", "rings"):
+        x = d[key]
+        print("%s: %s 8 B %-6s latency %.2f us (p99 %.2f), %d msg/s, %.2f per latency"
+              % (name, what, key, x["lat_8B_us"], x["p99_8B_us"], x["msg_rate_8B"],
+                 x["msg_rate_x_lat"]))
+    x = d["direct"]
+    print("%s: receiver MMIO reads per message: %.3f (direct, memory polled), %.3f (%s)"
+          % (name, x["rx_mmio_reads_per_msg"], x["rx_mmio_reads_per_msg_nic_poll"],
+             poll_off_env))
+    print("%s: direct / rings: latency x %s, message rate x %s"
+          % (name, d["lat_8B_direct_over_rings"], d["msg_rate_8B_direct_over_rings"]))
