@@ -241,6 +241,15 @@ struct xfi_eq {
 	struct fid_eq eq_fid;
 };
 
+/* fi_cntr (xfi_cntr.c): counts updated with atomics, read without the lock */
+struct xfi_cntr {
+	struct fid_cntr cntr_fid;
+	struct xfi_domain *dom;
+	uint64_t value, err;
+	enum fi_wait_obj wait_obj;	/* FI_WAIT_NONE or FI_WAIT_YIELD */
+	int refs;			/* endpoint bindings */
+};
+
 struct xfi_mr {
 	struct fid_mr mr_fid;
 	struct xfi_domain *dom;
@@ -423,6 +432,7 @@ struct xfi_ep {
 	struct xfi_av *av;
 	struct xfi_cq *tx_cq, *rx_cq;
 	int tx_selective, rx_selective;
+	struct xfi_cntr *cntr_send, *cntr_recv, *cntr_read, *cntr_write;
 	int enabled;
 	uint64_t caps;
 	struct xfi_nic_ep *nep;		/* send channels and mailbox */
@@ -476,6 +486,16 @@ static inline int xfi_cq_has_room(const struct xfi_cq *cq)
 	return cq->count < cq->cap;
 }
 int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen);
+
+/* cntr */
+int xfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+/* An operation of these flags (FI_SEND, FI_RECV, FI_RMA | FI_READ, ...)
+ * completed, or failed (err): its counter on ep, if one is bound, counts it. */
+void xfi_cntr_count(const struct xfi_ep *ep, uint64_t flags, int err);
+/* fi_ep_bind of a counter (lock held); 0 or a negative FI_E* code. */
+int xfi_cntr_bind(struct xfi_ep *ep, struct xfi_cntr *c, uint64_t flags);
+void xfi_cntr_unbind_all(struct xfi_ep *ep);
 
 /* MR cache */
 void xfi_mrc_init(struct xfi_mr_cache *c);
@@ -599,10 +619,17 @@ int xfi_op_awaits_reply(const struct xfi_tx_op *op);
 void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
 int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t flags, void *context);
 void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
+/*
+ * The fi_inject* calls: no completion, whatever the binding says (an op
+ * flag of the provider's own, outside the bits libfabric defines; the
+ * *msg calls mask user flags, so it never comes from the application).
+ * fi_sendmsg / fi_writemsg with FI_INJECT complete as usual.
+ */
+#define XFI_NO_COMPLETION	(1ULL << 62)
 /* A successful send of these flags writes a completion (FI_SELECTIVE_COMPLETION). */
 static inline int xfi_tx_wants_completion(const struct xfi_ep *ep, uint64_t flags)
 {
-	return ep->tx_cq && !(flags & FI_INJECT) &&
+	return ep->tx_cq && !(flags & XFI_NO_COMPLETION) &&
 	       (!ep->tx_selective || (flags & FI_COMPLETION));
 }
 uint64_t xfi_rx_cq_flags(const struct xfi_rx_msg *msg);

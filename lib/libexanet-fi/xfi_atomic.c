@@ -92,7 +92,7 @@ static ssize_t xfi_atomic_post(struct fid_ep *fid, const struct xfi_atomic_call 
 	op->dom = dom;
 	op->context = c->context;
 	op->flags = FI_ATOMIC | (c->kind == XFI_KIND_WRITE ? FI_WRITE : FI_READ) |
-		(c->flags & (FI_COMPLETION | FI_INJECT));
+		(c->flags & (FI_COMPLETION | FI_INJECT | XFI_NO_COMPLETION));
 	op->key = key;
 	op->peer = peer;
 	/* the operands are copied into the packet now: the caller's buffers
@@ -329,7 +329,8 @@ static ssize_t xfi_atomic_inject(struct fid_ep *ep, const void *buf, size_t coun
 {
 	struct xfi_atomic_call c = {
 		.kind = XFI_KIND_WRITE, .buf = buf, .count = count, .dest = dest, .addr = addr,
-		.key = key, .datatype = datatype, .op = op, .flags = FI_INJECT,
+		.key = key, .datatype = datatype, .op = op,
+		.flags = FI_INJECT | XFI_NO_COMPLETION,
 	};
 
 	return xfi_atomic_post(ep, &c);

@@ -4,7 +4,6 @@
  * endpoint (struct xfi_addr).  FI_AV_MAP: the fi_addr_t is the compact key
  * itself; FI_AV_TABLE: an index into a table of keys.
  */
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +83,7 @@ static int xfi_av_insert(struct fid_av *fid, const void *addr, size_t count,
 		fi_addr_t out = FI_ADDR_NOTAVAIL;
 
 		memcpy(&a, &in[i], sizeof(a));
-		if (xfi_addr_check(&a) == 0) {
+		if (xfi_addr_check(&a, 0) == 0) {
 			uint32_t key = xfi_key(a.node, a.mbox);
 
 			if (av->type == FI_AV_MAP) {
@@ -154,7 +153,7 @@ static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, u
 static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 {
 	struct xfi_av *av = XFI_CONTAINER(fid, struct xfi_av, av_fid);
-	struct xfi_addr a = { .version = XFI_ADDR_VERSION, .magic = XFI_ADDR_MAGIC };
+	struct xfi_addr a;
 	uint32_t key;
 	size_t n;
 	int err;
@@ -166,8 +165,7 @@ static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size
 	xfi_dom_unlock(av->dom);
 	if (err)
 		return err;
-	a.node = xfi_key_node(key);
-	a.mbox = (uint8_t)xfi_key_mbox(key);
+	a = xfi_addr_make(xfi_key_node(key), (uint8_t)xfi_key_mbox(key));
 	n = *addrlen < sizeof(a) ? *addrlen : sizeof(a);
 	if (addr && n)
 		memcpy(addr, &a, n);
@@ -178,19 +176,15 @@ static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size
 static const char *xfi_av_straddr(struct fid_av *fid, const void *addr, char *buf, size_t *len)
 {
 	struct xfi_addr a;
-	bool any;
 	int n;
 
 	(void)fid;
 	if (!addr || !buf || !len)
 		return NULL;
 	memcpy(&a, addr, sizeof(a));
-	any = a.mbox == XFI_MBOX_ANY;	/* fi_getinfo's src_addr */
-	if (any)
-		a.mbox = 0;
-	if (xfi_addr_check(&a))
+	if (xfi_addr_check(&a, 1))
 		n = snprintf(buf, *len, XFI_NIC_NAME "://invalid");
-	else if (any)
+	else if (a.mbox == XFI_MBOX_ANY)	/* fi_getinfo's src_addr */
 		n = snprintf(buf, *len, XFI_NIC_NAME "://node%u", a.node);
 	else
 		n = snprintf(buf, *len, XFI_NIC_NAME "://node%u/mbox%u", a.node, a.mbox);

@@ -163,6 +163,8 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		   op->peer->tx_next_ops) {
 		xfi_peer_tx_restart(ep, op->peer);	/* the held operations go now */
 	}
+	if (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)
+		xfi_cntr_count(ep, op->flags, op->err);
 	if (ep->tx_cq && (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)) {
 		if (op->err)
 			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
@@ -241,6 +243,7 @@ void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx,
 		e.flags |= FI_MULTI_RECV;
 	if (rx->flags & FI_DISCARD)
 		e.len = 0;
+	xfi_cntr_count(ep, FI_RECV, msg->len > rx->capacity && !(rx->flags & FI_DISCARD));
 	if (ep->rx_cq) {
 		if (msg->len > rx->capacity && !(rx->flags & FI_DISCARD))
 			xfi_cq_push_err(ep->rx_cq, &e, FI_ETRUNC, msg->len - rx->capacity);
@@ -258,6 +261,7 @@ void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t flags, in
 
 	if (xfi_multi_piece_done(ep, rx))
 		e.flags |= FI_MULTI_RECV;
+	xfi_cntr_count(ep, FI_RECV, 1);
 	if (ep->rx_cq)
 		xfi_cq_push_err(ep->rx_cq, &e, err, 0);
 	xfi_cache_put(&ep->dom->rx_cache, rx);

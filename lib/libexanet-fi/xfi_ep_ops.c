@@ -91,7 +91,8 @@ static ssize_t xfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint
 
 static ssize_t xfi_msg_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
 {
-	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | FI_INJECT, NULL);
+	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | FI_INJECT | XFI_NO_COMPLETION,
+			    NULL);
 }
 
 static ssize_t xfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -105,8 +106,8 @@ static ssize_t xfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len, 
 static ssize_t xfi_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 				  uint64_t data, fi_addr_t dest)
 {
-	return xfi_send_buf(ep, buf, len, dest, 0, data, FI_MSG | FI_INJECT | FI_REMOTE_CQ_DATA,
-			    NULL);
+	return xfi_send_buf(ep, buf, len, dest, 0, data, FI_MSG | FI_INJECT | FI_REMOTE_CQ_DATA |
+			    XFI_NO_COMPLETION, NULL);
 }
 
 static struct fi_ops_msg xfi_msg_ops = {
@@ -179,7 +180,8 @@ static ssize_t xfi_tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *ms
 static ssize_t xfi_tag_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest,
 			      uint64_t tag)
 {
-	return xfi_send_buf(ep, buf, len, dest, tag, 0, FI_TAGGED | FI_INJECT, NULL);
+	return xfi_send_buf(ep, buf, len, dest, tag, 0,
+			    FI_TAGGED | FI_INJECT | XFI_NO_COMPLETION, NULL);
 }
 
 static ssize_t xfi_tag_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -194,7 +196,7 @@ static ssize_t xfi_tag_injectdata(struct fid_ep *ep, const void *buf, size_t len
 				  uint64_t data, fi_addr_t dest, uint64_t tag)
 {
 	return xfi_send_buf(ep, buf, len, dest, tag, data,
-			    FI_TAGGED | FI_INJECT | FI_REMOTE_CQ_DATA, NULL);
+			    FI_TAGGED | FI_INJECT | FI_REMOTE_CQ_DATA | XFI_NO_COMPLETION, NULL);
 }
 
 static struct fi_ops_tagged xfi_tagged_ops = {
@@ -317,10 +319,7 @@ static struct fi_ops_ep xfi_ep_ops = {
 static int xfi_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
-	struct xfi_addr a = {
-		.node = ep->dom->node_id, .mbox = (uint8_t)ep->mbox_id, .version = XFI_ADDR_VERSION,
-		.magic = XFI_ADDR_MAGIC,
-	};
+	struct xfi_addr a = xfi_addr_make(ep->dom->node_id, (uint8_t)ep->mbox_id);
 	size_t room;
 
 	if (!addrlen)
@@ -480,6 +479,7 @@ static int xfi_ep_close(struct fid *fid)
 		ep->tx_cq->refs--;
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
 		ep->rx_cq->refs--;
+	xfi_cntr_unbind_all(ep);
 	dom->refs--;
 	xfi_free_queue(&ep->txq, xfi_free_tx_link);
 	xfi_free_queue(&ep->tx_wait, xfi_free_tx_link);
@@ -554,11 +554,14 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		cq->refs++;
 		break;
 	}
+	case FI_CLASS_CNTR:
+		err = xfi_cntr_bind(ep, XFI_CONTAINER(bfid, struct xfi_cntr, cntr_fid.fid),
+				    flags);
+		break;
 	case FI_CLASS_EQ:
 		break;		/* RDM endpoints report no events */
 	default:
-		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "class %zu: not supported (no counters)\n",
-			bfid->fclass);
+		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "class %zu: not supported\n", bfid->fclass);
 		err = -FI_ENOSYS;
 	}
 	xfi_dom_unlock(ep->dom);
@@ -578,10 +581,11 @@ static int xfi_ep_control(struct fid *fid, int command, void *arg)
 		xfi_dom_unlock(ep->dom);
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOAV, "no address vector bound\n");
 	}
-	if (!ep->tx_cq || !ep->rx_cq) {
+	/* each direction reports to a CQ, a counter or both */
+	if ((!ep->tx_cq && !ep->cntr_send) || (!ep->rx_cq && !ep->cntr_recv)) {
 		xfi_dom_unlock(ep->dom);
-		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOCQ, "no %s completion queue bound\n",
-			       ep->tx_cq ? "receive" : "transmit");
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOCQ, "no %s completion queue or counter "
+			       "bound\n", ep->tx_cq || ep->cntr_send ? "receive" : "transmit");
 	}
 	ep->enabled = 1;
 	xfi_dom_unlock(ep->dom);
@@ -634,11 +638,11 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	}
 	ep->mbox_id = xfi_nic_ep_mbox(ep->nep);
 	/* an address asked for (src_addr) is one this endpoint has, or none */
-	if (info->src_addr && info->src_addrlen == sizeof(struct xfi_addr)) {
+	if (info->src_addr) {
 		struct xfi_addr want;
 
-		memcpy(&want, info->src_addr, sizeof(want));
-		if (want.magic == XFI_ADDR_MAGIC && want.mbox != XFI_MBOX_ANY &&
+		if (!xfi_addr_from(info->src_addr, info->src_addrlen, 1, &want) &&
+		    want.mbox != XFI_MBOX_ANY &&
 		    (want.mbox != ep->mbox_id || want.node != xfi_nic_node_id(dom->dev))) {
 			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "src_addr node %u mailbox %u: this "
 				"endpoint got node %u mailbox %u (a mailbox cannot be chosen)\n",

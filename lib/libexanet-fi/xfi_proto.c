@@ -239,12 +239,21 @@ int xfi_parse_reset(const uint8_t *pkt, size_t pkt_len, uint16_t *stream_epoch)
 	return 0;
 }
 
-int xfi_addr_check(const struct xfi_addr *a)
+int xfi_addr_check(const struct xfi_addr *a, int any_mbox)
 {
 	if (a->magic != XFI_ADDR_MAGIC || a->version != XFI_ADDR_VERSION ||
-	    a->node >= XFI_NODE_LIMIT || a->mbox >= XFI_MBOX_LIMIT)
+	    a->node >= XFI_NODE_LIMIT ||
+	    (a->mbox >= XFI_MBOX_LIMIT && !(any_mbox && a->mbox == XFI_MBOX_ANY)))
 		return -1;
 	return 0;
+}
+
+int xfi_addr_from(const void *buf, size_t len, int any_mbox, struct xfi_addr *a)
+{
+	if (!buf || len != sizeof(*a))
+		return -1;
+	memcpy(a, buf, sizeof(*a));
+	return xfi_addr_check(a, any_mbox);
 }
 
 /* ---- FI_ATOMIC ---- */

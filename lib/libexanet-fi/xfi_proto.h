@@ -312,7 +312,19 @@ static inline uint32_t xfi_key(uint32_t node, uint32_t mbox)
 static inline uint32_t xfi_key_node(uint32_t key) { return key >> 6; }
 static inline uint32_t xfi_key_mbox(uint32_t key) { return key & 63u; }
 
-/* 0 if a is a well-formed address, -1 otherwise. */
-int xfi_addr_check(const struct xfi_addr *a);
+/* The address of mailbox mbox (or XFI_MBOX_ANY) of node's NI. */
+static inline struct xfi_addr xfi_addr_make(uint32_t node, uint8_t mbox)
+{
+	return (struct xfi_addr){ .node = node, .mbox = mbox, .version = XFI_ADDR_VERSION,
+				  .magic = XFI_ADDR_MAGIC };
+}
+/*
+ * 0 if a is a well-formed address, -1 otherwise.  any_mbox: its mailbox
+ * may be XFI_MBOX_ANY (fi_getinfo's src_addr, node strings without one);
+ * an address an endpoint sends to or inserts names a mailbox.
+ */
+int xfi_addr_check(const struct xfi_addr *a, int any_mbox);
+/* A caller's address of len bytes, copied into *a and checked: 0 or -1. */
+int xfi_addr_from(const void *buf, size_t len, int any_mbox, struct xfi_addr *a);
 
 #endif

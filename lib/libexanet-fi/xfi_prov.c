@@ -224,6 +224,7 @@ static struct fi_info *xfi_make_info(const struct fi_info *hints)
 	fi->domain_attr->mr_key_size = 8;
 	fi->domain_attr->cq_data_size = 8;
 	fi->domain_attr->cq_cnt = 64;
+	fi->domain_attr->cntr_cnt = 64;
 	fi->domain_attr->ep_cnt = XFI_NIC_EP_CNT;
 	fi->domain_attr->tx_ctx_cnt = XFI_NIC_TX_CTX_CNT;
 	fi->domain_attr->rx_ctx_cnt = XFI_NIC_EP_CNT;
@@ -286,26 +287,10 @@ static int xfi_parse_node(const char *str, struct xfi_addr *a)
 	node = strtoul(str, &end, 10);
 	if (!strncmp(end, "/mbox", 5) && end[5] >= '0' && end[5] <= '9')
 		mbox = strtoul(end + 5, &end, 10);
-	if (*end || node >= XFI_NODE_LIMIT || (mbox >= XFI_MBOX_LIMIT && mbox != XFI_MBOX_ANY))
+	if (*end || node >= XFI_NODE_LIMIT || mbox > XFI_MBOX_ANY)
 		return -1;
-	memset(a, 0, sizeof(*a));
-	a->node = (uint32_t)node;
-	a->mbox = (uint8_t)mbox;
-	a->version = XFI_ADDR_VERSION;
-	a->magic = XFI_ADDR_MAGIC;
-	return 0;
-}
-
-/* A caller's address of ours (hints' src_addr/dest_addr): 0 or -1. */
-static int xfi_hint_addr(const void *addr, size_t len, struct xfi_addr *a)
-{
-	if (len != sizeof(*a))
-		return -1;
-	memcpy(a, addr, sizeof(*a));
-	if (a->magic != XFI_ADDR_MAGIC || a->version != XFI_ADDR_VERSION ||
-	    a->node >= XFI_NODE_LIMIT || (a->mbox >= XFI_MBOX_LIMIT && a->mbox != XFI_MBOX_ANY))
-		return -1;
-	return 0;
+	*a = xfi_addr_make((uint32_t)node, (uint8_t)mbox);
+	return xfi_addr_check(a, 1);
 }
 
 static int xfi_info_set_addr(void **where, size_t *len, const struct xfi_addr *a)
@@ -338,7 +323,7 @@ static int xfi_getinfo_addrs(const char *node, uint64_t flags, const struct fi_i
 		return -FI_ENODATA;
 	}
 	if (hints && hints->src_addr) {
-		if (xfi_hint_addr(hints->src_addr, hints->src_addrlen, &src)) {
+		if (xfi_addr_from(hints->src_addr, hints->src_addrlen, 1, &src)) {
 			xfi_refuse("hints->src_addr is not an address of this fabric");
 			return -FI_ENODATA;
 		}
@@ -354,17 +339,14 @@ static int xfi_getinfo_addrs(const char *node, uint64_t flags, const struct fi_i
 		return -FI_ENODATA;
 	}
 	if (!have_src && self >= 0) {
-		src.node = (uint32_t)self;
-		src.mbox = XFI_MBOX_ANY;
-		src.version = XFI_ADDR_VERSION;
-		src.magic = XFI_ADDR_MAGIC;
+		src = xfi_addr_make((uint32_t)self, XFI_MBOX_ANY);
 		have_src = true;
 	}
 	if (node && !(flags & FI_SOURCE)) {
 		dst = named;
 		have_dst = true;
 	} else if (hints && hints->dest_addr) {
-		if (xfi_hint_addr(hints->dest_addr, hints->dest_addrlen, &dst)) {
+		if (xfi_addr_from(hints->dest_addr, hints->dest_addrlen, 1, &dst)) {
 			xfi_refuse("hints->dest_addr is not an address of this fabric");
 			return -FI_ENODATA;
 		}
@@ -711,13 +693,6 @@ static int xfi_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_scalable_ep: not supported\n");
 }
 
-static int xfi_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-			    struct fid_cntr **cntr, void *context)
-{
-	(void)domain; (void)attr; (void)cntr; (void)context;
-	XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_ENOSYS, "fi_cntr_open: not supported (no counters)\n");
-}
-
 static int xfi_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 			    struct fid_poll **pollset)
 {
@@ -761,7 +736,7 @@ static struct fi_ops_domain xfi_domain_ops = {
 	.cq_open = xfi_cq_open,
 	.endpoint = xfi_ep_open,
 	.scalable_ep = xfi_no_scalable_ep,
-	.cntr_open = xfi_no_cntr_open,
+	.cntr_open = xfi_cntr_open,
 	.poll_open = xfi_no_poll_open,
 	.stx_ctx = xfi_no_stx_ctx,
 	.srx_ctx = xfi_no_srx_ctx,

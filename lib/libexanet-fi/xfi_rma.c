@@ -57,7 +57,8 @@ static ssize_t xfi_rma_post(struct fid_ep *fid, int is_read, void *buf, size_t l
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	op->context = context;
 	op->flags = FI_RMA | (is_read ? FI_READ : FI_WRITE) |
-		(flags & (FI_COMPLETION | (is_read ? 0 : FI_REMOTE_CQ_DATA | FI_INJECT)));
+		(flags & (FI_COMPLETION | XFI_NO_COMPLETION |
+		  (is_read ? 0 : FI_REMOTE_CQ_DATA | FI_INJECT)));
 	if (flags & FI_INJECT) {
 		/* the caller may reuse buf at once: the NI reads a copy (its
 		 * registration comes from the MR cache, like any buffer
@@ -136,7 +137,7 @@ void xfi_rma_progress(struct xfi_ep *ep)
 	for (cur = ep->rma_ops.head; cur; cur = next) {
 		struct xfi_rma_op *op = XFI_ITEM(cur, struct xfi_rma_op);
 		struct xfi_cq_entry e = { .op_context = op->context,
-			.flags = op->flags & ~(uint64_t)FI_COMPLETION, .src = FI_ADDR_NOTAVAIL };
+			.flags = op->flags & (FI_RMA | FI_READ | FI_WRITE), .src = FI_ADDR_NOTAVAIL };
 		int ret = 0;
 
 		next = cur->next;
@@ -163,6 +164,7 @@ void xfi_rma_progress(struct xfi_ep *ep)
 			FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "fi_writedata: no memory for the "
 				"notification\n");
 		}
+		xfi_cntr_count(ep, op->flags, ret);
 		if (ep->tx_cq) {
 			if (ret)
 				xfi_cq_push_err(ep->tx_cq, &e, ret, 0);
@@ -274,7 +276,8 @@ static ssize_t xfi_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uin
 static ssize_t xfi_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 			      fi_addr_t dest, uint64_t addr, uint64_t key)
 {
-	return xfi_rma_post(ep, 0, (void *)buf, len, NULL, dest, addr, key, FI_INJECT, 0, NULL);
+	return xfi_rma_post(ep, 0, (void *)buf, len, NULL, dest, addr, key,
+			    FI_INJECT | XFI_NO_COMPLETION, 0, NULL);
 }
 
 /* The write, then a notification that gives the target a completion with
@@ -291,7 +294,7 @@ static ssize_t xfi_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len
 				  uint64_t data, fi_addr_t dest, uint64_t addr, uint64_t key)
 {
 	return xfi_rma_post(ep, 0, (void *)buf, len, NULL, dest, addr, key,
-			    FI_INJECT | FI_REMOTE_CQ_DATA, data, NULL);
+			    FI_INJECT | FI_REMOTE_CQ_DATA | XFI_NO_COMPLETION, data, NULL);
 }
 
 struct fi_ops_rma xfi_rma_ops = {

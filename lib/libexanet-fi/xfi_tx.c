@@ -241,6 +241,7 @@ static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t c
 			 plen) < 0 || xfi_nic_chan_status(ep->nep, (unsigned int)c))
 		return -FI_EAGAIN;
 	peer->tx_seq++;
+	xfi_cntr_count(ep, FI_SEND, 0);
 	if (completion) {
 		struct xfi_cq_entry e = {
 			.op_context = context, .src = FI_ADDR_NOTAVAIL,
@@ -271,7 +272,7 @@ int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t fla
 		return -FI_ENOMEM;
 	op->kind = XFI_OP_SEND;
 	op->context = context;
-	op->flags = FI_RMA | FI_WRITE | (flags & (FI_COMPLETION | FI_INJECT));
+	op->flags = FI_RMA | FI_WRITE | (flags & (FI_COMPLETION | FI_INJECT | XFI_NO_COMPLETION));
 	op->data = data;
 	op->start_flags = XFI_START_DATA | XFI_START_RMA_DATA;
 	op->dom = ep->dom;
@@ -500,6 +501,7 @@ ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
 				.tag = msg->tag, .src = FI_ADDR_NOTAVAIL };
 
 			xfi_msg_discard(ep, msg);
+			xfi_cntr_count(ep, FI_RECV, 0);
 			if (ep->rx_cq)
 				xfi_cq_push(ep->rx_cq, &e);
 			free(rx);

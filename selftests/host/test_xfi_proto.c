@@ -290,23 +290,35 @@ TEST(ping_and_reset)
 
 TEST(address_check)
 {
-	struct xfi_addr a = { .node = 5, .mbox = 63, .version = XFI_ADDR_VERSION,
-			      .magic = XFI_ADDR_MAGIC };
+	struct xfi_addr a = xfi_addr_make(5, 63), b;
 
-	EXPECT_EQ(0, xfi_addr_check(&a));
+	EXPECT_EQ(0, xfi_addr_check(&a, 0));
 	a.mbox = 64;
-	EXPECT_EQ(-1, xfi_addr_check(&a));
+	EXPECT_EQ(-1, xfi_addr_check(&a, 0));
+	EXPECT_EQ(-1, xfi_addr_check(&a, 1));
+	/* "any mailbox" only where the caller takes it (fi_getinfo's src_addr) */
+	a.mbox = XFI_MBOX_ANY;
+	EXPECT_EQ(-1, xfi_addr_check(&a, 0));
+	EXPECT_EQ(0, xfi_addr_check(&a, 1));
 	a.mbox = 1;
 	a.node = XFI_NODE_LIMIT;
-	EXPECT_EQ(-1, xfi_addr_check(&a));
+	EXPECT_EQ(-1, xfi_addr_check(&a, 1));
 	a.node = 1;
 	a.magic = 0;
-	EXPECT_EQ(-1, xfi_addr_check(&a));
+	EXPECT_EQ(-1, xfi_addr_check(&a, 1));
 	a.magic = XFI_ADDR_MAGIC;
 	a.version = 1;		/* before SHORT packets */
-	EXPECT_EQ(-1, xfi_addr_check(&a));
+	EXPECT_EQ(-1, xfi_addr_check(&a, 1));
 	a.version = XFI_ADDR_VERSION + 1;
-	EXPECT_EQ(-1, xfi_addr_check(&a));
+	EXPECT_EQ(-1, xfi_addr_check(&a, 1));
+	/* a caller's buffer: its length must be an address's */
+	a = xfi_addr_make(7, XFI_MBOX_ANY);
+	EXPECT_EQ(0, xfi_addr_from(&a, sizeof(a), 1, &b));
+	EXPECT_EQ(7u, b.node);
+	EXPECT_EQ(XFI_MBOX_ANY, b.mbox);
+	EXPECT_EQ(-1, xfi_addr_from(&a, sizeof(a), 0, &b));
+	EXPECT_EQ(-1, xfi_addr_from(&a, sizeof(a) - 1, 1, &b));
+	EXPECT_EQ(-1, xfi_addr_from(NULL, sizeof(a), 1, &b));
 	EXPECT_EQ(5u << 6 | 9, xfi_key(5, 9));
 	EXPECT_EQ(5u, xfi_key_node(xfi_key(5, 9)));
 	EXPECT_EQ(9u, xfi_key_mbox(xfi_key(5, 9)));

@@ -58,6 +58,12 @@ TEST_F_TIMEOUT(fi, inject_flood_in_order_beyond_the_nic_credits, 300)
 	fi_test_inject_flood(_metadata, self);
 }
 
+/* Counters count every completion, with or without CQ entries. */
+TEST_F_TIMEOUT(fi, counters_count_sends_receives_and_rma, 300)
+{
+	fi_test_counters(_metadata, self);
+}
+
 /* Debian's fi_pingpong -p FI_TEST_PROV, msg and tagged, with data checks. */
 TEST_F_TIMEOUT(fi, fi_pingpong_between_two_nodes, 600)
 {

@@ -933,6 +933,157 @@ static inline void fi_test_two_endpoints(struct __test_metadata *_metadata,
  * messages, when it polls again), and never before rank 1 wakes up.  Rank 1
  * then receives all three, byte for byte.
  */
+/*
+ * Counters (fi_cntr) on an endpoint whose CQ takes only what asks for a
+ * completion (FI_SELECTIVE_COMPLETION): sends, injects and receives are
+ * counted without CQ entries, RMA writes and reads on a counter of their
+ * own, a truncated receive and a write with a bad key on the error counts;
+ * fi_sendmsg(FI_INJECT | FI_COMPLETION) still writes its CQ entry.  Also
+ * what is refused: FI_REMOTE_* counters (no FI_RMA_EVENT), a second
+ * counter for one kind, a wait on an FI_WAIT_NONE counter, closing a bound
+ * counter.  Eager sizes only: they complete without the peer's progress.
+ */
+#define CNT_MSGS 24
+#define CNT_LEN 200
+static inline void fi_test_counters(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cntr_attr none = { .events = FI_CNTR_EVENTS_COMP, .wait_obj = FI_WAIT_NONE };
+	struct fid_cntr *txc, *rxc, *rmac, *nowait;
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE };
+	uint8_t addr[64], all[2][64];
+	struct fi_window win[2];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry ee;
+	struct fid_mr *mr;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	fi_addr_t peer;
+	size_t alen = sizeof(addr);
+	int i;
+
+	fi_open_caps(_metadata, self, FI_AV_TABLE, FI_TAGGED | FI_MSG | FI_RMA);
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &txc, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &rxc, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &rmac, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &none, &nowait, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &cq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_ep_bind(ep, &rxc->fid, FI_RECV | FI_REMOTE_WRITE));
+	ASSERT_EQ(0, fi_ep_bind(ep, &txc->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(ep, &rxc->fid, FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(ep, &rmac->fid, FI_WRITE | FI_READ));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &nowait->fid, FI_SEND));
+	ASSERT_EQ(0, fi_enable(ep));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&txc->fid));
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_wait(nowait, 1, 0));
+	memset(addr, 0, sizeof(addr));
+	ASSERT_EQ(0, fi_getname(&ep->fid, addr, &alen));
+	ASSERT_EQ(0, oob_allgather(&self->oob, addr, all, sizeof(addr)));
+	ASSERT_EQ(1, fi_av_insert(self->av, all[1 - self->rank], 1, &peer, 0, NULL));
+	memset(self->rbuf, 0, MAX_SIZE);
+	fi_share_window(_metadata, self, self->rbuf, MAX_SIZE, &mr, win);
+
+	/* CNT_MSGS sends and injects, counted, no CQ entries */
+	if (self->rank == 1) {
+		for (i = 0; i < CNT_MSGS; i++)
+			ASSERT_EQ(0, fi_recv(ep, self->rbuf + i * CNT_LEN, CNT_LEN, NULL,
+					     FI_ADDR_UNSPEC, NULL));
+	}
+	OOB_SYNC(&self->oob);
+	if (self->rank == 0) {
+		for (i = 0; i < CNT_MSGS; i++) {
+			fill(self->sbuf + i * CNT_LEN, i % 2 ? CNT_LEN : 16, i);
+			if (i % 2) {
+				ASSERT_EQ(0, fi_send(ep, self->sbuf + i * CNT_LEN, CNT_LEN, NULL,
+						     peer, NULL));
+			} else {
+				while (fi_inject(ep, self->sbuf + i * CNT_LEN, 16, peer) ==
+				       -FI_EAGAIN)
+					fi_cntr_read(txc);
+			}
+		}
+		ASSERT_EQ(0, fi_cntr_wait(txc, CNT_MSGS, 30000));
+		EXPECT_EQ(CNT_MSGS, fi_cntr_read(txc));
+		EXPECT_EQ(0, fi_cntr_readerr(txc));
+	} else {
+		ASSERT_EQ(0, fi_cntr_wait(rxc, CNT_MSGS, 30000));
+		EXPECT_EQ(CNT_MSGS, fi_cntr_read(rxc));
+		EXPECT_EQ(0, fi_cntr_readerr(rxc));
+		for (i = 0; i < CNT_MSGS; i++)
+			ASSERT_EQ(0, check(self->rbuf + i * CNT_LEN, i % 2 ? CNT_LEN : 16, i));
+	}
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, &e, 1));
+	OOB_SYNC(&self->oob);
+
+	/* fi_sendmsg with FI_INJECT | FI_COMPLETION completes in the CQ;
+	 * then a receive too short for the next message counts an error */
+	if (self->rank == 1) {
+		ASSERT_EQ(0, fi_recv(ep, self->rbuf, CNT_LEN, NULL, FI_ADDR_UNSPEC, NULL));
+		ASSERT_EQ(0, fi_recv(ep, self->rbuf + CNT_LEN, 16, NULL, FI_ADDR_UNSPEC, NULL));
+	}
+	OOB_SYNC(&self->oob);
+	if (self->rank == 0) {
+		struct iovec iov = { .iov_base = self->sbuf, .iov_len = 16 };
+		struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = peer,
+				      .context = &iov };
+
+		ASSERT_EQ(0, fi_sendmsg(ep, &msg, FI_INJECT | FI_COMPLETION));
+		ASSERT_EQ(0, wait_comp(cq, &e, NULL));
+		EXPECT_EQ(&iov, e.op_context);
+		EXPECT_EQ(FI_SEND | FI_MSG, e.flags);
+		ASSERT_EQ(0, fi_send(ep, self->sbuf, 100, NULL, peer, NULL));
+		ASSERT_EQ(0, fi_cntr_wait(txc, CNT_MSGS + 2, 30000));
+	} else {
+		ASSERT_EQ(0, fi_cntr_wait(rxc, CNT_MSGS + 1, 30000));
+		EXPECT_EQ(-FI_ETRUNC, wait_comp(cq, &e, &ee));
+		EXPECT_EQ(84, ee.olen);
+		EXPECT_EQ(1, fi_cntr_readerr(rxc));
+		EXPECT_EQ(CNT_MSGS + 1, fi_cntr_read(rxc));
+	}
+	OOB_SYNC(&self->oob);
+
+	/* RMA on its own counter: 3 writes and 2 reads, then a bad key */
+	if (self->rank == 0) {
+		fill(self->sbuf, 4096, 0x33);
+		for (i = 0; i < 3; i++)
+			ASSERT_EQ(0, fi_write(ep, self->sbuf, 4096, NULL, peer,
+					      win[1].addr + i * 4096, win[1].key, NULL));
+		for (i = 0; i < 2; i++)
+			ASSERT_EQ(0, fi_read(ep, self->rbuf + (64 + i) * 4096, 4096,
+					     fi_mr_desc(mr), peer, win[1].addr, win[1].key, NULL));
+		ASSERT_EQ(0, fi_cntr_wait(rmac, 5, 30000));
+		EXPECT_EQ(0, fi_cntr_readerr(rmac));
+		EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, &e, 1));
+		ASSERT_EQ(0, check(self->rbuf + 65 * 4096, 4096, 0x33));
+		ASSERT_EQ(0, fi_write(ep, self->sbuf, 64, NULL, peer,
+				      win[1].addr + MAX_SIZE + (64u << 20), win[1].key, NULL));
+		EXPECT_GT(0, wait_comp(cq, &e, &ee));
+		EXPECT_EQ(1, fi_cntr_readerr(rmac));
+		EXPECT_EQ(5, fi_cntr_read(rmac));
+		/* the application's own updates */
+		EXPECT_EQ(0, fi_cntr_set(txc, 0));
+		EXPECT_EQ(0, fi_cntr_add(txc, 5));
+		EXPECT_EQ(5, fi_cntr_read(txc));
+		EXPECT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(txc, 6, 10));
+		EXPECT_EQ(0, fi_cntr_seterr(txc, 2));
+		EXPECT_EQ(0, fi_cntr_adderr(txc, 1));
+		EXPECT_EQ(3, fi_cntr_readerr(txc));
+	}
+	OOB_SYNC(&self->oob);
+	if (self->rank == 1)
+		ASSERT_EQ(0, check(self->rbuf + 2 * 4096, 4096, 0x33));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(0, fi_close(&txc->fid));
+	EXPECT_EQ(0, fi_close(&rxc->fid));
+	EXPECT_EQ(0, fi_close(&rmac->fid));
+	EXPECT_EQ(0, fi_close(&nowait->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
 #define DC_QUIET_NS (2 * SEC)
 static inline void fi_test_delivery_complete(struct __test_metadata *_metadata,
 					     FIXTURE_DATA(fi) *self)
