@@ -426,7 +426,9 @@ struct xfi_peer {
 struct xfi_ep {
 	struct fid_ep ep_fid;
 	struct xfi_domain *dom;
-	uint64_t tx_dc;			/* FI_DELIVERY_COMPLETE from tx_attr->op_flags */
+	/* the flags of the calls that take none (fi_send, fi_recv, fi_write, ...) */
+	uint64_t tx_op_flags;		/* FI_COMPLETION, FI_DELIVERY_COMPLETE of tx_attr->op_flags */
+	uint64_t rx_op_flags;		/* FI_COMPLETION of rx_attr->op_flags */
 	uint64_t rx_multi;		/* FI_MULTI_RECV from rx_attr->op_flags: fi_recv's */
 	struct xfi_ep *dom_next;
 	struct xfi_av *av;
@@ -606,6 +608,9 @@ static inline struct xfi_ep *xfi_ep_of(struct fid_ep *fid)
 {
 	return XFI_CONTAINER(fid, struct xfi_ep, ep_fid);
 }
+
+/* FI_COMPLETION of an RMA or atomic call that takes no flags: op_flags' */
+#define XFI_OP_FLAGS(fid) (xfi_ep_of(fid)->tx_op_flags & FI_COMPLETION)
 
 /* ---- what the endpoint's files share (xfi_ep.c, xfi_rx.c, xfi_tx.c, xfi_ep_ops.c) ---- */
 

@@ -271,7 +271,7 @@ static ssize_t xfi_atomic_write(struct fid_ep *ep, const void *buf, size_t count
 {
 	struct xfi_atomic_call c = {
 		.kind = XFI_KIND_WRITE, .buf = buf, .count = count, .dest = dest, .addr = addr,
-		.key = key, .datatype = datatype, .op = op, .flags = FI_COMPLETION,
+		.key = key, .datatype = datatype, .op = op, .flags = XFI_OP_FLAGS(ep),
 		.context = context,
 	};
 
@@ -344,7 +344,7 @@ static ssize_t xfi_atomic_readwrite(struct fid_ep *ep, const void *buf, size_t c
 	struct xfi_atomic_call c = {
 		.kind = XFI_KIND_FETCH, .buf = buf, .result = result, .count = count,
 		.dest = dest, .addr = addr, .key = key, .datatype = datatype, .op = op,
-		.flags = FI_COMPLETION, .context = context,
+		.flags = XFI_OP_FLAGS(ep), .context = context,
 	};
 
 	(void)desc; (void)result_desc;
@@ -397,7 +397,7 @@ static ssize_t xfi_atomic_compwrite(struct fid_ep *ep, const void *buf, size_t c
 	struct xfi_atomic_call c = {
 		.kind = XFI_KIND_COMPARE, .buf = buf, .compare = compare, .result = result,
 		.count = count, .dest = dest, .addr = addr, .key = key, .datatype = datatype,
-		.op = op, .flags = FI_COMPLETION, .context = context,
+		.op = op, .flags = XFI_OP_FLAGS(ep), .context = context,
 	};
 
 	(void)desc; (void)compare_desc; (void)result_desc;

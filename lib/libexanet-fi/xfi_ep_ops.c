@@ -32,15 +32,17 @@ static ssize_t xfi_recv_buf(struct fid_ep *fid, void *buf, size_t len, fi_addr_t
 	return xfi_post_recv(xfi_ep_of(fid), &iov, 1, src, tag, ignore, flags, context);
 }
 
-/* Default flags of the calls that take none: FI_COMPLETION unless the CQ
- * was bound selective, the endpoint's FI_DELIVERY_COMPLETE
- * (tx_attr->op_flags) and, for untagged receives, its FI_MULTI_RECV
- * (rx_attr->op_flags). */
+/*
+ * Flags of the calls that take none: the endpoint's op_flags.  Their
+ * FI_COMPLETION matters only on a CQ bound with FI_SELECTIVE_COMPLETION
+ * (Open MPI asks for it in op_flags and sends small messages with
+ * fi_tinject); FI_DELIVERY_COMPLETE (tx), FI_MULTI_RECV (untagged rx).
+ */
 /* What fi_sendmsg / fi_tsendmsg take of their flags. */
 #define XFI_SENDMSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE)
-#define XFI_TX_DEFAULT(fid) (FI_COMPLETION | xfi_ep_of(fid)->tx_dc)
-#define XFI_RX_DEFAULT FI_COMPLETION
-#define XFI_MSG_RX_DEFAULT(fid) (FI_COMPLETION | xfi_ep_of(fid)->rx_multi)
+#define XFI_TX_DEFAULT(fid) (xfi_ep_of(fid)->tx_op_flags)
+#define XFI_RX_DEFAULT(fid) (xfi_ep_of(fid)->rx_op_flags)
+#define XFI_MSG_RX_DEFAULT(fid) (xfi_ep_of(fid)->rx_op_flags | xfi_ep_of(fid)->rx_multi)
 
 static ssize_t xfi_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 			    fi_addr_t src, void *context)
@@ -127,7 +129,7 @@ static ssize_t xfi_tag_recv(struct fid_ep *ep, void *buf, size_t len, void *desc
 			    fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)desc;
-	return xfi_recv_buf(ep, buf, len, src, tag, ignore, FI_TAGGED | XFI_RX_DEFAULT, context);
+	return xfi_recv_buf(ep, buf, len, src, tag, ignore, FI_TAGGED | XFI_RX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_tag_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
@@ -136,7 +138,7 @@ static ssize_t xfi_tag_recvv(struct fid_ep *ep, const struct iovec *iov, void **
 {
 	(void)desc;
 	return xfi_post_recv(xfi_ep_of(ep), iov, count, src, tag, ignore,
-			     FI_TAGGED | XFI_RX_DEFAULT, context);
+			     FI_TAGGED | XFI_RX_DEFAULT(ep), context);
 }
 
 static ssize_t xfi_tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
@@ -623,7 +625,9 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOMEM, "no memory\n");
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
-	ep->tx_dc = info->tx_attr ? info->tx_attr->op_flags & FI_DELIVERY_COMPLETE : 0;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags &
+			  (FI_COMPLETION | FI_DELIVERY_COMPLETE) : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags & FI_COMPLETION : 0;
 	ep->rx_multi = info->rx_attr ? info->rx_attr->op_flags & FI_MULTI_RECV : 0;
 	/* RMA or atomics without any of the four access bits imply all four */
 	if ((ep->caps & (FI_RMA | FI_ATOMIC)) &&

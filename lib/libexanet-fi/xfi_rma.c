@@ -220,7 +220,7 @@ void xfi_rma_free_all(struct xfi_ep *ep)
 static ssize_t xfi_read(struct fid_ep *ep, void *buf, size_t len, void *desc, fi_addr_t src,
 			uint64_t addr, uint64_t key, void *context)
 {
-	return xfi_rma_post(ep, 1, buf, len, desc, src, addr, key, FI_COMPLETION, 0, context);
+	return xfi_rma_post(ep, 1, buf, len, desc, src, addr, key, XFI_OP_FLAGS(ep), 0, context);
 }
 
 static ssize_t xfi_readv(struct fid_ep *ep, const struct iovec *iov, void **desc, size_t count,
@@ -229,7 +229,7 @@ static ssize_t xfi_readv(struct fid_ep *ep, const struct iovec *iov, void **desc
 	if (count != 1 || !iov)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs: one (rma_iov_limit)\n", count);
 	return xfi_rma_post(ep, 1, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, src,
-			    addr, key, FI_COMPLETION, 0, context);
+			    addr, key, XFI_OP_FLAGS(ep), 0, context);
 }
 
 static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_rma *msg,
@@ -254,7 +254,7 @@ static ssize_t xfi_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint
 static ssize_t xfi_write(struct fid_ep *ep, const void *buf, size_t len, void *desc,
 			 fi_addr_t dest, uint64_t addr, uint64_t key, void *context)
 {
-	return xfi_rma_post(ep, 0, (void *)buf, len, desc, dest, addr, key, FI_COMPLETION, 0,
+	return xfi_rma_post(ep, 0, (void *)buf, len, desc, dest, addr, key, XFI_OP_FLAGS(ep), 0,
 			    context);
 }
 
@@ -264,7 +264,7 @@ static ssize_t xfi_writev(struct fid_ep *ep, const struct iovec *iov, void **des
 	if (count != 1 || !iov)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs: one (rma_iov_limit)\n", count);
 	return xfi_rma_post(ep, 0, iov[0].iov_base, iov[0].iov_len, desc ? desc[0] : NULL, dest,
-			    addr, key, FI_COMPLETION, 0, context);
+			    addr, key, XFI_OP_FLAGS(ep), 0, context);
 }
 
 static ssize_t xfi_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg, uint64_t flags)
@@ -287,7 +287,7 @@ static ssize_t xfi_writedata(struct fid_ep *ep, const void *buf, size_t len, voi
 			     void *context)
 {
 	return xfi_rma_post(ep, 0, (void *)buf, len, desc, dest, addr, key,
-			    FI_COMPLETION | FI_REMOTE_CQ_DATA, data, context);
+			    XFI_OP_FLAGS(ep) | FI_REMOTE_CQ_DATA, data, context);
 }
 
 static ssize_t xfi_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,

@@ -47,7 +47,7 @@ struct fabric_direct {
     struct fabric_direct_hdr *hdr;  /* own file */
     struct direct_peer *peers;
     int32_t self;                   /* lock token */
-    uint64_t exported;              /* own queues peers write into, a bit each */
+    uint64_t exported;              /* own queues exported, a bit each */
     struct fabric_direct_stats st;
 };
 

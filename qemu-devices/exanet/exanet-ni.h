@@ -85,7 +85,7 @@ typedef struct ExanetChan {
     uint8_t retries;
     uint32_t seq;
     uint32_t dst_node;
-    bool on_rings;          /* its packet travels the fabric rings (ring_ongoing) */
+    bool on_rings;          /* its packet is on the fabric rings */
     uint8_t payload[EXANET_MAX_PAYLOAD];
     uint8_t pkt[W_DATA_MAX];
     uint32_t pkt_len;
@@ -153,7 +153,7 @@ struct ExanetState {
     uint64_t counters[EXANET_NUM_COUNTERS];
     uint64_t corrupt_base;  /* fabric drop counters at the last reset */
     uint64_t mbox_tail_reads;   /* QOM mbox-tail-reads */
-    unsigned ring_ongoing;  /* channels whose packet is on the rings, unanswered */
+    unsigned ring_ongoing;  /* channels with on_rings, unanswered */
 
     ExanetPktIface pkt[EXANET_NUM_PKT_IFACES];
     ExanetMbox mbox[EXANET_NUM_MBOX_IFACES];
