@@ -168,60 +168,21 @@ static inline int xt_sync(int fd, double tmo)
 	return 0;
 }
 
-/* One size of a bandwidth run (rma2-bw, velo2-pingpong --bw). */
-struct xt_bw_result {
-	unsigned int size;
-	unsigned long iters;
-	double seconds, mb_s, msg_s;
-	unsigned long send_retries;	/* sends refused by flow control, then retried */
-	unsigned long errors;		/* data errors seen by either side */
-};
-
-static inline void xt_bw_set(struct xt_bw_result *r, unsigned int size, unsigned long iters,
-			     int64_t ns)
-{
-	r->size = size;
-	r->iters = iters;
-	r->seconds = (double)ns * 1e-9;
-	r->mb_s = r->seconds > 0 ? (double)size * (double)iters / r->seconds / 1e6 : 0;
-	r->msg_s = r->seconds > 0 ? (double)iters / r->seconds : 0;
-}
-
 /* transport: JSON name ("extoll-rma2-put-bt"); desc: table title. */
 static inline void xt_print_bw(const char *tool, const char *transport, const char *desc,
 			       const struct pp_opts *o, uint32_t node, uint32_t peer_node,
-			       const struct xt_bw_result *res, unsigned int n)
+			       const struct pp_bw_result *res, unsigned int n)
 {
-	unsigned int i;
-
 	if (o->json) {
-		json_object *j = tj_bench(tool), *results;
+		json_object *j = pp_bw_json(tool, transport, o, node, peer_node);
 
-		tj_str(j, "transport", transport);
-		tj_str(j, "unit", "MB/s");
-		tj_uint(j, "local_node", node);
-		tj_uint(j, "peer_node", peer_node);
-		tj_uint(j, "iters", o->iters);
-		tj_uint(j, "warmup", o->warmup);
-		results = tj_results(j);
-		for (i = 0; i < n; i++) {
-			json_object *r = tj_result(results, res[i].size, res[i].iters);
-
-			tj_num(r, "seconds", "%.6f", res[i].seconds);
-			tj_num(r, "mb_s", "%.2f", res[i].mb_s);
-			tj_num(r, "msg_s", "%.1f", res[i].msg_s);
-			tj_uint(r, "send_retries", res[i].send_retries);
-			tj_uint(r, "errors", res[i].errors);
-		}
+		pp_bw_json_rows(j, res, n);
 		tj_print(j, 0);
 		return;
 	}
 	printf("# %s: %s, node %u -> node %u, %lu transfers per size\n", tool, desc, node,
 	       peer_node, o->iters);
-	printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
-	for (i = 0; i < n; i++)
-		printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s, res[i].msg_s,
-		       res[i].send_retries, res[i].errors);
+	pp_bw_table(res, n);
 	fflush(stdout);
 }
 

@@ -643,3 +643,52 @@ int pp_main(int argc, char **argv, const struct pp_tool *t,
 	}
 	return o.server ? server(&o) : client(&o);
 }
+
+void pp_bw_set(struct pp_bw_result *r, unsigned int size, unsigned long iters, int64_t ns)
+{
+	r->size = size;
+	r->iters = iters;
+	r->seconds = (double)ns * 1e-9;
+	r->mb_s = r->seconds > 0 ? (double)size * (double)iters / r->seconds / 1e6 : 0;
+	r->msg_s = r->seconds > 0 ? (double)iters / r->seconds : 0;
+}
+
+json_object *pp_bw_json(const char *tool, const char *transport, const struct pp_opts *o,
+			uint32_t node, uint32_t peer_node)
+{
+	json_object *j = tj_bench(tool);
+
+	tj_str(j, "transport", transport);
+	tj_str(j, "unit", "MB/s");
+	tj_uint(j, "local_node", node);
+	tj_uint(j, "peer_node", peer_node);
+	tj_uint(j, "iters", o->iters);
+	tj_uint(j, "warmup", o->warmup);
+	return j;
+}
+
+void pp_bw_json_rows(json_object *j, const struct pp_bw_result *res, unsigned int n)
+{
+	json_object *results = tj_results(j);
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		json_object *r = tj_result(results, res[i].size, res[i].iters);
+
+		tj_num(r, "seconds", "%.6f", res[i].seconds);
+		tj_num(r, "mb_s", "%.2f", res[i].mb_s);
+		tj_num(r, "msg_s", "%.1f", res[i].msg_s);
+		tj_uint(r, "send_retries", res[i].send_retries);
+		tj_uint(r, "errors", res[i].errors);
+	}
+}
+
+void pp_bw_table(const struct pp_bw_result *res, unsigned int n)
+{
+	unsigned int i;
+
+	printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
+	for (i = 0; i < n; i++)
+		printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s, res[i].msg_s,
+		       res[i].send_retries, res[i].errors);
+}

@@ -145,6 +145,25 @@ json_object *pp_json_result(json_object *results, const struct pp_result *r);
 void pp_print_json(const char *tool, const char *transport, long local_node, long peer_node,
 		   const struct pp_opts *o, const struct pp_result *res, unsigned int n);
 
+/* One size of a streaming run (velo2-pingpong/exanet-pingpong --bw, rma2-bw). */
+struct pp_bw_result {
+	unsigned int size;
+	unsigned long iters;
+	double seconds, mb_s, msg_s;
+	unsigned long send_retries;	/* sends refused (flow control, NACK FULL), then retried */
+	unsigned long errors;		/* data errors seen by either side, failed sends */
+};
+
+/* size bytes x iters messages in ns: the rates (0 for no time). */
+void pp_bw_set(struct pp_bw_result *r, unsigned int size, unsigned long iters, int64_t ns);
+/* A streaming run's JSON: the common header (MB/s, nodes, iters, warmup);
+ * the tool adds its own fields, then pp_bw_json_rows() and tj_print(). */
+json_object *pp_bw_json(const char *tool, const char *transport, const struct pp_opts *o,
+			uint32_t node, uint32_t peer_node);
+void pp_bw_json_rows(json_object *j, const struct pp_bw_result *res, unsigned int n);
+/* The table's column heads and rows (size MB/s msgs/s retries errors). */
+void pp_bw_table(const struct pp_bw_result *res, unsigned int n);
+
 /*
  * The run parameters in the out-of-band handshakes: the client sends its
  * own, the server adopts them (pp_run_adopt()).  flags: the tool's own

@@ -558,15 +558,6 @@ out:
 	return err ? 1 : 0;
 }
 
-/* --bw: one size's result (the fields of velo2-pingpong's --bw). */
-struct bw_result {
-	unsigned int size;
-	unsigned long iters;
-	double seconds, mb_s, msg_s;
-	unsigned long send_retries;	/* messages NACKed FULL, then sent again */
-	unsigned long errors;		/* data errors (the server's), failed sends */
-};
-
 /* --bw: a send channel and the message it carries (kept for a resend). */
 struct bw_chan {
 	int busy;			/* sent, outcome not read yet */
@@ -685,7 +676,7 @@ static int bw_drain(struct bw_stream *s)
  * (errors: the server's count); 0, or the error that ended the run.
  */
 static int bw_size(struct bw_stream *s, const struct pp_opts *o, unsigned int len,
-		   struct bw_result *res)
+		   struct pp_bw_result *res)
 {
 	unsigned long total = o->warmup + o->iters, seq;
 	uint8_t pat[EXANET_MAX_PAYLOAD], in[EXANET_MAX_PAYLOAD];
@@ -724,12 +715,8 @@ static int bw_size(struct bw_stream *s, const struct pp_opts *o, unsigned int le
 			len, n);
 		return -EPROTO;
 	}
+	pp_bw_set(res, len, o->iters, ns);
 	res->errors = (unsigned long)done.errors;
-	res->seconds = (double)ns * 1e-9;
-	if (res->seconds > 0) {
-		res->mb_s = (double)len * (double)o->iters / res->seconds / 1e6;
-		res->msg_s = (double)o->iters / res->seconds;
-	}
 	if (o->verbose)
 		fprintf(stderr, TOOL ": size %u: %.2f MB/s, %.1f msgs/s, %lu retries\n", len,
 			res->mb_s, res->msg_s, res->send_retries);
@@ -742,32 +729,15 @@ static int bw_size(struct bw_stream *s, const struct pp_opts *o, unsigned int le
  * sizes ran, else why the run stopped.
  */
 static void bw_print(const struct pp_opts *o, uint32_t node, uint32_t peer_node, int verify,
-		     const struct bw_result *res, unsigned int n, const char *status)
+		     const struct pp_bw_result *res, unsigned int n, const char *status)
 {
-	unsigned int i;
-
 	if (o->json) {
-		json_object *j = tj_bench(TOOL), *results;
+		json_object *j = pp_bw_json(TOOL, "exanet-stream", o, node, peer_node);
 
-		tj_str(j, "transport", "exanet-stream");
-		tj_str(j, "unit", "MB/s");
-		tj_uint(j, "local_node", node);
-		tj_uint(j, "peer_node", peer_node);
-		tj_uint(j, "iters", o->iters);
-		tj_uint(j, "warmup", o->warmup);
 		tj_uint(j, "channels", EXANET_PKT_CHANNELS);
 		tj_bool(j, "verify", verify);
 		tj_str(j, "timer", pp_timer_desc());
-		results = tj_results(j);
-		for (i = 0; i < n; i++) {
-			json_object *r = tj_result(results, res[i].size, res[i].iters);
-
-			tj_num(r, "seconds", "%.6f", res[i].seconds);
-			tj_num(r, "mb_s", "%.2f", res[i].mb_s);
-			tj_num(r, "msg_s", "%.1f", res[i].msg_s);
-			tj_uint(r, "send_retries", res[i].send_retries);
-			tj_uint(r, "errors", res[i].errors);
-		}
+		pp_bw_json_rows(j, res, n);
 		tj_str(j, "status", status ? status : "ok");
 		tj_print(j, 0);
 		return;
@@ -776,10 +746,7 @@ static void bw_print(const struct pp_opts *o, uint32_t node, uint32_t peer_node,
 	       "%lu messages per size (warmup %lu)\n", TOOL, EXANET_PKT_CHANNELS,
 	       verify ? ", verified" : "", node, peer_node, o->iters, o->warmup);
 	printf("# first timed send .. the server's answer; timer: %s\n", pp_timer_desc());
-	printf("%10s %12s %14s %12s %8s\n", "size", "MB/s", "msgs/s", "retries", "errors");
-	for (i = 0; i < n; i++)
-		printf("%10u %12.2f %14.1f %12lu %8lu\n", res[i].size, res[i].mb_s, res[i].msg_s,
-		       res[i].send_retries, res[i].errors);
+	pp_bw_table(res, n);
 	if (status)
 		printf("# stopped: %s\n", status);
 	fflush(stdout);
@@ -789,7 +756,7 @@ static void bw_print(const struct pp_opts *o, uint32_t node, uint32_t peer_node,
 static int client_bw(struct endpoint *ep, const struct pp_opts *o, int fd,
 		     const struct handshake *hs, const struct handshake *reply)
 {
-	struct bw_result res[PP_MAX_SIZES];
+	struct pp_bw_result res[PP_MAX_SIZES];
 	struct bw_stream st;
 	struct final_report fin;
 	unsigned int i, n = 0;

@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 {
 	struct pp_opts o;
 	struct xt_rma2 x;
-	struct xt_bw_result res[PP_MAX_SIZES];
+	struct pp_bw_result res[PP_MAX_SIZES];
 	RMA2_Region *buf_reg = NULL;
 	RMA2_ERROR rc;
 	uint8_t *buf;
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 				}
 				t1 = exa_clock_ns();
 				if (pass) {
-					xt_bw_set(&res[si], size, n, t1 - t0);
+					pp_bw_set(&res[si], size, n, t1 - t0);
 					if (o.verbose)
 						fprintf(stderr, TOOL ": size %u: %.1f MB/s\n", size,
 							res[si].mb_s);

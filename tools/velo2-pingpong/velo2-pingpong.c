@@ -311,7 +311,7 @@ fail:
 	return -1;
 }
 
-static int bandwidth(struct run *r, uint32_t size, struct xt_bw_result *res)
+static int bandwidth(struct run *r, uint32_t size, struct pp_bw_result *res)
 {
 	const struct pp_opts *o = r->o;
 	unsigned long msg = 0, errors = 0;
@@ -324,7 +324,7 @@ static int bandwidth(struct run *r, uint32_t size, struct xt_bw_result *res)
 		return -1;
 	if (report_errors(r->fd, o, &errors))
 		return -1;
-	xt_bw_set(res, size, o->iters, ns);
+	pp_bw_set(res, size, o->iters, ns);
 	res->send_retries = r->l->retries;
 	res->errors = errors;
 	if (o->verbose && o->client)
@@ -337,7 +337,7 @@ int main(int argc, char **argv)
 	struct pp_opts o;
 	struct xt_hello me, peer;
 	struct pp_result lat[PP_MAX_SIZES];
-	struct xt_bw_result bw[PP_MAX_SIZES];
+	struct pp_bw_result bw[PP_MAX_SIZES];
 	struct link l;
 	struct run r;
 	uint32_t flags, max;
