@@ -8,18 +8,18 @@ QEMU_BIN := $(BUILD)/qemu-system-x86_64
 QEMU_FIRMWARE := $(CACHE)/share/qemu
 FABRIC_DIR := $(TOP)/qemu-devices/common
 FABRIC_TESTS := $(addprefix $(BUILD)/host-tests/,test_fabric test_fabric_rings test_fabric_torus \
-	test_fabric_direct)
+	test_fabric_direct test_fabric_xlat)
 
 .PHONY: qemu test-fabric
 qemu:
 	@$(TOP)/scripts/build-qemu.sh
 
 FABRIC_SRC := $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric-rings.c $(FABRIC_DIR)/fabric-torus.c \
-	$(FABRIC_DIR)/fabric-direct.c
+	$(FABRIC_DIR)/fabric-direct.c $(FABRIC_DIR)/fabric-direct-xlat.c
 FABRIC_TEST_DIR := $(TOP)/qemu-devices/tests
 $(FABRIC_TESTS): $(BUILD)/host-tests/%: $(FABRIC_TEST_DIR)/%.c $(FABRIC_TEST_DIR)/fabric_test.c \
 		$(FABRIC_TEST_DIR)/fabric_test.h $(FABRIC_TEST_DIR)/fabric_fixture.h $(FABRIC_SRC) $(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-int.h \
-		$(FABRIC_DIR)/fabric-torus.h $(FABRIC_DIR)/fabric-direct.h $(TOP)/uapi/exa_torus.h $(KSFT_HDRS)
+		$(FABRIC_DIR)/fabric-torus.h $(FABRIC_DIR)/fabric-direct.h $(FABRIC_DIR)/fabric-direct-int.h $(TOP)/uapi/exa_torus.h $(KSFT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(FABRIC_DIR) -I$(TOP)/uapi -o $@ $< \
 		$(FABRIC_TEST_DIR)/fabric_test.c $(FABRIC_SRC) $(USER_LDFLAGS)

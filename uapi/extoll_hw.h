@@ -314,6 +314,15 @@ enum extoll_counter {
  * waiting vCPU).
  */
 #define EXTOLL_RMA_NOTI_COUNT		0x810
+/*
+ * RO 64: EXTOLL_RMA_F_* (0 on older devices).  F_DIRECT: peers write
+ * notifications into this VPID's queue themselves (an emulated NI's direct
+ * delivery); software that finds the queue empty need not read NOTI_COUNT
+ * on every look (it still does now and then: traffic that takes the NI's
+ * other path is taken in by that read).
+ */
+#define EXTOLL_RMA_FEATURES		0x818
+#define EXTOLL_RMA_F_DIRECT		0x1
 #define EXTOLL_RMA_CMDQ_DEPTH		256	/* unfinished commands per VPID */
 
 /*

@@ -3,7 +3,7 @@
  * Direct delivery: the shared receive-side NI state of a node and the
  * writes peers make through it (fabric-direct.h).
  */
-#include "fabric-direct.h"
+#include "fabric-direct-int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HDR_SIZE    FABRIC_DIRECT_PAGE
-#define QREC_SIZE   ((sizeof(struct fabric_direct_queue) + 63) & ~(size_t)63)
-#define FILE_SIZE   (HDR_SIZE + FABRIC_DIRECT_QUEUES * QREC_SIZE)
 /* A peer's file that is missing or not live is looked at again after this */
 #define RETRY_NS    (100 * 1000 * 1000ull)
 /*
@@ -32,29 +29,10 @@
 /* Spins on a held lock before asking whether its holder still lives */
 #define LOCK_SPINS  4096
 
-struct direct_peer {
-    struct fabric_direct_hdr *hdr;  /* its file, NULL: not mapped */
-    uint64_t retry_ns;
-    uint8_t *ram;                   /* its guest RAM, for incarnation */
-    uint64_t ram_size;
-    uint64_t incarnation;
-    uint64_t alive_ns;              /* owner's pid last seen alive */
-};
+_Static_assert(sizeof(struct fabric_direct_hdr) <= DIRECT_HDR_SIZE,
+               "header page");
 
-struct fabric_direct {
-    uint32_t node, num_nodes;
-    char *dir;
-    struct fabric_direct_hdr *hdr;  /* own file */
-    struct direct_peer *peers;
-    int32_t self;                   /* lock token */
-    uint64_t exported;              /* own queues exported, a bit each */
-    struct fabric_direct_stats st;
-};
-
-_Static_assert(sizeof(struct fabric_direct_hdr) <= HDR_SIZE, "header page");
-_Static_assert(FABRIC_DIRECT_QUEUES <= 64, "one bit per queue in exported");
-
-static uint64_t now_ns(void)
+uint64_t direct_now_ns(void)
 {
     struct timespec ts;
 
@@ -62,11 +40,20 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static struct fabric_direct_queue *qrec(struct fabric_direct_hdr *h,
+struct fabric_direct_queue *direct_qrec(struct fabric_direct_hdr *h,
                                         unsigned q)
 {
-    return (struct fabric_direct_queue *)((uint8_t *)h + HDR_SIZE +
-                                          (size_t)q * QREC_SIZE);
+    return (struct fabric_direct_queue *)((uint8_t *)h + DIRECT_HDR_SIZE +
+                                          (size_t)q * DIRECT_QREC_SIZE);
+}
+
+size_t direct_file_size(uint32_t num_nodes)
+{
+    return DIRECT_XLAT_OFF + FABRIC_DIRECT_PAGE +
+           (((size_t)num_nodes * sizeof(struct direct_xlat_busy) +
+             FABRIC_DIRECT_PAGE - 1) & ~(size_t)(FABRIC_DIRECT_PAGE - 1)) +
+           (size_t)FABRIC_DIRECT_XLAT_ENTRIES *
+           sizeof(struct direct_xlat_entry);
 }
 
 static void *map_file(const char *path, bool create, size_t size)
@@ -87,7 +74,7 @@ static void *map_file(const char *path, bool create, size_t size)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static bool pid_alive(int32_t pid)
+bool direct_pid_alive(int32_t pid)
 {
     return pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH);
 }
@@ -114,7 +101,7 @@ void fabric_direct_lock(struct fabric_direct *d,
          * A holder that died mid-write never advanced wp: take the lock
          * over, the slot is written again by us.
          */
-        if (cur && !pid_alive((int32_t)cur) &&
+        if (cur && !direct_pid_alive((int32_t)cur) &&
             __atomic_compare_exchange_n(&dq->lock, &cur, (uint32_t)d->self,
                                         false, __ATOMIC_ACQUIRE,
                                         __ATOMIC_RELAXED)) {
@@ -153,7 +140,8 @@ int fabric_direct_open(struct fabric_direct **out, const char *dir,
     d->self = getpid();
     d->dir = strdup(dir);
     d->peers = calloc(num_nodes, sizeof(*d->peers));
-    d->hdr = map_file(path, true, FILE_SIZE);
+    d->file_size = direct_file_size(num_nodes);
+    d->hdr = map_file(path, true, d->file_size);
     if (!d->dir || !d->peers || !d->hdr) {
         int e = errno ? errno : ENOMEM;
 
@@ -171,6 +159,7 @@ int fabric_direct_open(struct fabric_direct **out, const char *dir,
     for (unsigned q = 0; q < FABRIC_DIRECT_QUEUES; q++) {
         fabric_direct_invalidate(d, q);
     }
+    direct_xlat_reset(d);
     d->hdr->magic = FABRIC_DIRECT_MAGIC;
     d->hdr->version = FABRIC_DIRECT_VERSION;
     d->hdr->pid = d->self;
@@ -181,14 +170,14 @@ int fabric_direct_open(struct fabric_direct **out, const char *dir,
     return 0;
 }
 
-static void peer_unmap(struct direct_peer *p)
+static void peer_unmap(struct fabric_direct *d, struct direct_peer *p)
 {
     if (p->ram) {
         munmap(p->ram, p->ram_size);
         p->ram = NULL;
     }
     if (p->hdr) {
-        munmap(p->hdr, FILE_SIZE);
+        munmap(p->hdr, d->file_size);
         p->hdr = NULL;
     }
     p->incarnation = 0;
@@ -204,10 +193,10 @@ void fabric_direct_close(struct fabric_direct *d)
         for (unsigned q = 0; q < FABRIC_DIRECT_QUEUES; q++) {
             fabric_direct_invalidate(d, q);
         }
-        munmap(d->hdr, FILE_SIZE);
+        munmap(d->hdr, d->file_size);
     }
     for (uint32_t n = 0; d->peers && n < d->num_nodes; n++) {
-        peer_unmap(&d->peers[n]);
+        peer_unmap(d, &d->peers[n]);
     }
     free(d->peers);
     free(d->dir);
@@ -229,7 +218,7 @@ bool fabric_direct_live(const struct fabric_direct *d)
 struct fabric_direct_queue *fabric_direct_queue(struct fabric_direct *d,
                                                 unsigned q)
 {
-    return q < FABRIC_DIRECT_QUEUES ? qrec(d->hdr, q) : NULL;
+    return q < FABRIC_DIRECT_QUEUES ? direct_qrec(d->hdr, q) : NULL;
 }
 
 void fabric_direct_invalidate(struct fabric_direct *d, unsigned q)
@@ -243,7 +232,10 @@ void fabric_direct_invalidate(struct fabric_direct *d, unsigned q)
     dq->valid = 0;
     dq->generation++;
     fabric_direct_unlock(dq);
-    d->exported &= ~(1ull << q);
+    if (d->exported_mask[q / 64] & (1ull << (q % 64))) {
+        d->exported_mask[q / 64] &= ~(1ull << (q % 64));
+        d->exported--;
+    }
 }
 
 bool fabric_direct_exporting(const struct fabric_direct *d)
@@ -291,7 +283,10 @@ static int direct_export(struct fabric_direct *d, unsigned q, uint32_t mode,
     dq->incarnation = d->hdr->incarnation;
     dq->valid = 1;
     fabric_direct_unlock(dq);
-    d->exported |= 1ull << q;
+    if (!(d->exported_mask[q / 64] & (1ull << (q % 64)))) {
+        d->exported_mask[q / 64] |= 1ull << (q % 64);
+        d->exported++;
+    }
     return 0;
 }
 
@@ -366,7 +361,7 @@ uint64_t fabric_direct_deliveries(const struct fabric_direct *d)
 }
 
 /* Map node dst's file and, for its current incarnation, its RAM. */
-static struct direct_peer *peer_get(struct fabric_direct *d, uint32_t dst)
+struct direct_peer *direct_peer_get(struct fabric_direct *d, uint32_t dst)
 {
     struct direct_peer *p = &d->peers[dst];
     struct fabric_direct_hdr *h;
@@ -375,14 +370,14 @@ static struct direct_peer *peer_get(struct fabric_direct *d, uint32_t dst)
     int fd;
 
     if (!p->hdr) {
-        uint64_t t = now_ns();
+        uint64_t t = direct_now_ns();
 
         if (t < p->retry_ns) {
             return NULL;
         }
         p->retry_ns = t + RETRY_NS;
         snprintf(path, sizeof(path), "%s/direct-%u", d->dir, dst);
-        p->hdr = map_file(path, false, FILE_SIZE);
+        p->hdr = map_file(path, false, d->file_size);
         if (!p->hdr) {
             return NULL;
         }
@@ -395,12 +390,12 @@ static struct direct_peer *peer_get(struct fabric_direct *d, uint32_t dst)
     }
     inc = __atomic_load_n(&h->incarnation, __ATOMIC_ACQUIRE);
     if (p->ram && p->incarnation == inc) {
-        uint64_t t = now_ns();
+        uint64_t t = direct_now_ns();
 
         if (t - p->alive_ns < ALIVE_NS) {
             return p;
         }
-        if (!pid_alive(h->pid)) {
+        if (!direct_pid_alive(h->pid)) {
             return NULL;    /* killed: until a new incarnation opens */
         }
         p->alive_ns = t;
@@ -411,10 +406,10 @@ static struct direct_peer *peer_get(struct fabric_direct *d, uint32_t dst)
         munmap(p->ram, p->ram_size);
         p->ram = NULL;
     }
-    if (now_ns() < p->retry_ns && p->incarnation == inc) {
+    if (direct_now_ns() < p->retry_ns && p->incarnation == inc) {
         return NULL;
     }
-    p->retry_ns = now_ns() + RETRY_NS;
+    p->retry_ns = direct_now_ns() + RETRY_NS;
     p->incarnation = inc;
     snprintf(path, sizeof(path), "/proc/%d/fd/%d", h->pid, h->ram_fd);
     fd = open(path, O_RDWR | O_CLOEXEC);
@@ -436,7 +431,7 @@ static struct direct_peer *peer_get(struct fabric_direct *d, uint32_t dst)
         return NULL;
     }
     p->retry_ns = 0;
-    p->alive_ns = now_ns();
+    p->alive_ns = direct_now_ns();
     d->st.peer_maps++;
     return p;
 }
@@ -500,13 +495,13 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     if (!d) {
         return FABRIC_DIRECT_NO_PATH;
     }
-    p = dst < d->num_nodes && q < FABRIC_DIRECT_QUEUES ? peer_get(d, dst)
+    p = dst < d->num_nodes && q < FABRIC_DIRECT_QUEUES ? direct_peer_get(d, dst)
                                                         : NULL;
     if (!p) {
         count_write(d, dst, FABRIC_DIRECT_NO_PATH, false);
         return FABRIC_DIRECT_NO_PATH;
     }
-    dq = qrec(p->hdr, q);
+    dq = direct_qrec(p->hdr, q);
     fabric_direct_lock(d, dq);
     if (!dq->valid || dq->incarnation != p->incarnation ||
         (dq->hold && dst != d->node) ||
@@ -569,10 +564,41 @@ out:
     return r;
 }
 
+bool fabric_direct_ready(struct fabric_direct *d, uint32_t dst, unsigned q,
+                         uint32_t prot, bool need_room)
+{
+    struct direct_peer *p;
+    struct fabric_direct_queue *dq;
+    const uint8_t *status;
+    bool ok;
+
+    p = d && dst < d->num_nodes && q < FABRIC_DIRECT_QUEUES ?
+        direct_peer_get(d, dst) : NULL;
+    if (!p) {
+        return false;
+    }
+    dq = direct_qrec(p->hdr, q);
+    fabric_direct_lock(d, dq);
+    ok = dq->valid && dq->incarnation == p->incarnation &&
+         !(dq->hold && dst != d->node) && dq->prot == prot;
+    if (ok && need_room) {
+        if (dq->mode == FABRIC_DIRECT_PHASE) {
+            ok = dq->wp - dq->head < dq->nslots;
+        } else {
+            status = slot_byte(p, dq, dq->wp & (dq->nslots - 1),
+                               dq->status_off);
+            ok = status &&
+                 !__atomic_load_n((const uint64_t *)status, __ATOMIC_ACQUIRE);
+        }
+    }
+    fabric_direct_unlock(dq);
+    return ok;
+}
+
 void fabric_direct_forget(struct fabric_direct *d, uint32_t dst)
 {
     if (d && dst < d->num_nodes) {
-        peer_unmap(&d->peers[dst]);
+        peer_unmap(d, &d->peers[dst]);
         d->peers[dst].retry_ns = 0;
     }
 }

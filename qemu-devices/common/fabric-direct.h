@@ -28,7 +28,14 @@
  * translation.  A writer that dies holding the lock has not advanced the
  * write index: the next writer takes the lock over and reuses the slot.
  *
- * Plain POSIX C, no QEMU dependency (host unit tests: test_fabric_direct).
+ * Region access (RDMA) goes through the translation cache of the same
+ * file: the owner fills an entry per page its own NI translated (RAM
+ * offset, owner id, permissions, protection id), peers look pages up, and
+ * an owner's fence ends the cache's epoch and waits until no peer still
+ * uses an entry of the old one (fabric_direct_xlat_fence()).
+ *
+ * Plain POSIX C, no QEMU dependency (host unit tests: test_fabric_direct,
+ * test_fabric_xlat).
  */
 #ifndef EXANET_FABRIC_DIRECT_H
 #define EXANET_FABRIC_DIRECT_H
@@ -39,8 +46,8 @@
 #include <sys/types.h>
 
 #define FABRIC_DIRECT_MAGIC     0x31524458u /* "XDR1" */
-#define FABRIC_DIRECT_VERSION   3
-#define FABRIC_DIRECT_QUEUES    64          /* receive queues per node */
+#define FABRIC_DIRECT_VERSION   4
+#define FABRIC_DIRECT_QUEUES    128         /* receive queues per node */
 #define FABRIC_DIRECT_PAGE      4096u
 #define FABRIC_DIRECT_MAX_PAGES 2048        /* 8 MiB per queue */
 /*
@@ -206,5 +213,75 @@ struct fabric_direct_stats {
 };
 void fabric_direct_get_stats(const struct fabric_direct *d,
                              struct fabric_direct_stats *st);
+
+/* ------------------------------------------------------------------ */
+/* Region access: the translation cache (fabric-direct-xlat.c) */
+
+/* Pages the cache holds (index = the NI's page number, e.g. an NLA page) */
+#define FABRIC_DIRECT_XLAT_ENTRIES  (1u << 22)
+/* An entry's value: the layout of an EXTOLL ATU entry, RAM offset for bus */
+#define FABRIC_DIRECT_X_VALID       0x1ull
+#define FABRIC_DIRECT_X_READ        0x2ull
+#define FABRIC_DIRECT_X_WRITE       0x4ull
+#define FABRIC_DIRECT_X_ENTRY(ram, owner, perm, prot)                   \
+    (((uint64_t)(ram) & 0x0000fffffffff000ull) |                        \
+     ((uint64_t)((prot) & 0xffff) << 48) |                              \
+     ((uint64_t)((owner) & 0xff) << 4) |                                \
+     ((uint64_t)(perm) & 0x6) | FABRIC_DIRECT_X_VALID)
+
+/*
+ * Owner: its NI translated page idx to RAM offset ram (page aligned) for
+ * owner id owner with permissions perm (X_READ | X_WRITE) under protection
+ * id prot.  Valid until the next fence.
+ */
+void fabric_direct_xlat_fill(struct fabric_direct *d, uint64_t idx,
+                             uint64_t ram, unsigned owner, unsigned perm,
+                             uint32_t prot);
+/* Owner: page idx is cached in this epoch (no need to fill it again) */
+bool fabric_direct_xlat_cached(const struct fabric_direct *d, uint64_t idx);
+/*
+ * Owner: forget every entry; once this returns no peer accesses memory
+ * through one (it waits for accesses in progress, or their holder's death).
+ * Cheap when nothing was filled since the last fence.
+ */
+void fabric_direct_xlat_fence(struct fabric_direct *d);
+
+/* A piece of a region access: host address in the target's RAM */
+typedef void (*fabric_direct_span_fn)(void *opaque, uint8_t *host,
+                                      uint32_t off, uint32_t len);
+/*
+ * Writer: access [addr, addr + len) of node dst's NI address space (page
+ * size FABRIC_DIRECT_PAGE) as owner id owner, needing permissions perm,
+ * with protection id prot.  Every page must be cached with those: then fn
+ * is called for each piece in order (off = offset in the region) while
+ * the target cannot end the epoch, and DONE is returned; otherwise
+ * NO_PATH and nothing was accessed (the caller takes the rings, where the
+ * target itself translates, fills the cache or reports the fault).
+ */
+enum fabric_direct_result fabric_direct_access(struct fabric_direct *d,
+                                               uint32_t dst, uint64_t addr,
+                                               uint32_t len, unsigned owner,
+                                               unsigned perm, uint32_t prot,
+                                               fabric_direct_span_fn fn,
+                                               void *opaque);
+/*
+ * Writer: queue q of node dst takes a write from us now (live, valid, not
+ * held, protection id prot, and with room when need_room).  A hint: the
+ * write itself checks again.
+ */
+bool fabric_direct_ready(struct fabric_direct *d, uint32_t dst, unsigned q,
+                         uint32_t prot, bool need_room);
+
+/* Region accesses of a writer and the owner's fences */
+struct fabric_direct_xlat_stats {
+    uint64_t access;        /* done */
+    uint64_t access_miss;   /* a page not cached (or refused): rings */
+    uint64_t bytes;
+    uint64_t fills;         /* owner: entries filled */
+    uint64_t fences;        /* owner: fences that ended an epoch */
+    uint64_t fence_waits;   /* ... that waited for a peer's access */
+};
+void fabric_direct_get_xlat_stats(const struct fabric_direct *d,
+                                  struct fabric_direct_xlat_stats *st);
 
 #endif

@@ -213,12 +213,26 @@ static void fabric_nic_direct_get(Object *obj, Visitor *v, const char *name,
 {
     FabricNic *nic = (FabricNic *)((char *)obj + (uintptr_t)opaque);
     struct fabric_direct_stats st = { 0 };
+    struct fabric_direct_xlat_stats xst = { 0 };
     uint64_t val;
 
     if (nic->dd) {
         fabric_direct_get_stats(nic->dd, &st);
+        fabric_direct_get_xlat_stats(nic->dd, &xst);
     }
-    if (!strcmp(name, "direct-tx")) {
+    if (!strcmp(name, "direct-access")) {
+        val = xst.access;
+    } else if (!strcmp(name, "direct-access-miss")) {
+        val = xst.access_miss;
+    } else if (!strcmp(name, "direct-access-bytes")) {
+        val = xst.bytes;
+    } else if (!strcmp(name, "direct-xlat-fills")) {
+        val = xst.fills;
+    } else if (!strcmp(name, "direct-xlat-fences")) {
+        val = xst.fences;
+    } else if (!strcmp(name, "direct-xlat-fence-waits")) {
+        val = xst.fence_waits;
+    } else if (!strcmp(name, "direct-tx")) {
         val = st.tx_direct;
     } else if (!strcmp(name, "direct-tx-full")) {
         val = st.tx_full;
@@ -240,6 +254,14 @@ void fabric_nic_direct_class_init(ObjectClass *oc, size_t nic_offset)
         { "direct-tx-refused", "direct writes refused: protection id" },
         { "direct-tx-no-path", "direct writes without a path (rings taken)" },
         { "direct-wakes", "doorbells sent to wake a parked target" },
+        { "direct-access", "puts / gets done in peers' memory" },
+        { "direct-access-miss",
+          "puts / gets that found a page not translated (rings taken)" },
+        { "direct-access-bytes", "bytes of puts / gets done in peers' memory" },
+        { "direct-xlat-fills", "translations this node exported to peers" },
+        { "direct-xlat-fences", "fences that emptied the translation cache" },
+        { "direct-xlat-fence-waits",
+          "fences that waited for a peer's access in progress" },
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(names); i++) {

@@ -98,6 +98,37 @@ void extoll_prot_refused(ExtollState *s, const char *what, uint32_t node,
  */
 #define EXT_ATU_BATCH 64
 
+/*
+ * A valid entry the model read: into the translation cache peers read for
+ * direct puts and gets (extoll-rma-direct.c), unless it is there already.
+ */
+static void ext_atu_fill(ExtollState *s, uint64_t idx, uint64_t e)
+{
+    uint64_t ram;
+
+    if (!fabric_nic_direct_on(&s->nic) ||
+        fabric_direct_xlat_cached(s->nic.dd, idx)) {
+        return;
+    }
+    if (fabric_nic_direct_translate(PCI_DEVICE(s), EXTOLL_ATU_ADDR(e),
+                                    FABRIC_DIRECT_PAGE, &ram)) {
+        fabric_direct_xlat_fill(s->nic.dd, idx, ram, EXTOLL_ATU_VPID(e),
+                                e & (EXTOLL_ATU_READ | EXTOLL_ATU_WRITE),
+                                EXTOLL_ATU_PROT(e));
+    }
+}
+
+/*
+ * The driver cleared entries and reads a BAR0 register (uapi/extoll_hw.h,
+ * section 7): no access that starts later may use them, peers' neither.
+ */
+void extoll_atu_fence(ExtollState *s)
+{
+    if (s->nic.dd) {
+        fabric_direct_xlat_fence(s->nic.dd);
+    }
+}
+
 GArray *extoll_translate(ExtollState *s, unsigned vpid, unsigned prot,
                          bool te, uint64_t addr, uint32_t len,
                          uint64_t perm)
@@ -133,6 +164,9 @@ GArray *extoll_translate(ExtollState *s, unsigned vpid, unsigned prot,
             }
         }
         e = le64_to_cpu(ent[idx - first]);
+        if (e & EXTOLL_ATU_VALID) {
+            ext_atu_fill(s, idx, e);
+        }
         if (!(e & EXTOLL_ATU_VALID) || (e & perm) != perm ||
             EXTOLL_ATU_VPID(e) != vpid) {
             goto fault;

@@ -289,6 +289,15 @@ typedef struct ExtVpid {
     bool velo_direct;
     uint64_t velo_direct_seen;  /* the record's delivered count, folded */
     uint16_t rma_prot;      /* EXTOLL_VPID_RMA_PROT */
+    /*
+     * The notification queue is exported (record EXT_NOTI_Q): peers that
+     * put or get directly write notifications into it; folded by
+     * extoll_noti_sync() as for VELO.  noti_hold: peers take the rings
+     * while the backlog holds notifications.
+     */
+    bool noti_direct;
+    bool noti_hold;
+    uint64_t noti_direct_seen;
     /* VELO requester page */
     uint64_t velo_hdr;
     bool velo_hdr_valid;
@@ -340,6 +349,10 @@ struct ExtollState {
     QEMUTimer *resume_timer; /* looks for room for NACKed peers */
     GQueue nack_peers;      /* ExtPeer* with nacked set */
 };
+
+/* Direct delivery record of VPID vi's notification queue (VELO: vi) */
+#define EXT_NOTI_Q(vi)      (EXTOLL_NUM_VPIDS + (vi))
+QEMU_BUILD_BUG_ON(EXT_NOTI_Q(EXTOLL_NUM_VPIDS) > FABRIC_DIRECT_QUEUES);
 
 /* ATU: one physically contiguous piece of a translated range */
 typedef struct ExtSeg {
@@ -394,12 +407,16 @@ GArray *extoll_translate(ExtollState *s, unsigned vpid, unsigned prot,
                          uint64_t perm);
 bool extoll_mem_rw(ExtollState *s, unsigned vpid, unsigned prot, bool te,
                    uint64_t addr, void *buf, uint32_t len, bool write);
+void extoll_atu_fence(ExtollState *s);
 
 /* ------------------------------------------------------------------ */
 /* extoll-noti.c: notification queues */
 
 bool extoll_rma_on(ExtVpid *v);
 bool extoll_rma_addr_ok(ExtVpid *v, bool te);
+void extoll_noti_export(ExtollState *s, unsigned vi);
+void extoll_noti_sync(ExtollState *s, unsigned vi);
+void extoll_noti_unexport(ExtollState *s, unsigned vi);
 bool extoll_noti_room(ExtollState *s, ExtVpid *v);
 void extoll_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1);
 bool extoll_noti_try(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1);
@@ -470,5 +487,22 @@ bool extoll_lockrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                        size_t len);
 bool extoll_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                       size_t len, ExtRxData rd);
+uint32_t extoll_last_off(uint32_t len);
+unsigned extoll_noti_mode(unsigned opts);
+
+/* ------------------------------------------------------------------ */
+/* extoll-rma-direct.c: puts and gets by direct delivery */
+
+/* A put, immediate put or get of ours as ext_rma_exec() took it */
+typedef struct ExtDirectCmd {
+    unsigned vi, dv, cmd, spec, opts;
+    uint16_t prot;
+    uint64_t laddr;         /* put: source, get: destination (ours) */
+    uint64_t raddr;         /* the target's */
+    uint32_t size;
+    const uint8_t *imm;     /* immediate put: the bytes, laddr the value */
+} ExtDirectCmd;
+
+bool extoll_rma_direct(ExtollState *s, ExtPeer *p, const ExtDirectCmd *c);
 
 #endif

@@ -102,6 +102,7 @@ static void ext_reset_state(ExtollState *s)
         uint8_t vg = v->velo_gen + 1, rg = v->rma_gen + 1;
 
         extoll_velo_unexport(s, i);
+        extoll_noti_unexport(s, i);
         /* generations survive resets so late replies never match */
         extoll_backlog_clear(v);
         extoll_cmdq_clear(s, v);
@@ -116,6 +117,7 @@ static void ext_reset_state(ExtollState *s)
     }
     s->atu_base = 0;
     s->atu_entries = 0;
+    extoll_atu_fence(s);
     s->txq_bytes = 0;
     do {
         qemu_guest_getrandom_nofail(&e, sizeof(e));
@@ -141,6 +143,7 @@ static uint64_t ext_vpid_read(ExtollState *s, unsigned vi, hwaddr r)
     ExtVpid *v = &s->vpid[vi];
 
     extoll_velo_sync(s, vi);
+    extoll_noti_sync(s, vi);
     switch (r) {
     case EXTOLL_VPID_CTRL:
         return v->ctrl;
@@ -229,8 +232,12 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
         }
         if (!(nv & EXTOLL_VPID_RMA)) {
             nv &= ~EXTOLL_VPID_RMA_PHYS;
+            extoll_noti_unexport(s, vi);
         }
         v->ctrl = nv;
+        if ((nv & EXTOLL_VPID_RMA) && !rma_on) {
+            extoll_noti_export(s, vi);
+        }
         return;
     }
     case EXTOLL_VPID_VELO_RING:
@@ -270,6 +277,9 @@ static void ext_vpid_write(ExtollState *s, unsigned vi, hwaddr r,
         return;
     case EXTOLL_VPID_RMA_PROT:
         v->rma_prot = val & EXTOLL_PROT_MASK;
+        if (v->noti_direct) {
+            fabric_direct_set_prot(s->nic.dd, EXT_NOTI_Q(vi), v->rma_prot);
+        }
         return;
     }
     EXTOLL_GUEST_ERR(extoll_err_vpid_reg, "write to VPID register 0x%x",
@@ -285,6 +295,8 @@ static uint64_t ext_ctrl_read(void *opaque, hwaddr off, unsigned size)
     if (ext_reentered()) {
         return 0;
     }
+    /* any BAR0 read ends the ATU entries the driver cleared before it */
+    extoll_atu_fence(s);
     if (off >= EXTOLL_REG_VPID(0) &&
         off < EXTOLL_REG_VPID(EXTOLL_NUM_VPIDS)) {
         unsigned vi = (off - EXTOLL_REG_VPID(0)) / 0x40;
@@ -387,9 +399,11 @@ static void ext_ctrl_write(void *opaque, hwaddr off, uint64_t val,
     case EXTOLL_REG_ATU_BASE + 4:
         ext_set64(&s->atu_base, off - EXTOLL_REG_ATU_BASE, val, size);
         s->atu_base &= ~0xfffull;
+        extoll_atu_fence(s);
         return;
     case EXTOLL_REG_ATU_ENTRIES:
         s->atu_entries = MIN((uint32_t)val, EXTOLL_ATU_MAX_ENTRIES);
+        extoll_atu_fence(s);
         return;
     }
     EXTOLL_GUEST_ERR(extoll_err_ctrl_reg, "write to ctrl 0x%x",
@@ -523,9 +537,13 @@ static uint64_t ext_rmap_read(void *opaque, hwaddr off, unsigned size)
     if (r == EXTOLL_RMA_CMD_DROPS) {
         return v->rma_drops;
     }
+    if (r == EXTOLL_RMA_FEATURES) {
+        return v->noti_direct ? EXTOLL_RMA_F_DIRECT : 0;
+    }
     if (r == EXTOLL_RMA_NOTI_COUNT) {
         /* A process found its notification queue empty (may park). */
         ext_vcpu_poll(s);
+        extoll_noti_sync(s, v - s->vpid);
         if (v->noti_count == v->noti_polled) {
             /* may park without the BQL: the count can move meanwhile */
             fabric_nic_poll_idle(&s->nic);

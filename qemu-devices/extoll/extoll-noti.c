@@ -8,6 +8,8 @@
 
 #include "qemu/osdep.h"
 #include "qemu/timer.h"
+#include "qemu/bswap.h"
+#include "qemu/atomic.h"
 
 #include "extoll-int.h"
 #include "trace.h"
@@ -26,6 +28,87 @@ bool extoll_rma_addr_ok(ExtVpid *v, bool te)
     return extoll_rma_on(v) && (te || (v->ctrl & EXTOLL_VPID_RMA_PHYS));
 }
 
+/* ------------------------------------------------------------------ */
+/* Direct delivery (Documentation/fabric.md section 9) */
+
+/*
+ * RMA on: publish the queue's translation, so that peers doing a put or a
+ * get directly write its completer / responder notification themselves.
+ * The record carries the VPID's RMA_PROT, so that it also tells peers
+ * whether RMA of the VPID takes their protection ID at all.
+ */
+void extoll_noti_export(ExtollState *s, unsigned vi)
+{
+    ExtVpid *v = &s->vpid[vi];
+    uint64_t len = ROUND_UP(16ull * v->notiq_entries, FABRIC_DIRECT_PAGE);
+    g_autofree uint64_t *pages = NULL;
+    int r = -ENODEV;
+
+    extoll_noti_unexport(s, vi);
+    if (!fabric_nic_direct_on(&s->nic) || !extoll_rma_on(v)) {
+        return;
+    }
+    pages = g_new(uint64_t, len / FABRIC_DIRECT_PAGE);
+    if (fabric_nic_direct_translate(PCI_DEVICE(s), v->notiq, len, pages)) {
+        r = fabric_direct_export(s->nic.dd, EXT_NOTI_Q(vi), 16,
+                                 v->notiq_entries, 8, v->rma_prot, pages,
+                                 len / FABRIC_DIRECT_PAGE);
+    }
+    v->noti_direct = r == 0;
+    v->noti_direct_seen = fabric_direct_queue(s->nic.dd,
+                                              EXT_NOTI_Q(vi))->delivered;
+    v->noti_hold = false;
+    trace_extoll_noti_export(s->nic.node_id, vi, v->notiq, v->notiq_entries,
+                             r);
+}
+
+/* Fold what was written into the queue through the shared record. */
+void extoll_noti_sync(ExtollState *s, unsigned vi)
+{
+    ExtVpid *v = &s->vpid[vi];
+    struct fabric_direct_queue *dq;
+    uint64_t n;
+
+    if (!v->noti_direct) {
+        return;
+    }
+    dq = fabric_direct_queue(s->nic.dd, EXT_NOTI_Q(vi));
+    n = qatomic_read(&dq->delivered) - v->noti_direct_seen;
+    v->noti_direct_seen += n;
+    v->noti_count += n;
+    s->counters[EXTOLL_CNT_NOTI_WRITTEN] += n;
+    v->notiq_wp = qatomic_read(&dq->wp) & (v->notiq_entries - 1);
+}
+
+/* RMA off, reset: no peer writes into the queue once this returns. */
+void extoll_noti_unexport(ExtollState *s, unsigned vi)
+{
+    ExtVpid *v = &s->vpid[vi];
+
+    if (!v->noti_direct) {
+        return;
+    }
+    fabric_direct_invalidate(s->nic.dd, EXT_NOTI_Q(vi));
+    extoll_noti_sync(s, vi);
+    v->noti_direct = false;
+    trace_extoll_noti_unexport(s->nic.node_id, vi);
+}
+
+/*
+ * While notifications wait in the backlog, peers take the rings: theirs
+ * queue up behind ours (NACK) instead of taking the room ours wait for.
+ */
+static void ext_noti_hold(ExtollState *s, ExtVpid *v, bool hold)
+{
+    if (v->noti_direct && v->noti_hold != hold) {
+        fabric_direct_set_hold(s->nic.dd, EXT_NOTI_Q(v - s->vpid), hold);
+        v->noti_hold = hold;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Notification queue */
+
 /* Room for one entry at the write index (and nothing waiting before it). */
 bool extoll_noti_room(ExtollState *s, ExtVpid *v)
 {
@@ -34,10 +117,43 @@ bool extoll_noti_room(ExtollState *s, ExtVpid *v)
     if (!extoll_rma_on(v) || !v->notiq_entries) {
         return false;
     }
+    extoll_noti_sync(s, v - s->vpid);
     if (!extoll_read_u64(s, v->notiq + 16ull * v->notiq_wp + 8, &w1)) {
         return false;
     }
     return w1 == 0;
+}
+
+static void ext_noti_backlog(ExtollState *s, ExtVpid *v, uint64_t w0,
+                             uint64_t w1);
+
+/*
+ * Into a queue peers write into too: through the record (its lock and
+ * write index).  false: a peer took the slot since the caller's room check.
+ */
+static bool ext_noti_write_shared(ExtollState *s, ExtVpid *v, uint64_t w0,
+                                  uint64_t w1)
+{
+    uint8_t b[8];
+    struct fabric_direct_msg m = {
+        .payload = b, .len = 8, .status = w1, .prot = v->rma_prot,
+    };
+    unsigned vi = v - s->vpid;
+    bool wake;
+    enum fabric_direct_result r;
+
+    stq_le_p(b, w0);
+    trace_extoll_noti_write(s->nic.node_id, vi, v->notiq_wp, w0, w1);
+    r = fabric_direct_write(s->nic.dd, s->nic.node_id, EXT_NOTI_Q(vi), &m,
+                            &wake);
+    extoll_noti_sync(s, vi);
+    if (r != FABRIC_DIRECT_DONE) {
+        return false;
+    }
+    if ((w1 >> 61) & 7) {
+        s->counters[EXTOLL_CNT_RMA_ERRORS]++;
+    }
+    return true;
 }
 
 /* Write one entry; caller checked extoll_noti_room(). */
@@ -45,6 +161,12 @@ void extoll_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
 {
     uint64_t a = v->notiq + 16ull * v->notiq_wp;
 
+    if (v->noti_direct) {
+        if (!ext_noti_write_shared(s, v, w0, w1)) {
+            ext_noti_backlog(s, v, w0, w1);
+        }
+        return;
+    }
     trace_extoll_noti_write(s->nic.node_id, v - s->vpid, v->notiq_wp, w0, w1);
     extoll_write_u64(s, a, w0);
     extoll_write_u64(s, a + 8, w1);
@@ -71,10 +193,19 @@ bool extoll_noti_try(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
 static void ext_backlog_flush(ExtollState *s, ExtVpid *v)
 {
     while (!g_queue_is_empty(&v->backlog) && extoll_noti_room(s, v)) {
-        ExtNoti *n = g_queue_pop_head(&v->backlog);
+        ExtNoti *n = g_queue_peek_head(&v->backlog);
 
-        extoll_noti_write(s, v, n->w0, n->w1);
-        g_free(n);
+        if (v->noti_direct) {
+            if (!ext_noti_write_shared(s, v, n->w0, n->w1)) {
+                break;
+            }
+        } else {
+            extoll_noti_write(s, v, n->w0, n->w1);
+        }
+        g_free(g_queue_pop_head(&v->backlog));
+    }
+    if (g_queue_is_empty(&v->backlog)) {
+        ext_noti_hold(s, v, false);
     }
 }
 
@@ -98,14 +229,23 @@ void extoll_noti_post(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
         extoll_noti_write(s, v, w0, w1);
         return;
     }
+    ext_noti_backlog(s, v, w0, w1);
+}
+
+static void ext_noti_backlog(ExtollState *s, ExtVpid *v, uint64_t w0,
+                             uint64_t w1)
+{
+    ExtNoti *n;
+
     s->counters[EXTOLL_CNT_NOTI_FULL]++;
     if (g_queue_get_length(&v->backlog) >= EXT_BACKLOG_MAX) {
         return;     /* lost; counted as NOTI_FULL */
     }
-    ExtNoti *n = g_new(ExtNoti, 1);
+    n = g_new(ExtNoti, 1);
     n->w0 = w0;
     n->w1 = w1;
     g_queue_push_tail(&v->backlog, n);
+    ext_noti_hold(s, v, true);
     ext_arm_poll(s);
 }
 

@@ -14,7 +14,7 @@
 #include "trace.h"
 
 /* Notification mode bits from requester page options */
-static unsigned ext_mode(unsigned opts)
+unsigned extoll_noti_mode(unsigned opts)
 {
     return ((opts & EXTOLL_RMA_OPT_IRQ) ? EXTOLL_NOTI_MODE_IRQ : 0) |
            ((opts & EXTOLL_RMA_OPT_TE) ? EXTOLL_NOTI_MODE_TE : 0);
@@ -40,7 +40,7 @@ uint32_t extoll_rma_free(ExtVpid *v)
 }
 
 /* last-fragment offset for a transfer of len bytes */
-static uint32_t ext_last_off(uint32_t len)
+uint32_t extoll_last_off(uint32_t len)
 {
     return len ? (len - 1) / EXTOLL_RMA_FRAG_SIZE * EXTOLL_RMA_FRAG_SIZE : 0;
 }
@@ -51,7 +51,8 @@ static void ext_req_error(ExtollState *s, ExtVpid *v, unsigned cmd,
 {
     extoll_noti_post(s, v, w0,
                      EXTOLL_NOTI_W1(0, dvpid, node, EXTOLL_NOTI_REQUESTER, cmd,
-                                    ext_mode(opts), EXTOLL_NOTI_ERR_REQ));
+                                    extoll_noti_mode(opts),
+                                    EXTOLL_NOTI_ERR_REQ));
 }
 
 /*
@@ -68,7 +69,7 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
     unsigned dv = EXTOLL_RMA_W0_VPID(w0), spec = EXTOLL_RMA_W0_SPEC(w0);
     unsigned mod = EXTOLL_RMA_W0_MOD(w0), count = EXTOLL_RMA_W0_COUNT(w0);
     bool te = opts & EXTOLL_RMA_OPT_TE;
-    unsigned mode = ext_mode(opts);
+    unsigned mode = extoll_noti_mode(opts);
     uint16_t tag;
     ExtPeer *p;
     ExtPkt *k;
@@ -90,14 +91,22 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
     switch (cmd) {
     case EXTOLL_CMD_BT_PUT:
     case EXTOLL_CMD_QW_PUT: {
-        uint32_t size = count + 1, lo = ext_last_off(size);
+        uint32_t size = count + 1, lo = extoll_last_off(size);
         ExtXfer x = {
             .kind = K_PUT, .svpid = vi, .dvpid = dv, .gen = v->rma_gen,
             .prot = prot, .tag = tag, .cmd = cmd, .spec = spec, .mode = opts,
             .addr = w2, .echo = w1,
         };
         ExtSrc src = { .vpid = vi, .prot = prot, .te = te, .addr = w1 };
+        ExtDirectCmd dc = {
+            .vi = vi, .dv = dv, .cmd = cmd, .spec = spec, .opts = opts,
+            .prot = prot, .laddr = w1, .raddr = w2, .size = size,
+        };
 
+        if (!(cmd == EXTOLL_CMD_QW_PUT && (size & 7)) &&
+            extoll_rma_direct(s, p, &dc)) {
+            return;
+        }
         if ((cmd == EXTOLL_CMD_QW_PUT && (size & 7)) ||
             !extoll_xfer_queue(s, p, &x, &src, size)) {
             ext_req_error(s, v, cmd, node, dv, opts, w1);
@@ -117,8 +126,16 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         };
         uint8_t imm[8];
         ExtSrc src = { .buf = imm };
+        ExtDirectCmd dc = {
+            .vi = vi, .dv = dv, .cmd = cmd, .spec = spec, .opts = opts,
+            .prot = prot, .laddr = w2, .raddr = w1, .size = (count & 7) + 1,
+            .imm = imm,
+        };
 
         stq_le_p(imm, w2);
+        if (extoll_rma_direct(s, p, &dc)) {
+            return;
+        }
         extoll_xfer_queue(s, p, &x, &src, (count & 7) + 1);
         v->rma_pending++;
         extoll_wait_add(s, p, vi, prot, tag, w2,
@@ -141,7 +158,7 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
         return;
     case EXTOLL_CMD_BT_GET:
     case EXTOLL_CMD_QW_GET: {
-        uint32_t size = count + 1, lo = ext_last_off(size);
+        uint32_t size = count + 1, lo = extoll_last_off(size);
 
         if (cmd == EXTOLL_CMD_QW_GET && (size & 7)) {
             ext_req_error(s, v, cmd, node, dv, opts, w2);
@@ -155,6 +172,13 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             return;
         }
         g_array_free(a, true);
+        ExtDirectCmd dc = {
+            .vi = vi, .dv = dv, .cmd = cmd, .spec = spec, .opts = opts,
+            .prot = prot, .laddr = w2, .raddr = w1, .size = size,
+        };
+        if (extoll_rma_direct(s, p, &dc)) {
+            return;
+        }
         d = extoll_pkt_new(s, p, &k, K_GETREQ, vi, dv, v->rma_gen, prot, tag,
                            G_END);
         d[G_CMD] = cmd;
@@ -389,7 +413,7 @@ bool extoll_put_rx(ExtollState *s, ExtPeer *p, const uint8_t *b, size_t len,
         return true;
     }
     /* notifications describe the last wire fragment of the transfer */
-    lo = ext_last_off(n);
+    lo = extoll_last_off(n);
     if (!p->put_err && (b[P_SPEC] & EXTOLL_NOTI_COMPLETER)) {
         extoll_noti_write(s, v, addr + lo,
                           EXTOLL_NOTI_W1(n - lo - 1, b[D_SVPID], p->node,
@@ -483,7 +507,7 @@ bool extoll_done_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         extoll_noti_post(s, v, ldq_le_p(b + R_ECHO),
                          EXTOLL_NOTI_W1(ldl_le_p(b + R_SIZE), b[D_SVPID],
                                         p->node, EXTOLL_NOTI_REQUESTER,
-                                        b[R_CMD], ext_mode(b[R_MODE]),
+                                        b[R_CMD], extoll_noti_mode(b[R_MODE]),
                                         b[R_ERR]));
     }
     return true;
@@ -516,7 +540,7 @@ bool extoll_getreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         s->counters[EXTOLL_CNT_FABRIC_BAD]++;
         return true;
     }
-    lo = ext_last_off(size);
+    lo = extoll_last_off(size);
     x = (ExtXfer) {
         .kind = K_GETRSP, .svpid = dv, .dvpid = b[D_SVPID], .gen = b[D_GEN],
         .prot = extoll_pkt_prot(b), .tag = lduw_le_p(b + D_TAG), .cmd = cmd,
@@ -603,7 +627,7 @@ bool extoll_lockreq_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                               EXTOLL_NOTI_W1(0, b[D_SVPID], p->node,
                                              EXTOLL_NOTI_RESPONDER,
                                              EXTOLL_CMD_LOCK_REQ,
-                                             ext_mode(opts), 0));
+                                             extoll_noti_mode(opts), 0));
         }
     }
     d = extoll_pkt_new(s, p, &k, K_LOCKRSP, dv, b[D_SVPID], b[D_GEN],
@@ -637,13 +661,13 @@ bool extoll_lockrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                          EXTOLL_NOTI_W1(0, b[D_SVPID], p->node,
                                         EXTOLL_NOTI_REQUESTER,
                                         EXTOLL_CMD_LOCK_REQ,
-                                        ext_mode(b[L_MODE]), b[L_ERR]));
+                                        extoll_noti_mode(b[L_MODE]), b[L_ERR]));
     } else if (b[L_SPEC] & EXTOLL_NOTI_COMPLETER) {
         extoll_noti_post(s, v, word0,
                          EXTOLL_NOTI_W1(0, b[D_SVPID], p->node,
                                         EXTOLL_NOTI_COMPLETER,
                                         EXTOLL_CMD_LOCK_RSP,
-                                        ext_mode(b[L_MODE]), 0));
+                                        extoll_noti_mode(b[L_MODE]), 0));
     }
     return true;
 }
@@ -699,7 +723,8 @@ bool extoll_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
         extoll_noti_post(s, v, addr,
                          EXTOLL_NOTI_W1(ldq_le_p(b + P_ECHO) - 1, b[D_SVPID],
                                         p->node, EXTOLL_NOTI_REQUESTER, cmd,
-                                        ext_mode(opts), EXTOLL_NOTI_ERR_RESP));
+                                        extoll_noti_mode(opts),
+                                        EXTOLL_NOTI_ERR_RESP));
         return true;
     }
     ext_frag_store(s, dv, te, addr, b, &rd, n, &p->rsp_err);
@@ -709,7 +734,7 @@ bool extoll_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
     if (v->rma_pending) {
         v->rma_pending--;
     }
-    lo = ext_last_off(n);
+    lo = extoll_last_off(n);
     if ((spec & EXTOLL_NOTI_COMPLETER) || p->rsp_err) {
         extoll_noti_post(s, v, addr + lo,
                          EXTOLL_NOTI_W1(n ? n - lo - 1 : 0, b[D_SVPID], p->node,
@@ -717,7 +742,7 @@ bool extoll_getrsp_rx(ExtollState *s, ExtPeer *p, const uint8_t *b,
                                         cmd == EXTOLL_CMD_QW_GET ?
                                         EXTOLL_CMD_GET_QW_RSP :
                                         EXTOLL_CMD_GET_BT_RSP,
-                                        ext_mode(opts),
+                                        extoll_noti_mode(opts),
                                         p->rsp_err ? EXTOLL_NOTI_ERR_CMPL : 0));
     }
     return true;

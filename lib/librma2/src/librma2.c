@@ -14,10 +14,12 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "extoll.h"
+#include "extoll_hw.h"
 #include "rma2_int.h"
 #include "exa_cpu.h"
 
@@ -108,6 +110,27 @@ static RMA2_ERROR errno_open(int e)
 	return RMA2_ERR_FD;
 }
 
+/*
+ * Does the NI write notifications into our queue by itself
+ * (EXTOLL_RMA_FEATURES)?  Then an empty queue is mostly looked at in
+ * memory only (rma2_noti.c).
+ */
+static void read_direct(RMA2_Endpoint *p)
+{
+	const char *e;
+
+	p->direct = !!(*(const volatile uint64_t *)(p->req_base + EXTOLL_RMA_FEATURES) &
+		       EXTOLL_RMA_F_DIRECT);
+	p->spin_probes = RMA2_DIRECT_SPIN_PROBES;
+	e = getenv("RMA2_DIRECT_SPIN_PROBES");
+	if (e && *e)
+		p->spin_probes = (uint32_t)strtoul(e, NULL, 0);
+	/* RMA2_DIRECT_POLL=0: read NOTI_COUNT on every empty probe (comparisons) */
+	e = getenv("RMA2_DIRECT_POLL");
+	if (e && !strcmp(e, "0"))
+		p->direct = 0;
+}
+
 /* Device path: uapi/extoll.h (ioctls, mmap layout). */
 static RMA2_ERROR dev_open(RMA2_Endpoint **out)
 {
@@ -173,6 +196,7 @@ static RMA2_ERROR dev_open(RMA2_Endpoint **out)
 	p->rp_word = m;
 	p->queue = (volatile RMA2_Notification *)((uint8_t *)m + EXTOLL_PAGE_SIZE);
 	p->q_entries = (uint32_t)(qsize / sizeof(RMA2_Notification));
+	read_direct(p);
 	rc = port_init_common(p);
 	if (rc)
 		goto err_q;

@@ -12,6 +12,8 @@
 #define RMA2_DEFAULT_QUEUE_BYTES (256u * 1024u)
 #define RMA2_DEFAULT_SEGMENT_BYTES (64u * 1024u)
 #define RMA2_POOL_GROW 32
+/* as VELO2_DIRECT_SPIN_PROBES (libvelo2's velo2_int.h), for the same reasons */
+#define RMA2_DIRECT_SPIN_PROBES 4096u
 #define RMA2_CMD_FREE_OFF 0x800	/* EXTOLL_RMA_CMD_FREE in requester page 0 */
 
 /* Command word 0 fields (spec 2.5.3). */
@@ -57,6 +59,14 @@ struct RMA2_Endpoint_s {
 	RMA2_Replay_Buffer_Mode replay;
 	uint32_t credits;		/* commands the device accepts without re-reading */
 	int last_to_self;		/* the last command went to this node (atomic) */
+	/*
+	 * Peers write notifications into the queue themselves
+	 * (EXTOLL_RMA_F_DIRECT): an empty probe reads NOTI_COUNT only once
+	 * per spin_probes empty probes (RMA2_DIRECT_SPIN_PROBES; 0: always,
+	 * as RMA2_DIRECT_POLL=0 does).
+	 */
+	int direct;
+	uint32_t spin_probes, empty_polls;
 	pthread_mutex_t post_lock;
 	extoll2_list_t desc_pool;
 	extoll2_list_t region_pool;

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Direct delivery: region access through the translation cache a node
+ * exports (fabric-direct.h, Documentation/fabric.md section 9).
+ *
+ * Epochs: an entry is valid only while its epoch is the cache's.  An
+ * accessor announces the epoch it uses in its busy record, then checks the
+ * epoch is still current (both sequentially consistent); the owner's fence
+ * makes a new epoch current, then waits until no busy record holds an
+ * older one.  Either the accessor sees the new epoch (and uses no old
+ * entry) or the fence sees its busy record (and waits for it).
+ */
+#include "fabric-direct-int.h"
+
+#include <sched.h>
+#include <string.h>
+
+/* Spins on a peer's access before asking whether the peer still lives */
+#define FENCE_SPINS 4096
+
+static struct direct_xlat_hdr *xhdr(struct fabric_direct_hdr *h)
+{
+    return (struct direct_xlat_hdr *)((uint8_t *)h + DIRECT_XLAT_OFF);
+}
+
+static struct direct_xlat_busy *xbusy(struct fabric_direct_hdr *h,
+                                      uint32_t node)
+{
+    return (struct direct_xlat_busy *)((uint8_t *)h + DIRECT_XLAT_OFF +
+                                       FABRIC_DIRECT_PAGE) + node;
+}
+
+static struct direct_xlat_entry *xent(struct fabric_direct *d,
+                                      struct fabric_direct_hdr *h,
+                                      uint64_t idx)
+{
+    size_t busy = ((size_t)d->num_nodes * sizeof(struct direct_xlat_busy) +
+                   FABRIC_DIRECT_PAGE - 1) & ~(size_t)(FABRIC_DIRECT_PAGE - 1);
+
+    return (struct direct_xlat_entry *)((uint8_t *)h + DIRECT_XLAT_OFF +
+                                        FABRIC_DIRECT_PAGE + busy) + idx;
+}
+
+void direct_xlat_reset(struct fabric_direct *d)
+{
+    struct direct_xlat_hdr *x = xhdr(d->hdr);
+
+    /* never 0: a busy record of 0 means "no access" */
+    if (__atomic_add_fetch(&x->epoch, 1, __ATOMIC_SEQ_CST) == 0) {
+        __atomic_add_fetch(&x->epoch, 1, __ATOMIC_SEQ_CST);
+    }
+    d->xlat_filled = false;
+}
+
+void fabric_direct_xlat_fill(struct fabric_direct *d, uint64_t idx,
+                             uint64_t ram, unsigned owner, unsigned perm,
+                             uint32_t prot)
+{
+    struct direct_xlat_entry *e;
+
+    if (!d || idx >= FABRIC_DIRECT_XLAT_ENTRIES ||
+        (ram & (FABRIC_DIRECT_PAGE - 1)) || ram >= d->hdr->ram_size) {
+        return;
+    }
+    e = xent(d, d->hdr, idx);
+    __atomic_store_n(&e->val, FABRIC_DIRECT_X_ENTRY(ram, owner, perm, prot),
+                     __ATOMIC_RELAXED);
+    __atomic_store_n(&e->epoch,
+                     __atomic_load_n(&xhdr(d->hdr)->epoch, __ATOMIC_RELAXED),
+                     __ATOMIC_RELEASE);
+    d->xlat_filled = true;
+    d->xst.fills++;
+}
+
+bool fabric_direct_xlat_cached(const struct fabric_direct *d, uint64_t idx)
+{
+    struct fabric_direct *dm = (struct fabric_direct *)d;
+
+    return d && idx < FABRIC_DIRECT_XLAT_ENTRIES &&
+           __atomic_load_n(&xent(dm, d->hdr, idx)->epoch, __ATOMIC_ACQUIRE) ==
+           __atomic_load_n(&xhdr(d->hdr)->epoch, __ATOMIC_RELAXED);
+}
+
+void fabric_direct_xlat_fence(struct fabric_direct *d)
+{
+    uint64_t epoch;
+    bool waited = false;
+
+    if (!d || !d->xlat_filled) {
+        return;
+    }
+    d->xlat_filled = false;
+    epoch = __atomic_add_fetch(&xhdr(d->hdr)->epoch, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&xhdr(d->hdr)->fences, 1, __ATOMIC_RELAXED);
+    d->xst.fences++;
+    for (uint32_t n = 0; n < d->num_nodes; n++) {
+        struct direct_xlat_busy *b = xbusy(d->hdr, n);
+        unsigned spins = 0;
+        uint64_t e;
+
+        while ((e = __atomic_load_n(&b->epoch, __ATOMIC_SEQ_CST)) &&
+               e < epoch) {
+            waited = true;
+            if (++spins < FENCE_SPINS) {
+                __builtin_ia32_pause();
+                continue;
+            }
+            spins = 0;
+            /* a peer killed inside its access never ends it */
+            if (!direct_pid_alive(__atomic_load_n(&b->pid,
+                                                  __ATOMIC_RELAXED))) {
+                __atomic_compare_exchange_n(&b->epoch, &e, 0, false,
+                                            __ATOMIC_SEQ_CST,
+                                            __ATOMIC_RELAXED);
+                continue;
+            }
+            sched_yield();  /* the peer may wait for our host CPU */
+        }
+    }
+    d->xst.fence_waits += waited;
+}
+
+/* Host address of byte addr of the target's space, or NULL */
+static uint8_t *xlat_page(struct fabric_direct *d, struct direct_peer *p,
+                          uint64_t epoch, uint64_t idx, unsigned owner,
+                          unsigned perm, uint32_t prot)
+{
+    struct direct_xlat_entry *e;
+    uint64_t val, ram;
+
+    if (idx >= FABRIC_DIRECT_XLAT_ENTRIES) {
+        return NULL;
+    }
+    e = xent(d, p->hdr, idx);
+    if (__atomic_load_n(&e->epoch, __ATOMIC_ACQUIRE) != epoch) {
+        return NULL;
+    }
+    val = __atomic_load_n(&e->val, __ATOMIC_RELAXED);
+    ram = val & 0x0000fffffffff000ull;
+    if (!(val & FABRIC_DIRECT_X_VALID) || (val & perm) != perm ||
+        ((val >> 4) & 0xff) != owner || (val >> 48) != prot ||
+        ram >= p->ram_size || p->ram_size - ram < FABRIC_DIRECT_PAGE) {
+        return NULL;
+    }
+    return p->ram + ram;
+}
+
+enum fabric_direct_result fabric_direct_access(struct fabric_direct *d,
+                                               uint32_t dst, uint64_t addr,
+                                               uint32_t len, unsigned owner,
+                                               unsigned perm, uint32_t prot,
+                                               fabric_direct_span_fn fn,
+                                               void *opaque)
+{
+    struct direct_peer *p;
+    struct direct_xlat_busy *b;
+    uint64_t epoch, a;
+    uint32_t done;
+    bool hit = true;
+
+    p = d && dst < d->num_nodes && addr + len >= addr ?
+        direct_peer_get(d, dst) : NULL;
+    if (!p) {
+        if (d) {
+            d->xst.access_miss++;
+        }
+        return FABRIC_DIRECT_NO_PATH;
+    }
+    b = xbusy(p->hdr, d->node);
+    __atomic_store_n(&b->pid, d->self, __ATOMIC_RELAXED);
+    do {
+        epoch = __atomic_load_n(&xhdr(p->hdr)->epoch, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&b->epoch, epoch, __ATOMIC_SEQ_CST);
+    } while (__atomic_load_n(&xhdr(p->hdr)->epoch, __ATOMIC_SEQ_CST) !=
+             epoch);
+    /* every page first: nothing is touched unless all are there */
+    for (a = addr & ~(uint64_t)(FABRIC_DIRECT_PAGE - 1);
+         hit && a < addr + len; a += FABRIC_DIRECT_PAGE) {
+        hit = xlat_page(d, p, epoch, a / FABRIC_DIRECT_PAGE, owner, perm,
+                        prot) != NULL;
+    }
+    if (hit && !__atomic_load_n(&p->hdr->live, __ATOMIC_ACQUIRE)) {
+        hit = false;
+    }
+    for (done = 0; hit && done < len;) {
+        uint64_t at = addr + done;
+        uint32_t off = at % FABRIC_DIRECT_PAGE;
+        uint32_t n = FABRIC_DIRECT_PAGE - off;
+        uint8_t *h = xlat_page(d, p, epoch, at / FABRIC_DIRECT_PAGE, owner,
+                               perm, prot);
+
+        if (n > len - done) {
+            n = len - done;
+        }
+        /* pages adjacent in RAM too: one piece */
+        while (done + n < len &&
+               xlat_page(d, p, epoch, (at + n) / FABRIC_DIRECT_PAGE, owner,
+                         perm, prot) == h + off + n) {
+            uint32_t more = len - done - n;
+
+            n += more < FABRIC_DIRECT_PAGE ? more : FABRIC_DIRECT_PAGE;
+        }
+        fn(opaque, h + off, done, n);
+        done += n;
+    }
+    __atomic_store_n(&b->epoch, 0, __ATOMIC_RELEASE);
+    if (!hit) {
+        d->xst.access_miss++;
+        return FABRIC_DIRECT_NO_PATH;
+    }
+    d->xst.access++;
+    d->xst.bytes += len;
+    return FABRIC_DIRECT_DONE;
+}
+
+void fabric_direct_get_xlat_stats(const struct fabric_direct *d,
+                                  struct fabric_direct_xlat_stats *st)
+{
+    *st = d->xst;
+}

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests of region access through the translation cache a node
+ * exports (qemu-devices/common/fabric-direct-xlat.c): fills, lookups,
+ * pieces, the fence and its wait for accesses in progress (also of a peer
+ * killed inside one), and a new incarnation.  Guest RAM is a memfd of
+ * this process; peers live here or in forked processes.
+ */
+#include "fabric_fixture.h"
+#include "fabric-direct.h"
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#define PG          FABRIC_DIRECT_PAGE
+#define RAM_SIZE    (64u * PG)
+#define CANARY      0x5a
+#define OWNER       7
+#define PROT        0x1234
+#define RW          (FABRIC_DIRECT_X_READ | FABRIC_DIRECT_X_WRITE)
+
+struct rig {
+    int fd;
+    uint8_t *ram;
+    struct fabric_direct *o, *w;    /* node 0 (target), node 1 (accessor) */
+};
+
+static struct fabric_direct *dopen(uint32_t node)
+{
+    struct fabric_direct *d;
+    char err[256] = "";
+
+    if (fabric_direct_open(&d, tmpdir, node, 2, err, sizeof(err))) {
+        diag("fabric_direct_open(%u): %s", node, err);
+        return NULL;
+    }
+    return d;
+}
+
+static bool rig_open(struct rig *k)
+{
+    if (mkdir(tmpdir, 0700) < 0) {
+        return false;
+    }
+    k->fd = memfd_create("ram", 0);
+    if (k->fd < 0 || ftruncate(k->fd, RAM_SIZE) < 0) {
+        return false;
+    }
+    k->ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd,
+                  0);
+    if (k->ram == MAP_FAILED) {
+        return false;
+    }
+    memset(k->ram, CANARY, RAM_SIZE);
+    k->o = dopen(0);
+    k->w = dopen(1);
+    if (!k->o || !k->w) {
+        return false;
+    }
+    fabric_direct_set_ram(k->o, k->fd, RAM_SIZE);
+    return true;
+}
+
+static bool rig_close(struct rig *k)
+{
+    char path[160];
+    int bad = 0;
+
+    fabric_direct_close(k->w);
+    fabric_direct_close(k->o);
+    munmap(k->ram, RAM_SIZE);
+    close(k->fd);
+    for (int n = 0; n < 2; n++) {
+        snprintf(path, sizeof(path), "%s/direct-%d", tmpdir, n);
+        bad += unlink(path) < 0;
+    }
+    return !bad;
+}
+
+/* What an access did: its pieces, and the bytes written from src */
+struct pieces {
+    unsigned n;
+    uint32_t off[16], len[16];
+    uint8_t *host[16];
+    const uint8_t *src;     /* write these (NULL: read into dst) */
+    uint8_t *dst;
+    useconds_t linger;      /* sleep inside the access */
+    int *inside;            /* set once inside (shared with the parent) */
+};
+
+static void piece(void *opaque, uint8_t *host, uint32_t off, uint32_t len)
+{
+    struct pieces *p = opaque;
+
+    if (p->inside) {
+        __atomic_store_n(p->inside, 1, __ATOMIC_SEQ_CST);
+    }
+    if (p->linger) {
+        usleep(p->linger);
+    }
+    if (p->n < 16) {
+        p->off[p->n] = off;
+        p->len[p->n] = len;
+        p->host[p->n] = host;
+    }
+    p->n++;
+    if (p->src) {
+        memcpy(host, p->src + off, len);
+    } else if (p->dst) {
+        memcpy(p->dst + off, host, len);
+    }
+}
+
+/* NI pages 100.. map to RAM pages: 100->5, 101->6 (adjacent), 102->20 */
+static void fill_three(struct rig *k, unsigned perm)
+{
+    fabric_direct_xlat_fill(k->o, 100, 5 * PG, OWNER, perm, PROT);
+    fabric_direct_xlat_fill(k->o, 101, 6 * PG, OWNER, perm, PROT);
+    fabric_direct_xlat_fill(k->o, 102, 20 * PG, OWNER, perm, PROT);
+}
+
+static enum fabric_direct_result acc(struct rig *k, uint64_t addr,
+                                     uint32_t len, unsigned owner,
+                                     unsigned perm, uint32_t prot,
+                                     struct pieces *p)
+{
+    return fabric_direct_access(k->w, 0, addr, len, owner, perm, prot, piece,
+                                p);
+}
+
+/* Bytes land where the cache says, adjacent RAM pages in one piece */
+TEST_F(fabric, xlat_write_lands_through_the_cache)
+{
+    static struct rig k;
+    static uint8_t src[3 * PG];
+    struct pieces p = { .src = src };
+    uint64_t addr = 100 * PG + 100;
+    uint32_t len = 2 * PG + 50;
+
+    ASSERT_TRUE(rig_open(&k));
+    for (size_t i = 0; i < sizeof(src); i++) {
+        src[i] = (uint8_t)(i * 13 + 1);
+    }
+    fill_three(&k, RW);
+    EXPECT_TRUE(fabric_direct_xlat_cached(k.o, 101));
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, 103));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, addr, len, OWNER,
+                                      FABRIC_DIRECT_X_WRITE, PROT, &p));
+    ASSERT_EQ(2, p.n);
+    EXPECT_EQ(0, p.off[0]);
+    EXPECT_EQ(2 * PG - 100, p.len[0]);
+    EXPECT_EQ(2 * PG - 100, p.off[1]);
+    EXPECT_EQ(150, p.len[1]);
+    EXPECT_EQ(0, memcmp(k.ram + 5 * PG + 100, src, 2 * PG - 100));
+    EXPECT_EQ(0, memcmp(k.ram + 20 * PG, src + 2 * PG - 100, 150));
+    /* around it: canaries */
+    EXPECT_EQ(CANARY, k.ram[5 * PG + 99]);
+    EXPECT_EQ(CANARY, k.ram[20 * PG + 150]);
+    EXPECT_EQ(CANARY, k.ram[7 * PG]);
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/* Anything not cached exactly so: nothing touched, NO_PATH */
+TEST_F(fabric, xlat_miss_touches_nothing)
+{
+    static struct rig k;
+    static uint8_t src[4 * PG];
+    struct pieces p = { .src = src };
+    struct fabric_direct_xlat_stats st;
+
+    ASSERT_TRUE(rig_open(&k));
+    fill_three(&k, FABRIC_DIRECT_X_READ);
+    /* the last page not cached */
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 101 * PG, 3 * PG, OWNER,
+                                         FABRIC_DIRECT_X_READ, PROT, &p));
+    /* not writable, another owner, another protection id */
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 100 * PG, 8, OWNER,
+                                         FABRIC_DIRECT_X_WRITE, PROT, &p));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 100 * PG, 8, OWNER + 1,
+                                         FABRIC_DIRECT_X_READ, PROT, &p));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 100 * PG, 8, OWNER,
+                                         FABRIC_DIRECT_X_READ, PROT + 1, &p));
+    /* wrapping around the address space */
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, UINT64_MAX - 4, 8, OWNER,
+                                         FABRIC_DIRECT_X_READ, PROT, &p));
+    EXPECT_EQ(0, p.n);
+    for (size_t i = 0; i < RAM_SIZE; i++) {
+        ASSERT_EQ(CANARY, k.ram[i]);
+    }
+    fabric_direct_get_xlat_stats(k.w, &st);
+    EXPECT_EQ(5, st.access_miss);
+    EXPECT_EQ(0, st.access);
+    /* a read with the right permission works */
+    p.src = NULL;
+    p.dst = src;
+    EXPECT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 16, OWNER,
+                                      FABRIC_DIRECT_X_READ, PROT, &p));
+    EXPECT_EQ(CANARY, src[15]);
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/* A fence forgets every entry; an idle fence is free */
+TEST_F(fabric, xlat_fence_forgets)
+{
+    static struct rig k;
+    struct pieces p = { 0 };
+    struct fabric_direct_xlat_stats st;
+
+    ASSERT_TRUE(rig_open(&k));
+    fabric_direct_xlat_fence(k.o);
+    fill_three(&k, RW);
+    ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 8, OWNER, RW, PROT, &p));
+    fabric_direct_xlat_fence(k.o);
+    fabric_direct_xlat_fence(k.o);
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, 100));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 100 * PG, 8, OWNER, RW, PROT,
+                                         &p));
+    fabric_direct_get_xlat_stats(k.o, &st);
+    EXPECT_EQ(1, st.fences);
+    EXPECT_EQ(3, st.fills);
+    /* filled again: usable again */
+    fabric_direct_xlat_fill(k.o, 100, 9 * PG, OWNER, RW, PROT);
+    p.src = (const uint8_t *)"fresh";
+    ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 5, OWNER, RW, PROT, &p));
+    EXPECT_EQ(0, memcmp(k.ram + 9 * PG, "fresh", 5));
+    EXPECT_EQ(CANARY, k.ram[5 * PG]);
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/* A forked accessor (node 1) inside an access of linger_us, or stuck */
+static pid_t accessor(struct rig *k, int *inside, useconds_t linger)
+{
+    pid_t parent = getpid(), pid;
+
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        static uint8_t src[PG];
+        struct pieces p = { .src = src, .linger = linger, .inside = inside };
+
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) {
+            _exit(100);
+        }
+        memset(src, 0xee, sizeof(src));
+        k->w = dopen(1);    /* as a QEMU of its own: its pid in the record */
+        if (!k->w) {
+            _exit(2);
+        }
+        _exit(acc(k, 100 * PG, PG, OWNER, RW, PROT, &p) ==
+              FABRIC_DIRECT_DONE ? 0 : 1);
+    }
+    return pid;
+}
+
+static uint64_t us_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* The fence returns only after an access of the old epoch ended */
+TEST_F(fabric, xlat_fence_waits_for_an_access)
+{
+    static struct rig k;
+    int *inside = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct fabric_direct_xlat_stats st;
+    uint64_t t0;
+    int status;
+    pid_t pid;
+
+    ASSERT_NE(MAP_FAILED, (void *)inside);
+    ASSERT_TRUE(rig_open(&k));
+    fill_three(&k, RW);
+    pid = accessor(&k, inside, 300 * 1000);
+    ASSERT_GT(pid, 0);
+    while (!__atomic_load_n(inside, __ATOMIC_SEQ_CST)) {
+        usleep(1000);
+    }
+    t0 = us_now();
+    fabric_direct_xlat_fence(k.o);
+    /* the accessor wrote its page before the fence returned */
+    EXPECT_EQ(0xee, k.ram[5 * PG + PG - 1]);
+    EXPECT_GE(us_now() - t0, 100 * 1000);
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    EXPECT_EQ(0, WEXITSTATUS(status));
+    fabric_direct_get_xlat_stats(k.o, &st);
+    EXPECT_EQ(1, st.fence_waits);
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/* An accessor killed inside its access does not hold the fence forever */
+TEST_F(fabric, xlat_fence_survives_a_killed_accessor)
+{
+    static struct rig k;
+    int *inside = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    int status;
+    pid_t pid;
+
+    ASSERT_NE(MAP_FAILED, (void *)inside);
+    ASSERT_TRUE(rig_open(&k));
+    fill_three(&k, RW);
+    pid = accessor(&k, inside, 3600u * 1000 * 1000);
+    ASSERT_GT(pid, 0);
+    while (!__atomic_load_n(inside, __ATOMIC_SEQ_CST)) {
+        usleep(1000);
+    }
+    kill(pid, SIGKILL);
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    fabric_direct_xlat_fence(k.o);
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, 100));
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/* A new owner of the node (restart) inherits no entry */
+TEST_F(fabric, xlat_new_incarnation_starts_empty)
+{
+    static struct rig k;
+    struct pieces p = { 0 };
+
+    ASSERT_TRUE(rig_open(&k));
+    fill_three(&k, RW);
+    ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 8, OWNER, RW, PROT, &p));
+    fabric_direct_close(k.o);
+    k.o = dopen(0);
+    ASSERT_NE(NULL, k.o);
+    fabric_direct_set_ram(k.o, k.fd, RAM_SIZE);
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, 100));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 100 * PG, 8, OWNER, RW, PROT,
+                                         &p));
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/* fabric_direct_ready(): valid, not held, protection id, room */
+TEST_F(fabric, xlat_queue_ready)
+{
+    static struct rig k;
+    uint64_t pages[1] = { 30 * PG };
+    const struct fabric_direct_msg m = {
+        .payload = "w0w0w0w0", .len = 8, .status = 1, .prot = PROT,
+    };
+    bool wake;
+
+    ASSERT_TRUE(rig_open(&k));
+    memset(k.ram + 30 * PG, 0, PG);
+    EXPECT_FALSE(fabric_direct_ready(k.w, 0, 70, PROT, false));
+    ASSERT_EQ(0, fabric_direct_export(k.o, 70, 16, 256, 8, PROT, pages, 1));
+    EXPECT_TRUE(fabric_direct_ready(k.w, 0, 70, PROT, true));
+    EXPECT_FALSE(fabric_direct_ready(k.w, 0, 70, PROT + 1, false));
+    fabric_direct_set_hold(k.o, 70, true);
+    EXPECT_FALSE(fabric_direct_ready(k.w, 0, 70, PROT, false));
+    EXPECT_TRUE(fabric_direct_ready(k.o, 0, 70, PROT, false));
+    fabric_direct_set_hold(k.o, 70, false);
+    for (int i = 0; i < 256; i++) {
+        ASSERT_EQ(FABRIC_DIRECT_DONE,
+                  fabric_direct_write(k.w, 0, 70, &m, &wake));
+    }
+    EXPECT_FALSE(fabric_direct_ready(k.w, 0, 70, PROT, true));
+    EXPECT_TRUE(fabric_direct_ready(k.w, 0, 70, PROT, false));
+    EXPECT_TRUE(fabric_direct_exporting(k.o));
+    fabric_direct_invalidate(k.o, 70);
+    EXPECT_FALSE(fabric_direct_exporting(k.o));
+    EXPECT_FALSE(fabric_direct_ready(k.w, 0, 70, PROT, false));
+    ASSERT_TRUE(rig_close(&k));
+}
+
+TEST_HARNESS_MAIN
