@@ -109,7 +109,8 @@ $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 # librma2 and libvelo2 (lib/extoll.mk).
 EXTOLL_ST_OUT := $(BUILD)/selftests/extoll
 EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_alltoall \
-	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits
+	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits \
+	extoll_direct
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
 EXTOLL_ST_SRCS := $(ST_LIB_SRCS)
 EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(ST_DIR)/lib/oob.h $(KSFT_HDRS) $(EXA_GENL_H) \
