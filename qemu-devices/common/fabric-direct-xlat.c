@@ -204,12 +204,15 @@ enum fabric_direct_result fabric_direct_access(struct fabric_direct *d,
         done += n;
     }
     __atomic_store_n(&b->epoch, 0, __ATOMIC_RELEASE);
+    /* the owner looking up its own memory is not an access to count */
     if (!hit) {
-        d->xst.access_miss++;
+        d->xst.access_miss += dst != d->node;
         return FABRIC_DIRECT_NO_PATH;
     }
-    d->xst.access++;
-    d->xst.bytes += len;
+    if (dst != d->node) {
+        d->xst.access++;
+        d->xst.bytes += len;
+    }
     return FABRIC_DIRECT_DONE;
 }
 

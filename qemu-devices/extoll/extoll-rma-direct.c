@@ -23,10 +23,17 @@
 #include "extoll-int.h"
 #include "trace.h"
 
+/* A piece of our own RAM, from our own translation cache */
+typedef struct ExtSpan {
+    uint8_t *host;
+    uint32_t len;
+} ExtSpan;
+
 /* A copy between our segments (ExtSeg) and the target's pieces */
 typedef struct ExtDirectCopy {
     ExtollState *s;
-    GArray *segs;           /* ours, in order; NULL: imm */
+    GArray *spans;          /* ours as host memory (ExtSpan), or NULL: */
+    GArray *segs;           /* ours as bus addresses (ExtSeg); NULL: imm */
     const uint8_t *imm;
     unsigned seg;           /* cursor: segment and offset in it */
     uint32_t seg_off;
@@ -43,6 +50,23 @@ typedef struct ExtDirectCopy {
  */
 static void ext_direct_move(ExtDirectCopy *c, uint8_t *host, uint32_t n)
 {
+    while (n && c->spans) {
+        ExtSpan *sp = &g_array_index(c->spans, ExtSpan, c->seg);
+        uint32_t k = MIN(n, sp->len - c->seg_off);
+
+        if (c->get) {
+            memcpy(sp->host + c->seg_off, host, k);
+        } else {
+            memcpy(host, sp->host + c->seg_off, k);
+        }
+        host += k;
+        n -= k;
+        c->seg_off += k;
+        if (c->seg_off == sp->len) {
+            c->seg++;
+            c->seg_off = 0;
+        }
+    }
     while (n && c->ok) {
         ExtSeg *sg = &g_array_index(c->segs, ExtSeg, c->seg);
         uint32_t k = MIN(n, sg->len - c->seg_off);
@@ -90,6 +114,39 @@ static void ext_direct_piece(void *opaque, uint8_t *host, uint32_t off,
     }
     smp_wmb();  /* the tail after the bytes below it */
     ext_direct_move(c, host + head, len - head);
+}
+
+static void ext_span_gather(void *opaque, uint8_t *host, uint32_t off,
+                            uint32_t len)
+{
+    ExtSpan sp = { .host = host, .len = len };
+
+    g_array_append_val((GArray *)opaque, sp);
+}
+
+/*
+ * Our side of the command: host memory when our own translation cache has
+ * every page (no DMA through the IOMMU per page), else bus segments from
+ * our ATU.  Our own cache cannot be fenced meanwhile: that takes a BAR0
+ * read of ours, under the BQL we hold.
+ */
+static bool ext_direct_local(ExtollState *s, const ExtDirectCmd *c,
+                             ExtDirectCopy *cp)
+{
+    bool get = cp->get;
+
+    cp->spans = g_array_new(false, false, sizeof(ExtSpan));
+    if (fabric_direct_access(s->nic.dd, s->nic.node_id, c->laddr, c->size,
+                             c->vi, get ? FABRIC_DIRECT_X_WRITE :
+                             FABRIC_DIRECT_X_READ, c->prot, ext_span_gather,
+                             cp->spans) == FABRIC_DIRECT_DONE) {
+        return true;
+    }
+    g_array_free(cp->spans, true);
+    cp->spans = NULL;
+    cp->segs = extoll_translate(s, c->vi, c->prot, true, c->laddr, c->size,
+                                get ? EXTOLL_ATU_WRITE : EXTOLL_ATU_READ);
+    return cp->segs != NULL;
 }
 
 /* Our part of a get's last quadword, after everything below it */
@@ -182,12 +239,8 @@ bool extoll_rma_direct(ExtollState *s, ExtPeer *p, const ExtDirectCmd *c)
                              c->spec & tnoti)) {
         goto rings;
     }
-    if (!c->imm) {
-        cp.segs = extoll_translate(s, c->vi, c->prot, true, c->laddr, c->size,
-                                   get ? EXTOLL_ATU_WRITE : EXTOLL_ATU_READ);
-        if (!cp.segs) {
-            goto rings;     /* the rings path reports the fault */
-        }
+    if (!c->imm && !ext_direct_local(s, c, &cp)) {
+        goto rings;         /* the rings path reports the fault */
     }
     if (!fabric_nic_direct_route(&s->nic, p->node, c->size, &hops)) {
         goto rings;
@@ -208,6 +261,9 @@ bool extoll_rma_direct(ExtollState *s, ExtPeer *p, const ExtDirectCmd *c)
 rings:
     if (cp.segs) {
         g_array_free(cp.segs, true);
+    }
+    if (cp.spans) {
+        g_array_free(cp.spans, true);
     }
     trace_extoll_rma_direct(s->nic.node_id, c->vi, c->cmd, p->node, c->dv,
                             c->size, r == FABRIC_DIRECT_DONE);
