@@ -225,6 +225,13 @@ void extoll_noti_post(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
         return;
     }
     ext_backlog_flush(s, v);
+    if (v->noti_direct && g_queue_is_empty(&v->backlog)) {
+        /* the shared write looks for room itself (no DMA read first) */
+        if (!ext_noti_write_shared(s, v, w0, w1)) {
+            ext_noti_backlog(s, v, w0, w1);
+        }
+        return;
+    }
     if (g_queue_is_empty(&v->backlog) && extoll_noti_room(s, v)) {
         extoll_noti_write(s, v, w0, w1);
         return;

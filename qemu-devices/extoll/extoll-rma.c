@@ -164,6 +164,13 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             ext_req_error(s, v, cmd, node, dv, opts, w2);
             return;
         }
+        ExtDirectCmd dc = {
+            .vi = vi, .dv = dv, .cmd = cmd, .spec = spec, .opts = opts,
+            .prot = prot, .laddr = w2, .raddr = w1, .size = size,
+        };
+        if (extoll_rma_direct(s, p, &dc)) {
+            return;
+        }
         /* the local destination must be writable for us, checked up front */
         GArray *a = extoll_translate(s, vi, prot, te, w2, size,
                                      EXTOLL_ATU_WRITE);
@@ -172,13 +179,6 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
             return;
         }
         g_array_free(a, true);
-        ExtDirectCmd dc = {
-            .vi = vi, .dv = dv, .cmd = cmd, .spec = spec, .opts = opts,
-            .prot = prot, .laddr = w2, .raddr = w1, .size = size,
-        };
-        if (extoll_rma_direct(s, p, &dc)) {
-            return;
-        }
         d = extoll_pkt_new(s, p, &k, K_GETREQ, vi, dv, v->rma_gen, prot, tag,
                            G_END);
         d[G_CMD] = cmd;
