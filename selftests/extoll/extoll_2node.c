@@ -41,12 +41,7 @@ FIXTURE_SETUP(pair)
 	if (self->oob.nnodes != 2)
 		SKIP_TEST("needs exactly 2 ranks");
 	self->rank = self->oob.rank;
-	rc = rma2_open(&self->port);
-	if (rc == RMA2_ERR_NO_DEVICE || rc == RMA2_ERR_FD) {
-		self->port = NULL;
-		SKIP_TEST("no EXTOLL device");
-	}
-	ASSERT_EQ(RMA2_SUCCESS, rc);
+	XT_RMA2_OPEN_OR_SKIP(&self->port);
 	self->src = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	self->dst = mmap(NULL, BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(self->src != MAP_FAILED && self->dst != MAP_FAILED);
