@@ -504,5 +504,7 @@ typedef struct ExtDirectCmd {
 } ExtDirectCmd;
 
 bool extoll_rma_direct(ExtollState *s, ExtPeer *p, const ExtDirectCmd *c);
+bool extoll_rma_direct_notiput(ExtollState *s, ExtPeer *p,
+                               const ExtDirectCmd *c);
 
 #endif

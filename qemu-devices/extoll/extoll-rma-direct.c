@@ -163,13 +163,14 @@ static bool ext_direct_tail(ExtDirectCopy *c)
  * writes (extoll_put_rx(), extoll_getreq_rx()).
  */
 static bool ext_direct_target_noti(ExtollState *s, ExtPeer *p,
-                                   const ExtDirectCmd *c, bool get)
+                                   const ExtDirectCmd *c, bool get,
+                                   uint32_t hops)
 {
     bool te = c->opts & EXTOLL_RMA_OPT_TE;
     uint32_t lo = extoll_last_off(c->size);
     uint8_t w0[8];
     struct fabric_direct_msg m = {
-        .payload = w0, .len = 8, .prot = c->prot,
+        .payload = w0, .len = 8, .prot = c->prot, .hops = hops,
         .status = EXTOLL_NOTI_W1(c->size - lo - 1, c->vi, s->nic.node_id,
                                  get ? EXTOLL_NOTI_RESPONDER :
                                  EXTOLL_NOTI_COMPLETER, c->cmd,
@@ -249,7 +250,7 @@ bool extoll_rma_direct(ExtollState *s, ExtPeer *p, const ExtDirectCmd *c)
                              get ? FABRIC_DIRECT_X_READ : FABRIC_DIRECT_X_WRITE,
                              c->prot, ext_direct_piece, &cp);
     if (r != FABRIC_DIRECT_DONE || !cp.ok ||
-        ((c->spec & tnoti) && !ext_direct_target_noti(s, p, c, get)) ||
+        ((c->spec & tnoti) && !ext_direct_target_noti(s, p, c, get, hops)) ||
         (get && !ext_direct_tail(&cp))) {
         r = FABRIC_DIRECT_NO_PATH;
         goto rings;
@@ -268,4 +269,51 @@ rings:
     trace_extoll_rma_direct(s->nic.node_id, c->vi, c->cmd, p->node, c->dv,
                             c->size, r == FABRIC_DIRECT_DONE);
     return r == FABRIC_DIRECT_DONE;
+}
+
+/*
+ * Notification put c (class in size, payload in laddr) to node p->node,
+ * done directly: the target's completer notification written into its
+ * queue, our requester notification posted, as extoll_notiput_rx() and
+ * extoll_done_rx() write them.  false: it takes the rings.
+ */
+bool extoll_rma_direct_notiput(ExtollState *s, ExtPeer *p,
+                               const ExtDirectCmd *c)
+{
+    uint8_t w0[8];
+    struct fabric_direct_msg m = {
+        .payload = w0, .len = 8, .prot = c->prot,
+        .status = EXTOLL_NOTI_W1(c->size, c->vi, s->nic.node_id,
+                                 EXTOLL_NOTI_COMPLETER, EXTOLL_CMD_NOTI_PUT,
+                                 0, 0),
+    };
+    bool ok = false, wake = false;
+    uint32_t hops;
+
+    if (!fabric_nic_direct_on(&s->nic) || p->node == s->nic.node_id ||
+        !g_queue_is_empty(&p->wait)) {
+        return false;
+    }
+    stq_le_p(w0, c->laddr);
+    if (fabric_direct_ready(s->nic.dd, p->node, EXT_NOTI_Q(c->dv), c->prot,
+                            c->spec & EXTOLL_NOTI_COMPLETER) &&
+        fabric_nic_direct_route(&s->nic, p->node, 8, &hops)) {
+        m.hops = hops;
+        ok = !(c->spec & EXTOLL_NOTI_COMPLETER) ||
+             fabric_direct_write(s->nic.dd, p->node, EXT_NOTI_Q(c->dv), &m,
+                                 &wake) == FABRIC_DIRECT_DONE;
+    }
+    if (ok) {
+        fabric_nic_direct_done(&s->nic, p->node, wake);
+        if (c->spec & EXTOLL_NOTI_REQUESTER) {
+            extoll_noti_post(s, &s->vpid[c->vi], c->laddr,
+                             EXTOLL_NOTI_W1(c->size, c->dv, p->node,
+                                            EXTOLL_NOTI_REQUESTER,
+                                            EXTOLL_CMD_NOTI_PUT,
+                                            extoll_noti_mode(c->opts), 0));
+        }
+    }
+    trace_extoll_rma_direct(s->nic.node_id, c->vi, c->cmd, p->node, c->dv, 8,
+                            ok);
+    return ok;
 }

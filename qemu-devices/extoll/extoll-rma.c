@@ -143,7 +143,15 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
                                        EXTOLL_NOTI_REQUESTER, cmd, mode, 0));
         return;
     }
-    case EXTOLL_CMD_NOTI_PUT:
+    case EXTOLL_CMD_NOTI_PUT: {
+        ExtDirectCmd dc = {
+            .vi = vi, .dv = dv, .cmd = cmd, .spec = spec, .opts = opts,
+            .prot = prot, .laddr = w1, .size = count & 0xff,
+        };
+
+        if (extoll_rma_direct_notiput(s, p, &dc)) {
+            return;
+        }
         d = extoll_pkt_new(s, p, &k, K_NOTIPUT, vi, dv, v->rma_gen, prot, tag,
                            N_END);
         d[N_CLASS] = count & 0xff;
@@ -156,6 +164,7 @@ static void ext_rma_exec(ExtollState *s, unsigned vi, unsigned opts,
                         EXTOLL_NOTI_W1(count & 0xff, dv, node,
                                        EXTOLL_NOTI_REQUESTER, cmd, mode, 0));
         return;
+    }
     case EXTOLL_CMD_BT_GET:
     case EXTOLL_CMD_QW_GET: {
         uint32_t size = count + 1, lo = extoll_last_off(size);
