@@ -17,8 +17,9 @@ static void restart_all(struct __test_metadata *_metadata, struct oob *o, const 
 	ASSERT_EQ(0, exa_system("exanet-ipd --status | grep -q 'mode %s'", mode));
 }
 
-/* Ping every other rank, move 16 MiB around the ring of ranks with
- * matching sha256, then let the link idle and measure the daemon's CPU. */
+/* Ping every other rank, move 32 MiB around the ring of ranks with
+ * matching sha256 (16 MiB per rank on 2 nodes, 8 MiB on 4), then let the
+ * link idle and measure the daemon's CPU. */
 static double mode_check(struct __test_metadata *_metadata, struct oob *o, int port)
 {
 	char ip[20];
@@ -28,7 +29,7 @@ static double mode_check(struct __test_metadata *_metadata, struct oob *o, int p
 		if (r != my_rank())
 			EXPECT_EQ(0, ipd_ping("-c 3 -w 20", exa_ip_str(r, ip)));
 	OOB_SYNC(o);
-	tcp_ring(_metadata, o, 16ull << 20, port);
+	tcp_ring(_metadata, o, TCP_CLUSTER_BYTES / 4 / (uint64_t)nranks(), port);
 	OOB_SYNC(o);
 	usleep(500000);
 	cpu = ipd_cpu_pct(5000);	/* the window: 5 s idle */

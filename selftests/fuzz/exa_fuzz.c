@@ -6,7 +6,7 @@
  *   exa_fuzz [--seconds N] [--seed N] [--procs N] [--threads N]
  *            [--iterations N] [--kill-ms N] [-t CASE]... [-l]
  *
- * or the environment: EXA_FUZZ_SECONDS (default 60), EXA_FUZZ_SEED
+ * or the environment: EXA_FUZZ_SECONDS (default 30), EXA_FUZZ_SEED
  * (default: random), EXA_FUZZ_PROCS (4), EXA_FUZZ_THREADS (3),
  * EXA_FUZZ_ITERATIONS (per thread, default unlimited), EXA_FUZZ_KILL
  * (mean ms between SIGKILLs of a worker, 0 = none; default 1500).  The
@@ -521,7 +521,7 @@ int main(int argc, char **argv)
 		seed = (uint64_t)exa_now_ms() ^ ((uint64_t)getpid() << 32);
 	seed &= 0xffffffffffffull;	/* short enough to type */
 	fz->seed = env_u64("EXA_FUZZ_SEED", seed);
-	fz->seconds = env_u64("EXA_FUZZ_SECONDS", 60);
+	fz->seconds = env_u64("EXA_FUZZ_SECONDS", 30);
 	fz->nprocs = (int)env_u64("EXA_FUZZ_PROCS", 4);
 	fz->nthreads = (int)env_u64("EXA_FUZZ_THREADS", 3);
 	fz->max_iterations = env_u64("EXA_FUZZ_ITERATIONS", 0);

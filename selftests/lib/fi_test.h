@@ -519,14 +519,28 @@ static inline void fi_test_pingpong(struct __test_metadata *_metadata, FIXTURE_D
 		int status;
 
 		ASSERT_EQ(0, oob_barrier(&self->oob));
-		if (self->rank == 0)
+		if (self->rank == 0) {
+			/* the server in the background; the client starts once
+			 * its out-of-band port listens */
 			snprintf(cmd, sizeof(cmd),
-				 "timeout 120 fi_pingpong -p %s -e rdm -B %u %s > /tmp/fipp_%u.txt 2>&1",
-				 FI_TEST_PROV, port, runs[r], r);
-		else
+				 "rm -f /tmp/fipp_%u.rc; (timeout 120 fi_pingpong -p %s -e rdm -B %u "
+				 "%s > /tmp/fipp_%u.txt 2>&1; echo $? > /tmp/fipp_%u.rc) "
+				 ">/dev/null 2>&1 &", r, FI_TEST_PROV, port, runs[r], r, r);
+			ASSERT_EQ(0, exa_system("%s", cmd));
+			EXPECT_EQ(0, exa_system("i=0; until cat /proc/net/tcp /proc/net/tcp6 | "
+						"grep -q ':%04X [0:]*:0000 0A'; do i=$((i+1)); "
+						"[ $i -gt 600 ] && exit 1; sleep 0.05; done", port));
+			ASSERT_EQ(0, oob_barrier(&self->oob));
 			snprintf(cmd, sizeof(cmd),
-				 "sleep 2; timeout 120 fi_pingpong -p %s -e rdm -P %u %s %s "
+				 "i=0; until [ -s /tmp/fipp_%u.rc ]; do i=$((i+1)); "
+				 "[ $i -gt 2600 ] && exit 124; sleep 0.05; done; exit $(cat /tmp/fipp_%u.rc)",
+				 r, r);
+		} else {
+			ASSERT_EQ(0, oob_barrier(&self->oob));
+			snprintf(cmd, sizeof(cmd),
+				 "timeout 120 fi_pingpong -p %s -e rdm -P %u %s %s "
 				 "> /tmp/fipp_%u.txt 2>&1", FI_TEST_PROV, port, runs[r], inet_ntoa(srv), r);
+		}
 		status = exa_system("%s", cmd);
 		if (status) {
 			TH_LOG("'%s' exited %d:", cmd, status);
