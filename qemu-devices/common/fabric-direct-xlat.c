@@ -81,13 +81,13 @@ bool fabric_direct_xlat_cached(const struct fabric_direct *d, uint64_t idx)
            __atomic_load_n(&xhdr(d->hdr)->epoch, __ATOMIC_RELAXED);
 }
 
-void fabric_direct_xlat_fence(struct fabric_direct *d)
+bool fabric_direct_xlat_fence(struct fabric_direct *d)
 {
     uint64_t epoch;
     bool waited = false;
 
     if (!d || !d->xlat_filled) {
-        return;
+        return false;
     }
     d->xlat_filled = false;
     epoch = __atomic_add_fetch(&xhdr(d->hdr)->epoch, 1, __ATOMIC_SEQ_CST);
@@ -118,6 +118,7 @@ void fabric_direct_xlat_fence(struct fabric_direct *d)
         }
     }
     d->xst.fence_waits += waited;
+    return true;
 }
 
 /* Host address of byte addr of the target's space, or NULL */

@@ -242,9 +242,9 @@ bool fabric_direct_xlat_cached(const struct fabric_direct *d, uint64_t idx);
 /*
  * Owner: forget every entry; once this returns no peer accesses memory
  * through one (it waits for accesses in progress, or their holder's death).
- * Cheap when nothing was filled since the last fence.
+ * Cheap when nothing was filled since the last fence: false, no new epoch.
  */
-void fabric_direct_xlat_fence(struct fabric_direct *d);
+bool fabric_direct_xlat_fence(struct fabric_direct *d);
 
 /* A piece of a region access: host address in the target's RAM */
 typedef void (*fabric_direct_span_fn)(void *opaque, uint8_t *host,

@@ -124,15 +124,7 @@ static void ext_atu_fill(ExtollState *s, uint64_t idx, uint64_t e)
  */
 void extoll_atu_fence(ExtollState *s)
 {
-    struct fabric_direct_xlat_stats before, after;
-
-    if (!s->nic.dd) {
-        return;
-    }
-    fabric_direct_get_xlat_stats(s->nic.dd, &before);
-    fabric_direct_xlat_fence(s->nic.dd);
-    fabric_direct_get_xlat_stats(s->nic.dd, &after);
-    if (after.fences != before.fences) {
+    if (fabric_direct_xlat_fence(s->nic.dd)) {
         trace_extoll_atu_fence(s->nic.node_id);
     }
 }

@@ -409,6 +409,16 @@ bool extoll_mem_rw(ExtollState *s, unsigned vpid, unsigned prot, bool te,
                    uint64_t addr, void *buf, uint32_t len, bool write);
 void extoll_atu_fence(ExtollState *s);
 
+/*
+ * A VPID's memory queue that peers write themselves through record rec of
+ * the fabric's direct-delivery file (its VELO ring, its notification queue)
+ */
+int extoll_dq_export(ExtollState *s, unsigned rec, uint64_t base,
+                     uint32_t entry_size, uint32_t entries,
+                     uint32_t status_off, uint16_t prot, uint64_t *seen);
+uint64_t extoll_dq_sync(ExtollState *s, unsigned rec, uint32_t entries,
+                        uint64_t *seen, uint32_t *wp);
+
 /* ------------------------------------------------------------------ */
 /* extoll-noti.c: notification queues */
 

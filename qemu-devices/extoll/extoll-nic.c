@@ -56,6 +56,42 @@ unsigned extoll_dma_depth;   /* DMA in progress, see fabric-nic.h */
 /* Reset */
 
 /* A new owner of the VPID's VELO part never sees the previous one's bytes. */
+/*
+ * Publish the translation of a queue of entries entries at guest address
+ * base, so that peers write into it themselves (fabric-direct.h); *seen
+ * starts at the record's delivered count.  0, or -errno (no shared RAM, a
+ * page outside RAM): the queue stays on the rings.
+ */
+int extoll_dq_export(ExtollState *s, unsigned rec, uint64_t base,
+                     uint32_t entry_size, uint32_t entries,
+                     uint32_t status_off, uint16_t prot, uint64_t *seen)
+{
+    uint64_t len = ROUND_UP((uint64_t)entry_size * entries,
+                            FABRIC_DIRECT_PAGE);
+    g_autofree uint64_t *pages = g_new(uint64_t, len / FABRIC_DIRECT_PAGE);
+    int r = -ENODEV;
+
+    if (fabric_nic_direct_translate(PCI_DEVICE(s), base, len, pages)) {
+        r = fabric_direct_export(s->nic.dd, rec, entry_size, entries,
+                                 status_off, prot, pages,
+                                 len / FABRIC_DIRECT_PAGE);
+    }
+    *seen = fabric_direct_queue(s->nic.dd, rec)->delivered;
+    return r;
+}
+
+/* Entries peers wrote through record rec since *seen; *wp: the next one. */
+uint64_t extoll_dq_sync(ExtollState *s, unsigned rec, uint32_t entries,
+                        uint64_t *seen, uint32_t *wp)
+{
+    struct fabric_direct_queue *dq = fabric_direct_queue(s->nic.dd, rec);
+    uint64_t n = qatomic_read(&dq->delivered) - *seen;
+
+    *seen += n;
+    *wp = qatomic_read(&dq->wp) & (entries - 1);
+    return n;
+}
+
 static void ext_velo_win_clear(ExtollState *s, unsigned vi)
 {
     if (s->velo_win) {

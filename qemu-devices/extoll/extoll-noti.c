@@ -40,23 +40,17 @@ bool extoll_rma_addr_ok(ExtVpid *v, bool te)
 void extoll_noti_export(ExtollState *s, unsigned vi)
 {
     ExtVpid *v = &s->vpid[vi];
-    uint64_t len = ROUND_UP(16ull * v->notiq_entries, FABRIC_DIRECT_PAGE);
-    g_autofree uint64_t *pages = NULL;
-    int r = -ENODEV;
+    int r;
 
     extoll_noti_unexport(s, vi);
     if (!fabric_nic_direct_on(&s->nic) || !extoll_rma_on(v)) {
         return;
     }
-    pages = g_new(uint64_t, len / FABRIC_DIRECT_PAGE);
-    if (fabric_nic_direct_translate(PCI_DEVICE(s), v->notiq, len, pages)) {
-        r = fabric_direct_export(s->nic.dd, EXT_NOTI_Q(vi), 16,
-                                 v->notiq_entries, 8, v->rma_prot, pages,
-                                 len / FABRIC_DIRECT_PAGE);
-    }
+    /* 16-byte entries, the valid word at 8 */
+    r = extoll_dq_export(s, EXT_NOTI_Q(vi), v->notiq, sizeof(ExtNoti),
+                         v->notiq_entries, offsetof(ExtNoti, w1), v->rma_prot,
+                         &v->noti_direct_seen);
     v->noti_direct = r == 0;
-    v->noti_direct_seen = fabric_direct_queue(s->nic.dd,
-                                              EXT_NOTI_Q(vi))->delivered;
     v->noti_hold = false;
     trace_extoll_noti_export(s->nic.node_id, vi, v->notiq, v->notiq_entries,
                              r);
@@ -66,18 +60,15 @@ void extoll_noti_export(ExtollState *s, unsigned vi)
 void extoll_noti_sync(ExtollState *s, unsigned vi)
 {
     ExtVpid *v = &s->vpid[vi];
-    struct fabric_direct_queue *dq;
     uint64_t n;
 
     if (!v->noti_direct) {
         return;
     }
-    dq = fabric_direct_queue(s->nic.dd, EXT_NOTI_Q(vi));
-    n = qatomic_read(&dq->delivered) - v->noti_direct_seen;
-    v->noti_direct_seen += n;
+    n = extoll_dq_sync(s, EXT_NOTI_Q(vi), v->notiq_entries,
+                       &v->noti_direct_seen, &v->notiq_wp);
     v->noti_count += n;
     s->counters[EXTOLL_CNT_NOTI_WRITTEN] += n;
-    v->notiq_wp = qatomic_read(&dq->wp) & (v->notiq_entries - 1);
 }
 
 /* RMA off, reset: no peer writes into the queue once this returns. */
@@ -225,14 +216,9 @@ void extoll_noti_post(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
         return;
     }
     ext_backlog_flush(s, v);
-    if (v->noti_direct && g_queue_is_empty(&v->backlog)) {
-        /* the shared write looks for room itself (no DMA read first) */
-        if (!ext_noti_write_shared(s, v, w0, w1)) {
-            ext_noti_backlog(s, v, w0, w1);
-        }
-        return;
-    }
-    if (g_queue_is_empty(&v->backlog) && extoll_noti_room(s, v)) {
+    /* an exported queue's shared write looks for room itself (no DMA read) */
+    if (g_queue_is_empty(&v->backlog) &&
+        (v->noti_direct || extoll_noti_room(s, v))) {
         extoll_noti_write(s, v, w0, w1);
         return;
     }

@@ -50,34 +50,32 @@ typedef struct ExtDirectCopy {
  */
 static void ext_direct_move(ExtDirectCopy *c, uint8_t *host, uint32_t n)
 {
-    while (n && c->spans) {
-        ExtSpan *sp = &g_array_index(c->spans, ExtSpan, c->seg);
-        uint32_t k = MIN(n, sp->len - c->seg_off);
+    while (n && (c->spans || c->ok)) {
+        uint32_t seg_len, k;
 
-        if (c->get) {
-            memcpy(sp->host + c->seg_off, host, k);
+        if (c->spans) {
+            ExtSpan *sp = &g_array_index(c->spans, ExtSpan, c->seg);
+
+            seg_len = sp->len;
+            k = MIN(n, seg_len - c->seg_off);
+            if (c->get) {
+                memcpy(sp->host + c->seg_off, host, k);
+            } else {
+                memcpy(host, sp->host + c->seg_off, k);
+            }
         } else {
-            memcpy(host, sp->host + c->seg_off, k);
-        }
-        host += k;
-        n -= k;
-        c->seg_off += k;
-        if (c->seg_off == sp->len) {
-            c->seg++;
-            c->seg_off = 0;
-        }
-    }
-    while (n && c->ok) {
-        ExtSeg *sg = &g_array_index(c->segs, ExtSeg, c->seg);
-        uint32_t k = MIN(n, sg->len - c->seg_off);
-        uint64_t bus = sg->bus + c->seg_off;
+            ExtSeg *sg = &g_array_index(c->segs, ExtSeg, c->seg);
+            uint64_t bus = sg->bus + c->seg_off;
 
-        c->ok = c->get ? extoll_dma_write(c->s, bus, host, k)
-                       : extoll_dma_read(c->s, bus, host, k);
+            seg_len = sg->len;
+            k = MIN(n, seg_len - c->seg_off);
+            c->ok = c->get ? extoll_dma_write(c->s, bus, host, k)
+                           : extoll_dma_read(c->s, bus, host, k);
+        }
         host += k;
         n -= k;
         c->seg_off += k;
-        if (c->seg_off == sg->len) {
+        if (c->seg_off == seg_len) {
             c->seg++;
             c->seg_off = 0;
         }

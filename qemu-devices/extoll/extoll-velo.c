@@ -32,24 +32,16 @@ static uint64_t ext_velo_status(uint32_t src, unsigned svpid, unsigned mtt,
 void extoll_velo_export(ExtollState *s, unsigned vi)
 {
     ExtVpid *v = &s->vpid[vi];
-    uint64_t bytes = (uint64_t)EXTOLL_VELO_SLOT_SIZE * v->velo_slots;
-    uint64_t len = ROUND_UP(bytes, FABRIC_DIRECT_PAGE);
-    g_autofree uint64_t *pages = NULL;
-    int r = -ENODEV;
+    int r;
 
     extoll_velo_unexport(s, vi);
     if (!fabric_nic_direct_on(&s->nic)) {
         return;
     }
-    pages = g_new(uint64_t, len / FABRIC_DIRECT_PAGE);
-    if (fabric_nic_direct_translate(PCI_DEVICE(s), v->velo_ring, len, pages)) {
-        r = fabric_direct_export(s->nic.dd, vi, EXTOLL_VELO_SLOT_SIZE,
-                                 v->velo_slots, EXTOLL_VELO_STATUS_OFF,
-                                 v->velo_prot, pages,
-                                 len / FABRIC_DIRECT_PAGE);
-    }
+    r = extoll_dq_export(s, vi, v->velo_ring, EXTOLL_VELO_SLOT_SIZE,
+                         v->velo_slots, EXTOLL_VELO_STATUS_OFF, v->velo_prot,
+                         &v->velo_direct_seen);
     v->velo_direct = r == 0;
-    v->velo_direct_seen = fabric_direct_queue(s->nic.dd, vi)->delivered;
     trace_extoll_velo_export(s->nic.node_id, vi, v->velo_ring, v->velo_slots,
                              r);
 }
@@ -58,18 +50,15 @@ void extoll_velo_export(ExtollState *s, unsigned vi)
 void extoll_velo_sync(ExtollState *s, unsigned vi)
 {
     ExtVpid *v = &s->vpid[vi];
-    struct fabric_direct_queue *dq;
     uint64_t n;
 
     if (!v->velo_direct) {
         return;
     }
-    dq = fabric_direct_queue(s->nic.dd, vi);
-    n = qatomic_read(&dq->delivered) - v->velo_direct_seen;
-    v->velo_direct_seen += n;
+    n = extoll_dq_sync(s, vi, v->velo_slots, &v->velo_direct_seen,
+                       &v->velo_wp);
     v->velo_rx_count += n;
     s->counters[EXTOLL_CNT_VELO_RX] += n;
-    v->velo_wp = qatomic_read(&dq->wp) & (v->velo_slots - 1);
 }
 
 /* VELO_RX off, reset: no peer writes into the ring once this returns. */

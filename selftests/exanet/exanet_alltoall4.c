@@ -2,9 +2,12 @@
 /*
  * Four-node all-to-all (tests.list: nodes = 4): every rank sends N messages
  * to every other rank's mailbox; every receiver must get exactly N from
- * each sender, in order per sender, intact.
+ * each sender, in order per sender, intact.  And one mailbox filled by
+ * every other rank at once (several writers into one full ring).
  */
 #include "exa_stream.h"
+
+#define MBOX_SLOTS 2048
 
 FIXTURE(a2a) {
 	struct oob oob;
@@ -26,7 +29,7 @@ FIXTURE_SETUP(a2a)
 		SKIP_TEST("needs 3..%d ranks, have %d", RX_MAX_SRC, self->nnodes);
 	OPEN_DEV_OR_SKIP(&self->dev);
 	ASSERT_EQ(0, exanet_pkt_alloc(self->dev, &self->pkt));
-	ASSERT_EQ(0, exanet_mbox_alloc(self->dev, 2048, &self->mbox));
+	ASSERT_EQ(0, exanet_mbox_alloc(self->dev, MBOX_SLOTS, &self->mbox));
 	me.node = exanet_node_id(self->dev);
 	me.mbox = exanet_mbox_id(self->mbox);
 	ASSERT_GT(RX_MAX_SRC, me.node);
@@ -168,6 +171,87 @@ TEST_F_TIMEOUT(a2a, all_to_all_pipelined_no_loss_no_dup, 300)
 	ASSERT_EQ(total, received);
 	check_all_received(_metadata, self, &rc, n, 0);
 	rx_check_free(&rc);
+}
+
+/*
+ * Ranks 1.. send to rank 0, which does not read its mailbox until each of
+ * them was pushed back by it (NACK FULL, retried) or had sent everything:
+ * then every slot holds a message, and drained the mailbox has each
+ * sender's messages exactly once, intact, in order per channel.
+ */
+TEST_F_TIMEOUT(a2a, mailbox_filled_by_every_sender_at_once, 300)
+{
+	const uint32_t senders = (uint32_t)self->nnodes - 1;
+	const uint32_t n = 2 * MBOX_SLOTS / senders + 1;	/* twice the mailbox */
+	uint8_t buf[EXANET_MAX_PAYLOAD];
+	int64_t deadline = exa_now_ms() + 200000;
+	int pushed = 0, all_pushed[RX_MAX_SRC];
+
+	if (self->rank != 0) {
+		uint32_t dst = self->all[0].node, mbox = self->all[0].mbox, sent = 0;
+		struct tx_pipe tp;
+
+		tx_pipe_init(&tp, self->pkt);
+		/* until pushed back by the full mailbox (or all sent) */
+		while (sent < n && !tp.full_retries && exa_now_ms() < deadline) {
+			size_t l = 12 + (sent * 5) % 53;
+			int r;
+
+			exa_make_msg(buf, l, self->all[self->rank].node, sent);
+			r = tx_pipe_try_send(&tp, dst, mbox, buf, l);
+			ASSERT_LE(0, r);
+			sent += (uint32_t)r;
+		}
+		pushed = tp.full_retries > 0;
+		ASSERT_EQ(0, oob_allgather(&self->oob, &pushed, all_pushed, sizeof(pushed)));
+		while ((sent < n || !tx_pipe_idle(&tp)) && exa_now_ms() < deadline) {
+			size_t l = 12 + (sent * 5) % 53;
+			int r;
+
+			if (sent == n) {
+				ASSERT_EQ(0, tx_pipe_poll(&tp));
+				continue;
+			}
+			exa_make_msg(buf, l, self->all[self->rank].node, sent);
+			r = tx_pipe_try_send(&tp, dst, mbox, buf, l);
+			ASSERT_LE(0, r);
+			sent += (uint32_t)r;
+		}
+		TH_LOG("rank %d: %u messages to rank 0, acked %lu, pushed back by the full "
+		       "mailbox %lu times", self->rank, sent, tp.acked, tp.full_retries);
+		ASSERT_EQ(n, tp.acked);
+	} else {
+		uint8_t in[EXANET_MAX_PAYLOAD];
+		struct exanet_msg_info info;
+		struct rx_check rc;
+		uint32_t received = 0, burst = 0;
+		int first = 1;
+
+		ASSERT_EQ(0, rx_check_init(&rc, n));
+		ASSERT_EQ(0, oob_allgather(&self->oob, &pushed, all_pushed, sizeof(pushed)));
+		while (received < senders * n && exa_now_ms() < deadline) {
+			ssize_t len = exanet_recv(self->mbox, in, sizeof(in), &info);
+
+			ASSERT_LE(0, len);
+			if (!len) {
+				first = 0;
+				continue;
+			}
+			burst += (uint32_t)first;
+			rx_check_msg(&rc, in, (size_t)len, &info);
+			received++;
+		}
+		TH_LOG("rank 0: %u messages from %u senders; the first %u were waiting in "
+		       "the mailbox of %u slots", received, senders, burst, MBOX_SLOTS);
+		for (uint32_t r = 1; r <= senders; r++)
+			if (!all_pushed[r])
+				TH_LOG("rank %u sent all before it was pushed back", r);
+		ASSERT_EQ(senders * n, received);
+		check_all_received(_metadata, self, &rc, n, 0);
+		/* the mailbox was full when its reader came */
+		EXPECT_LE(MBOX_SLOTS, burst);
+		rx_check_free(&rc);
+	}
 }
 
 TEST_HARNESS_MAIN

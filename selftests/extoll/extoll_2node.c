@@ -34,7 +34,6 @@ FIXTURE(pair) {
 FIXTURE_SETUP(pair)
 {
 	struct addr all[2];
-	RMA2_ERROR rc;
 	int err = oob_init(&self->oob, (unsigned int)ksft_case_index(_metadata), 120000);
 
 	ASSERT_EQ(0, err);

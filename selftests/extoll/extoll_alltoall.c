@@ -14,11 +14,18 @@
  *    requester / responder / completer notification is checked field by
  *    field on both sides, in order per peer (commands of one connection
  *    complete in order), then every slot byte for byte, guards included.
+ *  - A full ring: every other rank streams to rank 0, which does not look
+ *    at its ring until every sender has been held back for a while; then
+ *    the ring holds every slot's message, and each sender's are delivered
+ *    exactly once, intact, in order (one receive ring, several writers at
+ *    once: direct delivery writes it from every sender's emulator).
  *
  * Ranks meet over the out-of-band TCP channel (selftests/lib/oob.h).  Every
  * wait gives up after TMO_S seconds without progress and names the peer
  * and operation it was waiting for.
  */
+#include <extoll.h>
+
 #include "extoll_test.h"
 
 #define TMO_S 120
@@ -36,6 +43,8 @@
 #define XFER_GAP 64
 
 #define VELO_MSGS_PER_PEER 200
+/* the ring-fill case: up to this many messages from one sender */
+#define VELO_FILL_MAX 1024
 #define VELO_HDR_LEN 8
 #define VELO_MAX_LEN 120
 
@@ -203,9 +212,10 @@ static uint8_t velo_mtt(uint32_t sender, uint32_t seq)
 }
 
 struct velo_rx {
+	uint32_t per_peer;			/* messages each sender sends */
 	uint32_t got[MAX_RANKS];		/* distinct messages per sender */
 	uint32_t past_newest[MAX_RANKS];	/* 1 + highest sequence seen per sender */
-	uint8_t seen[MAX_RANKS][VELO_MSGS_PER_PEER];
+	uint8_t seen[MAX_RANKS][VELO_FILL_MAX];
 	uint32_t total_unique;
 	uint32_t corrupt, dups, out_of_order, unknown_sender, errors;
 	uint32_t logged;
@@ -259,7 +269,7 @@ static void velo_take(FIXTURE_DATA(a2a) *self, struct velo_rx *rx, velo2_ret_t r
 	}
 	seq = m[2] | (uint32_t)m[3] << 8;
 	sum = m[4] | (uint32_t)m[5] << 8 | (uint32_t)m[6] << 16 | (uint32_t)m[7] << 24;
-	if (m[1] != self->rank || seq >= VELO_MSGS_PER_PEER ||
+	if (m[1] != self->rank || seq >= rx->per_peer ||
 	    len != velo_msg_len((uint32_t)from, (uint32_t)self->rank, seq) ||
 	    mtt != velo_mtt((uint32_t)from, seq) || sum != velo_checksum(m, len)) {
 		rx->corrupt++;
@@ -287,11 +297,21 @@ static void velo_take(FIXTURE_DATA(a2a) *self, struct velo_rx *rx, velo2_ret_t r
 	rx->total_unique++;
 }
 
+/* Nothing received was corrupt, twice, overtaken, from a stranger or an error. */
+static void velo_expect_intact(struct __test_metadata *_metadata, const struct velo_rx *rx)
+{
+	EXPECT_EQ(0, rx->corrupt);
+	EXPECT_EQ(0, rx->dups);
+	EXPECT_EQ(0, rx->out_of_order);
+	EXPECT_EQ(0, rx->unknown_sender);
+	EXPECT_EQ(0, rx->errors);
+}
+
 static uint32_t velo_first_missing(const struct velo_rx *rx, int from)
 {
 	uint32_t seq = 0;
 
-	while (seq < VELO_MSGS_PER_PEER && rx->seen[from][seq])
+	while (seq < rx->per_peer && rx->seen[from][seq])
 		seq++;
 	return seq;
 }
@@ -313,6 +333,7 @@ TEST_F_TIMEOUT(a2a, velo_all_to_all_exactly_m_intact_in_order, 300)
 	velo2_ret_t res;
 
 	ASSERT_TRUE(rx != NULL);
+	rx->per_peer = VELO_MSGS_PER_PEER;
 	ASSERT_EQ(0, oob_barrier(&self->oob));
 	stall_end = xt_now_s() + TMO_S;
 	while (sent < to_send || rx->total_unique < to_send) {
@@ -396,11 +417,118 @@ TEST_F_TIMEOUT(a2a, velo_all_to_all_exactly_m_intact_in_order, 300)
 			       VELO_MSGS_PER_PEER);
 		EXPECT_EQ(VELO_MSGS_PER_PEER, rx->got[r]);
 	}
-	EXPECT_EQ(0, rx->corrupt);
-	EXPECT_EQ(0, rx->dups);
-	EXPECT_EQ(0, rx->out_of_order);
-	EXPECT_EQ(0, rx->unknown_sender);
-	EXPECT_EQ(0, rx->errors);
+	velo_expect_intact(_metadata, rx);
+	free(rx);
+}
+
+/* Every rank but 0: messages for rank 0 until they are all sent or the
+ * sends have been refused (ring full, credits held) for held_s seconds on
+ * end; 1 = held back, 0 = all sent. */
+static int velo_fill_send(struct __test_metadata *_metadata, FIXTURE_DATA(a2a) *self,
+			  uint32_t per_peer, uint32_t *sent, uint32_t *try_again, double held_s)
+{
+	uint8_t out[VELO_MAX_LEN];
+	double refused_since = 0, stall_end = xt_now_s() + TMO_S;
+
+	while (*sent < per_peer) {
+		uint32_t l = velo_msg_len((uint32_t)self->rank, 0, *sent);
+		velo2_ret_t res;
+
+		velo_make_msg(out, (uint32_t)self->rank, 0, *sent, l);
+		res = velo2_send(&self->vc[0], out, l, (uint8_t)self->rank,
+				 velo_mtt((uint32_t)self->rank, *sent));
+		if (res == VELO2_RET_SUCCESS) {
+			(*sent)++;
+			refused_since = 0;
+			stall_end = xt_now_s() + TMO_S;
+			continue;
+		}
+		if (res != VELO2_RET_TRY_AGAIN) {
+			TH_LOG("rank %d: send %u to rank 0: %d", self->rank, *sent, res);
+			return -1;
+		}
+		(*try_again)++;
+		if (!refused_since)
+			refused_since = xt_now_s();
+		else if (held_s > 0 && xt_now_s() - refused_since > held_s)
+			return 1;
+		if (xt_now_s() > stall_end) {
+			TH_LOG("rank %d: refused for %d s after %u of %u messages", self->rank,
+			       TMO_S, *sent, per_peer);
+			return -1;
+		}
+		usleep(100);
+	}
+	return 0;
+}
+
+/*
+ * Several writers into one full ring: ranks 1.. stream to rank 0, which
+ * does not look at its ring until each of them has sent all or been held
+ * back for HELD_S on end.  Then the ring is full (its first slots, read
+ * one after the other, all hold messages) and, drained, has every
+ * sender's messages exactly once, intact, in order per sender.
+ */
+#define HELD_S 0.3
+TEST_F_TIMEOUT(a2a, velo_ring_filled_by_every_sender_at_once, 300)
+{
+	const uint32_t slots = VELO2_MBOX_DEFAULT_SIZE / EXTOLL_VELO_SLOT_SIZE;
+	const uint32_t senders = (uint32_t)self->nnodes - 1;
+	/* twice the ring across the senders, at least VELO_MSGS_PER_PEER each */
+	uint32_t per_peer = 2 * slots / senders + 1, sent = 0, try_again = 0, burst = 0;
+	struct velo_rx *rx = calloc(1, sizeof(*rx));
+	int held = 0, all_held[MAX_RANKS];
+
+	ASSERT_TRUE(rx != NULL);
+	if (per_peer < VELO_MSGS_PER_PEER)
+		per_peer = VELO_MSGS_PER_PEER;
+	ASSERT_GE(VELO_FILL_MAX, per_peer);
+	rx->per_peer = per_peer;
+	ASSERT_EQ(0, oob_barrier(&self->oob));
+	if (self->rank != 0) {
+		held = velo_fill_send(_metadata, self, per_peer, &sent, &try_again, HELD_S);
+		ASSERT_LE(0, held);
+	}
+	/* every sender held back (or done): only now does rank 0 read */
+	ASSERT_EQ(0, oob_allgather(&self->oob, &held, all_held, sizeof(held)));
+	if (self->rank != 0) {
+		ASSERT_EQ(0, velo_fill_send(_metadata, self, per_peer, &sent, &try_again, 0));
+		TH_LOG("rank %d: %u messages to rank 0, %s, told to try again %u times",
+		       self->rank, sent, held ? "held back by the full ring" : "none held back",
+		       try_again);
+	} else {
+		uint8_t in[128];
+		uint32_t len, srcid;
+		uint8_t tag, mtt;
+		int first = 1;
+		double stall_end = xt_now_s() + TMO_S;
+
+		while (rx->total_unique < senders * per_peer) {
+			velo2_ret_t res = velo2_probe_recv(&self->velo, in, sizeof(in), &len,
+							   &srcid, &tag, &mtt);
+
+			if (res == VELO2_RET_NO_MSG) {
+				first = 0;
+				ASSERT_GT(stall_end, xt_now_s());
+				sched_yield();
+				continue;
+			}
+			ASSERT_TRUE(res == VELO2_RET_SUCCESS || res == VELO2_RET_INV_MSG);
+			burst += first;
+			velo_take(self, rx, res, in, len, srcid, tag, mtt);
+			stall_end = xt_now_s() + TMO_S;
+		}
+		TH_LOG("rank 0: %u messages from %u senders; the first %u were waiting in "
+		       "the ring of %u slots", rx->total_unique, senders, burst, slots);
+		for (uint32_t r = 1; r <= senders; r++) {
+			if (!all_held[r])
+				TH_LOG("rank %u sent all before it was held back", r);
+			EXPECT_EQ(per_peer, rx->got[r]);
+		}
+		/* the ring was full when its reader came */
+		EXPECT_LE(slots, burst);
+		velo_expect_intact(_metadata, rx);
+	}
 	free(rx);
 }
 

@@ -43,7 +43,6 @@ FIXTURE(race) {
 FIXTURE_SETUP(race)
 {
 	struct addr all[2];
-	RMA2_ERROR rc;
 
 	ASSERT_EQ(0, oob_init(&self->oob, (unsigned int)ksft_case_index(_metadata), 120000));
 	if (self->oob.nnodes != 2)

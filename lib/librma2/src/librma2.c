@@ -22,6 +22,7 @@
 #include "extoll_hw.h"
 #include "rma2_int.h"
 #include "exa_cpu.h"
+#include "exa_env.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -117,17 +118,11 @@ static RMA2_ERROR errno_open(int e)
  */
 static void read_direct(RMA2_Endpoint *p)
 {
-	const char *e;
-
 	p->direct = !!(*(const volatile uint64_t *)(p->req_base + EXTOLL_RMA_FEATURES) &
 		       EXTOLL_RMA_F_DIRECT);
-	p->spin_probes = RMA2_DIRECT_SPIN_PROBES;
-	e = getenv("RMA2_DIRECT_SPIN_PROBES");
-	if (e && *e)
-		p->spin_probes = (uint32_t)strtoul(e, NULL, 0);
+	p->spin_probes = exa_env_u32("RMA2_DIRECT_SPIN_PROBES", RMA2_DIRECT_SPIN_PROBES);
 	/* RMA2_DIRECT_POLL=0: read NOTI_COUNT on every empty probe (comparisons) */
-	e = getenv("RMA2_DIRECT_POLL");
-	if (e && !strcmp(e, "0"))
+	if (exa_env_off("RMA2_DIRECT_POLL"))
 		p->direct = 0;
 }
 

@@ -29,6 +29,7 @@
 #include "extoll_hw.h"
 #include "velo2_int.h"
 #include "exa_cpu.h"
+#include "exa_env.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -39,21 +40,14 @@ static int port_open(const velo2_port_t *p)
 
 static void read_env(velo2_port_t *p)
 {
-	const char *e = getenv("VELO2_SEND_NONBLOCK");
-
-	if (e && *e && strcmp(e, "0"))
+	if (exa_env_on("VELO2_SEND_NONBLOCK"))
 		p->flags |= VELO2_PORT_NONBLOCK;
-	p->spin_probes = VELO2_DIRECT_SPIN_PROBES;
-	e = getenv("VELO2_DIRECT_SPIN_PROBES");
-	if (e && *e)
-		p->spin_probes = (uint32_t)strtoul(e, NULL, 0);
+	p->spin_probes = exa_env_u32("VELO2_DIRECT_SPIN_PROBES", VELO2_DIRECT_SPIN_PROBES);
 	/* VELO2_DIRECT_POLL=0: poll the NI on every empty probe (comparisons) */
-	e = getenv("VELO2_DIRECT_POLL");
-	if (e && !strcmp(e, "0"))
+	if (exa_env_off("VELO2_DIRECT_POLL"))
 		p->flags &= ~VELO2_PORT_DIRECT;
 	/* VELO2_SEND_WINDOW=0: the per-quadword path (comparisons) */
-	e = getenv("VELO2_SEND_WINDOW");
-	if (e && !strcmp(e, "0"))
+	if (exa_env_off("VELO2_SEND_WINDOW"))
 		p->flags &= ~VELO2_PORT_WINDOW;
 }
 
