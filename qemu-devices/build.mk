@@ -22,7 +22,7 @@ $(FABRIC_TESTS): $(BUILD)/host-tests/%: $(FABRIC_TEST_DIR)/%.c $(FABRIC_TEST_DIR
 		$(FABRIC_DIR)/fabric-torus.h $(FABRIC_DIR)/fabric-direct.h $(FABRIC_DIR)/fabric-direct-int.h $(TOP)/uapi/exa_torus.h $(KSFT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(FABRIC_DIR) -I$(TOP)/uapi -o $@ $< \
-		$(FABRIC_TEST_DIR)/fabric_test.c $(FABRIC_SRC) $(USER_LDFLAGS)
+		$(FABRIC_TEST_DIR)/fabric_test.c $(FABRIC_SRC) $(USER_LDFLAGS) -lz
 
 test-fabric: $(FABRIC_TESTS)
 	for t in $(FABRIC_TESTS); do $$t || exit 1; done

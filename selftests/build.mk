@@ -49,7 +49,7 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_IPD_HDRS) $(ST_LIB_SRCS
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) \
 		$(TOP)/tools/exanet-ipd/ipd_proto.c \
-		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lz
 
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
@@ -255,7 +255,7 @@ $(HT_OUT)/test_coll_ref: $(ST_DIR)/host/test_coll_ref.c $(ST_DIR)/lib/coll_ref.h
 $(HT_OUT)/test_ipd_proto: $(ST_DIR)/host/test_ipd_proto.c $(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(TOP)/tools/exanet-ipd/ipd_proto.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/tools/exanet-ipd/ipd_proto.c $(USER_LDFLAGS) -lz
 
 # coll/exanet on the host (lib/coll-exanet.mk): mpirun of exanet_coll_check
 # without a device, and with a stand-in libexanet.so.1 that emulates the

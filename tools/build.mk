@@ -66,7 +66,7 @@ $(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(TOOLS_COMMON)/tool_parse.h $(
 		$(LIBEXANET_DIR)/include/libexanet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(IPD_SRCS) $(EXA_GENL) \
-		$(TOOL_JSON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(NL_LIBS) $(JSON_LIBS)
+		$(TOOL_JSON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(NL_LIBS) $(JSON_LIBS) -lz
 
 # EXTOLL tools: rma2-pingpong, rma2-bw, velo2-pingpong (options, TCP
 # handshake and statistics from tools/common/pp_common, the EXTOLL part from

@@ -40,6 +40,7 @@ mca_coll_exanet_component_t mca_coll_exanet_component = {
 	.verbose = 0,
 	.min_ranks = 2,
 	.chunk_size = EXANET_COLL_MAX_LEN,
+	.max_bytes = COLL_EXANET_MAX_BYTES,
 	.timeout = 0,
 	.stats = false,
 	.device = NULL,
@@ -73,6 +74,12 @@ static int coll_exanet_register(void)
 		"chunks); 64 .. 1048576",
 		MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_9,
 		MCA_BASE_VAR_SCOPE_READONLY, &c->chunk_size);
+	c->max_bytes = COLL_EXANET_MAX_BYTES;
+	(void)mca_base_component_var_register(v, "max_bytes",
+		"Allreduces of more bytes (count x datatype size) go to the next component, "
+		"which is faster from there on the emulated nodes; 0: no limit",
+		MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_6,
+		MCA_BASE_VAR_SCOPE_READONLY, &c->max_bytes);
 	c->timeout = 0;
 	(void)mca_base_component_var_register(v, "timeout",
 		"Seconds an NI operation may take before the call fails with MPI_ERR_INTERN "

@@ -322,6 +322,10 @@ int mca_coll_exanet_allreduce(const void *sbuf, void *rbuf, int count,
 		return MPI_SUCCESS;
 	if (m->mode == COLL_EXANET_FALLBACK || mca_coll_exanet_map(dtype, op, &nd, &no, &esize))
 		goto fallback;
+	/* the same on every rank: count and datatype are */
+	if (mca_coll_exanet_component.max_bytes > 0 &&
+	    (size_t)count * esize > (size_t)mca_coll_exanet_component.max_bytes)
+		goto fallback;
 	if (m->mode == COLL_EXANET_LAZY) {
 		rc = mca_coll_exanet_setup(m, comm);
 		if (rc != MPI_SUCCESS)

@@ -14,38 +14,14 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* ------------------------------------------------------------------ */
 
-static uint32_t crc_table[256];
-static bool crc_ready;
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-
-        for (int k = 0; k < 8; k++) {
-            c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-        }
-        crc_table[i] = c;
-    }
-    crc_ready = true;
-}
-
-/* Standard CRC-32 (IEEE 802.3); chainable: pass the previous result. */
+/* Standard CRC-32 (IEEE 802.3, zlib's); chainable: pass the previous result. */
 uint32_t fabric_crc32(uint32_t crc, const void *buf, size_t len)
 {
-    const uint8_t *p = buf;
-
-    if (!crc_ready) {
-        crc_init();
-    }
-    crc = ~crc;
-    while (len--) {
-        crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    }
-    return ~crc;
+    return (uint32_t)crc32(crc, buf, (uInt)len);
 }
 
 static void put_le16(uint8_t *p, uint16_t v)

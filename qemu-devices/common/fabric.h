@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Host-side fabric transport between the NIC models of several QEMU
- * processes (one process = one node).  Plain POSIX C, no QEMU dependency:
- * the QEMU glue is fabric-qemu.c, the host unit tests use it directly.
+ * processes (one process = one node).  Plain POSIX C and zlib (CRC-32), no
+ * QEMU dependency: the QEMU glue is fabric-qemu.c, the host unit tests use
+ * it directly.
  *
  * Each node owns one bound unix SOCK_DGRAM socket <dir>/node<N>.sock that
  * receives every packet for the node.  Sending to node M uses a per-peer

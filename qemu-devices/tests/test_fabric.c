@@ -7,11 +7,40 @@
 
 /* ------------------------------------------------------------------ */
 
+/* The bitwise CRC-32 the fabric used before zlib's, as the reference. */
+static uint32_t crc32_bitwise(const uint8_t *p, size_t len)
+{
+    uint32_t crc = 0xffffffffu;
+
+    while (len--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
 static bool t_crc32(void)
 {
+    uint8_t buf[4100];
+    uint32_t x = 12345;
+
     CHECK(fabric_crc32(0, "123456789", 9) == 0xcbf43926u);
     /* chaining */
     CHECK(fabric_crc32(fabric_crc32(0, "1234", 4), "56789", 5) == 0xcbf43926u);
+    /* every length up to a page and a bit, and every split of 300 bytes */
+    for (size_t i = 0; i < sizeof(buf); i++) {
+        x = x * 1103515245u + 12345u;
+        buf[i] = (uint8_t)(x >> 16);
+    }
+    for (size_t len = 0; len <= sizeof(buf); len += len < 300 ? 1 : 97) {
+        CHECK(fabric_crc32(0, buf, len) == crc32_bitwise(buf, len));
+    }
+    for (size_t cut = 0; cut <= 300; cut++) {
+        CHECK(fabric_crc32(fabric_crc32(0, buf, cut), buf + cut, 300 - cut) ==
+              crc32_bitwise(buf, 300));
+    }
     return true;
 }
 

@@ -14,7 +14,8 @@
 #     operations; a node whose group creation fails (-ENOSPC) makes every
 #     rank fall back; a NI without collective unit and a communicator on one
 #     node are left to the other components; a failing NI operation makes
-#     every rank return MPI_ERR_INTERN without hanging.
+#     every rank return MPI_ERR_INTERN without hanging; allreduces longer
+#     than coll_exanet_max_bytes go to the other components.
 #
 # Installed as build/host-tests/test_coll_exanet by selftests/build.mk.
 set -uo pipefail
@@ -44,7 +45,7 @@ TMP=$(mktemp -d)
 JOB=ctest$$
 trap 'rm -rf "$TMP"; rm -f /dev/shm/exafake-$JOB-*' EXIT
 
-echo "1..10"
+echo "1..11"
 n=0 fail=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); fail=1; echo "not ok $n - $*"; }
@@ -73,6 +74,8 @@ all_positive() {
 	c=$(offloaded "$1")
 	[ "$(echo "$c" | grep -c .)" -eq "$2" ] && ! echo "$c" | grep -qx 0
 }
+# fallbacks NAME: the "N fallback calls" counts, one per line
+fallbacks() { sed -n 's/.*coll_exanet: [0-9]* offloaded ops, \([0-9]*\) fallback calls.*/\1/p' "$TMP/$1.out"; }
 all_zero() {
 	local c
 	c=$(offloaded "$1")
@@ -163,6 +166,20 @@ if [ $rc -ne 0 ] && grep -q '^not ok 1 - allreduce MPI_INT MPI_SUM' "$TMP/fail.o
 	ok "fake NI, an operation fails: MPI_ERR_INTERN on every rank, no hang"
 else
 	notok "fake NI, an operation fails"; show "$TMP/fail.out" 40
+fi
+
+# 11. coll_exanet_max_bytes 4096: of the check's allreduces of 1 .. 16384
+# ints, the longer ones (65536 B) go to the other components, the others
+# to the NI; with no limit (0) none falls back
+if run maxb 4 "${FAKEENV[@]}" EXA_FAKE_RANKS_PER_NODE=2 -- --mca coll_exanet_max_bytes 4096 \
+	-- 'allreduce MPI_INT MPI_SUM' && all_positive maxb 4 &&
+	[ "$(fallbacks maxb | grep -c '^[1-9]')" -eq 4 ] &&
+	run maxb0 4 "${FAKEENV[@]}" EXA_FAKE_RANKS_PER_NODE=2 -- --mca coll_exanet_max_bytes 0 \
+	-- 'allreduce MPI_INT MPI_SUM' && [ "$(fallbacks maxb0 | grep -cx 0)" -eq 4 ]; then
+	ok "fake NI, coll_exanet_max_bytes 4096: longer allreduces to the other components" \
+		"(fallback calls $(fallbacks maxb | tr '\n' ' ')), none with 0"
+else
+	notok "fake NI, coll_exanet_max_bytes"; show "$TMP/maxb.out"; show "$TMP/maxb0.out" 10
 fi
 
 echo "# coll_exanet: $((n - fail)) of $n passed"

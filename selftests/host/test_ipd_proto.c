@@ -27,6 +27,30 @@ static const struct ipd_hb hb0 = {
 	.mtu = 65520, .seq = 77, .num_nodes = 4,
 };
 
+/* zlib's CRC-32 gives the values of the bitwise one the heartbeats carried
+ * before (peers of another build agree): the check value, every length. */
+TEST(crc32_same_values_as_the_bitwise_one)
+{
+	uint8_t buf[1500];
+	uint32_t x = 777;
+
+	ASSERT_EQ(0xcbf43926u, ipd_crc32("123456789", 9));
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t len = 0; len <= sizeof(buf); len++) {
+		uint32_t crc = 0xffffffffu;
+
+		for (size_t i = 0; i < len; i++) {
+			crc ^= buf[i];
+			for (int k = 0; k < 8; k++)
+				crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+		}
+		ASSERT_EQ(~crc, ipd_crc32(buf, len));
+	}
+}
+
 TEST(heartbeat_round_trip)
 {
 	uint8_t w[IPD_HB_WIRE_SIZE];

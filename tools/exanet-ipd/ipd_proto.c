@@ -2,6 +2,7 @@
 /* exanet-ipd wire formats: see ipd_proto.h. */
 #include <errno.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "ipd_proto.h"
 
@@ -16,15 +17,7 @@ static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 
 
 uint32_t ipd_crc32(const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-	uint32_t crc = 0xffffffffu;
-
-	while (len--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
-	}
-	return ~crc;
+	return (uint32_t)crc32(0, buf, (uInt)len);
 }
 
 uint16_t ipd_csum(const void *buf, size_t len)
