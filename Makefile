@@ -68,7 +68,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug style check check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-agent clean
+.PHONY: all deps deps-debug style check check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-evb bench-agent clean
 all:
 
 deps:
@@ -162,6 +162,10 @@ bench-latency: deps
 bench-mpi: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-mpi
+
+bench-evb: deps
+	@$(MAKE) --no-print-directory all qemu initramfs
+	@$(TOP)/tools/bench/bench-evb
 
 bench-agent: deps
 	@$(MAKE) --no-print-directory all qemu initramfs

@@ -23,8 +23,8 @@ PKGS=(
 	debhelper dh-dkms dkms fakeroot lintian scdoc man-db debootstrap
 	# libfabric's own test suite, fabtests, built from its release (make check-fabtests)
 	autoconf automake libtool
-	# benchmarks and diagnostics
-	strace iperf3 sockperf
+	# benchmarks and diagnostics; the plots of make bench-evb
+	strace iperf3 sockperf python3-matplotlib
 	# the node image's second command channel (make bench-agent)
 	qemu-guest-agent
 	# the kernel's kselftest harness for the tests and checkpatch.pl (make style)

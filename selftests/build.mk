@@ -21,7 +21,7 @@ ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h $(EXA_G
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
 	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
-	exanet_ipd exanet_fi2 exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exa_fault_inject exa_poll_wait \
+	exanet_ipd exanet_fi2 exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exanet_evb exa_fault_inject exa_poll_wait \
 	exa_fault_campaign
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
@@ -92,6 +92,13 @@ ST_MPI_BINS := $(ST_OUT)/mpi/exanet_mpi_check $(ST_OUT)/mpi/exanet_coll_check
 $(ST_OUT)/mpi/%: $(ST_DIR)/exanet/mpi/%.c
 	@mkdir -p $(@D)
 	$(MPICC) $(USER_CFLAGS) -o $@ $< -lm
+
+# exanet_evb reads exanet-evb's JSON (json-c)
+$(ST_OUT)/exanet_evb: $(ST_DIR)/exanet/exanet_evb.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) \
+		$(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) $(JSON_CFLAGS) -o $@ $< $(ST_LIB_SRCS) \
+		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) $(JSON_LIBS)
 
 # the same programs, listed again for the 4-node cluster
 $(ST_OUT)/exanet_mpi4: $(ST_OUT)/exanet_mpi

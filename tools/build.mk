@@ -1,5 +1,5 @@
 # User-space tools -> $(BUILD)/bin/: exanet-pingpong, udp-pingpong, exanetctl,
-# exanet-mpi-bench, the RDMA tools, exanet-ipd and the EXTOLL tools.
+# exanet-mpi-bench, exanet-evb, the RDMA tools, exanet-ipd and the EXTOLL tools.
 # (tools/cluster/ has its own build.mk.)
 
 TOOLS_OUT := $(BUILD)/bin
@@ -30,6 +30,13 @@ $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h 
 MPI_BENCH := $(TOOLS_OUT)/exanet-mpi-bench
 ALL_TARGETS += $(MPI_BENCH)
 $(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c $(TOOL_JSON) $(TOOL_JSON_H)
+	@mkdir -p $(@D)
+	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(JSON_LIBS)
+
+# Event building (make bench-evb, Documentation/evb.md)
+EVB := $(TOOLS_OUT)/exanet-evb
+ALL_TARGETS += $(EVB)
+$(EVB): $(TOP)/tools/mpi/exanet-evb.c $(TOOLS_COMMON)/tool_parse.h $(TOOL_JSON) $(TOOL_JSON_H)
 	@mkdir -p $(@D)
 	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(JSON_LIBS)
 

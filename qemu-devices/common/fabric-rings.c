@@ -450,9 +450,10 @@ void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
         }
     }
     m = p->bout;
-    if (fabric_torus_booked(f->torus, dst, FABRIC_LINK_HORIZON_NS)) {
+    /* control records (no data: ACKs, requests) are never held back */
+    if (dlen && fabric_torus_booked(f->torus, dst, FABRIC_LINK_HORIZON_NS)) {
         f->st.tx_link_busy++;
-        *err = -EAGAIN;
+        *err = -EBUSY;
         return NULL;
     }
     if (bulk_room(m, hlen, dlen, &off, &pad) < 0) {

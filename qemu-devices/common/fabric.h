@@ -247,10 +247,14 @@ void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
 #define FABRIC_PKT_RING_SIZE (1u << 20) /* bytes of packet records per pair */
 #define FABRIC_PKT_DB_NS 100000000ull   /* packet rings: every 100 ms */
 /*
- * A bulk record is refused (-EAGAIN, the engine retries) while a cable on
+ * A bulk record is refused (-EBUSY, the engine retries) while a cable on
  * its route is booked further ahead than this: link-level flow control,
  * so that a slow link holds back its senders instead of queueing
- * seconds of data behind their retransmission timers.
+ * seconds of data behind their retransmission timers.  Waiting for the
+ * link is not a loss: engines do not count it against their
+ * retransmission budget.  Records without data (ACKs, read requests) are
+ * never held back, as if on a virtual channel of their own: dropping
+ * them would turn congestion into retransmissions.
  */
 #define FABRIC_LINK_HORIZON_NS 1000000ull
 
@@ -261,7 +265,8 @@ typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
 /*
  * Reserve room for one record to dst: returns a pointer to hlen + dlen
  * bytes (header first) in the shared ring, or NULL with *err = -EAGAIN
- * (ring full: retry later), -EINVAL, -ENOMEM, or a file error.  Only one
+ * (ring full: retry later), -EBUSY (a link of the route is booked beyond
+ * FABRIC_LINK_HORIZON_NS: retry soon), -EINVAL, -ENOMEM, or a file error.  Only one
  * reservation may be open; it ends with fabric_bulk_commit() or
  * fabric_bulk_cancel().  type must not be FABRIC_TYPE_BULK or 0.
  */

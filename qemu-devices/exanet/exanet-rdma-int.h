@@ -116,6 +116,7 @@ struct RdmaTx {
     ExanetRdma *r;
     bool active;
     bool want_pump;
+    bool link_wait;         /* stalled on a busy link (flow control) */
     bool held;              /* source read faulted: wait for FQ_RESUME */
     uint32_t held_id;       /* its fault id */
     uint8_t rank;           /* local context for source reads */
@@ -238,6 +239,7 @@ struct ExanetRdma {
     QTAILQ_HEAD(, RdmaTx) active;
     QSIMPLEQ_HEAD(, RdmaLoop) loop;
     QEMUBH *bh;
+    QEMUTimer *link_timer;  /* pumps transfers that wait for a busy link */
     MemoryRegion bar;
     RdmaLoop *loop_rsv;
     uint32_t loop_rsv_dst;
@@ -252,6 +254,7 @@ struct ExanetRdma {
 void exanet_rdma_rank_event(ExanetRdma *r, unsigned rank);
 gpointer exanet_rdma_rx_key(uint32_t node, unsigned page, unsigned chan);
 void exanet_rdma_kick(ExanetRdma *r);
+void exanet_rdma_link_retry(ExanetRdma *r);
 MemTxResult exanet_rdma_dma(ExanetRdma *r, unsigned rank, uint64_t va,
                             void *buf, uint64_t len, DMADirection dir);
 bool exanet_rdma_write_notif(ExanetRdma *r, unsigned rank, uint64_t va,
@@ -287,6 +290,8 @@ void exanet_rdma_rchan_timer(void *opaque);
  * the rest of a larger transfer so that the vCPU does not copy bulk data.
  */
 #define RDMA_INLINE_MAX    (64 * 1024)
+/* a transfer that waits for a busy link tries again after this */
+#define RDMA_LINK_RETRY_NS (FABRIC_LINK_HORIZON_NS / 4)
 void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl);
 
 /* ------------------------------------------------------------------ */

@@ -76,6 +76,16 @@ static void rdma_tx_timer(void *opaque)
         waiting = tx->bstate[b] == BS_HELD;
     }
     /*
+     * Held back by a busy link since the last block went out: other
+     * senders are using the link, nothing was lost.  Not a retry.
+     */
+    if (tx->link_wait && !waiting) {
+        rdma_tx_arm(tx);
+        tx->want_pump = true;
+        rdma_tx_pump(tx);
+        return;
+    }
+    /*
      * Waiting for software to resolve faults (here or at the target) is
      * not a network failure: it has its own, longer, bound.
      */
@@ -127,6 +137,7 @@ void exanet_rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->bxmit = g_new0(uint32_t, tx->h.nblocks);
     tx->xmit = 0;
     tx->held = false;
+    tx->link_wait = false;
     tx->fault_waits = 0;
     tx->faulted = false;
     if (!tx->timer) {
@@ -157,11 +168,19 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
 
     p = exanet_rdma_reserve(r, tx->dst_node, sizeof(RdBlkHdr), blen, &err);
     if (!p) {
-        if (err == -EAGAIN) {
+        if (err == -EAGAIN || err == -EBUSY) {
             r->cnt[EXANET_RCNT_RING_FULL]++;
+        }
+        if (err == -EBUSY) {
+            /* link flow control: the link timer pumps us again */
+            tx->link_wait = true;
+            trace_exanet_rdma_link_wait(r->node_id, tx->dst_node, tx->h.seq,
+                                        b);
+            exanet_rdma_link_retry(r);
         }
         return false;       /* the timer retries (and times out) */
     }
+    tx->link_wait = false;
     /* Source straight into the ring slot, through the local context. */
     if (exanet_rdma_dma(r, tx->rank, tx->src_va + off, p + sizeof(RdBlkHdr),
                         blen, DMA_DIRECTION_TO_DEVICE) != MEMTX_OK) {

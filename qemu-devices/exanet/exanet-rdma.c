@@ -66,6 +66,20 @@ void exanet_rdma_kick(ExanetRdma *r)
     }
 }
 
+static void rdma_link_timer(void *opaque)
+{
+    exanet_rdma_kick(opaque);
+}
+
+/* A transfer waits for a busy link: pump the stalled ones again soon. */
+void exanet_rdma_link_retry(ExanetRdma *r)
+{
+    if (!timer_pending(r->link_timer)) {
+        timer_mod(r->link_timer, qemu_clock_get_ns(QEMU_CLOCK_REALTIME) +
+                                 RDMA_LINK_RETRY_NS);
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* DMA through a rank's context */
 
@@ -551,6 +565,7 @@ ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
     QTAILQ_INIT(&r->active);
     QSIMPLEQ_INIT(&r->loop);
     r->bh = qemu_bh_new(exanet_rdma_kick_work, r);
+    r->link_timer = timer_new_ns(QEMU_CLOCK_REALTIME, rdma_link_timer, r);
     memory_region_init_io(&r->bar, OBJECT(ni), &rdma_bar_ops, r,
                           "exanet-rdma", EXANET_BAR_RDMA_SIZE);
     fabric_nic_parkable(&r->bar);
@@ -643,6 +658,7 @@ void exanet_rdma_free(ExanetRdma *r)
         return;
     }
     exanet_rdma_reset(r, 1);
+    timer_del(r->link_timer);
     for (unsigned k = 0; k < EXANET_RDMA_NUM_RANKS; k++) {
         r->ctx[k] = NULL;
     }

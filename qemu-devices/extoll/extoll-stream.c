@@ -162,7 +162,7 @@ static bool ext_xmit_data(ExtollState *s, uint32_t dst, ExtPkt *k)
             r = fabric_bulk_commit(fabric_qemu_fabric(s->nic.fq), EXT_T_DATA);
         }
     }
-    if (r == -EAGAIN) {
+    if (r == -EAGAIN || r == -EBUSY) {     /* ring full, link busy */
         trace_extoll_tx_ring_full(s->nic.node_id, dst,
                                   ldl_le_p(k->data + D_SEQ));
         return false;

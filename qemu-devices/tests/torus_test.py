@@ -22,6 +22,9 @@ One 8-node 2x2x2 cluster with both NICs and the IP daemon:
     of VELO and RMA (EXTOLL), then brought back: the programs check
     exactly-once, in-order, intact delivery; the detour shows in the
     counters (and as 3-hop arrivals when both x cables of a pair are down);
+  - event building (exanet-evb nton over Open MPI) with the cable that
+    carries a builder's fragments taken down and brought back: the run
+    completes, every fragment checked;
   - a link flapped 100 times under all-to-all load;
   - a node killed mid-traffic: the others keep working (all-to-all of the
     survivors, MPI, IP over the fabric), a send to the dead node fails
@@ -297,6 +300,43 @@ def test_link_down_mid_stream(c):
           ext["detoured"] > 0 and ext["down_events"] > 0, ext)
 
 
+def test_evb_link_down(c):
+    """Event building (exanet-evb nton, Documentation/evb.md) on the 8
+    nodes: the RUs are z=0, the BUs z=1, and every fragment for node 4
+    crosses node 0's z+ cable.  It goes down while fragments flow and comes
+    back: the run completes, every byte of every fragment checked."""
+    before = counters(c, 0, "z+")
+    res = {}
+    argv = ["exanet-evb", "nton", "--sizes", "4096,32768", "--seconds", "4",
+            "--warmup", "0.5", "--check", "full"]
+
+    def run():
+        res["r"] = c.run(0, c.mpirun_command(argv), timeout=300)
+    t = threading.Thread(target=run)
+    t.start()
+    deadline = time.time() + 120
+    while time.time() < deadline and t.is_alive() and \
+            counters(c, 0, "z+")["bytes"] - before["bytes"] < (4 << 20):
+        time.sleep(0.2)
+    c.fault(0, "z+", "down")
+    time.sleep(2)
+    c.fault(0, "z+", "up")
+    t.join()
+    r = res["r"]
+    out = next((json.loads(x) for x in r.output.splitlines() if x.startswith("{")), None)
+    bad = [x for x in (out or {}).get("results", [])
+           if x["errors"] or x["lost"] or x["duplicated"] or not x["events"]]
+    check("exanet-evb nton on 8 nodes while node 0's z+ cable goes down and up: exit 0, "
+          "no fragment lost, duplicated or damaged",
+          r.rc == 0 and out is not None and not out["errors"] and not bad and
+          len(out["results"]) == 2, (r.rc, bad, r.output[-1500:]))
+    after = counters(c, 0, "z+")
+    check("the fragments went around the cable while it was down (detoured %d)"
+          % (after["detoured"] - before["detoured"]),
+          after["detoured"] > before["detoured"] and
+          after["down_events"] > before["down_events"], (before, after))
+
+
 def test_flapping(c):
     before = counters(c, 0, "y+")
     stop = threading.Event()
@@ -434,6 +474,7 @@ def main():
             for name, fn in (("topology", test_topology), ("all-to-all", test_all_to_all),
                              ("contention", test_contention),
                              ("link down", test_link_down_mid_stream),
+                             ("event building, link down", test_evb_link_down),
                              ("flapping", test_flapping), ("bad input", test_bad_input),
                              ("node killed", test_node_killed)):
                 t1 = time.time()

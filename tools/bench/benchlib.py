@@ -19,6 +19,16 @@ from exacluster import Cluster, ClusterError  # noqa: E402,F401
 
 OOB_PORT = 5100
 
+# Open MPI's options for each transport of the MPI benchmarks
+MPI_TRANSPORTS = {
+    # the node image's openmpi-mca-params.conf makes this the default; named
+    # here so that the run does not depend on it
+    "exa": "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include exanet",
+    "tcp": "--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.42.0.0/24",
+    # the provider "extoll" (nodes with the EXTOLL NIC)
+    "extoll": "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include extoll",
+}
+
 
 class PairError(Exception):
     pass

@@ -849,6 +849,22 @@ class Cluster:
             h += min(fwd, self.torus[d] - fwd)
         return h
 
+    def route(self, a, b):
+        """The dimension-order route from node a to node b with every cable
+        up (Documentation/fabric.md, section 2): [(node, port)] of the hops,
+        x then y then z, the shorter way round, ties the + way."""
+        cur, hops = list(self.coords(a)), []
+        cb = self.coords(b)
+        for d, name in enumerate("xyz"):
+            size = self.torus[d]
+            fwd = (cb[d] - cur[d]) % size
+            step, sign = (1, "+") if fwd <= size - fwd else (-1, "-")
+            for _ in range(min(fwd, size - fwd)):
+                x, y, z = cur
+                hops.append((x + self.torus[0] * (y + self.torus[1] * z), name + sign))
+                cur[d] = (cur[d] + step) % size
+        return hops
+
     def qmp(self, node, execute, arguments=None, timeout=10):
         """One QMP command on node's QEMU; returns the "return" value."""
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
