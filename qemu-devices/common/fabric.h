@@ -266,9 +266,10 @@ typedef void (*fabric_bulk_fn)(void *opaque, uint32_t src, uint8_t type,
  * Reserve room for one record to dst: returns a pointer to hlen + dlen
  * bytes (header first) in the shared ring, or NULL with *err = -EAGAIN
  * (ring full: retry later), -EBUSY (a link of the route is booked beyond
- * FABRIC_LINK_HORIZON_NS: retry soon), -EINVAL, -ENOMEM, or a file error.  Only one
- * reservation may be open; it ends with fabric_bulk_commit() or
- * fabric_bulk_cancel().  type must not be FABRIC_TYPE_BULK or 0.
+ * FABRIC_LINK_HORIZON_NS: retry soon), -EINVAL, -ENOMEM, or a file
+ * error.  Only one reservation may be open; it ends with
+ * fabric_bulk_commit() or fabric_bulk_cancel().  type must not be
+ * FABRIC_TYPE_BULK or 0.
  */
 void *fabric_bulk_reserve(struct fabric *f, uint32_t dst, size_t hlen,
                           size_t dlen, int *err);

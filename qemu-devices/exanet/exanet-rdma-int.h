@@ -161,6 +161,7 @@ typedef struct RdmaChan {
     bool rfaulted;          /* data held by a fault here since the last progress */
     uint16_t rfault_waits;
     uint64_t last_bytes;
+    uint64_t last_peer_blocks;  /* the peer's answers to us at the last tick */
     int64_t rdue;           /* read timer due, 0: not armed */
     QEMUTimer *rtimer;
     RdmaTx tx;              /* write channels */
@@ -215,6 +216,7 @@ struct ExanetRdma {
     PCIDevice *ni;
     uint32_t node_id;
     uint32_t num_nodes;
+    uint64_t *peer_rd_blocks;   /* per node: read answer blocks received */
     const uint32_t *retx_max;
     FabricQemu *fabric;
     uint32_t epoch;

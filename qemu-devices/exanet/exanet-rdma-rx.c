@@ -157,6 +157,9 @@ static void rdma_rx_block(ExanetRdma *r, uint32_t src, const RdBlkHdr *h,
     if (rch) {
         rch->done_bytes += blen;
     }
+    if (rd && src < r->num_nodes) {
+        r->peer_rd_blocks[src]++;
+    }
     if (x->received == x->nblocks) {
         if (h->notify_va) {
             if (!exanet_rdma_write_notif(r, h->dst_rank, h->notify_va, h->tag,

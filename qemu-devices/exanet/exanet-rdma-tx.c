@@ -254,11 +254,21 @@ stalled:
     tx->want_pump = !tx->held;
 }
 
-/* Resume transfers that stalled on a full ring. */
+/*
+ * Resume transfers that stalled on a full ring or a busy link, round
+ * robin: each call starts one transfer further down the list, so that
+ * the first of many transfers sharing a link does not always get it
+ * (the others would starve into their timeouts).
+ */
 void exanet_rdma_pump_stalled(ExanetRdma *r)
 {
     RdmaTx *tx, *next;
 
+    tx = QTAILQ_FIRST(&r->active);
+    if (tx && QTAILQ_NEXT(tx, link)) {
+        QTAILQ_REMOVE(&r->active, tx, link);
+        QTAILQ_INSERT_TAIL(&r->active, tx, link);
+    }
     QTAILQ_FOREACH_SAFE(tx, &r->active, link, next) {
         if (tx->want_pump) {
             rdma_tx_pump(tx);
@@ -337,11 +347,15 @@ void exanet_rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     }
     rdma_tx_arm(tx);
     /*
-     * Refill the window right here (receive thread, BQL held): a hop
-     * through the main loop costs a thread wake-up per window.  Safe: block
-     * transmission never delivers synchronously (own node: local queue).
+     * Refill the window right after this ACK (receive thread, BQL held: a
+     * hop through the main loop costs a thread wake-up per window), in
+     * the caller's exanet_rdma_pump_stalled(), round robin with the
+     * transfers that wait for a busy link: refilled here first, a transfer
+     * with ACKs coming back would keep the link from those that have none
+     * in flight until they time out.  Safe: block transmission never
+     * delivers synchronously (own node: local queue).
      */
-    rdma_tx_pump(tx);
+    tx->want_pump = true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -431,7 +445,16 @@ static void rdma_send_rreq(RdmaChan *ch)
     exanet_rdma_send_small(r, ch->rnode, RD_RREQ, &q, sizeof(q));
 }
 
-/* Read channel: re-request until data flows; time out without progress. */
+/* Read answer blocks received from node so far. */
+static uint64_t rdma_peer_rd_blocks(ExanetRdma *r, uint32_t node)
+{
+    return node < r->num_nodes ? r->peer_rd_blocks[node] : 0;
+}
+
+/*
+ * Read channel: re-request until data flows; time out without progress of
+ * this read or of the node's answers to our others.
+ */
 void exanet_rdma_rchan_timer(void *opaque)
 {
     RdmaChan *ch = opaque;
@@ -443,9 +466,16 @@ void exanet_rdma_rchan_timer(void *opaque)
     }
     if (ch->done_bytes != ch->last_bytes) {
         ch->last_bytes = ch->done_bytes;
+        ch->last_peer_blocks = rdma_peer_rd_blocks(r, ch->rnode);
         ch->rretries = 0;
         ch->rfaulted = false;
         ch->rfault_waits = 0;
+    } else if (rdma_peer_rd_blocks(r, ch->rnode) != ch->last_peer_blocks) {
+        /*
+         * The node answers our other reads: this one queues behind them
+         * at its links (congestion), the node is not lost.  Not a retry.
+         */
+        ch->last_peer_blocks = rdma_peer_rd_blocks(r, ch->rnode);
     } else if (ch->rfaulted ? ch->rfault_waits >= RDMA_FAULT_WAITS_MAX
                             : ch->rretries >= *r->retx_max) {
         r->cnt[EXANET_RCNT_TX_TIMEOUTS]++;
@@ -484,6 +514,7 @@ void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     ch->rrank = EXANET_RDMA_REMOTE_RANK(remote);
     ch->rank = pg->rank;
     ch->done_bytes = 0;
+    ch->last_peer_blocks = rdma_peer_rd_blocks(r, ch->rnode);
     ch->last_bytes = 0;
     ch->rretries = 0;
     ch->rfaulted = false;

@@ -557,6 +557,7 @@ ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
     r->ni = ni;
     r->node_id = node_id;
     r->num_nodes = num_nodes;
+    r->peer_rd_blocks = g_new0(uint64_t, num_nodes);
     r->retx_max = retx_max;
     r->rx = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
                                   rdma_rx_free);

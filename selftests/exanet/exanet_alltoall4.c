@@ -173,6 +173,18 @@ TEST_F_TIMEOUT(a2a, all_to_all_pipelined_no_loss_no_dup, 300)
 	rx_check_free(&rc);
 }
 
+/* Message seq of node src (its length varies with seq) to (dst, mbox) if
+ * the pipe takes it: 1 sent, 0 not now, < 0 an error. */
+static int fill_send(struct tx_pipe *tp, uint32_t src, uint32_t dst, uint32_t mbox,
+		     uint32_t seq)
+{
+	uint8_t buf[EXANET_MAX_PAYLOAD];
+	size_t l = 12 + (seq * 5) % 53;
+
+	exa_make_msg(buf, l, src, seq);
+	return tx_pipe_try_send(tp, dst, mbox, buf, l);
+}
+
 /*
  * Ranks 1.. send to rank 0, which does not read its mailbox until each of
  * them was pushed back by it (NACK FULL, retried) or had sent everything:
@@ -183,7 +195,6 @@ TEST_F_TIMEOUT(a2a, mailbox_filled_by_every_sender_at_once, 300)
 {
 	const uint32_t senders = (uint32_t)self->nnodes - 1;
 	const uint32_t n = 2 * MBOX_SLOTS / senders + 1;	/* twice the mailbox */
-	uint8_t buf[EXANET_MAX_PAYLOAD];
 	int64_t deadline = exa_now_ms() + 200000;
 	int pushed = 0, all_pushed[RX_MAX_SRC];
 
@@ -194,26 +205,21 @@ TEST_F_TIMEOUT(a2a, mailbox_filled_by_every_sender_at_once, 300)
 		tx_pipe_init(&tp, self->pkt);
 		/* until pushed back by the full mailbox (or all sent) */
 		while (sent < n && !tp.full_retries && exa_now_ms() < deadline) {
-			size_t l = 12 + (sent * 5) % 53;
-			int r;
+			int r = fill_send(&tp, self->all[self->rank].node, dst, mbox, sent);
 
-			exa_make_msg(buf, l, self->all[self->rank].node, sent);
-			r = tx_pipe_try_send(&tp, dst, mbox, buf, l);
 			ASSERT_LE(0, r);
 			sent += (uint32_t)r;
 		}
 		pushed = tp.full_retries > 0;
 		ASSERT_EQ(0, oob_allgather(&self->oob, &pushed, all_pushed, sizeof(pushed)));
 		while ((sent < n || !tx_pipe_idle(&tp)) && exa_now_ms() < deadline) {
-			size_t l = 12 + (sent * 5) % 53;
 			int r;
 
 			if (sent == n) {
 				ASSERT_EQ(0, tx_pipe_poll(&tp));
 				continue;
 			}
-			exa_make_msg(buf, l, self->all[self->rank].node, sent);
-			r = tx_pipe_try_send(&tp, dst, mbox, buf, l);
+			r = fill_send(&tp, self->all[self->rank].node, dst, mbox, sent);
 			ASSERT_LE(0, r);
 			sent += (uint32_t)r;
 		}

@@ -18,9 +18,11 @@
  * the event's BU is full; the BU keeps --depth receives posted per RU),
  * progress by MPI_Testsome, one fragment size per run.
  *
- * Each size runs --warmup seconds unmeasured (the first touch of fresh
- * buffers costs page faults of on-demand paging; the study had no such
- * start), then --seconds; the BUs count the bytes they receive in
+ * Each size starts with an unmeasured pass that uses every slot of every
+ * queue twice (events 0 .. 2 x depth x BUs - 1: the first touch of fresh
+ * buffers costs page faults of on-demand paging, which the study's pinned
+ * buffers did not), then --warmup seconds unmeasured and --seconds
+ * measured of a new run from event 0; the BUs count the bytes they receive in
  * --interval steps from a common start, the first and the last step are
  * dropped and the rest averaged: the bandwidth per node (MB/s, 10^6 B/s,
  * fragment bytes), averaged over the BUs (nton) or all nodes (nxn).  Then
@@ -396,7 +398,7 @@ static int ru_done(struct evb_run *r)
 
 	if (r->out.npeers == 0)
 		return 1;
-	if (!r->ends_sent)
+	if (!r->ends_sent || !r->agreed || r->next_event < r->stop_event)
 		return 0;
 	MPI_Testall(r->out.npeers * r->out.depth, r->out.req, &flag, MPI_STATUSES_IGNORE);
 	if (!flag)
@@ -535,42 +537,45 @@ static double quantile(const double *v, int n, double q)
 	return n ? v[i < 0 ? 0 : i >= n ? n - 1 : i] : 0;
 }
 
-/* One fragment size on every rank; rank 0 adds its result to results. */
-static int run_size(struct evb_run *r, json_object *results)
+/*
+ * One phase on every rank with the slots in place: warm > 0, the events
+ * 0..warm-1 unmeasured (every slot used, so that the first touch of each
+ * buffer is paid here); 0, --warmup seconds, then nsamp samples into
+ * r->samples, then the agreed end.  1 when it did not end in --timeout.
+ */
+static int run_phase(struct evb_run *r, uint64_t warm, int nsamp)
 {
 	const struct evb_opts *o = r->o;
-	int nsamp = (int)(o->seconds / o->interval), timed_out = 0, fail = 0, kept = nsamp - 2;
-	double t0, t_end, next_sample, report[R_NUM], *all = NULL, *samp_all = NULL;
+	int is_ru = r->ru_idx >= 0, is_bu = r->bu_idx >= 0, timed_out = 0;
+	double t0, t_end, next_sample;
 	uint64_t last_bytes = 0;
-	int is_ru = r->ru_idx >= 0, is_bu = r->bu_idx >= 0, ok;
 
-	r->next_event = r->stop_event = r->sent = 0;
-	r->stopping = r->agreed = r->ends_sent = 0;
-	r->bytes = r->lost = r->dups = r->errors = 0;
-	r->samples = calloc((size_t)nsamp, sizeof(double));
-	ok = r->samples &&
-	     !slots_init(&r->out, is_ru ? r->nbu : 0, (int)o->depth, r->size) &&
-	     !slots_init(&r->in, is_bu ? r->nru : 0, (int)o->depth, r->size);
-	MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-	if (!ok) {
-		if (r->rank == 0)
-			fprintf(stderr, "exanet-evb: no memory for %zu B fragments\n", r->size);
-		return -1;
-	}
+	r->next_event = r->sent = 0;
+	r->stopping = r->agreed = !!warm;
+	r->stop_event = warm;
+	r->bytes = 0;
 	for (int p = 0; p < r->in.npeers; p++) {
+		r->in.posted[p] = r->in.got[p] = 0;
 		r->end_rreq[p] = MPI_REQUEST_NULL;
 		if (r->o->nxn && p == r->bu_idx)
 			continue;
 		for (int k = 0; k < r->in.depth; k++)
 			bu_post(r, p * r->in.depth + k);
-		MPI_Irecv(&r->end_val[p], 1, MPI_UINT64_T, ru_rank(p), TAG_END, MPI_COMM_WORLD,
-			  &r->end_rreq[p]);
+		if (!warm)
+			MPI_Irecv(&r->end_val[p], 1, MPI_UINT64_T, ru_rank(p), TAG_END,
+				  MPI_COMM_WORLD, &r->end_rreq[p]);
+		else
+			r->end_val[p] = warm;
 	}
+	/* the warm-up's end is known to all: no END messages */
+	r->ends_sent = !!warm;
+	for (int b = 0; b < r->nbu; b++)
+		r->end_req[b] = MPI_REQUEST_NULL;
 	MPI_Barrier(MPI_COMM_WORLD);
-	t0 = MPI_Wtime() + o->warmup;	/* sampling starts after the warm-up */
+	t0 = MPI_Wtime() + (warm ? 0 : o->warmup);	/* sampling starts here */
 	t_end = t0 + nsamp * o->interval;
 	next_sample = t0 + o->interval;
-	for (int s = 0;;) {
+	for (int s = warm ? nsamp : 0;;) {
 		double now = MPI_Wtime();
 		int bu_all;
 
@@ -588,14 +593,41 @@ static int run_size(struct evb_run *r, json_object *results)
 			break;
 		if (now > t_end + o->timeout) {
 			timed_out = 1;
-			fprintf(stderr, "exanet-evb: rank %d: %zu B: not done %.0f s after the end "
-				"(%s)\n", r->rank, r->size, o->timeout,
+			fprintf(stderr, "exanet-evb: rank %d: %zu B%s: not done %.0f s after the end "
+				"(%s)\n", r->rank, r->size, warm ? " (warm-up)" : "", o->timeout,
 				bu_all ? "fragments not taken by the BUs" : "fragments missing");
 			break;
 		}
 	}
 	if (is_bu)
 		bu_finish(r, timed_out);
+	MPI_Allreduce(MPI_IN_PLACE, &timed_out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+	return timed_out;
+}
+
+/* One fragment size on every rank; rank 0 adds its result to results. */
+static int run_size(struct evb_run *r, json_object *results)
+{
+	const struct evb_opts *o = r->o;
+	int nsamp = (int)(o->seconds / o->interval), timed_out = 0, fail = 0, kept = nsamp - 2;
+	double report[R_NUM], *all = NULL, *samp_all = NULL;
+	int is_ru = r->ru_idx >= 0, is_bu = r->bu_idx >= 0, ok;
+
+	r->lost = r->dups = r->errors = 0;
+	r->samples = calloc((size_t)nsamp, sizeof(double));
+	ok = r->samples &&
+	     !slots_init(&r->out, is_ru ? r->nbu : 0, (int)o->depth, r->size) &&
+	     !slots_init(&r->in, is_bu ? r->nru : 0, (int)o->depth, r->size);
+	MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+	if (!ok) {
+		if (r->rank == 0)
+			fprintf(stderr, "exanet-evb: no memory for %zu B fragments\n", r->size);
+		return -1;
+	}
+	/* twice every slot of every queue, then the measured run */
+	timed_out = run_phase(r, 2ull * o->depth * r->nbu, nsamp);
+	if (!timed_out)
+		timed_out = run_phase(r, 0, nsamp);
 
 	report[R_IS_BU] = is_bu;
 	report[R_FRAGS] = (double)r->bytes / r->size;
@@ -661,7 +693,6 @@ static int run_size(struct evb_run *r, json_object *results)
 		free(kept_v);
 	}
 	MPI_Bcast(&fail, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	MPI_Allreduce(MPI_IN_PLACE, &timed_out, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
 	free(all);
 	free(samp_all);
 	free(r->samples);
