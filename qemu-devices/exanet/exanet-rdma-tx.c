@@ -254,11 +254,21 @@ stalled:
     tx->want_pump = !tx->held;
 }
 
-/* Resume transfers that stalled on a full ring or a busy link. */
+/*
+ * Resume transfers that stalled on a full ring or a busy link, round
+ * robin: each call starts one transfer further down the list, so that
+ * the first of many transfers sharing a link does not always get it
+ * (the others would starve into their timeouts).
+ */
 void exanet_rdma_pump_stalled(ExanetRdma *r)
 {
     RdmaTx *tx, *next;
 
+    tx = QTAILQ_FIRST(&r->active);
+    if (tx && QTAILQ_NEXT(tx, link)) {
+        QTAILQ_REMOVE(&r->active, tx, link);
+        QTAILQ_INSERT_TAIL(&r->active, tx, link);
+    }
     QTAILQ_FOREACH_SAFE(tx, &r->active, link, next) {
         if (tx->want_pump) {
             rdma_tx_pump(tx);
@@ -337,11 +347,15 @@ void exanet_rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     }
     rdma_tx_arm(tx);
     /*
-     * Refill the window right here (receive thread, BQL held): a hop
-     * through the main loop costs a thread wake-up per window.  Safe: block
-     * transmission never delivers synchronously (own node: local queue).
+     * Refill the window right after this ACK (receive thread, BQL held: a
+     * hop through the main loop costs a thread wake-up per window), in
+     * the caller's exanet_rdma_pump_stalled(), round robin with the
+     * transfers that wait for a busy link: refilled here first, a transfer
+     * with ACKs coming back would keep the link from those that have none
+     * in flight until they time out.  Safe: block transmission never
+     * delivers synchronously (own node: local queue).
      */
-    rdma_tx_pump(tx);
+    tx->want_pump = true;
 }
 
 /* ------------------------------------------------------------------ */
