@@ -289,7 +289,7 @@ struct evb_run {
 	size_t size;
 	/* RU */
 	struct slots out;
-	uint64_t next_event, stop_event, sent;
+	uint64_t next_event, stop_event;
 	int stopping, agreed, ends_sent;
 	MPI_Request agree_req, end_req[1024];
 	uint64_t agree_in, agree_out;
@@ -376,7 +376,6 @@ static void ru_step(struct evb_run *r, double now, double t_end)
 		MPI_Issend(slot_buf(s, slot), (int)r->size, MPI_BYTE, bu_rank(r, bu), TAG_FRAG,
 			   MPI_COMM_WORLD, &s->req[slot]);
 		r->next_event++;
-		r->sent++;
 	}
 	MPI_Testsome(s->npeers * s->depth, s->req, &outcount, s->done_idx, MPI_STATUSES_IGNORE);
 	if (r->agreed && !r->ends_sent && r->next_event >= r->stop_event) {
@@ -398,7 +397,8 @@ static int ru_done(struct evb_run *r)
 
 	if (r->out.npeers == 0)
 		return 1;
-	if (!r->ends_sent || !r->agreed || r->next_event < r->stop_event)
+	/* ends_sent implies agreed (the warm-up starts agreed) */
+	if (!r->ends_sent || r->next_event < r->stop_event)
 		return 0;
 	MPI_Testall(r->out.npeers * r->out.depth, r->out.req, &flag, MPI_STATUSES_IGNORE);
 	if (!flag)
@@ -550,7 +550,7 @@ static int run_phase(struct evb_run *r, uint64_t warm, int nsamp)
 	double t0, t_end, next_sample;
 	uint64_t last_bytes = 0;
 
-	r->next_event = r->sent = 0;
+	r->next_event = 0;
 	r->stopping = r->agreed = !!warm;
 	r->stop_event = warm;
 	r->bytes = 0;
