@@ -774,6 +774,18 @@ static void comp_check_stale(struct ipd *d)
 }
 
 /*
+ * Can packets go to p?  The two directions are independent: once we hold
+ * the ring it offered (tx.ready), we write into it, also while the peer
+ * has not yet accepted ours (CONNECTING).  Waiting for UP lost the answer
+ * to the first packet from a peer that finished its handshake first: it
+ * sent as soon as it was up, and our reply met our CONNECTING state.
+ */
+static bool peer_sendable(const struct peer *p)
+{
+	return p->tx.ready && (p->state == PEER_UP || p->state == PEER_CONNECTING);
+}
+
+/*
  * Where the next record for a packet of up to MTU bytes goes in p's staging
  * copy if it can be written there directly (no end of ring, no closed batch
  * in the way, room granted by credits), else NULL.
@@ -782,7 +794,7 @@ static uint8_t *tx_reserve(struct ipd *d, struct peer *p)
 {
 	uint64_t need, off;
 
-	if (!p || p->state != PEER_UP || !p->tx.ready)
+	if (!p || !peer_sendable(p))
 		return NULL;
 	need = ipd_rec_size(p->mtu < d->o.mtu ? d->o.mtu : p->mtu);
 	off = p->tx.tail % p->tx.size;
@@ -898,7 +910,7 @@ static struct peer *route_packet(struct ipd *d, const uint8_t *pkt, uint32_t len
 			send_unreach(d, pkt, len);
 		return NULL;
 	}
-	if (p->state != PEER_UP || !p->tx.ready) {
+	if (!peer_sendable(p)) {
 		d->c.drop_peer_down++;
 		p->c.tx_drops++;
 		/* a host that is gone, not one whose rings are being replaced */
@@ -945,7 +957,7 @@ int ipd_tun_rx(struct ipd *d)
 	if (d->held) {
 		struct peer *p = d->held;
 
-		if (p->state != PEER_UP || !p->tx.ready) {
+		if (!peer_sendable(p)) {
 			d->held = NULL;
 		} else if (tx_append(d, p, &d->held_hdr, d->buf + IPD_REC_HDR) == -EAGAIN) {
 			if (!p->tx.stalled) {
