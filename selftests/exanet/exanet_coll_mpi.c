@@ -10,9 +10,9 @@
  * mpirun picks it up).  Without a collective unit (the component declines)
  * the checks still have to pass through Open MPI's own components.
  *
- * 2 ranks per node: every check (local sets, leaders); 1 rank per node:
- * a subset.  The other ranks keep their nodes in the test until rank 0 is
- * done.
+ * 2 ranks per node (2 nodes only, mpi_test.h): every check (local sets,
+ * leaders); 1 rank per node: a subset on 2 nodes, every check on more.
+ * The other ranks keep their nodes in the test until rank 0 is done.
  */
 
 #define CHECK_PROG "/usr/lib/exanet/selftests/exanet/mpi/exanet_coll_check"
@@ -54,16 +54,18 @@ static void run_checks(struct __test_metadata *_metadata, FIXTURE_DATA(mpi) *sel
 	EXPECT_EQ(nranks, exa_system("exit $(grep -c ' 0 communicators fell back' %s)", out));
 }
 
+/* every check where two ranks per node do not run (more than 2 nodes) */
 TEST_F_TIMEOUT(mpi, one_rank_per_node, MPIRUN_TMO + 120)
 {
 	if (self->rank == 0)
-		run_checks(_metadata, self, 1,
+		run_checks(_metadata, self, 1, self->nnodes > 2 ? "" :
 			   "'allreduce MPI_INT ' 'allreduce MPI_DOUBLE' in_place split_halves barrier");
 	OOB_SYNC(&self->oob);
 }
 
 TEST_F_TIMEOUT(mpi, two_ranks_per_node, MPIRUN_TMO + 120)
 {
+	MPI_MANY_PER_NODE_ON_2_NODES_ONLY(self);
 	if (self->rank == 0)
 		run_checks(_metadata, self, 2, "");
 	OOB_SYNC(&self->oob);

@@ -13,7 +13,8 @@
  * the one-sided checks again over osc rdma on btl ofi (RDMA and FI_ATOMIC
  * of the exanet provider) instead of the image's osc pt2pt.
  *
- * The other ranks keep their nodes in the test until rank 0 is done.
+ * Two ranks per node run on 2 nodes only (mpi_test.h).  The other ranks
+ * keep their nodes in the test until rank 0 is done.
  */
 
 #define CHECK_PROG "/usr/lib/exanet/selftests/exanet/mpi/exanet_mpi_check"
@@ -56,6 +57,7 @@ TEST_F_TIMEOUT(mpi, one_rank_per_node, MPIRUN_TMO + 120)
 
 TEST_F_TIMEOUT(mpi, two_ranks_per_node, MPIRUN_TMO + 120)
 {
+	MPI_MANY_PER_NODE_ON_2_NODES_ONLY(self);
 	if (self->rank == 0)
 		mpi_run_checks(_metadata, self, 2, "", "exanet", "", ALL_SUMMARY);
 	OOB_SYNC(&self->oob);
@@ -70,6 +72,7 @@ TEST_F_TIMEOUT(mpi, osc_rdma_one_rank_per_node, MPIRUN_TMO + 120)
 
 TEST_F_TIMEOUT(mpi, osc_rdma_two_ranks_per_node, MPIRUN_TMO + 120)
 {
+	MPI_MANY_PER_NODE_ON_2_NODES_ONLY(self);
 	if (self->rank == 0)
 		run_osc_rdma(_metadata, self, 2);
 	OOB_SYNC(&self->oob);
