@@ -119,6 +119,9 @@ EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_allt
 	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits \
 	extoll_direct
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
+# helpers the device-model tests run on the nodes (no TAP, not in tests.list):
+# extoll_put_stream, of direct_test.py's node restart
+EXTOLL_ST_HELPERS := $(EXTOLL_ST_OUT)/extoll_put_stream
 EXTOLL_ST_SRCS := $(ST_LIB_SRCS)
 EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(ST_DIR)/lib/oob.h $(KSFT_HDRS) $(EXA_GENL_H) \
 	$(ST_DIR)/lib/exa_util.h $(ST_DIR)/extoll/extoll_test.h \
@@ -178,7 +181,7 @@ $(EXTOLL_ST_OUT)/extoll_compat: $(ST_DIR)/extoll/extoll_compat.c $(EXTOLL_STAGED
 	$(CC) $(EXTOLL_COMPAT_CFLAGS) $$($(EXTOLL_PKG) --cflags rma2 velo2) -o $@ $< \
 		$$($(EXTOLL_PKG) --libs rma2 velo2) -Wl,-rpath,$(EXTOLL_LIB_OUT)
 
-ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
+ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_HELPERS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
 	$(EXTOLL_ST_OUT)/extoll_compat $(EXTOLL_ST_OUT)/extoll_fi $(EXTOLL_ST_OUT)/extoll_mpi \
 	$(EXTOLL_ST_OUT)/extoll_fi_atomic
 

@@ -21,7 +21,11 @@ On a 2-node cluster with the EXTOLL NIC and shared guest RAM:
   written directly into the target's mailbox; the same with receivers
   that sleep on the mailbox interrupt (armed: the rings, and the target
   raises it); a verified stream into a small mailbox (NACK FULL answered
-  by the sender's NI, resent).
+  by the sender's NI, resent);
+- node 1 killed (its QEMU) while node 0 puts into its memory and booted
+  again: the puts end in errors, those at the old incarnation's address
+  are refused (none done in the new one's memory), and VELO messages and
+  puts are delivered directly into the new incarnation.
 """
 
 import os
@@ -181,6 +185,95 @@ def test_exanet(c):
           ok, out)
 
 
+PUT_STREAM = "/usr/lib/exanet/selftests/extoll/extoll_put_stream"
+
+
+def stream_counts(c, log):
+    """The last "ok N refused N lost N" line of an extoll_put_stream log."""
+    m = re.findall(r"^ok (\d+) refused (\d+) lost (\d+)$", c.run(0, "cat %s" % log,
+                                                                timeout=20).output, re.M)
+    return tuple(map(int, m[-1])) if m else (0, 0, 0)
+
+
+def wait_counts(c, log, cond, secs):
+    end = time.monotonic() + secs
+    got = stream_counts(c, log)
+    while not cond(got) and time.monotonic() < end:
+        time.sleep(0.5)
+        got = stream_counts(c, log)
+    return got
+
+
+def start_target(c, node):
+    """extoll_put_stream target on node: (guest pid, vpid, nla)."""
+    pid, log = c.spawn(node, "%s target 65536" % PUT_STREAM)
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        m = re.search(r"target node \d+ vpid (\d+) nla (0x[0-9a-f]+)",
+                      c.run(node, "cat %s" % log, timeout=20).output)
+        if m:
+            return pid, int(m.group(1)), int(m.group(2), 16)
+        time.sleep(0.2)
+    raise ClusterError("node %d: extoll_put_stream target did not start: %s"
+                       % (node, c.run(node, "cat %s" % log, timeout=20).output))
+
+
+def test_restart(c):
+    """Node 1 is killed (its QEMU, as in a crash) while node 0 puts into
+    its memory, and booted again: node 0's puts end in errors, the new
+    incarnation is never written through the old one's translations, and
+    direct delivery works into the new incarnation (fabric.md, "Restart
+    and death")."""
+    tpid, vpid, nla = start_target(c, 1)
+    acc0 = qget(c, 0, "direct-access")
+    spid, slog = c.spawn(0, "%s stream 1 %d %#x 4096" % (PUT_STREAM, vpid, nla))
+    before = wait_counts(c, slog, lambda k: k[0] >= 500, 60)
+    acc1 = qget(c, 0, "direct-access")
+    check("puts stream into node 1's memory directly (%d completed, direct-access +%d)"
+          % (before[0], acc1 - acc0), before[0] >= 500 and before[1:] == (0, 0) and
+          acc1 - acc0 >= before[0] // 2, (before, acc1 - acc0))
+    c.kill_node(1)
+    # (a put the writer did within its 10 ms liveness check of the dead
+    # process completes into the dead node's memory, as on a node that
+    # died just after the write)
+    dead = wait_counts(c, slog, lambda k: k[1] >= 3, 30)
+    time.sleep(3)       # a failed put costs up to the retransmission budget, 1.26 s
+    later = stream_counts(c, slog)
+    check("node 1 killed: node 0's puts end in errors, not in silence, and none "
+          "completes after the first error (ok %d -> %d, refused %d -> %d, lost %d)"
+          % (dead[0], later[0], dead[1], later[1], later[2]),
+          dead[1] >= 3 and later[1] > dead[1] and later[0] == dead[0] and later[2] == 0,
+          (before, dead, later))
+    c.start_node(1)
+    up = stream_counts(c, slog)
+    acc_up = qget(c, 0, "direct-access")
+    after = wait_counts(c, slog, lambda k: k[1] >= up[1] + 50, 30)
+    acc_after = qget(c, 0, "direct-access")
+    c.run(0, "kill -TERM -- -%d" % spid, timeout=20)
+    check("node 1 restarted: puts at the old incarnation's address are refused, none "
+          "completed, nothing written into the new one's memory (refused +%d, ok +%d, "
+          "direct-access +%d)" % (after[1] - up[1], after[0] - up[0], acc_after - acc_up),
+          after[1] >= up[1] + 50 and after[0] == up[0] and after[2] == 0 and
+          acc_after == acc_up, (up, after, acc_after - acc_up))
+    tx0 = qget(c, 0, "direct-tx")
+    ok, out, _ = pingpong(c, PORT + 40, iters=500)
+    d0 = qget(c, 0, "direct-tx") - tx0
+    check("after the restart a verified VELO ping-pong is written directly into the new "
+          "incarnation's ring (direct-tx %d of %d)" % (d0, 500 + WARMUP),
+          ok and d0 >= 500 + WARMUP, out)
+    tpid, vpid, nla = start_target(c, 1)
+    acc0 = qget(c, 0, "direct-access")
+    spid, slog = c.spawn(0, "%s stream 1 %d %#x 4096" % (PUT_STREAM, vpid, nla))
+    again = wait_counts(c, slog, lambda k: k[0] >= 500, 60)
+    c.run(0, "kill -TERM -- -%d" % spid, timeout=20)
+    c.run(1, "kill -TERM -- -%d" % tpid, timeout=20)
+    acc1 = qget(c, 0, "direct-access")
+    check("puts into a region of the new incarnation complete, done in its memory "
+          "(%d, direct-access +%d)" % (again[0], acc1 - acc0),
+          again[0] >= 500 and again[1:] == (0, 0) and acc1 - acc0 >= again[0] // 2,
+          (again, acc1 - acc0))
+
+
 def main():
     if not os.path.exists(os.path.join(BUILD, "initramfs.cpio.gz")):
         print("Bail out! no %s/initramfs.cpio.gz (make initramfs)" % BUILD)
@@ -192,6 +285,7 @@ def main():
             test_full_ring(c)
             test_link_drops(c)
             test_exanet(c)
+            test_restart(c)     # last: node 1 is a new incarnation after it
     except ClusterError as e:
         print("Bail out! cluster: %s" % e)
         return 1

@@ -777,6 +777,53 @@ class Cluster:
         log("settled (seconds per node: %s)" % waited)
         return waited
 
+    def kill_node(self, node):
+        """SIGKILL node's QEMU, as a crash or a power cut would end it (no
+        goodbye, nothing flushed), and wait until it is gone.  Only a
+        process this cluster started and still owns is signalled."""
+        key = "n%d" % node
+        if key not in self.pids or not self._alive(key, self.marker):
+            raise ClusterError("node %d: no QEMU of this cluster runs" % node)
+        self._signal(key, signal.SIGKILL)
+        self._wait_exit([key], self.marker, 10.0)
+        if self._alive(key, self.marker):
+            raise ClusterError("node %d: QEMU (pid %d) outlived SIGKILL for 10 s"
+                               % (node, self.pids[key]))
+        q = self.qga_clients.pop(node, None)
+        if q is not None:
+            q.close()
+        log("node %d killed (pid %d)" % (node, self.pids[key]))
+
+    def start_node(self, node, timeout=None):
+        """Boot a node that was killed again with its command line: a new
+        QEMU process, hence a new incarnation of its NIs (fresh RAM, ATU,
+        queues; Documentation/fabric.md, "Restart and death").  Returns the
+        seconds until its agent answered."""
+        from qga import QgaError
+        key = "n%d" % node
+        if not (0 <= node < self.nodes):
+            raise ValueError("no node %d" % node)
+        if key in self.pids and self._alive(key, self.marker):
+            raise ClusterError("node %d is running (kill_node first)" % node)
+        if self.detach:
+            raise ClusterError("start_node: only from the process that booted the cluster")
+        t0 = time.monotonic()
+        self._popen(key, self.qemu_argv(node), self.qemu_log(node))
+        deadline = t0 + (timeout or self.boot_timeout)
+        while True:
+            self._check_proc(node)
+            try:
+                self.qga(node).wait_ready(min(1.0, max(0.1, deadline - time.monotonic())))
+                break
+            except (QgaError, OSError) as e:
+                if time.monotonic() >= deadline:
+                    raise ClusterError("node %d did not answer %.0f s after its restart (%s); "
+                                       "console:\n%s" % (node, deadline - t0, e,
+                                                         self.console_tail(node, 30)))
+        secs = round(time.monotonic() - t0, 2)
+        log("node %d up again in %.1fs (pid %d)" % (node, secs, self.pids[key]))
+        return secs
+
     def _check_proc(self, i):
         p = self.procs.get("n%d" % i)
         if p is not None and p.poll() is not None:
