@@ -518,6 +518,9 @@ static void handle_offer(struct ipd *d, struct peer *p, const struct ipd_msg *m)
 	a.u.accept.t_ns = m->u.offer.t_ns;
 	a.u.accept.ipv4 = d->ip;
 	a.u.accept.mtu = d->o.mtu;
+	/* the kernel takes its small packets before our ACCEPT can make it
+	 * up and send them */
+	ipd_kpath_sync(d);
 	send_msg(d, p, &a);
 	peer_update(d, p);
 }
@@ -1259,7 +1262,12 @@ static void hb_recv_all(struct ipd *d)
 /*
  * Tell the driver's kernel path which peers are up, at which address and
  * kernel path mailbox: small packets to them go through the kernel from
- * then on.  Only when the list changed (no system call per tick).
+ * then on.  A peer still connecting whose ring we hold is listed without
+ * a mailbox: the kernel takes its small packets (it may be up already on
+ * its side and send them) and sends ours through us.  Unlisted, the first
+ * ping after a handshake lost its request in the kernel of the side that
+ * finished last (rx_unknown_node).  Only when the list changed (no system
+ * call per tick).
  */
 void ipd_kpath_sync(struct ipd *d)
 {
@@ -1272,11 +1280,11 @@ void ipd_kpath_sync(struct ipd *d)
 	for (unsigned int i = 0; i < d->nactive; i++) {
 		const struct peer *p = d->active[i];
 
-		if (p->state != PEER_UP || !p->ip)
+		if (!peer_sendable(p) || !p->ip)
 			continue;
 		list[n].node = p->node;
 		list[n].addr = p->ip;
-		list[n].mbox = p->kmbox;
+		list[n].mbox = p->state == PEER_UP ? p->kmbox : IPD_NO_KMBOX;
 		list[n].flags = 0;
 		n++;
 	}
