@@ -38,7 +38,14 @@
 #define EXANET_CTX_PCI_VENDOR_ID	EXANET_PCI_VENDOR_ID
 #define EXANET_CTX_PCI_DEVICE_ID	0xe7a1
 #define EXANET_RDMA_NUM_RANKS		8	/* 1 << EXANET_GVA_RANK_BITS */
-/* config space, vendor specific: read-only byte at this offset = rank */
+/*
+ * config space, vendor specific: read-only byte at this offset = rank.
+ * Reading it is also the translation fence: the NI may keep translations
+ * of the rank's IOMMU domain besides the IOTLB (peers' direct delivery,
+ * Documentation/fabric.md section 9); a translation the driver removed
+ * (IOMMU unmap, IOTLB flushed) is used by no access that starts after the
+ * driver's next read of this byte.  The driver reads it after every unmap.
+ */
 #define EXANET_CTX_CFG_RANK		0x40
 
 /* ---------------------------------------------------------------- 2. */

@@ -53,6 +53,12 @@ struct exa_iospace {
 	struct mutex lock;		/* protects pages and the domain */
 	struct xarray pages;		/* user page number -> struct exa_iopage */
 	unsigned long mapped;		/* pages currently mapped */
+	/*
+	 * Optional: called after the IOTLB flush of an unmap, for a device
+	 * that caches translations besides the IOMMU (ExaNet's direct
+	 * delivery): it drops them before the pages may be reused.
+	 */
+	void (*unmapped)(struct exa_iospace *ios);
 };
 
 int exa_iospace_init(struct exa_iospace *ios, struct device *dev);

@@ -185,6 +185,7 @@ int exa_iospace_init(struct exa_iospace *ios, struct device *dev)
 	}
 	ios->dev = dev;
 	ios->mapped = 0;
+	ios->unmapped = NULL;
 	mutex_init(&ios->lock);
 	xa_init(&ios->pages);
 	return 0;
@@ -228,8 +229,11 @@ static void exa_iospace_put(struct exa_iospace *ios, struct exa_umem *um,
 		ios->mapped--;
 		flush = true;
 	}
-	if (flush)
+	if (flush) {
 		iommu_iotlb_sync(ios->domain, &gather);
+		if (ios->unmapped)
+			ios->unmapped(ios);
+	}
 }
 
 /**

@@ -223,6 +223,8 @@ struct exanet_drv_mr {
 	struct mmu_interval_notifier notifier;
 };
 
+void exanet_ctx_xlat_fence(struct exanet_drv_ctx *ctx);
+
 /* exanet_rdma.c: the contexts, under exanet_ctx_lock */
 extern struct mutex exanet_ctx_lock;
 extern struct exanet_drv_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];

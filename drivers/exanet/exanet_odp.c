@@ -145,8 +145,10 @@ static unsigned long exanet_odp_unmap(struct exanet_drv_ctx *ctx,
 		odp->thp_mapped--;
 		n += EXANET_ODP_HUGE_PAGES;
 	}
-	if (n)
+	if (n) {
 		iommu_iotlb_sync(ctx->ios.domain, &gather);
+		exanet_ctx_xlat_fence(ctx);
+	}
 	return n;
 }
 
@@ -289,6 +291,7 @@ static int exanet_odp_map(struct exanet_drv_ctx *ctx, unsigned long start,
 				continue;
 			/* Became writable (COW broken): map it again. */
 			iommu_unmap(dom, va, PAGE_SIZE);
+			exanet_ctx_xlat_fence(ctx);
 			xa_erase(&odp->pages, idx);
 			odp->mapped--;
 		} else if (iommu_iova_to_phys(dom, va)) {

@@ -788,6 +788,23 @@ const struct attribute_group exanet_rdma_group = {
 
 /* ------------------------------------------------- ctx PCI functions */
 
+/*
+ * Direct delivery's translation fence (uapi/exanet_rdma.h): after an IOMMU
+ * unmap, the NI drops the translations of the rank it cached, so that no
+ * peer reaches the pages any more, before they may be reused.
+ */
+void exanet_ctx_xlat_fence(struct exanet_drv_ctx *ctx)
+{
+	u8 rank;
+
+	pci_read_config_byte(ctx->pdev, EXANET_CTX_CFG_RANK, &rank);
+}
+
+static void exanet_ctx_unmapped(struct exa_iospace *ios)
+{
+	exanet_ctx_xlat_fence(container_of(ios, struct exanet_drv_ctx, ios));
+}
+
 static int exanet_ctx_probe(struct pci_dev *pdev,
 			    const struct pci_device_id *id)
 {
@@ -822,6 +839,7 @@ static int exanet_ctx_probe(struct pci_dev *pdev,
 			rank, ret);
 		return ret;
 	}
+	ctx->ios.unmapped = exanet_ctx_unmapped;
 	pci_set_master(pdev);
 	exanet_odp_ctx_init(ctx);
 	ctx->rank = rank;

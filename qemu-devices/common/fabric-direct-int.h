@@ -33,9 +33,16 @@ struct direct_xlat_busy {
     uint32_t pad;
 };
 
+/*
+ * Slot xlat_slot(key) of the cache.  Within an epoch a slot holds one key:
+ * a fill of another key that maps to a taken slot is dropped, so a reader
+ * that saw the epoch (acquire) reads the key and value of one fill.
+ */
 struct direct_xlat_entry {
-    uint64_t epoch;         /* written after val (release) */
+    uint64_t epoch;         /* written after val and key (release) */
     uint64_t val;           /* FABRIC_DIRECT_X_ENTRY() */
+    uint64_t key;           /* the page it translates */
+    uint64_t pad;
 };
 
 struct direct_peer {

@@ -13,6 +13,7 @@
 #include "fabric-direct-int.h"
 
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Spins on a peer's access before asking whether the peer still lives */
@@ -30,15 +31,22 @@ static struct direct_xlat_busy *xbusy(struct fabric_direct_hdr *h,
                                        FABRIC_DIRECT_PAGE) + node;
 }
 
+/* Consecutive keys to consecutive slots; high parts (e.g. a rank) fold in */
+static uint64_t xlat_slot(uint64_t key)
+{
+    return (key ^ (key >> 22) ^ (key >> 44)) & (FABRIC_DIRECT_XLAT_ENTRIES - 1);
+}
+
 static struct direct_xlat_entry *xent(struct fabric_direct *d,
                                       struct fabric_direct_hdr *h,
-                                      uint64_t idx)
+                                      uint64_t key)
 {
     size_t busy = ((size_t)d->num_nodes * sizeof(struct direct_xlat_busy) +
                    FABRIC_DIRECT_PAGE - 1) & ~(size_t)(FABRIC_DIRECT_PAGE - 1);
 
     return (struct direct_xlat_entry *)((uint8_t *)h + DIRECT_XLAT_OFF +
-                                        FABRIC_DIRECT_PAGE + busy) + idx;
+                                        FABRIC_DIRECT_PAGE + busy) +
+           xlat_slot(key);
 }
 
 void direct_xlat_reset(struct fabric_direct *d)
@@ -57,17 +65,22 @@ void fabric_direct_xlat_fill(struct fabric_direct *d, uint64_t idx,
                              uint32_t prot)
 {
     struct direct_xlat_entry *e;
+    uint64_t epoch;
 
-    if (!d || idx >= FABRIC_DIRECT_XLAT_ENTRIES ||
-        (ram & (FABRIC_DIRECT_PAGE - 1)) || ram >= d->hdr->ram_size) {
+    if (!d || (ram & (FABRIC_DIRECT_PAGE - 1)) || ram >= d->hdr->ram_size) {
         return;
     }
     e = xent(d, d->hdr, idx);
+    epoch = __atomic_load_n(&xhdr(d->hdr)->epoch, __ATOMIC_RELAXED);
+    /* readers of this epoch may hold the slot's key: it stays */
+    if (e->epoch == epoch && e->key != idx) {
+        d->xst.fill_clashes++;
+        return;
+    }
     __atomic_store_n(&e->val, FABRIC_DIRECT_X_ENTRY(ram, owner, perm, prot),
                      __ATOMIC_RELAXED);
-    __atomic_store_n(&e->epoch,
-                     __atomic_load_n(&xhdr(d->hdr)->epoch, __ATOMIC_RELAXED),
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(&e->key, idx, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->epoch, epoch, __ATOMIC_RELEASE);
     d->xlat_filled = true;
     d->xst.fills++;
 }
@@ -75,10 +88,15 @@ void fabric_direct_xlat_fill(struct fabric_direct *d, uint64_t idx,
 bool fabric_direct_xlat_cached(const struct fabric_direct *d, uint64_t idx)
 {
     struct fabric_direct *dm = (struct fabric_direct *)d;
+    struct direct_xlat_entry *e;
 
-    return d && idx < FABRIC_DIRECT_XLAT_ENTRIES &&
-           __atomic_load_n(&xent(dm, d->hdr, idx)->epoch, __ATOMIC_ACQUIRE) ==
-           __atomic_load_n(&xhdr(d->hdr)->epoch, __ATOMIC_RELAXED);
+    if (!d) {
+        return false;
+    }
+    e = xent(dm, d->hdr, idx);
+    return __atomic_load_n(&e->epoch, __ATOMIC_ACQUIRE) ==
+           __atomic_load_n(&xhdr(d->hdr)->epoch, __ATOMIC_RELAXED) &&
+           __atomic_load_n(&e->key, __ATOMIC_RELAXED) == idx;
 }
 
 bool fabric_direct_xlat_fence(struct fabric_direct *d)
@@ -129,11 +147,9 @@ static uint8_t *xlat_page(struct fabric_direct *d, struct direct_peer *p,
     struct direct_xlat_entry *e;
     uint64_t val, ram;
 
-    if (idx >= FABRIC_DIRECT_XLAT_ENTRIES) {
-        return NULL;
-    }
     e = xent(d, p->hdr, idx);
-    if (__atomic_load_n(&e->epoch, __ATOMIC_ACQUIRE) != epoch) {
+    if (__atomic_load_n(&e->epoch, __ATOMIC_ACQUIRE) != epoch ||
+        __atomic_load_n(&e->key, __ATOMIC_RELAXED) != idx) {
         return NULL;
     }
     val = __atomic_load_n(&e->val, __ATOMIC_RELAXED);
@@ -215,6 +231,58 @@ enum fabric_direct_result fabric_direct_access(struct fabric_direct *d,
         d->xst.bytes += len;
     }
     return FABRIC_DIRECT_DONE;
+}
+
+void fabric_direct_spans_add(void *opaque, uint8_t *host, uint32_t off,
+                             uint32_t len)
+{
+    struct fabric_direct_spans *s = opaque;
+
+    (void)off;
+    if (s->n == s->cap) {
+        unsigned cap = s->cap ? s->cap * 2 : 16;
+        struct fabric_direct_span *v = realloc(s->v, cap * sizeof(*v));
+
+        if (!v) {
+            abort();    /* as QEMU's g_malloc does */
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n].host = host;
+    s->v[s->n].len = len;
+    s->n++;
+}
+
+void fabric_direct_spans_move(struct fabric_direct_spans *s, uint8_t *host,
+                              uint32_t n, bool to_spans)
+{
+    while (n && s->cur < s->n) {
+        struct fabric_direct_span *sp = &s->v[s->cur];
+        uint32_t k = sp->len - s->cur_off;
+
+        if (k > n) {
+            k = n;
+        }
+        if (to_spans) {
+            memcpy(sp->host + s->cur_off, host, k);
+        } else {
+            memcpy(host, sp->host + s->cur_off, k);
+        }
+        host += k;
+        n -= k;
+        s->cur_off += k;
+        if (s->cur_off == sp->len) {
+            s->cur++;
+            s->cur_off = 0;
+        }
+    }
+}
+
+void fabric_direct_spans_free(struct fabric_direct_spans *s)
+{
+    free(s->v);
+    memset(s, 0, sizeof(*s));
 }
 
 void fabric_direct_get_xlat_stats(const struct fabric_direct *d,

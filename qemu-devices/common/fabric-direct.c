@@ -290,6 +290,32 @@ static int direct_export(struct fabric_direct *d, unsigned q, uint32_t mode,
     return 0;
 }
 
+int fabric_direct_export_gate(struct fabric_direct *d, unsigned q,
+                              uint32_t prot)
+{
+    struct fabric_direct_queue *dq = fabric_direct_queue(d, q);
+
+    if (!dq) {
+        return -EINVAL;
+    }
+    fabric_direct_lock(d, dq);
+    dq->valid = 0;
+    dq->generation++;
+    dq->slot_size = 0;
+    dq->nslots = 0;
+    dq->status_off = 0;
+    dq->prot = prot;
+    dq->wp = 0;
+    dq->mode = FABRIC_DIRECT_GATE;
+    dq->head = 0;
+    dq->hold = 0;
+    dq->incarnation = d->hdr->incarnation;
+    dq->valid = 1;
+    fabric_direct_unlock(dq);
+    /* not counted in exported: no software polls a gate's memory */
+    return 0;
+}
+
 int fabric_direct_export(struct fabric_direct *d, unsigned q,
                          uint32_t slot_size, uint32_t nslots,
                          uint32_t status_off, uint32_t prot,
@@ -478,6 +504,25 @@ static void count_write(struct fabric_direct *d, uint32_t dst,
     }
 }
 
+/* A message is in dst's memory: count it there, and wake it if it parked */
+static void delivered(struct fabric_direct *d, uint32_t dst,
+                      struct direct_peer *p, uint32_t hops, bool *wake)
+{
+    if (dst != d->node) {
+        __atomic_fetch_add(&p->hdr->rx_hops[hops < 15 ? hops : 15], 1,
+                           __ATOMIC_RELAXED);
+    }
+    /*
+     * After the status word: a parking owner either sees the count
+     * change or has set parked before we read it (both seq_cst).
+     */
+    __atomic_fetch_add(&p->hdr->deliveries, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&p->hdr->parked, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_add(&p->hdr->wakes_sent, 1, __ATOMIC_RELAXED);
+        *wake = true;
+    }
+}
+
 enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
                                               uint32_t dst, unsigned q,
                                               const struct fabric_direct_msg *m,
@@ -504,7 +549,7 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
     dq = direct_qrec(p->hdr, q);
     fabric_direct_lock(d, dq);
     if (!dq->valid || dq->incarnation != p->incarnation ||
-        (dq->hold && dst != d->node) ||
+        (dq->hold && dst != d->node) || dq->mode == FABRIC_DIRECT_GATE ||
         !__atomic_load_n(&p->hdr->live, __ATOMIC_ACQUIRE) ||
         m->len > dq->status_off ||
         (dq->mode == FABRIC_DIRECT_NONZERO && !m->status)) {
@@ -546,22 +591,72 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
 out:
     fabric_direct_unlock(dq);
     if (r == FABRIC_DIRECT_DONE) {
-        if (dst != d->node) {
-            __atomic_fetch_add(&p->hdr->rx_hops[m->hops < 15 ? m->hops : 15], 1,
-                               __ATOMIC_RELAXED);
-        }
-        /*
-         * After the status word: a parking owner either sees the count
-         * change or has set parked before we read it (both seq_cst).
-         */
-        __atomic_fetch_add(&p->hdr->deliveries, 1, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&p->hdr->parked, __ATOMIC_SEQ_CST)) {
-            __atomic_fetch_add(&p->hdr->wakes_sent, 1, __ATOMIC_RELAXED);
-            *wake = true;
-        }
+        delivered(d, dst, p, m->hops, wake);
     }
     count_write(d, dst, r, *wake);
     return r;
+}
+
+enum fabric_direct_result fabric_direct_gated(struct fabric_direct *d,
+                                              uint32_t dst, unsigned q,
+                                              uint32_t prot, uint32_t hops,
+                                              bool (*fn)(void *opaque),
+                                              void *opaque, bool *wake)
+{
+    struct direct_peer *p;
+    struct fabric_direct_queue *dq;
+    enum fabric_direct_result r = FABRIC_DIRECT_NO_PATH;
+
+    *wake = false;
+    p = d && dst < d->num_nodes && q < FABRIC_DIRECT_QUEUES ?
+        direct_peer_get(d, dst) : NULL;
+    if (!p) {
+        if (d) {
+            count_write(d, dst, r, false);
+        }
+        return r;
+    }
+    dq = direct_qrec(p->hdr, q);
+    fabric_direct_lock(d, dq);
+    if (!dq->valid || dq->incarnation != p->incarnation ||
+        (dq->hold && dst != d->node) ||
+        !__atomic_load_n(&p->hdr->live, __ATOMIC_ACQUIRE)) {
+        goto out;
+    }
+    if (prot != dq->prot) {
+        dq->refused++;
+        r = FABRIC_DIRECT_REFUSED;
+        goto out;
+    }
+    if (fn(opaque)) {
+        dq->delivered++;
+        r = FABRIC_DIRECT_DONE;
+    }
+out:
+    fabric_direct_unlock(dq);
+    if (r == FABRIC_DIRECT_DONE) {
+        delivered(d, dst, p, hops, wake);
+    }
+    count_write(d, dst, r, *wake);
+    return r;
+}
+
+void fabric_direct_count(struct fabric_direct *d, uint32_t dst, unsigned idx,
+                         uint64_t n)
+{
+    struct direct_peer *p;
+
+    p = d && dst < d->num_nodes && idx < FABRIC_DIRECT_MODEL_COUNTERS ?
+        direct_peer_get(d, dst) : NULL;
+    if (p) {
+        __atomic_fetch_add(&p->hdr->rx_model[idx], n, __ATOMIC_RELAXED);
+    }
+}
+
+uint64_t fabric_direct_counter(const struct fabric_direct *d, unsigned idx)
+{
+    return d && idx < FABRIC_DIRECT_MODEL_COUNTERS ?
+           __atomic_load_n(&d->hdr->rx_model[idx], __ATOMIC_RELAXED) : 0;
 }
 
 bool fabric_direct_ready(struct fabric_direct *d, uint32_t dst, unsigned q,
@@ -581,7 +676,7 @@ bool fabric_direct_ready(struct fabric_direct *d, uint32_t dst, unsigned q,
     fabric_direct_lock(d, dq);
     ok = dq->valid && dq->incarnation == p->incarnation &&
          !(dq->hold && dst != d->node) && dq->prot == prot;
-    if (ok && need_room) {
+    if (ok && need_room && dq->mode != FABRIC_DIRECT_GATE) {
         if (dq->mode == FABRIC_DIRECT_PHASE) {
             ok = dq->wp - dq->head < dq->nslots;
         } else {

@@ -46,7 +46,7 @@
 #include <sys/types.h>
 
 #define FABRIC_DIRECT_MAGIC     0x31524458u /* "XDR1" */
-#define FABRIC_DIRECT_VERSION   4
+#define FABRIC_DIRECT_VERSION   5
 #define FABRIC_DIRECT_QUEUES    128         /* receive queues per node */
 #define FABRIC_DIRECT_PAGE      4096u
 #define FABRIC_DIRECT_MAX_PAGES 2048        /* 8 MiB per queue */
@@ -55,6 +55,8 @@
  * a route booked further ahead takes the rings.
  */
 #define FABRIC_DIRECT_MAX_WAIT_NS (50 * 1000)
+
+#define FABRIC_DIRECT_MODEL_COUNTERS 16
 
 /* Shared header of a node's file (one page). */
 struct fabric_direct_hdr {
@@ -74,6 +76,8 @@ struct fabric_direct_hdr {
     uint64_t wakes_sent;    /* doorbells writers sent because of parked */
     /* messages written into this node, by hop count (15: 15 or more) */
     uint64_t rx_hops[16];
+    /* counters writers add to, defined by the model (fabric_direct_count) */
+    uint64_t rx_model[FABRIC_DIRECT_MODEL_COUNTERS];
 };
 
 /* A receive queue as the owner exported it. */
@@ -102,6 +106,8 @@ struct fabric_direct_queue {
 /* Kinds of queue (see the top of this file) */
 #define FABRIC_DIRECT_NONZERO   0
 #define FABRIC_DIRECT_PHASE     1
+/* No ring: a gate for writes into regions (fabric_direct_gated()) */
+#define FABRIC_DIRECT_GATE      2
 
 /* What a write met (fabric_direct_write()). */
 enum fabric_direct_result {
@@ -160,6 +166,12 @@ int fabric_direct_export_phase(struct fabric_direct *d, unsigned q,
                                uint32_t status_off, uint32_t phase_flag,
                                uint32_t prot, const uint64_t *pages,
                                uint32_t npages);
+/*
+ * Owner: export queue q as a gate without a ring: valid for protection id
+ * prot, held with fabric_direct_set_hold(), for fabric_direct_gated().
+ */
+int fabric_direct_export_gate(struct fabric_direct *d, unsigned q,
+                              uint32_t prot);
 /* Owner, PHASE queue: the consumer's head moved (free running). */
 void fabric_direct_set_head(struct fabric_direct *d, unsigned q,
                             uint32_t head);
@@ -199,6 +211,26 @@ enum fabric_direct_result fabric_direct_write(struct fabric_direct *d,
                                               const struct fabric_direct_msg *m,
                                               bool *wake);
 
+/*
+ * Writer: run fn(opaque) under the lock of gate (or queue) q of node dst
+ * when it is live, valid for this incarnation, not held and of protection
+ * id prot (else REFUSED, counted, or NO_PATH).  fn returns whether it
+ * wrote: then DONE, the target's deliveries move on (it may have parked:
+ * *wake) and a message of hops links is counted at the target.  fn writes
+ * into dst's regions with fabric_direct_access(); the owner cannot hold
+ * the gate or invalidate it in the meantime.
+ */
+enum fabric_direct_result fabric_direct_gated(struct fabric_direct *d,
+                                              uint32_t dst, unsigned q,
+                                              uint32_t prot, uint32_t hops,
+                                              bool (*fn)(void *opaque),
+                                              void *opaque, bool *wake);
+/* Writer: add n to model counter idx of node dst (rx_model) */
+void fabric_direct_count(struct fabric_direct *d, uint32_t dst, unsigned idx,
+                         uint64_t n);
+/* Owner: model counter idx, as writers added to it */
+uint64_t fabric_direct_counter(const struct fabric_direct *d, unsigned idx);
+
 /* Writer: forget node dst's mappings (it restarted, or for tests). */
 void fabric_direct_forget(struct fabric_direct *d, uint32_t dst);
 
@@ -217,7 +249,13 @@ void fabric_direct_get_stats(const struct fabric_direct *d,
 /* ------------------------------------------------------------------ */
 /* Region access: the translation cache (fabric-direct-xlat.c) */
 
-/* Pages the cache holds (index = the NI's page number, e.g. an NLA page) */
+/*
+ * Slots of the cache.  A page's key is its page number in the NI's address
+ * space (e.g. an EXTOLL NLA page, or rank << 48 | VA for ExaNet, over
+ * FABRIC_DIRECT_PAGE); keys fold into slots, consecutive pages into
+ * consecutive slots.  Two keys of one slot: the first filled in an epoch
+ * stays, the other is not cached (its accesses take the rings).
+ */
 #define FABRIC_DIRECT_XLAT_ENTRIES  (1u << 22)
 /* An entry's value: the layout of an EXTOLL ATU entry, RAM offset for bus */
 #define FABRIC_DIRECT_X_VALID       0x1ull
@@ -230,7 +268,7 @@ void fabric_direct_get_stats(const struct fabric_direct *d,
      ((uint64_t)(perm) & 0x6) | FABRIC_DIRECT_X_VALID)
 
 /*
- * Owner: its NI translated page idx to RAM offset ram (page aligned) for
+ * Owner: its NI translated page key idx to RAM offset ram (page aligned) for
  * owner id owner with permissions perm (X_READ | X_WRITE) under protection
  * id prot.  Valid until the next fence.
  */
@@ -265,6 +303,29 @@ enum fabric_direct_result fabric_direct_access(struct fabric_direct *d,
                                                fabric_direct_span_fn fn,
                                                void *opaque);
 /*
+ * Pieces of host memory in order, e.g. a region of one's own RAM gathered
+ * with fabric_direct_access(.., fabric_direct_spans_add, &spans), and a
+ * cursor for copies between it and a peer's pieces.
+ */
+struct fabric_direct_span {
+    uint8_t *host;
+    uint32_t len;
+};
+struct fabric_direct_spans {
+    struct fabric_direct_span *v;
+    unsigned n, cap;
+    unsigned cur;           /* cursor: span and offset in it */
+    uint32_t cur_off;
+};
+/* fabric_direct_span_fn: append a piece (opaque: the spans) */
+void fabric_direct_spans_add(void *opaque, uint8_t *host, uint32_t off,
+                             uint32_t len);
+/* Copy n bytes at the cursor from host into the spans (to_spans) or back */
+void fabric_direct_spans_move(struct fabric_direct_spans *s, uint8_t *host,
+                              uint32_t n, bool to_spans);
+void fabric_direct_spans_free(struct fabric_direct_spans *s);
+
+/*
  * Writer: queue q of node dst takes a write from us now (live, valid, not
  * held, protection id prot, and with room when need_room).  A hint: the
  * write itself checks again.
@@ -278,6 +339,7 @@ struct fabric_direct_xlat_stats {
     uint64_t access_miss;   /* a page not cached (or refused): rings */
     uint64_t bytes;
     uint64_t fills;         /* owner: entries filled */
+    uint64_t fill_clashes;  /* owner: slot held by another key this epoch */
     uint64_t fences;        /* owner: fences that ended an epoch */
     uint64_t fence_waits;   /* ... that waited for a peer's access */
 };

@@ -142,35 +142,63 @@ void fabric_nic_direct_open(FabricNic *nic)
     trace_fabric_nic_direct_open(nic->node_id, memory_region_size(ram));
 }
 
+/* RAM offset of the page at bus address addr, as pdev's DMA sees it */
+static bool direct_ram_page(PCIDevice *pdev, MemoryRegion *ram,
+                            dma_addr_t addr, bool write, uint64_t *off)
+{
+    hwaddr xlat, plen = FABRIC_DIRECT_PAGE;
+    MemoryRegion *mr;
+    RAMBlock *rb;
+    ram_addr_t o;
+
+    mr = address_space_translate(pci_get_address_space(pdev), addr, &xlat,
+                                 &plen, write, MEMTXATTRS_UNSPECIFIED);
+    if (!memory_region_is_ram(mr) || plen < FABRIC_DIRECT_PAGE) {
+        return false;
+    }
+    rb = qemu_ram_block_from_host((uint8_t *)memory_region_get_ram_ptr(mr) +
+                                  xlat, false, &o);
+    *off = o;
+    return rb == ram->ram_block && !(o & (FABRIC_DIRECT_PAGE - 1));
+}
+
 bool fabric_nic_direct_translate(PCIDevice *pdev, dma_addr_t addr,
                                  uint64_t len, uint64_t *pages)
 {
-    AddressSpace *as = pci_get_address_space(pdev);
     MemoryRegion *ram = fabric_nic_shared_ram();
     bool ok = ram && !(addr & (FABRIC_DIRECT_PAGE - 1)) &&
               !(len & (FABRIC_DIRECT_PAGE - 1));
 
     RCU_READ_LOCK_GUARD();
     for (uint64_t i = 0; ok && i < len / FABRIC_DIRECT_PAGE; i++) {
-        hwaddr xlat, plen = FABRIC_DIRECT_PAGE;
-        MemoryRegion *mr;
-        RAMBlock *rb;
-        ram_addr_t off;
-
-        mr = address_space_translate(as, addr + i * FABRIC_DIRECT_PAGE,
-                                     &xlat, &plen, true,
-                                     MEMTXATTRS_UNSPECIFIED);
-        if (!memory_region_is_ram(mr) || plen < FABRIC_DIRECT_PAGE) {
-            ok = false;
-            break;
-        }
-        rb = qemu_ram_block_from_host((uint8_t *)memory_region_get_ram_ptr(mr)
-                                      + xlat, false, &off);
-        ok = rb == ram->ram_block && !(off & (FABRIC_DIRECT_PAGE - 1));
-        pages[i] = off;
+        ok = direct_ram_page(pdev, ram, addr + i * FABRIC_DIRECT_PAGE, true,
+                             &pages[i]);
     }
     trace_fabric_nic_direct_translate(pdev->name, addr, len, ok);
     return ok;
+}
+
+unsigned fabric_nic_direct_page(PCIDevice *pdev, dma_addr_t addr,
+                                uint64_t *off)
+{
+    MemoryRegion *ram = fabric_nic_shared_ram();
+    uint64_t roff, woff;
+    unsigned perm = 0;
+
+    if (!ram || (addr & (FABRIC_DIRECT_PAGE - 1))) {
+        return 0;
+    }
+    RCU_READ_LOCK_GUARD();
+    if (direct_ram_page(pdev, ram, addr, false, &roff)) {
+        perm |= FABRIC_DIRECT_X_READ;
+        *off = roff;
+    }
+    if (direct_ram_page(pdev, ram, addr, true, &woff) &&
+        (!perm || woff == roff)) {
+        perm |= FABRIC_DIRECT_X_WRITE;
+        *off = woff;
+    }
+    return perm;
 }
 
 bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes,

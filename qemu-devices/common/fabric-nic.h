@@ -138,6 +138,13 @@ static inline bool fabric_nic_direct_on(FabricNic *nic)
 bool fabric_nic_direct_translate(PCIDevice *pdev, dma_addr_t addr,
                                  uint64_t len, uint64_t *pages);
 /*
+ * The page at bus address addr (page aligned) as pdev's DMA reaches it:
+ * its RAM offset in *off and the permissions (FABRIC_DIRECT_X_READ,
+ * _X_WRITE) the IOMMU grants, 0 when it is not in shared RAM.
+ */
+unsigned fabric_nic_direct_page(PCIDevice *pdev, dma_addr_t addr,
+                                uint64_t *off);
+/*
  * Route a direct write of bytes to dst over the torus and wait for its
  * delivery time (fabric.md section 3); false: it must take the rings
  * (fault injection on, dropped or corrupted on a cable, no route, or a

@@ -59,6 +59,23 @@ static void exanet_ctx_realize(PCIDevice *pdev, Error **errp)
     pdev->config[EXANET_CTX_CFG_RANK] = c->rank;
 }
 
+/*
+ * A read of EXANET_CTX_CFG_RANK is the driver's translation fence
+ * (uapi/exanet_rdma.h): after an IOMMU unmap of the rank's domain, no
+ * access of a peer goes through a translation our NI cached before.
+ */
+static uint32_t exanet_ctx_config_read(PCIDevice *pdev, uint32_t addr,
+                                       int len)
+{
+    ExanetCtxState *c = EXANET_CTX(pdev);
+
+    if (c->rdma && addr <= EXANET_CTX_CFG_RANK &&
+        addr + len > EXANET_CTX_CFG_RANK) {
+        exanet_rdma_direct_fence(c->rdma, c->rank, "driver");
+    }
+    return pci_default_read_config(pdev, addr, len);
+}
+
 static void exanet_ctx_exit(PCIDevice *pdev)
 {
     ExanetCtxState *c = EXANET_CTX(pdev);
@@ -87,6 +104,7 @@ static void exanet_ctx_class_init(ObjectClass *klass, void *data)
 
     k->realize = exanet_ctx_realize;
     k->exit = exanet_ctx_exit;
+    k->config_read = exanet_ctx_config_read;
     k->vendor_id = EXANET_CTX_PCI_VENDOR_ID;
     k->device_id = EXANET_CTX_PCI_DEVICE_ID;
     k->revision = EXANET_HW_VERSION;

@@ -50,7 +50,12 @@ bool exanet_ni_poll(PCIDevice *ni, bool (*done)(void *opaque), void *opaque);
 ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
                             uint32_t num_nodes, const uint32_t *retx_max);
 void exanet_rdma_free(ExanetRdma *r);
-void exanet_rdma_set_fabric(ExanetRdma *r, FabricQemu *fq);
+void exanet_rdma_set_fabric(ExanetRdma *r, FabricNic *nic);
+/*
+ * The driver read rank's EXANET_CTX_CFG_RANK (after an IOMMU unmap): no
+ * peer reaches memory through a translation cached before, once it returns.
+ */
+void exanet_rdma_direct_fence(ExanetRdma *r, unsigned rank, const char *why);
 void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch);
 MemoryRegion *exanet_rdma_bar(ExanetRdma *r);
 /* BAR5 (uapi/exanet_coll.h): the collective unit's pages */

@@ -603,7 +603,7 @@ static void exanet_realize(PCIDevice *pdev, Error **errp)
     fabric_nic_direct_open(&s->nic);
     if (s->nic.fq) {
         s->corrupt_base = exanet_fabric_bad(s);
-        exanet_rdma_set_fabric(s->rdma, s->nic.fq);
+        exanet_rdma_set_fabric(s->rdma, &s->nic);
     }
 }
 

@@ -248,6 +248,13 @@ struct ExanetRdma {
     uint64_t cnt[EXANET_RDMA_NUM_COUNTERS];
     uint64_t notifs[EXANET_RDMA_NUM_RANKS];     /* records written, per rank */
     ExanetColl *coll;       /* the collective unit (exanet-coll.c) */
+
+    /* direct delivery (exanet-rdma-direct.c) */
+    FabricNic *nic;
+    bool gate_on[EXANET_RDMA_NUM_RANKS];    /* rank's gate exported */
+    bool gate_hold[EXANET_RDMA_NUM_RANKS];  /* ... held: interrupt armed */
+    uint32_t gate_pdid[EXANET_RDMA_NUM_RANKS];
+    uint64_t dc_seen[FABRIC_DIRECT_MODEL_COUNTERS]; /* peers' counts folded */
 };
 
 /* ------------------------------------------------------------------ */
@@ -321,6 +328,19 @@ bool exanet_rdma_fault_consumed(ExanetRdma *r, uint32_t id);
 void exanet_rdma_fault_resume(ExanetRdma *r, uint32_t mask, bool consumed);
 void exanet_rdma_fault_fail(ExanetRdma *r, uint32_t id);
 void exanet_rdma_fq_arm(ExanetRdma *r, uint32_t val);
+
+/* ------------------------------------------------------------------ */
+/* exanet-rdma-direct.c: direct delivery of writes and reads */
+
+/* Initiator: channel ch's transfer done directly (completed); false: rings */
+bool exanet_rdma_direct(ExanetRdma *r, RdmaChan *ch);
+/* Target: rank's DMA reached [va, va + len): cache the translations */
+void exanet_rdma_direct_fill(ExanetRdma *r, unsigned rank, uint64_t va,
+                             uint64_t len);
+/* Target: rank k's context changed: fence, gate export / hold */
+void exanet_rdma_direct_ctx(ExanetRdma *r, unsigned k);
+/* Target: fold peers' counts (RX_BYTES, NOTIFICATIONS, ...) into ours */
+void exanet_rdma_direct_sync(ExanetRdma *r);
 
 /* ------------------------------------------------------------------ */
 /* exanet-coll.c: collective unit (uses the transport and the pages) */

@@ -553,13 +553,15 @@ void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     ch->state = EXANET_RDMA_ONGOING;
     trace_exanet_rdma_trigger(r->node_id, p, c, ch->rnode, ch->rrank, ch->len,
                               ch->seq);
+    r->cnt[rd ? EXANET_RCNT_TX_READS : EXANET_RCNT_TX_WRITES]++;
+    if (exanet_rdma_direct(r, ch)) {
+        return;
+    }
     if (rd) {
-        r->cnt[EXANET_RCNT_TX_READS]++;
         rdma_send_rreq(ch);
         rdma_rchan_arm(ch, rdma_retx_ns(r, 0) * 2);
         return;
     }
-    r->cnt[EXANET_RCNT_TX_WRITES]++;
     ch->tx.rank = ch->rank;
     ch->tx.dst_node = ch->rnode;
     ch->tx.src_va = ch->local_va;

@@ -45,6 +45,9 @@ void exanet_rdma_rank_event(ExanetRdma *r, unsigned rank)
 {
     if (rank < EXANET_RDMA_NUM_RANKS) {
         exanet_irq_rank_event(r->ni, rank, &r->ctx_irq[rank]);
+        if (r->gate_hold[rank]) {
+            exanet_rdma_direct_ctx(r, rank);    /* one-shot: disarmed */
+        }
     }
 }
 
@@ -103,8 +106,14 @@ MemTxResult exanet_rdma_dma(ExanetRdma *r, unsigned rank, uint64_t va,
     PCIDevice *ctx;
     MemTxResult res = rdma_ctx(r, rank, va, len, &ctx);
 
-    return res != MEMTX_OK ? res :
-           fabric_nic_dma_rw(ctx, &exanet_dma_depth, va, buf, len, dir);
+    if (res == MEMTX_OK) {
+        res = fabric_nic_dma_rw(ctx, &exanet_dma_depth, va, buf, len, dir);
+    }
+    if (res == MEMTX_OK) {
+        /* peers then reach these pages directly */
+        exanet_rdma_direct_fill(r, rank, va, len);
+    }
+    return res;
 }
 
 /* The flags word software polls and clears: one store (fabric-nic.h). */
@@ -293,8 +302,10 @@ uint32_t exanet_rdma_ctrl_read(ExanetRdma *r, hwaddr off)
     }
     if (off >= EXANET_REG_RDMA_COUNTER(0) &&
         off < EXANET_REG_RDMA_COUNTER(EXANET_RDMA_NUM_COUNTERS)) {
-        uint64_t v = r->cnt[(off - EXANET_REG_RDMA_COUNTER(0)) / 8];
+        uint64_t v;
 
+        exanet_rdma_direct_sync(r);
+        v = r->cnt[(off - EXANET_REG_RDMA_COUNTER(0)) / 8];
         return fabric_nic_reg_part(v, off, 4);
     }
     switch (off) {
@@ -334,6 +345,7 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
         switch (off & 0xf) {
         case EXANET_CTX_PDID:
             r->ctx_pdid[k] = val & EXANET_PDID_MAX;
+            exanet_rdma_direct_ctx(r, k);
             return;
         case EXANET_CTX_ENABLE:
             /* Synchronous: no DMA through the context after this returns. */
@@ -344,9 +356,11 @@ void exanet_rdma_ctrl_write(ExanetRdma *r, hwaddr off, uint32_t val)
                 /* Held blocks replay now and fail the old way. */
                 exanet_rdma_fault_resume(r, 1u << k, false);
             }
+            exanet_rdma_direct_ctx(r, k);
             return;
         case EXANET_CTX_IRQ:
             exanet_irq_arm(r->ni, &r->ctx_irq[k], val, "rank", k);
+            exanet_rdma_direct_ctx(r, k);
             return;
         }
     } else if (off >= EXANET_REG_RPAGE_BASE(0) &&
@@ -457,6 +471,7 @@ static uint64_t rdma_page_notifs(ExanetRdma *r, RdmaPage *pg)
 {
     RdmaNotifPoll np = { .r = r, .pg = pg };
 
+    exanet_rdma_direct_sync(r);
     if (exanet_ni_poll(r->ni, rdma_page_notified, &np)) {
         /* only polls that find something: a waiting guest polls a lot */
         pg->notifs_seen = r->notifs[pg->rank];
@@ -606,9 +621,10 @@ void exanet_rdma_coll_direct(ExanetRdma *r, uint32_t members)
     exanet_coll_set_direct(r->coll, members);
 }
 
-void exanet_rdma_set_fabric(ExanetRdma *r, FabricQemu *fq)
+void exanet_rdma_set_fabric(ExanetRdma *r, FabricNic *nic)
 {
-    r->fabric = fq;
+    r->nic = nic;
+    r->fabric = nic->fq;
 }
 
 void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch)
@@ -638,10 +654,14 @@ void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch)
     memset(r->ctx_en, 0, sizeof(r->ctx_en));
     memset(r->ctx_irq, 0, sizeof(r->ctx_irq));
     memset(r->ctx_odp, 0, sizeof(r->ctx_odp));
+    for (unsigned k = 0; k < EXANET_RDMA_NUM_RANKS; k++) {
+        exanet_rdma_direct_ctx(r, k);
+    }
     exanet_coll_reset(r->coll);
     r->fq_base = 0;
     r->fq_size = r->fq_head = r->fq_tail = r->fq_irq = 0;
     r->nheld = 0;
+    exanet_rdma_direct_sync(r);     /* what peers counted before is gone */
     memset(r->cnt, 0, sizeof(r->cnt));
     memset(r->notifs, 0, sizeof(r->notifs));
     r->retx_us = EXANET_RDMA_DEFAULT_RETX_US;
@@ -664,6 +684,7 @@ void exanet_rdma_free(ExanetRdma *r)
         r->ctx[k] = NULL;
     }
     r->fabric = NULL;
+    r->nic = NULL;
 }
 
 bool exanet_rdma_attach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx,
@@ -689,5 +710,6 @@ void exanet_rdma_detach_ctx(ExanetRdma *r, unsigned rank, PCIDevice *ctx)
         r->ctx_en[rank] = false;
         r->ctx_odp[rank] = false;
         r->ctx_irq[rank] = 0;
+        exanet_rdma_direct_ctx(r, rank);
     }
 }

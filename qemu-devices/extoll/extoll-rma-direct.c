@@ -23,19 +23,14 @@
 #include "extoll-int.h"
 #include "trace.h"
 
-/* A piece of our own RAM, from our own translation cache */
-typedef struct ExtSpan {
-    uint8_t *host;
-    uint32_t len;
-} ExtSpan;
-
 /* A copy between our segments (ExtSeg) and the target's pieces */
 typedef struct ExtDirectCopy {
     ExtollState *s;
-    GArray *spans;          /* ours as host memory (ExtSpan), or NULL: */
+    bool own_host;          /* ours as host memory (spans), or: */
+    struct fabric_direct_spans spans;
     GArray *segs;           /* ours as bus addresses (ExtSeg); NULL: imm */
     const uint8_t *imm;
-    unsigned seg;           /* cursor: segment and offset in it */
+    unsigned seg;           /* cursor in segs: segment and offset in it */
     uint32_t seg_off;
     uint32_t size;
     bool get;
@@ -50,28 +45,17 @@ typedef struct ExtDirectCopy {
  */
 static void ext_direct_move(ExtDirectCopy *c, uint8_t *host, uint32_t n)
 {
-    while (n && (c->spans || c->ok)) {
-        uint32_t seg_len, k;
+    if (c->own_host) {
+        fabric_direct_spans_move(&c->spans, host, n, c->get);
+        return;
+    }
+    while (n && c->ok) {
+        ExtSeg *sg = &g_array_index(c->segs, ExtSeg, c->seg);
+        uint64_t bus = sg->bus + c->seg_off;
+        uint32_t seg_len = sg->len, k = MIN(n, seg_len - c->seg_off);
 
-        if (c->spans) {
-            ExtSpan *sp = &g_array_index(c->spans, ExtSpan, c->seg);
-
-            seg_len = sp->len;
-            k = MIN(n, seg_len - c->seg_off);
-            if (c->get) {
-                memcpy(sp->host + c->seg_off, host, k);
-            } else {
-                memcpy(host, sp->host + c->seg_off, k);
-            }
-        } else {
-            ExtSeg *sg = &g_array_index(c->segs, ExtSeg, c->seg);
-            uint64_t bus = sg->bus + c->seg_off;
-
-            seg_len = sg->len;
-            k = MIN(n, seg_len - c->seg_off);
-            c->ok = c->get ? extoll_dma_write(c->s, bus, host, k)
-                           : extoll_dma_read(c->s, bus, host, k);
-        }
+        c->ok = c->get ? extoll_dma_write(c->s, bus, host, k)
+                       : extoll_dma_read(c->s, bus, host, k);
         host += k;
         n -= k;
         c->seg_off += k;
@@ -110,16 +94,8 @@ static void ext_direct_piece(void *opaque, uint8_t *host, uint32_t off,
         memcpy(c->tail, host + head, c->tail_len);
         return;
     }
-    smp_wmb();  /* the tail after the bytes below it */
+    smp_mb();   /* the tail after the bytes below it, non-temporal too */
     ext_direct_move(c, host + head, len - head);
-}
-
-static void ext_span_gather(void *opaque, uint8_t *host, uint32_t off,
-                            uint32_t len)
-{
-    ExtSpan sp = { .host = host, .len = len };
-
-    g_array_append_val((GArray *)opaque, sp);
 }
 
 /*
@@ -133,15 +109,15 @@ static bool ext_direct_local(ExtollState *s, const ExtDirectCmd *c,
 {
     bool get = cp->get;
 
-    cp->spans = g_array_new(false, false, sizeof(ExtSpan));
     if (fabric_direct_access(s->nic.dd, s->nic.node_id, c->laddr, c->size,
                              c->vi, get ? FABRIC_DIRECT_X_WRITE :
-                             FABRIC_DIRECT_X_READ, c->prot, ext_span_gather,
-                             cp->spans) == FABRIC_DIRECT_DONE) {
+                             FABRIC_DIRECT_X_READ, c->prot,
+                             fabric_direct_spans_add, &cp->spans) ==
+        FABRIC_DIRECT_DONE) {
+        cp->own_host = true;
         return true;
     }
-    g_array_free(cp->spans, true);
-    cp->spans = NULL;
+    fabric_direct_spans_free(&cp->spans);
     cp->segs = extoll_translate(s, c->vi, c->prot, true, c->laddr, c->size,
                                 get ? EXTOLL_ATU_WRITE : EXTOLL_ATU_READ);
     return cp->segs != NULL;
@@ -150,7 +126,7 @@ static bool ext_direct_local(ExtollState *s, const ExtDirectCmd *c,
 /* Our part of a get's last quadword, after everything below it */
 static bool ext_direct_tail(ExtDirectCopy *c)
 {
-    smp_wmb();  /* the tail after the bytes below it */
+    smp_mb();   /* the tail after the bytes below it, non-temporal too */
     ext_direct_move(c, c->tail, c->tail_len);
     return c->ok;
 }
@@ -261,9 +237,7 @@ rings:
     if (cp.segs) {
         g_array_free(cp.segs, true);
     }
-    if (cp.spans) {
-        g_array_free(cp.spans, true);
-    }
+    fabric_direct_spans_free(&cp.spans);
     trace_extoll_rma_direct(s->nic.node_id, c->vi, c->cmd, p->node, c->dv,
                             c->size, r == FABRIC_DIRECT_DONE);
     return r == FABRIC_DIRECT_DONE;

@@ -369,4 +369,144 @@ TEST_F(fabric, xlat_queue_ready)
     ASSERT_TRUE(rig_close(&k));
 }
 
+/*
+ * Keys of any size fold into slots: a key far above the slot count is
+ * cached; a second key of the same slot in the same epoch is not (the
+ * first stays, readers of the epoch may use it), and takes it after a
+ * fence.
+ */
+TEST_F(fabric, xlat_wide_keys_and_slot_clashes)
+{
+    static struct rig k;
+    /* rank 3's VA 0x7f0000001000, as ExaNet keys it */
+    const uint64_t key = ((3ull << 48) | 0x7f0000001000ull) / PG;
+    /* the same slot: the fold XORs key >> 22 and key >> 44 in */
+    const uint64_t clash = key ^ (1ull << 22) ^ 1;
+    struct pieces p = { 0 };
+    struct fabric_direct_xlat_stats st;
+    uint8_t byte = 0x77;
+
+    ASSERT_TRUE(rig_open(&k));
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, key));
+    fabric_direct_xlat_fill(k.o, key, 9 * PG, OWNER, RW, PROT);
+    EXPECT_TRUE(fabric_direct_xlat_cached(k.o, key));
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, key + 1));
+    fabric_direct_xlat_fill(k.o, clash, 10 * PG, OWNER, RW, PROT);
+    fabric_direct_get_xlat_stats(k.o, &st);
+    EXPECT_EQ(1, st.fill_clashes);
+    EXPECT_TRUE(fabric_direct_xlat_cached(k.o, key));
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, clash));
+    p.src = &byte;
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, clash * PG, 1, OWNER, RW, PROT,
+                                         &p));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, key * PG + 5, 1, OWNER,
+                                      FABRIC_DIRECT_X_WRITE, PROT, &p));
+    EXPECT_EQ(0x77, k.ram[9 * PG + 5]);
+    EXPECT_TRUE(fabric_direct_xlat_fence(k.o));
+    fabric_direct_xlat_fill(k.o, clash, 10 * PG, OWNER, RW, PROT);
+    EXPECT_TRUE(fabric_direct_xlat_cached(k.o, clash));
+    EXPECT_FALSE(fabric_direct_xlat_cached(k.o, key));
+    ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, clash * PG, 1, OWNER,
+                                      FABRIC_DIRECT_X_WRITE, PROT, &p));
+    EXPECT_EQ(0x77, k.ram[10 * PG]);
+    EXPECT_EQ(CANARY, k.ram[9 * PG]);
+    ASSERT_TRUE(rig_close(&k));
+}
+
+struct gated {
+    struct rig *k;
+    bool ok;
+    int runs;
+    bool lock_held;     /* the gate's lock was ours inside */
+};
+
+static bool gated_fn(void *opaque)
+{
+    struct gated *g = opaque;
+    struct fabric_direct_queue *dq = fabric_direct_queue(g->k->o, 71);
+
+    g->runs++;
+    g->lock_held = __atomic_load_n(&dq->lock, __ATOMIC_ACQUIRE) == getpid();
+    return g->ok;
+}
+
+/*
+ * A gate: writers run under its lock while it is valid, not held and of
+ * their protection id; a refusal is counted; what fn did moves the
+ * target's deliveries on.  Model counters add up at the target.
+ */
+TEST_F(fabric, xlat_gate_and_model_counters)
+{
+    static struct rig k;
+    struct gated g = { .k = &k, .ok = true };
+    uint64_t seen;
+    bool wake;
+
+    ASSERT_TRUE(rig_open(&k));
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+              fabric_direct_gated(k.w, 0, 71, PROT, 1, gated_fn, &g, &wake));
+    EXPECT_EQ(0, g.runs);
+    ASSERT_EQ(0, fabric_direct_export_gate(k.o, 71, PROT));
+    EXPECT_FALSE(fabric_direct_exporting(k.o));     /* nothing to poll */
+    seen = fabric_direct_deliveries(k.o);
+    EXPECT_EQ(FABRIC_DIRECT_DONE,
+              fabric_direct_gated(k.w, 0, 71, PROT, 1, gated_fn, &g, &wake));
+    EXPECT_EQ(1, g.runs);
+    EXPECT_TRUE(g.lock_held);
+    EXPECT_EQ(seen + 1, fabric_direct_deliveries(k.o));
+    EXPECT_EQ(1, fabric_direct_rx_hops(k.o, 1));
+    EXPECT_EQ(FABRIC_DIRECT_REFUSED,
+              fabric_direct_gated(k.w, 0, 71, PROT + 1, 1, gated_fn, &g,
+                                  &wake));
+    EXPECT_EQ(1, fabric_direct_queue(k.o, 71)->refused);
+    fabric_direct_set_hold(k.o, 71, true);
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+              fabric_direct_gated(k.w, 0, 71, PROT, 1, gated_fn, &g, &wake));
+    fabric_direct_set_hold(k.o, 71, false);
+    g.ok = false;
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+              fabric_direct_gated(k.w, 0, 71, PROT, 1, gated_fn, &g, &wake));
+    EXPECT_EQ(2, g.runs);
+    EXPECT_EQ(seen + 1, fabric_direct_deliveries(k.o));
+    /* a gate holds no ring: a message write is not taken */
+    {
+        const struct fabric_direct_msg m = {
+            .payload = "x", .len = 1, .status = 1, .prot = PROT,
+        };
+        EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+                  fabric_direct_write(k.w, 0, 71, &m, &wake));
+    }
+    fabric_direct_invalidate(k.o, 71);
+    g.ok = true;
+    EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
+              fabric_direct_gated(k.w, 0, 71, PROT, 1, gated_fn, &g, &wake));
+    EXPECT_EQ(2, g.runs);
+    fabric_direct_count(k.w, 0, 3, 5);
+    fabric_direct_count(k.w, 0, 3, 2);
+    fabric_direct_count(k.w, 0, FABRIC_DIRECT_MODEL_COUNTERS, 9);
+    EXPECT_EQ(7, fabric_direct_counter(k.o, 3));
+    EXPECT_EQ(0, fabric_direct_counter(k.o, 2));
+    ASSERT_TRUE(rig_close(&k));
+}
+
+/* A copy between one's spans and a peer's pieces, across span ends */
+TEST_F(fabric, xlat_spans_move)
+{
+    uint8_t a[5] = "abcde", b[3] = "fgh", out[8] = { 0 }, in[8] = "12345678";
+    struct fabric_direct_spans s = { 0 };
+
+    fabric_direct_spans_add(&s, a, 0, 5);
+    fabric_direct_spans_add(&s, b, 5, 3);
+    fabric_direct_spans_move(&s, out, 3, false);
+    fabric_direct_spans_move(&s, out + 3, 5, false);
+    EXPECT_EQ(0, memcmp(out, "abcdefgh", 8));
+    s.cur = 0;
+    s.cur_off = 0;
+    fabric_direct_spans_move(&s, in, 8, true);
+    EXPECT_EQ(0, memcmp(a, "12345", 5));
+    EXPECT_EQ(0, memcmp(b, "678", 3));
+    fabric_direct_spans_free(&s);
+    EXPECT_EQ(0, s.n);
+}
+
 TEST_HARNESS_MAIN
