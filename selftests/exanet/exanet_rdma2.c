@@ -227,14 +227,16 @@ TEST_F_TIMEOUT(r2, many_channels_of_several_processes, 300)
 
 /*
  * Keep 4 write channels (slots 12..15) busy with len-byte writes into
- * dst for ms milliseconds; count completions and errors by code.
+ * dst for ms milliseconds (or 4 read channels with reads of it into our
+ * buffer, each checked for bytes of value stale when it completed); count
+ * completions, errors by code and stale reads.
  */
 struct stream_stats {
-	long done, errors, by_code[16];
+	long done, errors, by_code[16], stale;
 };
 
-static void stream_writes(struct rnode *n, const struct exanet_raddr *dst, size_t len,
-			  int ms, struct stream_stats *st)
+static void stream_rdma(struct rnode *n, const struct exanet_raddr *dst, size_t len,
+			int ms, struct stream_stats *st, int read, uint8_t stale)
 {
 	int64_t end = exa_now_ms() + ms;
 	unsigned int c;
@@ -245,7 +247,8 @@ static void stream_writes(struct rnode *n, const struct exanet_raddr *dst, size_
 		int busy = 0;
 
 		for (c = 0; c < 4; c++) {
-			unsigned int slot = 12 + c;
+			unsigned int slot = read ? EXANET_RDMA_RCHAN(12 + c) : 12 + c;
+			uint8_t *buf = n->buf + (read ? c * len : 0);
 			struct exanet_rdma_notif rec;
 
 			if (active[c]) {
@@ -258,6 +261,7 @@ static void stream_writes(struct rnode *n, const struct exanet_raddr *dst, size_
 				active[c] = 0;
 				if (EXANET_RDMA_ST_STATE(s) == EXANET_RDMA_DONE) {
 					st->done++;
+					st->stale += read && memchr(buf, stale, len);
 				} else {
 					st->errors++;
 					st->by_code[EXANET_RDMA_ST_ERROR(s) & 15]++;
@@ -267,8 +271,12 @@ static void stream_writes(struct rnode *n, const struct exanet_raddr *dst, size_
 			if (exa_now_ms() < end) {
 				struct exanet_rdma_opts op = { .lcomp = &n->rec[slot] };
 
-				if (exanet_rdma_post_write_on(n->rdma, slot, n->buf, dst, len, &op) ==
-				    (int)slot) {
+				int r = read ? exanet_rdma_post_read_on(n->rdma, slot, buf, dst, len,
+									&op) :
+					       exanet_rdma_post_write_on(n->rdma, slot, buf, dst, len,
+									 &op);
+
+				if (r == (int)slot) {
 					active[c] = 1;
 					busy = 1;
 				}
@@ -310,7 +318,7 @@ TEST_F_TIMEOUT(r2, dereg_while_in_flight_no_late_dma, 300)
 
 		memset(n->buf, 0x77, len);
 		ASSERT_EQ(0, oob_barrier(&self->oob));		/* go */
-		stream_writes(n, &dst, len, 2500, &st);
+		stream_rdma(n, &dst, len, 2500, &st, 0, 0);
 		TH_LOG("writes while the target deregistered: %ld done, %ld failed "
 		       "(%ld remote DMA fault)", st.done, st.errors,
 		       st.by_code[EXANET_RDMA_E_REMOTE_DMA]);
@@ -326,6 +334,54 @@ TEST_F_TIMEOUT(r2, dereg_while_in_flight_no_late_dma, 300)
 		EXPECT_EQ(base, exa_sysfs_long("rdma_registered_pages"));
 		ASSERT_EQ(0, oob_barrier(&self->oob));
 		EXPECT_EQ(1, bytes_equal(region, len, 0x99));
+	}
+	munmap(region, len);
+	EXPECT_EQ(0, exa_kmsg_bad_lines());
+}
+
+/*
+ * Reads of the peer's region while it deregisters it (direct delivery:
+ * through translations the target's NI cached, Documentation/fabric.md
+ * section 9): no read that completed carries a byte the target wrote
+ * after exanet_dereg_mr() returned, and later reads fail.
+ */
+TEST_F_TIMEOUT(r2, dereg_while_reading_no_late_read, 300)
+{
+	struct rnode *n = &self->n;
+	size_t len = 1u << 20;
+	uint8_t *region = map_anon(len);
+	struct exanet_mr *mr = NULL;
+	uint8_t wire[EXANET_RADDR_WIRE_SIZE], all[2][EXANET_RADDR_WIRE_SIZE];
+
+	ASSERT_NE(NULL, region);
+	memset(wire, 0, sizeof(wire));
+	if (self->rank == 1) {
+		struct exanet_raddr ra;
+
+		memset(region, 0x55, len);
+		ASSERT_EQ(0, exanet_reg_mr(n->dev, region, len, 0, &mr));
+		ASSERT_EQ(0, exanet_mr_raddr(mr, region, &ra));
+		ASSERT_EQ(0, exanet_raddr_encode(&ra, wire));
+	}
+	ASSERT_EQ(0, oob_allgather(&self->oob, wire, all, sizeof(wire)));
+	if (self->rank == 0) {
+		struct exanet_raddr src = raddr_at(all[1], 0);
+		struct stream_stats st;
+
+		ASSERT_EQ(0, oob_barrier(&self->oob));		/* go */
+		stream_rdma(n, &src, len, 2500, &st, 1, 0x99);
+		TH_LOG("reads while the target deregistered: %ld done, %ld failed, "
+		       "%ld read what it wrote after", st.done, st.errors, st.stale);
+		EXPECT_LT(0, st.done);
+		EXPECT_LT(0, st.errors);
+		EXPECT_EQ(0, st.stale);
+		ASSERT_EQ(0, oob_barrier(&self->oob));		/* transfers over */
+	} else {
+		ASSERT_EQ(0, oob_barrier(&self->oob));
+		usleep(700000);					/* mid-stream */
+		ASSERT_EQ(0, exanet_dereg_mr(mr));
+		memset(region, 0x99, len);			/* given back: ours again */
+		ASSERT_EQ(0, oob_barrier(&self->oob));
 	}
 	munmap(region, len);
 	EXPECT_EQ(0, exa_kmsg_bad_lines());
@@ -395,7 +451,7 @@ TEST_F_TIMEOUT(r2, killed_process_mid_transfer_leaks_nothing, 300)
 		struct stream_stats st;
 
 		ASSERT_EQ(0, oob_barrier(&self->oob));
-		stream_writes(n, &dst, 4u << 20, 2500, &st);
+		stream_rdma(n, &dst, 4u << 20, 2500, &st, 0, 0);
 		TH_LOG("writes into the killed target: %ld done, %ld failed (%ld context gone, "
 		       "%ld DMA fault)", st.done, st.errors, st.by_code[EXANET_RDMA_E_REMOTE_CTX],
 		       st.by_code[EXANET_RDMA_E_REMOTE_DMA]);
