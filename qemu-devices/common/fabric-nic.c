@@ -260,6 +260,8 @@ static void fabric_nic_direct_get(Object *obj, Visitor *v, const char *name,
         val = xst.fences;
     } else if (!strcmp(name, "direct-xlat-fence-waits")) {
         val = xst.fence_waits;
+    } else if (!strcmp(name, "direct-xlat-fill-clashes")) {
+        val = xst.fill_clashes;
     } else if (!strcmp(name, "direct-tx")) {
         val = st.tx_direct;
     } else if (!strcmp(name, "direct-tx-full")) {
@@ -282,7 +284,8 @@ void fabric_nic_direct_class_init(ObjectClass *oc, size_t nic_offset)
         { "direct-tx-refused", "direct writes refused: protection id" },
         { "direct-tx-no-path", "direct writes without a path (rings taken)" },
         { "direct-wakes", "doorbells sent to wake a parked target" },
-        { "direct-access", "puts / gets done in peers' memory" },
+        { "direct-access",
+          "puts / gets, RDMA writes / reads / records done in peers' memory" },
         { "direct-access-miss",
           "puts / gets that found a page not translated (rings taken)" },
         { "direct-access-bytes", "bytes of puts / gets done in peers' memory" },
@@ -290,6 +293,8 @@ void fabric_nic_direct_class_init(ObjectClass *oc, size_t nic_offset)
         { "direct-xlat-fences", "fences that emptied the translation cache" },
         { "direct-xlat-fence-waits",
           "fences that waited for a peer's access in progress" },
+        { "direct-xlat-fill-clashes",
+          "translations not cached: their slot held another page" },
     };
 
     for (size_t i = 0; i < ARRAY_SIZE(names); i++) {

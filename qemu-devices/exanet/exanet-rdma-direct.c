@@ -37,6 +37,12 @@
 /* A rank's gate record, after the mailboxes' queue records */
 #define RDMA_GATE_Q(rank)       (EXANET_NUM_MBOX_IFACES + (rank))
 #define RDMA_NOTIF_FLAGS_OFF    offsetof(struct exanet_rdma_notif, flags)
+/*
+ * The copy runs in the thread that triggered the transfer, with the BQL
+ * held (a few ms for this much); larger transfers take the rings, whose
+ * fabric thread moves them block by block.
+ */
+#define RDMA_DIRECT_MAX_LEN     (16u << 20)
 
 /* Counters peers add to at the target (fabric_direct_count) */
 enum {
@@ -326,7 +332,7 @@ bool exanet_rdma_direct(ExanetRdma *r, RdmaChan *ch)
     uint32_t hops;
     bool ok;
 
-    if (!d.dd || ch->rnode == r->node_id || ch->len > UINT32_MAX) {
+    if (!d.dd || ch->rnode == r->node_id || ch->len > RDMA_DIRECT_MAX_LEN) {
         return false;
     }
     ok = rdma_direct_own(&d) &&

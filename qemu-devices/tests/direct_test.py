@@ -22,6 +22,11 @@ On a 2-node cluster with the EXTOLL NIC and shared guest RAM:
   that sleep on the mailbox interrupt (armed: the rings, and the target
   raises it); a verified stream into a small mailbox (NACK FULL answered
   by the sender's NI, resent);
+- ExaNet RDMA (a second cluster, with the IOMMU and the DMA contexts):
+  a write ping-pong whose writes and notifications are done in the
+  targets' memory by the initiators' devices (direct-access of both
+  nodes), and reads served from node 1's memory by node 0's device alone
+  (node 1's links send no answer);
 - node 1 killed (its QEMU) while node 0 puts into its memory and booted
   again: the puts end in errors, those at the old incarnation's address
   are refused (none done in the new one's memory), and VELO messages and
@@ -185,6 +190,44 @@ def test_exanet(c):
           ok, out)
 
 
+def link_packets(c, node):
+    """Packets node's NIC sent over its cables so far."""
+    return sum(int(re.search(r"packets=(\d+)", xget(c, node, "link-%s-counters" % p)).group(1))
+               for p in ("x+", "x-"))
+
+
+def rdma_lat_run(c, port, extra, iters):
+    res = c.run_all({1: "exanet-rdma-lat --server --oob %d --timeout 60" % port,
+                     0: "sleep 1; exanet-rdma-lat --client --oob %s:%d --sizes 8,65536 "
+                        "--iters %d --warmup 20 --timeout 60 %s"
+                        % (Cluster.node_ip(1), port, iters, extra)}, timeout=300)
+    return all(res[n].rc == 0 for n in (0, 1)), res[0].output + res[1].output
+
+
+def test_exanet_rdma():
+    """ExaNet RDMA writes and reads (exanet-rdma-direct.c) on a cluster
+    with RDMA contexts."""
+    iters = 500
+    with Cluster(nodes=2, name="direct-rdma") as c:
+        c.wait_settled()
+        a0, a1 = xget(c, 0, "direct-access"), xget(c, 1, "direct-access")
+        ok, out = rdma_lat_run(c, PORT + 40, "", iters)
+        d0, d1 = xget(c, 0, "direct-access") - a0, xget(c, 1, "direct-access") - a1
+        # a write and its notification: two accesses; two sizes
+        check("ExaNet RDMA write ping-pong completes, the writes and notifications done "
+              "in the targets' memory (direct-access +%d and +%d, at least %d each)"
+              % (d0, d1, 4 * iters), ok and d0 >= 4 * iters and d1 >= 4 * iters, out)
+        a0, a1 = xget(c, 0, "direct-access"), xget(c, 1, "direct-access")
+        p1 = link_packets(c, 1)
+        ok, out = rdma_lat_run(c, PORT + 41, "--read", iters)
+        d0, d1 = xget(c, 0, "direct-access") - a0, xget(c, 1, "direct-access") - a1
+        sent1 = link_packets(c, 1) - p1
+        check("ExaNet RDMA reads complete, read from node 1's memory by node 0's device "
+              "(direct-access +%d of %d reads, node 1: +%d accesses, %d packets sent)"
+              % (d0, 2 * iters, d1, sent1),
+              ok and d0 >= 2 * iters and d1 == 0 and sent1 < iters // 10, out)
+
+
 PUT_STREAM = "/usr/lib/exanet/selftests/extoll/extoll_put_stream"
 
 
@@ -286,6 +329,7 @@ def main():
             test_link_drops(c)
             test_exanet(c)
             test_restart(c)     # last: node 1 is a new incarnation after it
+        test_exanet_rdma()
     except ClusterError as e:
         print("Bail out! cluster: %s" % e)
         return 1

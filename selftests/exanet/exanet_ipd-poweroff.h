@@ -108,10 +108,13 @@ TEST_F(poweroff, node_poweroff_midstream_others_keep_working)
 			/* Not before the test program's output has left: wait
 			 * for it to exit (on the debug kernel that took longer
 			 * than the 2 s this used to sleep, and the runner got
-			 * nothing from the node), then give the agent 2 s. */
+			 * nothing from the node), then give the agent time to
+			 * hand the output over: 2 s were once too few (its
+			 * connection was reset while the runner asked, on a
+			 * host busy with 4 nodes). */
 			for (int t = 0; t < 450 && proc_running(harness); t++)
 				usleep(100000);
-			sleep(2);
+			sleep(8);
 			sync();
 			fd = open("/proc/sysrq-trigger", O_WRONLY);
 			if (fd >= 0 && write(fd, "o", 1) != 1)
