@@ -8,6 +8,9 @@
 
 #include <linux/cdev.h>
 #include <linux/device.h>
+#include <linux/io.h>
+#include <linux/io-64-nonatomic-lo-hi.h>
+#include <linux/lockdep.h>
 #include <linux/list.h>
 #include <linux/mmu_notifier.h>
 #include <linux/mutex.h>
@@ -233,16 +236,44 @@ extern struct exanet_drv_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
 extern struct mutex exanet_devices_lock;
 extern struct list_head exanet_devices;
 
-u64 exanet_read_counter(struct exanet_drv_dev *edev, unsigned int n);
+/* The NI's control registers (BAR0) */
+static inline u32 exanet_rd(struct exanet_drv_dev *edev, unsigned int reg)
+{
+	return ioread32(edev->ctrl + reg);
+}
 
-/* exanet_main.c helpers used by exanet_rdma.c */
+static inline void exanet_wr(struct exanet_drv_dev *edev, unsigned int reg,
+			     u32 val)
+{
+	iowrite32(val, edev->ctrl + reg);
+}
+
+/* Caller holds edev->lock and has checked !edev->dead. */
+static inline u64 exanet_read_counter(struct exanet_drv_dev *edev,
+				      unsigned int n)
+{
+	lockdep_assert_held(&edev->lock);
+	return lo_hi_readq(edev->ctrl + EXANET_REG_COUNTER(n));
+}
+
+/* exanet_main.c: module parameters (interfaces a file may hold) */
+extern unsigned int exanet_max_pkt_per_file;
+extern unsigned int exanet_max_mbox_per_file;
+
+/* exanet_main.c: resource accounting */
 int exanet_charge(struct exanet_drv_file *ef, enum exanet_res res,
 		  struct rdma_cgroup **cg);
 void exanet_uncharge(struct exanet_drv_file *ef, enum exanet_res res,
 		     struct rdma_cgroup **cg);
-u32 exanet_rd(struct exanet_drv_dev *edev, unsigned int reg);
-void exanet_wr(struct exanet_drv_dev *edev, unsigned int reg, u32 val);
+
+/* exanet_iface.c: interfaces and the ioctls */
+void exanet_pkt_release(struct exanet_drv_dev *edev, u32 i);
+void exanet_mbox_release(struct exanet_drv_dev *edev, u32 m);
+long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* exanet_mmap.c */
 void exanet_zap(struct exanet_drv_file *ef, u32 kind, u32 index, size_t len);
+int exanet_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* exanet_rdma.c */
 int exanet_rdma_init(void);
@@ -299,7 +330,7 @@ void exanet_odp_pin_begin(struct exanet_drv_ctx *ctx, unsigned long start,
 void exanet_odp_pin_end(struct exanet_drv_ctx *ctx);
 extern const struct attribute_group exanet_odp_group;
 
-/* exanet_main.c: interfaces for user space or the kernel path */
+/* exanet_iface.c: interfaces for user space or the kernel path */
 int exanet_pkt_take(struct exanet_drv_file *ef, bool kernel, u32 *iface);
 void exanet_pkt_put(struct exanet_drv_file *ef, u32 iface);
 int exanet_mbox_take(struct exanet_drv_file *ef, u32 nslots, bool kernel,
