@@ -93,7 +93,7 @@ all: $(ALL_TARGETS)
 
 # Every part's in-VM and host test programs (the parts add to HOST_TESTS,
 # so these rules come after all includes).
-selftests: $(ST_BINS) $(ST_MPI_BINS) $(ST_OUT)/tests.list $(FUZZ_BINS) \
+selftests: $(ST_BINS) $(ST_HELPERS) $(ST_MPI_BINS) $(ST_OUT)/tests.list $(FUZZ_BINS) \
 	$(EXTOLL_ST_BINS) $(EXTOLL_ST_HELPERS) $(EXTOLL_ST_OUT)/tests.list $(EXTOLL_ST_OUT)/extoll_tools \
 	$(EXTOLL_ST_OUT)/extoll_compat $(HOST_TESTS)
 

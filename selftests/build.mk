@@ -24,6 +24,9 @@ ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_a
 	exanet_ipd exanet_fi2 exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exanet_evb exa_fault_inject exa_poll_wait \
 	exa_fault_campaign
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
+# helpers the device-model tests run on the nodes (no TAP, not in tests.list):
+# exanet_rdma_stream, of direct_test.py's node restart
+ST_HELPERS := $(ST_OUT)/exanet_rdma_stream
 ST_LIB_HDRS += $(ST_DIR)/exanet/exa_rdma.h $(ST_DIR)/lib/exa_kid.h $(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exanet_rdma.h \
 	$(TOP)/uapi/exa_domain.h $(ST_DIR)/exanet/ipd_test.h $(ST_DIR)/exanet/odp_test.h \
 	$(ST_DIR)/exanet/mpi_test.h \
@@ -342,7 +345,7 @@ EXTOLL_HT += $(HT_OUT)/test_rma2_compat
 ALL_TARGETS += $(EXTOLL_HT)
 HOST_TESTS += $(EXTOLL_HT)
 
-ALL_TARGETS += $(ST_BINS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_OUT)/exanet_coll_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
+ALL_TARGETS += $(ST_BINS) $(ST_HELPERS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_OUT)/exanet_coll_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
 
 .PHONY: selftests host-check

@@ -26,7 +26,8 @@ On a 2-node cluster with the EXTOLL NIC and shared guest RAM:
   a write ping-pong whose writes and notifications are done in the
   targets' memory by the initiators' devices (direct-access of both
   nodes), and reads served from node 1's memory by node 0's device alone
-  (node 1's links send no answer);
+  (node 1's links send no answer); and the node restart below with RDMA
+  writes;
 - node 1 killed (its QEMU) while node 0 puts into its memory and booted
   again: the puts end in errors, those at the old incarnation's address
   are refused (none done in the new one's memory), and VELO messages and
@@ -226,6 +227,7 @@ def test_exanet_rdma():
               "(direct-access +%d of %d reads, node 1: +%d accesses, %d packets sent)"
               % (d0, 2 * iters, d1, sent1),
               ok and d0 >= 2 * iters and d1 == 0 and sent1 < iters // 10, out)
+        restart_case(c, "exanet")   # last: node 1 is a new incarnation after it
 
 
 PUT_STREAM = "/usr/lib/exanet/selftests/extoll/extoll_put_stream"
@@ -247,74 +249,96 @@ def wait_counts(c, log, cond, secs):
     return got
 
 
-def start_target(c, node):
-    """extoll_put_stream target on node: (guest pid, vpid, nla)."""
-    pid, log = c.spawn(node, "%s target 65536" % PUT_STREAM)
+RDMA_STREAM = "/usr/lib/exanet/selftests/exanet/exanet_rdma_stream"
+
+# The node restart, per NIC: the helper streaming into node 1, how its
+# target names the region, how the NIC's device is read, what it streams
+RESTART_NICS = {
+    "extoll": (PUT_STREAM, r"target node \d+ vpid (\d+) nla (0x[0-9a-f]+)", qget, "puts"),
+    "exanet": (RDMA_STREAM, r"target node \d+ rank (\d+) va (0x[0-9a-f]+)", xget,
+               "RDMA writes"),
+}
+
+
+def start_target(c, node, nic):
+    """The nic's stream helper as a target on node: (guest pid, the
+    region's two numbers: VPID and NLA, or rank and VA)."""
+    helper, target_re = RESTART_NICS[nic][:2]
+    pid, log = c.spawn(node, "%s target 65536" % helper)
     end = time.monotonic() + 30
     while time.monotonic() < end:
-        m = re.search(r"target node \d+ vpid (\d+) nla (0x[0-9a-f]+)",
-                      c.run(node, "cat %s" % log, timeout=20).output)
+        m = re.search(target_re, c.run(node, "cat %s" % log, timeout=20).output)
         if m:
             return pid, int(m.group(1)), int(m.group(2), 16)
         time.sleep(0.2)
-    raise ClusterError("node %d: extoll_put_stream target did not start: %s"
-                       % (node, c.run(node, "cat %s" % log, timeout=20).output))
+    raise ClusterError("node %d: %s target did not start: %s"
+                       % (node, helper, c.run(node, "cat %s" % log, timeout=20).output))
 
 
-def test_restart(c):
-    """Node 1 is killed (its QEMU, as in a crash) while node 0 puts into
-    its memory, and booted again: node 0's puts end in errors, the new
-    incarnation is never written through the old one's translations, and
-    direct delivery works into the new incarnation (fabric.md, "Restart
-    and death")."""
-    tpid, vpid, nla = start_target(c, 1)
-    acc0 = qget(c, 0, "direct-access")
-    spid, slog = c.spawn(0, "%s stream 1 %d %#x 4096" % (PUT_STREAM, vpid, nla))
-    before = wait_counts(c, slog, lambda k: k[0] >= 500, 60)
-    acc1 = qget(c, 0, "direct-access")
-    check("puts stream into node 1's memory directly (%d completed, direct-access +%d)"
-          % (before[0], acc1 - acc0), before[0] >= 500 and before[1:] == (0, 0) and
-          acc1 - acc0 >= before[0] // 2, (before, acc1 - acc0))
+def stream_direct(c, nic, region):
+    """Node 0 streams 4 KiB into region of node 1 until 500 completed (at
+    most 60 s): (guest pid, log, counts, node 0's direct-access since)."""
+    helper, _, get, _ = RESTART_NICS[nic]
+    acc0 = get(c, 0, "direct-access")
+    spid, slog = c.spawn(0, "%s stream 1 %d %#x 4096" % (helper, region[0], region[1]))
+    counts = wait_counts(c, slog, lambda k: k[0] >= 500, 60)
+    return spid, slog, counts, get(c, 0, "direct-access") - acc0
+
+
+def restart_case(c, nic):
+    """Node 1 is killed (its QEMU, as in a crash) while node 0 streams into
+    its memory with nic, and booted again: node 0's transfers end in
+    errors, the new incarnation is never written through the old one's
+    translations, and direct delivery works into the new incarnation
+    (fabric.md, "Restart and death")."""
+    get, what = RESTART_NICS[nic][2:]
+    tpid, *region = start_target(c, 1, nic)
+    spid, slog, before, acc = stream_direct(c, nic, region)
+    check("%s stream into node 1's memory directly (%d completed, direct-access +%d)"
+          % (what, before[0], acc), before[0] >= 500 and before[1:] == (0, 0) and
+          acc >= before[0] // 2, (before, acc))
     c.kill_node(1)
-    # (a put the writer did within its 10 ms liveness check of the dead
-    # process completes into the dead node's memory, as on a node that
+    # (a transfer the writer did within its 10 ms liveness check of the
+    # dead process completes into the dead node's memory, as on a node that
     # died just after the write)
-    dead = wait_counts(c, slog, lambda k: k[1] >= 3, 30)
-    time.sleep(3)       # a failed put costs up to the retransmission budget, 1.26 s
-    later = stream_counts(c, slog)
-    check("node 1 killed: node 0's puts end in errors, not in silence, and none "
+    dead = wait_counts(c, slog, lambda k: k[1] >= 3, 60)
+    # a failed transfer costs up to the retransmission budget
+    later = wait_counts(c, slog, lambda k: k[1] > dead[1], 30)
+    check("node 1 killed: node 0's %s end in errors, not in silence, and none "
           "completes after the first error (ok %d -> %d, refused %d -> %d, lost %d)"
-          % (dead[0], later[0], dead[1], later[1], later[2]),
+          % (what, dead[0], later[0], dead[1], later[1], later[2]),
           dead[1] >= 3 and later[1] > dead[1] and later[0] == dead[0] and later[2] == 0,
           (before, dead, later))
     c.start_node(1)
     up = stream_counts(c, slog)
-    acc_up = qget(c, 0, "direct-access")
-    after = wait_counts(c, slog, lambda k: k[1] >= up[1] + 50, 30)
-    acc_after = qget(c, 0, "direct-access")
+    acc_up = get(c, 0, "direct-access")
+    after = wait_counts(c, slog, lambda k: k[1] >= up[1] + 50, 60)
+    acc_after = get(c, 0, "direct-access")
     c.run(0, "kill -TERM -- -%d" % spid, timeout=20)
-    check("node 1 restarted: puts at the old incarnation's address are refused, none "
+    check("node 1 restarted: %s at the old incarnation's address are refused, none "
           "completed, nothing written into the new one's memory (refused +%d, ok +%d, "
-          "direct-access +%d)" % (after[1] - up[1], after[0] - up[0], acc_after - acc_up),
+          "direct-access +%d)" % (what, after[1] - up[1], after[0] - up[0],
+                                  acc_after - acc_up),
           after[1] >= up[1] + 50 and after[0] == up[0] and after[2] == 0 and
           acc_after == acc_up, (up, after, acc_after - acc_up))
+    tpid, *region = start_target(c, 1, nic)
+    spid, slog, again, acc = stream_direct(c, nic, region)
+    c.run(0, "kill -TERM -- -%d" % spid, timeout=20)
+    c.run(1, "kill -TERM -- -%d" % tpid, timeout=20)
+    check("%s into a region of the new incarnation complete, done in its memory "
+          "(%d, direct-access +%d)" % (what, again[0], acc),
+          again[0] >= 500 and again[1:] == (0, 0) and acc >= again[0] // 2, (again, acc))
+
+
+def test_restart(c):
+    """The node restart with EXTOLL puts; then VELO into the new incarnation."""
+    restart_case(c, "extoll")
     tx0 = qget(c, 0, "direct-tx")
     ok, out, _ = pingpong(c, PORT + 40, iters=500)
     d0 = qget(c, 0, "direct-tx") - tx0
     check("after the restart a verified VELO ping-pong is written directly into the new "
           "incarnation's ring (direct-tx %d of %d)" % (d0, 500 + WARMUP),
           ok and d0 >= 500 + WARMUP, out)
-    tpid, vpid, nla = start_target(c, 1)
-    acc0 = qget(c, 0, "direct-access")
-    spid, slog = c.spawn(0, "%s stream 1 %d %#x 4096" % (PUT_STREAM, vpid, nla))
-    again = wait_counts(c, slog, lambda k: k[0] >= 500, 60)
-    c.run(0, "kill -TERM -- -%d" % spid, timeout=20)
-    c.run(1, "kill -TERM -- -%d" % tpid, timeout=20)
-    acc1 = qget(c, 0, "direct-access")
-    check("puts into a region of the new incarnation complete, done in its memory "
-          "(%d, direct-access +%d)" % (again[0], acc1 - acc0),
-          again[0] >= 500 and again[1:] == (0, 0) and acc1 - acc0 >= again[0] // 2,
-          (again, acc1 - acc0))
 
 
 def main():

@@ -779,9 +779,10 @@ static void comp_check_stale(struct ipd *d)
 /*
  * Can packets go to p?  The two directions are independent: once we hold
  * the ring it offered (tx.ready), we write into it, also while the peer
- * has not yet accepted ours (CONNECTING).  Waiting for UP lost the answer
- * to the first packet from a peer that finished its handshake first: it
- * sent as soon as it was up, and our reply met our CONNECTING state.
+ * has not yet accepted ours (CONNECTING).  Sending only when UP would
+ * drop our answer to the first packet of a peer that finished its
+ * handshake first and sent at once (found by reading the handshake, not
+ * measured alone: Documentation/exanet/ipd.md, "The kernel path").
  */
 static bool peer_sendable(const struct peer *p)
 {
