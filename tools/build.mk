@@ -64,7 +64,7 @@ $(TOOLS_OUT)/exanet-rdma-lat: $(TOP)/tools/exanet-rdma-lat/exanet-rdma-lat.c $(R
 # IP over the fabric daemon (Documentation/exanet/ipd.md).  ipd_proto.c is
 # also linked into the host unit test selftests/host/test_ipd_proto.c.
 IPD_DIR := $(TOP)/tools/exanet-ipd
-IPD_SRCS := $(addprefix $(IPD_DIR)/,exanet-ipd.c ipd_peer.c ipd_tx.c ipd_rx.c ipd_live.c ipd_proto.c \
+IPD_SRCS := $(addprefix $(IPD_DIR)/,exanet-ipd.c ipd_peer.c ipd_tx.c ipd_rx.c ipd_live.c ipd_opts.c ipd_proto.c \
 	ipd_status.c)
 IPD_HDRS := $(addprefix $(IPD_DIR)/,ipd.h ipd_fabric.h ipd_proto.h)
 ALL_TARGETS += $(TOOLS_OUT)/exanet-ipd

@@ -220,6 +220,10 @@ struct ipd {
 
 const char *ipd_mode_name(enum ipd_mode m);
 
+/* ipd_opts.c: the command line; -1 after a message on a bad one */
+void ipd_usage(FILE *f);
+int ipd_parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *json);
+
 /* signals */
 extern volatile sig_atomic_t ipd_tick_pending, ipd_stop, ipd_status_req;
 
