@@ -435,9 +435,15 @@ void extoll_poll_timer(void *opaque);
 void extoll_backlog_clear(ExtVpid *v);
 
 /* ------------------------------------------------------------------ */
-/* extoll-stream.c: reliable stream, failures, RESUME, receive dispatch */
+/* extoll-stream.c: reliable stream, failures, ACKs; extoll-stream-rx.c:
+ * receive side, RESUME, receive dispatch */
 
 ExtPeer *extoll_peer(ExtollState *s, uint32_t node);
+unsigned extoll_kind_chan(uint8_t kind);    /* a kind's stream channel */
+void extoll_rx_ack(ExtollState *s, uint32_t src, uint8_t type,
+                   const uint8_t *b, size_t len);
+void extoll_send_ack(ExtollState *s, uint32_t dst, uint8_t type,
+                     unsigned chan, uint32_t epoch, uint32_t seq);
 void extoll_loop_bh(void *opaque);
 int64_t extoll_rto_ns(unsigned retries);
 uint8_t *extoll_pkt_new(ExtollState *s, ExtPeer *p, ExtPkt **out,
