@@ -17,7 +17,9 @@ qemu:
 FABRIC_SRC := $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric-rings.c $(FABRIC_DIR)/fabric-torus.c \
 	$(FABRIC_DIR)/fabric-direct.c $(FABRIC_DIR)/fabric-direct-xlat.c
 FABRIC_TEST_DIR := $(TOP)/qemu-devices/tests
+# a program's cases may live in <program>-*.h beside it (one translation unit)
 $(FABRIC_TESTS): $(BUILD)/host-tests/%: $(FABRIC_TEST_DIR)/%.c $(FABRIC_TEST_DIR)/fabric_test.c \
+		$(wildcard $(FABRIC_TEST_DIR)/test_fabric*-*.h) \
 		$(FABRIC_TEST_DIR)/fabric_test.h $(FABRIC_TEST_DIR)/fabric_fixture.h $(FABRIC_SRC) $(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-int.h \
 		$(FABRIC_DIR)/fabric-torus.h $(FABRIC_DIR)/fabric-direct.h $(FABRIC_DIR)/fabric-direct-int.h $(TOP)/uapi/exa_torus.h $(KSFT_HDRS)
 	@mkdir -p $(dir $@)
