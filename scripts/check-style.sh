@@ -5,7 +5,8 @@
 # build unpacks; drivers/ and uapi/: the kernel's scripts/checkpatch.pl
 # --strict from linux-source-6.1.  A file passes with no ERROR (warnings are
 # listed); documents and comments name files that exist
-# (check-doc-refs.py); the last line is "style: N passed, N failed".
+# (check-doc-refs.py); no C file over 1,000 lines outside selftests/
+# (check-file-size.sh); the last line is "style: N passed, N failed".
 set -uo pipefail
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
@@ -46,6 +47,14 @@ if out=$(python3 "$TOP/scripts/check-doc-refs.py" 2>&1); then
 else
 	fail=$((fail + 1))
 	echo "FAIL file names in documents and comments (scripts/check-doc-refs.py)"
+	sed 's/^/    | /' <<<"$out"
+fi
+# no C source over 1,000 lines outside selftests/
+if out=$("$TOP/scripts/check-file-size.sh" 2>&1); then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "FAIL C files over 1,000 lines (scripts/check-file-size.sh)"
 	sed 's/^/    | /' <<<"$out"
 fi
 echo "style: $pass passed, $fail failed"
