@@ -204,6 +204,12 @@ unsigned fabric_nic_direct_page(PCIDevice *pdev, dma_addr_t addr,
 bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes,
                              uint32_t *hops)
 {
+    return fabric_nic_direct_route_from(nic, nic->node_id, dst, bytes, hops);
+}
+
+bool fabric_nic_direct_route_from(FabricNic *nic, uint32_t src, uint32_t dst,
+                                  size_t bytes, uint32_t *hops)
+{
     struct fabric_route_result res;
     struct fabric *f = nic->fq ? fabric_qemu_fabric(nic->fq) : NULL;
     uint64_t now;
@@ -212,15 +218,15 @@ bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes,
         return false;
     }
     /* a link booked far ahead holds senders back (flow control): rings */
-    if (fabric_torus_booked(fabric_torus(f), dst,
-                            FABRIC_DIRECT_MAX_WAIT_NS)) {
+    if (fabric_torus_booked_from(fabric_torus(f), src, dst,
+                                 FABRIC_DIRECT_MAX_WAIT_NS)) {
         return false;
     }
-    if (fabric_route(f, dst, bytes, &res) != 0) {
+    if (fabric_route_from(f, src, dst, bytes, &res) != 0) {
         return false;   /* counted on the links; the rings retransmit */
     }
     *hops = res.hops;
-    trace_fabric_nic_direct_hops(nic->node_id, dst, res.hops);
+    trace_fabric_nic_direct_hops(src, dst, res.hops);
     /* visible no earlier than the links allow: a hop is ~0.3 us */
     do {
         now = get_clock();

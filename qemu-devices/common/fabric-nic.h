@@ -153,6 +153,9 @@ unsigned fabric_nic_direct_page(PCIDevice *pdev, dma_addr_t addr,
  */
 bool fabric_nic_direct_route(FabricNic *nic, uint32_t dst, size_t bytes,
                              uint32_t *hops);
+/* The same for bytes from node src to dst: a read's answer (dst = us) */
+bool fabric_nic_direct_route_from(FabricNic *nic, uint32_t src, uint32_t dst,
+                                  size_t bytes, uint32_t *hops);
 /* Read-only counters direct-tx, direct-tx-full, ... (QOM) of a model */
 void fabric_nic_direct_class_init(ObjectClass *oc, size_t nic_offset);
 /* After fabric_direct_write(): wake the target if it asked for it. */

@@ -391,20 +391,21 @@ static int search_orders(struct fabric_torus *t, uint32_t src, uint32_t dst,
  * first; then one hop to a neighbour over an up port (x+ first) and any
  * such route from there.  Returns the hop count in t->route, or -1.
  */
-static int detour(struct fabric_torus *t, uint32_t dst, uint64_t now)
+static int detour(struct fabric_torus *t, uint32_t src, uint32_t dst,
+                  uint64_t now)
 {
-    int h = search_orders(t, t->node, dst, t->route, FABRIC_MAX_ROUTE, now);
+    int h = search_orders(t, src, dst, t->route, FABRIC_MAX_ROUTE, now);
 
     if (h >= 0) {
         return h;
     }
     for (unsigned port = 0; port < EXA_NUM_PORTS; port++) {
-        uint32_t w = fabric_torus_neighbour(t, t->node, port);
+        uint32_t w = fabric_torus_neighbour(t, src, port);
 
-        if (w == t->node || !cable_up(t, t->node, port, dst, now)) {
+        if (w == src || !cable_up(t, src, port, dst, now)) {
             continue;
         }
-        t->route[0] = link_index(t->node, port);
+        t->route[0] = link_index(src, port);
         if (w == dst) {
             return 1;
         }
@@ -442,11 +443,10 @@ static uint64_t reserve(struct link_rec *l, uint64_t t, uint64_t ser)
  * detour when a cable on it is down (counted on that cable if count).
  * Returns the hop count, or -1 when every path is cut.
  */
-static int choose(struct fabric_torus *t, uint32_t dst, uint64_t now,
-                  bool count_detour, bool *detoured)
+static int choose(struct fabric_torus *t, uint32_t src, uint32_t dst,
+                  uint64_t now, bool count_detour, bool *detoured)
 {
-    int hops =
-        path(t, t->node, dst, dim_orders[0], 0, t->route, FABRIC_MAX_ROUTE);
+    int hops = path(t, src, dst, dim_orders[0], 0, t->route, FABRIC_MAX_ROUTE);
     int down = first_down(t, t->route, hops, dst, now);
 
     *detoured = down >= 0;
@@ -456,20 +456,26 @@ static int choose(struct fabric_torus *t, uint32_t dst, uint64_t now,
     if (count_detour) {
         count(&t->links[t->route[down]], EXA_PORT_CNT_DETOURED, 1);
     }
-    return detour(t, dst, now);
+    return detour(t, src, dst, now);
 }
 
 bool fabric_torus_booked(struct fabric_torus *t, uint32_t dst,
                          uint64_t horizon_ns)
 {
+    return fabric_torus_booked_from(t, t->node, dst, horizon_ns);
+}
+
+bool fabric_torus_booked_from(struct fabric_torus *t, uint32_t src,
+                              uint32_t dst, uint64_t horizon_ns)
+{
     uint64_t now = mono_ns();
     bool detoured;
     int hops;
 
-    if (dst == t->node || dst >= t->n) {
+    if (dst == src || dst >= t->n || src >= t->n) {
         return false;
     }
-    hops = choose(t, dst, now, false, &detoured);
+    hops = choose(t, src, dst, now, false, &detoured);
     for (int i = 0; i < hops; i++) {
         if (__atomic_load_n(&t->links[t->route[i]].busy_until,
                             __ATOMIC_RELAXED) > now + horizon_ns) {
@@ -482,15 +488,22 @@ bool fabric_torus_booked(struct fabric_torus *t, uint32_t dst,
 void fabric_torus_route(struct fabric_torus *t, uint32_t dst, size_t bytes,
                         struct fabric_route_result *res)
 {
+    fabric_torus_route_from(t, t->node, dst, bytes, res);
+}
+
+void fabric_torus_route_from(struct fabric_torus *t, uint32_t src,
+                             uint32_t dst, size_t bytes,
+                             struct fabric_route_result *res)
+{
     uint64_t now = mono_ns(), head = now, ser = 0;
     int hops;
 
     memset(res, 0, sizeof(*res));
     res->due_ns = now;
-    if (dst == t->node || dst >= t->n) {
+    if (dst == src || dst >= t->n || src >= t->n) {
         return;
     }
-    hops = choose(t, dst, now, true, &res->detour);
+    hops = choose(t, src, dst, now, true, &res->detour);
     if (hops < 0) {
         res->fate = FABRIC_ROUTE_NONE;
         return;

@@ -92,10 +92,20 @@ unsigned fabric_torus_distance(const struct fabric_torus *t, uint32_t a,
  */
 void fabric_torus_route(struct fabric_torus *t, uint32_t dst, size_t bytes,
                         struct fabric_route_result *res);
+/*
+ * The same for bytes that travel from node src to dst on this node's
+ * behalf: the answer of a read this node's NI does in src's memory itself
+ * (direct delivery).
+ */
+void fabric_torus_route_from(struct fabric_torus *t, uint32_t src,
+                             uint32_t dst, size_t bytes,
+                             struct fabric_route_result *res);
 
 /* A cable on the route to dst is booked beyond now + horizon_ns. */
 bool fabric_torus_booked(struct fabric_torus *t, uint32_t dst,
                          uint64_t horizon_ns);
+bool fabric_torus_booked_from(struct fabric_torus *t, uint32_t src,
+                              uint32_t dst, uint64_t horizon_ns);
 
 /* The owner's settings of one of its ports (-EINVAL: bad port / values). */
 int fabric_torus_set_port(struct fabric_torus *t, unsigned port, bool up,

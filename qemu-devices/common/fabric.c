@@ -479,12 +479,18 @@ int fabric_peer_enqueue(struct fabric *f, struct fabric_peer *p,
 int fabric_route(struct fabric *f, uint32_t dst, size_t bytes,
                  struct fabric_route_result *res)
 {
+    return fabric_route_from(f, f->cfg.node_id, dst, bytes, res);
+}
+
+int fabric_route_from(struct fabric *f, uint32_t src, uint32_t dst,
+                      size_t bytes, struct fabric_route_result *res)
+{
     struct fabric_route_result own;
 
     if (!res) {
         res = &own;
     }
-    fabric_torus_route(f->torus, dst, bytes, res);
+    fabric_torus_route_from(f->torus, src, dst, bytes, res);
     if (res->detour) {
         f->st.tx_detours++;
     }

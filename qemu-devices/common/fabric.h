@@ -206,6 +206,9 @@ struct fabric_torus *fabric_torus(struct fabric *f);
 struct fabric_route_result;
 int fabric_route(struct fabric *f, uint32_t dst, size_t bytes,
                  struct fabric_route_result *res);
+/* The same from node src (a read's answer, fabric_torus_route_from()) */
+int fabric_route_from(struct fabric *f, uint32_t src, uint32_t dst,
+                      size_t bytes, struct fabric_route_result *res);
 /* Hop count of the packet or record the rx / bulk callback has now. */
 unsigned fabric_rx_hops(const struct fabric *f);
 /*

@@ -323,6 +323,23 @@ static bool rdma_direct_read(RdmaDirect *d)
     return true;
 }
 
+/*
+ * Over the torus, as the rings would carry it: a write's data from us to
+ * the target; a read's request to the target, then its data back to us.
+ */
+static bool rdma_direct_route(RdmaDirect *d, uint32_t *hops)
+{
+    FabricNic *nic = d->r->nic;
+    RdmaChan *ch = d->ch;
+
+    if (!d->read) {
+        return fabric_nic_direct_route(nic, ch->rnode, ch->len, hops);
+    }
+    return fabric_nic_direct_route(nic, ch->rnode, sizeof(RdReqHdr), hops) &&
+           fabric_nic_direct_route_from(nic, ch->rnode, d->r->node_id,
+                                        ch->len, hops);
+}
+
 bool exanet_rdma_direct(ExanetRdma *r, RdmaChan *ch)
 {
     RdmaDirect d = {
@@ -335,8 +352,7 @@ bool exanet_rdma_direct(ExanetRdma *r, RdmaChan *ch)
     if (!d.dd || ch->rnode == r->node_id || ch->len > RDMA_DIRECT_MAX_LEN) {
         return false;
     }
-    ok = rdma_direct_own(&d) &&
-         fabric_nic_direct_route(r->nic, ch->rnode, ch->len, &hops) &&
+    ok = rdma_direct_own(&d) && rdma_direct_route(&d, &hops) &&
          (d.read ? rdma_direct_read(&d) : rdma_direct_write(&d, hops));
     fabric_direct_spans_free(&d.own);
     trace_exanet_rdma_direct(r->node_id, ch->page, ch->chan, ch->rnode,

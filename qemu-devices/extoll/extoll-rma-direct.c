@@ -217,7 +217,11 @@ bool extoll_rma_direct(ExtollState *s, ExtPeer *p, const ExtDirectCmd *c)
     if (!c->imm && !ext_direct_local(s, c, &cp)) {
         goto rings;         /* the rings path reports the fault */
     }
-    if (!fabric_nic_direct_route(&s->nic, p->node, c->size, &hops)) {
+    /* a get: its request to the target, then the data back to us */
+    if (get ? !fabric_nic_direct_route(&s->nic, p->node, 8, &hops) ||
+              !fabric_nic_direct_route_from(&s->nic, p->node, s->nic.node_id,
+                                            c->size, &hops)
+            : !fabric_nic_direct_route(&s->nic, p->node, c->size, &hops)) {
         goto rings;
     }
     r = fabric_direct_access(s->nic.dd, p->node, c->raddr, c->size, c->dv,

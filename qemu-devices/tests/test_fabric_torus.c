@@ -150,6 +150,33 @@ static bool t_torus_routes(void)
         /* 0 -> 2 and 0 -> 26 (2,2,2): x the short way is x- */
         CHECK(xm.peer == 2 && xm.counters[EXA_PORT_CNT_PACKETS] == 2);
     }
+    /*
+     * The answer of a read node 0 does in node 1's memory travels 1 -> 0:
+     * routed by node 0 from 1, it is counted on node 1's x- (not on any
+     * cable of node 0), and goes around it when it is down.
+     */
+    {
+        struct fabric_route_result r;
+        struct fabric_port_info before, after, own;
+
+        fabric_torus_port_info(fabric_torus(f[1]), EXA_PORT_XM, &before);
+        fabric_torus_route_from(fabric_torus(f[0]), 1, 0, 4096, &r);
+        fabric_torus_port_info(fabric_torus(f[1]), EXA_PORT_XM, &after);
+        fabric_torus_port_info(fabric_torus(f[0]), EXA_PORT_XP, &own);
+        CHECK(r.hops == 1 && !r.detour && r.fate == FABRIC_ROUTE_OK);
+        CHECK(after.counters[EXA_PORT_CNT_PACKETS] ==
+                  before.counters[EXA_PORT_CNT_PACKETS] + 1 &&
+              after.counters[EXA_PORT_CNT_BYTES] ==
+                  before.counters[EXA_PORT_CNT_BYTES] + 4096);
+        CHECK(own.counters[EXA_PORT_CNT_PACKETS] == 0);
+        CHECK(fabric_torus_set_port(fabric_torus(f[1]), EXA_PORT_XM, false, 0,
+                                    0, 0, 0) == 0);
+        fabric_torus_route_from(fabric_torus(f[0]), 1, 0, 64, &r);
+        fabric_torus_port_info(fabric_torus(f[1]), EXA_PORT_XM, &after);
+        CHECK(r.detour && r.hops > 1 &&
+              after.counters[EXA_PORT_CNT_DETOURED] ==
+                  before.counters[EXA_PORT_CNT_DETOURED] + 1);
+    }
     for (uint32_t i = 0; i < 27; i++) {
         fabric_close(f[i]);
     }
