@@ -87,8 +87,13 @@ TEST_F(ipd, irq_mode_traffic_and_idle_cpu)
 		OOB_SYNC(&self->o);
 	}
 	cpu = mode_check(_metadata, &self->o, IPD_PORT_BASE + 4);
+	/*
+	 * It does not spin: a spinning daemon takes a core, sleep mode 13-19%
+	 * of one.  Measured 4.4-5.8% on a 2-core host with 4 nodes (CI of
+	 * 2026-12-07): a bound of 5% failed on noise; bench-ip reports it.
+	 */
 	EXPECT_LE(0, cpu);
-	EXPECT_GE(5.0, cpu);
+	EXPECT_GE(10.0, cpu);
 	/*
 	 * It polled after its packets (--irq-spin-us, default 1000) and slept.
 	 * Pings of 1 KiB: small ones go through the kernel path, not the daemon.
