@@ -16,6 +16,7 @@ ST_LIB_SRCS := $(ST_DIR)/lib/oob.c $(ST_DIR)/lib/exa_util.c $(EXA_GENL)
 ST_LIB_CFLAGS := $(NL_CFLAGS) -I$(TOOLS_COMMON)
 ST_LIB_LDLIBS := $(NL_LIBS)
 ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h $(EXA_GENL_H) \
+	$(ST_DIR)/lib/stream_tally.h \
 	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
 
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
@@ -127,6 +128,7 @@ EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
 EXTOLL_ST_HELPERS := $(EXTOLL_ST_OUT)/extoll_put_stream
 EXTOLL_ST_SRCS := $(ST_LIB_SRCS)
 EXTOLL_ST_DEPS := $(EXTOLL_ST_SRCS) $(ST_DIR)/lib/oob.h $(KSFT_HDRS) $(EXA_GENL_H) \
+	$(ST_DIR)/lib/stream_tally.h \
 	$(ST_DIR)/lib/exa_util.h $(ST_DIR)/extoll/extoll_test.h \
 	$(ST_DIR)/extoll/extoll_raw.h $(ST_DIR)/lib/exa_kid.h \
 	$(ST_DIR)/lib/exa_limits.h $(TOP)/uapi/exa_domain.h \

@@ -28,39 +28,15 @@
 
 #include <libexanet.h>
 
+#include "stream_tally.h"
+
 #define WAIT_NS 10000000000ll
-#define REPORT_S 0.2
-
-static volatile sig_atomic_t stop;
-
-static void on_term(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: exanet_rdma_stream target BYTES\n"
 			"       exanet_rdma_stream stream NODE RANK VA BYTES\n");
 	return 2;
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || end == s || *end ? -1 : 0;
 }
 
 static void *region(struct exanet_dev *dev, uint64_t bytes, struct exanet_mr **mr)
@@ -92,15 +68,14 @@ static int target(struct exanet_dev *dev, uint64_t bytes)
 		return 1;
 	printf("target node %u rank %u va %#" PRIx64 "\n", ra.node, ra.rank, ra.va);
 	fflush(stdout);
-	while (!stop)
+	while (!stream_stop)
 		pause();
 	return 0;
 }
 
 static int stream(struct exanet_dev *dev, const struct exanet_raddr *dst, uint64_t bytes)
 {
-	unsigned long long ok = 0, refused = 0, lost = 0;
-	double next_report = now_s() + REPORT_S;
+	struct stream_tally t = { .next_report = stream_now_s() + STREAM_REPORT_S };
 	struct exanet_rdma *rdma;
 	struct exanet_mr *mr;
 	void *buf = region(dev, bytes, &mr);
@@ -113,7 +88,7 @@ static int stream(struct exanet_dev *dev, const struct exanet_raddr *dst, uint64
 		fprintf(stderr, "exanet_rdma_stream: exanet_rdma_alloc: %s\n", strerror(-err));
 		return 1;
 	}
-	while (!stop) {
+	while (!stream_stop) {
 		int slot = exanet_rdma_post_write(rdma, buf, dst, bytes, NULL);
 
 		if (slot < 0) {
@@ -121,44 +96,32 @@ static int stream(struct exanet_dev *dev, const struct exanet_raddr *dst, uint64
 			return 1;
 		}
 		err = exanet_rdma_wait(rdma, (unsigned int)slot, WAIT_NS, NULL);
-		if (err == -EINPROGRESS)
-			lost++;
-		else if (err)
-			refused++;
-		else
-			ok++;
-		if (now_s() >= next_report) {
-			printf("ok %llu refused %llu lost %llu\n", ok, refused, lost);
-			fflush(stdout);
-			next_report = now_s() + REPORT_S;
-		}
+		stream_tally_count(&t, err == -EINPROGRESS, err != 0);
 	}
-	printf("ok %llu refused %llu lost %llu\n", ok, refused, lost);
+	stream_tally_print(&t);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_term };
 	uint64_t node = 0, rank = 0, va = 0, bytes;
 	struct exanet_raddr dst;
 	struct exanet_dev *dev;
 	int rc, err;
 
 	if (argc == 3 && !strcmp(argv[1], "target")) {
-		if (parse_u64(argv[2], &bytes) || !bytes || bytes > (64u << 20))
+		if (stream_parse_u64(argv[2], &bytes) || !bytes || bytes > (64u << 20))
 			return usage();
 	} else if (argc == 6 && !strcmp(argv[1], "stream")) {
-		if (parse_u64(argv[2], &node) || parse_u64(argv[3], &rank) ||
-		    parse_u64(argv[4], &va) || parse_u64(argv[5], &bytes) || !bytes ||
+		if (stream_parse_u64(argv[2], &node) || stream_parse_u64(argv[3], &rank) ||
+		    stream_parse_u64(argv[4], &va) || stream_parse_u64(argv[5], &bytes) || !bytes ||
 		    bytes > (8u << 20) || node > UINT32_MAX || rank > UINT32_MAX ||
 		    exanet_raddr_make((uint32_t)node, (uint32_t)rank, va, &dst))
 			return usage();
 	} else {
 		return usage();
 	}
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	stream_catch_term();
 	err = exanet_open(NULL, &dev);
 	if (err) {
 		fprintf(stderr, "exanet_rdma_stream: exanet_open: %s\n", strerror(-err));

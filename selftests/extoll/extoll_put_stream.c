@@ -28,39 +28,15 @@
 
 #include <rma2.h>
 
+#include "stream_tally.h"
+
 #define NOTI_WAIT_S 10.0
-#define REPORT_S 0.2
-
-static volatile sig_atomic_t stop;
-
-static void on_term(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: extoll_put_stream target BYTES\n"
 			"       extoll_put_stream stream NODE VPID NLA BYTES\n");
 	return 2;
-}
-
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoull(s, &end, 0);
-	return errno || end == s || *end ? -1 : 0;
 }
 
 static void *region(RMA2_Port p, uint64_t bytes, RMA2_Region **r)
@@ -93,7 +69,7 @@ static int target(RMA2_Port p, uint64_t bytes)
 	printf("target node %u vpid %u nla %#" PRIx64 "\n", (unsigned int)rma2_get_nodeid(p),
 	       (unsigned int)rma2_get_vpid(p), (uint64_t)nla);
 	fflush(stdout);
-	while (!stop)
+	while (!stream_stop)
 		pause();
 	return 0;
 }
@@ -101,11 +77,11 @@ static int target(RMA2_Port p, uint64_t bytes)
 /* The next notification, or -1 after NOTI_WAIT_S (or on SIGTERM). */
 static int next_noti(RMA2_Port p, RMA2_Notification *out)
 {
-	double end = now_s() + NOTI_WAIT_S;
+	double end = stream_now_s() + NOTI_WAIT_S;
 	RMA2_Notification *n;
 
 	while (rma2_noti_probe(p, &n) != RMA2_SUCCESS) {
-		if (now_s() > end)
+		if (stream_now_s() > end)
 			return -1;
 		usleep(50);
 	}
@@ -117,8 +93,7 @@ static int next_noti(RMA2_Port p, RMA2_Notification *out)
 static int stream(RMA2_Port p, unsigned int node, unsigned int vpid, RMA2_NLA dst,
 		  uint64_t bytes)
 {
-	unsigned long long ok = 0, refused = 0, lost = 0;
-	double next_report = now_s() + REPORT_S;
+	struct stream_tally t = { .next_report = stream_now_s() + STREAM_REPORT_S };
 	RMA2_Region *r;
 	RMA2_Handle h;
 	RMA2_NLA src;
@@ -133,50 +108,40 @@ static int stream(RMA2_Port p, unsigned int node, unsigned int vpid, RMA2_NLA ds
 			node, vpid, err);
 		return 1;
 	}
-	while (!stop) {
+	while (!stream_stop) {
 		RMA2_Notification n;
+		int lost;
 
 		err = rma2_post_put_bt_direct(p, h, src, bytes, dst, RMA2_REQUESTER_NOTIFICATION, 0);
 		if (err != RMA2_SUCCESS) {
 			fprintf(stderr, "extoll_put_stream: post: error %d\n", err);
 			return 1;
 		}
-		if (next_noti(p, &n))
-			lost++;
-		else if (rma2_noti_get_error(&n))
-			refused++;
-		else
-			ok++;
-		if (now_s() >= next_report) {
-			printf("ok %llu refused %llu lost %llu\n", ok, refused, lost);
-			fflush(stdout);
-			next_report = now_s() + REPORT_S;
-		}
+		lost = next_noti(p, &n) != 0;
+		stream_tally_count(&t, lost, !lost && rma2_noti_get_error(&n));
 	}
-	printf("ok %llu refused %llu lost %llu\n", ok, refused, lost);
+	stream_tally_print(&t);
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = on_term };
 	uint64_t node, vpid, nla, bytes;
 	RMA2_Port p;
 	int rc;
 
 	if (argc == 3 && !strcmp(argv[1], "target")) {
-		if (parse_u64(argv[2], &bytes) || !bytes || bytes > (64u << 20))
+		if (stream_parse_u64(argv[2], &bytes) || !bytes || bytes > (64u << 20))
 			return usage();
 	} else if (argc == 6 && !strcmp(argv[1], "stream")) {
-		if (parse_u64(argv[2], &node) || parse_u64(argv[3], &vpid) ||
-		    parse_u64(argv[4], &nla) || parse_u64(argv[5], &bytes) || !bytes ||
+		if (stream_parse_u64(argv[2], &node) || stream_parse_u64(argv[3], &vpid) ||
+		    stream_parse_u64(argv[4], &nla) || stream_parse_u64(argv[5], &bytes) || !bytes ||
 		    bytes > (8u << 20) || node > 0xffff || vpid > 0xffff)
 			return usage();
 	} else {
 		return usage();
 	}
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	stream_catch_term();
 	if (rma2_open(&p) != RMA2_SUCCESS) {
 		fprintf(stderr, "extoll_put_stream: rma2_open failed (no /dev/extoll/rma2?)\n");
 		return 1;
