@@ -226,11 +226,14 @@ struct exanet_drv_mr {
 	struct mmu_interval_notifier notifier;
 };
 
-void exanet_ctx_xlat_fence(struct exanet_drv_ctx *ctx);
-
-/* exanet_rdma.c: the contexts, under exanet_ctx_lock */
+/* exanet_ctx.c: the contexts, under exanet_ctx_lock */
 extern struct mutex exanet_ctx_lock;
+extern struct wait_queue_head exanet_ctx_wq;
 extern struct exanet_drv_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
+void exanet_ctx_xlat_fence(struct exanet_drv_ctx *ctx);
+void exanet_ctx_disable(struct exanet_drv_dev *edev, u32 r);
+int exanet_ctx_driver_register(void);
+void exanet_ctx_driver_unregister(void);
 
 /* exanet_main.c: the device list, used by the netlink family. */
 extern struct mutex exanet_devices_lock;
@@ -256,28 +259,55 @@ static inline u64 exanet_read_counter(struct exanet_drv_dev *edev,
 	return lo_hi_readq(edev->ctrl + EXANET_REG_COUNTER(n));
 }
 
-/* exanet_main.c: module parameters (interfaces a file may hold) */
-extern unsigned int exanet_max_pkt_per_file;
-extern unsigned int exanet_max_mbox_per_file;
+/* Resource accounting */
+/*
+ * Count one object of @res for the file's user (per-user cap) and its
+ * rdma cgroup (hca_object, remembered in @cg).  Not under edev->lock:
+ * the cgroup code sleeps on its own mutex.
+ */
+static inline int exanet_charge(struct exanet_drv_file *ef,
+				enum exanet_res res, struct rdma_cgroup **cg)
+{
+	struct exanet_drv_dev *edev = ef->edev;
+	int ret;
 
-/* exanet_main.c: resource accounting */
-int exanet_charge(struct exanet_drv_file *ef, enum exanet_res res,
-		  struct rdma_cgroup **cg);
-void exanet_uncharge(struct exanet_drv_file *ef, enum exanet_res res,
-		     struct rdma_cgroup **cg);
+	ret = exa_quota_charge(ef->qu, res, 1);
+	if (ret)
+		return ret;
+	ret = exa_cg_charge(&edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
+	if (ret)
+		exa_quota_uncharge(ef->qu, res, 1);
+	return ret;
+}
 
-/* exanet_iface.c: interfaces and the ioctls */
+static inline void exanet_uncharge(struct exanet_drv_file *ef,
+				   enum exanet_res res,
+				   struct rdma_cgroup **cg)
+{
+	exa_cg_uncharge(&ef->edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
+	exa_quota_uncharge(ef->qu, res, 1);
+}
+
+/*
+ * Revoke every user mapping of one object of @ef; pages fault in again
+ * only while the file still owns it (exanet_mmap.c).
+ */
+static inline void exanet_zap(struct exanet_drv_file *ef, u32 kind, u32 index,
+			      size_t len)
+{
+	unmap_mapping_range(ef->mapping, EXANET_MMAP_OFFSET(kind, index),
+			    PAGE_ALIGN(len), 1);
+}
+
+/* exanet_iface.c: interfaces; exanet_ioctl.c: the ioctls */
 void exanet_pkt_release(struct exanet_drv_dev *edev, u32 i);
 void exanet_mbox_release(struct exanet_drv_dev *edev, u32 m);
 long exanet_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 
 /* exanet_mmap.c */
-void exanet_zap(struct exanet_drv_file *ef, u32 kind, u32 index, size_t len);
 int exanet_mmap(struct file *file, struct vm_area_struct *vma);
 
 /* exanet_rdma.c */
-int exanet_rdma_init(void);
-void exanet_rdma_exit(void);
 int exanet_rdma_probe(struct exanet_drv_dev *edev);
 void exanet_rdma_file_init(struct exanet_drv_file *ef);
 void exanet_rdma_file_release(struct exanet_drv_file *ef);
@@ -318,7 +348,6 @@ extern const struct attribute_group exanet_irq_group;
 void exanet_odp_probe(struct exanet_drv_dev *edev);
 void exanet_odp_remove(struct exanet_drv_dev *edev);
 void exanet_odp_work(struct work_struct *work);
-void exanet_odp_ctx_init(struct exanet_drv_ctx *ctx);
 void exanet_odp_ctx_release(struct exanet_drv_ctx *ctx);
 int exanet_odp_ctx_enable(struct exanet_drv_file *ef);
 int exanet_odp_reg(struct exanet_drv_file *ef, struct exanet_drv_mr *mr,

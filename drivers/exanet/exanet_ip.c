@@ -43,7 +43,7 @@
 #include "exanet_ip_int.h"
 
 LIST_HEAD(exanet_ip_list);	/* attachments, under rtnl */
-struct exanet_ip_stats exanet_ip_stats[EXANET_MAX_DEVICES];
+static struct exanet_ip_stats exanet_ip_stats[EXANET_MAX_DEVICES];
 
 /* ------------------------------------------------------ attach / detach */
 
@@ -174,6 +174,7 @@ long exanet_ip_ioctl_attach(struct exanet_drv_file *ef, void __user *uarg)
 	if (!ip)
 		return -ENOMEM;
 	ip->edev = edev;
+	ip->stats = &exanet_ip_stats[edev->index];
 	ip->ef = ef;
 	ip->net = net;
 	ip->max_len = req.max_len;

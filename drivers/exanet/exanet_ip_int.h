@@ -100,6 +100,7 @@ struct exanet_ip_cb {
 
 struct exanet_ip {
 	struct exanet_drv_dev *edev;
+	struct exanet_ip_stats *stats;	/* the device's, outlives us */
 	struct exanet_drv_file *ef;
 	struct net_device *tun;
 	netdevice_tracker tun_tracker;
@@ -140,8 +141,7 @@ struct exanet_ip {
 extern struct list_head exanet_ip_list;	/* attachments, under rtnl */
 
 /* Stats live in a static per-device array: no lifetime of their own. */
-extern struct exanet_ip_stats exanet_ip_stats[EXANET_MAX_DEVICES];
-#define IP_STAT(ip, f) (exanet_ip_stats[(ip)->edev->index].f++)
+#define IP_STAT(ip, f) ((ip)->stats->f++)
 
 static inline struct exanet_ip_node *exanet_ip_by_addr(struct exanet_ip *ip, __be32 addr)
 {

@@ -256,7 +256,7 @@ static void exanet_ip_slot(struct exanet_ip *ip, struct exanet_mbox_slot *s,
 	skb_mark_napi_id(skb, &ip->napi);
 	EXANET_IP_CB(skb)->owner = ip;
 	IP_STAT(ip, rx_packets);
-	exanet_ip_stats[ip->edev->index].rx_bytes += skb->len;
+	ip->stats->rx_bytes += skb->len;
 	exanet_ip_take(ip, pn, skb, pn->part_seq, pn->part_bulk,
 		       pn->part_flags & EXANET_IP_F_RESYNC, out);
 	return;

@@ -178,7 +178,7 @@ static void exanet_ip_send(struct exanet_ip *ip, struct exanet_ip_node *pn,
 	}
 	pn->tx_seq++;
 	IP_STAT(ip, tx_packets);
-	exanet_ip_stats[ip->edev->index].tx_bytes += len;
+	ip->stats->tx_bytes += len;
 }
 
 /*

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * ExaNet NI driver: PCI device, character device (open, release), sysfs,
- * module parameters.  Interfaces and ioctls: exanet_iface.c; mmap:
- * exanet_mmap.c.
+ * module parameters.  Interfaces: exanet_iface.c; ioctls: exanet_ioctl.c;
+ * mmap: exanet_mmap.c; RDMA contexts: exanet_ctx.c.
  *
  * The NI exposes 64 packetizer and 64 mailbox interfaces, one 4 KiB MMIO
  * page each (BAR1, BAR2), plus a privileged control page (BAR0).  The
@@ -34,8 +34,6 @@
 
 static unsigned int default_pdid = EXA_DOMAIN_NONE;
 static unsigned int max_user_percent = 50;
-unsigned int exanet_max_pkt_per_file = 8;
-unsigned int exanet_max_mbox_per_file = 8;
 static unsigned int retx_timeout_us = EXANET_DEFAULT_RETX_TIMEOUT_US;
 static unsigned int retx_max = EXANET_DEFAULT_RETX_MAX;
 
@@ -46,16 +44,6 @@ static int exanet_param_set_pdid(const char *val, const struct kernel_param *kp)
 
 static const struct kernel_param_ops exanet_pdid_param_ops = {
 	.set = exanet_param_set_pdid,
-	.get = param_get_uint,
-};
-
-static int exanet_param_set_limit(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 1, EXANET_NUM_PKT_IFACES);
-}
-
-static const struct kernel_param_ops exanet_limit_param_ops = {
-	.set = exanet_param_set_limit,
 	.get = param_get_uint,
 };
 
@@ -87,13 +75,6 @@ MODULE_PARM_DESC(default_pdid,
 module_param_cb(max_user_percent, &exa_percent_param_ops, &max_user_percent, 0644);
 MODULE_PARM_DESC(max_user_percent,
 		 "Share of each NI resource (interfaces, mailboxes, ranks, RDMA pages) one user without CAP_SYS_RESOURCE may hold, 1..100 % (default 50)");
-module_param_cb(max_pkt_per_file, &exanet_limit_param_ops, &exanet_max_pkt_per_file, 0644);
-MODULE_PARM_DESC(max_pkt_per_file,
-		 "Packetizer interfaces one open file may hold, 1..64 (default 8)");
-module_param_cb(max_mbox_per_file, &exanet_limit_param_ops, &exanet_max_mbox_per_file,
-		0644);
-MODULE_PARM_DESC(max_mbox_per_file,
-		 "Mailbox interfaces one open file may hold, 1..64 (default 8)");
 module_param_cb(retx_timeout_us, &exanet_timeout_param_ops, &retx_timeout_us, 0444);
 MODULE_PARM_DESC(retx_timeout_us,
 		 "Initial retransmission timeout in microseconds, programmed at probe (default "
@@ -127,33 +108,6 @@ static const char * const exanet_res_names[EXANET_NUM_RES] = {
 	[EXANET_RES_RANK]	= "rank",
 	[EXANET_RES_RPAGE]	= "rdma_page",
 };
-
-/*
- * Count one object of @res for the file's user (per-user cap) and its
- * rdma cgroup (hca_object, remembered in @cg).  Not under edev->lock:
- * the cgroup code sleeps on its own mutex.
- */
-int exanet_charge(struct exanet_drv_file *ef, enum exanet_res res,
-		  struct rdma_cgroup **cg)
-{
-	struct exanet_drv_dev *edev = ef->edev;
-	int ret;
-
-	ret = exa_quota_charge(ef->qu, res, 1);
-	if (ret)
-		return ret;
-	ret = exa_cg_charge(&edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
-	if (ret)
-		exa_quota_uncharge(ef->qu, res, 1);
-	return ret;
-}
-
-void exanet_uncharge(struct exanet_drv_file *ef, enum exanet_res res,
-		     struct rdma_cgroup **cg)
-{
-	exa_cg_uncharge(&ef->edev->quota, cg, RDMACG_RESOURCE_HCA_OBJECT);
-	exa_quota_uncharge(ef->qu, res, 1);
-}
 
 /* ------------------------------------------------------- open / release */
 
@@ -617,7 +571,7 @@ static int __init exanet_init(void)
 	ret = exanet_genl_init();
 	if (ret)
 		goto unregister_class;
-	ret = exanet_rdma_init();
+	ret = exanet_ctx_driver_register();
 	if (ret)
 		goto unregister_genl;
 	ret = exanet_ip_init();
@@ -631,7 +585,7 @@ static int __init exanet_init(void)
 exit_ip:
 	exanet_ip_exit();
 exit_rdma:
-	exanet_rdma_exit();
+	exanet_ctx_driver_unregister();
 unregister_genl:
 	exanet_genl_exit();
 unregister_class:
@@ -645,7 +599,7 @@ static void __exit exanet_exit(void)
 {
 	pci_unregister_driver(&exanet_pci_driver);
 	exanet_ip_exit();
-	exanet_rdma_exit();
+	exanet_ctx_driver_unregister();
 	exanet_genl_exit();
 	class_unregister(&exanet_class);
 	unregister_chrdev_region(exanet_devt, EXANET_MAX_DEVICES);

@@ -19,12 +19,6 @@
 #define EXANET_MMAP_INDEX_MASK	0xffull
 #define EXANET_MMAP_INNER_MASK	((1ull << EXANET_MMAP_INDEX_SHIFT) - 1)
 
-void exanet_zap(struct exanet_drv_file *ef, u32 kind, u32 index, size_t len)
-{
-	unmap_mapping_range(ef->mapping, EXANET_MMAP_OFFSET(kind, index),
-			    PAGE_ALIGN(len), 1);
-}
-
 /* ------------------------------------------------------------------ mmap */
 
 /*

@@ -84,25 +84,6 @@ MODULE_PARM_DESC(fault_queue_entries,
 
 /* ------------------------------------------------------------ mapping */
 
-void exanet_odp_ctx_init(struct exanet_drv_ctx *ctx)
-{
-	struct exanet_drv_odp_space *odp = &ctx->odp;
-
-	mutex_init(&odp->lock);
-	xa_init(&odp->pages);
-	xa_init(&odp->thp);
-	odp->mapped = 0;
-	odp->thp_mapped = 0;
-	odp->pinning = 0;
-	atomic64_set(&odp->faults, 0);
-	atomic64_set(&odp->refused, 0);
-	atomic64_set(&odp->replays, 0);
-	atomic64_set(&odp->invalidations, 0);
-	atomic64_set(&odp->unmapped, 0);
-	odp->fault_ef = NULL;
-	init_waitqueue_head(&odp->fault_wq);
-}
-
 /*
  * Release of ef, its registrations gone and the rank's owner cleared (no
  * fault finds ef any more): wait until the fault worker no longer uses ef

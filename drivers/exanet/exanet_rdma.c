@@ -57,10 +57,6 @@ module_param(max_mr_per_file, uint, 0644);
 MODULE_PARM_DESC(max_mr_per_file,
 		 "Memory registrations one open file may hold (default 4096)");
 
-/* Protects exanet_ctxs[] (owner, removing, pdev) and exanet_ranks_in_use. */
-DEFINE_MUTEX(exanet_ctx_lock);
-static DECLARE_WAIT_QUEUE_HEAD(exanet_ctx_wq);
-struct exanet_drv_ctx exanet_ctxs[EXANET_RDMA_NUM_RANKS];
 static atomic_long_t exanet_reg_pages = ATOMIC_LONG_INIT(0);
 static atomic_t exanet_nmr = ATOMIC_INIT(0);
 static u32 exanet_ranks_in_use;		/* under exanet_ctx_lock */
@@ -109,15 +105,6 @@ static void exanet_rpage_release(struct exanet_drv_dev *edev, u32 p)
 	edev->rpages_in_use--;
 	ef->nrpage--;
 	exanet_uncharge(ef, EXANET_RES_RPAGE, &edev->rpage_cg[p]);
-}
-
-/* Disable rank r: when the write returns, nothing is DMAed through it. */
-static void exanet_ctx_disable(struct exanet_drv_dev *edev, u32 r)
-{
-	lockdep_assert_held(&edev->lock);
-	exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE, 0);
-	exanet_rd(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_ENABLE);
-	exanet_wr(edev, EXANET_REG_CTX_BASE(r) + EXANET_CTX_PDID, 0);
 }
 
 /* Device removal or shutdown, edev->lock held: stop every RDMA DMA. */
@@ -785,143 +772,3 @@ static struct attribute *exanet_rdma_attrs[] = {
 const struct attribute_group exanet_rdma_group = {
 	.attrs = exanet_rdma_attrs,
 };
-
-/* ------------------------------------------------- ctx PCI functions */
-
-/*
- * Direct delivery's translation fence (uapi/exanet_rdma.h): after an IOMMU
- * unmap, the NI drops the translations of the rank it cached, so that no
- * peer reaches the pages any more, before they may be reused.
- */
-void exanet_ctx_xlat_fence(struct exanet_drv_ctx *ctx)
-{
-	u8 rank;
-
-	pci_read_config_byte(ctx->pdev, EXANET_CTX_CFG_RANK, &rank);
-}
-
-static void exanet_ctx_unmapped(struct exa_iospace *ios)
-{
-	exanet_ctx_xlat_fence(container_of(ios, struct exanet_drv_ctx, ios));
-}
-
-static int exanet_ctx_probe(struct pci_dev *pdev,
-			    const struct pci_device_id *id)
-{
-	struct exanet_drv_ctx *ctx;
-	u8 rank;
-	int ret;
-
-	ret = pcim_enable_device(pdev);
-	if (ret)
-		return ret;
-	ret = pci_read_config_byte(pdev, EXANET_CTX_CFG_RANK, &rank);
-	if (ret)
-		return -EIO;
-	if (rank >= EXANET_RDMA_NUM_RANKS) {
-		dev_err(&pdev->dev, "bad rank %u\n", rank);
-		return -ENODEV;
-	}
-
-	mutex_lock(&exanet_ctx_lock);
-	ctx = &exanet_ctxs[rank];
-	if (ctx->pdev) {
-		mutex_unlock(&exanet_ctx_lock);
-		dev_err(&pdev->dev, "rank %u already has a DMA context\n", rank);
-		return -EBUSY;
-	}
-	/* Own unmanaged domain: IOVA == user VA of the rank's owner. */
-	ret = exa_iospace_init(&ctx->ios, &pdev->dev);
-	if (ret) {
-		mutex_unlock(&exanet_ctx_lock);
-		dev_err(&pdev->dev,
-			"rank %u: no IOMMU domain (%d): RDMA needs intel_iommu=on and the function alone in its IOMMU group\n",
-			rank, ret);
-		return ret;
-	}
-	ctx->ios.unmapped = exanet_ctx_unmapped;
-	pci_set_master(pdev);
-	exanet_odp_ctx_init(ctx);
-	ctx->rank = rank;
-	ctx->removing = false;
-	ctx->pdev = pci_dev_get(pdev);
-	mutex_unlock(&exanet_ctx_lock);
-	pci_set_drvdata(pdev, ctx);
-	dev_info(&pdev->dev, "RDMA DMA context, rank %u\n", rank);
-	return 0;
-}
-
-static bool exanet_ctx_free(struct exanet_drv_ctx *ctx)
-{
-	bool ret;
-
-	mutex_lock(&exanet_ctx_lock);
-	ret = !ctx->owner;
-	mutex_unlock(&exanet_ctx_lock);
-	return ret;
-}
-
-static void exanet_ctx_remove(struct pci_dev *pdev)
-{
-	struct exanet_drv_ctx *ctx = pci_get_drvdata(pdev);
-	struct exanet_drv_dev *edev = NULL;
-
-	mutex_lock(&exanet_ctx_lock);
-	ctx->removing = true;
-	if (ctx->owner) {
-		edev = ctx->owner->edev;
-		get_device(&edev->dev);
-	}
-	mutex_unlock(&exanet_ctx_lock);
-
-	if (edev) {
-		/* Stop DMA through the context now, then wait for the owner. */
-		mutex_lock(&edev->lock);
-		mutex_lock(&exanet_ctx_lock);
-		if (ctx->owner && !edev->dead)
-			exanet_ctx_disable(edev, ctx->rank);
-		mutex_unlock(&exanet_ctx_lock);
-		mutex_unlock(&edev->lock);
-		put_device(&edev->dev);
-		dev_info(&pdev->dev, "rank %u in use: waiting for its owner to close\n",
-			 ctx->rank);
-		wait_event(exanet_ctx_wq, exanet_ctx_free(ctx));
-	}
-
-	pci_clear_master(pdev);
-	mutex_lock(&exanet_ctx_lock);
-	exa_iospace_destroy(&ctx->ios);
-	ctx->pdev = NULL;
-	mutex_unlock(&exanet_ctx_lock);
-	pci_dev_put(pdev);
-}
-
-static void exanet_ctx_shutdown(struct pci_dev *pdev)
-{
-	pci_clear_master(pdev);
-}
-
-static const struct pci_device_id exanet_ctx_pci_ids[] = {
-	{ PCI_DEVICE(EXANET_CTX_PCI_VENDOR_ID, EXANET_CTX_PCI_DEVICE_ID) },
-	{ }
-};
-MODULE_DEVICE_TABLE(pci, exanet_ctx_pci_ids);
-
-static struct pci_driver exanet_ctx_pci_driver = {
-	.name		= EXANET_DRV_NAME "-ctx",
-	.id_table	= exanet_ctx_pci_ids,
-	.probe		= exanet_ctx_probe,
-	.remove		= exanet_ctx_remove,
-	.shutdown	= exanet_ctx_shutdown,
-	.driver_managed_dma = true,
-};
-
-int exanet_rdma_init(void)
-{
-	return pci_register_driver(&exanet_ctx_pci_driver);
-}
-
-void exanet_rdma_exit(void)
-{
-	pci_unregister_driver(&exanet_ctx_pci_driver);
-}

@@ -16,6 +16,7 @@
 #include <linux/refcount.h>
 #include <linux/scatterlist.h>
 #include <linux/types.h>
+#include <linux/uaccess.h>
 
 #include <extoll.h>
 #include <extoll_hw.h>
@@ -163,8 +164,24 @@ static inline const char *extoll_unit_name(enum extoll_unit unit)
 	extoll_dbg((ep)->xdev, "%s vpid %u: " fmt,			\
 		   extoll_unit_name((ep)->unit), (ep)->vpid, ##__VA_ARGS__)
 
-/* extoll_main.c */
+/*
+ * Copy a 64-bit result to user space; a bad pointer is the caller's
+ * error, logged like every refusal.
+ */
+static inline int extoll_put_u64(struct extoll_drv_ep *ep, unsigned long arg,
+				 u64 val)
+{
+	if (put_user(val, (u64 __user *)arg)) {
+		extoll_ep_dbg(ep, "bad user pointer\n");
+		return -EFAULT;
+	}
+	return 0;
+}
+
+/* extoll_dev.c */
 void extoll_dev_put(struct extoll_drv_dev *xdev);
+
+/* extoll_ep.c */
 int extoll_ep_open(struct inode *inode, struct file *file,
 		   enum extoll_unit unit);
 int extoll_ep_release(struct inode *inode, struct file *file);
@@ -172,9 +189,12 @@ int extoll_ep_check_caller(struct extoll_drv_ep *ep);
 int extoll_ep_alloc_queue(struct extoll_drv_ep *ep);
 int extoll_mmap_common(struct file *file, struct vm_area_struct *vma,
 		       unsigned long mmio_pages);
-int extoll_put_u64(struct extoll_drv_ep *ep, unsigned long arg, u64 val);
 unsigned long extoll_queue_pfn(struct extoll_drv_ep *ep, unsigned long page);
 int extoll_ep_set_prot(struct extoll_drv_ep *ep, u64 prot);
+bool extoll_queue_size_ok(u64 size, u64 min, u64 max);
+int extoll_ep_set_queue_size(struct extoll_drv_ep *ep, u64 size);
+void extoll_eps_release_dma(struct extoll_drv_dev *xdev);
+u64 extoll_queue_budget(void);
 
 /* extoll_hw.c: register level, callers hold xdev->lock and !dead */
 int extoll_hw_probe(struct extoll_drv_dev *xdev);
@@ -202,13 +222,15 @@ unsigned long extoll_hw_mmio_pfn(struct extoll_drv_dev *xdev,
 				 enum extoll_unit unit, u32 vpid,
 				 unsigned long page);
 
-/* extoll_rma2.c */
-extern const struct file_operations extoll_rma2_fops;
+/* extoll_rma2_reg.c */
+int extoll_rma2_register(struct extoll_drv_ep *ep, void __user *uarg);
+int extoll_rma2_unregister(struct extoll_drv_ep *ep, void __user *uarg);
 void extoll_rma2_take_regions(struct extoll_drv_ep *ep, struct list_head *list);
 int extoll_regions_hw_drop(struct extoll_drv_dev *xdev, struct list_head *list);
 void extoll_regions_put(struct extoll_drv_dev *xdev, struct list_head *list);
-bool extoll_queue_size_ok(u64 size, u64 min, u64 max);
-int extoll_ep_set_queue_size(struct extoll_drv_ep *ep, u64 size);
+
+/* extoll_rma2.c */
+extern const struct file_operations extoll_rma2_fops;
 u64 extoll_ep_get_rp(struct extoll_drv_ep *ep);
 int extoll_ep_set_rp(struct extoll_drv_ep *ep, unsigned long val);
 u64 extoll_ep_get_wp(struct extoll_drv_ep *ep);
