@@ -16,6 +16,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The API's wildcards and flags (rma2.h), mostly for matching. */
+EXPORT const RMA2_Class RMA2_CLASS_ANY = 0xff;
+EXPORT const RMA2_Nodeid RMA2_NODEID_ANY = 0xffff;
+EXPORT const RMA2_VPID RMA2_VPID_ANY = 0xffff;
+EXPORT const uint32_t RMA2_LOCK_ANY = 0xffffffffu;
+EXPORT const RMA2_NLA RMA2_ANY_NLA = 0xffffffffffffffffull;
+EXPORT const uint32_t RMA2_DEFAULT_FLAG = 0;
+EXPORT const uint32_t RMA2_BLOCK_FLAG = 1;
+EXPORT const uint32_t RMA2_MATCH_LAST_NLA_FLAG = 2;
+
 static int port_ok(RMA2_Port p)
 {
 	return p && p->magic == RMA2_PORT_MAGIC;
