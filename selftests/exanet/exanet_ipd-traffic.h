@@ -610,6 +610,87 @@ TEST_F(ipd, small_packet_stays_behind_a_stopped_daemons_queue)
 }
 
 /*
+ * The limit the order rules leave open (Documentation/exanet/ipd.md, "The
+ * order across both paths"): a daemon packet that reaches the receiver's
+ * TUN device more than the hold after the small packet that counted it.
+ * Rank 1 stops its own daemon; rank 0 sends it a 1400 B datagram (its
+ * daemon reads and sends it, into rank 1's ring), after the quiet window a
+ * 64 B one (the kernel path, counting the first).  Rank 1 holds the small
+ * one until no daemon packet came for the hold, delivers it first and
+ * counts the expired hold; the large one follows when the daemon goes on:
+ * overtaken, nothing lost, and the next small packets are in step again.
+ */
+TEST_F(ipd, small_packet_overtakes_a_stopped_receiving_daemon_documented_limit)
+{
+	static const uint32_t lens[] = { 1400, 64 };
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(IPD_PORT_BASE + 10) };
+	int me = my_rank(), fd, pid = 0;
+	long long expired0 = 0, ktx0 = 0;
+	uint8_t buf[2048];
+	char ip[32];
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	ASSERT_LE(0, fd);
+	a.sin_addr.s_addr = exa_ip(me);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	if (me == 1) {
+		pid = ipd_pid();
+		ASSERT_LT(0, pid);
+		expired0 = sysfs_named("ip_stats", "rx_hold_expired");
+		ASSERT_EQ(0, kill(pid, SIGSTOP));
+	}
+	OOB_SYNC(&self->o);
+	if (me == 0) {
+		ktx0 = sysfs_named("ip_stats", "tx_packets");
+		a.sin_addr.s_addr = exa_ip(1);
+		for (uint32_t seq = 0; seq < 2; seq++) {
+			if (seq)
+				usleep(300000);
+			udp_fill(buf, 0, seq, lens[seq]);
+			EXPECT_EQ((ssize_t)lens[seq], sendto(fd, buf, lens[seq], 0,
+							     (struct sockaddr *)&a, sizeof(a)));
+		}
+		/* the small one took the kernel path */
+		EXPECT_LE(ktx0 + 1, sysfs_named("ip_stats", "tx_packets"));
+	}
+	if (me == 1) {
+		uint32_t order[2];
+
+		for (uint32_t i = 0; i < 2; i++) {
+			struct udp_hdr h;
+			ssize_t n;
+
+			ASSERT_LT(0, wait_readable(fd, i ? 10000 : 3000)) {
+				TH_LOG("datagram %u did not arrive", i);
+				ipd_log_ip_stats("the receiver");
+				kill(pid, SIGCONT);
+			}
+			n = recv(fd, buf, sizeof(buf), 0);
+			ASSERT_LE((ssize_t)sizeof(h), n);
+			memcpy(&h, buf, sizeof(h));
+			order[i] = h.seq;
+			EXPECT_EQ(lens[h.seq & 1], (uint32_t)n);
+			if (!i) {
+				/* the small one, its hold expired; now the daemon */
+				EXPECT_EQ(expired0 + 1,
+					  sysfs_named("ip_stats", "rx_hold_expired"));
+				ASSERT_EQ(0, kill(pid, SIGCONT));
+			}
+		}
+		EXPECT_EQ(1u, order[0]);
+		EXPECT_EQ(0u, order[1]);
+	}
+	close(fd);
+	OOB_SYNC(&self->o);
+	/* in step again: small packets both ways are delivered */
+	if (me == 0) {
+		usleep(300000);
+		EXPECT_EQ(0, ipd_ping("-c 3 -i 0.2 -w 20", exa_ip_str(1, ip)));
+	}
+	OOB_SYNC(&self->o);
+}
+
+/*
  * Kernel bypass: while TCP traffic flows, the daemon's only system calls
  * are its TUN reads and writes, its way of waiting, and the once-per-tick
  * housekeeping (heartbeat socket, status file, timer signal).  Posting RDMA
