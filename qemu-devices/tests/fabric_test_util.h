@@ -3,13 +3,13 @@
  * Host unit tests of the fabric transport (qemu-devices/common/fabric.c):
  * several endpoints live in one process, in a temporary directory per test
  * case; output is TAP from the kernel's kselftest harness
- * (selftests/README.md).  fabric_test.c holds the shared helpers, outside
+ * (selftests/README.md).  fabric_test_util.c holds the shared helpers, outside
  * the harness (which may be included by one file per program only);
  * fabric_fixture.h the fixture of every case; each test_fabric*.c is one
  * program.
  */
-#ifndef FABRIC_TEST_H
-#define FABRIC_TEST_H
+#ifndef FABRIC_TEST_UTIL_H
+#define FABRIC_TEST_UTIL_H
 
 #include "fabric.h"
 #include "fabric-torus.h"

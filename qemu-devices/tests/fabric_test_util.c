@@ -3,7 +3,7 @@
  * What the host unit tests of the fabric transport (test_fabric*.c) share:
  * endpoints opened in a per-case directory and a receive log.
  */
-#include "fabric_test.h"
+#include "fabric_test_util.h"
 
 char topdir[64];
 char tmpdir[96];
