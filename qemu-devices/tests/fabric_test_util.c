@@ -8,7 +8,7 @@
 char topdir[64];
 char tmpdir[96];
 
-/* A "# " line from the helpers below, which return false on a failure. */
+/* A "# " line from a helper without the case's _metadata (no TH_LOG()). */
 void diag(const char *fmt, ...)
 {
     va_list ap;

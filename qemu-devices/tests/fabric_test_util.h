@@ -29,14 +29,6 @@
 extern char topdir[64];
 extern char tmpdir[96];
 
-#define CHECK(cond)                                                     \
-    do {                                                                \
-        if (!(cond)) {                                                  \
-            diag("%s:%d: check failed: %s", __FILE__, __LINE__, #cond); \
-            return false;                                               \
-        }                                                               \
-    } while (0)
-
 struct watch_log {
     int on, off;
     int fds[8];
