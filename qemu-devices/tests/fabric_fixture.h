@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The fixture of the fabric host tests (fabric_test_util.h); one include per program. */
+/*
+ * The fixture of the fabric host tests (fabric_test_util.h); one include
+ * per program.
+ */
 #ifndef FABRIC_FIXTURE_H
 #define FABRIC_FIXTURE_H
 

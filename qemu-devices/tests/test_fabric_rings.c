@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Host unit tests of the fabric transport: the shared-memory bulk and packet rings. */
+/*
+ * Host unit tests of the fabric transport: the shared-memory bulk and packet
+ * rings.
+ */
 #include "fabric_fixture.h"
 
 /* ------------------------------------------------------------------ */

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Host unit tests of the fabric transport: the 3D torus (shapes, routes, link model). */
+/*
+ * Host unit tests of the fabric transport: the 3D torus (shapes, routes, link
+ * model).
+ */
 #include "fabric_fixture.h"
 
 /* ------------------------------------------------------------------ */
@@ -58,7 +61,7 @@ static struct fabric *open_torus_node(uint32_t node, uint32_t nodes, uint32_t x,
     return open_cfg(&cfg);
 }
 
-/* The route of a 64-byte packet from f's node to dst (counted on its cables). */
+/* The route of a 64-byte packet from f's node to dst (counted on its links) */
 static struct fabric_route_result route(struct fabric *f, uint32_t dst)
 {
     struct fabric_route_result r;
