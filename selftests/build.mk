@@ -194,10 +194,10 @@ ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_HELPERS) $(EXTOLL_ST_OUT)/tests.lis
 # program for both NICs, listed in its own tests.list (run on the clusters
 # whose nodes carry the ExaNet and the EXTOLL NIC).
 FUZZ_OUT := $(BUILD)/selftests/fuzz
-FUZZ_SRCS := $(ST_DIR)/fuzz/exa_fuzz.c $(ST_DIR)/fuzz/fuzz_ops.c
+FUZZ_SRCS := $(addprefix $(ST_DIR)/fuzz/,exa_fuzz.c fuzz_ops.c fuzz_ioctl.c fuzz_map.c fuzz_netlink.c)
 FUZZ_BINS := $(FUZZ_OUT)/exa_fuzz $(FUZZ_OUT)/tests.list
 
-$(FUZZ_OUT)/exa_fuzz: $(FUZZ_SRCS) $(ST_DIR)/fuzz/fuzz.h $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+$(FUZZ_OUT)/exa_fuzz: $(FUZZ_SRCS) $(ST_DIR)/fuzz/fuzz.h $(ST_DIR)/fuzz/fuzz_ops.h $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(ST_DIR)/extoll/extoll_test.h $(LIBEXANET_SO) $(RMA2_SO) $(VELO2_SO) \
 		$(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h
 	@mkdir -p $(@D)
