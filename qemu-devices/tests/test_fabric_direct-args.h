@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test_fabric_direct, bad arguments: geometry, nodes, a missing node, messages, offsets
- * that wrap; part of the
- * translation unit of test_fabric_direct.c (its rig and helpers).
+ * test_fabric_direct, bad arguments: geometry, nodes, a missing node,
+ * messages, offsets that wrap; part of the translation unit of
+ * test_fabric_direct.c (its rig and helpers).
  */
 
 /* Bad geometry, bad nodes, a missing node, bad messages. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test_fabric_direct, the owner's life while writers write: an invalidation racing a
- * streaming writer, a new incarnation, an owner that crashed; part of the
- * translation unit of test_fabric_direct.c (its rig and helpers).
+ * test_fabric_direct, the owner's life while writers write: an invalidation
+ * racing a streaming writer, a new incarnation, an owner that crashed; part
+ * of the translation unit of test_fabric_direct.c (its rig and helpers).
  */
 
 #define RACE_ROUNDS 40

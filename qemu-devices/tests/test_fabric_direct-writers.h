@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test_fabric_direct, several writers at once: both kinds of queue filled by concurrent
- * writer processes, a writer that died holding the lock; part of the
- * translation unit of test_fabric_direct.c (its rig and helpers).
+ * test_fabric_direct, several writers at once: both kinds of queue filled
+ * by concurrent writer processes, a writer that died holding the lock; part
+ * of the translation unit of test_fabric_direct.c (its rig and helpers).
  */
 
 #define MW_WRITERS  3
