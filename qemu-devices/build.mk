@@ -18,13 +18,13 @@ FABRIC_SRC := $(FABRIC_DIR)/fabric.c $(FABRIC_DIR)/fabric-rings.c $(FABRIC_DIR)/
 	$(FABRIC_DIR)/fabric-direct.c $(FABRIC_DIR)/fabric-direct-xlat.c
 FABRIC_TEST_DIR := $(TOP)/qemu-devices/tests
 # a program's cases may live in <program>-*.h beside it (one translation unit)
-$(FABRIC_TESTS): $(BUILD)/host-tests/%: $(FABRIC_TEST_DIR)/%.c $(FABRIC_TEST_DIR)/fabric_test.c \
+$(FABRIC_TESTS): $(BUILD)/host-tests/%: $(FABRIC_TEST_DIR)/%.c $(FABRIC_TEST_DIR)/fabric_test_util.c \
 		$(wildcard $(FABRIC_TEST_DIR)/test_fabric*-*.h) \
-		$(FABRIC_TEST_DIR)/fabric_test.h $(FABRIC_TEST_DIR)/fabric_fixture.h $(FABRIC_SRC) $(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-int.h \
+		$(FABRIC_TEST_DIR)/fabric_test_util.h $(FABRIC_TEST_DIR)/fabric_fixture.h $(FABRIC_SRC) $(FABRIC_DIR)/fabric.h $(FABRIC_DIR)/fabric-int.h \
 		$(FABRIC_DIR)/fabric-torus.h $(FABRIC_DIR)/fabric-direct.h $(FABRIC_DIR)/fabric-direct-int.h $(TOP)/uapi/exa_torus.h $(KSFT_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(FABRIC_DIR) -I$(TOP)/uapi -o $@ $< \
-		$(FABRIC_TEST_DIR)/fabric_test.c $(FABRIC_SRC) $(USER_LDFLAGS) -lz
+		$(FABRIC_TEST_DIR)/fabric_test_util.c $(FABRIC_SRC) $(USER_LDFLAGS) -lz
 
 test-fabric: $(FABRIC_TESTS)
 	for t in $(FABRIC_TESTS); do $$t || exit 1; done

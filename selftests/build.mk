@@ -55,11 +55,17 @@ $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_IPD_HDRS) $(ST_LIB_SRCS
 		$(TOP)/tools/exanet-ipd/ipd_proto.c \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lz
 
+# The fixture of the libfabric provider tests, the cases both run and
+# their bodies by concern (fi_cases-*.h), all in the program's one
+# translation unit
+FI_TEST_HDRS := $(addprefix $(ST_DIR)/lib/,fi_test.h fi_objs.h fi_cases.h fi_cases-xfer.h \
+	fi_cases-endpoints.h fi_cases-close.h)
+
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
 $(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_FI2_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(TOP)/lib/libexanet-fi/fi_exanet.h \
-		$(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_cases.h $(ST_DIR)/lib/fi_objs.h $(XFI_SO)
+		$(FI_TEST_HDRS) $(XFI_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric -lpthread
@@ -141,8 +147,8 @@ $(EXTOLL_ST_OUT)/%: $(ST_DIR)/extoll/%.c $(EXTOLL_ST_DEPS)
 
 # the provider "extoll" through Debian's libfabric (found at run time in the
 # node image's provider directory); fixture shared with exanet_fi2
-$(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(ST_DIR)/lib/fi_test.h $(ST_DIR)/lib/fi_cases.h \
-		$(ST_DIR)/lib/fi_objs.h $(EXTOLL_ST_DEPS) $(XFI_EXTOLL_SO)
+$(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(FI_TEST_HDRS) $(EXTOLL_ST_DEPS) \
+		$(XFI_EXTOLL_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(EXTOLL_ST_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS) -lfabric
@@ -194,10 +200,10 @@ ALL_TARGETS += $(EXTOLL_ST_BINS) $(EXTOLL_ST_HELPERS) $(EXTOLL_ST_OUT)/tests.lis
 # program for both NICs, listed in its own tests.list (run on the clusters
 # whose nodes carry the ExaNet and the EXTOLL NIC).
 FUZZ_OUT := $(BUILD)/selftests/fuzz
-FUZZ_SRCS := $(ST_DIR)/fuzz/exa_fuzz.c $(ST_DIR)/fuzz/fuzz_ops.c
+FUZZ_SRCS := $(addprefix $(ST_DIR)/fuzz/,exa_fuzz.c fuzz_ops.c fuzz_ioctl.c fuzz_map.c fuzz_netlink.c)
 FUZZ_BINS := $(FUZZ_OUT)/exa_fuzz $(FUZZ_OUT)/tests.list
 
-$(FUZZ_OUT)/exa_fuzz: $(FUZZ_SRCS) $(ST_DIR)/fuzz/fuzz.h $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+$(FUZZ_OUT)/exa_fuzz: $(FUZZ_SRCS) $(ST_DIR)/fuzz/fuzz.h $(ST_DIR)/fuzz/fuzz_ops.h $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(ST_DIR)/extoll/extoll_test.h $(LIBEXANET_SO) $(RMA2_SO) $(VELO2_SO) \
 		$(RMA2_HDRS) $(VELO2_HDRS) $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h
 	@mkdir -p $(@D)

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The fixture of the fabric host tests (fabric_test.h); one include per program. */
+/*
+ * The fixture of the fabric host tests (fabric_test_util.h); one include
+ * per program.
+ */
 #ifndef FABRIC_FIXTURE_H
 #define FABRIC_FIXTURE_H
 
-#include "fabric_test.h"
+#include "fabric_test_util.h"
 #include "kselftest_exa.h"
 
 /* Every case runs in its own directory, which must be empty at its end. */

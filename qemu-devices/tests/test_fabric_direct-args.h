@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test_fabric_direct, bad arguments: geometry, nodes, a missing node, messages, offsets
- * that wrap; part of the
- * translation unit of test_fabric_direct.c (its rig and helpers).
+ * test_fabric_direct, bad arguments: geometry, nodes, a missing node,
+ * messages, offsets that wrap; part of the translation unit of
+ * test_fabric_direct.c (its rig and helpers).
  */
 
 /* Bad geometry, bad nodes, a missing node, bad messages. */
@@ -48,7 +48,7 @@ TEST_F(fabric, bad_arguments)
     uint64_t gen;
     bool wake = true;
 
-    ASSERT_TRUE(rig_open(&k, 4, RIG_OWNER | RIG_WRITER));
+    rig_open(_metadata, &k, 4, RIG_OWNER | RIG_WRITER);
     EXPECT_EQ(NULL, fabric_direct_queue(k.o, FABRIC_DIRECT_QUEUES));
     /* no RAM published yet: every page is outside it */
     EXPECT_EQ(-EINVAL, fabric_direct_export(k.o, Q, 64, 64, 56, 1, pages, 1));
@@ -137,7 +137,7 @@ TEST_F(fabric, bad_arguments)
     EXPECT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 56, 3, 1));
     EXPECT_EQ(0, memcmp(k.r.p + 8 * PG, buf, 56));
     EXPECT_EQ(-1, ram_diff(&k.r));
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /*
@@ -149,11 +149,11 @@ TEST_F(fabric, export_rejects_wrapping_offsets)
     static struct rig k;
     uint64_t page = 0;
 
-    ASSERT_TRUE(rig_open(&k, 2, RIG_LIVE));
+    rig_open(_metadata, &k, 2, RIG_LIVE);
     EXPECT_EQ(-EINVAL,
               fabric_direct_export(k.o, Q, 64, 64, 0xfffffff8u, 1, &page, 1));
     page = 0xfffffffffffff000ull;
     EXPECT_EQ(-EINVAL, fabric_direct_export(k.o, Q, 64, 64, 56, 1, &page, 1));
     EXPECT_EQ(0, k.dq->valid);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }

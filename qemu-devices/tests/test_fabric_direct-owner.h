@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test_fabric_direct, the owner's life while writers write: an invalidation racing a
- * streaming writer, a new incarnation, an owner that crashed; part of the
- * translation unit of test_fabric_direct.c (its rig and helpers).
+ * test_fabric_direct, the owner's life while writers write: an invalidation
+ * racing a streaming writer, a new incarnation, an owner that crashed; part
+ * of the translation unit of test_fabric_direct.c (its rig and helpers).
  */
 
 #define RACE_ROUNDS 40
@@ -73,18 +73,18 @@ static void stream_writer(struct stream_ctl *c, uint32_t prot)
     _exit(0);
 }
 
-/* Wait until *v went past `from` (by `by`), at most 5 s. */
-static bool wait_past(uint64_t *v, uint64_t from, uint64_t by)
+/* Waits until *v went past `from` by `by`, at most 5 s. */
+static void wait_past(struct __test_metadata *_metadata, uint64_t *v,
+                      uint64_t from, uint64_t by)
 {
     uint64_t t0 = ms_now();
 
-    while (__atomic_load_n(v, __ATOMIC_ACQUIRE) - from < by) {
-        if (ms_now() - t0 > 5000) {
-            return false;
-        }
+    while (__atomic_load_n(v, __ATOMIC_ACQUIRE) - from < by &&
+           ms_now() - t0 <= 5000) {
         sched_yield();
     }
-    return true;
+    ASSERT_LE(by, __atomic_load_n(v, __ATOMIC_ACQUIRE) - from)
+    TH_LOG("in 5 s from %llu", (unsigned long long)from);
 }
 
 /*
@@ -106,7 +106,7 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
 
     /* 128 pages (reversed) of 32-byte slots: 16384 slots */
     geom_reversed(&k.g, 32, 128 * PG / 32, 24, 3, 16 * PG, 1);
-    ASSERT_TRUE(rig_open(&k, 2, RIG_LIVE));
+    rig_open(_metadata, &k, 2, RIG_LIVE);
     ASSERT_NE(NULL, snap = malloc(RAM_SIZE));
     ASSERT_NE(NULL, c = shared(sizeof(*c)));
     c->run = -1;
@@ -126,7 +126,7 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
         /* the queue is invalid: the writer meets NO_PATH meanwhile */
         ram_reset(&k.r, &k.g);
         ASSERT_EQ(0, geom_export(k.o, Q, &k.g));
-        ASSERT_TRUE(wait_past(&c->done, c->done, 1));
+        wait_past(_metadata, &c->done, c->done, 1);
         if (delay_us) {
             usleep(delay_us);
         }
@@ -136,7 +136,7 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
         /* let the writer run on: 50 ms and more in the last round */
         t0 = ms_now();
         no_path0 = __atomic_load_n(&c->no_path, __ATOMIC_ACQUIRE);
-        ASSERT_TRUE(wait_past(&c->no_path, no_path0, last ? 1000 : 10));
+        wait_past(_metadata, &c->no_path, no_path0, last ? 1000 : 10);
         while (last && ms_now() - t0 < 50) {
             usleep(1000);
         }
@@ -173,7 +173,7 @@ TEST_F(fabric, invalidate_races_a_streaming_writer)
     EXPECT_EQ(0, k.dq->lock);
     munmap(c, sizeof(*c));
     free(snap);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /*
@@ -187,7 +187,7 @@ TEST_F(fabric, new_incarnation)
     uint64_t inc;
 
     geom_reversed(&k.g, 256, 32, 128, 4, 40 * PG, 2);
-    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
+    rig_open(_metadata, &k, 2, RIG_EXPORT | RIG_WRITER);
     ASSERT_EQ(FABRIC_DIRECT_DONE, deliver(&k, &k.r, 0, 24, 1, 11));
     EXPECT_EQ(-1, ram_diff(&k.r));
     inc = k.dq->incarnation;
@@ -219,7 +219,7 @@ TEST_F(fabric, new_incarnation)
     EXPECT_EQ(3, k.dq->wp);
     EXPECT_EQ(2, stats(k.w).peer_maps);
     EXPECT_EQ(4, stats(k.w).tx_direct);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /*
@@ -236,7 +236,7 @@ TEST_F(fabric, crashed_owner)
     char c = 1;
 
     geom_reversed(&k.g, 64, 128, 32, 6, 24 * PG, 3);
-    ASSERT_TRUE(rig_open(&k, 2, RIG_WRITER));
+    rig_open(_metadata, &k, 2, RIG_WRITER);
     ram_reset(&k.r, &k.g);
     ASSERT_EQ(0, pipe(pfd));
     owner = fork_child();
@@ -287,5 +287,5 @@ TEST_F(fabric, crashed_owner)
     EXPECT_EQ(2, stats(k.w).peer_maps);
     EXPECT_EQ(2, stats(k.w).tx_direct);
     EXPECT_EQ(4, stats(k.w).tx_no_path);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * test_fabric_direct, several writers at once: both kinds of queue filled by concurrent
- * writer processes, a writer that died holding the lock; part of the
- * translation unit of test_fabric_direct.c (its rig and helpers).
+ * test_fabric_direct, several writers at once: both kinds of queue filled
+ * by concurrent writer processes, a writer that died holding the lock; part
+ * of the translation unit of test_fabric_direct.c (its rig and helpers).
  */
 
 #define MW_WRITERS  3
@@ -80,7 +80,7 @@ TEST_F(fabric, concurrent_writers)
     uint64_t t0, last;
 
     geom_reversed(&k.g, 1024, 64, 1016, 0xabc, 10 * PG, 1);
-    ASSERT_TRUE(rig_open(&k, MW_WRITERS + 1, RIG_EXPORT));
+    rig_open(_metadata, &k, MW_WRITERS + 1, RIG_EXPORT);
     ASSERT_NE(NULL, go = shared(PG));
     for (uint32_t i = 0; i < MW_WRITERS; i++) {
         pids[i] = fork_child();
@@ -151,7 +151,7 @@ TEST_F(fabric, concurrent_writers)
     EXPECT_EQ(0, k.dq->lock);
     EXPECT_EQ(0, k.dq->lock_steals);
     munmap(go, PG);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /*
@@ -174,7 +174,7 @@ TEST_F(fabric, phase_queue_concurrent_writers)
 
     /* 16 pages, reversed; the flags word right after the message */
     geom_phase(&k.g, 1024, 64, MW_LEN + 4, 1, 0xabd, 10 * PG, 1);
-    ASSERT_TRUE(rig_open(&k, MW_WRITERS + 1, RIG_EXPORT));
+    rig_open(_metadata, &k, MW_WRITERS + 1, RIG_EXPORT);
     ASSERT_NE(NULL, go = shared(PG));
     for (uint32_t i = 0; i < MW_WRITERS; i++) {
         pids[i] = fork_child();
@@ -268,7 +268,7 @@ TEST_F(fabric, phase_queue_concurrent_writers)
     EXPECT_EQ(0, k.dq->lock);
     EXPECT_EQ(0, k.dq->lock_steals);
     munmap(go, PG);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /*
@@ -284,7 +284,7 @@ TEST_F(fabric, dead_lock_holder)
     char c;
 
     geom_reversed(&k.g, 64, 64, 16, 1, 4 * PG, 1);
-    ASSERT_TRUE(rig_open(&k, 2, RIG_EXPORT | RIG_WRITER));
+    rig_open(_metadata, &k, 2, RIG_EXPORT | RIG_WRITER);
     dead = fork_child();
     ASSERT_LE(0, dead);
     if (dead == 0) {
@@ -330,5 +330,5 @@ TEST_F(fabric, dead_lock_holder)
     EXPECT_EQ(2, k.dq->wp);
     close(pfd[1]);
     EXPECT_EQ(0, exit_code(holder));
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }

@@ -38,34 +38,27 @@ static struct fabric_direct *dopen(uint32_t node)
     return d;
 }
 
-static bool rig_open(struct rig *k)
+static void rig_open(struct __test_metadata *_metadata, struct rig *k)
 {
-    if (mkdir(tmpdir, 0700) < 0) {
-        return false;
-    }
+    ASSERT_EQ(0, mkdir(tmpdir, 0700)) TH_LOG("%s: %s", tmpdir, strerror(errno));
     k->fd = memfd_create("ram", 0);
-    if (k->fd < 0 || ftruncate(k->fd, RAM_SIZE) < 0) {
-        return false;
-    }
+    ASSERT_LE(0, k->fd) TH_LOG("memfd_create: %s", strerror(errno));
+    ASSERT_EQ(0, ftruncate(k->fd, RAM_SIZE)) TH_LOG("%s", strerror(errno));
     k->ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd,
                   0);
-    if (k->ram == MAP_FAILED) {
-        return false;
-    }
+    ASSERT_NE(MAP_FAILED, k->ram) TH_LOG("mmap: %s", strerror(errno));
     memset(k->ram, CANARY, RAM_SIZE);
     k->o = dopen(0);
+    ASSERT_NE(NULL, k->o);
     k->w = dopen(1);
-    if (!k->o || !k->w) {
-        return false;
-    }
+    ASSERT_NE(NULL, k->w);
     fabric_direct_set_ram(k->o, k->fd, RAM_SIZE);
-    return true;
 }
 
-static bool rig_close(struct rig *k)
+/* Closes both nodes: each leaves its state file, which goes too. */
+static void rig_close(struct __test_metadata *_metadata, struct rig *k)
 {
     char path[160];
-    int bad = 0;
 
     fabric_direct_close(k->w);
     fabric_direct_close(k->o);
@@ -73,9 +66,8 @@ static bool rig_close(struct rig *k)
     close(k->fd);
     for (int n = 0; n < 2; n++) {
         snprintf(path, sizeof(path), "%s/direct-%d", tmpdir, n);
-        bad += unlink(path) < 0;
+        ASSERT_EQ(0, unlink(path)) TH_LOG("%s: %s", path, strerror(errno));
     }
-    return !bad;
 }
 
 /* What an access did: its pieces, and the bytes written from src */
@@ -138,7 +130,7 @@ TEST_F(fabric, xlat_write_lands_through_the_cache)
     uint64_t addr = 100 * PG + 100;
     uint32_t len = 2 * PG + 50;
 
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     for (size_t i = 0; i < sizeof(src); i++) {
         src[i] = (uint8_t)(i * 13 + 1);
     }
@@ -158,7 +150,7 @@ TEST_F(fabric, xlat_write_lands_through_the_cache)
     EXPECT_EQ(CANARY, k.ram[5 * PG + 99]);
     EXPECT_EQ(CANARY, k.ram[20 * PG + 150]);
     EXPECT_EQ(CANARY, k.ram[7 * PG]);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /* Anything not cached exactly so: nothing touched, NO_PATH */
@@ -169,7 +161,7 @@ TEST_F(fabric, xlat_miss_touches_nothing)
     struct pieces p = { .src = src };
     struct fabric_direct_xlat_stats st;
 
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     fill_three(&k, FABRIC_DIRECT_X_READ);
     /* the last page not cached */
     EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 101 * PG, 3 * PG, OWNER,
@@ -197,7 +189,7 @@ TEST_F(fabric, xlat_miss_touches_nothing)
     EXPECT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 16, OWNER,
                                       FABRIC_DIRECT_X_READ, PROT, &p));
     EXPECT_EQ(CANARY, src[15]);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /* A fence forgets every entry; an idle fence is free */
@@ -207,7 +199,7 @@ TEST_F(fabric, xlat_fence_forgets)
     struct pieces p = { 0 };
     struct fabric_direct_xlat_stats st;
 
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     fabric_direct_xlat_fence(k.o);
     fill_three(&k, RW);
     ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 8, OWNER, RW, PROT, &p));
@@ -225,7 +217,7 @@ TEST_F(fabric, xlat_fence_forgets)
     ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 5, OWNER, RW, PROT, &p));
     EXPECT_EQ(0, memcmp(k.ram + 9 * PG, "fresh", 5));
     EXPECT_EQ(CANARY, k.ram[5 * PG]);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /* A forked accessor (node 1) inside an access of linger_us, or stuck */
@@ -274,7 +266,7 @@ TEST_F(fabric, xlat_fence_waits_for_an_access)
     pid_t pid;
 
     ASSERT_NE(MAP_FAILED, (void *)inside);
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     fill_three(&k, RW);
     pid = accessor(&k, inside, 300 * 1000);
     ASSERT_GT(pid, 0);
@@ -290,7 +282,7 @@ TEST_F(fabric, xlat_fence_waits_for_an_access)
     EXPECT_EQ(0, WEXITSTATUS(status));
     fabric_direct_get_xlat_stats(k.o, &st);
     EXPECT_EQ(1, st.fence_waits);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /* An accessor killed inside its access does not hold the fence forever */
@@ -303,7 +295,7 @@ TEST_F(fabric, xlat_fence_survives_a_killed_accessor)
     pid_t pid;
 
     ASSERT_NE(MAP_FAILED, (void *)inside);
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     fill_three(&k, RW);
     pid = accessor(&k, inside, 3600u * 1000 * 1000);
     ASSERT_GT(pid, 0);
@@ -314,7 +306,7 @@ TEST_F(fabric, xlat_fence_survives_a_killed_accessor)
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     fabric_direct_xlat_fence(k.o);
     EXPECT_FALSE(fabric_direct_xlat_cached(k.o, 100));
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /* A new owner of the node (restart) inherits no entry */
@@ -323,7 +315,7 @@ TEST_F(fabric, xlat_new_incarnation_starts_empty)
     static struct rig k;
     struct pieces p = { 0 };
 
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     fill_three(&k, RW);
     ASSERT_EQ(FABRIC_DIRECT_DONE, acc(&k, 100 * PG, 8, OWNER, RW, PROT, &p));
     fabric_direct_close(k.o);
@@ -333,7 +325,7 @@ TEST_F(fabric, xlat_new_incarnation_starts_empty)
     EXPECT_FALSE(fabric_direct_xlat_cached(k.o, 100));
     EXPECT_EQ(FABRIC_DIRECT_NO_PATH, acc(&k, 100 * PG, 8, OWNER, RW, PROT,
                                          &p));
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /* fabric_direct_ready(): valid, not held, protection id, room */
@@ -346,7 +338,7 @@ TEST_F(fabric, xlat_queue_ready)
     };
     bool wake;
 
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     memset(k.ram + 30 * PG, 0, PG);
     EXPECT_FALSE(fabric_direct_ready(k.w, 0, 70, PROT, false));
     ASSERT_EQ(0, fabric_direct_export(k.o, 70, 16, 256, 8, PROT, pages, 1));
@@ -366,7 +358,7 @@ TEST_F(fabric, xlat_queue_ready)
     fabric_direct_invalidate(k.o, 70);
     EXPECT_FALSE(fabric_direct_exporting(k.o));
     EXPECT_FALSE(fabric_direct_ready(k.w, 0, 70, PROT, false));
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /*
@@ -386,7 +378,7 @@ TEST_F(fabric, xlat_wide_keys_and_slot_clashes)
     struct fabric_direct_xlat_stats st;
     uint8_t byte = 0x77;
 
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     EXPECT_FALSE(fabric_direct_xlat_cached(k.o, key));
     fabric_direct_xlat_fill(k.o, key, 9 * PG, OWNER, RW, PROT);
     EXPECT_TRUE(fabric_direct_xlat_cached(k.o, key));
@@ -410,7 +402,7 @@ TEST_F(fabric, xlat_wide_keys_and_slot_clashes)
                                       FABRIC_DIRECT_X_WRITE, PROT, &p));
     EXPECT_EQ(0x77, k.ram[10 * PG]);
     EXPECT_EQ(CANARY, k.ram[9 * PG]);
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 struct gated {
@@ -442,7 +434,7 @@ TEST_F(fabric, xlat_gate_and_model_counters)
     uint64_t seen;
     bool wake;
 
-    ASSERT_TRUE(rig_open(&k));
+    rig_open(_metadata, &k);
     EXPECT_EQ(FABRIC_DIRECT_NO_PATH,
               fabric_direct_gated(k.w, 0, 71, PROT, 1, gated_fn, &g, &wake));
     EXPECT_EQ(0, g.runs);
@@ -486,7 +478,7 @@ TEST_F(fabric, xlat_gate_and_model_counters)
     fabric_direct_count(k.w, 0, FABRIC_DIRECT_MODEL_COUNTERS, 9);
     EXPECT_EQ(7, fabric_direct_counter(k.o, 3));
     EXPECT_EQ(0, fabric_direct_counter(k.o, 2));
-    ASSERT_TRUE(rig_close(&k));
+    rig_close(_metadata, &k);
 }
 
 /* A copy between one's spans and a peer's pieces, across span ends */

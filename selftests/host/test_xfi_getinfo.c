@@ -194,49 +194,74 @@ static void addr_parts(const void *a, uint32_t *node, uint8_t *mbox)
 	memcpy(mbox, (const uint8_t *)a + 4, 1);
 }
 
+/* What each provider must answer alike: the cases below run once per provider. */
+FIXTURE(provider) {
+	int unused;
+};
+
+FIXTURE_VARIANT(provider) {
+	const char *name;
+	const char *other;	/* the other provider, whose addresses are not ours */
+};
+
+FIXTURE_VARIANT_ADD(provider, exanet) {
+	.name = "exanet",
+	.other = "extoll",
+};
+
+FIXTURE_VARIANT_ADD(provider, extoll) {
+	.name = "extoll",
+	.other = "exanet",
+};
+
+FIXTURE_SETUP(provider)
+{
+	use_build_providers(_metadata);
+}
+
+FIXTURE_TEARDOWN(provider)
+{
+}
+
 /*
  * fabtests' fi_getinfo_test: a node string of fi_av_straddr's form names
  * the destination (or, with FI_SOURCE, the source); anything else, or
  * another provider's form, is no address of this fabric.
  */
-TEST(node_strings_are_addresses_of_the_fabric)
+TEST_F(provider, node_strings_are_addresses_of_the_fabric)
 {
-	static const char *provs[] = { "exanet", "extoll" };
+	const char *prov = variant->name;
+	char node[64], other[64];
+	struct fi_info *fi;
+	uint32_t n;
+	uint8_t m;
 
-	use_build_providers(_metadata);
-	for (int p = 0; p < 2; p++) {
-		char node[64], other[64];
-		struct fi_info *fi;
-		uint32_t n;
-		uint8_t m;
+	snprintf(node, sizeof(node), "%s://node5/mbox3", prov);
+	fi = first_of(prov, node, 0, fi_allocinfo());
+	ASSERT_NE(NULL, fi) TH_LOG("%s", node);
+	ASSERT_EQ(8u, fi->dest_addrlen);
+	addr_parts(fi->dest_addr, &n, &m);
+	EXPECT_EQ(5u, n);
+	EXPECT_EQ(3, m);
+	fi_freeinfo(fi);
 
-		snprintf(node, sizeof(node), "%s://node5/mbox3", provs[p]);
-		fi = first_of(provs[p], node, 0, fi_allocinfo());
-		ASSERT_NE(NULL, fi) TH_LOG("%s: %s", provs[p], node);
-		ASSERT_EQ(8u, fi->dest_addrlen);
-		addr_parts(fi->dest_addr, &n, &m);
-		EXPECT_EQ(5u, n);
-		EXPECT_EQ(3, m);
-		fi_freeinfo(fi);
+	snprintf(node, sizeof(node), "%s://node7", prov);
+	fi = first_of(prov, node, FI_SOURCE, fi_allocinfo());
+	ASSERT_NE(NULL, fi);
+	ASSERT_EQ(8u, fi->src_addrlen);	/* any mailbox */
+	addr_parts(fi->src_addr, &n, &m);
+	EXPECT_EQ(7u, n);
+	EXPECT_EQ(0xff, m);
+	EXPECT_EQ(NULL, fi->dest_addr);
+	fi_freeinfo(fi);
 
-		snprintf(node, sizeof(node), "%s://node7", provs[p]);
-		fi = first_of(provs[p], node, FI_SOURCE, fi_allocinfo());
-		ASSERT_NE(NULL, fi);
-		ASSERT_EQ(8u, fi->src_addrlen);	/* any mailbox */
-		addr_parts(fi->src_addr, &n, &m);
-		EXPECT_EQ(7u, n);
-		EXPECT_EQ(0xff, m);
-		EXPECT_EQ(NULL, fi->dest_addr);
-		fi_freeinfo(fi);
-
-		snprintf(other, sizeof(other), "%s://node1", provs[1 - p]);
-		EXPECT_EQ(NULL, first_of(provs[p], other, 0, fi_allocinfo()));
-		EXPECT_EQ(NULL, first_of(provs[p], "10.42.0.2", 0, fi_allocinfo()));
-		snprintf(node, sizeof(node), "%s://node5/mbox64", provs[p]);
-		EXPECT_EQ(NULL, first_of(provs[p], node, 0, fi_allocinfo()));
-		snprintf(node, sizeof(node), "%s://node5x", provs[p]);
-		EXPECT_EQ(NULL, first_of(provs[p], node, 0, fi_allocinfo()));
-	}
+	snprintf(other, sizeof(other), "%s://node1", variant->other);
+	EXPECT_EQ(NULL, first_of(prov, other, 0, fi_allocinfo()));
+	EXPECT_EQ(NULL, first_of(prov, "10.42.0.2", 0, fi_allocinfo()));
+	snprintf(node, sizeof(node), "%s://node5/mbox64", prov);
+	EXPECT_EQ(NULL, first_of(prov, node, 0, fi_allocinfo()));
+	snprintf(node, sizeof(node), "%s://node5x", prov);
+	EXPECT_EQ(NULL, first_of(prov, node, 0, fi_allocinfo()));
 }
 
 /*
@@ -244,37 +269,33 @@ TEST(node_strings_are_addresses_of_the_fabric)
  * capabilities only in the domain's, no shared AVs, one range per memory
  * key, FI_MR_BASIC answered as FI_MR_BASIC.
  */
-TEST(attributes_as_fi_getinfo_3_places_them)
+TEST_F(provider, attributes_as_fi_getinfo_3_places_them)
 {
-	static const char *provs[] = { "exanet", "extoll" };
+	const char *prov = variant->name;
+	uint64_t domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	struct fi_info *fi, *h;
 
-	use_build_providers(_metadata);
-	for (int p = 0; p < 2; p++) {
-		uint64_t domain_caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
-		struct fi_info *fi, *h;
+	fi = first_of(prov, NULL, 0, fi_allocinfo());
+	ASSERT_NE(NULL, fi);
+	EXPECT_EQ(0u, fi->tx_attr->caps & domain_caps);
+	EXPECT_EQ(0u, fi->rx_attr->caps & domain_caps);
+	EXPECT_EQ(domain_caps, fi->domain_attr->caps);
+	EXPECT_EQ(1u, fi->domain_attr->mr_iov_limit);
+	fi_freeinfo(fi);
 
-		fi = first_of(provs[p], NULL, 0, fi_allocinfo());
-		ASSERT_NE(NULL, fi);
-		EXPECT_EQ(0u, fi->tx_attr->caps & domain_caps);
-		EXPECT_EQ(0u, fi->rx_attr->caps & domain_caps);
-		EXPECT_EQ(domain_caps, fi->domain_attr->caps);
-		EXPECT_EQ(1u, fi->domain_attr->mr_iov_limit);
-		fi_freeinfo(fi);
+	h = fi_allocinfo();
+	ASSERT_NE(NULL, h);
+	h->domain_attr->caps = FI_SHARED_AV;
+	EXPECT_EQ(NULL, first_of(prov, NULL, 0, h));
 
-		h = fi_allocinfo();
-		ASSERT_NE(NULL, h);
-		h->domain_attr->caps = FI_SHARED_AV;
-		EXPECT_EQ(NULL, first_of(provs[p], NULL, 0, h));
-
-		h = fi_allocinfo();
-		ASSERT_NE(NULL, h);
-		h->caps = FI_RMA;
-		h->domain_attr->mr_mode = FI_MR_BASIC;
-		fi = first_of(provs[p], NULL, 0, h);
-		ASSERT_NE(NULL, fi);
-		EXPECT_EQ(FI_MR_BASIC, fi->domain_attr->mr_mode);
-		fi_freeinfo(fi);
-	}
+	h = fi_allocinfo();
+	ASSERT_NE(NULL, h);
+	h->caps = FI_RMA;
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	fi = first_of(prov, NULL, 0, h);
+	ASSERT_NE(NULL, fi);
+	EXPECT_EQ(FI_MR_BASIC, fi->domain_attr->mr_mode);
+	fi_freeinfo(fi);
 }
 
 TEST_HARNESS_MAIN

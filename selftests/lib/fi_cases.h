@@ -3,8 +3,10 @@
  * The cases exanet_fi2 and extoll_fi both run, defined once: include after
  * fi_test.h at the place the cases should take in the program (the harness
  * runs them in definition order; the position only picks each case's OOB
- * port, the same on both nodes, so nothing else depends on it).  The bodies
- * are in fi_test.h; a provider's own cases stay in its program.
+ * port, the same on both nodes, so nothing else depends on it).  Their
+ * bodies are in fi_cases-<concern>.h, included here: -xfer (messages),
+ * -endpoints (what an endpoint is bound to), -close (when an operation is
+ * done); a provider's own cases stay in its program.
  */
 #ifndef FI_CASES_H
 #define FI_CASES_H
@@ -12,6 +14,10 @@
 #ifndef FI_TEST_H
 #error "include fi_test.h before fi_cases.h"
 #endif
+
+#include "fi_cases-xfer.h"
+#include "fi_cases-endpoints.h"
+#include "fi_cases-close.h"
 
 /* Above 1 MiB up to 16 MiB, both ways (fi_test_tagged_big opens the objects). */
 TEST_F_TIMEOUT(fi, tagged_sizes_above_1MiB_to_16MiB_both_ways, 900)

@@ -3,13 +3,13 @@
  * Host unit tests of the fabric transport (qemu-devices/common/fabric.c):
  * several endpoints live in one process, in a temporary directory per test
  * case; output is TAP from the kernel's kselftest harness
- * (selftests/README.md).  fabric_test.c holds the shared helpers, outside
+ * (selftests/README.md).  fabric_test_util.c holds the shared helpers, outside
  * the harness (which may be included by one file per program only);
  * fabric_fixture.h the fixture of every case; each test_fabric*.c is one
  * program.
  */
-#ifndef FABRIC_TEST_H
-#define FABRIC_TEST_H
+#ifndef FABRIC_TEST_UTIL_H
+#define FABRIC_TEST_UTIL_H
 
 #include "fabric.h"
 #include "fabric-torus.h"
@@ -28,14 +28,6 @@
 /* per test case, so a failed case cannot leak into the next */
 extern char topdir[64];
 extern char tmpdir[96];
-
-#define CHECK(cond)                                                     \
-    do {                                                                \
-        if (!(cond)) {                                                  \
-            diag("%s:%d: check failed: %s", __FILE__, __LINE__, #cond); \
-            return false;                                               \
-        }                                                               \
-    } while (0)
 
 struct watch_log {
     int on, off;

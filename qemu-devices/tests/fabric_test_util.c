@@ -3,12 +3,12 @@
  * What the host unit tests of the fabric transport (test_fabric*.c) share:
  * endpoints opened in a per-case directory and a receive log.
  */
-#include "fabric_test.h"
+#include "fabric_test_util.h"
 
 char topdir[64];
 char tmpdir[96];
 
-/* A "# " line from the helpers below, which return false on a failure. */
+/* A "# " line from a helper without the case's _metadata (no TH_LOG()). */
 void diag(const char *fmt, ...)
 {
     va_list ap;
@@ -54,22 +54,30 @@ struct fabric *open_cfg(const struct fabric_config *cfg)
     return f;
 }
 
-struct fabric *open_node(uint32_t node, uint32_t nodes, uint32_t drop,
-                         uint32_t corrupt, uint64_t seed, uint32_t max_queue,
-                         struct watch_log *w)
+/* Node `node` of `nodes` in the case's directory, with these faults. */
+static struct fabric_config node_config(uint32_t node, uint32_t nodes,
+                                        uint32_t drop, uint32_t corrupt,
+                                        uint64_t seed)
 {
-    struct fabric_config cfg = {
+    return (struct fabric_config){
         .dir = tmpdir,
         .node_id = node,
         .num_nodes = nodes,
         .drop_ppm = drop,
         .corrupt_ppm = corrupt,
         .seed = seed,
-        .max_queue = max_queue,
-        .watch = w ? watch_cb : NULL,
-        .watch_opaque = w,
     };
+}
 
+struct fabric *open_node(uint32_t node, uint32_t nodes, uint32_t drop,
+                         uint32_t corrupt, uint64_t seed, uint32_t max_queue,
+                         struct watch_log *w)
+{
+    struct fabric_config cfg = node_config(node, nodes, drop, corrupt, seed);
+
+    cfg.max_queue = max_queue;
+    cfg.watch = w ? watch_cb : NULL;
+    cfg.watch_opaque = w;
     return open_cfg(&cfg);
 }
 
@@ -132,16 +140,9 @@ void wait_rx(struct fabric *f, int ms)
 struct fabric *open_ring_node(uint32_t node, uint32_t nodes, uint32_t drop,
                               uint32_t corrupt, uint64_t seed)
 {
-    struct fabric_config cfg = {
-        .dir = tmpdir,
-        .node_id = node,
-        .num_nodes = nodes,
-        .drop_ppm = drop,
-        .corrupt_ppm = corrupt,
-        .seed = seed,
-        .pkt_ring = true,
-    };
+    struct fabric_config cfg = node_config(node, nodes, drop, corrupt, seed);
 
+    cfg.pkt_ring = true;
     return open_cfg(&cfg);
 }
 
