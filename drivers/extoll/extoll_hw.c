@@ -198,11 +198,6 @@ u64 extoll_hw_read_counter(struct extoll_drv_dev *xdev, unsigned int n)
 	return lo_hi_readq(xdev->regs + EXTOLL_REG_COUNTER(n));
 }
 
-u32 extoll_hw_rma_pending(struct extoll_drv_dev *xdev, u32 vpid)
-{
-	return extoll_rd(xdev, EXTOLL_REG_VPID(vpid) + EXTOLL_VPID_RMA_PENDING);
-}
-
 void extoll_hw_atu_set(struct extoll_drv_dev *xdev, u32 idx, dma_addr_t addr,
 		       u32 vpid, u32 prot, bool readonly)
 {

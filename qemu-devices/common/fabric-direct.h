@@ -231,9 +231,6 @@ void fabric_direct_count(struct fabric_direct *d, uint32_t dst, unsigned idx,
 /* Owner: model counter idx, as writers added to it */
 uint64_t fabric_direct_counter(const struct fabric_direct *d, unsigned idx);
 
-/* Writer: forget node dst's mappings (it restarted, or for tests). */
-void fabric_direct_forget(struct fabric_direct *d, uint32_t dst);
-
 /* A writer's writes into peers' queues (not the owner's own deliveries) */
 struct fabric_direct_stats {
     uint64_t tx_direct;     /* written into peers' queues */

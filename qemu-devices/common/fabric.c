@@ -708,12 +708,3 @@ uint64_t fabric_ring_doorbells(const struct fabric *f)
 {
     return f->st.tx_ring_doorbells;
 }
-
-void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
-                       uint32_t corrupt_ppm, uint64_t seed)
-{
-    f->cfg.drop_ppm = drop_ppm > FABRIC_PPM ? FABRIC_PPM : drop_ppm;
-    f->cfg.corrupt_ppm = corrupt_ppm > FABRIC_PPM ? FABRIC_PPM : corrupt_ppm;
-    f->cfg.seed = seed;
-    rng_seed(f, seed);
-}

@@ -220,10 +220,6 @@ uint64_t fabric_next_due(const struct fabric *f);
 /* stats.tx_ring_doorbells, cheaply (to trace the sends that rang one) */
 uint64_t fabric_ring_doorbells(const struct fabric *f);
 
-/* Change fault injection at run time. */
-void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
-                       uint32_t corrupt_ppm, uint64_t seed);
-
 /*
  * Bulk path.  For every ordered pair (this node -> dst) the sender creates
  * <dir>/bulk-<src>-<dst>, a shared file mapping with a byte ring of
