@@ -435,7 +435,7 @@ static void ext_wait_fail(ExtollState *s, ExtPeer *p, ExtWait *e,
     ExtVpid *v = &s->vpid[e->vpid];
 
     trace_extoll_rma_failed(s->nic.node_id, e->vpid,
-                            (unsigned)(e->w1 >> 51) & 0xf, p->node, why);
+                            EXTOLL_NOTI_W1_CMD(e->w1), p->node, why);
     if (e->pkt) {
         e->pkt->wait = NULL;
     }
@@ -445,7 +445,8 @@ static void ext_wait_fail(ExtollState *s, ExtPeer *p, ExtWait *e,
         }
         if (v->rma_prot == e->prot) {
             extoll_noti_post(s, v, e->w0,
-                             e->w1 | (uint64_t)EXTOLL_NOTI_ERR_REQ << 61);
+                             e->w1 | EXTOLL_NOTI_W1(0, 0, 0, 0, 0, 0,
+                                                    EXTOLL_NOTI_ERR_REQ));
         }
     }
     g_free(e);
