@@ -88,6 +88,34 @@ TEST(crc32_values_of_the_table_driven_one)
     ASSERT_EQ(0x12345678u, fabric_crc32(0x12345678u, buf, 0));
 }
 
+/* The header's bytes as the encoder of byte shifts wrote them (fb4dae2) */
+TEST(header_wire_layout)
+{
+    static const uint8_t wire[FABRIC_HDR_SIZE] = {
+        0x45, 0x58, 0x46, 0x42, 0x01, 0x07, 0x02, 0x01, 0x06, 0x05,
+        0x04, 0x03, 0x0d, 0x0c, 0x0b, 0x0a, 0xef, 0xbe, 0xad, 0xde,
+    };
+    const struct fabric_hdr h = {
+        .magic = FABRIC_MAGIC, .version = 1, .type = 7, .length = 0x0102,
+        .src = 0x03040506u, .dst = 0x0a0b0c0du, .crc = 0xdeadbeefu,
+    };
+    struct fabric_hdr back;
+    uint8_t w[FABRIC_HDR_SIZE + 1];
+
+    w[FABRIC_HDR_SIZE] = 0x5a;
+    fabric_hdr_encode(w, &h);
+    ASSERT_EQ(0, memcmp(w, wire, sizeof(wire)));
+    ASSERT_EQ(0x5a, w[FABRIC_HDR_SIZE]); /* writes 20 bytes, no more */
+    fabric_hdr_decode(&back, wire);
+    ASSERT_EQ(h.magic, back.magic);
+    ASSERT_EQ(h.version, back.version);
+    ASSERT_EQ(h.type, back.type);
+    ASSERT_EQ(h.length, back.length);
+    ASSERT_EQ(h.src, back.src);
+    ASSERT_EQ(h.dst, back.dst);
+    ASSERT_EQ(h.crc, back.crc);
+}
+
 static bool t_open_args(void)
 {
     struct fabric *a, *dup = NULL;
