@@ -116,8 +116,8 @@ struct fabric_stats {
     uint64_t tx_bulk_full;        /* reservations refused: ring full */
     uint64_t tx_bulk_doorbells;   /* doorbell datagrams sent */
     uint64_t tx_bulk_inject_drop; /* fault injection: records not published */
-    uint64_t
-        tx_bulk_inject_corrupt; /* fault injection: records with a flipped bit */
+    /* fault injection: records with a flipped bit */
+    uint64_t tx_bulk_inject_corrupt;
     uint64_t rx_bulk_records;   /* records handed to the bulk callback */
     uint64_t rx_bulk_bytes;
     uint64_t rx_bulk_bad_hdr;  /* dropped: bad framing or header checksum */

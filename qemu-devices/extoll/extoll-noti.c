@@ -208,8 +208,10 @@ static void ext_arm_poll(ExtollState *s)
     }
 }
 
-/* Locally caused notification (bounded by our own commands): never lost
- * unless the backlog overflows (counted). */
+/*
+ * Locally caused notification (bounded by our own commands): never lost
+ * unless the backlog overflows (counted).
+ */
 void extoll_noti_post(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
 {
     if (!extoll_rma_on(v) || !v->notiq_entries) {

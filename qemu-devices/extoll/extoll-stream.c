@@ -141,8 +141,10 @@ static bool ext_xmit_data(ExtollState *s, uint32_t dst, ExtPkt *k)
         return true;
     }
     if (dst == s->nic.node_id || !s->nic.fq) {
-        /* a stored packet to this node, or no fabric (nothing is sent,
-         * so a lazy payload need not be read) */
+        /*
+         * a stored packet to this node, or no fabric (nothing is sent,
+         * so a lazy payload need not be read)
+         */
         ext_xmit(s, dst, EXT_T_DATA, k->data, k->lazy ? P_DATA : k->len);
         return true;
     }
