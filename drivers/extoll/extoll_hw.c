@@ -59,9 +59,11 @@ int extoll_hw_probe(struct extoll_drv_dev *xdev)
 	}
 	/* The user BARs must hold every VPID's pages. */
 	ret = exa_pci_check_bar(pdev, EXTOLL_BAR_VELO,
-			       (resource_size_t)vpids * EXTOLL_HW_PAGE_SIZE) ?:
-	      exa_pci_check_bar(pdev, EXTOLL_BAR_RMA,
-			       (resource_size_t)vpids * EXTOLL_RMA_VPID_STRIDE);
+				(resource_size_t)vpids * EXTOLL_HW_PAGE_SIZE);
+	if (ret)
+		return ret;
+	ret = exa_pci_check_bar(pdev, EXTOLL_BAR_RMA,
+				(resource_size_t)vpids * EXTOLL_RMA_VPID_STRIDE);
 	if (ret)
 		return ret;
 	/* Managed (pcim_enable_device): released on unbind. */
