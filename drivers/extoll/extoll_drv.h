@@ -200,7 +200,6 @@ u64 extoll_queue_budget(void);
 int extoll_hw_probe(struct extoll_drv_dev *xdev);
 void extoll_hw_reset(struct extoll_drv_dev *xdev);
 void extoll_hw_atu_program(struct extoll_drv_dev *xdev);
-u32 extoll_hw_rma_pending(struct extoll_drv_dev *xdev, u32 vpid);
 void extoll_hw_ep_enable(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 			 u32 vpid, u32 prot);
 void extoll_hw_ep_set_prot(struct extoll_drv_dev *xdev, enum extoll_unit unit,

@@ -59,9 +59,11 @@ int extoll_hw_probe(struct extoll_drv_dev *xdev)
 	}
 	/* The user BARs must hold every VPID's pages. */
 	ret = exa_pci_check_bar(pdev, EXTOLL_BAR_VELO,
-			       (resource_size_t)vpids * EXTOLL_HW_PAGE_SIZE) ?:
-	      exa_pci_check_bar(pdev, EXTOLL_BAR_RMA,
-			       (resource_size_t)vpids * EXTOLL_RMA_VPID_STRIDE);
+				(resource_size_t)vpids * EXTOLL_HW_PAGE_SIZE);
+	if (ret)
+		return ret;
+	ret = exa_pci_check_bar(pdev, EXTOLL_BAR_RMA,
+				(resource_size_t)vpids * EXTOLL_RMA_VPID_STRIDE);
 	if (ret)
 		return ret;
 	/* Managed (pcim_enable_device): released on unbind. */
@@ -196,11 +198,6 @@ u64 extoll_hw_ep_read_wp(struct extoll_drv_dev *xdev, enum extoll_unit unit,
 u64 extoll_hw_read_counter(struct extoll_drv_dev *xdev, unsigned int n)
 {
 	return lo_hi_readq(xdev->regs + EXTOLL_REG_COUNTER(n));
-}
-
-u32 extoll_hw_rma_pending(struct extoll_drv_dev *xdev, u32 vpid)
-{
-	return extoll_rd(xdev, EXTOLL_REG_VPID(vpid) + EXTOLL_VPID_RMA_PENDING);
 }
 
 void extoll_hw_atu_set(struct extoll_drv_dev *xdev, u32 idx, dma_addr_t addr,

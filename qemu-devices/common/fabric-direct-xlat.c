@@ -153,9 +153,10 @@ static uint8_t *xlat_page(struct fabric_direct *d, struct direct_peer *p,
         return NULL;
     }
     val = __atomic_load_n(&e->val, __ATOMIC_RELAXED);
-    ram = val & 0x0000fffffffff000ull;
+    ram = FABRIC_DIRECT_X_RAM(val);
     if (!(val & FABRIC_DIRECT_X_VALID) || (val & perm) != perm ||
-        ((val >> 4) & 0xff) != owner || (val >> 48) != prot ||
+        FABRIC_DIRECT_X_OWNER(val) != owner ||
+        FABRIC_DIRECT_X_PROT(val) != prot ||
         ram >= p->ram_size || p->ram_size - ram < FABRIC_DIRECT_PAGE) {
         return NULL;
     }

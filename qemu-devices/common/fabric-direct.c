@@ -690,14 +690,6 @@ bool fabric_direct_ready(struct fabric_direct *d, uint32_t dst, unsigned q,
     return ok;
 }
 
-void fabric_direct_forget(struct fabric_direct *d, uint32_t dst)
-{
-    if (d && dst < d->num_nodes) {
-        peer_unmap(d, &d->peers[dst]);
-        d->peers[dst].retry_ns = 0;
-    }
-}
-
 void fabric_direct_get_stats(const struct fabric_direct *d,
                              struct fabric_direct_stats *st)
 {

@@ -231,9 +231,6 @@ void fabric_direct_count(struct fabric_direct *d, uint32_t dst, unsigned idx,
 /* Owner: model counter idx, as writers added to it */
 uint64_t fabric_direct_counter(const struct fabric_direct *d, unsigned idx);
 
-/* Writer: forget node dst's mappings (it restarted, or for tests). */
-void fabric_direct_forget(struct fabric_direct *d, uint32_t dst);
-
 /* A writer's writes into peers' queues (not the owner's own deliveries) */
 struct fabric_direct_stats {
     uint64_t tx_direct;     /* written into peers' queues */
@@ -261,11 +258,14 @@ void fabric_direct_get_stats(const struct fabric_direct *d,
 #define FABRIC_DIRECT_X_VALID       0x1ull
 #define FABRIC_DIRECT_X_READ        0x2ull
 #define FABRIC_DIRECT_X_WRITE       0x4ull
+#define FABRIC_DIRECT_X_RAM(val)    ((uint64_t)(val) & 0x0000fffffffff000ull)
 #define FABRIC_DIRECT_X_ENTRY(ram, owner, perm, prot)                   \
-    (((uint64_t)(ram) & 0x0000fffffffff000ull) |                        \
+    (FABRIC_DIRECT_X_RAM(ram) |                                         \
      ((uint64_t)((prot) & 0xffff) << 48) |                              \
      ((uint64_t)((owner) & 0xff) << 4) |                                \
      ((uint64_t)(perm) & 0x6) | FABRIC_DIRECT_X_VALID)
+#define FABRIC_DIRECT_X_OWNER(val)  ((unsigned)((val) >> 4) & 0xff)
+#define FABRIC_DIRECT_X_PROT(val)   ((uint32_t)((val) >> 48))
 
 /*
  * Owner: its NI translated page key idx to RAM offset ram (page aligned) for

@@ -10,6 +10,8 @@
 #include "fabric.h"
 #include "fabric-torus.h"
 
+#include <endian.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/un.h>
 #include <time.h>
@@ -102,12 +104,11 @@ static inline uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static inline void put_le32(uint8_t *p, uint32_t v)
+/* The CRC field of an encoded header (computed with 0 there) */
+static inline void fabric_hdr_put_crc(uint8_t *wire, uint32_t crc)
 {
-    p[0] = v;
-    p[1] = v >> 8;
-    p[2] = v >> 16;
-    p[3] = v >> 24;
+    crc = htole32(crc);
+    memcpy(wire + offsetof(struct fabric_hdr, crc), &crc, sizeof(crc));
 }
 
 static inline uint64_t rng_next(struct fabric *f)

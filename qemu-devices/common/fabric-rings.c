@@ -239,7 +239,7 @@ static int bulk_ring(struct fabric *f, struct fabric_peer *p,
     fabric_hdr_encode(buf, &h);
     memcpy(buf + FABRIC_HDR_SIZE, &m->session, 8);
     buf[FABRIC_HDR_SIZE + 8] = DB_KIND_PKT;
-    put_le32(buf + 16, fabric_crc32(0, buf, FABRIC_HDR_SIZE + len));
+    fabric_hdr_put_crc(buf, fabric_crc32(0, buf, FABRIC_HDR_SIZE + len));
     m->last_db_ns = now_ns();
     if (m->pkt) {
         f->st.tx_ring_doorbells++;

@@ -24,44 +24,37 @@ uint32_t fabric_crc32(uint32_t crc, const void *buf, size_t len)
     return (uint32_t)crc32(crc, buf, (uInt)len);
 }
 
-static void put_le16(uint8_t *p, uint16_t v)
-{
-    p[0] = v;
-    p[1] = v >> 8;
-}
+/*
+ * The wire header is struct fabric_hdr with its fields little endian:
+ * magic 0, version 4, type 5, length 6, src 8, dst 12, crc 16, no padding.
+ */
+_Static_assert(sizeof(struct fabric_hdr) == FABRIC_HDR_SIZE &&
+               offsetof(struct fabric_hdr, crc) == 16,
+               "struct fabric_hdr is the wire layout");
 
-static uint16_t get_le16(const uint8_t *p)
-{
-    return p[0] | (uint16_t)p[1] << 8;
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-/* Layout: magic 0, version 4, type 5, length 6, src 8, dst 12, crc 16 */
 void fabric_hdr_encode(uint8_t *w, const struct fabric_hdr *h)
 {
-    put_le32(w + 0, h->magic);
-    w[4] = h->version;
-    w[5] = h->type;
-    put_le16(w + 6, h->length);
-    put_le32(w + 8, h->src);
-    put_le32(w + 12, h->dst);
-    put_le32(w + 16, h->crc);
+    const struct fabric_hdr le = {
+        .magic = htole32(h->magic),
+        .version = h->version,
+        .type = h->type,
+        .length = htole16(h->length),
+        .src = htole32(h->src),
+        .dst = htole32(h->dst),
+        .crc = htole32(h->crc),
+    };
+
+    memcpy(w, &le, FABRIC_HDR_SIZE);
 }
 
 void fabric_hdr_decode(struct fabric_hdr *h, const uint8_t *w)
 {
-    h->magic = get_le32(w + 0);
-    h->version = w[4];
-    h->type = w[5];
-    h->length = get_le16(w + 6);
-    h->src = get_le32(w + 8);
-    h->dst = get_le32(w + 12);
-    h->crc = get_le32(w + 16);
+    memcpy(h, w, FABRIC_HDR_SIZE);
+    h->magic = le32toh(h->magic);
+    h->length = le16toh(h->length);
+    h->src = le32toh(h->src);
+    h->dst = le32toh(h->dst);
+    h->crc = le32toh(h->crc);
 }
 
 int fabric_sock_path(char *buf, size_t len, const char *dir, uint32_t node)
@@ -544,7 +537,7 @@ int fabric_send(struct fabric *f, uint32_t dst, uint8_t type,
         memcpy(buf + FABRIC_HDR_SIZE, payload, len);
     }
     crc = fabric_crc32(0, buf, n);
-    put_le32(buf + 16, crc);
+    fabric_hdr_put_crc(buf, crc);
 
     r = fabric_route(f, dst, n, NULL);
     if (r < 0) {
@@ -672,7 +665,7 @@ int fabric_poll_rx(struct fabric *f, int budget, fabric_rx_fn fn, void *opaque)
             f->st.rx_bad_length++;
             continue;
         }
-        put_le32(f->rxbuf + 16, 0);
+        fabric_hdr_put_crc(f->rxbuf, 0);
         crc = fabric_crc32(0, f->rxbuf, n);
         if (crc != h.crc) {
             f->st.rx_bad_crc++;
@@ -707,13 +700,4 @@ void fabric_get_stats(const struct fabric *f, struct fabric_stats *st)
 uint64_t fabric_ring_doorbells(const struct fabric *f)
 {
     return f->st.tx_ring_doorbells;
-}
-
-void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
-                       uint32_t corrupt_ppm, uint64_t seed)
-{
-    f->cfg.drop_ppm = drop_ppm > FABRIC_PPM ? FABRIC_PPM : drop_ppm;
-    f->cfg.corrupt_ppm = corrupt_ppm > FABRIC_PPM ? FABRIC_PPM : corrupt_ppm;
-    f->cfg.seed = seed;
-    rng_seed(f, seed);
 }

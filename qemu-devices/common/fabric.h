@@ -116,8 +116,8 @@ struct fabric_stats {
     uint64_t tx_bulk_full;        /* reservations refused: ring full */
     uint64_t tx_bulk_doorbells;   /* doorbell datagrams sent */
     uint64_t tx_bulk_inject_drop; /* fault injection: records not published */
-    uint64_t
-        tx_bulk_inject_corrupt; /* fault injection: records with a flipped bit */
+    /* fault injection: records with a flipped bit */
+    uint64_t tx_bulk_inject_corrupt;
     uint64_t rx_bulk_records;   /* records handed to the bulk callback */
     uint64_t rx_bulk_bytes;
     uint64_t rx_bulk_bad_hdr;  /* dropped: bad framing or header checksum */
@@ -219,10 +219,6 @@ unsigned fabric_rx_hops(const struct fabric *f);
 uint64_t fabric_next_due(const struct fabric *f);
 /* stats.tx_ring_doorbells, cheaply (to trace the sends that rang one) */
 uint64_t fabric_ring_doorbells(const struct fabric *f);
-
-/* Change fault injection at run time. */
-void fabric_set_faults(struct fabric *f, uint32_t drop_ppm,
-                       uint32_t corrupt_ppm, uint64_t seed);
 
 /*
  * Bulk path.  For every ordered pair (this node -> dst) the sender creates

@@ -141,7 +141,7 @@ static bool ext_noti_write_shared(ExtollState *s, ExtVpid *v, uint64_t w0,
     if (r != FABRIC_DIRECT_DONE) {
         return false;
     }
-    if ((w1 >> 61) & 7) {
+    if (EXTOLL_NOTI_W1_ERR(w1)) {
         s->counters[EXTOLL_CNT_RMA_ERRORS]++;
     }
     return true;
@@ -164,7 +164,7 @@ void extoll_noti_write(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
     v->notiq_wp = (v->notiq_wp + 1) & (v->notiq_entries - 1);
     v->noti_count++;
     s->counters[EXTOLL_CNT_NOTI_WRITTEN]++;
-    if ((w1 >> 61) & 7) {
+    if (EXTOLL_NOTI_W1_ERR(w1)) {
         s->counters[EXTOLL_CNT_RMA_ERRORS]++;
     }
 }
@@ -208,8 +208,10 @@ static void ext_arm_poll(ExtollState *s)
     }
 }
 
-/* Locally caused notification (bounded by our own commands): never lost
- * unless the backlog overflows (counted). */
+/*
+ * Locally caused notification (bounded by our own commands): never lost
+ * unless the backlog overflows (counted).
+ */
 void extoll_noti_post(ExtollState *s, ExtVpid *v, uint64_t w0, uint64_t w1)
 {
     if (!extoll_rma_on(v) || !v->notiq_entries) {

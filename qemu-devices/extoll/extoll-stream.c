@@ -141,8 +141,10 @@ static bool ext_xmit_data(ExtollState *s, uint32_t dst, ExtPkt *k)
         return true;
     }
     if (dst == s->nic.node_id || !s->nic.fq) {
-        /* a stored packet to this node, or no fabric (nothing is sent,
-         * so a lazy payload need not be read) */
+        /*
+         * a stored packet to this node, or no fabric (nothing is sent,
+         * so a lazy payload need not be read)
+         */
         ext_xmit(s, dst, EXT_T_DATA, k->data, k->lazy ? P_DATA : k->len);
         return true;
     }
@@ -435,7 +437,7 @@ static void ext_wait_fail(ExtollState *s, ExtPeer *p, ExtWait *e,
     ExtVpid *v = &s->vpid[e->vpid];
 
     trace_extoll_rma_failed(s->nic.node_id, e->vpid,
-                            (unsigned)(e->w1 >> 51) & 0xf, p->node, why);
+                            EXTOLL_NOTI_W1_CMD(e->w1), p->node, why);
     if (e->pkt) {
         e->pkt->wait = NULL;
     }
@@ -445,7 +447,8 @@ static void ext_wait_fail(ExtollState *s, ExtPeer *p, ExtWait *e,
         }
         if (v->rma_prot == e->prot) {
             extoll_noti_post(s, v, e->w0,
-                             e->w1 | (uint64_t)EXTOLL_NOTI_ERR_REQ << 61);
+                             e->w1 | EXTOLL_NOTI_W1(0, 0, 0, 0, 0, 0,
+                                                    EXTOLL_NOTI_ERR_REQ));
         }
     }
     g_free(e);

@@ -51,6 +51,39 @@ TEST(crc32_same_values_as_the_bitwise_one)
 	}
 }
 
+/* Values the bitwise ipd_crc32 gave before it called zlib (recorded from
+ * 56eabc8^): a daemon of an older build must accept our heartbeats. */
+TEST(crc32_values_of_the_bitwise_one)
+{
+	static const struct {
+		size_t start, len;
+		uint32_t crc;
+	} vec[] = {
+		{0, 0, 0x00000000u}, {0, 1, 0xa505df1bu}, {0, 40, 0xd364f64au},
+		{0, 96, 0x5940dfaau}, {0, 4096, 0xc0b7860cu},
+		{1, 1, 0x35bac28au}, {1, 40, 0x5272b6ebu}, {1, 96, 0x1fc262f2u},
+		{1, 4096, 0xfc2f53f6u},
+		{5, 1, 0x4ad0cf31u}, {5, 40, 0xa5b49947u}, {5, 96, 0x65e58e9du},
+		{5, 4096, 0x91ad2c16u},
+	};
+	static uint8_t buf[4096 + 8];
+	uint8_t w[IPD_HB_WIRE_SIZE];
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (uint8_t)(i * 13 + (i >> 8) + 1);
+	for (size_t i = 0; i < ARRAY_SIZE(vec); i++) {
+		EXPECT_EQ(vec[i].crc, ipd_crc32(buf + vec[i].start, vec[i].len)) {
+			TH_LOG("start %zu length %zu", vec[i].start, vec[i].len);
+		}
+	}
+	/* the heartbeat of hb0 as the bitwise build put it on the wire */
+	ipd_hb_encode(&hb0, w);
+	ASSERT_EQ(0xa6, w[40]);
+	ASSERT_EQ(0x68, w[41]);
+	ASSERT_EQ(0xdb, w[42]);
+	ASSERT_EQ(0x42, w[43]);
+}
+
 TEST(heartbeat_round_trip)
 {
 	uint8_t w[IPD_HB_WIRE_SIZE];
