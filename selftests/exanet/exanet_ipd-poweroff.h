@@ -41,6 +41,9 @@ static int proc_running(pid_t pid)
  * ipd's cases (the harness runs cases grouped by fixture, in the order the
  * fixtures first appear; the global ones first).
  */
+/* created by the runner once it has this node's output (run-tests) */
+#define POWEROFF_GO "/run/exa-runner-has-output"
+
 FIXTURE(poweroff) {
 	int unused;
 };
@@ -103,18 +106,23 @@ TEST_F(poweroff, node_poweroff_midstream_others_keep_working)
 
 			if (setsid() < 0)
 				_exit(1);
+			/* Not the program's output: the agent reports the
+			 * program ended only once every writer of it closed. */
+			fd = open("/dev/null", O_RDWR);
+			if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0 ||
+			    dup2(fd, 2) < 0)
+				_exit(1);
 			if (write(go[1], "s", 1) != 1)
 				_exit(1);
-			/* Not before the test program's output has left: wait
-			 * for it to exit (on the debug kernel that took longer
-			 * than the 2 s this used to sleep, and the runner got
-			 * nothing from the node), then give the agent time to
-			 * hand the output over: 2 s were once too few (its
-			 * connection was reset while the runner asked, on a
-			 * host busy with 4 nodes). */
+			/* Not before the runner has the node's output: it
+			 * creates POWEROFF_GO once it does (tools/cluster/
+			 * run-tests); any other caller: at most 10 s after the
+			 * program's end. */
 			for (int t = 0; t < 450 && proc_running(harness); t++)
 				usleep(100000);
-			sleep(8);
+			for (int t = 0; t < 100 && access(POWEROFF_GO, F_OK); t++)
+				usleep(100000);
+			unlink(POWEROFF_GO);
 			sync();
 			fd = open("/proc/sysrq-trigger", O_WRONLY);
 			if (fd >= 0 && write(fd, "o", 1) != 1)

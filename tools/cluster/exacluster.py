@@ -1021,10 +1021,13 @@ class Cluster:
             raise ClusterError("node %d: qemu-ga: %s" % (node, e)) from e
         return rc, out, tmo
 
-    def run_all(self, cmds, timeout=60, nodes=None, env=None, cwd=None):
+    def run_all(self, cmds, timeout=60, nodes=None, env=None, cwd=None,
+                on_done=None):
         """Run commands in parallel.  cmds: a string (same on every node of
         `nodes`, default all), a list (cmds[i] on node i) or a dict
         {node: cmd}.  env may be a dict or a callable(node) -> dict.
+        on_done(node, result), if given, is called as soon as that node's
+        command ended (from its thread), before the others end.
         Returns a list of RunResult in node order (dict input: a dict).
         Host-side errors of a node are returned as rc -1 with the message."""
         if isinstance(cmds, str):
@@ -1041,6 +1044,8 @@ class Cluster:
                 res[i] = self.run(i, job[i], timeout=timeout, env=e, cwd=cwd)
             except ClusterError as ex:
                 res[i] = RunResult(-1, "exacluster: %s\n" % ex, isinstance(ex, AgentTimeout), i)
+            if on_done:
+                on_done(i, res[i])
         th = [threading.Thread(target=one, args=(i,), daemon=True) for i in job]
         for t in th:
             t.start()
