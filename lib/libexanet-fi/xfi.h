@@ -88,6 +88,15 @@ struct xfi_params {
 	size_t probe_ms;		/* FI_EXANET_PROBE_MS */
 };
 extern struct xfi_params xfi_params;
+/* fi_param_define and read them (at load: fi_prov_ini) */
+void xfi_params_read(void);
+
+/* The device file fi_getinfo probes and a domain opens. */
+static inline const char *xfi_device_path(void)
+{
+	return xfi_params.device && *xfi_params.device ? xfi_params.device :
+		XFI_NIC_DEFAULT_DEVICE;
+}
 
 struct xfi_fabric {
 	struct fid_fabric fabric_fid;
@@ -199,6 +208,27 @@ static inline void xfi_dom_unlock(struct xfi_domain *dom)
 		pthread_mutex_unlock(&dom->lock);
 }
 
+/* Count an object opened on dom / drop it, unless *users (objects bound to
+ * it) is non-zero: then -FI_EBUSY. */
+static inline void xfi_domain_get(struct xfi_domain *dom)
+{
+	xfi_dom_lock(dom);
+	dom->refs++;
+	xfi_dom_unlock(dom);
+}
+
+static inline int xfi_domain_put(struct xfi_domain *dom, const int *users)
+{
+	xfi_dom_lock(dom);
+	if (users && *users) {
+		xfi_dom_unlock(dom);
+		return -FI_EBUSY;
+	}
+	dom->refs--;
+	xfi_dom_unlock(dom);
+	return 0;
+}
+
 struct xfi_av {
 	struct fid_av av_fid;
 	struct xfi_domain *dom;
@@ -258,9 +288,6 @@ struct xfi_mr {
 	struct xfi_mr *dom_next;	/* on dom->mrs (xmr set) */
 };
 
-/* The domain's registration with key for remote access that holds
- * [addr, addr + len) (lock held); NULL if none. */
-struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key, uint64_t addr, size_t len);
 
 
 /* Intrusive singly linked FIFO: items start with a struct xfi_link. */
@@ -457,18 +484,19 @@ struct xfi_ep {
 	uint64_t stream_resets;		/* streams to peers restarted after a failure */
 };
 
-/* prov */
+/* info (fi_getinfo) */
 int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		const struct fi_info *hints, struct fi_info **info);
-int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+
+/* domain */
 int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		    struct fid_domain **dom, void *context);
-/* Count an object opened on dom / drop it, unless *users (objects bound to
- * it) is non-zero: then -FI_EBUSY. */
-void xfi_domain_get(struct xfi_domain *dom);
-int xfi_domain_put(struct xfi_domain *dom, const int *users);
-int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-		void *context);
+
+/* mr (registrations) */
+extern struct fi_ops_mr xfi_mr_ops;
+/* The domain's registration with key for remote access that holds
+ * [addr, addr + len) (lock held); NULL if none. */
+struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key, uint64_t addr, size_t len);
 
 /* av */
 int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
@@ -542,7 +570,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 /* Progress every endpoint of the domain (lock held). */
 void xfi_domain_progress(struct xfi_domain *dom);
 
-/* stubs shared by the object tables */
+/* stubs shared by the object tables (xfi_prov.c) */
 int xfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int xfi_no_control(struct fid *fid, int command, void *arg);
 int xfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
