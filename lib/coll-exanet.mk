@@ -15,7 +15,8 @@
 COLLX_DIR := $(TOP)/lib/coll-exanet
 COLLX_OUT := $(BUILD)/ompi
 COLLX_SO := $(COLLX_OUT)/mca_coll_exanet.so
-COLLX_SRCS := $(addprefix $(COLLX_DIR)/,coll_exanet_component.c coll_exanet_module.c coll_exanet_ops.c)
+COLLX_SRCS := $(addprefix $(COLLX_DIR)/,coll_exanet_state.c coll_exanet_module.c coll_exanet_ops.c \
+	coll_exanet_component.c)
 COLLX_HDRS := $(COLLX_DIR)/coll_exanet.h $(LIBEXANET_DIR)/include/libexanet.h \
 	$(TOP)/uapi/exanet.h $(TOP)/uapi/exanet_rdma.h $(TOP)/uapi/exanet_coll.h
 # Open MPI's component directory (Debian: .../openmpi/lib/openmpi3)

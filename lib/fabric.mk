@@ -7,9 +7,10 @@
 XFI_DIR := $(TOP)/lib/libexanet-fi
 XFI_SO := $(BUILD)/lib/libexanet-fi.so
 # the protocol engine, built once per NIC backend (lib/libexanet-fi/xfi_nic.h)
-XFI_ENGINE_SRCS := $(addprefix $(XFI_DIR)/,xfi_prov.c xfi_av.c xfi_cq.c xfi_ep.c xfi_rx.c xfi_tx.c \
-	xfi_ep_ops.c xfi_rma.c xfi_proto.c xfi_mr_cache.c xfi_atomic.c xfi_atomic_ops.c \
-	xfi_cntr.c)
+XFI_ENGINE_SRCS := $(addprefix $(XFI_DIR)/,xfi_prov.c xfi_proto.c xfi_atomic_ops.c \
+	xfi_mr_cache.c xfi_mr.c xfi_av.c xfi_cq_ring.c xfi_peer.c xfi_msg.c xfi_rndv.c xfi_tx.c \
+	xfi_atomic.c xfi_rma.c xfi_rx.c xfi_progress.c xfi_recv.c xfi_cq.c xfi_cntr.c xfi_ep.c \
+	xfi_info.c xfi_domain.c xfi_fabric.c)
 XFI_ENGINE_HDRS := $(XFI_DIR)/xfi.h $(XFI_DIR)/fi_exanet.h $(XFI_DIR)/xfi_proto.h \
 	$(XFI_DIR)/xfi_atomic_ops.h $(XFI_DIR)/xfi_nic.h $(EXA_COMMON_HDRS)
 XFI_SRCS := $(XFI_ENGINE_SRCS) $(XFI_DIR)/xfi_nic_exanet.c

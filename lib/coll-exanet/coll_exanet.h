@@ -5,12 +5,17 @@
  * ExaNet NI (uapi/exanet_coll.h, the collectives of libexanet 1.3).
  * Documentation/exanet/coll-exanet.md describes what it takes and when.
  *
- *   coll_exanet_component.c  the component: MCA parameters, the per-process
- *                            probe of the device, comm_query, statistics
+ * Each file uses only those above it:
+ *
+ *   coll_exanet_state.c      what the others read: the MCA parameters, the
+ *                            probe's outcome, this process's statistics
  *   coll_exanet_module.c     the module: enable (saves the fallback), the
  *                            lazy set-up on first use, destruction, the
  *                            process-wide device / RDMA page / collective page
  *   coll_exanet_ops.c        allreduce and barrier
+ *   coll_exanet_component.c  the component Open MPI loads: registers the
+ *                            parameters, probes the device, comm_query
+ *                            (makes modules with the operations), statistics
  */
 #ifndef COLL_EXANET_H
 #define COLL_EXANET_H
@@ -33,7 +38,7 @@
 
 BEGIN_C_DECLS
 
-/* ---- component ---- */
+/* ---- the component's state in this process (coll_exanet_state.c) ---- */
 
 /*
  * coll_exanet_max_bytes: MPI_Allreduce on 4 emulated nodes was faster
@@ -42,10 +47,8 @@ BEGIN_C_DECLS
  */
 #define COLL_EXANET_MAX_BYTES (256 * 1024)
 
-typedef struct mca_coll_exanet_component_t {
-	mca_coll_base_component_2_0_0_t super;
-
-	/* MCA parameters */
+typedef struct mca_coll_exanet_state_t {
+	/* MCA parameters (registered by the component) */
 	int priority;		/* coll_exanet_priority (90: above tuned) */
 	int verbose;		/* coll_exanet_verbose */
 	int min_ranks;		/* coll_exanet_min_ranks: smaller communicators declined */
@@ -66,12 +69,15 @@ typedef struct mca_coll_exanet_component_t {
 	uint64_t n_offloaded;	/* operations that went through the exanet path */
 	uint64_t n_fallback;	/* calls handed to the saved (fallback) module */
 	uint64_t n_setup_failed;	/* communicators that fell back for good */
-} mca_coll_exanet_component_t;
+} mca_coll_exanet_state_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_exanet_component_t mca_coll_exanet_component;
+extern mca_coll_exanet_state_t mca_coll_exanet_state;
 
 #define EXA_VERBOSE(level, ...) \
-	opal_output_verbose((level), mca_coll_exanet_component.output, "coll:exanet: " __VA_ARGS__)
+	opal_output_verbose((level), mca_coll_exanet_state.output, "coll:exanet: " __VA_ARGS__)
+
+/* The component Open MPI finds by name (coll_exanet_component.c). */
+OMPI_MODULE_DECLSPEC extern mca_coll_base_component_2_0_0_t mca_coll_exanet_component;
 
 /* ---- per-process NI resources, shared by every communicator ---- */
 
@@ -126,13 +132,10 @@ typedef struct mca_coll_exanet_module_t {
 
 OBJ_CLASS_DECLARATION(mca_coll_exanet_module_t);
 
-/* coll_exanet_component.c */
-int mca_coll_exanet_probe(void);
-
 /* coll_exanet_module.c */
-int mca_coll_exanet_init_query(bool enable_progress_threads, bool enable_mpi_threads);
-mca_coll_base_module_t *mca_coll_exanet_comm_query(struct ompi_communicator_t *comm,
-						   int *priority);
+/* Save the layer below (coll_module_enable of every module). */
+int mca_coll_exanet_module_enable(mca_coll_base_module_t *module,
+				  struct ompi_communicator_t *comm);
 int mca_coll_exanet_setup(mca_coll_exanet_module_t *m, struct ompi_communicator_t *comm);
 void mca_coll_exanet_ni_release_all(void);
 

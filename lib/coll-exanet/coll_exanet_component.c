@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * coll/exanet: the component (MCA parameters, the per-process probe of the
- * NI, statistics at MPI_Finalize).
+ * coll/exanet: the component Open MPI loads (registers the MCA parameters,
+ * probes the NI once per process, makes a module with the operations for
+ * each communicator it takes, prints the statistics at MPI_Finalize).
+ * What the module and the operations read lives in coll_exanet_state.c.
  */
 #include "coll_exanet.h"
 
@@ -19,39 +21,30 @@ const char *mca_coll_exanet_component_version_string =
 static int coll_exanet_register(void);
 static int coll_exanet_open(void);
 static int coll_exanet_close(void);
+static int coll_exanet_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+static mca_coll_base_module_t *coll_exanet_comm_query(struct ompi_communicator_t *comm,
+						      int *priority);
 
-mca_coll_exanet_component_t mca_coll_exanet_component = {
-	.super = {
-		.collm_version = {
-			MCA_COLL_BASE_VERSION_2_0_0,
-			.mca_component_name = "exanet",
-			MCA_BASE_MAKE_VERSION(component, 1, 0, 0),
-			.mca_open_component = coll_exanet_open,
-			.mca_close_component = coll_exanet_close,
-			.mca_register_component_params = coll_exanet_register,
-		},
-		.collm_data = {
-			MCA_BASE_METADATA_PARAM_NONE
-		},
-		.collm_init_query = mca_coll_exanet_init_query,
-		.collm_comm_query = mca_coll_exanet_comm_query,
+mca_coll_base_component_2_0_0_t mca_coll_exanet_component = {
+	.collm_version = {
+		MCA_COLL_BASE_VERSION_2_0_0,
+		.mca_component_name = "exanet",
+		MCA_BASE_MAKE_VERSION(component, 1, 0, 0),
+		.mca_open_component = coll_exanet_open,
+		.mca_close_component = coll_exanet_close,
+		.mca_register_component_params = coll_exanet_register,
 	},
-	.priority = 90,
-	.verbose = 0,
-	.min_ranks = 2,
-	.chunk_size = EXANET_COLL_MAX_LEN,
-	.max_bytes = COLL_EXANET_MAX_BYTES,
-	.timeout = 0,
-	.stats = false,
-	.device = NULL,
-	.output = -1,
-	.probe = -1,
+	.collm_data = {
+		MCA_BASE_METADATA_PARAM_NONE
+	},
+	.collm_init_query = coll_exanet_init_query,
+	.collm_comm_query = coll_exanet_comm_query,
 };
 
 static int coll_exanet_register(void)
 {
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
-	mca_base_component_t *v = &c->super.collm_version;
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
+	mca_base_component_t *v = &mca_coll_exanet_component.collm_version;
 
 	c->priority = 90;
 	(void)mca_base_component_var_register(v, "priority",
@@ -102,7 +95,7 @@ static int coll_exanet_register(void)
 
 static int coll_exanet_open(void)
 {
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
 	const char *env = getenv("COLL_EXANET_STATS");
 
 	c->output = opal_output_open(NULL);
@@ -120,7 +113,7 @@ static int coll_exanet_open(void)
 
 static int coll_exanet_close(void)
 {
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
 
 	if (c->stats)
 		opal_output(0, "coll_exanet: %llu offloaded ops, %llu fallback calls, "
@@ -149,9 +142,9 @@ static int coll_exanet_close(void)
  * A libexanet older than 1.3 has no collective calls: calling one would
  * end the process (lazy binding), so their presence is checked first.
  */
-int mca_coll_exanet_probe(void)
+static int coll_exanet_probe(void)
 {
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
 	struct exanet_dev *dev = NULL;
 	struct exanet_rdma *rdma = NULL;
 	struct exanet_coll *coll = NULL;
@@ -218,4 +211,38 @@ int mca_coll_exanet_probe(void)
 	EXA_VERBOSE(10, "node %u: NI with a collective unit", c->node_id);
 	c->probe = 1;
 	return 1;
+}
+
+static int coll_exanet_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+	(void)enable_progress_threads;
+	(void)enable_mpi_threads;
+	return OMPI_SUCCESS;
+}
+
+static mca_coll_base_module_t *coll_exanet_comm_query(struct ompi_communicator_t *comm,
+						      int *priority)
+{
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
+	mca_coll_exanet_module_t *m;
+	int size;
+
+	if (c->priority < 0 || OMPI_COMM_IS_INTER(comm))
+		return NULL;
+	size = ompi_comm_size(comm);
+	if (size < 2 || size < c->min_ranks)
+		return NULL;
+	if (!coll_exanet_probe())
+		return NULL;
+	m = OBJ_NEW(mca_coll_exanet_module_t);
+	if (!m)
+		return NULL;
+	*priority = c->priority;
+	m->super.coll_module_enable = mca_coll_exanet_module_enable;
+	m->super.ft_event = NULL;
+	m->super.coll_allreduce = mca_coll_exanet_allreduce;
+	m->super.coll_barrier = mca_coll_exanet_barrier;
+	EXA_VERBOSE(10, "taking %s (cid %u, %d ranks), priority %d", comm->c_name,
+		    ompi_comm_get_cid(comm), size, c->priority);
+	return &m->super;
 }

@@ -2,9 +2,10 @@
 /*
  * coll/exanet: the module of a communicator.
  *
- * comm_query only looks at the communicator (intra, size) and at the
- * per-process probe of the NI; everything that needs the communicator's
- * collectives happens on the first offloadable call (mca_coll_exanet_setup):
+ * comm_query (coll_exanet_component.c) only looks at the communicator
+ * (intra, size) and at the per-process probe of the NI; everything that
+ * needs the communicator's collectives happens on the first offloadable
+ * call (mca_coll_exanet_setup):
  *
  *   1. allgather (with the saved fallback) every rank's node id and
  *      process name;
@@ -50,7 +51,7 @@ static void ni_close(struct coll_exanet_ni *ni)
  * 0 or a negative errno. */
 static int ni_get(struct coll_exanet_ni **nip)
 {
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
 	struct coll_exanet_ni *ni;
 	int err = 0;
 
@@ -172,23 +173,17 @@ static void module_destruct(mca_coll_exanet_module_t *m)
 OBJ_CLASS_INSTANCE(mca_coll_exanet_module_t, mca_coll_base_module_t,
 		   module_construct, module_destruct);
 
-int mca_coll_exanet_init_query(bool enable_progress_threads, bool enable_mpi_threads)
-{
-	(void)enable_progress_threads;
-	(void)enable_mpi_threads;
-	return OMPI_SUCCESS;
-}
-
 /* Save the layer below (the components enabled before this one, i.e. of
  * lower priority): the fallback, and the allgather/allreduce of the set-up. */
-static int module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+int mca_coll_exanet_module_enable(mca_coll_base_module_t *module,
+				  struct ompi_communicator_t *comm)
 {
 	mca_coll_exanet_module_t *m = (mca_coll_exanet_module_t *)module;
 	mca_coll_base_comm_coll_t *cc = comm->c_coll;
 
 	if (!cc->coll_allreduce || !cc->coll_allreduce_module || !cc->coll_barrier ||
 	    !cc->coll_barrier_module || !cc->coll_allgather || !cc->coll_allgather_module) {
-		opal_output_verbose(1, mca_coll_exanet_component.output,
+		opal_output_verbose(1, mca_coll_exanet_state.output,
 				    "coll:exanet: no allreduce/barrier/allgather below this "
 				    "component on %s: not used", comm->c_name);
 		return OMPI_ERROR;
@@ -203,33 +198,6 @@ static int module_enable(mca_coll_base_module_t *module, struct ompi_communicato
 	m->prev_allgather_module = cc->coll_allgather_module;
 	OBJ_RETAIN(m->prev_allgather_module);
 	return OMPI_SUCCESS;
-}
-
-mca_coll_base_module_t *mca_coll_exanet_comm_query(struct ompi_communicator_t *comm,
-						   int *priority)
-{
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
-	mca_coll_exanet_module_t *m;
-	int size;
-
-	if (c->priority < 0 || OMPI_COMM_IS_INTER(comm))
-		return NULL;
-	size = ompi_comm_size(comm);
-	if (size < 2 || size < c->min_ranks)
-		return NULL;
-	if (!mca_coll_exanet_probe())
-		return NULL;
-	m = OBJ_NEW(mca_coll_exanet_module_t);
-	if (!m)
-		return NULL;
-	*priority = c->priority;
-	m->super.coll_module_enable = module_enable;
-	m->super.ft_event = NULL;
-	m->super.coll_allreduce = mca_coll_exanet_allreduce;
-	m->super.coll_barrier = mca_coll_exanet_barrier;
-	EXA_VERBOSE(10, "taking %s (cid %u, %d ranks), priority %d", comm->c_name,
-		    ompi_comm_get_cid(comm), size, c->priority);
-	return &m->super;
 }
 
 /* ---------------------------------------------------------------- set-up */
@@ -267,7 +235,7 @@ struct setup_rec {
 static int leader_setup(mca_coll_exanet_module_t *m, const uint32_t *nodes,
 			uint32_t my_member)
 {
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
 	const char *what;
 	int err;
 
@@ -314,7 +282,7 @@ fail:
 
 int mca_coll_exanet_setup(mca_coll_exanet_module_t *m, struct ompi_communicator_t *comm)
 {
-	mca_coll_exanet_component_t *c = &mca_coll_exanet_component;
+	mca_coll_exanet_state_t *c = &mca_coll_exanet_state;
 	int size = ompi_comm_size(comm), me = ompi_comm_rank(comm);
 	struct setup_rec mine, *all = NULL;
 	uint32_t *nodes = NULL, *words = NULL, my_member = 0, h;

@@ -120,7 +120,7 @@ static int64_t now_ns(void)
 static int ni_allreduce(mca_coll_exanet_module_t *m, struct ompi_communicator_t *comm,
 			const void *src, void *dst, size_t n, unsigned int nd, unsigned int no)
 {
-	int timeout = mca_coll_exanet_component.timeout;
+	int timeout = mca_coll_exanet_state.timeout;
 	int64_t deadline = timeout > 0 ? now_ns() + (int64_t)timeout * 1000000000 : 0;
 	uint64_t status = 0;
 	int err;
@@ -286,7 +286,7 @@ static int exanet_run(mca_coll_exanet_module_t *m, struct ompi_communicator_t *c
 		      struct ompi_datatype_t *dtype, struct ompi_op_t *op,
 		      unsigned int nd, unsigned int no, bool barrier, int tag)
 {
-	size_t per = (size_t)mca_coll_exanet_component.chunk_size / (esize ? esize : 1);
+	size_t per = (size_t)mca_coll_exanet_state.chunk_size / (esize ? esize : 1);
 	size_t off = 0;
 	int rc;
 
@@ -303,7 +303,7 @@ static int exanet_run(mca_coll_exanet_module_t *m, struct ompi_communicator_t *c
 			return rc;
 		off += n;
 	} while (off < count);
-	mca_coll_exanet_component.n_offloaded++;
+	mca_coll_exanet_state.n_offloaded++;
 	return MPI_SUCCESS;
 }
 
@@ -323,8 +323,8 @@ int mca_coll_exanet_allreduce(const void *sbuf, void *rbuf, int count,
 	if (m->mode == COLL_EXANET_FALLBACK || mca_coll_exanet_map(dtype, op, &nd, &no, &esize))
 		goto fallback;
 	/* the same on every rank: count and datatype are */
-	if (mca_coll_exanet_component.max_bytes > 0 &&
-	    (size_t)count * esize > (size_t)mca_coll_exanet_component.max_bytes)
+	if (mca_coll_exanet_state.max_bytes > 0 &&
+	    (size_t)count * esize > (size_t)mca_coll_exanet_state.max_bytes)
 		goto fallback;
 	if (m->mode == COLL_EXANET_LAZY) {
 		rc = mca_coll_exanet_setup(m, comm);
@@ -335,13 +335,13 @@ int mca_coll_exanet_allreduce(const void *sbuf, void *rbuf, int count,
 	}
 	if (sbuf == MPI_IN_PLACE)
 		sbuf = rbuf;
-	opal_output_verbose(20, mca_coll_exanet_component.output,
+	opal_output_verbose(20, mca_coll_exanet_state.output,
 			    "coll:exanet: %s: allreduce of %d x %s on the NI", comm->c_name, count,
 			    dtype->name);
 	return exanet_run(m, comm, sbuf, rbuf, (size_t)count, esize, dtype, op, nd, no, false,
 			  MCA_COLL_BASE_TAG_ALLREDUCE);
 fallback:
-	mca_coll_exanet_component.n_fallback++;
+	mca_coll_exanet_state.n_fallback++;
 	return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
 }
 
@@ -356,7 +356,7 @@ int mca_coll_exanet_barrier(struct ompi_communicator_t *comm, mca_coll_base_modu
 			return rc;
 	}
 	if (m->mode != COLL_EXANET_OFFLOAD) {
-		mca_coll_exanet_component.n_fallback++;
+		mca_coll_exanet_state.n_fallback++;
 		return m->prev_barrier(comm, m->prev_barrier_module);
 	}
 	return exanet_run(m, comm, NULL, NULL, 0, 0, MPI_BYTE, MPI_OP_NULL,

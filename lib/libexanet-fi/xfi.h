@@ -88,6 +88,15 @@ struct xfi_params {
 	size_t probe_ms;		/* FI_EXANET_PROBE_MS */
 };
 extern struct xfi_params xfi_params;
+/* fi_param_define and read them (at load: fi_prov_ini) */
+void xfi_params_read(void);
+
+/* The device file fi_getinfo probes and a domain opens. */
+static inline const char *xfi_device_path(void)
+{
+	return xfi_params.device && *xfi_params.device ? xfi_params.device :
+		XFI_NIC_DEFAULT_DEVICE;
+}
 
 struct xfi_fabric {
 	struct fid_fabric fabric_fid;
@@ -199,6 +208,27 @@ static inline void xfi_dom_unlock(struct xfi_domain *dom)
 		pthread_mutex_unlock(&dom->lock);
 }
 
+/* Count an object opened on dom / drop it, unless *users (objects bound to
+ * it) is non-zero: then -FI_EBUSY. */
+static inline void xfi_domain_get(struct xfi_domain *dom)
+{
+	xfi_dom_lock(dom);
+	dom->refs++;
+	xfi_dom_unlock(dom);
+}
+
+static inline int xfi_domain_put(struct xfi_domain *dom, const int *users)
+{
+	xfi_dom_lock(dom);
+	if (users && *users) {
+		xfi_dom_unlock(dom);
+		return -FI_EBUSY;
+	}
+	dom->refs--;
+	xfi_dom_unlock(dom);
+	return 0;
+}
+
 struct xfi_av {
 	struct fid_av av_fid;
 	struct xfi_domain *dom;
@@ -258,9 +288,6 @@ struct xfi_mr {
 	struct xfi_mr *dom_next;	/* on dom->mrs (xmr set) */
 };
 
-/* The domain's registration with key for remote access that holds
- * [addr, addr + len) (lock held); NULL if none. */
-struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key, uint64_t addr, size_t len);
 
 
 /* Intrusive singly linked FIFO: items start with a struct xfi_link. */
@@ -457,114 +484,11 @@ struct xfi_ep {
 	uint64_t stream_resets;		/* streams to peers restarted after a failure */
 };
 
-/* prov */
-int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
-		const struct fi_info *hints, struct fi_info **info);
-int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
-int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
-		    struct fid_domain **dom, void *context);
-/* Count an object opened on dom / drop it, unless *users (objects bound to
- * it) is non-zero: then -FI_EBUSY. */
-void xfi_domain_get(struct xfi_domain *dom);
-int xfi_domain_put(struct xfi_domain *dom, const int *users);
-int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_eq **eq,
-		void *context);
-
-/* av */
-int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
-		void *context);
-/* fi_addr -> peer key; -FI_EINVAL for an unknown address. */
-int xfi_av_key(const struct xfi_av *av, fi_addr_t addr, uint32_t *key);
-/* peer key -> fi_addr (FI_ADDR_NOTAVAIL if not in the AV). */
-fi_addr_t xfi_av_addr(const struct xfi_av *av, uint32_t key);
-
-/* cq */
-int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
-		void *context);
-int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e);
-/* 1 when xfi_cq_push() can take one more entry without allocating. */
-static inline int xfi_cq_has_room(const struct xfi_cq *cq)
-{
-	return cq->count < cq->cap;
-}
-int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen);
-
-/* cntr */
-int xfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		  struct fid_cntr **cntr, void *context);
-/* An operation of these flags (FI_SEND, FI_RECV, FI_RMA | FI_READ, ...)
- * completed, or failed (err): its counter on ep, if one is bound, counts it. */
-void xfi_cntr_count(const struct xfi_ep *ep, uint64_t flags, int err);
-/* fi_ep_bind of a counter (lock held); 0 or a negative FI_E* code. */
-int xfi_cntr_bind(struct xfi_ep *ep, struct xfi_cntr *c, uint64_t flags);
-void xfi_cntr_unbind_all(struct xfi_ep *ep);
-
-/* MR cache */
-void xfi_mrc_init(struct xfi_mr_cache *c);
-void xfi_mrc_fini(struct xfi_mr_cache *c);
-/* Registration of [addr, addr + len) for a rendezvous (access: what a
- * pinned per-message registration would ask for); cached when on-demand
- * registration works.  Release with xfi_mrc_put.  0 or -errno. */
-int xfi_mrc_get(struct xfi_domain *dom, void *addr, size_t len, uint32_t access,
-		struct xfi_mrh *h);
-void xfi_mrc_put(struct xfi_domain *dom, struct xfi_mrh *h);
-/* Same, and the registration goes away now (or when its last user puts it):
- * for memory the NI may still be transferring into when the owner leaves. */
-void xfi_mrc_put_drop(struct xfi_domain *dom, struct xfi_mrh *h);
-
-/* rma */
-extern struct fi_ops_rma xfi_rma_ops;
-void xfi_rma_progress(struct xfi_ep *ep);
-void xfi_rma_free_all(struct xfi_ep *ep);
-struct xfi_nic_rdma *xfi_dom_rdma(struct xfi_domain *dom);
-
-/*
- * Registration rights for memory the NI only reads (a send buffer, an RDMA
- * write source) and for memory it writes (a receive buffer, an RDMA read
- * destination).  On-demand registrations (the MR cache) are held to them
- * on every fault; pinned memory is mapped read-write whatever they say
- * (ExaNet: rdma.md 8.2).
- */
-#define XFI_MR_NI_READS		XFI_NIC_MR_NI_READS
-#define XFI_MR_NI_WRITES	XFI_NIC_MR_NI_WRITES
-
-/* atomic (xfi_atomic.c) */
-extern struct fi_ops_atomic xfi_atomic_ops;
-int xfi_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
-		     struct fi_atomic_attr *attr, uint64_t flags);
-/* Target: apply the request in pkt and queue the answer.  Initiator: the answer. */
-void xfi_atomic_serve(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len);
-void xfi_atomic_answer(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len);
-
-/* ep */
-int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
-		void *context);
-/* Progress every endpoint of the domain (lock held). */
-void xfi_domain_progress(struct xfi_domain *dom);
-
-/* stubs shared by the object tables */
-int xfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int xfi_no_control(struct fid *fid, int command, void *arg);
-int xfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
-		    void *context);
-int xfi_no_tostr(const struct fid *fid, char *buf, size_t len);
-int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
-		   void *context);
-
-/* The struct fi_ops of an object whose only own operation is close. */
-#define XFI_CLOSE_ONLY_OPS(name, close_fn)					\
-	static struct fi_ops name = {						\
-		.size = sizeof(struct fi_ops), .close = close_fn,		\
-		.bind = xfi_no_bind, .control = xfi_no_control,			\
-		.ops_open = xfi_no_ops_open, .tostr = xfi_no_tostr,		\
-		.ops_set = xfi_no_ops_set,					\
-	}
+/* ---- helpers every part uses ---- */
 
 #define XFI_CONTAINER(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 #define XFI_ITEM(l, type) XFI_CONTAINER(l, type, link)
-
-/* ---- queues ---- */
 
 static inline void xfi_q_push(struct xfi_queue *q, struct xfi_link *l)
 {
@@ -601,6 +525,15 @@ static inline int xfi_q_remove(struct xfi_queue *q, struct xfi_link *l)
 	return 0;
 }
 
+static inline size_t xfi_iov_total(const struct iovec *iov, size_t count)
+{
+	size_t i, t = 0;
+
+	for (i = 0; i < count; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
 /* any source (matching) */
 #define XFI_ANY_SRC UINT32_MAX
 
@@ -612,18 +545,6 @@ static inline struct xfi_ep *xfi_ep_of(struct fid_ep *fid)
 /* FI_COMPLETION of an RMA or atomic call that takes no flags: op_flags' */
 #define XFI_OP_FLAGS(fid) (xfi_ep_of(fid)->tx_op_flags & FI_COMPLETION)
 
-/* ---- what the endpoint's files share (xfi_ep.c, xfi_rx.c, xfi_tx.c, xfi_ep_ops.c) ---- */
-
-/* xfi_ep.c: peers, completions, queues, messages */
-struct xfi_peer *xfi_peer_get(struct xfi_ep *ep, uint32_t key);
-fi_addr_t xfi_peer_addr(struct xfi_ep *ep, struct xfi_peer *p);
-void xfi_tx_op_free(struct xfi_tx_op *op);
-int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
-/* Completes with a reply of the target (FIN, atomic answer), not the ACK. */
-int xfi_op_awaits_reply(const struct xfi_tx_op *op);
-void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
-int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t flags, void *context);
-void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
 /*
  * The fi_inject* calls: no completion, whatever the binding says (an op
  * flag of the provider's own, outside the bits libfabric defines; the
@@ -637,27 +558,171 @@ static inline int xfi_tx_wants_completion(const struct xfi_ep *ep, uint64_t flag
 	return ep->tx_cq && !(flags & XFI_NO_COMPLETION) &&
 	       (!ep->tx_selective || (flags & FI_COMPLETION));
 }
+
+/* 1 when xfi_cq_push() can take one more entry without allocating. */
+static inline int xfi_cq_has_room(const struct xfi_cq *cq)
+{
+	return cq->count < cq->cap;
+}
+
+/*
+ * An operation of these flags (FI_SEND, FI_RECV, FI_RMA | FI_READ, ...)
+ * completed, or failed (err): its counter on ep, if one is bound, counts
+ * it (read without the lock: xfi_cntr.c).
+ */
+static inline void xfi_cntr_count(const struct xfi_ep *ep, uint64_t flags, int err)
+{
+	struct xfi_cntr *c;
+
+	if (flags & (FI_RMA | FI_ATOMIC))
+		c = (flags & FI_READ) ? ep->cntr_read : ep->cntr_write;
+	else
+		c = (flags & FI_RECV) ? ep->cntr_recv : ep->cntr_send;
+	if (c)
+		__atomic_add_fetch(err ? &c->err : &c->value, 1, __ATOMIC_RELEASE);
+}
+
+/* The domain's RDMA page, allocated on first use; NULL without RDMA. */
+static inline struct xfi_nic_rdma *xfi_dom_rdma(struct xfi_domain *dom)
+{
+	int err;
+
+	if (!dom->rdma && !dom->rdma_unavailable) {
+		err = xfi_nic_rdma_alloc(dom->dev, &dom->rdma);
+		if (err) {
+			FI_WARN(&xfi_prov, FI_LOG_DOMAIN, "no RDMA page (%s): messages above "
+				"the threshold go eager, rendezvous receives fail\n",
+				strerror(-err));
+			dom->rdma_unavailable = 1;
+		}
+	}
+	return dom->rdma;
+}
+
+/*
+ * Registration rights for memory the NI only reads (a send buffer, an RDMA
+ * write source) and for memory it writes (a receive buffer, an RDMA read
+ * destination).  On-demand registrations (the MR cache) are held to them
+ * on every fault; pinned memory is mapped read-write whatever they say
+ * (ExaNet: rdma.md 8.2).
+ */
+#define XFI_MR_NI_READS		XFI_NIC_MR_NI_READS
+#define XFI_MR_NI_WRITES	XFI_NIC_MR_NI_WRITES
+
+/*
+ * ---- the files, each using only those listed before it ----
+ *
+ * Nothing calls back up the list: the tables of the objects (at the end)
+ * open and drive the parts, xfi_progress.c calls each part in turn, and
+ * completions are written by what progress calls (and by posting calls
+ * that finish at once), never by a read of a CQ or counter itself.  Below
+ * all of them: xfi_prov.c (the provider object and the tunables, above),
+ * xfi_proto.c and xfi_atomic_ops.c (own headers), the NIC backend
+ * (xfi_nic.h).
+ */
+
+/* xfi_prov.c: stubs shared by the object tables */
+int xfi_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int xfi_no_control(struct fid *fid, int command, void *arg);
+int xfi_no_ops_open(struct fid *fid, const char *name, uint64_t flags, void **ops,
+		    void *context);
+int xfi_no_tostr(const struct fid *fid, char *buf, size_t len);
+int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
+		   void *context);
+
+/* The struct fi_ops of an object whose only own operation is close. */
+#define XFI_CLOSE_ONLY_OPS(name, close_fn)					\
+	static struct fi_ops name = {						\
+		.size = sizeof(struct fi_ops), .close = close_fn,		\
+		.bind = xfi_no_bind, .control = xfi_no_control,			\
+		.ops_open = xfi_no_ops_open, .tostr = xfi_no_tostr,		\
+		.ops_set = xfi_no_ops_set,					\
+	}
+
+/* xfi_mr_cache.c: the MR cache */
+void xfi_mrc_init(struct xfi_mr_cache *c);
+void xfi_mrc_fini(struct xfi_mr_cache *c);
+/* Registration of [addr, addr + len) for a rendezvous (access: what a
+ * pinned per-message registration would ask for); cached when on-demand
+ * registration works.  Release with xfi_mrc_put.  0 or -errno. */
+int xfi_mrc_get(struct xfi_domain *dom, void *addr, size_t len, uint32_t access,
+		struct xfi_mrh *h);
+void xfi_mrc_put(struct xfi_domain *dom, struct xfi_mrh *h);
+/* Same, and the registration goes away now (or when its last user puts it):
+ * for memory the NI may still be transferring into when the owner leaves. */
+void xfi_mrc_put_drop(struct xfi_domain *dom, struct xfi_mrh *h);
+
+/* xfi_mr.c: registrations */
+extern struct fi_ops_mr xfi_mr_ops;
+/* The domain's registration with key for remote access that holds
+ * [addr, addr + len) (lock held); NULL if none. */
+struct xfi_mr *xfi_mr_find(struct xfi_domain *dom, uint64_t key, uint64_t addr, size_t len);
+
+/* xfi_av.c: address vectors */
+int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_av **av,
+		void *context);
+/* fi_addr -> peer key; -FI_EINVAL for an unknown address. */
+int xfi_av_key(const struct xfi_av *av, fi_addr_t addr, uint32_t *key);
+/* peer key -> fi_addr (FI_ADDR_NOTAVAIL if not in the AV). */
+fi_addr_t xfi_av_addr(const struct xfi_av *av, uint32_t key);
+
+/* xfi_cq_ring.c: the entries of a CQ */
+int xfi_cq_ring_init(struct xfi_cq *cq);
+void xfi_cq_ring_fini(struct xfi_cq *cq);
+/* Size of an entry of format; 0 for a format not supported. */
+size_t xfi_cq_entry_size(enum fi_cq_format format);
+int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e);
+int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen);
+/* Up to count entries into buf in the CQ's format (and their sources); how many. */
+size_t xfi_cq_take(struct xfi_cq *cq, void *buf, size_t count, fi_addr_t *src_addr);
+/* The oldest error entry, unlinked (free() it); NULL if none. */
+struct xfi_cq_err *xfi_cq_take_err(struct xfi_cq *cq);
+
+/* xfi_peer.c: peers, the stream to each, FIN / PING / RESET */
+struct xfi_peer *xfi_peer_get(struct xfi_ep *ep, uint32_t key);
+fi_addr_t xfi_peer_addr(struct xfi_ep *ep, struct xfi_peer *p);
+void xfi_tx_op_free(struct xfi_tx_op *op);
+/* FIN, PING, RESET: not part of the stream to the peer. */
+int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
+/* Queue an operation to op->peer (set). */
+void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
+void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
+void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err);
+void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int err);
+void xfi_send_ctrl(struct xfi_ep *ep, struct xfi_peer *peer, enum xfi_op_kind kind,
+		   uint16_t epoch);
+
+/* xfi_msg.c: matching, messages, receive completions */
+/* The first posted receive msg matches (a piece of an FI_MULTI_RECV
+ * buffer), unlinked; NULL if none. */
+struct xfi_rx_entry *xfi_take_posted(struct xfi_ep *ep, const struct xfi_rx_msg *msg);
+/* First unexpected message rx matches; unlinked from its queue if take. */
+struct xfi_rx_msg *xfi_find_unexp(struct xfi_ep *ep, const struct xfi_rx_entry *rx, int take);
+/* n bytes of src into rx's buffers from offset off; how many fitted. */
+size_t xfi_iov_copy_in(const struct xfi_rx_entry *rx, size_t off, const uint8_t *src, size_t n);
 uint64_t xfi_rx_cq_flags(const struct xfi_rx_msg *msg);
+struct xfi_queue *xfi_unexp_queue(struct xfi_ep *ep, uint32_t start_flags);
+void xfi_msg_free(struct xfi_domain *dom, struct xfi_rx_msg *msg);
+void xfi_msg_discard(struct xfi_ep *ep, struct xfi_rx_msg *msg);
+void xfi_msg_abort(struct xfi_ep *ep, struct xfi_rx_msg *msg);
+void xfi_msg_done(struct xfi_ep *ep, struct xfi_rx_msg *msg);
+void xfi_msg_bytes(struct xfi_rx_msg *msg, const uint8_t *src, size_t n);
 void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx, const struct xfi_rx_msg *msg);
 void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t flags, int err);
 void xfi_multi_release(struct xfi_ep *ep, struct xfi_rx_entry *m);
 int xfi_multi_fits(const struct xfi_rx_entry *m, uint64_t len);
 struct xfi_rx_entry *xfi_multi_piece(struct xfi_ep *ep, struct xfi_rx_entry *m, uint64_t len);
-struct xfi_queue *xfi_unexp_queue(struct xfi_ep *ep, uint32_t start_flags);
-void xfi_msg_free(struct xfi_domain *dom, struct xfi_rx_msg *msg);
-void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int err);
-void xfi_send_ctrl(struct xfi_ep *ep, struct xfi_peer *peer, enum xfi_op_kind kind, uint16_t epoch);
-void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err);
-void xfi_msg_discard(struct xfi_ep *ep, struct xfi_rx_msg *msg);
-void xfi_msg_abort(struct xfi_ep *ep, struct xfi_rx_msg *msg);
-void xfi_msg_done(struct xfi_ep *ep, struct xfi_rx_msg *msg);
-void xfi_msg_bytes(struct xfi_rx_msg *msg, const uint8_t *src, size_t n);
-void xfi_msg_attach(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx);
 
-/* xfi_rx.c: matching, receive path, rendezvous reads */
+/* xfi_rndv.c: rendezvous receives (RDMA reads) */
+/* Read msg (a rendezvous START, freed) into rx. */
 void xfi_rndv_start(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx);
-struct xfi_rx_msg *xfi_find_unexp(struct xfi_ep *ep, const struct xfi_rx_entry *rx, int take);
-void xfi_ep_progress(struct xfi_ep *ep);
+void xfi_rndv_progress(struct xfi_ep *ep);
+
+/* xfi_tx.c: channels, replies awaited, posting sends */
+void xfi_tx_reap(struct xfi_ep *ep);
+void xfi_tx_fill(struct xfi_ep *ep);
+/* Queue op (peer, key set) and start sending (lock held). */
+void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op);
 /* The operation of kind to peer named cookie that waits for a reply, if
  * any: *done says it waited on rndv_wait only for that reply (it is
  * unlinked; the caller completes it), else its ACK completes it later. */
@@ -665,16 +730,56 @@ struct xfi_tx_op *xfi_take_reply_op(struct xfi_ep *ep, const struct xfi_peer *pe
 				    enum xfi_op_kind kind, uint64_t cookie, int *done);
 /* Its reply came with status (0 or a positive FI_E* code): complete it if done. */
 void xfi_reply_done(struct xfi_ep *ep, struct xfi_tx_op *op, int32_t status, int done);
-
-/* xfi_tx.c: channels, posting */
-void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op);
-void xfi_tx_reap(struct xfi_ep *ep);
-void xfi_tx_fill(struct xfi_ep *ep);
-/* Queue op (peer, key set) and start sending (lock held). */
-void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op);
+void xfi_probe_peers(struct xfi_ep *ep);
+int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t flags, void *context);
 ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
 		      uint64_t tag, uint64_t data, uint64_t flags, void *context);
+
+/* xfi_atomic.c: FI_ATOMIC, initiator and target */
+extern struct fi_ops_atomic xfi_atomic_ops;
+int xfi_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum fi_op op,
+		     struct fi_atomic_attr *attr, uint64_t flags);
+/* Target: apply the request in pkt and queue the answer.  Initiator: the answer. */
+void xfi_atomic_serve(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len);
+void xfi_atomic_answer(struct xfi_ep *ep, struct xfi_peer *peer, const uint8_t *pkt, size_t len);
+
+/* xfi_rma.c: FI_RMA */
+extern struct fi_ops_rma xfi_rma_ops;
+void xfi_rma_progress(struct xfi_ep *ep);
+void xfi_rma_free_all(struct xfi_ep *ep);
+
+/* xfi_rx.c: the receive path of every packet */
+/* Take what waits in the endpoint's mailbox (a budget of it). */
+void xfi_rx_poll(struct xfi_ep *ep);
+
+/* xfi_progress.c */
+void xfi_ep_progress(struct xfi_ep *ep);
+/* Progress every endpoint of the domain (lock held). */
+void xfi_domain_progress(struct xfi_domain *dom);
+
+/* xfi_recv.c: posting receives */
 ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count, fi_addr_t src,
 		      uint64_t tag, uint64_t ignore, uint64_t flags, void *context);
+
+/* xfi_cq.c, xfi_cntr.c: completion queues and counters */
+int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_cq **cq,
+		void *context);
+int xfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		  struct fid_cntr **cntr, void *context);
+/* fi_ep_bind of a counter (lock held); 0 or a negative FI_E* code. */
+int xfi_cntr_bind(struct xfi_ep *ep, struct xfi_cntr *c, uint64_t flags);
+void xfi_cntr_unbind_all(struct xfi_ep *ep);
+
+/* xfi_ep.c: endpoints */
+int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **ep,
+		void *context);
+
+/* xfi_info.c: fi_getinfo */
+int xfi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		const struct fi_info *hints, struct fi_info **info);
+
+/* xfi_domain.c (xfi_fabric.c, last, declares nothing) */
+int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_domain **dom, void *context);
 
 #endif

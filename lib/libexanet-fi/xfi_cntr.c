@@ -3,7 +3,8 @@
  * Counters (fi_cntr): the number of operations of the kinds an endpoint
  * bound them to (FI_SEND, FI_RECV, FI_READ, FI_WRITE) that completed, and
  * of those that failed, whether or not the operation writes a CQ entry
- * (FI_SELECTIVE_COMPLETION, inject).  Reading and waiting progress every
+ * (FI_SELECTIVE_COMPLETION, inject): xfi_cntr_count() (xfi.h) counts them
+ * where they complete.  Reading and waiting progress every
  * endpoint of the domain, as a CQ read does (manual progress).  Remote
  * RMA is not counted: that needs FI_RMA_EVENT, which the providers do not
  * offer (the NI writes and reads registered memory without the target's
@@ -149,22 +150,6 @@ int xfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	xfi_domain_get(dom);
 	*cntrp = &c->cntr_fid;
 	return 0;
-}
-
-/* The endpoint's counter for a completed operation of these flags. */
-static struct xfi_cntr *xfi_ep_cntr(const struct xfi_ep *ep, uint64_t flags)
-{
-	if (flags & (FI_RMA | FI_ATOMIC))
-		return (flags & FI_READ) ? ep->cntr_read : ep->cntr_write;
-	return (flags & FI_RECV) ? ep->cntr_recv : ep->cntr_send;
-}
-
-void xfi_cntr_count(const struct xfi_ep *ep, uint64_t flags, int err)
-{
-	struct xfi_cntr *c = xfi_ep_cntr(ep, flags);
-
-	if (c)
-		__atomic_add_fetch(err ? &c->err : &c->value, 1, __ATOMIC_RELEASE);
 }
 
 int xfi_cntr_bind(struct xfi_ep *ep, struct xfi_cntr *c, uint64_t flags)

@@ -1,105 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * Completion queues.  Reading progresses every endpoint of the domain
- * (manual progress).  Entries are kept in an internal form and converted
- * to the queue's format on read; the ring grows instead of overflowing so
- * no completion is ever lost.
+ * Completion queues: the fi_ops_cq of the application.  A read progresses
+ * every endpoint of the domain first (manual progress: xfi_progress.c),
+ * then takes what progress wrote (xfi_cq_ring.c).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "xfi.h"
 
-static size_t xfi_cq_entry_size(enum fi_cq_format format)
-{
-	switch (format) {
-	case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
-	case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
-	case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
-	case FI_CQ_FORMAT_TAGGED: return sizeof(struct fi_cq_tagged_entry);
-	default: return 0;
-	}
-}
-
-static void xfi_cq_format_entry(enum fi_cq_format format, const struct xfi_cq_entry *e,
-				void *out)
-{
-	struct fi_cq_tagged_entry t = {
-		.op_context = e->op_context, .flags = e->flags, .len = e->len,
-		.buf = e->buf, .data = e->data, .tag = e->tag,
-	};
-
-	/* the formats are prefixes of the tagged one */
-	memcpy(out, &t, xfi_cq_entry_size(format));
-}
-
-int xfi_cq_push(struct xfi_cq *cq, const struct xfi_cq_entry *e)
-{
-	if (cq->count == cq->cap) {
-		size_t cap = cq->cap * 2, i;
-		struct xfi_cq_entry *ring = malloc(cap * sizeof(*ring));
-
-		if (!ring)
-			XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory for %zu entries\n", cap);
-		for (i = 0; i < cq->count; i++)
-			ring[i] = cq->ring[(cq->head + i) & (cq->cap - 1)];
-		free(cq->ring);
-		cq->ring = ring;
-		cq->head = 0;
-		cq->cap = cap;
-	}
-	cq->ring[(cq->head + cq->count) & (cq->cap - 1)] = *e;
-	cq->count++;
-	cq->dom->completions++;
-	return 0;
-}
-
-int xfi_cq_push_err(struct xfi_cq *cq, const struct xfi_cq_entry *e, int err, size_t olen)
-{
-	struct xfi_cq_err *q = calloc(1, sizeof(*q));
-
-	if (!q)
-		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory for an error entry (%s)\n",
-			       fi_strerror(err < 0 ? -err : err));
-	q->err.op_context = e->op_context;
-	q->err.flags = e->flags;
-	q->err.len = e->len;
-	q->err.buf = e->buf;
-	q->err.data = e->data;
-	q->err.tag = e->tag;
-	q->err.olen = olen;
-	q->err.err = err < 0 ? -err : err;
-	q->err.prov_errno = q->err.err;
-	q->src = e->src;
-	if (cq->err_tail)
-		cq->err_tail->next = q;
-	else
-		cq->err_head = q;
-	cq->err_tail = q;
-	cq->dom->completions++;
-	return 0;
-}
-
 static ssize_t xfi_cq_readfrom_locked(struct xfi_cq *cq, void *buf, size_t count,
 				      fi_addr_t *src_addr)
 {
-	size_t esz = xfi_cq_entry_size(cq->format), n;
-
 	xfi_domain_progress(cq->dom);
 	if (cq->err_head)
 		return -FI_EAVAIL;
 	if (!cq->count)
 		return -FI_EAGAIN;
-	for (n = 0; n < count && cq->count; n++) {
-		const struct xfi_cq_entry *e = &cq->ring[cq->head];
-
-		xfi_cq_format_entry(cq->format, e, (char *)buf + n * esz);
-		if (src_addr)
-			src_addr[n] = e->src;
-		cq->head = (cq->head + 1) & (cq->cap - 1);
-		cq->count--;
-	}
-	return (ssize_t)n;
+	return (ssize_t)xfi_cq_take(cq, buf, count, src_addr);
 }
 
 static ssize_t xfi_cq_readfrom(struct fid_cq *fid, void *buf, size_t count, fi_addr_t *src_addr)
@@ -129,12 +47,7 @@ static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, u
 	if (!buf)
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "no buffer\n");
 	xfi_dom_lock(cq->dom);
-	q = cq->err_head;
-	if (q) {
-		cq->err_head = q->next;
-		if (!cq->err_head)
-			cq->err_tail = NULL;
-	}
+	q = xfi_cq_take_err(cq);
 	xfi_dom_unlock(cq->dom);
 	if (!q)
 		return -FI_EAGAIN;
@@ -204,15 +117,10 @@ static const char *xfi_cq_strerror(struct fid_cq *fid, int prov_errno, const voi
 static int xfi_cq_close(struct fid *fid)
 {
 	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid.fid);
-	struct xfi_cq_err *q, *next;
 
 	if (xfi_domain_put(cq->dom, &cq->refs))
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EBUSY, "endpoints still use the completion queue\n");
-	for (q = cq->err_head; q; q = next) {
-		next = q->next;
-		free(q);
-	}
-	free(cq->ring);
+	xfi_cq_ring_fini(cq);
 	free(cq);
 	return 0;
 }
@@ -251,9 +159,7 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory\n");
-	cq->cap = 256;
-	cq->ring = malloc(cq->cap * sizeof(*cq->ring));
-	if (!cq->ring) {
+	if (xfi_cq_ring_init(cq)) {
 		free(cq);
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory for the entries\n");
 	}

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * RDM endpoints: FI_MSG and FI_TAGGED over the packetizer -> mailbox path.
+ * RDM endpoints: open, close, bind, enable, the operation tables
+ * (fi_ops_msg, fi_ops_tagged, fi_ops_ep, fi_ops_cm, fi_ops) and the
+ * cancel and option calls.  FI_MSG and FI_TAGGED go over the packetizer
+ * -> mailbox path:
  *
  * Send: an operation is cut into packets (xfi_proto.h) and handed to the
  * endpoint's four packetizer channels.  A packet stays in its channel slot
@@ -18,6 +21,9 @@
  *
  * Everything runs from the caller's calls (manual progress): posting and
  * reading a CQ make no system call.
+ *
+ * Sending: xfi_tx.c, xfi_peer.c; receiving: xfi_recv.c, xfi_rx.c,
+ * xfi_msg.c, xfi_rndv.c; both run from xfi_progress.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,459 +31,669 @@
 
 #include "xfi.h"
 
-/* ---- peers ---- */
+/* ---- fi_ops_msg / fi_ops_tagged ---- */
 
-struct xfi_peer *xfi_peer_get(struct xfi_ep *ep, uint32_t key)
+static ssize_t xfi_send_buf(struct fid_ep *fid, const void *buf, size_t len, fi_addr_t dest,
+			    uint64_t tag, uint64_t data, uint64_t flags, void *context)
 {
-	unsigned int b = (key ^ (key >> 8) ^ (key >> 16)) & (XFI_PEER_BUCKETS - 1);
-	struct xfi_peer *p;
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	for (p = ep->peers[b]; p; p = p->hnext)
-		if (p->key == key)
-			return p;
-	if (ep->npeers >= XFI_MAX_PEERS)
-		return NULL;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->key = key;
-	p->tx_epoch = ep->epoch;
-	p->fi_addr = FI_ADDR_NOTAVAIL;
-	p->av_gen = UINT64_MAX;
-	p->hnext = ep->peers[b];
-	ep->peers[b] = p;
-	ep->npeers++;
-	return p;
+	if (len && !buf)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes from no buffer\n", len);
+	return xfi_post_send(xfi_ep_of(fid), &iov, 1, dest, tag, data, flags, context);
 }
 
-fi_addr_t xfi_peer_addr(struct xfi_ep *ep, struct xfi_peer *p)
+static ssize_t xfi_recv_buf(struct fid_ep *fid, void *buf, size_t len, fi_addr_t src,
+			    uint64_t tag, uint64_t ignore, uint64_t flags, void *context)
 {
-	if (!ep->av)
-		return FI_ADDR_NOTAVAIL;
-	if (p->av_gen != ep->av->gen) {
-		p->fi_addr = xfi_av_addr(ep->av, p->key);
-		p->av_gen = ep->av->gen;
-	}
-	return p->fi_addr;
-}
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
 
-/* ---- completions ---- */
-
-void xfi_tx_op_free(struct xfi_tx_op *op)
-{
-	if (op->mrh.mr)
-		xfi_mrc_put(op->dom, &op->mrh);
-	if (op->bounce != op->inline_data)
-		free(op->bounce);
-	xfi_cache_put(&op->dom->op_cache, op);
+	if (len && !buf)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu bytes into no buffer\n", len);
+	return xfi_post_recv(xfi_ep_of(fid), &iov, 1, src, tag, ignore, flags, context);
 }
 
 /*
- * A stream that failed (a packet to the peer ended in TIMEOUT, NACK
- * DISABLED, ...) is restarted once everything queued to the peer has
- * completed: a new epoch and sequence 0, which the peer (or a new
- * incarnation of it on the same mailbox) takes as a new sender.  Operations
- * posted after the stream broke belong to the next stream: they wait (at
- * the head of the transmit queue) until the old one has drained, instead of
- * failing with it; the old stream's packets may need NI timeouts to end on
- * a lossy fabric, and a new incarnation of the peer must not see the
- * survivor's first sends fail with the old incarnation's error.
+ * Flags of the calls that take none: the endpoint's op_flags.  Their
+ * FI_COMPLETION matters only on a CQ bound with FI_SELECTIVE_COMPLETION
+ * (Open MPI asks for it in op_flags and sends small messages with
+ * fi_tinject); FI_DELIVERY_COMPLETE (tx), FI_MULTI_RECV (untagged rx).
  */
-static void xfi_peer_tx_restart(struct xfi_ep *ep, struct xfi_peer *peer)
-{
-	uint16_t e = (uint16_t)(exa_clock_ns() >> 10);
+/* What fi_sendmsg / fi_tsendmsg take of their flags. */
+#define XFI_SENDMSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE)
+#define XFI_TX_DEFAULT(fid) (xfi_ep_of(fid)->tx_op_flags)
+#define XFI_RX_DEFAULT(fid) (xfi_ep_of(fid)->rx_op_flags)
+#define XFI_MSG_RX_DEFAULT(fid) (xfi_ep_of(fid)->rx_op_flags | xfi_ep_of(fid)->rx_multi)
 
-	if (e == peer->tx_epoch)
-		e++;
-	peer->tx_epoch = e;
-	peer->tx_seq = 0;
-	peer->tx_error = 0;
-	peer->last_probe_ns = 0;
-	peer->tx_stream++;
-	peer->tx_ops += peer->tx_next_ops;
-	peer->tx_next_ops = 0;
-	ep->stream_resets++;
+static ssize_t xfi_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			    fi_addr_t src, void *context)
+{
+	(void)desc;
+	return xfi_recv_buf(ep, buf, len, src, 0, 0, FI_MSG | XFI_MSG_RX_DEFAULT(ep), context);
 }
 
-/*
- * PING, RESET and FIN packets carry no sequence number: they are not part
- * of the stream, so they do not wait for it, restart it or fail with it.
- */
-int xfi_op_out_of_sequence(const struct xfi_tx_op *op)
+static ssize_t xfi_msg_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t src, void *context)
 {
-	return op->kind == XFI_OP_PING || op->kind == XFI_OP_RESET || op->kind == XFI_OP_FIN;
+	(void)desc;
+	return xfi_post_recv(xfi_ep_of(ep), iov, count, src, 0, 0,
+			     FI_MSG | XFI_MSG_RX_DEFAULT(ep), context);
 }
 
-int xfi_op_awaits_reply(const struct xfi_tx_op *op)
+static ssize_t xfi_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 {
-	return op->rndv || op->dc || op->kind == XFI_OP_ATOMIC;
+	if (!msg)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
+	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+			     (flags & (FI_COMPLETION | FI_MULTI_RECV)) | FI_MSG, msg->context);
 }
 
-/* Queue an operation to op->peer (set). */
-void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op)
+static ssize_t xfi_msg_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			    fi_addr_t dest, void *context)
 {
-	struct xfi_peer *peer = op->peer;
-
-	op->dom = ep->dom;
-	if (xfi_op_out_of_sequence(op)) {
-		/* needs no stream: neither restarts nor waits for one */
-		xfi_q_push(&ep->txq, &op->link);
-		return;
-	}
-	if (peer->tx_error && !peer->tx_ops)
-		xfi_peer_tx_restart(ep, peer);
-	op->counted = 1;
-	if (peer->tx_error) {
-		op->stream = peer->tx_stream + 1;
-		peer->tx_next_ops++;
-	} else {
-		op->stream = peer->tx_stream;
-		peer->tx_ops++;
-	}
-	xfi_q_push(&ep->txq, &op->link);
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT(ep), context);
 }
 
-void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
+static ssize_t xfi_msg_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t dest, void *context)
 {
-	struct xfi_cq_entry e = {
-		.op_context = op->context,
-		.flags = op->flags & (FI_SEND | FI_MSG | FI_TAGGED | FI_ATOMIC | FI_RMA | FI_READ |
-				      FI_WRITE),
-		.src = FI_ADDR_NOTAVAIL,
-	};
-
-	if (op->err && (op->kind == XFI_OP_ATOMIC || op->kind == XFI_OP_ATOMIC_RESP))
-		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "atomic %s peer key %#x failed: %s\n",
-			op->kind == XFI_OP_ATOMIC ? "to" : "answer to", op->key,
-			fi_strerror(op->err < 0 ? -op->err : op->err));
-	else if (op->err && (op->flags & FI_RMA))
-		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "fi_writedata: the notification to peer key "
-			"%#x failed: %s\n", op->key, fi_strerror(op->err));
-	else if (op->err)
-		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
-			", peer key %#x) failed: %s\n", op->len, op->tag, op->key,
-			fi_strerror(op->err));
-	if (op->counted && op->stream != op->peer->tx_stream) {
-		op->peer->tx_next_ops--;
-	} else if (op->counted && !--op->peer->tx_ops && op->peer->tx_error &&
-		   op->peer->tx_next_ops) {
-		xfi_peer_tx_restart(ep, op->peer);	/* the held operations go now */
-	}
-	if (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)
-		xfi_cntr_count(ep, op->flags, op->err);
-	if (ep->tx_cq && (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)) {
-		if (op->err)
-			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
-		else if (xfi_tx_wants_completion(ep, op->flags))
-			xfi_cq_push(ep->tx_cq, &e);
-	}
-	xfi_tx_op_free(op);
+	(void)desc;
+	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, 0, 0, FI_MSG | XFI_TX_DEFAULT(ep),
+			     context);
 }
 
-static size_t xfi_iov_copy_in(const struct xfi_rx_entry *rx, size_t off, const uint8_t *src,
-			      size_t n)
+static ssize_t xfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint64_t flags)
 {
-	size_t i, done = 0;
+	if (!msg)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
+	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
+			     msg->data, (flags & XFI_SENDMSG_FLAGS) |
+			     FI_MSG, msg->context);
+}
 
-	for (i = 0; i < rx->iov_count && n; i++) {
-		size_t l = rx->iov[i].iov_len, k;
+static ssize_t xfi_msg_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest)
+{
+	return xfi_send_buf(ep, buf, len, dest, 0, 0, FI_MSG | FI_INJECT | XFI_NO_COMPLETION,
+			    NULL);
+}
 
-		if (off >= l) {
-			off -= l;
-			continue;
+static ssize_t xfi_msg_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+				uint64_t data, fi_addr_t dest, void *context)
+{
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, 0, data,
+			    FI_MSG | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT(ep), context);
+}
+
+static ssize_t xfi_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				  uint64_t data, fi_addr_t dest)
+{
+	return xfi_send_buf(ep, buf, len, dest, 0, data, FI_MSG | FI_INJECT | FI_REMOTE_CQ_DATA |
+			    XFI_NO_COMPLETION, NULL);
+}
+
+static struct fi_ops_msg xfi_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = xfi_msg_recv,
+	.recvv = xfi_msg_recvv,
+	.recvmsg = xfi_msg_recvmsg,
+	.send = xfi_msg_send,
+	.sendv = xfi_msg_sendv,
+	.sendmsg = xfi_msg_sendmsg,
+	.inject = xfi_msg_inject,
+	.senddata = xfi_msg_senddata,
+	.injectdata = xfi_msg_injectdata,
+};
+
+static ssize_t xfi_tag_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+			    fi_addr_t src, uint64_t tag, uint64_t ignore, void *context)
+{
+	(void)desc;
+	return xfi_recv_buf(ep, buf, len, src, tag, ignore, FI_TAGGED | XFI_RX_DEFAULT(ep), context);
+}
+
+static ssize_t xfi_tag_recvv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t src, uint64_t tag, uint64_t ignore,
+			     void *context)
+{
+	(void)desc;
+	return xfi_post_recv(xfi_ep_of(ep), iov, count, src, tag, ignore,
+			     FI_TAGGED | XFI_RX_DEFAULT(ep), context);
+}
+
+static ssize_t xfi_tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			       uint64_t flags)
+{
+	if (!msg)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
+	if (flags & FI_MULTI_RECV)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EBADFLAGS,
+			       "FI_MULTI_RECV: untagged messages only\n");
+	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			     msg->ignore, (flags & (FI_COMPLETION | FI_PEEK | FI_CLAIM |
+						    FI_DISCARD)) | FI_TAGGED, msg->context);
+}
+
+static ssize_t xfi_tag_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+			    fi_addr_t dest, uint64_t tag, void *context)
+{
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT(ep), context);
+}
+
+static ssize_t xfi_tag_sendv(struct fid_ep *ep, const struct iovec *iov, void **desc,
+			     size_t count, fi_addr_t dest, uint64_t tag, void *context)
+{
+	(void)desc;
+	return xfi_post_send(xfi_ep_of(ep), iov, count, dest, tag, 0, FI_TAGGED | XFI_TX_DEFAULT(ep),
+			     context);
+}
+
+static ssize_t xfi_tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *msg,
+			       uint64_t flags)
+{
+	if (!msg)
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
+	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
+			     msg->data, (flags & XFI_SENDMSG_FLAGS) |
+			     FI_TAGGED, msg->context);
+}
+
+static ssize_t xfi_tag_inject(struct fid_ep *ep, const void *buf, size_t len, fi_addr_t dest,
+			      uint64_t tag)
+{
+	return xfi_send_buf(ep, buf, len, dest, tag, 0,
+			    FI_TAGGED | FI_INJECT | XFI_NO_COMPLETION, NULL);
+}
+
+static ssize_t xfi_tag_senddata(struct fid_ep *ep, const void *buf, size_t len, void *desc,
+				uint64_t data, fi_addr_t dest, uint64_t tag, void *context)
+{
+	(void)desc;
+	return xfi_send_buf(ep, buf, len, dest, tag, data,
+			    FI_TAGGED | FI_REMOTE_CQ_DATA | XFI_TX_DEFAULT(ep), context);
+}
+
+static ssize_t xfi_tag_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+				  uint64_t data, fi_addr_t dest, uint64_t tag)
+{
+	return xfi_send_buf(ep, buf, len, dest, tag, data,
+			    FI_TAGGED | FI_INJECT | FI_REMOTE_CQ_DATA | XFI_NO_COMPLETION, NULL);
+}
+
+static struct fi_ops_tagged xfi_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = xfi_tag_recv,
+	.recvv = xfi_tag_recvv,
+	.recvmsg = xfi_tag_recvmsg,
+	.send = xfi_tag_send,
+	.sendv = xfi_tag_sendv,
+	.sendmsg = xfi_tag_sendmsg,
+	.inject = xfi_tag_inject,
+	.senddata = xfi_tag_senddata,
+	.injectdata = xfi_tag_injectdata,
+};
+
+/* ---- fi_ops_ep ---- */
+
+static ssize_t xfi_ep_cancel(fid_t fid, void *context)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	struct xfi_queue *queues[2] = { &ep->posted_tagged, &ep->posted_msg };
+	unsigned int i;
+
+	xfi_dom_lock(ep->dom);
+	for (i = 0; i < 2; i++) {
+		struct xfi_link *prev = NULL, *cur;
+
+		for (cur = queues[i]->head; cur; prev = cur, cur = cur->next) {
+			struct xfi_rx_entry *rx = XFI_ITEM(cur, struct xfi_rx_entry);
+
+			if (rx->context != context)
+				continue;
+			xfi_q_unlink(queues[i], prev, cur);
+			if (rx->flags & FI_MULTI_RECV) {
+				/* pieces in progress complete; the last says FI_MULTI_RECV */
+				if (rx->pending)
+					rx->released = 1;
+				else
+					xfi_rx_error(ep, rx, FI_RECV | FI_MSG | FI_MULTI_RECV,
+						     FI_ECANCELED);
+			} else {
+				xfi_rx_error(ep, rx, FI_RECV | (rx->flags & (FI_MSG | FI_TAGGED)),
+					     FI_ECANCELED);
+			}
+			xfi_dom_unlock(ep->dom);
+			return 0;
 		}
-		k = l - off < n ? l - off : n;
-		memcpy((uint8_t *)rx->iov[i].iov_base + off, src, k);
-		src += k;
-		n -= k;
-		done += k;
-		off = 0;
 	}
-	return done;
+	xfi_dom_unlock(ep->dom);
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOENT, "no posted receive with context %p\n",
+		       context);
 }
 
-uint64_t xfi_rx_cq_flags(const struct xfi_rx_msg *msg)
+static int xfi_ep_getopt(fid_t fid, int level, int optname, void *optval, size_t *optlen)
 {
-	uint64_t f = FI_RECV | ((msg->flags & XFI_START_TAGGED) ? FI_TAGGED : FI_MSG);
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
 
-	if (msg->flags & XFI_START_DATA)
-		f |= FI_REMOTE_CQ_DATA;
-	return f;
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOPROTOOPT,
+			       "level %d option %d: only FI_OPT_MIN_MULTI_RECV\n", level, optname);
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ETOOSMALL, "no room for a size_t\n");
+	xfi_dom_lock(ep->dom);
+	*(size_t *)optval = ep->min_multi_recv;
+	xfi_dom_unlock(ep->dom);
+	*optlen = sizeof(size_t);
+	return 0;
 }
 
-/*
- * A receive completes: if it is a piece of an FI_MULTI_RECV buffer that
- * takes no more messages, and the last piece to complete, the buffer is
- * free again and the completion says so (1).
- */
-static int xfi_multi_piece_done(struct xfi_ep *ep, struct xfi_rx_entry *rx)
+static int xfi_ep_setopt(fid_t fid, int level, int optname, const void *optval, size_t optlen)
 {
-	struct xfi_rx_entry *m = rx->multi;
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
 
-	if (!m)
-		return 0;
-	rx->multi = NULL;
-	if (--m->pending || !m->released)
-		return 0;
-	xfi_cache_put(&ep->dom->rx_cache, m);
-	return 1;
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOPROTOOPT,
+			       "level %d option %d: only FI_OPT_MIN_MULTI_RECV\n", level, optname);
+	if (!optval || optlen != sizeof(size_t))
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "value of %zu bytes, not a size_t\n",
+			       optlen);
+	xfi_dom_lock(ep->dom);
+	ep->min_multi_recv = *(const size_t *)optval;
+	xfi_dom_unlock(ep->dom);
+	return 0;
 }
 
-void xfi_complete_rx(struct xfi_ep *ep, struct xfi_rx_entry *rx,
-			    const struct xfi_rx_msg *msg)
+static int xfi_no_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+			 struct fid_ep **tx_ep, void *context)
 {
-	struct xfi_peer *p = xfi_peer_get(ep, msg->src_key);
-	struct xfi_cq_entry e = {
-		.op_context = rx->context,
-		.flags = xfi_rx_cq_flags(msg),
-		.len = msg->len < rx->capacity ? msg->len : rx->capacity,
-		.buf = rx->iov_count ? rx->iov[0].iov_base : NULL,
-		.data = msg->data,
-		.tag = msg->tag,
-		.src = p ? xfi_peer_addr(ep, p) : FI_ADDR_NOTAVAIL,
-	};
+	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_tx_context: not supported\n");
+}
 
-	int released = xfi_multi_piece_done(ep, rx);
+static int xfi_no_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+			 struct fid_ep **rx_ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_rx_context: not supported\n");
+}
 
-	if (released)
-		e.flags |= FI_MULTI_RECV;
-	if (rx->flags & FI_DISCARD)
-		e.len = 0;
-	xfi_cntr_count(ep, FI_RECV, msg->len > rx->capacity && !(rx->flags & FI_DISCARD));
-	if (ep->rx_cq) {
-		if (msg->len > rx->capacity && !(rx->flags & FI_DISCARD))
-			xfi_cq_push_err(ep->rx_cq, &e, FI_ETRUNC, msg->len - rx->capacity);
-		else if (!ep->rx_selective || (rx->flags & FI_COMPLETION) || released)
-			xfi_cq_push(ep->rx_cq, &e);
+/* Queues grow on demand: report the advertised depth. */
+static ssize_t xfi_ep_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return XFI_QUEUE_SIZE;
+}
+
+static struct fi_ops_ep xfi_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = xfi_ep_cancel,
+	.getopt = xfi_ep_getopt,
+	.setopt = xfi_ep_setopt,
+	.tx_ctx = xfi_no_tx_ctx,
+	.rx_ctx = xfi_no_rx_ctx,
+	.rx_size_left = xfi_ep_size_left,
+	.tx_size_left = xfi_ep_size_left,
+};
+
+/* ---- fi_ops_cm ---- */
+
+static int xfi_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	struct xfi_addr a = xfi_addr_make(ep->dom->node_id, (uint8_t)ep->mbox_id);
+	size_t room;
+
+	if (!addrlen)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "no addrlen\n");
+	room = *addrlen;
+	*addrlen = sizeof(a);
+	if (room < sizeof(a) || !addr)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ETOOSMALL, "room for %zu of %zu bytes\n",
+			       addr ? room : 0, sizeof(a));
+	memcpy(addr, &a, sizeof(a));
+	return 0;
+}
+
+static int xfi_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_setname: not supported\n");
+}
+
+static int xfi_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_getpeer: not supported (RDM)\n");
+}
+
+static int xfi_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+			  size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_connect: not supported (RDM)\n");
+}
+
+static int xfi_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_listen: not supported (RDM)\n");
+}
+
+static int xfi_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep; (void)param; (void)paramlen;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_accept: not supported (RDM)\n");
+}
+
+static int xfi_no_reject(struct fid_pep *pep, fid_t handle, const void *param, size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_reject: not supported (RDM)\n");
+}
+
+static int xfi_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_shutdown: not supported (RDM)\n");
+}
+
+static int xfi_no_join(struct fid_ep *ep, const void *addr, uint64_t flags, struct fid_mc **mc,
+		       void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "fi_join: not supported (no multicast)\n");
+}
+
+static struct fi_ops_cm xfi_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = xfi_no_setname,
+	.getname = xfi_ep_getname,
+	.getpeer = xfi_no_getpeer,
+	.connect = xfi_no_connect,
+	.listen = xfi_no_listen,
+	.accept = xfi_no_accept,
+	.reject = xfi_no_reject,
+	.shutdown = xfi_no_shutdown,
+	.join = xfi_no_join,
+};
+
+/* ---- fi_ops (close, bind, control) ---- */
+
+static void xfi_free_queue(struct xfi_queue *q, void (*fn)(struct xfi_link *))
+{
+	struct xfi_link *l, *next;
+
+	for (l = q->head; l; l = next) {
+		next = l->next;
+		fn(l);
 	}
-	xfi_cache_put(&ep->dom->rx_cache, rx);
+	q->head = q->tail = NULL;
 }
 
-void xfi_rx_error(struct xfi_ep *ep, struct xfi_rx_entry *rx, uint64_t flags, int err)
+static void xfi_free_tx_link(struct xfi_link *l)
 {
-	struct xfi_cq_entry e = {
-		.op_context = rx->context, .flags = flags, .src = FI_ADDR_NOTAVAIL,
-	};
-
-	if (xfi_multi_piece_done(ep, rx))
-		e.flags |= FI_MULTI_RECV;
-	xfi_cntr_count(ep, FI_RECV, 1);
-	if (ep->rx_cq)
-		xfi_cq_push_err(ep->rx_cq, &e, err, 0);
-	xfi_cache_put(&ep->dom->rx_cache, rx);
+	xfi_tx_op_free(XFI_ITEM(l, struct xfi_tx_op));
 }
 
 /*
- * FI_MULTI_RECV buffer m takes no more messages (no longer on the posted
- * queue): with no piece pending it is free now (an empty completion with
- * FI_MULTI_RECV), else the last piece's completion will say so.
+ * An entry freed with its endpoint: the last piece of a buffer that is off
+ * the posted queue frees the buffer (xfi_free_rx_link()).
  */
-void xfi_multi_release(struct xfi_ep *ep, struct xfi_rx_entry *m)
+static void xfi_rx_free_closing(struct xfi_rx_entry *rx)
 {
-	struct xfi_cq_entry e = {
-		.op_context = m->context, .flags = FI_RECV | FI_MSG | FI_MULTI_RECV,
-		.buf = (uint8_t *)m->iov[0].iov_base + m->used, .src = FI_ADDR_NOTAVAIL,
-	};
+	struct xfi_rx_entry *m = rx ? rx->multi : NULL;
 
-	m->released = 1;
-	if (m->pending)
-		return;
-	if (ep->rx_cq)
-		xfi_cq_push(ep->rx_cq, &e);
-	xfi_cache_put(&ep->dom->rx_cache, m);
+	free(rx);
+	if (m && !--m->pending && m->released)
+		free(m);
 }
 
-/* Does a message of len bytes go into what is left of buffer m? */
-int xfi_multi_fits(const struct xfi_rx_entry *m, uint64_t len)
+static void xfi_free_rndv_link(struct xfi_link *l)
 {
-	/* a message longer than a whole buffer is truncated into a fresh one */
-	return len <= m->capacity - m->used || !m->used;
-}
+	struct xfi_rndv_rx *r = XFI_ITEM(l, struct xfi_rndv_rx);
+	unsigned int i;
 
-/*
- * The piece of FI_MULTI_RECV buffer m a message of len bytes lands in
- * (xfi_multi_fits()); NULL without memory.  Marks m released when fewer
- * than min_multi_recv bytes are left: the caller takes it off the posted
- * queue.
- */
-struct xfi_rx_entry *xfi_multi_piece(struct xfi_ep *ep, struct xfi_rx_entry *m,
-					    uint64_t len)
-{
-	struct xfi_rx_entry *rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
-	size_t left = m->capacity - m->used;
-
-	if (!rx)
-		return NULL;
-	rx->context = m->context;
-	rx->iov[0].iov_base = (uint8_t *)m->iov[0].iov_base + m->used;
-	rx->iov[0].iov_len = len < left ? (size_t)len : left;
-	rx->iov_count = 1;
-	rx->capacity = rx->iov[0].iov_len;
-	rx->src_key = m->src_key;
-	rx->flags = m->flags & ~(uint64_t)FI_MULTI_RECV;
-	rx->multi = m;
-	m->used += rx->capacity;
-	m->pending++;
-	if (m->capacity - m->used < ep->min_multi_recv)
-		m->released = 1;
-	return rx;
-}
-
-struct xfi_queue *xfi_unexp_queue(struct xfi_ep *ep, uint32_t start_flags)
-{
-	return (start_flags & XFI_START_TAGGED) ? &ep->unexp_tagged : &ep->unexp_msg;
-}
-
-void xfi_msg_free(struct xfi_domain *dom, struct xfi_rx_msg *msg)
-{
-	free(msg->buf);
-	xfi_cache_put(&dom->msg_cache, msg);
-}
-
-/* Queue a FIN for the rendezvous send cookie of the endpoint key. */
-void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int err)
-{
-	struct xfi_tx_op *op = calloc(1, sizeof(*op));
-
-	if (!op)
-		return;		/* the sender's operation stays pending: no memory to tell it */
-	op->kind = XFI_OP_FIN;
-	op->flags = FI_INJECT;
-	op->key = key;
-	op->peer = xfi_peer_get(ep, key);
-	op->fin_cookie = cookie;
-	op->fin_status = err < 0 ? -err : err;
-	if (!op->peer) {
-		free(op);
-		return;
+	/* reads still in flight: their slots drain in the domain, and the
+	 * registrations go so that what is left of them fails */
+	for (i = 0; i < r->nseg; i++) {
+		if (r->slot[i] >= 0 && !r->seg_done[i])
+			xfi_nic_rdma_abandon(r->dom->rdma, (unsigned int)r->slot[i]);
+		xfi_mrc_put_drop(r->dom, &r->mrh[i]);
 	}
-	xfi_tx_enqueue(ep, op);
+	xfi_rx_free_closing(r->rx);
+	free(r);
 }
 
-/* Queue an out-of-sequence PING or RESET to the endpoint key. */
-void xfi_send_ctrl(struct xfi_ep *ep, struct xfi_peer *peer, enum xfi_op_kind kind,
-			  uint16_t epoch)
+static void xfi_free_rx_link(struct xfi_link *l)
 {
-	struct xfi_tx_op *op = calloc(1, sizeof(*op));
+	struct xfi_rx_entry *rx = XFI_ITEM(l, struct xfi_rx_entry);
 
-	if (!op)
-		return;
-	op->kind = kind;
-	op->flags = FI_INJECT;
-	op->key = peer->key;
-	op->peer = peer;
-	op->ctrl_epoch = epoch;
-	xfi_tx_enqueue(ep, op);
+	if ((rx->flags & FI_MULTI_RECV) && rx->pending)
+		rx->released = 1;	/* its last piece frees it */
+	else
+		free(rx);
 }
 
-/*
- * The stream to peer is broken: later operations to it fail until it is
- * restarted, and rendezvous sends waiting for its FIN will not get one
- * (the receiver is gone, or does not know the stream any more): they fail
- * now instead of waiting forever.
- */
-void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err)
+static void xfi_free_msg_link(struct xfi_link *l)
 {
-	struct xfi_link *prev = NULL, *cur, *next;
+	free(XFI_ITEM(l, struct xfi_rx_msg)->buf);
+	free(XFI_ITEM(l, struct xfi_rx_msg));
+}
 
-	if (!peer->tx_error)
-		peer->tx_error = err;
-	for (cur = ep->rndv_wait.head; cur; cur = next) {
-		struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
+static int xfi_ep_close(struct fid *fid)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	struct xfi_domain *dom = ep->dom;
+	struct xfi_ep **pp;
+	unsigned int b;
 
-		next = cur->next;
-		if (op->peer != peer) {
-			prev = cur;
-			continue;
+	xfi_dom_lock(dom);
+	for (pp = &dom->eps; *pp; pp = &(*pp)->dom_next) {
+		if (*pp == ep) {
+			*pp = ep->dom_next;
+			break;
 		}
-		xfi_q_unlink(&ep->rndv_wait, prev, cur);
-		if (!op->err)
-			op->err = err;
-		xfi_complete_tx(ep, op);
 	}
+	if (ep->av)
+		ep->av->refs--;
+	if (ep->tx_cq)
+		ep->tx_cq->refs--;
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		ep->rx_cq->refs--;
+	xfi_cntr_unbind_all(ep);
+	dom->refs--;
+	xfi_free_queue(&ep->txq, xfi_free_tx_link);
+	xfi_free_queue(&ep->tx_wait, xfi_free_tx_link);
+	xfi_free_queue(&ep->rndv_wait, xfi_free_tx_link);
+	xfi_free_queue(&ep->rndv_rx, xfi_free_rndv_link);
+	xfi_rma_free_all(ep);
+	xfi_free_queue(&ep->posted_tagged, xfi_free_rx_link);
+	xfi_free_queue(&ep->posted_msg, xfi_free_rx_link);
+	xfi_free_queue(&ep->unexp_tagged, xfi_free_msg_link);
+	xfi_free_queue(&ep->unexp_msg, xfi_free_msg_link);
+	for (b = 0; b < XFI_PEER_BUCKETS; b++) {
+		struct xfi_peer *p, *next;
+
+		for (p = ep->peers[b]; p; p = next) {
+			next = p->hnext;
+			/* a message in progress that is not queued belongs to nobody else */
+			if (p->rx_cur && !p->rx_cur->queued) {
+				xfi_rx_free_closing(p->rx_cur->rx);
+				xfi_msg_free(dom, p->rx_cur);
+			}
+			free(p);
+		}
+	}
+	xfi_nic_ep_close(ep->nep);	/* aborts channels still ONGOING */
+	xfi_dom_unlock(dom);
+	free(ep);
+	return 0;
 }
 
-/* The domain's RDMA page, allocated on first use; NULL without RDMA. */
-struct xfi_nic_rdma *xfi_dom_rdma(struct xfi_domain *dom)
+static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+	int err = 0;
+
+	if (!bfid)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "nothing to bind\n");
+	xfi_dom_lock(ep->dom);
+	switch (bfid->fclass) {
+	case FI_CLASS_AV: {
+		struct xfi_av *av = XFI_CONTAINER(bfid, struct xfi_av, av_fid.fid);
+
+		if (ep->av || av->dom != ep->dom) {
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "address vector: %s\n", ep->av ?
+				"the endpoint has one" : "of another domain");
+			err = -FI_EINVAL;
+			break;
+		}
+		ep->av = av;
+		av->refs++;
+		break;
+	}
+	case FI_CLASS_CQ: {
+		struct xfi_cq *cq = XFI_CONTAINER(bfid, struct xfi_cq, cq_fid.fid);
+
+		if (cq->dom != ep->dom || !(flags & (FI_TRANSMIT | FI_RECV)) ||
+		    ((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq)) {
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "completion queue with flags %#" PRIx64
+				": %s\n", flags, cq->dom != ep->dom ? "of another domain" :
+				!(flags & (FI_TRANSMIT | FI_RECV)) ? "neither FI_TRANSMIT nor FI_RECV" :
+				"that direction has one");
+			err = -FI_EINVAL;
+			break;
+		}
+		if (flags & FI_TRANSMIT) {
+			ep->tx_cq = cq;
+			ep->tx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
+		}
+		if (flags & FI_RECV) {
+			ep->rx_cq = cq;
+			ep->rx_selective = !!(flags & FI_SELECTIVE_COMPLETION);
+		}
+		cq->refs++;
+		break;
+	}
+	case FI_CLASS_CNTR:
+		err = xfi_cntr_bind(ep, XFI_CONTAINER(bfid, struct xfi_cntr, cntr_fid.fid),
+				    flags);
+		break;
+	case FI_CLASS_EQ:
+		break;		/* RDM endpoints report no events */
+	default:
+		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "class %zu: not supported\n", bfid->fclass);
+		err = -FI_ENOSYS;
+	}
+	xfi_dom_unlock(ep->dom);
+	return err;
+}
+
+static int xfi_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
+
+	(void)arg;
+	if (command != FI_ENABLE)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "command %d: only FI_ENABLE\n",
+			       command);
+	xfi_dom_lock(ep->dom);
+	if (!ep->av) {
+		xfi_dom_unlock(ep->dom);
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOAV, "no address vector bound\n");
+	}
+	/* each direction reports to a CQ, a counter or both */
+	if ((!ep->tx_cq && !ep->cntr_send) || (!ep->rx_cq && !ep->cntr_recv)) {
+		xfi_dom_unlock(ep->dom);
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOCQ, "no %s completion queue or counter "
+			       "bound\n", ep->tx_cq || ep->cntr_send ? "receive" : "transmit");
+	}
+	ep->enabled = 1;
+	xfi_dom_unlock(ep->dom);
+	return 0;
+}
+
+static struct fi_ops xfi_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = xfi_ep_close,
+	.bind = xfi_ep_bind,
+	.control = xfi_ep_control,
+	.ops_open = xfi_no_ops_open,
+	.tostr = xfi_no_tostr,
+	.ops_set = xfi_no_ops_set,
+};
+
+int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep **epp,
+		void *context)
+{
+	struct xfi_domain *dom = XFI_CONTAINER(domain, struct xfi_domain, domain_fid);
+	struct xfi_ep *ep;
 	int err;
 
-	if (!dom->rdma && !dom->rdma_unavailable) {
-		err = xfi_nic_rdma_alloc(dom->dev, &dom->rdma);
-		if (err) {
-			FI_WARN(&xfi_prov, FI_LOG_DOMAIN, "no RDMA page (%s): messages above "
-				"the threshold go eager, rendezvous receives fail\n",
-				strerror(-err));
-			dom->rdma_unavailable = 1;
+	if (!info || !epp)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "no info or no result pointer\n");
+	if (info->ep_attr && info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_UNSPEC)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "endpoint type %d: FI_EP_RDM only\n",
+			       (int)info->ep_attr->type);
+	if (info->caps & ~(uint64_t)XFI_CAPS)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "capabilities not offered: %#" PRIx64
+			       "\n", info->caps & ~(uint64_t)XFI_CAPS);
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOMEM, "no memory\n");
+	ep->dom = dom;
+	ep->caps = info->caps ? info->caps : XFI_CAPS;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags &
+			  (FI_COMPLETION | FI_DELIVERY_COMPLETE) : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags & FI_COMPLETION : 0;
+	ep->rx_multi = info->rx_attr ? info->rx_attr->op_flags & FI_MULTI_RECV : 0;
+	/* RMA or atomics without any of the four access bits imply all four */
+	if ((ep->caps & (FI_RMA | FI_ATOMIC)) &&
+	    !(ep->caps & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		ep->caps |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+	err = xfi_nic_ep_open(dom->dev, (unsigned int)xfi_params.mbox_slots, &ep->nep);
+	if (err) {
+		FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "no send channels or no mailbox of %zu slots: "
+			"%s\n", xfi_params.mbox_slots, strerror(-err));
+		free(ep);
+		return err;
+	}
+	ep->mbox_id = xfi_nic_ep_mbox(ep->nep);
+	/* an address asked for (src_addr) is one this endpoint has, or none */
+	if (info->src_addr) {
+		struct xfi_addr want;
+
+		if (!xfi_addr_from(info->src_addr, info->src_addrlen, 1, &want) &&
+		    want.mbox != XFI_MBOX_ANY &&
+		    (want.mbox != ep->mbox_id || want.node != xfi_nic_node_id(dom->dev))) {
+			FI_WARN(&xfi_prov, FI_LOG_EP_CTRL, "src_addr node %u mailbox %u: this "
+				"endpoint got node %u mailbox %u (a mailbox cannot be chosen)\n",
+				want.node, want.mbox, xfi_nic_node_id(dom->dev), ep->mbox_id);
+			xfi_nic_ep_close(ep->nep);
+			free(ep);
+			return -FI_EADDRNOTAVAIL;
 		}
 	}
-	return dom->rdma;
-}
-
-/* Drop a message taken off the unexpected queue (its rest is consumed). */
-void xfi_msg_discard(struct xfi_ep *ep, struct xfi_rx_msg *msg)
-{
-	if (msg->rndv) {	/* nothing to read: release the sender */
-		xfi_send_fin(ep, msg->src_key, msg->rd.cookie, 0);
-		xfi_msg_free(ep->dom, msg);
-		return;
-	}
-	if (msg->complete) {
-		xfi_msg_free(ep->dom, msg);
-		return;
-	}
-	msg->discard = 1;
-	free(msg->buf);
-	msg->buf = NULL;
-}
-
-/* A message that will not be completed (sender restarted, bad packet). */
-void xfi_msg_abort(struct xfi_ep *ep, struct xfi_rx_msg *msg)
-{
-	FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "message from key %#x (tag %#" PRIx64
-		", %" PRIu64 " bytes) aborted\n", msg->src_key, msg->tag, (uint64_t)msg->len);
-	if (msg->rx)
-		xfi_rx_error(ep, msg->rx, xfi_rx_cq_flags(msg), FI_EIO);
-	if (msg->queued)
-		xfi_q_remove(xfi_unexp_queue(ep, msg->flags), &msg->link);
-	xfi_msg_free(ep->dom, msg);
-}
-
-/* The last byte of msg arrived. */
-void xfi_msg_done(struct xfi_ep *ep, struct xfi_rx_msg *msg)
-{
-	msg->complete = 1;
-	if (msg->rx) {
-		xfi_complete_rx(ep, msg->rx, msg);
-		xfi_msg_free(ep->dom, msg);
-	} else if (!msg->queued) {
-		xfi_msg_free(ep->dom, msg);	/* discarded */
-	}
-}
-
-void xfi_msg_bytes(struct xfi_rx_msg *msg, const uint8_t *src, size_t n)
-{
-	if (msg->rx)
-		xfi_iov_copy_in(msg->rx, msg->received, src, n);
-	else if (msg->buf)
-		memcpy(msg->buf + msg->received, src, n);
-	msg->received += n;
-}
-
-/* Hand a (possibly incomplete) unexpected message to the receive rx. */
-void xfi_msg_attach(struct xfi_ep *ep, struct xfi_rx_msg *msg, struct xfi_rx_entry *rx)
-{
-	if (msg->rndv) {
-		xfi_rndv_start(ep, msg, rx);
-		return;
-	}
-	if (msg->buf && msg->received)
-		xfi_iov_copy_in(rx, 0, msg->buf, msg->received);
-	free(msg->buf);
-	msg->buf = NULL;
-	msg->rx = rx;
-	if (msg->complete) {
-		xfi_complete_rx(ep, rx, msg);
-		xfi_msg_free(ep->dom, msg);
-	}
+	ep->min_multi_recv = XFI_MIN_MULTI_RECV;
+	/* a restarted endpoint on the same mailbox is told apart by its epoch */
+	ep->epoch = (uint16_t)((uint64_t)exa_clock_ns() ^ ((uint64_t)getpid() << 4));
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &xfi_ep_fi_ops;
+	ep->ep_fid.ops = &xfi_ep_ops;
+	ep->ep_fid.cm = &xfi_cm_ops;
+	ep->ep_fid.msg = &xfi_msg_ops;
+	ep->ep_fid.tagged = &xfi_tagged_ops;
+	ep->ep_fid.rma = &xfi_rma_ops;
+	ep->ep_fid.atomic = &xfi_atomic_ops;
+	xfi_dom_lock(dom);
+	ep->dom_next = dom->eps;
+	dom->eps = ep;
+	dom->refs++;
+	xfi_dom_unlock(dom);
+	*epp = &ep->ep_fid;
+	return 0;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * exanet provider, endpoints: the send side: channel outcomes, packets into free
- * channels, posting sends and receives.
- * Endpoint state and what these files share: xfi_ep.c, xfi.h.
+ * The send side of an endpoint: packets of queued operations into free
+ * channels, channel outcomes, operations that wait for a reply of the
+ * target (a FIN, an atomic answer) and the probes of their peers, and
+ * posting sends (fi_send, fi_tsend and their forms).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,15 @@
 
 #include "xfi.h"
 
+/* Completes with a reply of the target (FIN, atomic answer), not the ACK. */
+static int xfi_op_awaits_reply(const struct xfi_tx_op *op)
+{
+	return op->rndv || op->dc || op->kind == XFI_OP_ATOMIC;
+}
+
 /* ---- send path ---- */
 
-void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
+static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	if (op->outstanding)
 		return;
@@ -168,16 +175,69 @@ void xfi_tx_fill(struct xfi_ep *ep)
 	}
 }
 
-/* ---- posting ---- */
+/* ---- replies ---- */
 
-static size_t xfi_iov_total(const struct iovec *iov, size_t count)
+struct xfi_tx_op *xfi_take_reply_op(struct xfi_ep *ep, const struct xfi_peer *peer,
+				    enum xfi_op_kind kind, uint64_t cookie, int *done)
 {
-	size_t i, t = 0;
+	struct xfi_queue *queues[2] = { &ep->rndv_wait, &ep->tx_wait };
+	unsigned int i;
 
-	for (i = 0; i < count; i++)
-		t += iov[i].iov_len;
-	return t;
+	for (i = 0; i < 2; i++) {
+		struct xfi_link *prev = NULL, *cur;
+
+		for (cur = queues[i]->head; cur; prev = cur, cur = cur->next) {
+			struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
+
+			if (!xfi_op_awaits_reply(op) || op->kind != kind || op->fin_received ||
+			    op->cookie != cookie || op->key != peer->key)
+				continue;
+			*done = i == 0;
+			if (*done)
+				xfi_q_unlink(queues[i], prev, cur);
+			return op;
+		}
+	}
+	return NULL;
 }
+
+void xfi_reply_done(struct xfi_ep *ep, struct xfi_tx_op *op, int32_t status, int done)
+{
+	op->fin_received = 1;
+	if (status && !op->err)
+		op->err = -status;
+	if (done)
+		xfi_complete_tx(ep, op);	/* else: completes with the request's ACK */
+}
+
+/*
+ * Rendezvous sends waiting for a FIN longer than FI_EXANET_PROBE_MS probe
+ * their receiver once per period with an out-of-sequence PING: a receiver
+ * that is gone fails it at the NI (mailbox disabled: ECONNREFUSED, or
+ * TIMEOUT), a new incarnation on its mailbox answers RESET; either breaks
+ * the stream and fails the waiting sends.  A live receiver that is only
+ * slow ignores the PING: nothing fails, however long it takes.  Only reads
+ * the clock while rendezvous sends wait (the eager path stays free of
+ * system calls even where the clock is not in the vDSO).
+ */
+void xfi_probe_peers(struct xfi_ep *ep)
+{
+	int64_t now = exa_clock_ns(), period = (int64_t)xfi_params.probe_ms * 1000000;
+	struct xfi_link *cur;
+
+	for (cur = ep->rndv_wait.head; cur; cur = cur->next) {
+		struct xfi_tx_op *op = XFI_ITEM(cur, struct xfi_tx_op);
+		struct xfi_peer *peer = op->peer;
+
+		if (now - op->wait_since < period || now - peer->last_probe_ns < period ||
+		    peer->tx_error)
+			continue;
+		peer->last_probe_ns = now;
+		xfi_send_ctrl(ep, peer, XFI_OP_PING, 0);
+	}
+}
+
+/* ---- posting ---- */
 
 /* The bytes of iov[0..count) one after the other into dst. */
 static void xfi_iov_gather(uint8_t *dst, const struct iovec *iov, size_t count)
@@ -282,9 +342,8 @@ int xfi_tx_rma_data(struct xfi_ep *ep, uint32_t key, uint64_t data, uint64_t fla
 	return 0;
 }
 
-ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count,
-			     fi_addr_t dest, uint64_t tag, uint64_t data, uint64_t flags,
-			     void *context)
+ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, fi_addr_t dest,
+		      uint64_t tag, uint64_t data, uint64_t flags, void *context)
 {
 	struct xfi_domain *dom = ep->dom;
 	struct xfi_tx_op *op;
@@ -377,150 +436,4 @@ fail:
 	FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes to %#" PRIx64 ": %s\n", len, dest,
 		why);
 	return ret;
-}
-
-static void xfi_peek(struct xfi_ep *ep, struct xfi_rx_entry *rx)
-{
-	struct xfi_rx_msg *msg = xfi_find_unexp(ep, rx, !!(rx->flags & (FI_CLAIM | FI_DISCARD)));
-	struct xfi_cq_entry e = { .op_context = rx->context, .flags = FI_RECV |
-		((rx->flags & FI_TAGGED) ? FI_TAGGED : FI_MSG), .src = FI_ADDR_NOTAVAIL };
-
-	if (!msg) {
-		if (ep->rx_cq)
-			xfi_cq_push_err(ep->rx_cq, &e, FI_ENOMSG, 0);
-		free(rx);
-		return;
-	}
-	e.flags = xfi_rx_cq_flags(msg);
-	e.len = msg->len;
-	e.tag = msg->tag;
-	e.data = msg->data;
-	{
-		struct xfi_peer *p = xfi_peer_get(ep, msg->src_key);
-
-		e.src = p ? xfi_peer_addr(ep, p) : FI_ADDR_NOTAVAIL;
-	}
-	if (rx->flags & FI_DISCARD) {
-		xfi_msg_discard(ep, msg);
-	} else if (rx->flags & FI_CLAIM) {
-		((struct fi_context *)rx->context)->internal[0] = msg;
-	}
-	if (ep->rx_cq)
-		xfi_cq_push(ep->rx_cq, &e);
-	free(rx);
-}
-
-/*
- * A new FI_MULTI_RECV buffer takes the unexpected messages that fit, then
- * waits on the posted queue unless it is full already.
- */
-static void xfi_multi_post(struct xfi_ep *ep, struct xfi_rx_entry *m)
-{
-	struct xfi_rx_msg *msg;
-
-	while ((msg = xfi_find_unexp(ep, m, 0))) {
-		struct xfi_rx_entry *piece;
-		int last;
-
-		if (!xfi_multi_fits(m, msg->len)) {
-			xfi_multi_release(ep, m);
-			return;
-		}
-		piece = xfi_multi_piece(ep, m, msg->len);
-		if (!piece)
-			break;
-		last = m->released;	/* m may be gone once the piece completes */
-		xfi_msg_attach(ep, xfi_find_unexp(ep, m, 1), piece);
-		if (last)
-			return;
-	}
-	xfi_q_push(&ep->posted_msg, &m->link);
-}
-
-ssize_t xfi_post_recv(struct xfi_ep *ep, const struct iovec *iov, size_t count,
-			     fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
-			     void *context)
-{
-	struct xfi_rx_entry *rx;
-	struct xfi_rx_msg *msg;
-	uint32_t key = XFI_ANY_SRC;
-
-	if (count > XFI_IOV_LIMIT || (count && !iov))
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "%zu iovs (at most %d)\n", count,
-			       XFI_IOV_LIMIT);
-	if ((flags & (FI_CLAIM | FI_PEEK)) && !context)
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "FI_PEEK or FI_CLAIM without a context\n");
-	/* one buffer of untagged messages */
-	if ((flags & FI_MULTI_RECV) &&
-	    (count != 1 || (flags & (FI_TAGGED | FI_PEEK | FI_CLAIM | FI_DISCARD))))
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
-			       "FI_MULTI_RECV: one untagged buffer, no peek/claim/discard\n");
-	xfi_dom_lock(ep->dom);
-	rx = xfi_cache_get(&ep->dom->rx_cache, sizeof(*rx));
-	if (!rx) {
-		xfi_dom_unlock(ep->dom);
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
-	}
-	rx->context = context;
-	if (count)
-		memcpy(rx->iov, iov, count * sizeof(*iov));
-	rx->iov_count = count;
-	rx->capacity = xfi_iov_total(iov, count);
-	rx->tag = tag;
-	rx->ignore = ignore;
-	rx->flags = flags;
-	if (!ep->enabled) {
-		xfi_dom_unlock(ep->dom);
-		free(rx);
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPBADSTATE, "endpoint not enabled\n");
-	}
-	if ((ep->caps & FI_DIRECTED_RECV) && src != FI_ADDR_UNSPEC &&
-	    xfi_av_key(ep->av, src, &key)) {
-		xfi_dom_unlock(ep->dom);
-		free(rx);
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no such source %#" PRIx64 "\n", src);
-	}
-	rx->src_key = key;
-	if (flags & FI_PEEK) {
-		xfi_ep_progress(ep);
-		xfi_peek(ep, rx);
-		xfi_dom_unlock(ep->dom);
-		return 0;
-	}
-	if (flags & FI_CLAIM) {
-		msg = ((struct fi_context *)context)->internal[0];
-		if (!msg) {
-			xfi_dom_unlock(ep->dom);
-			free(rx);
-			XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
-				       "FI_CLAIM of a context that FI_PEEK did not fill\n");
-		}
-		((struct fi_context *)context)->internal[0] = NULL;
-		if (flags & FI_DISCARD) {
-			struct xfi_cq_entry e = { .op_context = context, .flags = xfi_rx_cq_flags(msg),
-				.tag = msg->tag, .src = FI_ADDR_NOTAVAIL };
-
-			xfi_msg_discard(ep, msg);
-			xfi_cntr_count(ep, FI_RECV, 0);
-			if (ep->rx_cq)
-				xfi_cq_push(ep->rx_cq, &e);
-			free(rx);
-		} else {
-			xfi_msg_attach(ep, msg, rx);
-		}
-		xfi_dom_unlock(ep->dom);
-		return 0;
-	}
-	if (flags & FI_MULTI_RECV) {
-		xfi_multi_post(ep, rx);
-		xfi_dom_unlock(ep->dom);
-		return 0;
-	}
-	msg = xfi_find_unexp(ep, rx, 1);
-	if (msg)
-		xfi_msg_attach(ep, msg, rx);
-	else
-		xfi_q_push((flags & FI_TAGGED) ? &ep->posted_tagged : &ep->posted_msg, &rx->link);
-	xfi_dom_unlock(ep->dom);
-	return 0;
 }
