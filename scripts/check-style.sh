@@ -6,7 +6,8 @@
 # --strict from linux-source-6.1.  A file passes with no ERROR (warnings are
 # listed); documents and comments name files that exist
 # (check-doc-refs.py); no C file over 1,000 lines outside selftests/
-# (check-file-size.sh); the last line is "style: N passed, N failed".
+# (check-file-size.sh); no two-file circles of includes or uses in lib/
+# and drivers/ (check-circles.py); the last line is "style: N passed, N failed".
 set -uo pipefail
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
@@ -55,6 +56,14 @@ if out=$("$TOP/scripts/check-file-size.sh" 2>&1); then
 else
 	fail=$((fail + 1))
 	echo "FAIL C files over 1,000 lines (scripts/check-file-size.sh)"
+	sed 's/^/    | /' <<<"$out"
+fi
+# no two files of lib/ or drivers/ that use each other
+if out=$(python3 "$TOP/scripts/check-circles.py" 2>&1); then
+	pass=$((pass + 1))
+else
+	fail=$((fail + 1))
+	echo "FAIL two-file circles (scripts/check-circles.py)"
 	sed 's/^/    | /' <<<"$out"
 fi
 echo "style: $pass passed, $fail failed"

@@ -29,6 +29,8 @@ PKGS=(
 	qemu-guest-agent
 	# the kernel's kselftest harness for the tests and checkpatch.pl (make style)
 	linux-source-6.1 xz-utils
+	# the two-file circle check of make style (scripts/check-circles.py)
+	universal-ctags
 )
 # make check-debug only (scripts/build-debug-kernel.sh): what building the
 # kernel from linux-source-6.1 needs
