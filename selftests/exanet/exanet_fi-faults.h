@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * exanet_fi2: what goes wrong: RMA with keys that name nothing, a peer
+ * exanet_fi: what goes wrong: RMA with keys that name nothing, a peer
  * SIGKILLed in the middle of rendezvous transfers and a new incarnation of
  * it reachable from the same endpoint.
  *
- * Cases of the translation unit of exanet_fi2.c: include it only there.
+ * Cases of the translation unit of exanet_fi.c: include it only there.
  */
-#ifndef EXANET_FI2_C
-#error "exanet_fi2-faults.h holds cases of exanet_fi2.c: include it only there"
+#ifndef EXANET_FI_C
+#error "exanet_fi-faults.h holds cases of exanet_fi.c: include it only there"
 #endif
 
 /* RMA with keys that name nothing at the target: a write and a read with

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * exanet_fi2: the operations between two ranks, every byte checked: tagged
+ * exanet_fi: the operations between two ranks, every byte checked: tagged
  * and untagged messages, out-of-order tag matching, unexpected messages and
  * a flood of them, truncation, FI_PEEK/FI_CLAIM and cancel, RMA with keys.
  *
- * Cases of the translation unit of exanet_fi2.c: include it only there.
+ * Cases of the translation unit of exanet_fi.c: include it only there.
  */
-#ifndef EXANET_FI2_C
-#error "exanet_fi2-xfer.h holds cases of exanet_fi2.c: include it only there"
+#ifndef EXANET_FI_C
+#error "exanet_fi-xfer.h holds cases of exanet_fi.c: include it only there"
 #endif
 
 TEST_F_TIMEOUT(fi, tagged_sizes_0_to_1MiB_both_ways_av_table, 600)
