@@ -22,8 +22,7 @@ ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h $(EXA_G
 ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma_remote exanet_rdma_alltoall exanet_odp exanet_coll
 ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg_remote exanet_alltoall \
 	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
-	exanet_ipd exanet_fi exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exanet_evb exa_fault_inject exa_poll_wait \
-	exa_fault_campaign
+	exanet_ipd exanet_fi exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exanet_evb exa_fault_inject exa_poll_wait
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 # helpers the device-model tests run on the nodes (no TAP, not in tests.list):
 # exanet_rdma_stream, of direct_test.py's node restart
@@ -85,14 +84,6 @@ $(ST_OUT)/exanet_fi_thresh: $(ST_DIR)/exanet/exanet_fi_thresh.c $(ST_LIB_SRCS) $
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric
-
-# guest side of tools/bench/fault-campaign (not in tests.list); its end
-# barrier waits on a thread while the mailbox keeps draining
-$(ST_OUT)/exa_fault_campaign: $(ST_DIR)/exanet/exa_fault_campaign.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
-		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
-		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lpthread
 
 # MPI programs, built with Debian's Open MPI wrapper and started by mpirun
 # from exanet_mpi (the node image carries Open MPI, tools/cluster/mkinitramfs.sh)
