@@ -314,25 +314,32 @@ static bool work_left(const struct campaign *c, bool may_start)
 	return false;
 }
 
-static void progress_line(const struct campaign *c, int64_t start_ms)
+void sum_peers(const struct campaign *c, struct totals *t)
 {
-	uint64_t sent = 0, acked = 0, failed = 0, received = 0, rdma_sent = 0, rdma_failed = 0;
-
+	*t = (struct totals){ 0 };
 	for (int r = 0; r < c->nnodes; r++) {
 		const struct peer *p = &c->peers[r];
 
-		sent += p->next_seq;
-		acked += p->acked;
-		failed += p->failed_seqs.n;
-		received += p->received;
-		rdma_sent += p->rdma_next;
-		rdma_failed += p->rdma_failed.n;
+		t->sent += p->next_seq;
+		t->acked += p->acked;
+		t->failed += p->failed_seqs.n;
+		t->received += p->received;
+		t->duplicated += p->duplicated;
+		t->rdma_sent += p->rdma_next;
+		t->rdma_failed += p->rdma_failed.n;
 	}
+}
+
+static void progress_line(const struct campaign *c, int64_t start_ms)
+{
+	struct totals t;
+
+	sum_peers(c, &t);
 	fprintf(stderr, "campaign rank %d: %.0f s: messages sent %" PRIu64 " acked %" PRIu64
 		" failed %" PRIu64 " received %" PRIu64 " corrupted %" PRIu64
 		"; rdma transfers %" PRIu64 " failed %" PRIu64 "\n", c->rank,
-		seconds_since(start_ms), sent, acked, failed, received, c->corrupted,
-		rdma_sent, rdma_failed);
+		seconds_since(start_ms), t.sent, t.acked, t.failed, t.received, c->corrupted,
+		t.rdma_sent, t.rdma_failed);
 }
 
 /* Returns the seconds this rank's own work took. */

@@ -108,6 +108,12 @@ struct campaign {
 	int next_rdma_step;
 };
 
+/* What this rank did with all its peers together. */
+struct totals {
+	uint64_t sent, acked, failed, received, duplicated;	/* messages */
+	uint64_t rdma_sent, rdma_failed;			/* transfers */
+};
+
 struct results {
 	uint64_t lost, failed_but_delivered, stray;
 	uint64_t rdma_ok, rdma_lost, rdma_corrupted, rdma_failed_but_delivered;
@@ -119,6 +125,7 @@ void oob_failed(const char *what, int err);
 void *xcalloc(size_t n, size_t size);
 void list_push(struct u32_list *l, uint32_t v);
 int remaining_ms(const struct campaign *c);
+void sum_peers(const struct campaign *c, struct totals *t);
 
 /* campaign_msg.c: one round each, returning how many channels changed
  * state or messages were taken */

@@ -160,19 +160,13 @@ void exchange_and_judge(struct campaign *c, struct results *res)
 
 void print_json(const struct campaign *c, const struct results *res, double seconds)
 {
-	uint64_t sent = 0, acked = 0, failed = 0, received = 0, duplicated = 0;
-	uint64_t rdma_sent = 0, rdma_failed = 0, rdma_blocks = 0, rdma_failed_blocks = 0;
+	uint64_t rdma_blocks = 0, rdma_failed_blocks = 0;
+	struct totals tot;
 
+	sum_peers(c, &tot);
 	for (int r = 0; r < c->nnodes; r++) {
 		const struct peer *p = &c->peers[r];
 
-		sent += p->next_seq;
-		acked += p->acked;
-		failed += p->failed_seqs.n;
-		received += p->received;
-		duplicated += p->duplicated;
-		rdma_sent += p->rdma_next;
-		rdma_failed += p->rdma_failed.n;
 		for (uint32_t t = 0; t < p->rdma_next; t++)
 			rdma_blocks += blocks_of(transfer_len(c, t));
 		for (uint32_t i = 0; i < p->rdma_failed.n; i++)
@@ -191,10 +185,10 @@ void print_json(const struct campaign *c, const struct results *res, double seco
 	       ",\"rdma_corrupted\":%" PRIu64 ",\"rdma_failed_but_delivered\":%" PRIu64
 	       ",\"seconds\":%.3f}\n",
 	       c->rank, c->peers[c->rank].node, c->nnodes,
-	       sent, acked, failed, c->failed_timeout, c->failed_nack, c->nack_full_resends,
-	       received - res->stray, res->lost, duplicated, c->corrupted + res->stray,
-	       res->failed_but_delivered, c->rdma_on ? 1 : 0,
-	       rdma_sent, rdma_failed, rdma_blocks, rdma_failed_blocks,
+	       tot.sent, tot.acked, tot.failed, c->failed_timeout, c->failed_nack,
+	       c->nack_full_resends, tot.received - res->stray, res->lost, tot.duplicated,
+	       c->corrupted + res->stray, res->failed_but_delivered, c->rdma_on ? 1 : 0,
+	       tot.rdma_sent, tot.rdma_failed, rdma_blocks, rdma_failed_blocks,
 	       res->rdma_ok, res->rdma_lost, res->rdma_corrupted,
 	       res->rdma_failed_but_delivered, seconds);
 	fflush(stdout);
