@@ -304,7 +304,7 @@ TEST_F_TIMEOUT(fi, peek_claim_and_cancel, 300)
 TEST_F_TIMEOUT(fi, rma_write_read_with_keys, 300)
 {
 	const size_t len = 100000, off = 4096;
-	struct { uint64_t addr, key; } mine, all[2];
+	struct fi_window all[2];
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry ee;
 	struct fid_mr *mr = NULL;
@@ -314,12 +314,7 @@ TEST_F_TIMEOUT(fi, rma_write_read_with_keys, 300)
 	ASSERT_EQ(FI_RMA, self->info->caps & FI_RMA);
 	ASSERT_EQ(FI_MR_PROV_KEY, self->info->domain_attr->mr_mode & FI_MR_PROV_KEY);
 	memset(self->rbuf, 0x5a, MAX_SIZE);
-	ASSERT_EQ(0, fi_mr_reg(self->domain, self->rbuf, MAX_SIZE,
-			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
-			       NULL));
-	mine.addr = (uintptr_t)self->rbuf;
-	mine.key = fi_mr_key(mr);
-	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+	fi_share_window(_metadata, self, self->rbuf, MAX_SIZE, &mr, all);
 	if (self->rank == 0) {
 		uint64_t bad_rank_key = (all[1].key & ~0xffull) | ((all[1].key + 1) & 7);
 
