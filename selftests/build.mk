@@ -38,11 +38,11 @@ $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) 
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
-# exanet_ipd, exanet_fi, exanet_msg_remote and exanet_coll: one
-# translation unit each, their cases in <program>-*.h included by the .c
-# in run order (the pattern rule above builds exanet_msg_remote and
-# exanet_coll; the lines below add their parts).  exanet_ipd forges
-# heartbeats with the daemon's own encoder.
+# exanet_ipd, exanet_fi, exanet_msg_remote, exanet_coll and exanet_odp:
+# one translation unit each, their cases in <program>-*.h included by the
+# .c in run order (the pattern rule above builds the last three; the lines
+# below add their parts).  exanet_ipd forges heartbeats with the daemon's
+# own encoder.
 ST_IPD_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_ipd-,traffic.h hostile.h peers.h modes.h \
 	poweroff.h)
 ST_FI_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_fi-,getinfo.h xfer.h datapath.h faults.h \
@@ -53,6 +53,7 @@ $(ST_OUT)/exanet_msg_remote: $(ST_MSG_HDRS)
 ST_COLL_HDRS := $(ST_DIR)/exanet/coll_test.h $(addprefix $(ST_DIR)/exanet/exanet_coll-,data.h \
 	groups.h refused.h members.h limits.h)
 $(ST_OUT)/exanet_coll: $(ST_COLL_HDRS)
+$(ST_OUT)/exanet_odp: $(addprefix $(ST_DIR)/exanet/exanet_odp-,changes.h load.h)
 
 $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_IPD_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h \
