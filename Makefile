@@ -87,6 +87,7 @@ include lib/coll-exanet.mk
 include tools/build.mk
 include packaging/build.mk
 include selftests/build.mk
+include tools/bench/build.mk
 include tools/cluster/build.mk
 
 all: $(ALL_TARGETS)

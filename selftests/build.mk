@@ -19,11 +19,10 @@ ST_LIB_HDRS := $(KSFT_HDRS) $(ST_DIR)/lib/oob.h $(ST_DIR)/lib/exa_util.h $(EXA_G
 	$(ST_DIR)/lib/stream_tally.h \
 	$(ST_DIR)/exanet/exa_test.h $(ST_DIR)/exanet/exa_stream.h
 
-ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma2 exanet_rdma_alltoall4 exanet_odp exanet_coll
-ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg2 exanet_alltoall4 \
+ST_RDMA_PROGS := exanet_rdma_basic exanet_rdma_remote exanet_rdma_alltoall exanet_odp exanet_coll
+ST_PROGS := exanet_basic exanet_bad_input exanet_protection exanet_msg_remote exanet_alltoall \
 	exanet_module exanet_isolation exanet_limits $(ST_RDMA_PROGS) exanet_irq exanet_irq_teardown \
-	exanet_ipd exanet_fi2 exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exanet_evb exa_fault_inject exa_poll_wait \
-	exa_fault_campaign
+	exanet_ipd exanet_fi exanet_fi_atomic exanet_fi_thresh exanet_mpi exanet_coll_mpi exanet_evb exa_fault_inject exa_poll_wait
 ST_BINS := $(addprefix $(ST_OUT)/,$(ST_PROGS))
 # helpers the device-model tests run on the nodes (no TAP, not in tests.list):
 # exanet_rdma_stream, of direct_test.py's node restart
@@ -39,13 +38,22 @@ $(ST_OUT)/%: $(ST_DIR)/exanet/%.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) $(LIBEXANET_SO) 
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS)
 
-# exanet_ipd and exanet_fi2: one translation unit each, their cases in
-# exanet_ipd-*.h / exanet_fi2-*.h included by the .c in run order.
-# exanet_ipd forges heartbeats with the daemon's own encoder.
+# exanet_ipd, exanet_fi, exanet_msg_remote, exanet_coll and exanet_odp:
+# one translation unit each, their cases in <program>-*.h included by the
+# .c in run order (the pattern rule above builds the last three; the lines
+# below add their parts).  exanet_ipd forges heartbeats with the daemon's
+# own encoder.
 ST_IPD_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_ipd-,traffic.h hostile.h peers.h modes.h \
 	poweroff.h)
-ST_FI2_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_fi2-,getinfo.h xfer.h datapath.h faults.h \
+ST_FI_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_fi-,getinfo.h xfer.h datapath.h faults.h \
 	mrcache.h)
+ST_MSG_HDRS := $(addprefix $(ST_DIR)/exanet/exanet_msg_remote-,delivery.h failures.h tools.h \
+	bypass.h)
+$(ST_OUT)/exanet_msg_remote: $(ST_MSG_HDRS)
+ST_COLL_HDRS := $(ST_DIR)/exanet/coll_test.h $(addprefix $(ST_DIR)/exanet/exanet_coll-,data.h \
+	groups.h refused.h members.h limits.h)
+$(ST_OUT)/exanet_coll: $(ST_COLL_HDRS)
+$(ST_OUT)/exanet_odp: $(addprefix $(ST_DIR)/exanet/exanet_odp-,changes.h load.h)
 
 $(ST_OUT)/exanet_ipd: $(ST_DIR)/exanet/exanet_ipd.c $(ST_IPD_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h \
@@ -63,7 +71,7 @@ FI_TEST_HDRS := $(addprefix $(ST_DIR)/lib/,fi_test.h fi_objs.h fi_cases.h fi_cas
 
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
-$(ST_OUT)/exanet_fi2: $(ST_DIR)/exanet/exanet_fi2.c $(ST_FI2_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
+$(ST_OUT)/exanet_fi: $(ST_DIR)/exanet/exanet_fi.c $(ST_FI_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
 		$(LIBEXANET_SO) $(TOP)/lib/libexanet-fi/fi_exanet.h \
 		$(FI_TEST_HDRS) $(XFI_SO)
 	@mkdir -p $(@D)
@@ -84,18 +92,6 @@ $(ST_OUT)/exanet_fi_thresh: $(ST_DIR)/exanet/exanet_fi_thresh.c $(ST_LIB_SRCS) $
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
 		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lfabric
 
-# guest side of tools/bench/fault-campaign (not in tests.list); its end
-# barrier waits on a thread while the mailbox keeps draining
-$(ST_OUT)/exa_fault_campaign: $(ST_DIR)/exanet/exa_fault_campaign.c $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
-		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h
-	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
-		$(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) -lpthread
-
-# the same program, listed again for the 4-node cluster
-$(ST_OUT)/exanet_ipd4: $(ST_OUT)/exanet_ipd
-	cp $< $@
-
 # MPI programs, built with Debian's Open MPI wrapper and started by mpirun
 # from exanet_mpi (the node image carries Open MPI, tools/cluster/mkinitramfs.sh)
 ST_MPI_BINS := $(ST_OUT)/mpi/exanet_mpi_check $(ST_OUT)/mpi/exanet_coll_check
@@ -110,12 +106,6 @@ $(ST_OUT)/exanet_evb: $(ST_DIR)/exanet/exanet_evb.c $(ST_LIB_SRCS) $(ST_LIB_HDRS
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) $(JSON_CFLAGS) -o $@ $< $(ST_LIB_SRCS) \
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(LIBEXANET_LDLIBS) $(JSON_LIBS)
 
-# the same programs, listed again for the 4-node cluster
-$(ST_OUT)/exanet_mpi4: $(ST_OUT)/exanet_mpi
-	cp $< $@
-$(ST_OUT)/exanet_coll_mpi4: $(ST_OUT)/exanet_coll_mpi
-	cp $< $@
-
 $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 	@mkdir -p $(@D)
 	cp $< $@
@@ -125,7 +115,7 @@ $(ST_OUT)/tests.list: $(ST_DIR)/exanet/tests.list
 # clusters with the extoll device, see Documentation/extoll/librma2.md), on
 # librma2 and libvelo2 (lib/extoll.mk).
 EXTOLL_ST_OUT := $(BUILD)/selftests/extoll
-EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_2node extoll_alltoall \
+EXTOLL_ST_PROGS := extoll_rma2_basic extoll_velo2_basic extoll_remote extoll_alltoall \
 	extoll_protection extoll_isolation extoll_teardown extoll_bad_input extoll_module extoll_limits \
 	extoll_direct
 EXTOLL_ST_BINS := $(addprefix $(EXTOLL_ST_OUT)/,$(EXTOLL_ST_PROGS))
@@ -146,7 +136,7 @@ $(EXTOLL_ST_OUT)/%: $(ST_DIR)/extoll/%.c $(EXTOLL_ST_DEPS)
 		$(USER_LDFLAGS) $(ST_LIB_LDLIBS) $(RMA2_LDLIBS) $(VELO2_LDLIBS)
 
 # the provider "extoll" through Debian's libfabric (found at run time in the
-# node image's provider directory); fixture shared with exanet_fi2
+# node image's provider directory); fixture shared with exanet_fi
 $(EXTOLL_ST_OUT)/extoll_fi: $(ST_DIR)/extoll/extoll_fi.c $(FI_TEST_HDRS) $(EXTOLL_ST_DEPS) \
 		$(XFI_EXTOLL_SO)
 	@mkdir -p $(@D)
@@ -353,7 +343,7 @@ EXTOLL_HT += $(HT_OUT)/test_rma2_compat
 ALL_TARGETS += $(EXTOLL_HT)
 HOST_TESTS += $(EXTOLL_HT)
 
-ALL_TARGETS += $(ST_BINS) $(ST_HELPERS) $(ST_OUT)/exanet_ipd4 $(ST_OUT)/exanet_mpi4 $(ST_OUT)/exanet_coll_mpi4 $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
+ALL_TARGETS += $(ST_BINS) $(ST_HELPERS) $(ST_MPI_BINS) $(ST_OUT)/tests.list $(HT_BINS) $(HT_OUT)/harness_sample
 HOST_TESTS += $(HT_BINS)
 
 .PHONY: selftests host-check

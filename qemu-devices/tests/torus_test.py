@@ -159,7 +159,7 @@ def test_topology(c):
 
 def test_all_to_all(c):
     before = {n: {p: counters(c, n, p) for p in PORTS} for n in range(NODES)}
-    res = run_prog(c, "exanet/exanet_alltoall4", list(range(NODES)), timeout=600)
+    res = run_prog(c, "exanet/exanet_alltoall", list(range(NODES)), timeout=600)
     ok, bad = prog_ok(res)
     check("ExaNet messaging all-to-all on 8 nodes: exactly once, in order, intact", ok, bad)
     # every delivered packet of every pair took the dimension-order hop count
@@ -192,7 +192,7 @@ def test_all_to_all(c):
     check("ties go the + way: x-, y-, z- carried nothing, every + port carried traffic",
           all(grew[(n, p)] == 0 for n in range(NODES) for p in ("x-", "y-", "z-")) and
           all(grew[(n, p)] > 0 for n in range(NODES) for p in ("x+", "y+", "z+")), grew)
-    res = run_prog(c, "exanet/exanet_rdma_alltoall4", list(range(NODES)), timeout=900)
+    res = run_prog(c, "exanet/exanet_rdma_alltoall", list(range(NODES)), timeout=900)
     ok, bad = prog_ok(res)
     check("ExaNet RDMA all-to-all on 8 nodes, data checked", ok, bad)
     res = run_prog(c, "extoll/extoll_alltoall", list(range(NODES)), timeout=900)
@@ -259,8 +259,8 @@ def test_link_down_mid_stream(c):
     def prog(name, ranks, port):
         results[name] = run_prog(c, name, ranks, timeout=900, port=port)
     progs = [threading.Thread(target=prog, args=a) for a in
-             (("exanet/exanet_msg2", [0, 1], 47210), ("exanet/exanet_rdma2", [2, 3], 47220),
-              ("extoll/extoll_2node", [4, 5], 47230))]
+             (("exanet/exanet_msg_remote", [0, 1], 47210), ("exanet/exanet_rdma_remote", [2, 3], 47220),
+              ("extoll/extoll_remote", [4, 5], 47230))]
     for t in flappers + progs:
         t.start()
     for t in progs:
@@ -268,7 +268,7 @@ def test_link_down_mid_stream(c):
     stop.set()
     for t in flappers:
         t.join()
-    for name in ("exanet/exanet_msg2", "exanet/exanet_rdma2", "extoll/extoll_2node"):
+    for name in ("exanet/exanet_msg_remote", "exanet/exanet_rdma_remote", "extoll/extoll_remote"):
         ok, bad = prog_ok(results[name])
         check("%s while its pair's x cables go down and up: every check passed "
               "(exactly once, in order, intact)" % name, ok, bad)
@@ -352,7 +352,7 @@ def test_flapping(c):
     def load():
         rounds = 0
         while not stop.is_set():
-            res = run_prog(c, "exanet/exanet_alltoall4", list(range(NODES)), timeout=600)
+            res = run_prog(c, "exanet/exanet_alltoall", list(range(NODES)), timeout=600)
             ok, bad = prog_ok(res)
             done.setdefault("bad", []).append(bad) if not ok else None
             rounds += 1
@@ -387,7 +387,7 @@ def test_node_killed(c):
     detoured = counters(c, 6, "x+")["detoured"]
 
     def a2a():
-        out["a2a"] = run_prog(c, "exanet/exanet_alltoall4", survivors, timeout=600)
+        out["a2a"] = run_prog(c, "exanet/exanet_alltoall", survivors, timeout=600)
     t = threading.Thread(target=a2a)
     t.start()
     time.sleep(1.0)

@@ -164,4 +164,23 @@ static inline void rx_check_msg(struct rx_check *rc, const uint8_t *buf, size_t 
 	}
 }
 
+/* Account up to max messages waiting in mbox (without waiting): how many,
+ * or exanet_recv()'s negative errno. */
+static inline int rx_check_drain(struct rx_check *rc, struct exanet_mbox *mbox,
+				 unsigned int max)
+{
+	uint8_t buf[EXANET_MAX_PAYLOAD];
+	struct exanet_msg_info info;
+	unsigned int got;
+
+	for (got = 0; got < max; got++) {
+		ssize_t len = exanet_recv(mbox, buf, sizeof(buf), &info);
+
+		if (len <= 0)
+			return len < 0 ? (int)len : (int)got;
+		rx_check_msg(rc, buf, (size_t)len, &info);
+	}
+	return (int)got;
+}
+
 #endif

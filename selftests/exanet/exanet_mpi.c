@@ -13,8 +13,9 @@
  * the one-sided checks again over osc rdma on btl ofi (RDMA and FI_ATOMIC
  * of the exanet provider) instead of the image's osc pt2pt.
  *
- * Two ranks per node run on 2 nodes only (mpi_test.h).  The other ranks
- * keep their nodes in the test until rank 0 is done.
+ * Every case with 1 and with 2 ranks per node (the fixture's variants;
+ * 2 per node on 2 nodes only, mpi_test.h).  The other ranks keep their
+ * nodes in the test until rank 0 is done.
  */
 
 #define CHECK_PROG "/usr/lib/exanet/selftests/exanet/mpi/exanet_mpi_check"
@@ -48,33 +49,26 @@ static void run_osc_rdma(struct __test_metadata *_metadata, FIXTURE_DATA(mpi) *s
 	EXPECT_LE(6 * nranks, windows);
 }
 
-TEST_F_TIMEOUT(mpi, one_rank_per_node, MPIRUN_TMO + 120)
+FIXTURE_VARIANT_ADD(mpi, one_rank_per_node) {
+	.per_node = 1,
+};
+
+FIXTURE_VARIANT_ADD(mpi, two_ranks_per_node) {
+	.per_node = 2,
+};
+
+/* Every check, one-sided ones over the image's osc pt2pt. */
+TEST_F_TIMEOUT(mpi, all_checks, MPIRUN_TMO + 120)
 {
 	if (self->rank == 0)
-		mpi_run_checks(_metadata, self, 1, "", "exanet", "", ALL_SUMMARY);
+		mpi_run_checks(_metadata, self, self->per_node, "", "exanet", "", ALL_SUMMARY);
 	OOB_SYNC(&self->oob);
 }
 
-TEST_F_TIMEOUT(mpi, two_ranks_per_node, MPIRUN_TMO + 120)
-{
-	MPI_MANY_PER_NODE_ON_2_NODES_ONLY(self);
-	if (self->rank == 0)
-		mpi_run_checks(_metadata, self, 2, "", "exanet", "", ALL_SUMMARY);
-	OOB_SYNC(&self->oob);
-}
-
-TEST_F_TIMEOUT(mpi, osc_rdma_one_rank_per_node, MPIRUN_TMO + 120)
+TEST_F_TIMEOUT(mpi, osc_rdma, MPIRUN_TMO + 120)
 {
 	if (self->rank == 0)
-		run_osc_rdma(_metadata, self, 1);
-	OOB_SYNC(&self->oob);
-}
-
-TEST_F_TIMEOUT(mpi, osc_rdma_two_ranks_per_node, MPIRUN_TMO + 120)
-{
-	MPI_MANY_PER_NODE_ON_2_NODES_ONLY(self);
-	if (self->rank == 0)
-		run_osc_rdma(_metadata, self, 2);
+		run_osc_rdma(_metadata, self, self->per_node);
 	OOB_SYNC(&self->oob);
 }
 

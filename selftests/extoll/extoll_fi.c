@@ -9,7 +9,7 @@
  * commands), bad keys and unregistered addresses refused (error completion
  * or -FI_EINVAL, the target's memory unchanged) and Debian's fi_pingpong.
  * The fixture and helpers are selftests/lib/fi_test.h, the cases both
- * providers run selftests/lib/fi_cases.h (shared with exanet_fi2).
+ * providers run selftests/lib/fi_cases.h (shared with exanet_fi).
  */
 #include <rdma/fi_rma.h>
 
@@ -222,7 +222,7 @@ TEST_F_TIMEOUT(fi, rma_write_read_and_bad_keys, 600)
 	free(back);
 }
 
-/* the cases exanet_fi2 runs too */
+/* the cases exanet_fi runs too */
 #include "../lib/fi_cases.h"
 
 TEST_HARNESS_MAIN

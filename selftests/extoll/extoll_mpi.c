@@ -39,17 +39,18 @@ static void run_over_extoll(struct __test_metadata *_metadata, FIXTURE_DATA(mpi)
 	EXPECT_LT(rma, exa_file_field(EXTOLL_COUNTERS, "rma_cmds"));
 }
 
-TEST_F_TIMEOUT(mpi, one_rank_per_node, MPIRUN_TMO + 120)
-{
-	if (self->rank == 0)
-		run_over_extoll(_metadata, self, 1);
-	OOB_SYNC(&self->oob);
-}
+FIXTURE_VARIANT_ADD(mpi, one_rank_per_node) {
+	.per_node = 1,
+};
 
-TEST_F_TIMEOUT(mpi, two_ranks_per_node, MPIRUN_TMO + 120)
+FIXTURE_VARIANT_ADD(mpi, two_ranks_per_node) {
+	.per_node = 2,
+};
+
+TEST_F_TIMEOUT(mpi, checks_over_extoll, MPIRUN_TMO + 120)
 {
 	if (self->rank == 0)
-		run_over_extoll(_metadata, self, 2);
+		run_over_extoll(_metadata, self, self->per_node);
 	OOB_SYNC(&self->oob);
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The cases exanet_fi2 and extoll_fi both run, defined once: include after
+ * The cases exanet_fi and extoll_fi both run, defined once: include after
  * fi_test.h at the place the cases should take in the program (the harness
  * runs them in definition order; the position only picks each case's OOB
  * port, the same on both nodes, so nothing else depends on it).  Their

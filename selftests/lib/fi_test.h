@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the in-VM tests of the libfabric providers share (exanet:
- * selftests/exanet/exanet_fi2.c and the exanet_fi2-*.h it includes,
+ * selftests/exanet/exanet_fi.c and the exanet_fi-*.h it includes,
  * extoll: selftests/extoll/extoll_fi.c):
  * the two-rank fixture "fi" (fabric, domain, AV, CQ, an enabled endpoint
  * and the peer's address, exchanged out of band), completions, the data

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * exanet_fi2: what goes wrong: RMA with keys that name nothing, a peer
+ * exanet_fi: what goes wrong: RMA with keys that name nothing, a peer
  * SIGKILLed in the middle of rendezvous transfers and a new incarnation of
  * it reachable from the same endpoint.
  *
- * Cases of the translation unit of exanet_fi2.c: include it only there.
+ * Cases of the translation unit of exanet_fi.c: include it only there.
  */
-#ifndef EXANET_FI2_C
-#error "exanet_fi2-faults.h holds cases of exanet_fi2.c: include it only there"
+#ifndef EXANET_FI_C
+#error "exanet_fi-faults.h holds cases of exanet_fi.c: include it only there"
 #endif
 
 /* RMA with keys that name nothing at the target: a write and a read with
@@ -17,7 +17,7 @@
 TEST_F_TIMEOUT(fi, rma_invalid_keys_error_and_memory_unchanged, 300)
 {
 	const size_t len = 65536;
-	struct { uint64_t addr, key; } mine, all[2];
+	struct fi_window all[2];
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry ee;
 	struct fid_mr *mr = NULL;
@@ -25,12 +25,7 @@ TEST_F_TIMEOUT(fi, rma_invalid_keys_error_and_memory_unchanged, 300)
 
 	fi_open_caps(_metadata, self, FI_AV_TABLE, FI_TAGGED | FI_MSG | FI_RMA);
 	memset(self->rbuf, 0x5a, len);
-	ASSERT_EQ(0, fi_mr_reg(self->domain, self->rbuf, len,
-			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
-			       NULL));
-	mine.addr = (uintptr_t)self->rbuf;
-	mine.key = fi_mr_key(mr);
-	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+	fi_share_window(_metadata, self, self->rbuf, len, &mr, all);
 	if (self->rank == 0) {
 		uint64_t keys[2] = {
 			(all[1].key & ~0xffull) | ((all[1].key + 1) & 7),	/* rank nobody holds */

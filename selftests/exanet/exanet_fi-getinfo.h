@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * exanet_fi2: the provider as fi_getinfo lists it, and the capabilities
+ * exanet_fi: the provider as fi_getinfo lists it, and the capabilities
  * it negotiates (plain TEST()s: no fixture, no peer).
  *
- * Cases of the translation unit of exanet_fi2.c: include it only there.
+ * Cases of the translation unit of exanet_fi.c: include it only there.
  */
-#ifndef EXANET_FI2_C
-#error "exanet_fi2-getinfo.h holds cases of exanet_fi2.c: include it only there"
+#ifndef EXANET_FI_C
+#error "exanet_fi-getinfo.h holds cases of exanet_fi.c: include it only there"
 #endif
 
 TEST(fi_info_lists_exanet_rdm_msg_tagged)

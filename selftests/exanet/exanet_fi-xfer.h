@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * exanet_fi2: the operations between two ranks, every byte checked: tagged
+ * exanet_fi: the operations between two ranks, every byte checked: tagged
  * and untagged messages, out-of-order tag matching, unexpected messages and
  * a flood of them, truncation, FI_PEEK/FI_CLAIM and cancel, RMA with keys.
  *
- * Cases of the translation unit of exanet_fi2.c: include it only there.
+ * Cases of the translation unit of exanet_fi.c: include it only there.
  */
-#ifndef EXANET_FI2_C
-#error "exanet_fi2-xfer.h holds cases of exanet_fi2.c: include it only there"
+#ifndef EXANET_FI_C
+#error "exanet_fi-xfer.h holds cases of exanet_fi.c: include it only there"
 #endif
 
 TEST_F_TIMEOUT(fi, tagged_sizes_0_to_1MiB_both_ways_av_table, 600)
@@ -304,7 +304,7 @@ TEST_F_TIMEOUT(fi, peek_claim_and_cancel, 300)
 TEST_F_TIMEOUT(fi, rma_write_read_with_keys, 300)
 {
 	const size_t len = 100000, off = 4096;
-	struct { uint64_t addr, key; } mine, all[2];
+	struct fi_window all[2];
 	struct fi_cq_tagged_entry e;
 	struct fi_cq_err_entry ee;
 	struct fid_mr *mr = NULL;
@@ -314,12 +314,7 @@ TEST_F_TIMEOUT(fi, rma_write_read_with_keys, 300)
 	ASSERT_EQ(FI_RMA, self->info->caps & FI_RMA);
 	ASSERT_EQ(FI_MR_PROV_KEY, self->info->domain_attr->mr_mode & FI_MR_PROV_KEY);
 	memset(self->rbuf, 0x5a, MAX_SIZE);
-	ASSERT_EQ(0, fi_mr_reg(self->domain, self->rbuf, MAX_SIZE,
-			       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0, &mr,
-			       NULL));
-	mine.addr = (uintptr_t)self->rbuf;
-	mine.key = fi_mr_key(mr);
-	ASSERT_EQ(0, oob_allgather(&self->oob, &mine, all, sizeof(mine)));
+	fi_share_window(_metadata, self, self->rbuf, MAX_SIZE, &mr, all);
 	if (self->rank == 0) {
 		uint64_t bad_rank_key = (all[1].key & ~0xffull) | ((all[1].key + 1) & 7);
 

@@ -15,18 +15,18 @@
  * One translation unit: the cases are in the headers this file includes
  * below, one concern each, in run order:
  *
- *   exanet_fi2-getinfo.h   discovery and capability negotiation (no fixture)
- *   exanet_fi2-xfer.h      tagged and untagged messages, tag matching,
- *                          unexpected messages, truncation, FI_PEEK/FI_CLAIM
- *                          and cancel, RMA with keys
- *   exanet_fi2-datapath.h  no system call on the eager path, hundreds of
- *                          operations outstanding
- *   ../lib/fi_cases.h      the cases extoll_fi runs too
- *   exanet_fi2-faults.h    RMA with invalid keys, a peer killed
- *                          mid-rendezvous and a new incarnation of it
- *   exanet_fi2-mrcache.h   the MR cache
+ *   exanet_fi-getinfo.h   discovery and capability negotiation (no fixture)
+ *   exanet_fi-xfer.h      tagged and untagged messages, tag matching,
+ *                         unexpected messages, truncation, FI_PEEK/FI_CLAIM
+ *                         and cancel, RMA with keys
+ *   exanet_fi-datapath.h  no system call on the eager path, hundreds of
+ *                         operations outstanding
+ *   ../lib/fi_cases.h     the cases extoll_fi runs too
+ *   exanet_fi-faults.h    RMA with invalid keys, a peer killed
+ *                         mid-rendezvous and a new incarnation of it
+ *   exanet_fi-mrcache.h   the MR cache
  */
-#define EXANET_FI2_C
+#define EXANET_FI_C
 
 #include <arpa/inet.h>
 #include <linux/seccomp.h>
@@ -52,11 +52,11 @@
 
 #include "../lib/fi_test.h"
 
-#include "exanet_fi2-getinfo.h"
-#include "exanet_fi2-xfer.h"
-#include "exanet_fi2-datapath.h"
+#include "exanet_fi-getinfo.h"
+#include "exanet_fi-xfer.h"
+#include "exanet_fi-datapath.h"
 #include "../lib/fi_cases.h"
-#include "exanet_fi2-faults.h"
-#include "exanet_fi2-mrcache.h"
+#include "exanet_fi-faults.h"
+#include "exanet_fi-mrcache.h"
 
 TEST_HARNESS_MAIN

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * exanet_fi2: the data path under load: no system call on the eager path
+ * exanet_fi: the data path under load: no system call on the eager path
  * (seccomp strict), hundreds of eager and rendezvous operations outstanding.
  *
- * Cases of the translation unit of exanet_fi2.c: include it only there.
+ * Cases of the translation unit of exanet_fi.c: include it only there.
  */
-#ifndef EXANET_FI2_C
-#error "exanet_fi2-datapath.h holds cases of exanet_fi2.c: include it only there"
+#ifndef EXANET_FI_C
+#error "exanet_fi-datapath.h holds cases of exanet_fi.c: include it only there"
 #endif
 
 /* The eager data path (fi_tsend, fi_trecv, fi_cq_read) makes no system

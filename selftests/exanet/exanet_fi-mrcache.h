@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * exanet_fi2: the MR cache: one registration with on-demand paging, and
+ * exanet_fi: the MR cache: one registration with on-demand paging, and
  * never stale pages after munmap/mmap at the same address.
  *
- * Cases of the translation unit of exanet_fi2.c: include it only there.
+ * Cases of the translation unit of exanet_fi.c: include it only there.
  */
-#ifndef EXANET_FI2_C
-#error "exanet_fi2-mrcache.h holds cases of exanet_fi2.c: include it only there"
+#ifndef EXANET_FI_C
+#error "exanet_fi-mrcache.h holds cases of exanet_fi.c: include it only there"
 #endif
 
 /* Whether on-demand registration works on this node (NI with interrupts). */
