@@ -317,7 +317,7 @@ EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=
 $(HT_OUT)/test_extoll_kernel_fake: $(ST_DIR)/host/test_extoll_kernel_fake.c \
 		$(EXTOLL_HT_DEPS) $(RMA2_SRCS) $(RMA2_INT_H) $(VELO2_SRCS) $(VELO2_INT_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(sort $(RMA2_SRCS) $(VELO2_SRCS)) \
 		$(EXTOLL_HT_WRAP) $(USER_LDFLAGS) -lpthread
 
 $(HT_OUT)/test_rma2_fake: $(ST_DIR)/host/test_rma2_fake.c $(EXTOLL_HT_DEPS) \

@@ -534,17 +534,17 @@ EXPORT int exanet_rdma_poll(struct exanet_rdma *r, unsigned int slot, uint64_t *
 EXPORT int exanet_rdma_wait(struct exanet_rdma *r, unsigned int slot,
 			    int64_t timeout_ns, uint64_t *statusp)
 {
-	struct deadline d;
+	struct exa_wait d;
 	int ret;
 
-	exa_deadline_init(&d, timeout_ns);
+	exa_wait_init(&d, timeout_ns);
 	for (;;) {
 		ret = exanet_rdma_poll(r, slot, statusp);
 		if (ret != -EINPROGRESS) {
-			exa_deadline_done(&d);
+			exa_wait_done(&d);
 			return ret;
 		}
-		if (exa_deadline_poll(&d))
+		if (exa_wait_poll(&d))
 			return ret;
 	}
 }
@@ -569,20 +569,20 @@ EXPORT int exanet_rdma_notif_poll(struct exanet_rdma_notif *n, struct exanet_rdm
 EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdma_notif *out,
 				  int64_t timeout_ns)
 {
-	struct deadline d;
+	struct exa_wait d;
 	int ret;
 
 	if (!n)
 		return -EINVAL;
-	exa_deadline_init(&d, timeout_ns);
+	exa_wait_init(&d, timeout_ns);
 	ret = exanet_rdma_notif_poll(n, out);
 	while (!ret) {
 		notif_poll_ni();
 		ret = exanet_rdma_notif_poll(n, out);
-		if (!ret && exa_deadline_poll(&d))
+		if (!ret && exa_wait_poll(&d))
 			return -ETIMEDOUT;
 	}
-	exa_deadline_done(&d);
+	exa_wait_done(&d);
 	return ret;
 }
 

@@ -12,7 +12,7 @@
 #include "extoll.h"
 #include "extoll_hw.h"
 #include "rma2_int.h"
-#include "exa_cpu.h"
+#include "exa_wait.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -165,12 +165,14 @@ EXPORT RMA2_ERROR rma2_noti_probe(RMA2_Port port, RMA2_Notification **notificati
 /* Spin briefly, then yield: a 1-CPU node must let the peer process run. */
 static RMA2_ERROR wait_head(RMA2_Port port)
 {
-	struct exa_spin spin = EXA_SPIN_INIT;
+	struct exa_wait wait;
 
 	if (!port->queue)
 		return RMA2_ERR_ERROR;
+	exa_wait_init(&wait, EXA_WAIT_NO_LIMIT);
 	while (!head_present_polled(port))
-		exa_spin_wait(&spin);
+		exa_wait_poll(&wait);
+	exa_wait_done(&wait);
 	return RMA2_SUCCESS;
 }
 
