@@ -84,9 +84,9 @@ EXTOLL_TOOLS := $(TOOLS_OUT)/rma2-pingpong $(TOOLS_OUT)/rma2-bw $(TOOLS_OUT)/vel
 ALL_TARGETS += $(EXTOLL_TOOLS)
 
 EXTOLL_TOOL_DEPS := $(EXTOLL_TOOL_H) $(PP_COMMON) $(PP_COMMON_H) $(RMA2_HDRS) $(VELO2_HDRS) \
-	$(RMA2_SO) $(VELO2_SO)
+	$(RMA2_SO) $(VELO2_SO) $(EXA_WAIT_SRC)
 EXTOLL_TOOL_CC = $(CC) $(USER_CFLAGS) $(EXTOLL_CFLAGS) $(PP_CFLAGS) \
-	-o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
+	-o $@ $< $(PP_COMMON) $(EXA_WAIT_SRC) $(USER_LDFLAGS) $(JSON_LIBS)
 
 $(TOOLS_OUT)/rma2-pingpong: $(TOP)/tools/rma2-pingpong/rma2-pingpong.c $(EXTOLL_TOOL_DEPS)
 	@mkdir -p $(@D)

@@ -9,13 +9,13 @@
 #define EXTOLL_TOOL_H
 
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "exa_wait.h"
 #include "pp_common.h"
 
 #define XT_MAGIC 0x58544f4cu	/* "XTOL" */
@@ -30,42 +30,6 @@
 	"Exit status: 0 success, 1 run-time failure (device, connection, data\n" \
 	"error), 2 usage error.\n"
 
-/*
- * Waiting for the peer: poll, spinning at most XT_SPIN_NS, then yield the
- * CPU between polls (the peer may be a process on the same CPU).  The
- * clock is read every XT_SPIN_CHECK polls.
- */
-#define XT_SPIN_NS 20000
-#define XT_SPIN_CHECK 32u
-
-struct xt_wait {
-	int64_t start, end;
-	unsigned long polls;
-};
-
-static inline void xt_wait_init(struct xt_wait *w, double tmo)
-{
-	w->start = exa_clock_ns();
-	w->end = w->start + (int64_t)(tmo * 1e9);
-	w->polls = 0;
-}
-
-/* A poll found nothing: 1 = the wait timed out. */
-static inline int xt_wait_more(struct xt_wait *w)
-{
-	int64_t now;
-
-	if (++w->polls % XT_SPIN_CHECK && w->polls < 1000ul * XT_SPIN_CHECK)
-		return 0;
-	now = exa_clock_ns();
-	if (now > w->end)
-		return 1;
-	if (now - w->start > XT_SPIN_NS) {
-		w->polls = 1000ul * XT_SPIN_CHECK;	/* yield every poll from now on */
-		sched_yield();
-	}
-	return 0;
-}
 #define XT_VERSION 2	/* 2: buffers are exchanged after the run parameters */
 
 struct xt_hello {
@@ -290,21 +254,21 @@ static inline void xt_rma2_close(struct xt_rma2 *x, RMA2_Region *reg1, RMA2_Regi
 }
 
 /* Waits for the next RMA notification and consumes it; -1 (reported on
- * stderr) on timeout or an error notification.  The clock is read only
- * every 4096 probes. */
+ * stderr) on timeout or an error notification. */
 static inline int xt_wait_noti(RMA2_Port port, double tmo)
 {
 	RMA2_Notification *n;
-	struct xt_wait w;
+	struct exa_wait w;
 	int err;
 
-	xt_wait_init(&w, tmo);
+	exa_wait_init(&w, (int64_t)(tmo * 1e9));
 	while (rma2_noti_probe(port, &n) != RMA2_SUCCESS) {
-		if (xt_wait_more(&w)) {
+		if (exa_wait_poll(&w)) {
 			fprintf(stderr, "no RMA notification within %g s\n", tmo);
 			return -1;
 		}
 	}
+	exa_wait_done(&w);
 	err = rma2_noti_get_error(n);
 	if (err)
 		fprintf(stderr, "RMA error notification: error %d, size %u, from node %u\n",

@@ -158,15 +158,16 @@ int main(int argc, char **argv)
 						return 1;
 					}
 				} else {
-					int64_t end = exa_clock_ns() + (int64_t)(o.timeout_s * 1e9);
+					struct exa_wait w;
 
+					exa_wait_init(&w, (int64_t)(o.timeout_s * 1e9));
 					while (*ack == 0) {
-						if (exa_clock_ns() > end) {
+						if (exa_wait_poll(&w)) {
 							fprintf(stderr, TOOL ": size %u: no answer\n", size);
 							return 1;
 						}
-						sched_yield();
 					}
+					exa_wait_done(&w);
 				}
 				t1 = exa_clock_ns();
 				if (pass) {
@@ -179,16 +180,17 @@ int main(int argc, char **argv)
 				/* every notification put, in order, then answer */
 				for (unsigned long k = 0; k < n; k++) {
 					RMA2_Notification *nt;
-					struct xt_wait w;
+					struct exa_wait w;
 
-					xt_wait_init(&w, o.timeout_s);
+					exa_wait_init(&w, (int64_t)(o.timeout_s * 1e9));
 					while (rma2_noti_probe(x.port, &nt) != RMA2_SUCCESS) {
-						if (xt_wait_more(&w)) {
+						if (exa_wait_poll(&w)) {
 							fprintf(stderr, TOOL ": notification put %lu of %lu "
 								"missing\n", k, n);
 							return 1;
 						}
 					}
+					exa_wait_done(&w);
 					if (rma2_noti_get_error(nt) ||
 					    rma2_noti_get_notiput_payload(nt) != k) {
 						fprintf(stderr, TOOL ": notification put %lu: error %d "

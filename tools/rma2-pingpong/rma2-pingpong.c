@@ -56,12 +56,13 @@ static const struct pp_tool tool = {
 
 static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
 {
-	struct xt_wait w;
+	struct exa_wait w;
 
-	xt_wait_init(&w, tmo);
+	exa_wait_init(&w, (int64_t)(tmo * 1e9));
 	while (*p != tag)
-		if (xt_wait_more(&w))
+		if (exa_wait_poll(&w))
 			return -1;
+	exa_wait_done(&w);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return 0;
 }

@@ -82,35 +82,18 @@ struct link {
 	unsigned long retries;		/* sends refused with VELO2_RET_TRY_AGAIN */
 };
 
-/* Checks the clock only every 4096 calls: reading it may be a system call. */
-static int expired(int64_t deadline, unsigned long *spins)
-{
-	if ((++*spins & 0xfff) == 0) {
-		if (exa_clock_ns() > deadline)
-			return 1;
-		sched_yield();
-	}
-	return 0;
-}
-
-static int64_t deadline_in(double s)
-{
-	return exa_clock_ns() + (int64_t)(s * 1e9);
-}
-
 static int send_frag(struct link *l, const void *buf, uint32_t len, uint8_t tag, uint8_t mtt)
 {
-	int64_t deadline = 0;
-	unsigned long spins = 0;
+	struct exa_wait w;
 	velo2_ret_t r;
 
+	exa_wait_init(&w, (int64_t)(l->timeout_s * 1e9));
 	while ((r = velo2_send(&l->con, buf, len, tag, mtt)) == VELO2_RET_TRY_AGAIN) {
-		if (!deadline)
-			deadline = deadline_in(l->timeout_s);
 		l->retries++;
-		if (expired(deadline, &spins))
+		if (exa_wait_poll(&w))
 			break;
 	}
+	exa_wait_done(&w);
 	if (r != VELO2_RET_SUCCESS) {
 		fprintf(stderr, TOOL ": velo2_send: %s\n",
 			r == VELO2_RET_TRY_AGAIN ? "no credit within the timeout" : "failed");
@@ -123,18 +106,19 @@ static int send_frag(struct link *l, const void *buf, uint32_t len, uint8_t tag,
 static int recv_frag(struct link *l, void *buf, uint32_t buflen, uint32_t *len, uint8_t *tag,
 		     uint8_t *mtt)
 {
-	int64_t deadline = deadline_in(l->timeout_s);
-	unsigned long spins = 0;
+	struct exa_wait w;
 	uint32_t src = 0;
 	velo2_ret_t r;
 
+	exa_wait_init(&w, (int64_t)(l->timeout_s * 1e9));
 	while ((r = velo2_probe_recv(&l->port, buf, buflen, len, &src, tag, mtt)) ==
 	       VELO2_RET_NO_MSG) {
-		if (expired(deadline, &spins)) {
+		if (exa_wait_poll(&w)) {
 			fprintf(stderr, TOOL ": no message within %g s\n", l->timeout_s);
 			return -1;
 		}
 	}
+	exa_wait_done(&w);
 	if (r != VELO2_RET_SUCCESS) {
 		fprintf(stderr, TOOL ": velo2_probe_recv: %s\n", r == VELO2_RET_INV_MSG ?
 			"message longer than the fragment expected, or with the error bit" :
