@@ -52,9 +52,11 @@ JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null || echo -I/usr/inc
 JSON_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 TOOL_JSON := $(TOOLS_COMMON)/tool_json.c
 TOOL_JSON_H := $(TOOLS_COMMON)/tool_json.h
-PP_COMMON := $(TOOLS_COMMON)/pp_common.c $(TOOL_JSON)
-PP_COMMON_H = $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/tool_parse.h $(TOOL_JSON_H) \
-	$(EXA_COMMON_HDRS)
+# the one meaning of --sizes (tool_sizes.h)
+TOOL_SIZES := $(TOOLS_COMMON)/tool_sizes.c
+PP_COMMON := $(TOOLS_COMMON)/pp_common.c $(TOOL_SIZES) $(TOOL_JSON)
+PP_COMMON_H = $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/tool_parse.h $(TOOLS_COMMON)/tool_sizes.h \
+	$(TOOL_JSON_H) $(EXA_COMMON_HDRS)
 PP_CFLAGS := -I$(TOOLS_COMMON) $(JSON_CFLAGS)
 # The one generic netlink client (exanetctl, exanet-ipd, the selftests'
 # helpers): tools/common/exa_genl.c on Debian's libnl-genl-3

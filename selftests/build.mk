@@ -213,7 +213,7 @@ ALL_TARGETS += $(FUZZ_BINS)
 
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
-HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
+HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_tool_sizes test_ipd_proto \
 	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
@@ -242,6 +242,11 @@ $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMO
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS) \
 		$(JSON_LIBS)
+
+$(HT_OUT)/test_tool_sizes: $(ST_DIR)/host/test_tool_sizes.c $(TOOL_SIZES) \
+		$(TOOLS_COMMON)/tool_sizes.h $(TOOLS_COMMON)/tool_parse.h $(KSFT_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_SIZES) $(USER_LDFLAGS)
 
 $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
 		$(TOP)/lib/libexanet-fi/xfi_proto.h $(KSFT_HDRS)

@@ -29,16 +29,20 @@ $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h 
 # MPI benchmark of make bench-mpi (Debian's Open MPI wrapper compiler)
 MPI_BENCH := $(TOOLS_OUT)/exanet-mpi-bench
 ALL_TARGETS += $(MPI_BENCH)
-$(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c $(TOOL_JSON) $(TOOL_JSON_H)
+$(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c $(TOOL_JSON) $(TOOL_JSON_H) $(TOOL_SIZES) \
+		$(TOOLS_COMMON)/tool_sizes.h
 	@mkdir -p $(@D)
-	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(JSON_LIBS)
+	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(TOOL_SIZES) \
+		$(JSON_LIBS)
 
 # Event building (make bench-evb, Documentation/evb.md)
 EVB := $(TOOLS_OUT)/exanet-evb
 ALL_TARGETS += $(EVB)
-$(EVB): $(TOP)/tools/mpi/exanet-evb.c $(TOOLS_COMMON)/tool_parse.h $(TOOL_JSON) $(TOOL_JSON_H)
+$(EVB): $(TOP)/tools/mpi/exanet-evb.c $(TOOLS_COMMON)/tool_parse.h $(TOOL_JSON) $(TOOL_JSON_H) \
+		$(TOOL_SIZES) $(TOOLS_COMMON)/tool_sizes.h
 	@mkdir -p $(@D)
-	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(JSON_LIBS)
+	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(TOOL_SIZES) \
+		$(JSON_LIBS)
 
 .PHONY: user-tools
 user-tools: $(USER_TOOLS)

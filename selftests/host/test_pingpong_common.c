@@ -45,7 +45,7 @@ TEST(parse_args_per_tool_defaults_and_limits)
 	ASSERT_EQ(0, parse(&dev_tool, &o, "--client --oob 10.42.0.2:5000 --sizes 1-64 --slots 256"));
 	ASSERT_EQ(1, o.client);
 	ASSERT_EQ(5000, o.oob_port);
-	ASSERT_EQ(64, o.nsizes);
+	ASSERT_EQ(7, o.nsizes);		/* 1, 2, 4, .. 64 */
 	ASSERT_EQ(256, o.slots);
 	ASSERT_EQ(10, (int)o.timeout_s);
 	ASSERT_EQ(0, parse(&net_tool, &o, "--server"));
@@ -61,26 +61,29 @@ TEST(parse_args_per_tool_defaults_and_limits)
 	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --clock sundial"));
 }
 
-TEST(parse_sizes_lists_and_ranges)
+/* --sizes: the one list syntax (test_tool_sizes), within the tool's sizes */
+TEST(parse_args_sizes_lists_and_ranges)
 {
-	unsigned int s[PP_MAX_SIZES], n = 0;
+	char args[512] = "--server --sizes 1";
+	struct pp_opts o;
 
-	ASSERT_EQ(0, pp_parse_sizes("8,16,64", 64, s, &n));
-	ASSERT_EQ(3, n);
-	ASSERT_EQ(8, s[0]);
-	ASSERT_EQ(64, s[2]);
-	ASSERT_EQ(0, pp_parse_sizes("1-64", 64, s, &n));
-	ASSERT_EQ(64, n);
-	ASSERT_EQ(64, s[63]);
-	ASSERT_EQ(0, pp_parse_sizes("1-3,60", 64, s, &n));
-	ASSERT_EQ(4, n);
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("0", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("65", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("8,x", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("10-2", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("-5", 64, s, &n));
-	ASSERT_EQ(-E2BIG, pp_parse_sizes("1-64,1", 64, s, &n));
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--server --sizes 8,16,64"));
+	ASSERT_EQ(3, o.nsizes);
+	ASSERT_EQ(8, o.sizes[0]);
+	ASSERT_EQ(64, o.sizes[2]);
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--server --sizes 1-3,60"));
+	ASSERT_EQ(3, o.nsizes);		/* 1, 2 and 60 */
+	ASSERT_EQ(60, o.sizes[2]);
+	ASSERT_EQ(0, parse(&net_tool, &o, "--server -S 4-32"));
+	ASSERT_EQ(4, o.nsizes);
+	ASSERT_EQ(32, o.sizes[3]);
+	ASSERT_EQ(-EINVAL, parse(&net_tool, &o, "--server --sizes 1-64"));	/* 64 > 32 */
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --sizes 0"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --sizes 8,x"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --sizes 10-2"));
+	for (int i = 1; i <= PP_MAX_SIZES; i++)
+		strcat(args, ",1");
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, args));	/* 65 sizes */
 }
 
 TEST(parse_hostport)

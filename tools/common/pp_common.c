@@ -92,51 +92,6 @@ const char *pp_timer_desc(void)
 	return timer_desc;
 }
 
-int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n)
-{
-	char *copy, *tok, *save = NULL;
-	unsigned int count = 0;
-	int err = 0;
-
-	if (!s || !*s)
-		return -EINVAL;
-	copy = strdup(s);
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long lo, hi, v;
-		char *dash = strchr(tok, '-');
-
-		if (dash) {
-			*dash = '\0';
-			if (tool_parse_ulong(tok, 1, max, &lo) || tool_parse_ulong(dash + 1, 1, max, &hi) ||
-			    lo > hi) {
-				err = -EINVAL;
-				break;
-			}
-		} else {
-			if (tool_parse_ulong(tok, 1, max, &lo)) {
-				err = -EINVAL;
-				break;
-			}
-			hi = lo;
-		}
-		for (v = lo; v <= hi; v++) {
-			if (count >= PP_MAX_SIZES) {
-				err = -E2BIG;
-				break;
-			}
-			sizes[count++] = (unsigned int)v;
-		}
-	}
-	free(copy);
-	if (!err && count == 0)
-		err = -EINVAL;
-	if (!err)
-		*n = count;
-	return err;
-}
-
 int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *port)
 {
 	const char *colon;
@@ -535,13 +490,17 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 			}
 			o->peer_node = (long)v;
 			break;
-		case 'S':
-			if (pp_parse_sizes(optarg, t->max_size, o->sizes, &o->nsizes)) {
-				fprintf(stderr, "%s: bad --sizes '%s' (1..%u)\n", t->name, optarg,
-					t->max_size);
+		case 'S': {
+			int n = tool_parse_sizes(optarg, 1, t->max_size, o->sizes, PP_MAX_SIZES);
+
+			if (n < 0) {
+				fprintf(stderr, "%s: bad --sizes '%s' (1..%u, at most %u sizes)\n",
+					t->name, optarg, t->max_size, PP_MAX_SIZES);
 				return -EINVAL;
 			}
+			o->nsizes = (unsigned int)n;
 			break;
+		}
 		case 'i':
 			if (tool_parse_ulong(optarg, 1, 100000000, &o->iters)) {
 				fprintf(stderr, "%s: bad --iters '%s'\n", t->name, optarg);

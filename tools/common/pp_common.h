@@ -15,6 +15,7 @@
 #include "exa_clock.h"	/* exa_clock_ns(): CLOCK_MONOTONIC in ns */
 #include "tool_json.h"	/* the JSON output (json-c) */
 #include "tool_parse.h"	/* tool_parse_ulong() */
+#include "tool_sizes.h"	/* tool_parse_sizes(): --sizes */
 
 #define PP_MAX_SIZES 64
 #define PP_DEFAULT_PORT 18515
@@ -115,8 +116,6 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 int pp_main(int argc, char **argv, const struct pp_tool *t,
 	    int (*server)(const struct pp_opts *), int (*client)(const struct pp_opts *));
 
-/* "8,16,64" or "1-64"; sizes must be within [1, max]. */
-int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n);
 /* "HOST:PORT", ":PORT", "PORT" or "HOST". */
 int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *port);
 

@@ -51,25 +51,14 @@ struct rt_ctx {
 	uint32_t peer_node;
 };
 
-/* "1-4194304" = powers of two in the range; else pp_parse_sizes lists. */
 static inline int rt_parse_sizes(const char *s, unsigned int *sizes, unsigned int *n)
 {
-	unsigned long lo, hi;
-	char *end;
+	int k = tool_parse_sizes(s, 1, RT_MAX_SIZE, sizes, PP_MAX_SIZES);
 
-	if (!strchr(s, ',') && strchr(s, '-')) {
-		lo = strtoul(s, &end, 10);
-		if (*end != '-')
-			return -1;
-		hi = strtoul(end + 1, &end, 10);
-		if (*end || !lo || hi < lo || hi > RT_MAX_SIZE)
-			return -1;
-		*n = 0;
-		for (unsigned long v = lo; v <= hi && *n < PP_MAX_SIZES; v *= 2)
-			sizes[(*n)++] = (unsigned int)v;
-		return 0;
-	}
-	return pp_parse_sizes(s, RT_MAX_SIZE, sizes, n);
+	if (k < 0)
+		return -1;
+	*n = (unsigned int)k;
+	return 0;
 }
 
 /* Options of both tools (window and reg_bytes: exanet-rdma-bw only). */

@@ -41,8 +41,9 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -c, --client           drive the measurement\n"
 PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
-"  -S, --sizes LIST       transfer sizes 1..%u bytes (default 64,1024,4096,65536,\n"
-"                         262144,1048576,4194304)\n"
+"  -S, --sizes LIST       transfer sizes 1..%u bytes: 4096,65536, or 64-65536 =\n"
+"                         64,128,..,65536 (default 64,1024,4096,65536,262144,\n"
+"                         1048576,4194304)\n"
 "  -i, --iters N          transfers per size (default 1000)\n"
 "  -w, --warmup N         untimed transfers per size first (default 100)\n"
 "  -t, --timeout SEC      per-size and connection timeout (default 60)\n"

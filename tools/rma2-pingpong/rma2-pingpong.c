@@ -38,7 +38,7 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -c, --client           drive the measurement\n"
 PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
-"  -S, --sizes LIST       message sizes 1..%u bytes, e.g. 8,64 or 1-64\n"
+"  -S, --sizes LIST       message sizes 1..%u bytes: 8,64, or 1-64 = 1,2,4,..,64\n"
 "                         (default 1,8,64,256,1024,4096,16384,65536)\n"
 PP_HELP_ROUND_TRIPS
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"

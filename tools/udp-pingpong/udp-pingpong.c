@@ -34,7 +34,7 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -o, --oob HOST:PORT    server: [HOST:]PORT to bind; client: server address\n"
 "                         (default port %u)\n"
 "  -n, --peer-node N      accepted for compatibility, ignored\n"
-"  -S, --sizes LIST       payload sizes 1..64, e.g. 8,16,64 or 1-64\n"
+"  -S, --sizes LIST       payload sizes 1..64: 8,16,64, or 1-64 = 1,2,4,..,64\n"
 PP_HELP_ROUND_TRIPS
 "  -t, --timeout SEC      per-reply timeout before a retransmission (default 1),\n"
 "                         server: idle timeout x 60\n"

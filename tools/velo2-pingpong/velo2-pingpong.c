@@ -53,9 +53,9 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -c, --client           drive the measurement (the server adopts its options)\n"
 PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
-"  -S, --sizes LIST       message sizes, e.g. 8,64 or 1-64: 1..120 bytes, with\n"
-"                         --frag or --bw 1..%u (default 1,8,16,32,56,64,96,120;\n"
-"                         with --frag or --bw 8,64,120,256,1024,4096)\n"
+"  -S, --sizes LIST       message sizes: 8,64, or 1-64 = 1,2,4,..,64; 1..120 bytes,\n"
+"                         with --frag or --bw 1..%u (default 1,8,16,32,56,64,\n"
+"                         96,120; with --frag or --bw 8,64,120,256,1024,4096)\n"
 "  -i, --iters N          timed round trips (--bw: messages) per size (default 1000)\n"
 "  -w, --warmup N         untimed round trips (messages) per size first (default 100)\n"
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
