@@ -54,8 +54,9 @@ TOOL_JSON := $(TOOLS_COMMON)/tool_json.c
 TOOL_JSON_H := $(TOOLS_COMMON)/tool_json.h
 # the one meaning of --sizes (tool_sizes.h)
 TOOL_SIZES := $(TOOLS_COMMON)/tool_sizes.c
-PP_COMMON := $(TOOLS_COMMON)/pp_common.c $(TOOL_SIZES) $(TOOL_JSON)
-PP_COMMON_H = $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/tool_parse.h $(TOOLS_COMMON)/tool_sizes.h \
+PP_COMMON := $(TOOLS_COMMON)/pp_common.c $(TOOLS_COMMON)/pp_params.c $(TOOL_SIZES) $(TOOL_JSON)
+PP_COMMON_H = $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/pp_params.h $(TOOLS_COMMON)/tool_parse.h \
+	$(TOOLS_COMMON)/tool_sizes.h \
 	$(TOOL_JSON_H) $(EXA_COMMON_HDRS)
 PP_CFLAGS := -I$(TOOLS_COMMON) $(JSON_CFLAGS)
 # The one generic netlink client (exanetctl, exanet-ipd, the selftests'

@@ -44,9 +44,12 @@ struct xt_hello {
 	uint32_t pad;
 };
 
-/* Connect (client) or accept (server); exchange hellos.  The server adopts
- * the client's run parameters (pp_run_adopt(): sizes within 1..max_size).
- * Returns the TCP fd or -1. */
+/*
+ * Connect (client) or accept (server); exchange hellos (me->run.flags:
+ * o->flags).  The server adopts the client's run parameters
+ * (pp_run_adopt(): sizes within 1..max_size) and options (o->flags).
+ * Returns the TCP fd or -1.
+ */
 static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int max_size,
 			       struct xt_hello *me, struct xt_hello *peer)
 {
@@ -54,8 +57,9 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int
 
 	me->magic = XT_MAGIC;
 	me->version = XT_VERSION;
+	me->run.flags = o->flags;
 	if (o->client) {
-		pp_run_offer(&me->run, o->sizes, o->nsizes, o->iters, o->warmup, me->run.flags);
+		pp_run_offer(&me->run, o->sizes, o->nsizes, o->iters, o->warmup, o->flags);
 		fd = pp_tcp_connect(o->oob_host, o->oob_port, o->timeout_s);
 	} else {
 		int lfd = pp_tcp_listen(o->oob_host[0] ? o->oob_host : NULL, o->oob_port);
@@ -86,6 +90,8 @@ static inline int xt_handshake(const char *tool, struct pp_opts *o, unsigned int
 		close(fd);
 		return -1;
 	}
+	if (o->server)
+		o->flags = peer->run.flags;
 	return fd;
 }
 
@@ -189,12 +195,12 @@ struct xt_rma2 {
 };
 
 /*
- * rma2_open(), then xt_handshake() with our node, VPID and *flags in
- * x->me; a server adopts the client's flags.  0, or -1 (reported on
+ * rma2_open(), then xt_handshake() with our node and VPID in x->me (a
+ * server adopts the client's run and o->flags).  0, or -1 (reported on
  * stderr).
  */
 static inline int xt_rma2_open(const char *tool, struct pp_opts *o, unsigned int max_size,
-			       uint32_t *flags, struct xt_rma2 *x)
+			       struct xt_rma2 *x)
 {
 	RMA2_ERROR rc;
 
@@ -207,13 +213,8 @@ static inline int xt_rma2_open(const char *tool, struct pp_opts *o, unsigned int
 	}
 	x->me.node = rma2_get_nodeid(x->port);
 	x->me.vpid = rma2_get_vpid(x->port);
-	x->me.run.flags = *flags;
 	x->fd = xt_handshake(tool, o, max_size, &x->me, &x->peer);
-	if (x->fd < 0)
-		return -1;
-	if (o->server)
-		*flags = x->peer.run.flags;
-	return 0;
+	return x->fd < 0 ? -1 : 0;
 }
 
 /*
@@ -278,42 +279,15 @@ static inline int xt_wait_noti(RMA2_Port port, double tmo)
 }
 #endif
 
-/* Quadword commands move multiples of 8 bytes only. */
+/* Quadword commands move multiples of 8 bytes only: 0, or -EINVAL (said). */
 static inline int xt_check_qw_sizes(const char *tool, const struct pp_opts *o)
 {
 	for (unsigned int i = 0; i < o->nsizes; i++)
 		if (o->sizes[i] & 7) {
 			fprintf(stderr, "%s: --qw needs sizes that are multiples of 8\n", tool);
-			return -1;
+			return -EINVAL;
 		}
 	return 0;
-}
-
-/* Removes a flag (no argument) from argv; returns 1 if it was there. */
-static inline int xt_take_flag(int *argc, char **argv, const char *flag)
-{
-	int found = 0, j = 1;
-
-	for (int i = 1; i < *argc; i++) {
-		if (!strcmp(argv[i], flag)) {
-			found = 1;
-			continue;
-		}
-		argv[j++] = argv[i];
-	}
-	*argc = j;
-	argv[j] = NULL;
-	return found;
-}
-
-/* xt_take_flag() of each of flags[] (NULL-terminated): bit i = flags[i]. */
-static inline uint32_t xt_take_flags(int *argc, char **argv, const char *const *flags)
-{
-	uint32_t found = 0;
-
-	for (unsigned int i = 0; flags[i]; i++)
-		found |= (uint32_t)xt_take_flag(argc, argv, flags[i]) << i;
-	return found;
 }
 
 #endif

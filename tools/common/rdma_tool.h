@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by exanet-rdma-bw and exanet-rdma-lat: the options both take,
- * setup of an RDMA page and a registered buffer, and the out-of-band
+ * Shared by exanet-rdma-bw and exanet-rdma-lat: the defaults of their
+ * options, setup of an RDMA page and a registered buffer, and the out-of-band
  * exchange of run parameters and remote addresses over a TCP connection on
  * the management network (pp_common.c helpers).
  */
@@ -9,7 +9,6 @@
 #define RDMA_TOOL_H
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,104 +49,6 @@ struct rt_ctx {
 	struct exanet_raddr peer_buf, peer_notif;
 	uint32_t peer_node;
 };
-
-static inline int rt_parse_sizes(const char *s, unsigned int *sizes, unsigned int *n)
-{
-	int k = tool_parse_sizes(s, 1, RT_MAX_SIZE, sizes, PP_MAX_SIZES);
-
-	if (k < 0)
-		return -1;
-	*n = (unsigned int)k;
-	return 0;
-}
-
-/* Options of both tools (window and reg_bytes: exanet-rdma-bw only). */
-struct rt_opts {
-	int server, client, json, verbose;
-	char host[256];
-	unsigned int port;
-	unsigned int sizes[PP_MAX_SIZES], nsizes;
-	unsigned long iters, warmup;
-	int iters_given;		/* --iters on the command line */
-	double timeout_s;
-	const char *device;
-	unsigned int mode;		/* the tool's flags, sent in the hello */
-	unsigned int window;		/* transfers in flight */
-	unsigned long reg_bytes;	/* --reg-time: registration cost only */
-};
-
-
-/* Defaults: the given port, iterations and warm-up; 30 s; RT_DEFAULT_SIZES. */
-static inline void rt_opts_init(struct rt_opts *o, unsigned int port, unsigned long iters,
-				unsigned long warmup)
-{
-	memset(o, 0, sizeof(*o));
-	o->port = port;
-	o->iters = iters;
-	o->warmup = warmup;
-	o->timeout_s = 30;
-	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
-	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
-}
-
-/*
- * An option of PP_LOPTS_COMMON but --help (getopt_long's c and optarg):
- * 0 taken, -1 bad value, 1 not one of them.  --iters: 1..max_iters.
- */
-static inline int rt_opt(struct rt_opts *o, int c, const char *arg, unsigned long max_iters)
-{
-	switch (c) {
-	case 's': o->server = 1; return 0;
-	case 'c': o->client = 1; return 0;
-	case 'o': return pp_parse_hostport(arg, o->host, sizeof(o->host), &o->port) ? -1 : 0;
-	case 'S': return rt_parse_sizes(arg, o->sizes, &o->nsizes) || !o->nsizes ? -1 : 0;
-	case 'i':
-		o->iters_given = 1;
-		return tool_parse_ulong(arg, 1, max_iters, &o->iters) ? -1 : 0;
-	case 'w': return tool_parse_ulong(arg, 0, 1000000, &o->warmup) ? -1 : 0;
-	case 'd': o->device = arg; return 0;
-	case 't':
-		o->timeout_s = strtod(arg, NULL);
-		return o->timeout_s <= 0 ? -1 : 0;
-	case 'j': o->json = 1; return 0;
-	case 'v': o->verbose = 1; return 0;
-	}
-	return 1;
-}
-
-/*
- * getopt_long over argv: the options of rt_opt() (--iters: 1..max_iters),
- * --help (usage on stdout, exit 0), and the tool's own through tool_opt
- * (0 taken, else invalid).  0, or -1 for an invalid option or value.
- */
-static inline int rt_parse(int argc, char **argv, struct rt_opts *o, const char *shortopts,
-			   const struct option *lopts, unsigned long max_iters,
-			   int (*tool_opt)(struct rt_opts *o, int c, const char *arg),
-			   void (*usage)(FILE *f))
-{
-	int c, r;
-
-	while ((c = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
-		r = rt_opt(o, c, optarg, max_iters);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (tool_opt(o, c, optarg))
-			return -1;
-	}
-	return 0;
-}
-
-/* After the options: no operand, one side, a client knows the server. */
-static inline int rt_opts_check(const struct rt_opts *o, int argc)
-{
-	return optind != argc || o->server == o->client || (o->client && !o->host[0]) ? -1 : 0;
-}
 
 /*
  * odp: the buffers are registered on demand (the implicit registration),
@@ -254,22 +155,22 @@ static inline int rt_hello_take(struct rt_ctx *c, const struct rt_hello *h)
  * (sizes, iters, warmup; the tool decodes peer->mode).  Returns the
  * connected fd, or -1 (reported on stderr).
  */
-static inline int rt_rendezvous(const char *tool, struct rt_opts *o, struct rt_hello *peer)
+static inline int rt_rendezvous(const char *tool, struct pp_opts *o, struct rt_hello *peer)
 {
 	int fd, lfd;
 
 	if (o->client) {
-		fd = pp_tcp_connect(o->host, o->port, o->timeout_s);
+		fd = pp_tcp_connect(o->oob_host, o->oob_port, o->timeout_s);
 		if (fd < 0) {
-			fprintf(stderr, "%s: connect %s:%u: %s\n", tool, o->host, o->port,
+			fprintf(stderr, "%s: connect %s:%u: %s\n", tool, o->oob_host, o->oob_port,
 				strerror(-fd));
 			return -1;
 		}
 		return fd;
 	}
-	lfd = pp_tcp_listen(o->host[0] ? o->host : NULL, o->port);
+	lfd = pp_tcp_listen(o->oob_host[0] ? o->oob_host : NULL, o->oob_port);
 	if (lfd < 0) {
-		fprintf(stderr, "%s: listen on port %u: %s\n", tool, o->port, strerror(-lfd));
+		fprintf(stderr, "%s: listen on port %u: %s\n", tool, o->oob_port, strerror(-lfd));
 		return -1;
 	}
 	fd = pp_tcp_accept(lfd, 600);
@@ -292,7 +193,7 @@ static inline int rt_rendezvous(const char *tool, struct rt_opts *o, struct rt_h
 }
 
 /* Largest size of the run, 0 if a size is 0 or above RT_MAX_SIZE. */
-static inline unsigned int rt_max_size(const struct rt_opts *o)
+static inline unsigned int rt_max_size(const struct pp_opts *o)
 {
 	for (unsigned int i = 0; i < o->nsizes; i++)
 		if (!o->sizes[i] || o->sizes[i] > RT_MAX_SIZE)
@@ -306,7 +207,7 @@ static inline unsigned int rt_max_size(const struct rt_opts *o)
  * and the peer's addresses are taken.  0, or -1 (reported on stderr, but
  * our own setup error, reported by rt_setup()).
  */
-static inline int rt_hello_exchange(const char *tool, struct rt_ctx *c, const struct rt_opts *o,
+static inline int rt_hello_exchange(const char *tool, struct rt_ctx *c, const struct pp_opts *o,
 				    int err, uint32_t mode, int fd, struct rt_hello *peer)
 {
 	struct rt_hello mine;

@@ -27,8 +27,6 @@
 #define TOOL "rma2-bw"
 #define MAX_SIZE (8u * 1024u * 1024u)
 
-static const unsigned int def_sizes[] = { 64, 1024, 4096, 65536, 262144, 1048576, 4194304 };
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -56,8 +54,46 @@ PP_HELP_TAIL
 "Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
 }
 
+/* o->flags */
+enum { FLAG_QW = 1, FLAG_GET = 2, FLAG_IMM = 4, FLAG_NOTI = 8 };
+
+static const struct option tool_lopts[] = {
+	{ "qw", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "get", no_argument, NULL, PP_FLAG_OPT(1) },
+	{ "imm", no_argument, NULL, PP_FLAG_OPT(2) },
+	{ "noti", no_argument, NULL, PP_FLAG_OPT(3) },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int check_opts(struct pp_opts *o)
+{
+	uint32_t f = o->flags;
+
+	if (f & (f - 1)) {
+		fprintf(stderr, TOOL ": --qw, --get, --imm and --noti exclude each other\n");
+		return -EINVAL;
+	}
+	if (f & FLAG_QW)
+		return xt_check_qw_sizes(TOOL, o);
+	/* the server adopts the client's sizes in the handshake */
+	for (unsigned int si = 0; o->client && si < o->nsizes && (f & (FLAG_IMM | FLAG_NOTI)); si++) {
+		if (o->sizes[si] > 8 || ((f & FLAG_NOTI) && o->sizes[si] != 8)) {
+			fprintf(stderr, TOOL ": --imm takes sizes 1..8, --noti size 8\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static const struct pp_tool tool = {
-	TOOL, MAX_SIZE, 60.0, 0, usage, def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+	.name = TOOL,
+	.max_size = MAX_SIZE,
+	.default_timeout_s = 60,
+	.usage = usage,
+	.default_sizes = "64,1024,4096,65536,262144,1048576,4194304",
+	.tool_lopts = tool_lopts,
+	.tool_opt = pp_flag_opt,
+	.check = check_opts,
 };
 
 int main(int argc, char **argv)
@@ -71,30 +107,17 @@ int main(int argc, char **argv)
 	size_t bsize;
 	volatile uint64_t *ack;
 	int qw, get, imm, noti;
-	uint32_t flags = xt_take_flags(&argc, argv, (const char *const[]){ "--qw", "--get", "--imm",
-									"--noti", NULL });
 	unsigned int si;
 
-	qw = flags & 1;
-	get = (flags >> 1) & 1;
-	imm = (flags >> 2) & 1;
-	noti = (flags >> 3) & 1;
-	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	if (qw + get + imm + noti > 1) {
-		fprintf(stderr, TOOL ": --qw, --get, --imm and --noti exclude each other\n");
-		return PP_EXIT_USAGE;
-	}
-	/* the server adopts the client's sizes in the handshake */
-	for (si = 0; o.client && si < o.nsizes && (imm || noti); si++) {
-		if (o.sizes[si] > 8 || (noti && o.sizes[si] != 8)) {
-			fprintf(stderr, TOOL ": --imm takes sizes 1..8, --noti size 8\n");
-			return PP_EXIT_USAGE;
-		}
-	}
 	memset(res, 0, sizeof(res));
-	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &flags, &x))
+	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &x))	/* a server adopts the client's o.flags */
 		return 1;
+	qw = !!(o.flags & FLAG_QW);
+	get = !!(o.flags & FLAG_GET);
+	imm = !!(o.flags & FLAG_IMM);
+	noti = !!(o.flags & FLAG_NOTI);
 	/* one buffer: the run's largest size + a page holding the ack quadword */
 	bsize = xt_buffer_size(&o);
 	buf = aligned_alloc(4096, bsize + 4096);
@@ -107,12 +130,6 @@ int main(int argc, char **argv)
 		return 1;
 	if (xt_rma2_connect(TOOL, &x, &o, buf_reg, bsize))
 		return 1;
-	if (o.server) {		/* the client's */
-		qw = flags & 1;
-		get = (flags >> 1) & 1;
-		imm = (flags >> 2) & 1;
-		noti = (flags >> 3) & 1;
-	}
 	for (si = 0; si < o.nsizes; si++) {
 		uint32_t size = o.sizes[si];
 		int64_t t0 = 0, t1;

@@ -24,8 +24,6 @@
 #define TOOL "rma2-pingpong"
 #define MAX_SIZE (8u * 1024u * 1024u)
 
-static const unsigned int def_sizes[] = { 1, 8, 64, 256, 1024, 4096, 16384, 65536 };
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -50,8 +48,31 @@ PP_HELP_ROUND_TRIPS
 XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, MAX_SIZE);
 }
 
+/* o->flags */
+enum { FLAG_QW = 1, FLAG_NOTI = 2, FLAG_GET = 4 };
+
+static const struct option tool_lopts[] = {
+	{ "qw", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "noti", no_argument, NULL, PP_FLAG_OPT(1) },
+	{ "get", no_argument, NULL, PP_FLAG_OPT(2) },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int check_opts(struct pp_opts *o)
+{
+	return o->flags & FLAG_QW ? xt_check_qw_sizes(TOOL, o) : 0;
+}
+
 static const struct pp_tool tool = {
-	TOOL, MAX_SIZE, 10.0, 0, usage, def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+	.name = TOOL,
+	.max_size = MAX_SIZE,
+	.default_timeout_s = 10,
+	.opts = PP_OPT_TIMING,
+	.usage = usage,
+	.default_sizes = "1,8,64,256,1024,4096,16384,65536",
+	.tool_lopts = tool_lopts,
+	.tool_opt = pp_flag_opt,
+	.check = check_opts,
 };
 
 static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
@@ -121,20 +142,17 @@ int main(int argc, char **argv)
 	size_t bsize;
 	uint64_t *rtt;
 	int qw, noti, do_get;
-	uint32_t flags = xt_take_flags(&argc, argv, (const char *const[]){ "--qw", "--noti",
-									"--get", NULL });
 	unsigned int si;
 
-	qw = flags & 1;
-	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	if (pp_timer_init(o.clock ? o.clock : "auto"))
+	if (pp_timer_init(o.clock))
 		return 1;
-	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &flags, &x))
+	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &x))
 		return 1;
-	qw = flags & 1;
-	noti = (flags >> 1) & 1;
-	do_get = (flags >> 2) & 1;
+	qw = !!(o.flags & FLAG_QW);
+	noti = !!(o.flags & FLAG_NOTI);
+	do_get = !!(o.flags & FLAG_GET);
 	/* Only what the run's sizes need is allocated and registered. */
 	bsize = xt_buffer_size(&o);
 	rbuf = aligned_alloc(4096, bsize);

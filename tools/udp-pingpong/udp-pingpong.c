@@ -50,7 +50,7 @@ static const struct pp_tool udp_pp_tool = {
 	.name = TOOL,
 	.max_size = UDP_MAX_PAYLOAD,
 	.default_timeout_s = 1,
-	.has_device = 0,
+	.opts = PP_OPT_PEER | PP_OPT_TIMING,
 	.usage = usage,
 };
 

@@ -35,10 +35,9 @@
 #define FRAG_MAX_SIZE (4u << 20)
 
 enum { MTT_MORE = 0, MTT_LAST = 1, MTT_ACK = 2 };
-enum { FLAG_FRAG = 1, FLAG_BW = 2, FLAG_VERIFY = 4 };
-
-static const unsigned int def_sizes[] = { 1, 8, 16, 32, 56, 64, 96, 120 };
-static const unsigned int def_frag_sizes[] = { 8, 64, 120, 256, 1024, 4096 };
+enum { FLAG_FRAG = 1, FLAG_BW = 2, FLAG_VERIFY = 4 };	/* o->flags */
+#define DEF_SIZES "1,8,16,32,56,64,96,120"
+#define DEF_FRAG_SIZES "8,64,120,256,1024,4096"
 
 static void usage(FILE *f)
 {
@@ -65,13 +64,36 @@ PP_HELP_OOB_LISTEN
 XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, FRAG_MAX_SIZE);
 }
 
-static const struct pp_tool tool_single = {
-	TOOL, VELO2_MAX_MSG_SIZE, 10.0, 0, usage,
-	def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+static const struct option tool_lopts[] = {
+	{ "frag", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "bw", no_argument, NULL, PP_FLAG_OPT(1) },
+	{ "verify", no_argument, NULL, PP_FLAG_OPT(2) },
+	{ NULL, 0, NULL, 0 }
 };
-static const struct pp_tool tool_frag = {
-	TOOL, FRAG_MAX_SIZE, 10.0, 0, usage,
-	def_frag_sizes, sizeof(def_frag_sizes) / sizeof(def_frag_sizes[0])
+
+/* --frag, --bw (implies --frag), --verify; fragments carry larger sizes */
+static int tool_opt(struct pp_opts *o, int c, const char *arg)
+{
+	if (pp_flag_opt(o, c, arg))
+		return -EINVAL;
+	if (o->flags & FLAG_BW)
+		o->flags |= FLAG_FRAG;
+	if (o->flags & FLAG_FRAG) {
+		o->max_size = FRAG_MAX_SIZE;
+		o->default_sizes = DEF_FRAG_SIZES;
+	}
+	return 0;
+}
+
+static const struct pp_tool tool = {
+	.name = TOOL,
+	.max_size = VELO2_MAX_MSG_SIZE,
+	.default_timeout_s = 10,
+	.opts = PP_OPT_TIMING,
+	.usage = usage,
+	.default_sizes = DEF_SIZES,
+	.tool_lopts = tool_lopts,
+	.tool_opt = tool_opt,
 };
 
 struct link {
@@ -328,12 +350,9 @@ int main(int argc, char **argv)
 	int fd, failed = 0;
 	unsigned int si;
 
-	flags = (uint32_t)(xt_take_flag(&argc, argv, "--frag") * FLAG_FRAG |
-			   xt_take_flag(&argc, argv, "--bw") * (FLAG_BW | FLAG_FRAG) |
-			   xt_take_flag(&argc, argv, "--verify") * FLAG_VERIFY);
-	if (pp_parse_args(argc, argv, flags & FLAG_FRAG ? &tool_frag : &tool_single, &o))
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	if (pp_timer_init(o.clock ? o.clock : "auto"))
+	if (pp_timer_init(o.clock))
 		return 1;
 	/* credit shortage must come back as VELO2_RET_TRY_AGAIN (see send_frag) */
 	if (setenv("VELO2_SEND_NONBLOCK", "1", 1))
@@ -347,12 +366,10 @@ int main(int argc, char **argv)
 	memset(&me, 0, sizeof(me));
 	me.node = velo2_get_nodeid(&l.port);
 	me.vpid = velo2_get_vpid(&l.port);
-	me.run.flags = flags;
-	fd = xt_handshake(TOOL, &o, FRAG_MAX_SIZE, &me, &peer);
+	fd = xt_handshake(TOOL, &o, FRAG_MAX_SIZE, &me, &peer);	/* a server adopts o.flags */
 	if (fd < 0)
 		return 1;
-	if (o.server)
-		flags = peer.run.flags & (FLAG_FRAG | FLAG_BW | FLAG_VERIFY);
+	flags = o.flags & (FLAG_FRAG | FLAG_BW | FLAG_VERIFY);
 	for (si = 0; si < o.nsizes; si++) {
 		if (!(flags & FLAG_FRAG) && o.sizes[si] > VELO2_MAX_MSG_SIZE) {
 			fprintf(stderr, TOOL ": size %u needs --frag\n", o.sizes[si]);
