@@ -18,11 +18,17 @@
  * the sequence of all of them before answering.  'size' is the payload
  * size counted (8).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <rma2.h>
 
-#include "extoll_tool.h"
+#include "exa_wait.h"
+#include "rma2_tool.h"
 
 #define TOOL "rma2-bw"
 #define MAX_SIZE (8u * 1024u * 1024u)

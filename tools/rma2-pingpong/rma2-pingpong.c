@@ -15,11 +15,17 @@
  * RTT/2 as for puts: a get's round trip is twice the median).  No system
  * calls in the loop.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <rma2.h>
 
-#include "extoll_tool.h"
+#include "exa_wait.h"
+#include "rma2_tool.h"
 
 #define TOOL "rma2-pingpong"
 #define MAX_SIZE (8u * 1024u * 1024u)

@@ -25,10 +25,16 @@
  * server checks every message against the pattern it expects before
  * answering (this check is inside the timed path).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <velo2.h>
 
+#include "exa_wait.h"
 #include "extoll_tool.h"
 
 #define TOOL "velo2-pingpong"
