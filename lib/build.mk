@@ -12,7 +12,7 @@ LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
 LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
 # What the libraries and tools share (lib/common/, not installed): headers,
 # and the wait loop, compiled into each library (hidden) and into the tools.
-EXA_COMMON_HDRS := $(addprefix $(TOP)/lib/common/,exa_cpu.h exa_clock.h exa_wait.h exa_env.h)
+EXA_COMMON_HDRS := $(addprefix $(TOP)/lib/common/,exa_cpu.h exa_clock.h exa_wait.h exa_env.h exa_endian.h)
 EXA_WAIT_SRC := $(TOP)/lib/common/exa_wait.c
 LIBEXANET_SRCS := $(addprefix $(LIBEXANET_DIR)/src/,libexanet.c libexanet-pkt.c libexanet-mbox.c \
 	libexanet-rdma.c libexanet-coll.c) $(EXA_WAIT_SRC)

@@ -115,6 +115,7 @@
 
 #include <libexanet.h>
 
+#include "exa_endian.h"
 #include "../lib/exa_util.h"
 #include "../lib/oob.h"
 
@@ -272,21 +273,6 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 static uint32_t fnv1a(uint32_t h, const uint8_t *p, size_t n)
 {
 	while (n--) {
@@ -327,7 +313,7 @@ static uint32_t msg_check(uint64_t header, const uint8_t *payload, size_t plen, 
 	uint8_t hb[8], rb = (uint8_t)receiver;
 	uint32_t h = 2166136261u;
 
-	put_le64(hb, header & ~MSG_CHECK_MASK);
+	exa_put_le64(hb, header & ~MSG_CHECK_MASK);
 	h = fnv1a(h, &rb, 1);
 	h = fnv1a(h, hb, sizeof(hb));
 	h = fnv1a(h, payload, plen);
@@ -343,13 +329,13 @@ static size_t msg_build(uint8_t *buf, int sender, int receiver, uint32_t seq)
 	for (size_t i = MSG_HDR_BYTES; i < len; i += 8) {
 		uint8_t w[8];
 
-		put_le64(w, mix64(stream + i));
+		exa_put_le64(w, mix64(stream + i));
 		memcpy(buf + i, w, len - i < 8 ? len - i : 8);
 	}
 	header = MSG_MAGIC << 60 | (uint64_t)sender << 54 | (uint64_t)(len - 1) << 48 |
 		 (uint64_t)seq << 24;
 	header |= msg_check(header, buf + MSG_HDR_BYTES, len - MSG_HDR_BYTES, receiver);
-	put_le64(buf, header);
+	exa_put_le64(buf, header);
 	return len;
 }
 
@@ -360,7 +346,7 @@ static int msg_parse(const uint8_t *buf, size_t len, int receiver, int *sender, 
 
 	if (len < MSG_MIN_BYTES || len > EXANET_MAX_PAYLOAD)
 		return -1;
-	header = get_le64(buf);
+	header = exa_get_le64(buf);
 	if (header >> 60 != MSG_MAGIC || ((header >> 48) & 0x3f) + 1 != len)
 		return -1;
 	if ((header & MSG_CHECK_MASK) !=
