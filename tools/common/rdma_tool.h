@@ -22,6 +22,11 @@
 #define RT_DEFAULT_PORT 18530
 #define RT_NOTIF_SLOTS 64
 
+/* The struct pp_tool members both tools share (designated initializers). */
+#define RT_PP_TOOL(tool_name, port) \
+	.name = (tool_name), .max_size = RT_MAX_SIZE, .default_timeout_s = 30, \
+	.opts = PP_OPT_DEVICE, .default_sizes = RT_DEFAULT_SIZES, .default_port = (port)
+
 /* Exchanged once in each direction. */
 struct rt_hello {
 	uint32_t magic;

@@ -12,6 +12,8 @@
 
 #include "extoll_tool.h"
 
+#define XT_RMA2_MAX_SIZE (8u << 20)	/* the RMA tools' largest size */
+
 /* rma2_register() with a clear message when RLIMIT_MEMLOCK is too small. */
 int xt_register(const char *tool, RMA2_Port port, void *buf, size_t len, size_t total,
 		RMA2_Region **reg);

@@ -136,13 +136,8 @@ static const struct option tool_lopts[] = {
 };
 
 static const struct pp_tool tool = {
-	.name = TOOL,
-	.max_size = RT_MAX_SIZE,
-	.default_timeout_s = 30,
-	.opts = PP_OPT_DEVICE,
+	RT_PP_TOOL(TOOL, RT_DEFAULT_PORT),
 	.usage = usage,
-	.default_sizes = RT_DEFAULT_SIZES,
-	.default_port = RT_DEFAULT_PORT,
 	.default_iters = 100000,
 	.default_warmup = 4,
 	.tool_lopts = tool_lopts,
@@ -375,7 +370,8 @@ int main(int argc, char **argv)
 	active = o.client || (o.flags & MODE_BIDIR);
 	for (i = 0; i < o.nsizes; i++) {
 		unsigned int size = o.sizes[i];
-		unsigned long n = (o.flags & MODE_ITERS_EXACT) ? o.iters : rt_iters_for(size, o.iters);
+		unsigned long n = (o.flags & MODE_ITERS_EXACT) ? o.iters :
+				  rt_iters_for(size, o.iters);
 		int64_t t0, t1;
 		long e = 0;
 		unsigned long seq = 0;

@@ -62,13 +62,8 @@ static const struct option tool_lopts[] = {
 };
 
 static const struct pp_tool tool = {
-	.name = TOOL,
-	.max_size = RT_MAX_SIZE,
-	.default_timeout_s = 30,
-	.opts = PP_OPT_DEVICE,
+	RT_PP_TOOL(TOOL, RT_DEFAULT_PORT + 1),
 	.usage = usage,
-	.default_sizes = RT_DEFAULT_SIZES,
-	.default_port = RT_DEFAULT_PORT + 1,
 	.default_iters = 1000,
 	.default_warmup = 20,
 	.max_iters = 10000000,

@@ -31,7 +31,6 @@
 #include "rma2_tool.h"
 
 #define TOOL "rma2-bw"
-#define MAX_SIZE (8u * 1024u * 1024u)
 
 static void usage(FILE *f)
 {
@@ -57,7 +56,7 @@ PP_HELP_OOB_LISTEN
 "      --noti             notification puts (size 8: the payload)\n"
 PP_HELP_JSON
 PP_HELP_TAIL
-"Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
+"Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, XT_RMA2_MAX_SIZE);
 }
 
 /* o->flags */
@@ -82,7 +81,9 @@ static int check_opts(struct pp_opts *o)
 	if (f & FLAG_QW)
 		return xt_check_qw_sizes(TOOL, o);
 	/* the server adopts the client's sizes in the handshake */
-	for (unsigned int si = 0; o->client && si < o->nsizes && (f & (FLAG_IMM | FLAG_NOTI)); si++) {
+	if (!o->client || !(f & (FLAG_IMM | FLAG_NOTI)))
+		return 0;
+	for (unsigned int si = 0; si < o->nsizes; si++) {
 		if (o->sizes[si] > 8 || ((f & FLAG_NOTI) && o->sizes[si] != 8)) {
 			fprintf(stderr, TOOL ": --imm takes sizes 1..8, --noti size 8\n");
 			return -EINVAL;
@@ -93,7 +94,7 @@ static int check_opts(struct pp_opts *o)
 
 static const struct pp_tool tool = {
 	.name = TOOL,
-	.max_size = MAX_SIZE,
+	.max_size = XT_RMA2_MAX_SIZE,
 	.default_timeout_s = 60,
 	.usage = usage,
 	.default_sizes = "64,1024,4096,65536,262144,1048576,4194304",
@@ -118,7 +119,8 @@ int main(int argc, char **argv)
 	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
 	memset(res, 0, sizeof(res));
-	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &x))	/* a server adopts the client's o.flags */
+	/* a server adopts the client's o.flags */
+	if (xt_rma2_open(TOOL, &o, XT_RMA2_MAX_SIZE, &x))
 		return 1;
 	qw = !!(o.flags & FLAG_QW);
 	get = !!(o.flags & FLAG_GET);

@@ -28,7 +28,6 @@
 #include "rma2_tool.h"
 
 #define TOOL "rma2-pingpong"
-#define MAX_SIZE (8u * 1024u * 1024u)
 
 static void usage(FILE *f)
 {
@@ -51,7 +50,7 @@ PP_HELP_ROUND_TRIPS
 "                         instead of polling the last byte\n"
 "      --get              the client gets from the server's buffer and waits\n"
 "                         for the completer notification (RTT = get latency)\n"
-XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, MAX_SIZE);
+XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, XT_RMA2_MAX_SIZE);
 }
 
 /* o->flags */
@@ -71,7 +70,7 @@ static int check_opts(struct pp_opts *o)
 
 static const struct pp_tool tool = {
 	.name = TOOL,
-	.max_size = MAX_SIZE,
+	.max_size = XT_RMA2_MAX_SIZE,
 	.default_timeout_s = 10,
 	.opts = PP_OPT_TIMING,
 	.usage = usage,
@@ -154,7 +153,7 @@ int main(int argc, char **argv)
 		return PP_EXIT_USAGE;
 	if (pp_timer_init(o.clock))
 		return 1;
-	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &x))
+	if (xt_rma2_open(TOOL, &o, XT_RMA2_MAX_SIZE, &x))
 		return 1;
 	qw = !!(o.flags & FLAG_QW);
 	noti = !!(o.flags & FLAG_NOTI);
