@@ -560,6 +560,14 @@ int xfi_no_ops_set(struct fid *fid, const char *name, uint64_t flags, void *ops,
 		.ops_set = xfi_no_ops_set,					\
 	}
 
+/* The head of every libfabric object of ours. */
+static inline void xfi_fid_init(struct fid *fid, size_t fclass, void *context, struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
+
 #define XFI_CONTAINER(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 #define XFI_ITEM(l, type) XFI_CONTAINER(l, type, link)

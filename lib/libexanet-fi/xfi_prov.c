@@ -462,9 +462,7 @@ int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struct fid_e
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		XFI_RETURN_ERR(FI_LOG_EQ, -FI_ENOMEM, "no memory\n");
-	q->eq_fid.fid.fclass = FI_CLASS_EQ;
-	q->eq_fid.fid.context = context;
-	q->eq_fid.fid.ops = &xfi_eq_fi_ops;
+	xfi_fid_init(&q->eq_fid.fid, FI_CLASS_EQ, context, &xfi_eq_fi_ops);
 	q->eq_fid.ops = &xfi_eq_ops;
 	*eq = &q->eq_fid;
 	return 0;
@@ -525,9 +523,7 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 			return err;
 		}
 	}
-	mr->mr_fid.fid.fclass = FI_CLASS_MR;
-	mr->mr_fid.fid.context = attr->context;
-	mr->mr_fid.fid.ops = &xfi_mr_fi_ops;
+	xfi_fid_init(&mr->mr_fid.fid, FI_CLASS_MR, attr->context, &xfi_mr_fi_ops);
 	mr->mr_fid.mem_desc = mr;
 	xfi_dom_lock(dom);
 	if (mr->xmr) {
@@ -772,9 +768,7 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	xfi_mrc_init(&dom->mrc);
 	dom->fabric = XFI_CONTAINER(fabric, struct xfi_fabric, fabric_fid);
 	dom->node_id = xfi_nic_node_id(dom->dev);
-	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	dom->domain_fid.fid.context = context;
-	dom->domain_fid.fid.ops = &xfi_domain_fi_ops;
+	xfi_fid_init(&dom->domain_fid.fid, FI_CLASS_DOMAIN, context, &xfi_domain_fi_ops);
 	dom->domain_fid.ops = &xfi_domain_ops;
 	dom->domain_fid.mr = &xfi_mr_ops;
 	*domp = &dom->domain_fid;
@@ -839,9 +833,7 @@ int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabricp, vo
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		XFI_RETURN_ERR(FI_LOG_FABRIC, -FI_ENOMEM, "no memory\n");
-	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fab->fabric_fid.fid.context = context;
-	fab->fabric_fid.fid.ops = &xfi_fabric_fi_ops;
+	xfi_fid_init(&fab->fabric_fid.fid, FI_CLASS_FABRIC, context, &xfi_fabric_fi_ops);
 	fab->fabric_fid.ops = &xfi_fabric_ops;
 	*fabricp = &fab->fabric_fid;
 	return 0;
