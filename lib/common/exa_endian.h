@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Little-endian fields of wire formats in byte buffers (any alignment),
- * with <endian.h>: shared by the libraries, tools and tests (private: not
- * installed).
+ * with the C library's htole16() .. le64toh(): shared by the libraries,
+ * tools and tests (private: not installed).
  */
 #ifndef EXA_ENDIAN_H
 #define EXA_ENDIAN_H
