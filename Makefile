@@ -44,23 +44,29 @@ USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror=implicit-func
 USER_LDFLAGS :=
 # MPI programs (selftests, benchmark): Debian's Open MPI wrapper compiler
 MPICC ?= mpicc
-# What the ping-pong and bandwidth tools share (tools/common/): sources,
+# What the tools share (tools/common/): objects, each compiled once into
+# $(TOOLS_OBJ) (tools/build.mk) and linked into every program that uses it,
 # headers (with lib/common/'s, lib/build.mk), compiler flags and libraries;
 # their JSON output is written with Debian's json-c (tool_json.c)
 TOOLS_COMMON := $(TOP)/tools/common
+TOOLS_OBJ := $(BUILD)/obj/tools
 JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null || echo -I/usr/include/json-c)
 JSON_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
-TOOL_JSON := $(TOOLS_COMMON)/tool_json.c
+TOOL_JSON := $(TOOLS_OBJ)/tool_json.o
 TOOL_JSON_H := $(TOOLS_COMMON)/tool_json.h
-PP_COMMON := $(TOOLS_COMMON)/pp_common.c $(TOOL_JSON)
-PP_COMMON_H = $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/tool_parse.h $(TOOL_JSON_H) \
-	$(EXA_COMMON_HDRS)
+# the one meaning of --sizes (tool_sizes.h)
+TOOL_SIZES := $(TOOLS_OBJ)/tool_sizes.o
+# the ping-pong and bandwidth tools: parameters (pp_params.c) and the rest
+PP_COMMON := $(TOOLS_OBJ)/pp_common.o $(TOOLS_OBJ)/pp_params.o $(TOOL_SIZES) $(TOOL_JSON)
+PP_COMMON_H = $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/pp_params.h $(TOOLS_COMMON)/tool_parse.h \
+	$(TOOLS_COMMON)/tool_sizes.h \
+	$(TOOL_JSON_H) $(EXA_COMMON_HDRS)
 PP_CFLAGS := -I$(TOOLS_COMMON) $(JSON_CFLAGS)
 # The one generic netlink client (exanetctl, exanet-ipd, the selftests'
 # helpers): tools/common/exa_genl.c on Debian's libnl-genl-3
 NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
 NL_LIBS := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || echo -lnl-genl-3 -lnl-3)
-EXA_GENL := $(TOP)/tools/common/exa_genl.c
+EXA_GENL := $(TOOLS_OBJ)/exa_genl.o
 EXA_GENL_H := $(TOP)/tools/common/exa_genl.h $(TOP)/uapi/exanet.h
 
 # Fragments append to these.

@@ -10,10 +10,12 @@ LIBEXANET_SONAME := libexanet.so.$(LIBEXANET_MAJOR)
 LIBEXANET_REAL := $(LIBEXANET_OUT)/libexanet.so.$(LIBEXANET_VERSION)
 LIBEXANET_SO := $(LIBEXANET_OUT)/libexanet.so
 LIBEXANET_PC := $(LIBEXANET_OUT)/libexanet.pc
+# What the libraries and tools share (lib/common/, not installed): headers,
+# and the wait loop, compiled into each library (hidden) and into the tools.
+EXA_COMMON_HDRS := $(addprefix $(TOP)/lib/common/,exa_cpu.h exa_clock.h exa_wait.h exa_env.h exa_endian.h)
+EXA_WAIT_SRC := $(TOP)/lib/common/exa_wait.c
 LIBEXANET_SRCS := $(addprefix $(LIBEXANET_DIR)/src/,libexanet.c libexanet-pkt.c libexanet-mbox.c \
-	libexanet-rdma.c libexanet-coll.c)
-# Private headers the libraries and tools share (not installed).
-EXA_COMMON_HDRS := $(TOP)/lib/common/exa_cpu.h $(TOP)/lib/common/exa_clock.h
+	libexanet-rdma.c libexanet-coll.c) $(EXA_WAIT_SRC)
 LIBEXANET_HDRS := $(LIBEXANET_DIR)/include/libexanet.h $(TOP)/uapi/exanet.h \
 	$(TOP)/uapi/exanet_rdma.h $(TOP)/uapi/exanet_coll.h \
 	$(LIBEXANET_DIR)/src/libexanet-int.h $(EXA_COMMON_HDRS)
@@ -72,4 +74,4 @@ install-libexanet: libexanet
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(LIBEXANET_VERSION)|' \
 	    $(LIBEXANET_DIR)/libexanet.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libexanet.pc
-	install -m 0644 $(filter-out %-int.h,$(LIBEXANET_HDRS)) $(DESTDIR)$(INCLUDEDIR)/exanet/
+	install -m 0644 $(filter-out %-int.h $(EXA_COMMON_HDRS),$(LIBEXANET_HDRS)) $(DESTDIR)$(INCLUDEDIR)/exanet/

@@ -18,7 +18,7 @@ COLLX_SO := $(COLLX_OUT)/mca_coll_exanet.so
 COLLX_SRCS := $(addprefix $(COLLX_DIR)/,coll_exanet_state.c coll_exanet_module.c coll_exanet_ops.c \
 	coll_exanet_component.c)
 COLLX_HDRS := $(COLLX_DIR)/coll_exanet.h $(LIBEXANET_DIR)/include/libexanet.h \
-	$(TOP)/uapi/exanet.h $(TOP)/uapi/exanet_rdma.h $(TOP)/uapi/exanet_coll.h
+	$(TOP)/uapi/exanet.h $(TOP)/uapi/exanet_rdma.h $(TOP)/uapi/exanet_coll.h $(EXA_COMMON_HDRS)
 # Open MPI's component directory (Debian: .../openmpi/lib/openmpi3)
 OMPI_COMPDIR ?= /usr/lib/$(shell gcc -print-multiarch 2>/dev/null)/openmpi/lib/openmpi3
 COLLX_MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null)

@@ -24,8 +24,9 @@ RMA2_PUB_HDRS := rma2.h sys_rma2.h extoll2_list.h rma2_region.h arch_define.h rm
 VELO2_PUB_HDRS := velo2.h velo2_mod.h
 RMA2_HDRS := $(addprefix $(RMA2_DIR)/include/,$(RMA2_PUB_HDRS))
 VELO2_HDRS := $(addprefix $(VELO2_DIR)/include/,$(VELO2_PUB_HDRS))
-RMA2_SRCS := $(RMA2_DIR)/src/librma2.c $(RMA2_DIR)/src/rma2_noti.c $(RMA2_DIR)/src/extoll2_list.c
-VELO2_SRCS := $(VELO2_DIR)/src/libvelo2.c
+RMA2_SRCS := $(RMA2_DIR)/src/librma2.c $(RMA2_DIR)/src/rma2_noti.c $(RMA2_DIR)/src/extoll2_list.c \
+	$(EXA_WAIT_SRC)
+VELO2_SRCS := $(VELO2_DIR)/src/libvelo2.c $(EXA_WAIT_SRC)
 RMA2_INT_H := $(RMA2_DIR)/src/rma2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h \
 	$(EXA_COMMON_HDRS)
 VELO2_INT_H := $(VELO2_DIR)/src/velo2_int.h $(TOP)/uapi/extoll.h $(TOP)/uapi/extoll_hw.h \

@@ -209,7 +209,7 @@ ALL_TARGETS += $(FUZZ_BINS)
 
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
-HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_ipd_proto \
+HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_tool_sizes test_ipd_proto \
 	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
@@ -238,6 +238,11 @@ $(HT_OUT)/test_pingpong_common: $(ST_DIR)/host/test_pingpong_common.c $(PP_COMMO
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS) \
 		$(JSON_LIBS)
+
+$(HT_OUT)/test_tool_sizes: $(ST_DIR)/host/test_tool_sizes.c $(TOOL_SIZES) \
+		$(TOOLS_COMMON)/tool_sizes.h $(TOOLS_COMMON)/tool_parse.h $(KSFT_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_SIZES) $(USER_LDFLAGS)
 
 $(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
 		$(TOP)/lib/libexanet-fi/xfi_proto.h $(KSFT_HDRS)
@@ -313,7 +318,7 @@ EXTOLL_HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=
 $(HT_OUT)/test_extoll_kernel_fake: $(ST_DIR)/host/test_extoll_kernel_fake.c \
 		$(EXTOLL_HT_DEPS) $(RMA2_SRCS) $(RMA2_INT_H) $(VELO2_SRCS) $(VELO2_INT_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(RMA2_SRCS) $(VELO2_SRCS) \
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(EXTOLL_CFLAGS) -o $@ $< $(sort $(RMA2_SRCS) $(VELO2_SRCS)) \
 		$(EXTOLL_HT_WRAP) $(USER_LDFLAGS) -lpthread
 
 $(HT_OUT)/test_rma2_fake: $(ST_DIR)/host/test_rma2_fake.c $(EXTOLL_HT_DEPS) \

@@ -25,6 +25,7 @@
 #include "coll_exanet.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,27 +134,13 @@ static void leader_release(mca_coll_exanet_module_t *m)
 	}
 }
 
+/* What follows the base module: no previous layer, nothing set up yet. */
 static void module_construct(mca_coll_exanet_module_t *m)
 {
-	m->prev_allreduce = NULL;
-	m->prev_allreduce_module = NULL;
-	m->prev_barrier = NULL;
-	m->prev_barrier_module = NULL;
-	m->prev_allgather = NULL;
-	m->prev_allgather_module = NULL;
+	size_t first = offsetof(mca_coll_exanet_module_t, prev_allreduce);
+
+	memset((char *)m + first, 0, sizeof(*m) - first);
 	m->mode = COLL_EXANET_LAZY;
-	m->local = NULL;
-	m->nlocal = 0;
-	m->leader = false;
-	m->nnodes = 0;
-	m->key = 0;
-	m->ni = NULL;
-	m->grp = NULL;
-	m->mr = NULL;
-	m->bounce = NULL;
-	m->tmp = NULL;
-	m->chunk = 0;
-	m->tag = 0;
 }
 
 /* Communicator destruction (the last reference to the module). */

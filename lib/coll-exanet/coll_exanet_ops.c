@@ -27,7 +27,8 @@
 
 #include <errno.h>
 #include <string.h>
-#include <time.h>
+
+#include "exa_clock.h"
 
 #include "opal/runtime/opal_progress.h"
 #include "ompi/datatype/ompi_datatype.h"
@@ -108,20 +109,12 @@ int mca_coll_exanet_map(struct ompi_datatype_t *dtype, struct ompi_op_t *op,
 
 /* ---------------------------------------------------------------- the NI */
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* One allreduce among the leaders: 0 or a negative errno (said). */
 static int ni_allreduce(mca_coll_exanet_module_t *m, struct ompi_communicator_t *comm,
 			const void *src, void *dst, size_t n, unsigned int nd, unsigned int no)
 {
 	int timeout = mca_coll_exanet_state.timeout;
-	int64_t deadline = timeout > 0 ? now_ns() + (int64_t)timeout * 1000000000 : 0;
+	int64_t deadline = timeout > 0 ? exa_clock_ns() + (int64_t)timeout * 1000000000 : 0;
 	uint64_t status = 0;
 	int err;
 
@@ -133,7 +126,7 @@ static int ni_allreduce(mca_coll_exanet_module_t *m, struct ompi_communicator_t 
 	}
 	while ((err = exanet_coll_poll(m->grp, &status)) == -EINPROGRESS) {
 		opal_progress();
-		if (deadline && now_ns() > deadline) {
+		if (deadline && exa_clock_ns() > deadline) {
 			opal_output(0, "coll_exanet: %s: allreduce of %zu elements on the NI took "
 				    "more than %d s (coll_exanet_timeout)", comm->c_name, n, timeout);
 			return -ETIMEDOUT;

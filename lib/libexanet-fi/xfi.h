@@ -486,6 +486,14 @@ struct xfi_ep {
 
 /* ---- helpers every part uses ---- */
 
+/* The head of every libfabric object of ours. */
+static inline void xfi_fid_init(struct fid *fid, size_t fclass, void *context, struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
+
 #define XFI_CONTAINER(ptr, type, member) \
 	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
 #define XFI_ITEM(l, type) XFI_CONTAINER(l, type, link)

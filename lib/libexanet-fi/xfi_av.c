@@ -245,9 +245,7 @@ int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_a
 	av->dom = dom;
 	av->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
 	attr->type = av->type;
-	av->av_fid.fid.fclass = FI_CLASS_AV;
-	av->av_fid.fid.context = context;
-	av->av_fid.fid.ops = &xfi_av_fi_ops;
+	xfi_fid_init(&av->av_fid.fid, FI_CLASS_AV, context, &xfi_av_fi_ops);
 	av->av_fid.ops = &xfi_av_ops;
 	xfi_domain_get(dom);
 	*avp = &av->av_fid;

@@ -143,9 +143,7 @@ int xfi_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	c->wait_obj = wait_obj;
 	if (attr)
 		attr->wait_obj = wait_obj;
-	c->cntr_fid.fid.fclass = FI_CLASS_CNTR;
-	c->cntr_fid.fid.context = context;
-	c->cntr_fid.fid.ops = &xfi_cntr_fi_ops;
+	xfi_fid_init(&c->cntr_fid.fid, FI_CLASS_CNTR, context, &xfi_cntr_fi_ops);
 	c->cntr_fid.ops = &xfi_cntr_ops;
 	xfi_domain_get(dom);
 	*cntrp = &c->cntr_fid;

@@ -167,9 +167,7 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	cq->format = format;
 	if (attr)
 		attr->format = format;
-	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
-	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = &xfi_cq_fi_ops;
+	xfi_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context, &xfi_cq_fi_ops);
 	cq->cq_fid.ops = &xfi_cq_ops;
 	xfi_domain_get(dom);
 	*cqp = &cq->cq_fid;

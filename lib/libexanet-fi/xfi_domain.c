@@ -168,9 +168,7 @@ int xfi_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	xfi_mrc_init(&dom->mrc);
 	dom->fabric = XFI_CONTAINER(fabric, struct xfi_fabric, fabric_fid);
 	dom->node_id = xfi_nic_node_id(dom->dev);
-	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	dom->domain_fid.fid.context = context;
-	dom->domain_fid.fid.ops = &xfi_domain_fi_ops;
+	xfi_fid_init(&dom->domain_fid.fid, FI_CLASS_DOMAIN, context, &xfi_domain_fi_ops);
 	dom->domain_fid.ops = &xfi_domain_ops;
 	dom->domain_fid.mr = &xfi_mr_ops;
 	*domp = &dom->domain_fid;

@@ -680,9 +680,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 	ep->min_multi_recv = XFI_MIN_MULTI_RECV;
 	/* a restarted endpoint on the same mailbox is told apart by its epoch */
 	ep->epoch = (uint16_t)((uint64_t)exa_clock_ns() ^ ((uint64_t)getpid() << 4));
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &xfi_ep_fi_ops;
+	xfi_fid_init(&ep->ep_fid.fid, FI_CLASS_EP, context, &xfi_ep_fi_ops);
 	ep->ep_fid.ops = &xfi_ep_ops;
 	ep->ep_fid.cm = &xfi_cm_ops;
 	ep->ep_fid.msg = &xfi_msg_ops;

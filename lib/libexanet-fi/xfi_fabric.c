@@ -84,9 +84,7 @@ static int xfi_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr, struc
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		XFI_RETURN_ERR(FI_LOG_EQ, -FI_ENOMEM, "no memory\n");
-	q->eq_fid.fid.fclass = FI_CLASS_EQ;
-	q->eq_fid.fid.context = context;
-	q->eq_fid.fid.ops = &xfi_eq_fi_ops;
+	xfi_fid_init(&q->eq_fid.fid, FI_CLASS_EQ, context, &xfi_eq_fi_ops);
 	q->eq_fid.ops = &xfi_eq_ops;
 	*eq = &q->eq_fid;
 	return 0;
@@ -151,9 +149,7 @@ static int xfi_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabr
 	fab = calloc(1, sizeof(*fab));
 	if (!fab)
 		XFI_RETURN_ERR(FI_LOG_FABRIC, -FI_ENOMEM, "no memory\n");
-	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fab->fabric_fid.fid.context = context;
-	fab->fabric_fid.fid.ops = &xfi_fabric_fi_ops;
+	xfi_fid_init(&fab->fabric_fid.fid, FI_CLASS_FABRIC, context, &xfi_fabric_fi_ops);
 	fab->fabric_fid.ops = &xfi_fabric_ops;
 	*fabricp = &fab->fabric_fid;
 	return 0;

@@ -62,9 +62,7 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 			return err;
 		}
 	}
-	mr->mr_fid.fid.fclass = FI_CLASS_MR;
-	mr->mr_fid.fid.context = attr->context;
-	mr->mr_fid.fid.ops = &xfi_mr_fi_ops;
+	xfi_fid_init(&mr->mr_fid.fid, FI_CLASS_MR, attr->context, &xfi_mr_fi_ops);
 	mr->mr_fid.mem_desc = mr;
 	xfi_dom_lock(dom);
 	if (mr->xmr) {

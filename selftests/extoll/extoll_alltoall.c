@@ -26,6 +26,7 @@
  */
 #include <extoll.h>
 
+#include "exa_endian.h"
 #include "extoll_test.h"
 
 #define TMO_S 120
@@ -197,13 +198,11 @@ static void velo_make_msg(uint8_t *m, uint32_t sender, uint32_t receiver, uint32
 
 	m[0] = (uint8_t)sender;
 	m[1] = (uint8_t)receiver;
-	m[2] = (uint8_t)seq;
-	m[3] = (uint8_t)(seq >> 8);
+	exa_put_le16(m + 2, (uint16_t)seq);
 	for (uint32_t i = VELO_HDR_LEN; i < len; i++)
 		m[i] = pattern_byte(sender, receiver, seq, i);
 	sum = velo_checksum(m, len);
-	for (int i = 0; i < 4; i++)
-		m[4 + i] = (uint8_t)(sum >> (8 * i));
+	exa_put_le32(m + 4, sum);
 }
 
 static uint8_t velo_mtt(uint32_t sender, uint32_t seq)
@@ -267,8 +266,8 @@ static void velo_take(FIXTURE_DATA(a2a) *self, struct velo_rx *rx, velo2_ret_t r
 			 from, m[0]);
 		return;
 	}
-	seq = m[2] | (uint32_t)m[3] << 8;
-	sum = m[4] | (uint32_t)m[5] << 8 | (uint32_t)m[6] << 16 | (uint32_t)m[7] << 24;
+	seq = exa_get_le16(m + 2);
+	sum = exa_get_le32(m + 4);
 	if (m[1] != self->rank || seq >= rx->per_peer ||
 	    len != velo_msg_len((uint32_t)from, (uint32_t)self->rank, seq) ||
 	    mtt != velo_mtt((uint32_t)from, seq) || sum != velo_checksum(m, len)) {

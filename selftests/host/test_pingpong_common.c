@@ -15,18 +15,64 @@ static void no_usage(FILE *f)
 }
 
 static const struct pp_tool dev_tool = {
-	.name = "dev-tool", .max_size = 64, .default_timeout_s = 10, .has_device = 1,
-	.usage = no_usage,
+	.name = "dev-tool", .max_size = 64, .default_timeout_s = 10,
+	.opts = PP_OPT_DEVICE | PP_OPT_MBOX | PP_OPT_PEER | PP_OPT_TIMING, .usage = no_usage,
 };
 static const struct pp_tool net_tool = {
-	.name = "net-tool", .max_size = 32, .default_timeout_s = 1, .has_device = 0,
-	.usage = no_usage,
+	.name = "net-tool", .max_size = 32, .default_timeout_s = 1,
+	.opts = PP_OPT_PEER | PP_OPT_TIMING, .usage = no_usage,
 };
 
-/* argv for getopt_long, which permutes it: rebuilt for every call */
+/*
+ * A tool with options of its own (as exanet-rdma-bw, velo2-pingpong):
+ * --big (bit 0) takes sizes up to 4096 with other defaults, -W N a value,
+ * --alone runs without a peer; its check refuses --big with --iters 7.
+ */
+static unsigned int own_window;
+
+static int own_opt(struct pp_opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case 'W':
+		return tool_parse_uint(arg, 1, 32, &own_window);
+	case PP_TOOL_OPT_BASE + 8:
+		o->no_peer = 1;
+		return 0;
+	}
+	if (pp_flag_opt(o, c, arg))
+		return -EINVAL;
+	o->max_size = 4096;
+	o->default_sizes = "1024-4096";
+	return 0;
+}
+
+static int own_check(struct pp_opts *o)
+{
+	return (o->flags & 1) && o->iters == 7 ? -EINVAL : 0;
+}
+
+static const struct option own_lopts[] = {
+	{ "big", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "window", required_argument, NULL, 'W' },
+	{ "alone", no_argument, NULL, PP_TOOL_OPT_BASE + 8 },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct pp_tool own_tool = {
+	.name = "own-tool", .max_size = 64, .default_timeout_s = 30, .opts = PP_OPT_DEVICE,
+	.usage = no_usage, .default_sizes = "8,64", .default_port = 18530,
+	.default_iters = 50, .default_warmup = 4, .max_iters = 1000,
+	.tool_lopts = own_lopts, .tool_shortopts = "W:", .tool_opt = own_opt, .check = own_check,
+};
+
+/*
+ * argv for getopt_long, which permutes it: rebuilt for every call (the
+ * options' strings point into it until the next call)
+ */
 static int parse(const struct pp_tool *t, struct pp_opts *o, const char *args)
 {
-	char buf[256], *argv[16], *tok, *save = NULL;
+	static char buf[256];
+	char *argv[16], *tok, *save = NULL;
 	int argc = 0;
 
 	snprintf(buf, sizeof(buf), "prog %s", args);
@@ -45,7 +91,7 @@ TEST(parse_args_per_tool_defaults_and_limits)
 	ASSERT_EQ(0, parse(&dev_tool, &o, "--client --oob 10.42.0.2:5000 --sizes 1-64 --slots 256"));
 	ASSERT_EQ(1, o.client);
 	ASSERT_EQ(5000, o.oob_port);
-	ASSERT_EQ(64, o.nsizes);
+	ASSERT_EQ(7, o.nsizes);		/* 1, 2, 4, .. 64 */
 	ASSERT_EQ(256, o.slots);
 	ASSERT_EQ(10, (int)o.timeout_s);
 	ASSERT_EQ(0, parse(&net_tool, &o, "--server"));
@@ -61,26 +107,71 @@ TEST(parse_args_per_tool_defaults_and_limits)
 	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --clock sundial"));
 }
 
-TEST(parse_sizes_lists_and_ranges)
+/* --sizes: the one list syntax (test_tool_sizes), within the tool's sizes */
+TEST(parse_args_sizes_lists_and_ranges)
 {
-	unsigned int s[PP_MAX_SIZES], n = 0;
+	char args[512] = "--server --sizes 1";
+	struct pp_opts o;
 
-	ASSERT_EQ(0, pp_parse_sizes("8,16,64", 64, s, &n));
-	ASSERT_EQ(3, n);
-	ASSERT_EQ(8, s[0]);
-	ASSERT_EQ(64, s[2]);
-	ASSERT_EQ(0, pp_parse_sizes("1-64", 64, s, &n));
-	ASSERT_EQ(64, n);
-	ASSERT_EQ(64, s[63]);
-	ASSERT_EQ(0, pp_parse_sizes("1-3,60", 64, s, &n));
-	ASSERT_EQ(4, n);
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("0", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("65", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("8,x", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("10-2", 64, s, &n));
-	ASSERT_EQ(-EINVAL, pp_parse_sizes("-5", 64, s, &n));
-	ASSERT_EQ(-E2BIG, pp_parse_sizes("1-64,1", 64, s, &n));
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--server --sizes 8,16,64"));
+	ASSERT_EQ(3, o.nsizes);
+	ASSERT_EQ(8, o.sizes[0]);
+	ASSERT_EQ(64, o.sizes[2]);
+	ASSERT_EQ(0, parse(&dev_tool, &o, "--server --sizes 1-3,60"));
+	ASSERT_EQ(3, o.nsizes);		/* 1, 2 and 60 */
+	ASSERT_EQ(60, o.sizes[2]);
+	ASSERT_EQ(0, parse(&net_tool, &o, "--server -S 4-32"));
+	ASSERT_EQ(4, o.nsizes);
+	ASSERT_EQ(32, o.sizes[3]);
+	ASSERT_EQ(-EINVAL, parse(&net_tool, &o, "--server --sizes 1-64"));	/* 64 > 32 */
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --sizes 0"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --sizes 8,x"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --sizes 10-2"));
+	for (int i = 1; i <= PP_MAX_SIZES; i++)
+		strcat(args, ",1");
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, args));	/* 65 sizes */
+}
+
+/* A tool's own options, limits, defaults and checks; the groups it lacks. */
+TEST(parse_args_tool_options_and_checks)
+{
+	struct pp_opts o;
+
+	ASSERT_EQ(0, parse(&own_tool, &o, "--server"));
+	ASSERT_EQ(18530, o.oob_port);
+	ASSERT_EQ(50, o.iters);
+	ASSERT_EQ(4, o.warmup);
+	ASSERT_EQ(0, o.iters_given);
+	ASSERT_EQ(30, (int)o.timeout_s);
+	ASSERT_EQ(2, o.nsizes);
+	ASSERT_EQ(0u, o.flags);
+	ASSERT_EQ(0, parse(&own_tool, &o, "--client -o h:9 -W 16 -i 1000 -d /dev/x"));
+	ASSERT_EQ(16u, own_window);
+	ASSERT_EQ(1, o.iters_given);
+	ASSERT_STREQ("/dev/x", o.device);
+	/* --big: larger sizes and its own defaults, before or after --sizes */
+	ASSERT_EQ(0, parse(&own_tool, &o, "--server --big"));
+	ASSERT_EQ(1u, o.flags);
+	ASSERT_EQ(3, o.nsizes);		/* 1024, 2048, 4096 */
+	ASSERT_EQ(0, parse(&own_tool, &o, "--server --sizes 4096 --big"));
+	ASSERT_EQ(4096, o.sizes[0]);
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--server --sizes 4096"));
+	/* no peer: neither side may be given */
+	ASSERT_EQ(0, parse(&own_tool, &o, "--alone"));
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--alone --server"));
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--client"));	/* no --oob */
+	/* the tool's check, its values, its limits */
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--server --big --iters 7"));
+	ASSERT_EQ(0, parse(&own_tool, &o, "--server --iters 7"));
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--server -W 33"));
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--server --iters 1001"));
+	/* the groups it does not take */
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--server --slots 64"));
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--server --no-timing"));
+	ASSERT_EQ(-EINVAL, parse(&own_tool, &o, "--server --peer-node 1"));
+	/* the common tools do not take its options */
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server --big"));
+	ASSERT_EQ(-EINVAL, parse(&dev_tool, &o, "--server -W 4"));
 }
 
 TEST(parse_hostport)

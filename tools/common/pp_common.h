@@ -2,8 +2,8 @@
 /*
  * Shared by the ping-pong and bandwidth tools (exanet-pingpong,
  * udp-pingpong, exanet-rdma-bw/-lat, rma2-pingpong, rma2-bw,
- * velo2-pingpong): options, out-of-band TCP exchange, latency timer,
- * statistics, output.
+ * velo2-pingpong): their parameters (pp_params.h), out-of-band TCP
+ * exchange, latency timer, statistics, output.
  */
 #ifndef PP_COMMON_H
 #define PP_COMMON_H
@@ -13,29 +13,10 @@
 #include <stdint.h>
 
 #include "exa_clock.h"	/* exa_clock_ns(): CLOCK_MONOTONIC in ns */
+#include "pp_params.h"	/* struct pp_opts, struct pp_tool, pp_parse_args() */
 #include "tool_json.h"	/* the JSON output (json-c) */
 #include "tool_parse.h"	/* tool_parse_ulong() */
-
-#define PP_MAX_SIZES 64
-#define PP_DEFAULT_PORT 18515
-#define PP_EXIT_USAGE 2
-
-struct pp_opts {
-	int server, client, json, no_timing, verbose;
-	int yield;			/* wait with the library's waits (spin, then yield) */
-	int sleep;			/* receive: sleep until the NI's interrupt */
-	char oob_host[256];		/* client: server host; server: bind host or "" */
-	unsigned int oob_port;
-	long peer_node;			/* -1: learn from the handshake */
-	unsigned int sizes[PP_MAX_SIZES];
-	unsigned int nsizes;
-	unsigned long iters, warmup;
-	double timeout_s;		/* per message / connection setup */
-	const char *device;
-	const char *clock;		/* pp_timer_init() mode */
-	unsigned int slots;
-	const char *samples;		/* --samples FILE: every round trip, in order */
-};
+#include "tool_sizes.h"	/* tool_parse_sizes(): --sizes */
 
 struct pp_result {
 	unsigned int size;
@@ -43,82 +24,6 @@ struct pp_result {
 	double median_us, avg_us, min_us, p99_us, max_us;	/* one-way = RTT/2 */
 	unsigned long errors;
 };
-
-/*
- * Help lines that the tools print alike (string literals, concatenated into
- * each tool's usage text).
- */
-#define PP_HELP_USAGE(tool) \
-	"usage: " tool " --server [--oob [HOST:]PORT] [options]\n"
-#define PP_HELP_USAGE_CLIENT(tool) \
-	"       " tool " --client --oob HOST:PORT [options]\n"
-#define PP_HELP_OOB_LISTEN \
-	"  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
-#define PP_HELP_ROUND_TRIPS \
-	"  -i, --iters N          timed round trips per size (default 1000)\n" \
-	"  -w, --warmup N         untimed round trips per size first (default 100)\n"
-#define PP_HELP_SAMPLES \
-	"      --samples FILE     append every timed round trip (\"SIZE NS\" lines, in order)\n"
-#define PP_HELP_CLOCK \
-	"      --clock MODE       latency timer: auto (default), monotonic, tsc; auto uses\n" \
-	"                         clock_gettime(CLOCK_MONOTONIC) when the clocksource has\n" \
-	"                         vDSO support, else the TSC calibrated against it\n"
-#define PP_HELP_NO_TIMING \
-	"      --no-timing        only the total time per size (avg only)\n"
-#define PP_HELP_JSON "  -j, --json             machine-readable output on stdout\n"
-#define PP_HELP_TAIL \
-	"  -v, --verbose          progress on stderr\n" \
-	"  -h, --help             this help\n" \
-	"\n"
-
-/*
- * getopt_long entries of the options that every ping-pong and bandwidth
- * tool takes (pp_parse_args() and the RDMA tools' parsers).
- */
-#define PP_LOPTS_COMMON \
-	{ "server", no_argument, NULL, 's' }, \
-	{ "client", no_argument, NULL, 'c' }, \
-	{ "oob", required_argument, NULL, 'o' }, \
-	{ "sizes", required_argument, NULL, 'S' }, \
-	{ "iters", required_argument, NULL, 'i' }, \
-	{ "warmup", required_argument, NULL, 'w' }, \
-	{ "device", required_argument, NULL, 'd' }, \
-	{ "timeout", required_argument, NULL, 't' }, \
-	{ "json", no_argument, NULL, 'j' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "help", no_argument, NULL, 'h' }
-
-/* What differs between the ping-pong tools that share one option parser. */
-struct pp_tool {
-	const char *name;
-	unsigned int max_size;		/* largest --sizes value */
-	double default_timeout_s;
-	int has_device;			/* accepts --device, --slots, --yield, --sleep */
-	void (*usage)(FILE *f);
-	const unsigned int *default_sizes;	/* without --sizes; NULL: the common list */
-	unsigned int n_default_sizes;
-};
-
-/*
- * Parses the common ping-pong options into *o (defaults first).  --help
- * prints t->usage and exits 0; anything invalid is reported on stderr and
- * returns -EINVAL.
- */
-int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o);
-
-/*
- * main() of a tool with one server and one client side: pp_parse_args()
- * (usage errors: a hint on stderr, PP_EXIT_USAGE), pp_timer_init() with
- * --clock (unavailable: 1), then server() or client(), whose result it
- * returns.
- */
-int pp_main(int argc, char **argv, const struct pp_tool *t,
-	    int (*server)(const struct pp_opts *), int (*client)(const struct pp_opts *));
-
-/* "8,16,64" or "1-64"; sizes must be within [1, max]. */
-int pp_parse_sizes(const char *s, unsigned int max, unsigned int *sizes, unsigned int *n);
-/* "HOST:PORT", ":PORT", "PORT" or "HOST". */
-int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *port);
 
 /* Fills r from rtt_ns[0..n) (sorted in place). */
 void pp_stats(uint64_t *rtt_ns, unsigned long n, struct pp_result *r);

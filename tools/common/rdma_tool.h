@@ -1,22 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared by exanet-rdma-bw and exanet-rdma-lat: the options both take,
- * setup of an RDMA page and a registered buffer, and the out-of-band
+ * Shared by exanet-rdma-bw and exanet-rdma-lat: the defaults of their
+ * options, setup of an RDMA page and a registered buffer, and the out-of-band
  * exchange of run parameters and remote addresses over a TCP connection on
- * the management network (pp_common.c helpers).
+ * the management network (pp_common.c helpers).  rdma_tool.c.
  */
 #ifndef RDMA_TOOL_H
 #define RDMA_TOOL_H
 
-#include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <libexanet.h>
 
@@ -28,6 +21,11 @@
 #define RT_DEFAULT_SIZES "1-2097152"
 #define RT_DEFAULT_PORT 18530
 #define RT_NOTIF_SLOTS 64
+
+/* The struct pp_tool members both tools share (designated initializers). */
+#define RT_PP_TOOL(tool_name, port) \
+	.name = (tool_name), .max_size = RT_MAX_SIZE, .default_timeout_s = 30, \
+	.opts = PP_OPT_DEVICE, .default_sizes = RT_DEFAULT_SIZES, .default_port = (port)
 
 /* Exchanged once in each direction. */
 struct rt_hello {
@@ -51,265 +49,24 @@ struct rt_ctx {
 	uint32_t peer_node;
 };
 
-/* "1-4194304" = powers of two in the range; else pp_parse_sizes lists. */
-static inline int rt_parse_sizes(const char *s, unsigned int *sizes, unsigned int *n)
-{
-	unsigned long lo, hi;
-	char *end;
-
-	if (!strchr(s, ',') && strchr(s, '-')) {
-		lo = strtoul(s, &end, 10);
-		if (*end != '-')
-			return -1;
-		hi = strtoul(end + 1, &end, 10);
-		if (*end || !lo || hi < lo || hi > RT_MAX_SIZE)
-			return -1;
-		*n = 0;
-		for (unsigned long v = lo; v <= hi && *n < PP_MAX_SIZES; v *= 2)
-			sizes[(*n)++] = (unsigned int)v;
-		return 0;
-	}
-	return pp_parse_sizes(s, RT_MAX_SIZE, sizes, n);
-}
-
-/* Options of both tools (window and reg_bytes: exanet-rdma-bw only). */
-struct rt_opts {
-	int server, client, json, verbose;
-	char host[256];
-	unsigned int port;
-	unsigned int sizes[PP_MAX_SIZES], nsizes;
-	unsigned long iters, warmup;
-	int iters_given;		/* --iters on the command line */
-	double timeout_s;
-	const char *device;
-	unsigned int mode;		/* the tool's flags, sent in the hello */
-	unsigned int window;		/* transfers in flight */
-	unsigned long reg_bytes;	/* --reg-time: registration cost only */
-};
-
-
-/* Defaults: the given port, iterations and warm-up; 30 s; RT_DEFAULT_SIZES. */
-static inline void rt_opts_init(struct rt_opts *o, unsigned int port, unsigned long iters,
-				unsigned long warmup)
-{
-	memset(o, 0, sizeof(*o));
-	o->port = port;
-	o->iters = iters;
-	o->warmup = warmup;
-	o->timeout_s = 30;
-	/* default sizes fit an unprivileged RLIMIT_MEMLOCK of 8 MiB */
-	rt_parse_sizes(RT_DEFAULT_SIZES, o->sizes, &o->nsizes);
-}
-
-/*
- * An option of PP_LOPTS_COMMON but --help (getopt_long's c and optarg):
- * 0 taken, -1 bad value, 1 not one of them.  --iters: 1..max_iters.
- */
-static inline int rt_opt(struct rt_opts *o, int c, const char *arg, unsigned long max_iters)
-{
-	switch (c) {
-	case 's': o->server = 1; return 0;
-	case 'c': o->client = 1; return 0;
-	case 'o': return pp_parse_hostport(arg, o->host, sizeof(o->host), &o->port) ? -1 : 0;
-	case 'S': return rt_parse_sizes(arg, o->sizes, &o->nsizes) || !o->nsizes ? -1 : 0;
-	case 'i':
-		o->iters_given = 1;
-		return tool_parse_ulong(arg, 1, max_iters, &o->iters) ? -1 : 0;
-	case 'w': return tool_parse_ulong(arg, 0, 1000000, &o->warmup) ? -1 : 0;
-	case 'd': o->device = arg; return 0;
-	case 't':
-		o->timeout_s = strtod(arg, NULL);
-		return o->timeout_s <= 0 ? -1 : 0;
-	case 'j': o->json = 1; return 0;
-	case 'v': o->verbose = 1; return 0;
-	}
-	return 1;
-}
-
-/*
- * getopt_long over argv: the options of rt_opt() (--iters: 1..max_iters),
- * --help (usage on stdout, exit 0), and the tool's own through tool_opt
- * (0 taken, else invalid).  0, or -1 for an invalid option or value.
- */
-static inline int rt_parse(int argc, char **argv, struct rt_opts *o, const char *shortopts,
-			   const struct option *lopts, unsigned long max_iters,
-			   int (*tool_opt)(struct rt_opts *o, int c, const char *arg),
-			   void (*usage)(FILE *f))
-{
-	int c, r;
-
-	while ((c = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
-		r = rt_opt(o, c, optarg, max_iters);
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			continue;
-		if (c == 'h') {
-			usage(stdout);
-			exit(0);
-		}
-		if (tool_opt(o, c, optarg))
-			return -1;
-	}
-	return 0;
-}
-
-/* After the options: no operand, one side, a client knows the server. */
-static inline int rt_opts_check(const struct rt_opts *o, int argc)
-{
-	return optind != argc || o->server == o->client || (o->client && !o->host[0]) ? -1 : 0;
-}
-
 /*
  * odp: the buffers are registered on demand (the implicit registration),
  * neither populated nor written: the NI faults them in (first touch).
  * thp: the buffers ask for transparent huge pages (MADV_HUGEPAGE).
  */
-static inline int rt_setup(struct rt_ctx *c, const char *device, size_t buflen, int odp,
-			   int thp)
-{
-	int pop = odp || thp ? 0 : MAP_POPULATE;
-	int err;
-
-	memset(c, 0, sizeof(*c));
-	c->buflen = buflen;
-	c->odp = odp;
-	err = exanet_open(device, &c->dev);
-	if (err) {
-		fprintf(stderr, "open %s: %s\n", device ? device : EXANET_DEFAULT_DEVICE,
-			strerror(-err));
-		return err;
-	}
-	c->buf = mmap(NULL, 2 * buflen, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
-	c->notif = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
-	if (c->buf == MAP_FAILED || c->notif == MAP_FAILED) {
-		fprintf(stderr, "mmap: %s\n", strerror(errno));
-		return -ENOMEM;
-	}
-	if (thp && madvise(c->buf, 2 * buflen, MADV_HUGEPAGE)) {
-		err = -errno;
-		fprintf(stderr, "madvise(MADV_HUGEPAGE): %s\n", strerror(errno));
-		return err;
-	}
-	if (odp) {
-		err = exanet_reg_mr_implicit(c->dev, 0, &c->mr_buf);
-		c->mr_notif = c->mr_buf;
-	} else {
-		memset(c->buf, 0x5a, 2 * buflen);
-		err = exanet_reg_mr(c->dev, c->buf, 2 * buflen, 0, &c->mr_buf);
-		if (!err)
-			err = exanet_reg_mr(c->dev, c->notif, 4096, 0, &c->mr_notif);
-	}
-	if (err) {
-		size_t total = ((2 * buflen + 4095) & ~(size_t)4095) + 4096;
-		struct rlimit rl;
-
-		fprintf(stderr, "register memory: %s\n", strerror(-err));
-		if (err == -ENOMEM && !getrlimit(RLIMIT_MEMLOCK, &rl) &&
-		    rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < total)
-			fprintf(stderr, "the run registers %zu KiB but RLIMIT_MEMLOCK is %llu KiB: "
-				"use smaller --sizes or raise it (ulimit -l)\n", total >> 10,
-				(unsigned long long)rl.rlim_cur >> 10);
-		return err;
-	}
-	err = exanet_rdma_alloc(c->dev, &c->rdma);
-	if (err) {
-		fprintf(stderr, "RDMA page: %s\n", strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
-static inline void rt_teardown(struct rt_ctx *c)
-{
-	if (c->dev)
-		exanet_close(c->dev);	/* frees page and registrations */
-	if (c->buf && c->buf != MAP_FAILED)
-		munmap(c->buf, 2 * c->buflen);
-	if (c->notif && c->notif != MAP_FAILED)
-		munmap(c->notif, 4096);
-}
-
-/* Fill our part of the hello: receive half of buf, notification page. */
-static inline void rt_hello_fill(struct rt_ctx *c, struct rt_hello *h)
-{
-	struct exanet_raddr ra;
-
-	h->magic = RT_MAGIC;
-	h->node = c->mr_buf->node;
-	h->rank = c->mr_buf->rank;
-	exanet_mr_raddr(c->mr_buf, c->buf + c->buflen, &ra);
-	exanet_raddr_encode(&ra, h->buf);
-	exanet_mr_raddr(c->mr_notif, c->notif, &ra);
-	exanet_raddr_encode(&ra, h->notif);
-}
-
-static inline int rt_hello_take(struct rt_ctx *c, const struct rt_hello *h)
-{
-	if (h->magic != RT_MAGIC)
-		return -EPROTO;
-	if (h->status)
-		return h->status;
-	if (exanet_raddr_decode(h->buf, &c->peer_buf) ||
-	    exanet_raddr_decode(h->notif, &c->peer_notif))
-		return -EPROTO;
-	c->peer_node = h->node;
-	return 0;
-}
+int rt_setup(struct rt_ctx *c, const char *device, size_t buflen, int odp, int thp);
+void rt_teardown(struct rt_ctx *c);
 
 /*
  * The TCP connection.  Client: connects to the server.  Server: waits for
  * the client, reads its hello into *peer and adopts its run parameters
- * (sizes, iters, warmup; the tool decodes peer->mode).  Returns the
+ * (sizes, iters, warmup; the tool decodes peer->run.flags).  Returns the
  * connected fd, or -1 (reported on stderr).
  */
-static inline int rt_rendezvous(const char *tool, struct rt_opts *o, struct rt_hello *peer)
-{
-	int fd, lfd;
-
-	if (o->client) {
-		fd = pp_tcp_connect(o->host, o->port, o->timeout_s);
-		if (fd < 0) {
-			fprintf(stderr, "%s: connect %s:%u: %s\n", tool, o->host, o->port,
-				strerror(-fd));
-			return -1;
-		}
-		return fd;
-	}
-	lfd = pp_tcp_listen(o->host[0] ? o->host : NULL, o->port);
-	if (lfd < 0) {
-		fprintf(stderr, "%s: listen on port %u: %s\n", tool, o->port, strerror(-lfd));
-		return -1;
-	}
-	fd = pp_tcp_accept(lfd, 600);
-	close(lfd);
-	if (fd < 0) {
-		fprintf(stderr, "%s: accept: %s\n", tool, strerror(-fd));
-		return -1;
-	}
-	if (pp_read_full(fd, peer, sizeof(*peer), o->timeout_s) || peer->magic != RT_MAGIC) {
-		fprintf(stderr, "%s: bad handshake\n", tool);
-		close(fd);
-		return -1;
-	}
-	if (pp_run_adopt(tool, &peer->run, RT_MAX_SIZE, o->sizes, &o->nsizes, &o->iters,
-			 &o->warmup)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
+int rt_rendezvous(const char *tool, struct pp_opts *o, struct rt_hello *peer);
 
 /* Largest size of the run, 0 if a size is 0 or above RT_MAX_SIZE. */
-static inline unsigned int rt_max_size(const struct rt_opts *o)
-{
-	for (unsigned int i = 0; i < o->nsizes; i++)
-		if (!o->sizes[i] || o->sizes[i] > RT_MAX_SIZE)
-			return 0;
-	return pp_max_size(o->sizes, o->nsizes);
-}
+unsigned int rt_max_size(const struct pp_opts *o);
 
 /*
  * After rt_setup() (its result in err): sends our hello (err, our buffers
@@ -317,60 +74,13 @@ static inline unsigned int rt_max_size(const struct rt_opts *o)
  * and the peer's addresses are taken.  0, or -1 (reported on stderr, but
  * our own setup error, reported by rt_setup()).
  */
-static inline int rt_hello_exchange(const char *tool, struct rt_ctx *c, const struct rt_opts *o,
-				    int err, uint32_t mode, int fd, struct rt_hello *peer)
-{
-	struct rt_hello mine;
-
-	memset(&mine, 0, sizeof(mine));
-	if (!err)
-		rt_hello_fill(c, &mine);
-	mine.magic = RT_MAGIC;
-	mine.status = err;
-	pp_run_offer(&mine.run, o->sizes, o->nsizes, o->iters, o->warmup, mode);
-	if (pp_write_full(fd, &mine, sizeof(mine), o->timeout_s)) {
-		fprintf(stderr, "%s: handshake send failed\n", tool);
-		return -1;
-	}
-	if (o->client && pp_read_full(fd, peer, sizeof(*peer), o->timeout_s)) {
-		fprintf(stderr, "%s: handshake receive failed\n", tool);
-		return -1;
-	}
-	if (err)
-		return -1;
-	err = rt_hello_take(c, peer);
-	if (err) {
-		fprintf(stderr, "%s: peer: %s\n", tool, strerror(-err));
-		return -1;
-	}
-	return 0;
-}
+int rt_hello_exchange(const char *tool, struct rt_ctx *c, const struct pp_opts *o, int err,
+		      uint32_t mode, int fd, struct rt_hello *peer);
 
 /* On-demand faults resolved so far for our rank (sysfs rdma_odp), or -1. */
-static inline long long rt_odp_faults(const struct rt_ctx *c)
-{
-	char line[256];
-	unsigned int r;
-	long long f, v = -1;
-	FILE *fp = fopen("/sys/class/exanet/exanet0/rdma_odp", "re");
-
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp))
-		if (sscanf(line, "rank %u faults %lld", &r, &f) == 2 && r == c->mr_buf->rank)
-			v = f;
-	fclose(fp);
-	return v;
-}
+long long rt_odp_faults(const struct rt_ctx *c);
 
 /* Default iteration count for a transfer size: about 32 MiB per size. */
-static inline unsigned long rt_iters_for(unsigned int size, unsigned long max)
-{
-	unsigned long n = (32ul << 20) / size;
-
-	if (n < 8)
-		n = 8;
-	return n < max ? n : max;
-}
+unsigned long rt_iters_for(unsigned int size, unsigned long max);
 
 #endif

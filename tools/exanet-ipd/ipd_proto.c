@@ -4,16 +4,10 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "exa_endian.h"
 #include "ipd_proto.h"
 
 /* ---------------------------------------------------------- helpers */
-
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
 uint32_t ipd_crc32(const void *buf, size_t len)
 {
@@ -46,37 +40,37 @@ uint16_t ipd_csum(const void *buf, size_t len)
 void ipd_hb_encode(const struct ipd_hb *hb, uint8_t out[IPD_HB_WIRE_SIZE])
 {
 	memset(out, 0, IPD_HB_WIRE_SIZE);
-	put32(out, IPD_HB_MAGIC);
+	exa_put_le32(out, IPD_HB_MAGIC);
 	out[4] = IPD_HB_VERSION;
 	out[5] = hb->flags;
-	put16(out + 6, IPD_HB_WIRE_SIZE);
-	put32(out + 8, hb->node);
-	put32(out + 12, hb->mbox);
-	put64(out + 16, hb->incarnation);
+	exa_put_le16(out + 6, IPD_HB_WIRE_SIZE);
+	exa_put_le32(out + 8, hb->node);
+	exa_put_le32(out + 12, hb->mbox);
+	exa_put_le64(out + 16, hb->incarnation);
 	memcpy(out + 24, &hb->ipv4, 4);		/* already network order */
-	put32(out + 28, hb->mtu);
-	put32(out + 32, hb->seq);
-	put32(out + 36, hb->num_nodes);
-	put32(out + 40, ipd_crc32(out, 40));
+	exa_put_le32(out + 28, hb->mtu);
+	exa_put_le32(out + 32, hb->seq);
+	exa_put_le32(out + 36, hb->num_nodes);
+	exa_put_le32(out + 40, ipd_crc32(out, 40));
 }
 
 int ipd_hb_decode(const void *buf, size_t len, struct ipd_hb *hb)
 {
 	const uint8_t *p = buf;
 
-	if (!buf || len != IPD_HB_WIRE_SIZE || get32(p) != IPD_HB_MAGIC ||
-	    p[4] != IPD_HB_VERSION || get16(p + 6) != IPD_HB_WIRE_SIZE ||
-	    get32(p + 40) != ipd_crc32(p, 40) || (p[5] & ~IPD_HB_F_LEAVING))
+	if (!buf || len != IPD_HB_WIRE_SIZE || exa_get_le32(p) != IPD_HB_MAGIC ||
+	    p[4] != IPD_HB_VERSION || exa_get_le16(p + 6) != IPD_HB_WIRE_SIZE ||
+	    exa_get_le32(p + 40) != ipd_crc32(p, 40) || (p[5] & ~IPD_HB_F_LEAVING))
 		return -EBADMSG;
 	memset(hb, 0, sizeof(*hb));
 	hb->flags = p[5];
-	hb->node = get32(p + 8);
-	hb->mbox = get32(p + 12);
-	hb->incarnation = get64(p + 16);
+	hb->node = exa_get_le32(p + 8);
+	hb->mbox = exa_get_le32(p + 12);
+	hb->incarnation = exa_get_le64(p + 16);
 	memcpy(&hb->ipv4, p + 24, 4);
-	hb->mtu = get32(p + 28);
-	hb->seq = get32(p + 32);
-	hb->num_nodes = get32(p + 36);
+	hb->mtu = exa_get_le32(p + 28);
+	hb->seq = exa_get_le32(p + 32);
+	hb->num_nodes = exa_get_le32(p + 36);
 	if (!hb->incarnation || hb->mbox >= 64 || hb->mtu < IPD_MTU_MIN || hb->mtu > IPD_MTU_MAX)
 		return -EBADMSG;
 	return 0;
@@ -109,26 +103,26 @@ size_t ipd_msg_encode(const struct ipd_msg *m, uint8_t out[IPD_MSG_MAX_SIZE])
 	out[1] = IPD_MSG_VERSION;
 	out[2] = m->type == IPD_MSG_OFFER ? m->ring_order : 0;
 	out[3] = m->src_mbox;
-	put32(out + 4, m->src_cookie);
-	put32(out + 8, m->dst_cookie);
-	put64(out + 12, m->src_incarnation);
-	put64(out + 20, m->dst_incarnation);
+	exa_put_le32(out + 4, m->src_cookie);
+	exa_put_le32(out + 8, m->dst_cookie);
+	exa_put_le64(out + 12, m->src_incarnation);
+	exa_put_le64(out + 20, m->dst_incarnation);
 	switch (m->type) {
 	case IPD_MSG_OFFER:
 		memcpy(b, m->u.offer.ring, 16);
 		memcpy(b + 16, &m->u.offer.ipv4, 4);
-		put32(b + 20, m->u.offer.mtu);
-		put64(b + 24, m->u.offer.t_ns);
-		put32(b + 32, m->u.offer.kmbox);
+		exa_put_le32(b + 20, m->u.offer.mtu);
+		exa_put_le64(b + 24, m->u.offer.t_ns);
+		exa_put_le32(b + 32, m->u.offer.kmbox);
 		break;
 	case IPD_MSG_ACCEPT:
-		put64(b, m->u.accept.t_ns);
+		exa_put_le64(b, m->u.accept.t_ns);
 		memcpy(b + 8, &m->u.accept.ipv4, 4);
-		put32(b + 12, m->u.accept.mtu);
+		exa_put_le32(b + 12, m->u.accept.mtu);
 		break;
 	case IPD_MSG_CREDIT:
-		put64(b, m->u.credit.cons_pos);
-		put32(b + 8, m->u.credit.cons_wseq);
+		exa_put_le64(b, m->u.credit.cons_pos);
+		exa_put_le32(b + 8, m->u.credit.cons_wseq);
 		break;
 	}
 	return msg_len[m->type];
@@ -148,10 +142,10 @@ int ipd_msg_decode(const void *buf, size_t len, struct ipd_msg *m)
 	m->type = p[0];
 	m->ring_order = p[2];
 	m->src_mbox = p[3];
-	m->src_cookie = get32(p + 4);
-	m->dst_cookie = get32(p + 8);
-	m->src_incarnation = get64(p + 12);
-	m->dst_incarnation = get64(p + 20);
+	m->src_cookie = exa_get_le32(p + 4);
+	m->dst_cookie = exa_get_le32(p + 8);
+	m->src_incarnation = exa_get_le64(p + 12);
+	m->dst_incarnation = exa_get_le64(p + 20);
 	if (!m->src_incarnation || !m->dst_incarnation)
 		return -EBADMSG;
 	switch (m->type) {
@@ -161,23 +155,23 @@ int ipd_msg_decode(const void *buf, size_t len, struct ipd_msg *m)
 			return -EBADMSG;
 		memcpy(m->u.offer.ring, b, 16);
 		memcpy(&m->u.offer.ipv4, b + 16, 4);
-		m->u.offer.mtu = get32(b + 20);
-		m->u.offer.t_ns = get64(b + 24);
-		m->u.offer.kmbox = len > MSG_HDR + 32 ? get32(b + 32) : IPD_NO_KMBOX;
+		m->u.offer.mtu = exa_get_le32(b + 20);
+		m->u.offer.t_ns = exa_get_le64(b + 24);
+		m->u.offer.kmbox = len > MSG_HDR + 32 ? exa_get_le32(b + 32) : IPD_NO_KMBOX;
 		if (m->u.offer.mtu < IPD_MTU_MIN || m->u.offer.mtu > IPD_MTU_MAX ||
 		    (m->u.offer.kmbox >= 64 && m->u.offer.kmbox != IPD_NO_KMBOX))
 			return -EBADMSG;
 		break;
 	case IPD_MSG_ACCEPT:
-		m->u.accept.t_ns = get64(b);
+		m->u.accept.t_ns = exa_get_le64(b);
 		memcpy(&m->u.accept.ipv4, b + 8, 4);
-		m->u.accept.mtu = get32(b + 12);
+		m->u.accept.mtu = exa_get_le32(b + 12);
 		if (!m->dst_cookie)
 			return -EBADMSG;
 		break;
 	case IPD_MSG_CREDIT:
-		m->u.credit.cons_pos = get64(b);
-		m->u.credit.cons_wseq = get32(b + 8);
+		m->u.credit.cons_pos = exa_get_le64(b);
+		m->u.credit.cons_wseq = exa_get_le32(b + 8);
 		if (!m->src_cookie)
 			return -EBADMSG;
 		break;

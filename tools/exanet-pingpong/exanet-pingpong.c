@@ -41,9 +41,6 @@
 enum { HS_FLAG_BW = 1, HS_FLAG_VERIFY = 2 };
 #define HS_FLAGS_KNOWN (HS_FLAG_BW | HS_FLAG_VERIFY)
 
-/* --bw and --verify of the command line (HS_FLAG_*) */
-static uint32_t tool_flags;
-
 /* Handshake, both directions (the server's run parameters are zero but for
  * run.flags: the mode it runs, the client's and its own --verify). */
 struct handshake {
@@ -88,7 +85,8 @@ PP_HELP_USAGE(TOOL)
 "  -c, --client           drive the measurement (the server follows its --bw, --verify)\n"
 "  -o, --oob HOST:PORT    server: [HOST:]PORT to listen on; client: server address\n"
 "  -n, --peer-node N      expected fabric node id of the server (checked)\n"
-"  -S, --sizes LIST       message sizes 1..64, e.g. 8,16,64 or 1-64 (default 1,2,4,8,16,32,48,56,64)\n"
+"  -S, --sizes LIST       message sizes 1..64: 8,16,64, or 1-64 = 1,2,4,..,64\n"
+"                         (default 1,2,4,8,16,32,48,56,64)\n"
 "  -i, --iters N          timed round trips (--bw: messages) per size (default 1000)\n"
 "  -w, --warmup N         untimed round trips (messages) per size first (default 100)\n"
 "      --bw               streaming message rate instead of latency: the client sends\n"
@@ -121,14 +119,6 @@ PP_HELP_TAIL
 "Exit status: 0 success, 1 runtime error (device, connection, timeout, data\n"
 "errors), 2 usage error.\n", PP_DEFAULT_PORT);
 }
-
-static const struct pp_tool exanet_pp_tool = {
-	.name = TOOL,
-	.max_size = EXANET_MAX_PAYLOAD,
-	.default_timeout_s = 10,
-	.has_device = 1,
-	.usage = usage,
-};
 
 struct endpoint {
 	struct exanet_dev *dev;
@@ -294,26 +284,23 @@ static int check_chan(struct endpoint *ep, int chan, int64_t timeout_ns, enum pp
 	return err;
 }
 
-/*
- * --bw combinations that make no sense (both sides): PP_EXIT_USAGE after a
- * message, else 0.
- */
-static int check_usage(const struct pp_opts *o)
+/* --bw combinations that make no sense (both sides): -EINVAL after a message. */
+static int check_usage(struct pp_opts *o)
 {
 	const char *why = NULL;
 
-	if ((tool_flags & HS_FLAG_VERIFY) && !(tool_flags & HS_FLAG_BW))
+	if ((o->flags & HS_FLAG_VERIFY) && !(o->flags & HS_FLAG_BW))
 		why = "--verify needs --bw (the latency mode checks every echo anyway)";
-	else if ((tool_flags & HS_FLAG_BW) && o->sleep)
+	else if ((o->flags & HS_FLAG_BW) && o->sleep)
 		why = "--bw and --sleep exclude each other (the stream polls; --yield may yield)";
-	else if ((tool_flags & HS_FLAG_BW) && o->samples)
+	else if ((o->flags & HS_FLAG_BW) && o->samples)
 		why = "--samples needs the latency mode: --bw times no round trips";
-	else if ((tool_flags & HS_FLAG_BW) && o->no_timing)
+	else if ((o->flags & HS_FLAG_BW) && o->no_timing)
 		why = "--no-timing needs the latency mode: --bw reads the clock twice per size";
 	if (!why)
 		return 0;
-	fprintf(stderr, TOOL ": %s\nTry '" TOOL " --help'.\n", why);
-	return PP_EXIT_USAGE;
+	fprintf(stderr, TOOL ": %s\n", why);
+	return -EINVAL;
 }
 
 /*
@@ -326,7 +313,7 @@ static int check_mode(const struct pp_opts *o, uint32_t flags)
 		fprintf(stderr, TOOL ": the client asked for unknown options 0x%x\n", flags);
 		return -EPROTO;
 	}
-	if ((tool_flags & HS_FLAG_BW) && !(flags & HS_FLAG_BW)) {
+	if ((o->flags & HS_FLAG_BW) && !(flags & HS_FLAG_BW)) {
 		fprintf(stderr, TOOL ": this server was started with --bw but the client asked "
 			"for the latency mode (give the client --bw)\n");
 		return -EPROTO;
@@ -457,9 +444,6 @@ static int run_server(const struct pp_opts *o)
 	uint64_t total, k;
 	int lfd = -1, fd = -1, err, prev_chan = -1, bw;
 
-	err = check_usage(o);
-	if (err)
-		return err;
 	err = endpoint_open(o, &ep);
 	if (err)
 		goto out;
@@ -495,7 +479,7 @@ static int run_server(const struct pp_opts *o)
 	if (!reply.status)
 		reply.status = check_mode(o, hs.run.flags);
 	if (!reply.status)
-		reply.run.flags = hs.run.flags | (tool_flags & HS_FLAG_VERIFY);
+		reply.run.flags = hs.run.flags | (o->flags & HS_FLAG_VERIFY);
 	err = pp_write_full(fd, &reply, sizeof(reply), o->timeout_s);
 	if (!err)
 		err = reply.status;
@@ -504,7 +488,7 @@ static int run_server(const struct pp_opts *o)
 
 	bw = !!(hs.run.flags & HS_FLAG_BW);
 	if (bw) {
-		int verify = (hs.run.flags | tool_flags) & HS_FLAG_VERIFY;
+		int verify = (hs.run.flags | o->flags) & HS_FLAG_VERIFY;
 
 		if (o->verbose)
 			fprintf(stderr, TOOL ": --bw%s from node %u\n", verify ? " --verify" : "",
@@ -800,13 +784,10 @@ static int run_client(const struct pp_opts *o)
 	char desc[128];
 	int fd = -1, err, chan = -1;
 
-	err = check_usage(o);
-	if (err)
-		return err;
 	err = endpoint_open(o, &ep);
 	if (err)
 		goto out;
-	if (!(tool_flags & HS_FLAG_BW)) {
+	if (!(o->flags & HS_FLAG_BW)) {
 		rtt = calloc(o->iters, sizeof(*rtt));
 		if (!rtt) {
 			err = -ENOMEM;
@@ -821,7 +802,7 @@ static int run_client(const struct pp_opts *o)
 		goto out;
 	}
 	handshake_init(&hs, &ep);
-	pp_run_offer(&hs.run, o->sizes, o->nsizes, o->iters, o->warmup, tool_flags);
+	pp_run_offer(&hs.run, o->sizes, o->nsizes, o->iters, o->warmup, o->flags);
 	err = pp_write_full(fd, &hs, sizeof(hs), o->timeout_s);
 	if (!err)
 		err = pp_read_full(fd, &reply, sizeof(reply), o->timeout_s);
@@ -847,7 +828,7 @@ static int run_client(const struct pp_opts *o)
 	if (o->verbose)
 		fprintf(stderr, TOOL ": node %u mbox %u -> node %u mbox %u\n", hs.node_id,
 			hs.mbox, reply.node_id, reply.mbox);
-	if (tool_flags & HS_FLAG_BW) {
+	if (o->flags & HS_FLAG_BW) {
 		err = client_bw(&ep, o, fd, &hs, &reply);
 		goto out;
 	}
@@ -912,33 +893,25 @@ out:
 	return err ? 1 : 0;
 }
 
-/* Removes a flag (no argument) from argv; returns 1 if it was there. */
-static int take_flag(int *argc, char **argv, const char *flag)
-{
-	int i, j = 1, found = 0;
+/* --bw and --verify: o->flags HS_FLAG_BW (bit 0), HS_FLAG_VERIFY (bit 1) */
+static const struct option tool_lopts[] = {
+	{ "bw", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "verify", no_argument, NULL, PP_FLAG_OPT(1) },
+	{ NULL, 0, NULL, 0 }
+};
 
-	for (i = 1; i < *argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			while (i < *argc)
-				argv[j++] = argv[i++];
-			break;
-		}
-		if (!strcmp(argv[i], flag))
-			found = 1;
-		else
-			argv[j++] = argv[i];
-	}
-	*argc = j;
-	argv[j] = NULL;
-	return found;
-}
+static const struct pp_tool exanet_pp_tool = {
+	.name = TOOL,
+	.max_size = EXANET_MAX_PAYLOAD,
+	.default_timeout_s = 10,
+	.opts = PP_OPT_DEVICE | PP_OPT_MBOX | PP_OPT_PEER | PP_OPT_TIMING,
+	.usage = usage,
+	.tool_lopts = tool_lopts,
+	.tool_opt = pp_flag_opt,
+	.check = check_usage,
+};
 
 int main(int argc, char **argv)
 {
-	/* this tool's own options; pp_main() parses the common ones */
-	if (take_flag(&argc, argv, "--bw"))
-		tool_flags |= HS_FLAG_BW;
-	if (take_flag(&argc, argv, "--verify"))
-		tool_flags |= HS_FLAG_VERIFY;
 	return pp_main(argc, argv, &exanet_pp_tool, run_server, run_client);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "rdma_tool.h"
@@ -52,8 +53,8 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -s, --server           passive side\n"
 "  -c, --client           active side (prints the results)\n"
 "  -o, --oob HOST:PORT    TCP rendezvous (client: server address)\n"
-"  -S, --sizes LIST       transfer sizes in bytes, e.g. 1,4096 or 1-4194304\n"
-"                         (powers of two in a range; default 1..2 MiB)\n"
+"  -S, --sizes LIST       transfer sizes 1..4194304 bytes: 1,4096, or 1-4194304 =\n"
+"                         1,2,4,..,4194304 (default 1-2097152)\n"
 "  -i, --iters N          transfers per size (default: ~32 MiB per size, >= 8)\n"
 "  -w, --warmup N         untimed transfers per size (default 4)\n"
 "  -W, --window N         transfers in flight, 1..%d (default 8)\n"
@@ -77,57 +78,73 @@ PP_HELP_TAIL
 		RT_DEFAULT_PORT, MAX_WINDOW);
 }
 
-/* The options of this tool only (rt_parse()). */
-static int bw_opt(struct rt_opts *o, int c, const char *arg)
+/* The options of this tool only: o->flags (MODE_*), and these two. */
+static unsigned int window = 8;		/* --window: transfers in flight */
+static unsigned long reg_bytes;		/* --reg-time: registration cost only */
+
+static int bw_opt(struct pp_opts *o, int c, const char *arg)
 {
 	unsigned long v;
 
 	switch (c) {
 	case 'W':
-		if (tool_parse_ulong(arg, 1, MAX_WINDOW, &v))
-			return -1;
-		o->window = (unsigned int)v;
+		if (tool_parse_ulong(arg, 1, MAX_WINDOW, &v)) {
+			fprintf(stderr, TOOL ": bad --window '%s' (1..%d)\n", arg, MAX_WINDOW);
+			return -EINVAL;
+		}
+		window = (unsigned int)v;
 		return 0;
-	case 'r': o->mode |= MODE_READ; return 0;
-	case 'b': o->mode |= MODE_BIDIR; return 0;
-	case 'O': o->mode |= MODE_ODP; return 0;
-	case 'F': o->mode |= MODE_FRESH; return 0;
-	case 'H': o->mode |= MODE_THP; return 0;
-	case 'R': return tool_parse_ulong(arg, 4096, 1ul << 34, &o->reg_bytes) ? -1 : 0;
+	case 'r': o->flags |= MODE_READ; return 0;
+	case 'b': o->flags |= MODE_BIDIR; return 0;
+	case 'O': o->flags |= MODE_ODP; return 0;
+	case 'F': o->flags |= MODE_FRESH; return 0;
+	case 'H': o->flags |= MODE_THP; return 0;
+	case 'R':
+		if (tool_parse_ulong(arg, 4096, 1ul << 34, &reg_bytes)) {
+			fprintf(stderr, TOOL ": bad --reg-time '%s' (4096..2^34)\n", arg);
+			return -EINVAL;
+		}
+		o->no_peer = 1;
+		return 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
-static int parse_args(int argc, char **argv, struct rt_opts *o)
+static int bw_check(struct pp_opts *o)
 {
-	static const struct option lopts[] = {
-		PP_LOPTS_COMMON,
-		{ "window", required_argument, NULL, 'W' },
-		{ "read", no_argument, NULL, 'r' },
-		{ "bidir", no_argument, NULL, 'b' },
-		{ "odp", no_argument, NULL, 'O' },
-		{ "fresh", no_argument, NULL, 'F' },
-		{ "thp", no_argument, NULL, 'H' },
-		{ "reg-time", required_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 }
-	};
-
-	rt_opts_init(o, RT_DEFAULT_PORT, 100000, 4);
-	o->window = 8;
-	if (rt_parse(argc, argv, o, "sco:S:i:w:W:rbOFHR:d:t:jvh", lopts, 100000000, bw_opt,
-		     usage))
-		return -1;
 	if (o->iters_given)
-		o->mode |= MODE_ITERS_EXACT;
-	if (o->reg_bytes)
-		return optind != argc || o->server || o->client ? -1 : 0;
-	if (rt_opts_check(o, argc))
-		return -1;
-	if ((o->mode & MODE_FRESH) &&
-	    (!(o->mode & MODE_ODP) || (o->client && !(o->mode & MODE_ITERS_EXACT))))
-		return -1;
+		o->flags |= MODE_ITERS_EXACT;
+	if (reg_bytes)
+		return 0;
+	if ((o->flags & MODE_FRESH) &&
+	    (!(o->flags & MODE_ODP) || (o->client && !(o->flags & MODE_ITERS_EXACT)))) {
+		fprintf(stderr, TOOL ": --fresh needs --odp, and on the client --iters\n");
+		return -EINVAL;
+	}
 	return 0;
 }
+
+static const struct option tool_lopts[] = {
+	{ "window", required_argument, NULL, 'W' },
+	{ "read", no_argument, NULL, 'r' },
+	{ "bidir", no_argument, NULL, 'b' },
+	{ "odp", no_argument, NULL, 'O' },
+	{ "fresh", no_argument, NULL, 'F' },
+	{ "thp", no_argument, NULL, 'H' },
+	{ "reg-time", required_argument, NULL, 'R' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static const struct pp_tool tool = {
+	RT_PP_TOOL(TOOL, RT_DEFAULT_PORT),
+	.usage = usage,
+	.default_iters = 100000,
+	.default_warmup = 4,
+	.tool_lopts = tool_lopts,
+	.tool_shortopts = "W:rbOFHR:",
+	.tool_opt = bw_opt,
+	.check = bw_check,
+};
 
 /* Fresh anonymous memory for --reg-time, in huge pages with --thp. */
 static void *fresh_map(unsigned long bytes, int thp)
@@ -192,7 +209,7 @@ static double touch_us(unsigned long bytes, int thp)
 	return (t1 - t0) / 1e3;
 }
 
-static int reg_time(const struct rt_opts *o)
+static int reg_time(const struct pp_opts *o)
 {
 	struct exanet_dev *dev;
 	double pinned, odp, touch;
@@ -202,25 +219,25 @@ static int reg_time(const struct rt_opts *o)
 		fprintf(stderr, TOOL ": open: %s\n", strerror(-err));
 		return 1;
 	}
-	pinned = reg_us(dev, o->reg_bytes, 0, !!(o->mode & MODE_THP));
-	odp = reg_us(dev, o->reg_bytes, EXANET_MR_ON_DEMAND, !!(o->mode & MODE_THP));
+	pinned = reg_us(dev, reg_bytes, 0, !!(o->flags & MODE_THP));
+	odp = reg_us(dev, reg_bytes, EXANET_MR_ON_DEMAND, !!(o->flags & MODE_THP));
 	exanet_close(dev);
-	touch = touch_us(o->reg_bytes, !!(o->mode & MODE_THP));
+	touch = touch_us(reg_bytes, !!(o->flags & MODE_THP));
 	if (pinned < 0 || odp < 0 || touch <= 0)
 		return 1;
 	if (o->json) {
 		json_object *j = tj_bench(TOOL);
 
-		tj_uint(j, "reg_bytes", o->reg_bytes);
+		tj_uint(j, "reg_bytes", reg_bytes);
 		tj_num(j, "reg_us_pinned", "%.1f", pinned);
 		tj_num(j, "reg_us_odp", "%.1f", odp);
-		tj_num(j, "cpu_first_touch_MBps", "%.1f", o->reg_bytes / touch);
-		tj_bool(j, "thp", o->mode & MODE_THP);
+		tj_num(j, "cpu_first_touch_MBps", "%.1f", reg_bytes / touch);
+		tj_bool(j, "thp", o->flags & MODE_THP);
 		tj_print(j, 0);
 	} else
 		printf("register %lu bytes: pinned %.1f us, on demand %.1f us; "
-		       "the CPU writes them fresh at %.1f MB/s\n", o->reg_bytes, pinned, odp,
-		       o->reg_bytes / touch);
+		       "the CPU writes them fresh at %.1f MB/s\n", reg_bytes, pinned, odp,
+		       reg_bytes / touch);
 	return 0;
 }
 
@@ -228,12 +245,12 @@ static int reg_time(const struct rt_opts *o)
  * n transfers of size bytes, window in flight, completion records in
  * memory (rt->notif[slot]).  Returns errors (transfers that failed).
  */
-static long run_transfers(struct rt_ctx *rt, const struct rt_opts *o, unsigned int size,
+static long run_transfers(struct rt_ctx *rt, const struct pp_opts *o, unsigned int size,
 			  unsigned long n, int64_t timeout_ns, int *first_err,
 			  unsigned long *seq)
 {
-	unsigned long nslots = (o->mode & MODE_FRESH) ? rt->buflen / size : 1;
-	int rd = o->mode & MODE_READ;
+	unsigned long nslots = (o->flags & MODE_FRESH) ? rt->buflen / size : 1;
+	int rd = o->flags & MODE_READ;
 	unsigned int base = rd ? EXANET_RDMA_RCHAN(0) : EXANET_RDMA_WCHAN(0);
 	unsigned long posted = 0, done = 0;
 	unsigned int inflight = 0, head = 0;
@@ -241,8 +258,8 @@ static long run_transfers(struct rt_ctx *rt, const struct rt_opts *o, unsigned i
 	struct exanet_rdma_opts op = { 0 };
 
 	while (done < n) {
-		while (posted < n && inflight < o->window) {
-			unsigned int k = (head + inflight) % o->window;
+		while (posted < n && inflight < window) {
+			unsigned int k = (head + inflight) % window;
 			unsigned int slot = base + k;
 			/* fresh: transfer i uses slot i of each half, never reused */
 			size_t off = (size_t)((*seq)++ % nslots) * size;
@@ -284,7 +301,7 @@ static long run_transfers(struct rt_ctx *rt, const struct rt_opts *o, unsigned i
 				if (!*first_err)
 					*first_err = exanet_rdma_error_errno(rec.error);
 			}
-			head = (head + 1) % o->window;
+			head = (head + 1) % window;
 			inflight--;
 			done++;
 		}
@@ -303,7 +320,7 @@ static int barrier(int fd, double t)
 
 int main(int argc, char **argv)
 {
-	struct rt_opts o;
+	struct pp_opts o;
 	struct rt_ctx rt;
 	struct rt_hello peer;
 	struct result res[PP_MAX_SIZES];
@@ -312,11 +329,9 @@ int main(int argc, char **argv)
 	unsigned int maxsize, i;
 	int active;
 
-	if (parse_args(argc, argv, &o)) {
-		usage(stderr);
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	}
-	if (o.reg_bytes)
+	if (reg_bytes)
 		return reg_time(&o);
 	timeout_ns = (int64_t)(o.timeout_s * 1e9);
 
@@ -324,10 +339,10 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	if (o.server) {
-		o.mode = peer.run.flags & 0xffff;
-		o.window = peer.run.flags >> 16;
-		if (!o.window || o.window > MAX_WINDOW)
-			o.window = 8;
+		o.flags = peer.run.flags & 0xffff;
+		window = peer.run.flags >> 16;
+		if (!window || window > MAX_WINDOW)
+			window = 8;
 	}
 	maxsize = rt_max_size(&o);
 	if (!maxsize) {
@@ -335,7 +350,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (o.mode & MODE_FRESH) {
+	if (o.flags & MODE_FRESH) {
 		/* one slot per transfer, both halves (o.sizes: one size) */
 		unsigned long bytes = (unsigned long)maxsize * (o.iters + o.warmup);
 
@@ -344,18 +359,19 @@ int main(int argc, char **argv)
 				FRESH_MAX_BYTES);
 			return 1;
 		}
-		err = rt_setup(&rt, o.device, bytes, 1, !!(o.mode & MODE_THP));
+		err = rt_setup(&rt, o.device, bytes, 1, !!(o.flags & MODE_THP));
 	} else {
-		err = rt_setup(&rt, o.device, maxsize, !!(o.mode & MODE_ODP),
-			       !!(o.mode & MODE_THP));
+		err = rt_setup(&rt, o.device, maxsize, !!(o.flags & MODE_ODP),
+			       !!(o.flags & MODE_THP));
 	}
-	if (rt_hello_exchange(TOOL, &rt, &o, err, o.mode | (o.window << 16), fd, &peer))
+	if (rt_hello_exchange(TOOL, &rt, &o, err, o.flags | (window << 16), fd, &peer))
 		return 1;
 
-	active = o.client || (o.mode & MODE_BIDIR);
+	active = o.client || (o.flags & MODE_BIDIR);
 	for (i = 0; i < o.nsizes; i++) {
 		unsigned int size = o.sizes[i];
-		unsigned long n = (o.mode & MODE_ITERS_EXACT) ? o.iters : rt_iters_for(size, o.iters);
+		unsigned long n = (o.flags & MODE_ITERS_EXACT) ? o.iters :
+				  rt_iters_for(size, o.iters);
 		int64_t t0, t1;
 		long e = 0;
 		unsigned long seq = 0;
@@ -369,7 +385,7 @@ int main(int argc, char **argv)
 		}
 		t0 = t1 = 0;
 		if (active) {
-			if ((o.mode & MODE_FRESH) && !(o.mode & MODE_READ))
+			if ((o.flags & MODE_FRESH) && !(o.flags & MODE_READ))
 				/* written by the CPU, never seen by the NI */
 				memset(rt.buf, 0x5a, rt.buflen);
 			if (o.warmup)
@@ -417,22 +433,22 @@ int main(int argc, char **argv)
 		}
 		if (o.verbose)
 			fprintf(stderr, TOOL ": %u bytes x %lu: %.1f MB/s\n", size, n,
-				my_mbps + ((o.mode & MODE_BIDIR) ? peer_mbps : 0));
+				my_mbps + ((o.flags & MODE_BIDIR) ? peer_mbps : 0));
 	}
 	{
 		unsigned int nres = i;
-		const char *op = (o.mode & MODE_READ) ? "read" : "write";
-		int bidir = !!(o.mode & MODE_BIDIR);
+		const char *op = (o.flags & MODE_READ) ? "read" : "write";
+		int bidir = !!(o.flags & MODE_BIDIR);
 
 		if (o.client && o.json) {
 			json_object *j = tj_bench(TOOL), *results;
 
 			tj_str(j, "op", op);
 			tj_bool(j, "bidir", bidir);
-			tj_uint(j, "window", o.window);
-			tj_bool(j, "odp", o.mode & MODE_ODP);
-			tj_bool(j, "fresh", o.mode & MODE_FRESH);
-			tj_bool(j, "thp", o.mode & MODE_THP);
+			tj_uint(j, "window", window);
+			tj_bool(j, "odp", o.flags & MODE_ODP);
+			tj_bool(j, "fresh", o.flags & MODE_FRESH);
+			tj_bool(j, "thp", o.flags & MODE_THP);
 			tj_uint(j, "local_node", rt.mr_buf->node);
 			tj_uint(j, "peer_node", rt.peer_node);
 			results = tj_results(j);
@@ -452,7 +468,7 @@ int main(int argc, char **argv)
 		} else if (o.client) {
 			printf("# " TOOL ": RDMA %s%s, node %u -> node %u, window %u\n", op,
 			       bidir ? " (bidirectional, sum)" : "", rt.mr_buf->node, rt.peer_node,
-			       o.window);
+			       window);
 			printf("# %10s %10s %14s %8s\n", "size", "iters", "MB/s", "errors");
 			for (i = 0; i < nres; i++)
 				printf("  %10u %10lu %14.2f %8lu\n", res[i].size, res[i].iters,

@@ -34,8 +34,8 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -s, --server           passive side\n"
 "  -c, --client           active side (prints the results)\n"
 "  -o, --oob HOST:PORT    TCP rendezvous (client: server address)\n"
-"  -S, --sizes LIST       sizes, e.g. 8 or 1,8,4096 or 1-4194304 (powers of two)\n"
-"                         (default 1..2 MiB)\n"
+"  -S, --sizes LIST       sizes 1..4194304 bytes: 8,4096, or 1-4194304 =\n"
+"                         1,2,4,..,4194304 (default 1-2097152)\n"
 "  -i, --iters N          timed iterations per size (default 1000, fewer above 64 KiB)\n"
 "  -w, --warmup N         untimed iterations per size (default 20)\n"
 "  -r, --read             RDMA read latency\n"
@@ -47,29 +47,30 @@ PP_HELP_TAIL
 		RT_DEFAULT_PORT + 1);
 }
 
-/* --read, the option of this tool only (rt_parse()). */
-static int lat_opt(struct rt_opts *o, int c, const char *arg)
+/* --read, the option of this tool only (o->flags) */
+static int lat_opt(struct pp_opts *o, int c, const char *arg)
 {
+	(void)c;
 	(void)arg;
-	if (c != 'r')
-		return -1;
-	o->mode = MODE_READ;
+	o->flags = MODE_READ;
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct rt_opts *o)
-{
-	static const struct option lopts[] = {
-		PP_LOPTS_COMMON,
-		{ "read", no_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 }
-	};
+static const struct option tool_lopts[] = {
+	{ "read", no_argument, NULL, 'r' },
+	{ NULL, 0, NULL, 0 }
+};
 
-	rt_opts_init(o, RT_DEFAULT_PORT + 1, 1000, 20);
-	if (rt_parse(argc, argv, o, "sco:S:i:w:rd:t:jvh", lopts, 10000000, lat_opt, usage))
-		return -1;
-	return rt_opts_check(o, argc);
-}
+static const struct pp_tool tool = {
+	RT_PP_TOOL(TOOL, RT_DEFAULT_PORT + 1),
+	.usage = usage,
+	.default_iters = 1000,
+	.default_warmup = 20,
+	.max_iters = 10000000,
+	.tool_lopts = tool_lopts,
+	.tool_shortopts = "r",
+	.tool_opt = lat_opt,
+};
 
 /* One RDMA write of size bytes to the peer, notifying it; wait local DONE. */
 static int ping(struct rt_ctx *rt, unsigned int size, uint64_t tag)
@@ -121,7 +122,7 @@ static int read_once(struct rt_ctx *rt, unsigned int size, int64_t tmo)
 
 int main(int argc, char **argv)
 {
-	struct rt_opts o;
+	struct pp_opts o;
 	struct rt_ctx rt;
 	struct rt_hello peer;
 	struct pp_result res[PP_MAX_SIZES];
@@ -131,10 +132,8 @@ int main(int argc, char **argv)
 	unsigned int maxsize, i, nres = 0;
 	unsigned long maxiters;
 
-	if (parse_args(argc, argv, &o)) {
-		usage(stderr);
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	}
 	tmo = (int64_t)(o.timeout_s * 1e9);
 	pp_timer_init("auto");
 
@@ -142,8 +141,8 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return 1;
 	if (o.server)
-		o.mode = peer.run.flags ? MODE_READ : 0;
-	rd = o.mode == MODE_READ;
+		o.flags = peer.run.flags ? MODE_READ : 0;
+	rd = o.flags == MODE_READ;
 	maxsize = rt_max_size(&o);
 	if (!maxsize)
 		return 1;
@@ -153,7 +152,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	err = rt_setup(&rt, o.device, maxsize, 0, 0);
-	if (rt_hello_exchange(TOOL, &rt, &o, err, o.mode, fd, &peer))
+	if (rt_hello_exchange(TOOL, &rt, &o, err, o.flags, fd, &peer))
 		return 1;
 
 	for (i = 0; i < o.nsizes && !err; i++) {

@@ -3,7 +3,7 @@
  * exanet-evb: event building over MPI, the throughput benchmark of a
  * particle-physics DAQ (Documentation/evb.md).  Any MPI; run under mpirun.
  *
- *   exanet-evb nton|nxn [--sizes 1024,65536,...] [--depth 8] [--seconds 3]
+ *   exanet-evb nton|nxn [--sizes 1024,65536] [--depth 8] [--seconds 3]
  *                       [--interval 0.25] [--warmup 1] [--check full|header]
  *                       [--timeout 120]
  *
@@ -54,6 +54,7 @@
 
 #include "tool_json.h"
 #include "tool_parse.h"
+#include "tool_sizes.h"
 
 #define EVB_MAGIC 0x45564246524147ull	/* "EVBFRAG" */
 #define EVB_MIN_FRAG 32u		/* the header */
@@ -141,9 +142,10 @@ static int check_body(const uint8_t *body, size_t len, uint64_t event, uint32_t 
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: exanet-evb nton|nxn [--sizes a,b,...] [--depth N] [--seconds S] "
+	fprintf(stderr, "usage: exanet-evb nton|nxn [--sizes LIST] [--depth N] [--seconds S] "
 		"[--interval S] [--warmup S] [--check full|header] [--timeout S]\n"
-		"  fragment sizes %u..%u B (default %s), depth 1..%u (default 8)\n",
+		"  fragment sizes %u..%u B: 1024,65536, or 1024-131072 = 1024,2048,..,131072\n"
+		"  (default %s), depth 1..%u (default 8)\n",
 		EVB_MIN_FRAG, EVB_MAX_FRAG, EVB_DEFAULT_SIZES, EVB_MAX_DEPTH);
 }
 
@@ -170,19 +172,12 @@ static int parse_seconds(const char *s, double min, double max, double *out)
 
 static int parse_sizes(const char *s, struct evb_opts *o)
 {
-	char copy[512], *tok, *save = NULL;
+	int n = tool_parse_sizes(s, EVB_MIN_FRAG, EVB_MAX_FRAG, o->sizes, EVB_MAX_SIZES);
 
-	if (!s || strlen(s) >= sizeof(copy))
+	if (n < 0)
 		return -1;
-	strcpy(copy, s);
-	o->nsizes = 0;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (o->nsizes == EVB_MAX_SIZES ||
-		    tool_parse_uint(tok, EVB_MIN_FRAG, EVB_MAX_FRAG, &o->sizes[o->nsizes]))
-			return -1;
-		o->nsizes++;
-	}
-	return o->nsizes ? 0 : -1;
+	o->nsizes = (unsigned int)n;
+	return 0;
 }
 
 /* Options (before MPI_Init, so that bad ones fail the same with or without

@@ -34,6 +34,10 @@
 #include <string.h>
 
 #include "tool_json.h"
+#include "tool_sizes.h"
+
+#define MAX_SIZES 64
+#define MAX_SIZE (1u << 30)
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -52,8 +56,9 @@ static double quantile(const double *v, int n, double q)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes a,b,...] "
-		"[--iters N] [--warmup W] [--window K]\n");
+	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes LIST] "
+		"[--iters N] [--warmup W] [--window K]\n"
+		"  sizes 0..%u B: 0,8,1024, or 8-1024 = 8,16,..,1024\n", MAX_SIZE);
 }
 
 static int errors;
@@ -194,8 +199,8 @@ static void barrier(int iters, int warmup, double *t)
 int main(int argc, char **argv)
 {
 	const char *mode, *sizes = NULL;
-	int iters = 1000, warmup = 100, window = 16, rank, nranks, all_errors = 0;
-	char *list, *tok, *save = NULL;
+	int iters = 1000, warmup = 100, window = 16, rank, nranks, all_errors = 0, nsizes;
+	unsigned int size_list[MAX_SIZES];
 	double *t;
 	json_object *out = NULL, *results = NULL;	/* rank 0's output */
 
@@ -238,7 +243,11 @@ int main(int argc, char **argv)
 		sizes = !strcmp(mode, "latency") ? "0,8,1024,65536" :
 			!strcmp(mode, "bw") ? "4194304" :
 			!strcmp(mode, "barrier") ? "0" : "8";
-	list = strdup(sizes);
+	nsizes = tool_parse_sizes(sizes, 0, MAX_SIZE, size_list, MAX_SIZES);
+	if (nsizes < 0) {
+		usage();
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
 	t = calloc((size_t)iters, sizeof(*t));
 	if (rank == 0) {
 		out = tj_bench("exanet-mpi-bench");
@@ -248,8 +257,8 @@ int main(int argc, char **argv)
 		tj_int(out, "window", window);
 		results = tj_results(out);
 	}
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t size = strtoul(tok, NULL, 0);
+	for (int si = 0; si < nsizes; si++) {
+		size_t size = size_list[si];
 		int bw = !strcmp(mode, "bw");
 
 		MPI_Barrier(MPI_COMM_WORLD);
@@ -284,7 +293,6 @@ int main(int argc, char **argv)
 		tj_print(out, 1);
 	}
 	free(t);
-	free(list);
 	MPI_Finalize();
 	return all_errors ? 1 : 0;
 }

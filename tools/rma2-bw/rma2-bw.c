@@ -18,16 +18,19 @@
  * the sequence of all of them before answering.  'size' is the payload
  * size counted (8).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <rma2.h>
 
-#include "extoll_tool.h"
+#include "exa_wait.h"
+#include "rma2_tool.h"
 
 #define TOOL "rma2-bw"
-#define MAX_SIZE (8u * 1024u * 1024u)
-
-static const unsigned int def_sizes[] = { 64, 1024, 4096, 65536, 262144, 1048576, 4194304 };
 
 static void usage(FILE *f)
 {
@@ -41,8 +44,9 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -c, --client           drive the measurement\n"
 PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
-"  -S, --sizes LIST       transfer sizes 1..%u bytes (default 64,1024,4096,65536,\n"
-"                         262144,1048576,4194304)\n"
+"  -S, --sizes LIST       transfer sizes 1..%u bytes: 4096,65536, or 64-65536 =\n"
+"                         64,128,..,65536 (default 64,1024,4096,65536,262144,\n"
+"                         1048576,4194304)\n"
 "  -i, --iters N          transfers per size (default 1000)\n"
 "  -w, --warmup N         untimed transfers per size first (default 100)\n"
 "  -t, --timeout SEC      per-size and connection timeout (default 60)\n"
@@ -52,11 +56,51 @@ PP_HELP_OOB_LISTEN
 "      --noti             notification puts (size 8: the payload)\n"
 PP_HELP_JSON
 PP_HELP_TAIL
-"Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, MAX_SIZE);
+"Exit status: 0 success, 1 run-time failure, 2 usage error.\n", PP_DEFAULT_PORT, XT_RMA2_MAX_SIZE);
+}
+
+/* o->flags */
+enum { FLAG_QW = 1, FLAG_GET = 2, FLAG_IMM = 4, FLAG_NOTI = 8 };
+
+static const struct option tool_lopts[] = {
+	{ "qw", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "get", no_argument, NULL, PP_FLAG_OPT(1) },
+	{ "imm", no_argument, NULL, PP_FLAG_OPT(2) },
+	{ "noti", no_argument, NULL, PP_FLAG_OPT(3) },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int check_opts(struct pp_opts *o)
+{
+	uint32_t f = o->flags;
+
+	if (f & (f - 1)) {
+		fprintf(stderr, TOOL ": --qw, --get, --imm and --noti exclude each other\n");
+		return -EINVAL;
+	}
+	if (f & FLAG_QW)
+		return xt_check_qw_sizes(TOOL, o);
+	/* the server adopts the client's sizes in the handshake */
+	if (!o->client || !(f & (FLAG_IMM | FLAG_NOTI)))
+		return 0;
+	for (unsigned int si = 0; si < o->nsizes; si++) {
+		if (o->sizes[si] > 8 || ((f & FLAG_NOTI) && o->sizes[si] != 8)) {
+			fprintf(stderr, TOOL ": --imm takes sizes 1..8, --noti size 8\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 static const struct pp_tool tool = {
-	TOOL, MAX_SIZE, 60.0, 0, usage, def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+	.name = TOOL,
+	.max_size = XT_RMA2_MAX_SIZE,
+	.default_timeout_s = 60,
+	.usage = usage,
+	.default_sizes = "64,1024,4096,65536,262144,1048576,4194304",
+	.tool_lopts = tool_lopts,
+	.tool_opt = pp_flag_opt,
+	.check = check_opts,
 };
 
 int main(int argc, char **argv)
@@ -70,30 +114,18 @@ int main(int argc, char **argv)
 	size_t bsize;
 	volatile uint64_t *ack;
 	int qw, get, imm, noti;
-	uint32_t flags = xt_take_flags(&argc, argv, (const char *const[]){ "--qw", "--get", "--imm",
-									"--noti", NULL });
 	unsigned int si;
 
-	qw = flags & 1;
-	get = (flags >> 1) & 1;
-	imm = (flags >> 2) & 1;
-	noti = (flags >> 3) & 1;
-	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	if (qw + get + imm + noti > 1) {
-		fprintf(stderr, TOOL ": --qw, --get, --imm and --noti exclude each other\n");
-		return PP_EXIT_USAGE;
-	}
-	/* the server adopts the client's sizes in the handshake */
-	for (si = 0; o.client && si < o.nsizes && (imm || noti); si++) {
-		if (o.sizes[si] > 8 || (noti && o.sizes[si] != 8)) {
-			fprintf(stderr, TOOL ": --imm takes sizes 1..8, --noti size 8\n");
-			return PP_EXIT_USAGE;
-		}
-	}
 	memset(res, 0, sizeof(res));
-	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &flags, &x))
+	/* a server adopts the client's o.flags */
+	if (xt_rma2_open(TOOL, &o, XT_RMA2_MAX_SIZE, &x))
 		return 1;
+	qw = !!(o.flags & FLAG_QW);
+	get = !!(o.flags & FLAG_GET);
+	imm = !!(o.flags & FLAG_IMM);
+	noti = !!(o.flags & FLAG_NOTI);
 	/* one buffer: the run's largest size + a page holding the ack quadword */
 	bsize = xt_buffer_size(&o);
 	buf = aligned_alloc(4096, bsize + 4096);
@@ -106,12 +138,6 @@ int main(int argc, char **argv)
 		return 1;
 	if (xt_rma2_connect(TOOL, &x, &o, buf_reg, bsize))
 		return 1;
-	if (o.server) {		/* the client's */
-		qw = flags & 1;
-		get = (flags >> 1) & 1;
-		imm = (flags >> 2) & 1;
-		noti = (flags >> 3) & 1;
-	}
 	for (si = 0; si < o.nsizes; si++) {
 		uint32_t size = o.sizes[si];
 		int64_t t0 = 0, t1;
@@ -158,15 +184,16 @@ int main(int argc, char **argv)
 						return 1;
 					}
 				} else {
-					int64_t end = exa_clock_ns() + (int64_t)(o.timeout_s * 1e9);
+					struct exa_wait w;
 
+					exa_wait_init(&w, (int64_t)(o.timeout_s * 1e9));
 					while (*ack == 0) {
-						if (exa_clock_ns() > end) {
+						if (exa_wait_poll(&w)) {
 							fprintf(stderr, TOOL ": size %u: no answer\n", size);
 							return 1;
 						}
-						sched_yield();
 					}
+					exa_wait_done(&w);
 				}
 				t1 = exa_clock_ns();
 				if (pass) {
@@ -179,16 +206,17 @@ int main(int argc, char **argv)
 				/* every notification put, in order, then answer */
 				for (unsigned long k = 0; k < n; k++) {
 					RMA2_Notification *nt;
-					struct xt_wait w;
+					struct exa_wait w;
 
-					xt_wait_init(&w, o.timeout_s);
+					exa_wait_init(&w, (int64_t)(o.timeout_s * 1e9));
 					while (rma2_noti_probe(x.port, &nt) != RMA2_SUCCESS) {
-						if (xt_wait_more(&w)) {
+						if (exa_wait_poll(&w)) {
 							fprintf(stderr, TOOL ": notification put %lu of %lu "
 								"missing\n", k, n);
 							return 1;
 						}
 					}
+					exa_wait_done(&w);
 					if (rma2_noti_get_error(nt) ||
 					    rma2_noti_get_notiput_payload(nt) != k) {
 						fprintf(stderr, TOOL ": notification put %lu: error %d "

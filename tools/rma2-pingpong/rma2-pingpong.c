@@ -15,16 +15,19 @@
  * RTT/2 as for puts: a get's round trip is twice the median).  No system
  * calls in the loop.
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <rma2.h>
 
-#include "extoll_tool.h"
+#include "exa_wait.h"
+#include "rma2_tool.h"
 
 #define TOOL "rma2-pingpong"
-#define MAX_SIZE (8u * 1024u * 1024u)
-
-static const unsigned int def_sizes[] = { 1, 8, 64, 256, 1024, 4096, 16384, 65536 };
 
 static void usage(FILE *f)
 {
@@ -38,7 +41,7 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -c, --client           drive the measurement\n"
 PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
-"  -S, --sizes LIST       message sizes 1..%u bytes, e.g. 8,64 or 1-64\n"
+"  -S, --sizes LIST       message sizes 1..%u bytes: 8,64, or 1-64 = 1,2,4,..,64\n"
 "                         (default 1,8,64,256,1024,4096,16384,65536)\n"
 PP_HELP_ROUND_TRIPS
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
@@ -47,21 +50,45 @@ PP_HELP_ROUND_TRIPS
 "                         instead of polling the last byte\n"
 "      --get              the client gets from the server's buffer and waits\n"
 "                         for the completer notification (RTT = get latency)\n"
-XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, MAX_SIZE);
+XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, XT_RMA2_MAX_SIZE);
+}
+
+/* o->flags */
+enum { FLAG_QW = 1, FLAG_NOTI = 2, FLAG_GET = 4 };
+
+static const struct option tool_lopts[] = {
+	{ "qw", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "noti", no_argument, NULL, PP_FLAG_OPT(1) },
+	{ "get", no_argument, NULL, PP_FLAG_OPT(2) },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int check_opts(struct pp_opts *o)
+{
+	return o->flags & FLAG_QW ? xt_check_qw_sizes(TOOL, o) : 0;
 }
 
 static const struct pp_tool tool = {
-	TOOL, MAX_SIZE, 10.0, 0, usage, def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+	.name = TOOL,
+	.max_size = XT_RMA2_MAX_SIZE,
+	.default_timeout_s = 10,
+	.opts = PP_OPT_TIMING,
+	.usage = usage,
+	.default_sizes = "1,8,64,256,1024,4096,16384,65536",
+	.tool_lopts = tool_lopts,
+	.tool_opt = pp_flag_opt,
+	.check = check_opts,
 };
 
 static int wait_tag(volatile uint8_t *p, uint8_t tag, double tmo)
 {
-	struct xt_wait w;
+	struct exa_wait w;
 
-	xt_wait_init(&w, tmo);
+	exa_wait_init(&w, (int64_t)(tmo * 1e9));
 	while (*p != tag)
-		if (xt_wait_more(&w))
+		if (exa_wait_poll(&w))
 			return -1;
+	exa_wait_done(&w);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return 0;
 }
@@ -120,20 +147,17 @@ int main(int argc, char **argv)
 	size_t bsize;
 	uint64_t *rtt;
 	int qw, noti, do_get;
-	uint32_t flags = xt_take_flags(&argc, argv, (const char *const[]){ "--qw", "--noti",
-									"--get", NULL });
 	unsigned int si;
 
-	qw = flags & 1;
-	if (pp_parse_args(argc, argv, &tool, &o) || (qw && xt_check_qw_sizes(TOOL, &o)))
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	if (pp_timer_init(o.clock ? o.clock : "auto"))
+	if (pp_timer_init(o.clock))
 		return 1;
-	if (xt_rma2_open(TOOL, &o, MAX_SIZE, &flags, &x))
+	if (xt_rma2_open(TOOL, &o, XT_RMA2_MAX_SIZE, &x))
 		return 1;
-	qw = flags & 1;
-	noti = (flags >> 1) & 1;
-	do_get = (flags >> 2) & 1;
+	qw = !!(o.flags & FLAG_QW);
+	noti = !!(o.flags & FLAG_NOTI);
+	do_get = !!(o.flags & FLAG_GET);
 	/* Only what the run's sizes need is allocated and registered. */
 	bsize = xt_buffer_size(&o);
 	rbuf = aligned_alloc(4096, bsize);

@@ -34,7 +34,7 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -o, --oob HOST:PORT    server: [HOST:]PORT to bind; client: server address\n"
 "                         (default port %u)\n"
 "  -n, --peer-node N      accepted for compatibility, ignored\n"
-"  -S, --sizes LIST       payload sizes 1..64, e.g. 8,16,64 or 1-64\n"
+"  -S, --sizes LIST       payload sizes 1..64: 8,16,64, or 1-64 = 1,2,4,..,64\n"
 PP_HELP_ROUND_TRIPS
 "  -t, --timeout SEC      per-reply timeout before a retransmission (default 1),\n"
 "                         server: idle timeout x 60\n"
@@ -50,7 +50,7 @@ static const struct pp_tool udp_pp_tool = {
 	.name = TOOL,
 	.max_size = UDP_MAX_PAYLOAD,
 	.default_timeout_s = 1,
-	.has_device = 0,
+	.opts = PP_OPT_PEER | PP_OPT_TIMING,
 	.usage = usage,
 };
 

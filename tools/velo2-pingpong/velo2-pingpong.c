@@ -25,20 +25,25 @@
  * server checks every message against the pattern it expects before
  * answering (this check is inside the timed path).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <velo2.h>
 
+#include "exa_wait.h"
 #include "extoll_tool.h"
 
 #define TOOL "velo2-pingpong"
 #define FRAG_MAX_SIZE (4u << 20)
 
 enum { MTT_MORE = 0, MTT_LAST = 1, MTT_ACK = 2 };
-enum { FLAG_FRAG = 1, FLAG_BW = 2, FLAG_VERIFY = 4 };
-
-static const unsigned int def_sizes[] = { 1, 8, 16, 32, 56, 64, 96, 120 };
-static const unsigned int def_frag_sizes[] = { 8, 64, 120, 256, 1024, 4096 };
+enum { FLAG_FRAG = 1, FLAG_BW = 2, FLAG_VERIFY = 4 };	/* o->flags */
+#define DEF_SIZES "1,8,16,32,56,64,96,120"
+#define DEF_FRAG_SIZES "8,64,120,256,1024,4096"
 
 static void usage(FILE *f)
 {
@@ -53,9 +58,9 @@ PP_HELP_USAGE_CLIENT(TOOL)
 "  -c, --client           drive the measurement (the server adopts its options)\n"
 PP_HELP_OOB_LISTEN
 "                         (default port %u)\n"
-"  -S, --sizes LIST       message sizes, e.g. 8,64 or 1-64: 1..120 bytes, with\n"
-"                         --frag or --bw 1..%u (default 1,8,16,32,56,64,96,120;\n"
-"                         with --frag or --bw 8,64,120,256,1024,4096)\n"
+"  -S, --sizes LIST       message sizes: 8,64, or 1-64 = 1,2,4,..,64; 1..120 bytes,\n"
+"                         with --frag or --bw 1..%u (default 1,8,16,32,56,64,\n"
+"                         96,120; with --frag or --bw 8,64,120,256,1024,4096)\n"
 "  -i, --iters N          timed round trips (--bw: messages) per size (default 1000)\n"
 "  -w, --warmup N         untimed round trips (messages) per size first (default 100)\n"
 "  -t, --timeout SEC      per-message and connection timeout (default 10)\n"
@@ -65,13 +70,36 @@ PP_HELP_OOB_LISTEN
 XT_HELP_LATENCY_TAIL, PP_DEFAULT_PORT, FRAG_MAX_SIZE);
 }
 
-static const struct pp_tool tool_single = {
-	TOOL, VELO2_MAX_MSG_SIZE, 10.0, 0, usage,
-	def_sizes, sizeof(def_sizes) / sizeof(def_sizes[0])
+static const struct option tool_lopts[] = {
+	{ "frag", no_argument, NULL, PP_FLAG_OPT(0) },
+	{ "bw", no_argument, NULL, PP_FLAG_OPT(1) },
+	{ "verify", no_argument, NULL, PP_FLAG_OPT(2) },
+	{ NULL, 0, NULL, 0 }
 };
-static const struct pp_tool tool_frag = {
-	TOOL, FRAG_MAX_SIZE, 10.0, 0, usage,
-	def_frag_sizes, sizeof(def_frag_sizes) / sizeof(def_frag_sizes[0])
+
+/* --frag, --bw (implies --frag), --verify; fragments carry larger sizes */
+static int tool_opt(struct pp_opts *o, int c, const char *arg)
+{
+	if (pp_flag_opt(o, c, arg))
+		return -EINVAL;
+	if (o->flags & FLAG_BW)
+		o->flags |= FLAG_FRAG;
+	if (o->flags & FLAG_FRAG) {
+		o->max_size = FRAG_MAX_SIZE;
+		o->default_sizes = DEF_FRAG_SIZES;
+	}
+	return 0;
+}
+
+static const struct pp_tool tool = {
+	.name = TOOL,
+	.max_size = VELO2_MAX_MSG_SIZE,
+	.default_timeout_s = 10,
+	.opts = PP_OPT_TIMING,
+	.usage = usage,
+	.default_sizes = DEF_SIZES,
+	.tool_lopts = tool_lopts,
+	.tool_opt = tool_opt,
 };
 
 struct link {
@@ -82,35 +110,18 @@ struct link {
 	unsigned long retries;		/* sends refused with VELO2_RET_TRY_AGAIN */
 };
 
-/* Checks the clock only every 4096 calls: reading it may be a system call. */
-static int expired(int64_t deadline, unsigned long *spins)
-{
-	if ((++*spins & 0xfff) == 0) {
-		if (exa_clock_ns() > deadline)
-			return 1;
-		sched_yield();
-	}
-	return 0;
-}
-
-static int64_t deadline_in(double s)
-{
-	return exa_clock_ns() + (int64_t)(s * 1e9);
-}
-
 static int send_frag(struct link *l, const void *buf, uint32_t len, uint8_t tag, uint8_t mtt)
 {
-	int64_t deadline = 0;
-	unsigned long spins = 0;
+	struct exa_wait w;
 	velo2_ret_t r;
 
+	exa_wait_init(&w, (int64_t)(l->timeout_s * 1e9));
 	while ((r = velo2_send(&l->con, buf, len, tag, mtt)) == VELO2_RET_TRY_AGAIN) {
-		if (!deadline)
-			deadline = deadline_in(l->timeout_s);
 		l->retries++;
-		if (expired(deadline, &spins))
+		if (exa_wait_poll(&w))
 			break;
 	}
+	exa_wait_done(&w);
 	if (r != VELO2_RET_SUCCESS) {
 		fprintf(stderr, TOOL ": velo2_send: %s\n",
 			r == VELO2_RET_TRY_AGAIN ? "no credit within the timeout" : "failed");
@@ -123,18 +134,19 @@ static int send_frag(struct link *l, const void *buf, uint32_t len, uint8_t tag,
 static int recv_frag(struct link *l, void *buf, uint32_t buflen, uint32_t *len, uint8_t *tag,
 		     uint8_t *mtt)
 {
-	int64_t deadline = deadline_in(l->timeout_s);
-	unsigned long spins = 0;
+	struct exa_wait w;
 	uint32_t src = 0;
 	velo2_ret_t r;
 
+	exa_wait_init(&w, (int64_t)(l->timeout_s * 1e9));
 	while ((r = velo2_probe_recv(&l->port, buf, buflen, len, &src, tag, mtt)) ==
 	       VELO2_RET_NO_MSG) {
-		if (expired(deadline, &spins)) {
+		if (exa_wait_poll(&w)) {
 			fprintf(stderr, TOOL ": no message within %g s\n", l->timeout_s);
 			return -1;
 		}
 	}
+	exa_wait_done(&w);
 	if (r != VELO2_RET_SUCCESS) {
 		fprintf(stderr, TOOL ": velo2_probe_recv: %s\n", r == VELO2_RET_INV_MSG ?
 			"message longer than the fragment expected, or with the error bit" :
@@ -344,12 +356,9 @@ int main(int argc, char **argv)
 	int fd, failed = 0;
 	unsigned int si;
 
-	flags = (uint32_t)(xt_take_flag(&argc, argv, "--frag") * FLAG_FRAG |
-			   xt_take_flag(&argc, argv, "--bw") * (FLAG_BW | FLAG_FRAG) |
-			   xt_take_flag(&argc, argv, "--verify") * FLAG_VERIFY);
-	if (pp_parse_args(argc, argv, flags & FLAG_FRAG ? &tool_frag : &tool_single, &o))
+	if (pp_parse_args(argc, argv, &tool, &o))
 		return PP_EXIT_USAGE;
-	if (pp_timer_init(o.clock ? o.clock : "auto"))
+	if (pp_timer_init(o.clock))
 		return 1;
 	/* credit shortage must come back as VELO2_RET_TRY_AGAIN (see send_frag) */
 	if (setenv("VELO2_SEND_NONBLOCK", "1", 1))
@@ -363,12 +372,10 @@ int main(int argc, char **argv)
 	memset(&me, 0, sizeof(me));
 	me.node = velo2_get_nodeid(&l.port);
 	me.vpid = velo2_get_vpid(&l.port);
-	me.run.flags = flags;
-	fd = xt_handshake(TOOL, &o, FRAG_MAX_SIZE, &me, &peer);
+	fd = xt_handshake(TOOL, &o, FRAG_MAX_SIZE, &me, &peer);	/* a server adopts o.flags */
 	if (fd < 0)
 		return 1;
-	if (o.server)
-		flags = peer.run.flags & (FLAG_FRAG | FLAG_BW | FLAG_VERIFY);
+	flags = o.flags & (FLAG_FRAG | FLAG_BW | FLAG_VERIFY);
 	for (si = 0; si < o.nsizes; si++) {
 		if (!(flags & FLAG_FRAG) && o.sizes[si] > VELO2_MAX_MSG_SIZE) {
 			fprintf(stderr, TOOL ": size %u needs --frag\n", o.sizes[si]);

@@ -253,17 +253,17 @@ EXPORT int exanet_coll_poll(struct exanet_coll_group *g, uint64_t *statusp)
 EXPORT int exanet_coll_wait(struct exanet_coll_group *g, int64_t timeout_ns,
 			    uint64_t *statusp)
 {
-	struct deadline d;
+	struct exa_wait d;
 	int ret;
 
-	exa_deadline_init(&d, timeout_ns);
+	exa_wait_init(&d, timeout_ns);
 	for (;;) {
 		ret = exanet_coll_poll(g, statusp);
 		if (ret != -EINPROGRESS) {
-			exa_deadline_done(&d);
+			exa_wait_done(&d);
 			return ret;
 		}
-		if (exa_deadline_poll(&d))
+		if (exa_wait_poll(&d))
 			return ret;
 	}
 }

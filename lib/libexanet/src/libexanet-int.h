@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libexanet: what the library's source files share (the objects behind
- * the opaque handles of libexanet.h, MMIO accessors, busy-wait deadlines).
+ * the opaque handles of libexanet.h, MMIO accessors, the waits).
  * Private: not installed.
  */
 #ifndef LIBEXANET_INT_H
@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include "libexanet.h"
+#include "exa_wait.h"	/* the waits with a timeout (EXANET_WAIT_FOREVER: EXA_WAIT_SPIN) */
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -64,22 +65,6 @@ static inline uint32_t mmio_read32(const volatile uint8_t *base, size_t off)
 	return *(const volatile uint32_t *)(base + off);
 }
 
-/*
- * Busy-wait deadline (libexanet.c): spin, then yield between polls; see
- * the comment there.  init, then poll after every unsuccessful check
- * (1: time is up), done after a successful one.
- */
-struct deadline {
-	int64_t timeout;	/* < 0: forever */
-	int64_t end;		/* 0 until first computed */
-	int64_t spin_end;	/* then yield between polls */
-	unsigned int spins;
-	int yielding;
-};
-void exa_deadline_init(struct deadline *d, int64_t timeout_ns);
-int exa_deadline_poll(struct deadline *d);
-void exa_deadline_done(const struct deadline *d);
-
 /* libexanet-pkt.c, libexanet-mbox.c (their handles) */
 struct exanet_pkt {
 	struct exanet_dev *dev;
@@ -105,8 +90,5 @@ struct exanet_mbox {
 	const volatile struct exanet_mbox_slot *queue;
 	size_t queue_size;
 };
-
-/* libexanet.c */
-int64_t deadline_left(const struct deadline *d);
 
 #endif /* LIBEXANET_INT_H */

@@ -217,19 +217,19 @@ EXPORT ssize_t exanet_recv(struct exanet_mbox *mb, void *buf, size_t buflen,
 EXPORT ssize_t exanet_recv_wait(struct exanet_mbox *mb, void *buf, size_t buflen,
 				struct exanet_msg_info *info, int64_t timeout_ns)
 {
-	struct deadline dl;
+	struct exa_wait dl;
 	ssize_t n;
 
 	if (!mb || (!buf && buflen))
 		return -EINVAL;
-	exa_deadline_init(&dl, timeout_ns);
+	exa_wait_init(&dl, timeout_ns);
 	for (;;) {
 		n = exanet_recv(mb, buf, buflen, info);
 		if (n != 0) {
-			exa_deadline_done(&dl);
+			exa_wait_done(&dl);
 			return n;
 		}
-		if (exa_deadline_poll(&dl))
+		if (exa_wait_poll(&dl))
 			return -ETIMEDOUT;
 	}
 }

@@ -207,21 +207,21 @@ EXPORT int exanet_status_errno(uint64_t status)
 EXPORT int exanet_wait(struct exanet_pkt *pkt, unsigned int chan, int64_t timeout_ns,
 		       uint64_t *statusp)
 {
-	struct deadline dl;
+	struct exa_wait dl;
 	volatile uint8_t *ch;
 	uint64_t st;
 
 	if (!pkt || chan >= EXANET_PKT_CHANNELS)
 		return -EINVAL;
 	ch = chan_base(pkt, chan);
-	exa_deadline_init(&dl, timeout_ns);
+	exa_wait_init(&dl, timeout_ns);
 	for (;;) {
 		st = mmio_read64(ch, EXANET_PKT_STATUS);
 		if (EXANET_ST_STATE(st) != EXANET_CHAN_ONGOING) {
-			exa_deadline_done(&dl);
+			exa_wait_done(&dl);
 			break;
 		}
-		if (exa_deadline_poll(&dl))
+		if (exa_wait_poll(&dl))
 			break;
 	}
 	if (statusp)
@@ -233,22 +233,22 @@ EXPORT int exanet_send_wait(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox
 			    const void *buf, size_t len, int64_t timeout_ns,
 			    uint64_t *statusp)
 {
-	struct deadline dl;
+	struct exa_wait dl;
 	int chan;
 
 	if (!send_args_ok(pkt, node, mbox, buf, len))
 		return -EINVAL;
-	exa_deadline_init(&dl, timeout_ns);
+	exa_wait_init(&dl, timeout_ns);
 	for (;;) {
 		chan = exanet_send(pkt, node, mbox, buf, len);
 		if (chan != -EAGAIN) {
-			exa_deadline_done(&dl);
+			exa_wait_done(&dl);
 			break;
 		}
-		if (exa_deadline_poll(&dl))
+		if (exa_wait_poll(&dl))
 			return -EAGAIN;
 	}
 	if (chan < 0)
 		return chan;
-	return exanet_wait(pkt, (unsigned int)chan, deadline_left(&dl), statusp);
+	return exanet_wait(pkt, (unsigned int)chan, exa_wait_left(&dl), statusp);
 }

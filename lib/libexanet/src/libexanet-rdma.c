@@ -24,6 +24,7 @@
 #include "libexanet-int.h"
 #include "exa_clock.h"
 #include "exa_cpu.h"
+#include "exa_endian.h"
 
 /* ------------------------------------------------------------------ RDMA */
 
@@ -42,21 +43,6 @@ EXPORT int exanet_raddr_make(uint32_t node, uint32_t rank, uint64_t va,
 	return 0;
 }
 
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
 EXPORT int exanet_raddr_encode(const struct exanet_raddr *ra,
 			       uint8_t out[EXANET_RADDR_WIRE_SIZE])
 {
@@ -64,8 +50,8 @@ EXPORT int exanet_raddr_encode(const struct exanet_raddr *ra,
 
 	if (!ra || !out || exanet_raddr_make(ra->node, ra->rank, ra->va, &chk))
 		return -EINVAL;
-	put_le64(out, EXANET_RDMA_REMOTE(ra->node, ra->rank));
-	put_le64(out + 8, ra->va);
+	exa_put_le64(out, EXANET_RDMA_REMOTE(ra->node, ra->rank));
+	exa_put_le64(out + 8, ra->va);
 	return 0;
 }
 
@@ -76,8 +62,8 @@ EXPORT int exanet_raddr_decode(const uint8_t in[EXANET_RADDR_WIRE_SIZE],
 
 	if (!in || !out)
 		return -EINVAL;
-	remote = get_le64(in);
-	va = get_le64(in + 8);
+	remote = exa_get_le64(in);
+	va = exa_get_le64(in + 8);
 	if (remote & ~(EXANET_RDMA_REMOTE_NODE_MASK |
 		       (EXANET_RDMA_REMOTE_RANK_MASK << EXANET_RDMA_REMOTE_RANK_SHIFT)))
 		return -EINVAL;
@@ -534,17 +520,17 @@ EXPORT int exanet_rdma_poll(struct exanet_rdma *r, unsigned int slot, uint64_t *
 EXPORT int exanet_rdma_wait(struct exanet_rdma *r, unsigned int slot,
 			    int64_t timeout_ns, uint64_t *statusp)
 {
-	struct deadline d;
+	struct exa_wait d;
 	int ret;
 
-	exa_deadline_init(&d, timeout_ns);
+	exa_wait_init(&d, timeout_ns);
 	for (;;) {
 		ret = exanet_rdma_poll(r, slot, statusp);
 		if (ret != -EINPROGRESS) {
-			exa_deadline_done(&d);
+			exa_wait_done(&d);
 			return ret;
 		}
-		if (exa_deadline_poll(&d))
+		if (exa_wait_poll(&d))
 			return ret;
 	}
 }
@@ -569,20 +555,20 @@ EXPORT int exanet_rdma_notif_poll(struct exanet_rdma_notif *n, struct exanet_rdm
 EXPORT int exanet_rdma_notif_wait(struct exanet_rdma_notif *n, struct exanet_rdma_notif *out,
 				  int64_t timeout_ns)
 {
-	struct deadline d;
+	struct exa_wait d;
 	int ret;
 
 	if (!n)
 		return -EINVAL;
-	exa_deadline_init(&d, timeout_ns);
+	exa_wait_init(&d, timeout_ns);
 	ret = exanet_rdma_notif_poll(n, out);
 	while (!ret) {
 		notif_poll_ni();
 		ret = exanet_rdma_notif_poll(n, out);
-		if (!ret && exa_deadline_poll(&d))
+		if (!ret && exa_wait_poll(&d))
 			return -ETIMEDOUT;
 	}
-	exa_deadline_done(&d);
+	exa_wait_done(&d);
 	return ret;
 }
 

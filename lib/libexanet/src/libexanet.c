@@ -30,138 +30,10 @@
 #include "libexanet.h"
 #include "libexanet-int.h"
 #include "exa_clock.h"
-#include "exa_cpu.h"
 
 EXPORT int64_t exanet_now_ns(void)
 {
 	return exa_clock_ns();
-}
-
-/*
- * Clock for timeouts.  clock_gettime() is a system call when the kernel's
- * clocksource has no vDSO support (e.g. acpi_pm, which emulated x86 nodes
- * fall back to when the TSC is declared unstable).  On x86 the deadline
- * clock is therefore the TSC, calibrated once against CLOCK_MONOTONIC at
- * the first exanet_open() (setup time, where system calls are fine).
- * Timeouts only need to be roughly right.
- */
-static uint64_t ns_per_tsc_q32;		/* ns per tick << 32; 0: use clock_gettime */
-static int tsc_state;			/* 0 untried, 1 calibrating/done */
-
-#if defined(EXA_HAVE_TSC)
-static void calibrate_tsc(void)
-{
-	uint64_t mult;
-
-	if (__atomic_exchange_n(&tsc_state, 1, __ATOMIC_ACQ_REL))
-		return;
-	mult = exa_tsc_calibrate(2000000, NULL);	/* 2 ms */
-	if (mult)
-		__atomic_store_n(&ns_per_tsc_q32, mult, __ATOMIC_RELEASE);
-}
-
-static int64_t deadline_clock_ns(void)
-{
-	uint64_t mult = __atomic_load_n(&ns_per_tsc_q32, __ATOMIC_ACQUIRE);
-
-	if (!mult)
-		return exa_clock_ns();
-	return exa_tsc_ns(mult);
-}
-#else
-static void calibrate_tsc(void)
-{
-	tsc_state = 1;
-}
-
-static int64_t deadline_clock_ns(void)
-{
-	return exa_clock_ns();
-}
-#endif
-
-/*
- * Busy-wait deadline.  The clock is read lazily and only every CLOCK_EVERY
- * polls, so a wait that succeeds quickly reads no clock at all.  The price:
- * a timeout starts counting after the first CLOCK_EVERY polls
- * (microseconds).
- *
- * A wait with a timeout spins for EXA_SPIN_NS, then yields the CPU between
- * polls: the peer process it waits for may need this very CPU (two
- * processes of a one-CPU node), and spinning on only delays it.  A wait
- * without timeout (EXANET_WAIT_FOREVER) never enters the kernel, for
- * callers that must not (seccomp strict mode); it spins.
- */
-#define CLOCK_EVERY EXA_SPIN_CHECK
-/*
- * A sched_yield() that took this long ran another task: the CPU is shared,
- * and the next waits of this thread yield after their first unsuccessful
- * poll, until SHARED_DECAY waits succeed without yielding.
- */
-#define YIELD_RAN_OTHER_NS	5000
-#define SHARED_DECAY		64
-
-static __thread unsigned int cpu_shared;	/* > 0: yield early */
-
-
-void exa_deadline_init(struct deadline *d, int64_t timeout_ns)
-{
-	d->timeout = timeout_ns;
-	d->end = 0;
-	d->spin_end = 0;
-	d->spins = 0;
-	d->yielding = 0;
-}
-
-/* After an unsuccessful poll: 1 if the time is up, else relax or yield. */
-int exa_deadline_poll(struct deadline *d)
-{
-	int64_t now;
-
-	if (d->timeout < 0) {
-		cpu_relax();
-		return 0;
-	}
-	if (d->timeout == 0)
-		return 1;
-	if (d->yielding) {
-		int64_t before = deadline_clock_ns();
-
-		sched_yield();
-		now = deadline_clock_ns();
-		if (now - before >= YIELD_RAN_OTHER_NS)
-			cpu_shared = SHARED_DECAY;
-		return now >= d->end;
-	}
-	cpu_relax();
-	if (++d->spins % CLOCK_EVERY && !cpu_shared)
-		return 0;
-	now = deadline_clock_ns();
-	if (!d->end) {
-		d->end = now + d->timeout;
-		d->spin_end = now + (cpu_shared ? 0 : EXA_SPIN_NS);
-	}
-	if (now >= d->spin_end)
-		d->yielding = 1;
-	return now >= d->end;
-}
-
-/* The wait succeeded: one spinning success more towards "not shared". */
-void exa_deadline_done(const struct deadline *d)
-{
-	if (!d->yielding && cpu_shared)
-		cpu_shared--;
-}
-
-/* Time left, for chaining two waits under one deadline. */
-int64_t deadline_left(const struct deadline *d)
-{
-	int64_t left;
-
-	if (d->timeout < 0 || !d->end)
-		return d->timeout;
-	left = d->end - deadline_clock_ns();
-	return left > 0 ? left : 0;
 }
 
 /* ------------------------------------------------------------ device */
@@ -203,8 +75,12 @@ EXPORT int exanet_open(const char *path, struct exanet_dev **devp)
 		path = EXANET_DEFAULT_DEVICE;
 	if (!*path)
 		return -EINVAL;
-	if (!__atomic_load_n(&tsc_state, __ATOMIC_ACQUIRE))
-		calibrate_tsc();
+	/*
+	 * The waits read the TSC where clock_gettime() may be a system call
+	 * (a clocksource without vDSO, e.g. acpi_pm, which emulated x86 nodes
+	 * fall back to): calibrated once, here, where system calls are fine.
+	 */
+	exa_wait_clock_setup();
 
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "extoll_hw.h"
 #include "rma2_int.h"
 #include "exa_cpu.h"
+#include "exa_wait.h"
 #include "exa_env.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -366,7 +366,7 @@ static uint64_t word0(RMA2_Handle h, uint32_t cmd, uint32_t spec, uint32_t mod, 
 static void get_credit(RMA2_Port port)
 {
 	const volatile uint64_t *cf;
-	struct exa_spin spin = EXA_SPIN_INIT;
+	struct exa_wait wait;
 	uint64_t c;
 
 	if (port->credits) {
@@ -374,8 +374,10 @@ static void get_credit(RMA2_Port port)
 		return;
 	}
 	cf = (const volatile uint64_t *)(port->req_base + RMA2_CMD_FREE_OFF);
+	exa_wait_init(&wait, EXA_WAIT_NO_LIMIT);
 	while (!(c = *cf))
-		exa_spin_wait(&spin);
+		exa_wait_poll(&wait);
+	exa_wait_done(&wait);
 	port->credits = (c > 0xffffffffu ? 0xffffffffu : (uint32_t)c) - 1;
 }
 

@@ -12,7 +12,7 @@
 #include "extoll.h"
 #include "extoll_hw.h"
 #include "rma2_int.h"
-#include "exa_cpu.h"
+#include "exa_wait.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -175,12 +175,14 @@ EXPORT RMA2_ERROR rma2_noti_probe(RMA2_Port port, RMA2_Notification **notificati
 /* Spin briefly, then yield: a 1-CPU node must let the peer process run. */
 static RMA2_ERROR wait_head(RMA2_Port port)
 {
-	struct exa_spin spin = EXA_SPIN_INIT;
+	struct exa_wait wait;
 
 	if (!port->queue)
 		return RMA2_ERR_ERROR;
+	exa_wait_init(&wait, EXA_WAIT_NO_LIMIT);
 	while (!head_present_polled(port))
-		exa_spin_wait(&spin);
+		exa_wait_poll(&wait);
+	exa_wait_done(&wait);
 	return RMA2_SUCCESS;
 }
 
@@ -247,122 +249,118 @@ static int cmd_matches(RMA2_Command want, RMA2_Command have)
 /*
  * The matchers inspect the head of the queue only (original semantics).
  * Checks the arguments before anything may block, takes the head (waiting
- * for one if block) and tests that it comes from nodeid / vpid (or any).
+ * for one if block) and tests that it comes from nodeid / vpid (or any)
+ * and that is_wanted(head, want) says it is the one asked for.
  */
-static RMA2_ERROR peer_head(RMA2_Port port, int block, RMA2_Nodeid nodeid, RMA2_VPID vpid,
-			    RMA2_Notification **notification, RMA2_Notification **n)
+static RMA2_ERROR head_match(RMA2_Port port, int block, RMA2_Nodeid nodeid, RMA2_VPID vpid,
+			     int (*is_wanted)(RMA2_Notification *n, const void *want),
+			     const void *want, RMA2_Notification **notification)
 {
+	RMA2_Notification *n;
 	RMA2_ERROR rc;
 
 	if (!port_ok(port))
 		return RMA2_ERR_INV_PORT;
 	if (!notification)
 		return RMA2_ERR_INV_VALUE;
-	rc = block ? rma2_noti_get_block(port, n) : rma2_noti_probe(port, n);
+	rc = block ? rma2_noti_get_block(port, &n) : rma2_noti_probe(port, &n);
 	if (rc)
 		return rc;
-	if ((vpid != RMA2_VPID_ANY && vpid != rma2_noti_get_remote_vpid(*n)) ||
-	    (nodeid != RMA2_NODEID_ANY && nodeid != rma2_noti_get_remote_nodeid(*n)))
+	if ((vpid != RMA2_VPID_ANY && vpid != rma2_noti_get_remote_vpid(n)) ||
+	    (nodeid != RMA2_NODEID_ANY && nodeid != rma2_noti_get_remote_nodeid(n)) ||
+	    !is_wanted(n, want))
 		return RMA2_ERR_NO_MATCH;
+	*notification = n;
 	return RMA2_SUCCESS;
 }
 
-static RMA2_ERROR match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid, RMA2_VPID vpid,
-			RMA2_Notification_Spec type, RMA2_NLA nla, int flags, int block,
-			RMA2_Notification **notification)
+/* rma2_noti_match(): a command (or a family), a notification type, an NLA. */
+struct cmd_want {
+	RMA2_Command cmd;
+	RMA2_Notification_Spec type;
+	RMA2_NLA nla;
+	int flags;
+};
+
+static int is_cmd(RMA2_Notification *n, const void *want)
 {
-	RMA2_Notification *n;
-	RMA2_ERROR rc = peer_head(port, block, nodeid, vpid, notification, &n);
+	const struct cmd_want *w = want;
+	uint64_t nla = w->nla;
 
-	if (rc)
-		return rc;
-	if (rma2_noti_get_notification_type(n) != type || !cmd_matches(cmd, rma2_noti_get_cmd(n)))
-		return RMA2_ERR_NO_MATCH;
-	if (nla != RMA2_ANY_NLA) {
-		uint64_t want = nla;
-
-		if ((uint32_t)flags & RMA2_MATCH_LAST_NLA_FLAG)
-			want = nla - rma2_noti_get_size(n);
-		if (want != rma2_noti_get_local_address(n))
-			return RMA2_ERR_NO_MATCH;
-	}
-	*notification = n;
-	return RMA2_SUCCESS;
+	if (rma2_noti_get_notification_type(n) != w->type ||
+	    !cmd_matches(w->cmd, rma2_noti_get_cmd(n)))
+		return 0;
+	if (nla == RMA2_ANY_NLA)
+		return 1;
+	if ((uint32_t)w->flags & RMA2_MATCH_LAST_NLA_FLAG)
+		nla -= rma2_noti_get_size(n);
+	return nla == rma2_noti_get_local_address(n);
 }
 
 EXPORT RMA2_ERROR rma2_noti_match(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid,
 				  RMA2_VPID vpid, RMA2_Notification_Spec type, RMA2_NLA nla,
 				  int flags, RMA2_Notification **notification)
 {
-	return match(port, cmd, nodeid, vpid, type, nla, flags,
-		     ((uint32_t)flags & RMA2_BLOCK_FLAG) != 0, notification);
+	struct cmd_want w = { cmd, type, nla, flags };
+
+	return head_match(port, ((uint32_t)flags & RMA2_BLOCK_FLAG) != 0, nodeid, vpid, is_cmd,
+			  &w, notification);
 }
 
 EXPORT RMA2_ERROR rma2_noti_match_block(RMA2_Port port, RMA2_Command cmd, RMA2_Nodeid nodeid,
 					RMA2_VPID vpid, RMA2_Notification_Spec type, RMA2_NLA nla,
 					int flags, RMA2_Notification **notification)
 {
-	return match(port, cmd, nodeid, vpid, type, nla, flags, 1, notification);
+	struct cmd_want w = { cmd, type, nla, flags };
+
+	return head_match(port, 1, nodeid, vpid, is_cmd, &w, notification);
 }
 
-static RMA2_ERROR noti_match(RMA2_Port port, RMA2_Class mclass, RMA2_Nodeid nodeid,
-			     RMA2_VPID vpid, int block, RMA2_Notification **notification)
+/* A notification put of the class (or any). */
+static int is_noti_put(RMA2_Notification *n, const void *want)
 {
-	RMA2_Notification *n;
-	RMA2_ERROR rc = peer_head(port, block, nodeid, vpid, notification, &n);
+	RMA2_Class mclass = *(const RMA2_Class *)want;
 
-	if (rc)
-		return rc;
-	if (rma2_noti_get_notification_type(n) != RMA2_COMPLETER_NOTIFICATION ||
-	    rma2_noti_get_cmd(n) != RMA2_NOTIFICATION_PUT ||
-	    (mclass != RMA2_CLASS_ANY && mclass != rma2_noti_get_notiput_class(n)))
-		return RMA2_ERR_NO_MATCH;
-	*notification = n;
-	return RMA2_SUCCESS;
+	return rma2_noti_get_notification_type(n) == RMA2_COMPLETER_NOTIFICATION &&
+	       rma2_noti_get_cmd(n) == RMA2_NOTIFICATION_PUT &&
+	       (mclass == RMA2_CLASS_ANY || mclass == rma2_noti_get_notiput_class(n));
 }
 
 EXPORT RMA2_ERROR rma2_noti_noti_match(RMA2_Port port, RMA2_Class mclass, RMA2_Nodeid nodeid,
 				       RMA2_VPID vpid, RMA2_Notification **notification)
 {
-	return noti_match(port, mclass, nodeid, vpid, 0, notification);
+	return head_match(port, 0, nodeid, vpid, is_noti_put, &mclass, notification);
 }
 
 EXPORT RMA2_ERROR rma2_noti_noti_match_block(RMA2_Port port, RMA2_Class mclass,
 					     RMA2_Nodeid nodeid, RMA2_VPID vpid,
 					     RMA2_Notification **notification)
 {
-	return noti_match(port, mclass, nodeid, vpid, 1, notification);
+	return head_match(port, 1, nodeid, vpid, is_noti_put, &mclass, notification);
 }
 
-static RMA2_ERROR lock_match(RMA2_Port port, uint32_t lockid, RMA2_Nodeid nodeid, RMA2_VPID vpid,
-			     int block, RMA2_Notification **notification)
+/* A lock request or answer of the lock (or any). */
+static int is_lock(RMA2_Notification *n, const void *want)
 {
-	RMA2_Notification *n;
-	RMA2_Command c;
-	RMA2_ERROR rc = peer_head(port, block, nodeid, vpid, notification, &n);
+	uint32_t lockid = *(const uint32_t *)want;
+	RMA2_Command c = rma2_noti_get_cmd(n);
 
-	if (rc)
-		return rc;
-	c = rma2_noti_get_cmd(n);
-	if (!(rma2_noti_get_notification_type(n) & RMA2_RESPONDER_NOTIFICATION) ||
-	    (c != RMA2_LOCK_REQ && c != RMA2_LOCK_RSP) ||
-	    (lockid != RMA2_LOCK_ANY && (lockid & 0xffffff) != rma2_noti_get_lock_number(n)))
-		return RMA2_ERR_NO_MATCH;
-	*notification = n;
-	return RMA2_SUCCESS;
+	return (rma2_noti_get_notification_type(n) & RMA2_RESPONDER_NOTIFICATION) &&
+	       (c == RMA2_LOCK_REQ || c == RMA2_LOCK_RSP) &&
+	       (lockid == RMA2_LOCK_ANY || (lockid & 0xffffff) == rma2_noti_get_lock_number(n));
 }
 
 EXPORT RMA2_ERROR rma2_noti_lock_match(RMA2_Port port, uint32_t lockid, RMA2_Nodeid nodeid,
 				       RMA2_VPID vpid, RMA2_Notification **notification)
 {
-	return lock_match(port, lockid, nodeid, vpid, 0, notification);
+	return head_match(port, 0, nodeid, vpid, is_lock, &lockid, notification);
 }
 
 EXPORT RMA2_ERROR rma2_noti_lock_match_block(RMA2_Port port, uint32_t lockid,
 					     RMA2_Nodeid nodeid, RMA2_VPID vpid,
 					     RMA2_Notification **notification)
 {
-	return lock_match(port, lockid, nodeid, vpid, 1, notification);
+	return head_match(port, 1, nodeid, vpid, is_lock, &lockid, notification);
 }
 
 /* ------------------------------------------------------------ dumps */

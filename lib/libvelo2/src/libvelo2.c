@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -29,6 +28,7 @@
 #include "extoll_hw.h"
 #include "velo2_int.h"
 #include "exa_cpu.h"
+#include "exa_wait.h"
 #include "exa_env.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -193,20 +193,22 @@ EXPORT velo2_ret_t velo2_disconnect(velo2_port_t *port, velo2_connection_t *con)
 /* Wait for a send credit; 0 = got one, -1 = none and non-blocking. */
 static int get_credit(velo2_port_t *p)
 {
-	struct exa_spin spin = EXA_SPIN_INIT;
+	struct exa_wait wait;
 	uint64_t c;
 
 	if (p->credits)
 		goto take;
+	exa_wait_init(&wait, EXA_WAIT_NO_LIMIT);
 	for (;;) {
 		c = p->req_page[VELO2_CREDITS_OFF / 8];
 		if (c) {
 			p->credits = c > 0xffffffffu ? 0xffffffffu : (uint32_t)c;
+			exa_wait_done(&wait);
 			break;
 		}
 		if (p->flags & VELO2_PORT_NONBLOCK)
 			return -1;
-		exa_spin_wait(&spin);
+		exa_wait_poll(&wait);
 	}
 take:
 	p->credits--;
@@ -359,12 +361,14 @@ EXPORT velo2_ret_t velo2_probe_recv(velo2_port_t *port, void *buf, uint32_t bufl
 EXPORT velo2_ret_t velo2_recv(velo2_port_t *port, void *buf, uint32_t buflen, uint32_t *len,
 			      uint32_t *srcid, uint8_t *tag, uint8_t *mtt)
 {
-	struct exa_spin spin = EXA_SPIN_INIT;
+	struct exa_wait wait;
 	velo2_ret_t rc;
 
 	if (!port_open(port))
 		return VELO2_RET_ERROR;
+	exa_wait_init(&wait, EXA_WAIT_NO_LIMIT);
 	while ((rc = try_recv(port, buf, buflen, len, srcid, tag, mtt)) == VELO2_RET_NO_MSG)
-		exa_spin_wait(&spin);
+		exa_wait_poll(&wait);
+	exa_wait_done(&wait);
 	return rc;
 }
