@@ -746,11 +746,15 @@ int main(int argc, char **argv)
 		if (write(ready_fd, "r", 1) != 1)
 			ipd_log(LOG_W, "parent gone");
 		close(ready_fd);
+		/*
+		 * A daemon keeps none of its starter's descriptors: whoever
+		 * waits for the end of that output (a shell pipe, the guest
+		 * agent) would wait for ours.  Stray stderr goes to the log.
+		 */
 		if (fd >= 0) {
 			dup2(fd, 0);
 			dup2(fd, 1);
-			if (!log_fp || log_syslog)
-				dup2(fd, 2);
+			dup2(log_fp && !log_syslog ? fileno(log_fp) : fd, 2);
 			if (fd > 2)
 				close(fd);
 		}
