@@ -397,6 +397,10 @@ static inline void fi_test_counters(struct __test_metadata *_metadata, FIXTURE_D
 		for (i = 0; i < 3; i++)
 			ASSERT_EQ(0, fi_write(ep, self->sbuf, 4096, NULL, peer,
 					      win[1].addr + i * 4096, win[1].key, NULL));
+		/* the providers promise no read-after-write order for RMA
+		 * (msg_order FI_ORDER_SAS): the reads below see the writes
+		 * once these completed */
+		ASSERT_EQ(0, fi_cntr_wait(rmac, 3, 30000));
 		for (i = 0; i < 2; i++)
 			ASSERT_EQ(0, fi_read(ep, self->rbuf + (64 + i) * 4096, 4096,
 					     fi_mr_desc(mr), peer, win[1].addr, win[1].key, NULL));
