@@ -72,7 +72,7 @@ FI_TEST_HDRS := $(addprefix $(ST_DIR)/lib/,fi_test.h fi_objs.h fi_cases.h fi_cas
 # the libfabric provider through Debian's libfabric (the provider itself is
 # found by libfabric at run time, from the node image's provider directory)
 $(ST_OUT)/exanet_fi: $(ST_DIR)/exanet/exanet_fi.c $(ST_FI_HDRS) $(ST_LIB_SRCS) $(ST_LIB_HDRS) \
-		$(LIBEXANET_SO) $(TOP)/lib/libexanet-fi/fi_exanet.h \
+		$(LIBEXANET_SO) $(TOP)/lib/fi-providers/fi_exanet.h \
 		$(FI_TEST_HDRS) $(XFI_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) $(ST_LIB_CFLAGS) -o $@ $< $(ST_LIB_SRCS) $(USER_LDFLAGS) \
@@ -244,17 +244,17 @@ $(HT_OUT)/test_tool_sizes: $(ST_DIR)/host/test_tool_sizes.c $(TOOL_SIZES) \
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_SIZES) $(USER_LDFLAGS)
 
-$(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
-		$(TOP)/lib/libexanet-fi/xfi_proto.h $(KSFT_HDRS)
+$(HT_OUT)/test_xfi_proto: $(ST_DIR)/host/test_xfi_proto.c $(TOP)/lib/fi-providers/xfi_proto.c \
+		$(TOP)/lib/fi-providers/xfi_proto.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c $(USER_LDFLAGS)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/fi-providers/xfi_proto.c $(USER_LDFLAGS)
 
-$(HT_OUT)/test_xfi_atomic: $(ST_DIR)/host/test_xfi_atomic.c $(TOP)/lib/libexanet-fi/xfi_proto.c \
-		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.c $(TOP)/lib/libexanet-fi/xfi_proto.h \
-		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.h $(KSFT_HDRS)
+$(HT_OUT)/test_xfi_atomic: $(ST_DIR)/host/test_xfi_atomic.c $(TOP)/lib/fi-providers/xfi_proto.c \
+		$(TOP)/lib/fi-providers/xfi_atomic_ops.c $(TOP)/lib/fi-providers/xfi_proto.h \
+		$(TOP)/lib/fi-providers/xfi_atomic_ops.h $(KSFT_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/libexanet-fi/xfi_proto.c \
-		$(TOP)/lib/libexanet-fi/xfi_atomic_ops.c $(USER_LDFLAGS) -lpthread
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/fi-providers/xfi_proto.c \
+		$(TOP)/lib/fi-providers/xfi_atomic_ops.c $(USER_LDFLAGS) -lpthread
 
 # the allreduce reference of exanet_coll (header only, no device)
 # both providers (build/lib) through Debian's libfabric, devices faked

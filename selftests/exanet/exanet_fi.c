@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The libfabric provider "exanet" (lib/libexanet-fi) on two nodes
+ * The libfabric provider "exanet" (lib/fi-providers) on two nodes
  * (tests.list: nodes = 2): discovery through Debian's libfabric,
  * tagged and untagged exchanges with every byte checked, out-of-order tag
  * matching, unexpected messages, a flood of 10000 unexpected messages,
@@ -45,7 +45,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "exa_test.h"
-#include "../../lib/libexanet-fi/fi_exanet.h"
+#include "../../lib/fi-providers/fi_exanet.h"
 
 #define FI_TEST_PROV "exanet"
 #define FI_TEST_DEVICE EXANET_DEFAULT_DEVICE

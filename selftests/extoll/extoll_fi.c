@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The libfabric provider "extoll" (libextoll-fi.so: the provider engine of
- * lib/libexanet-fi over VELO and RMA, Documentation/extoll/libfabric.md) on
+ * lib/fi-providers over VELO and RMA, Documentation/extoll/libfabric.md) on
  * two nodes with the EXTOLL NIC (tests.list: nodes = 2): discovery through
  * Debian's libfabric and refused hints, tagged and untagged messages of
  * eager and rendezvous sizes (0 B .. 16 MiB, every byte checked, nothing

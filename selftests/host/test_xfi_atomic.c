@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * FI_ATOMIC of the libfabric provider on the host: the request and answer
- * packets (lib/libexanet-fi/xfi_proto.c) round trip for every op, datatype
+ * packets (lib/fi-providers/xfi_proto.c) round trip for every op, datatype
  * and count, and every malformed one is refused (hostile input, random
  * packets never accepted inconsistent); the arithmetic
- * (lib/libexanet-fi/xfi_atomic_ops.c) against hand-computed values, the
+ * (lib/fi-providers/xfi_atomic_ops.c) against hand-computed values, the
  * op/datatype table, and 4 threads x 100000 fetch-adds losing nothing.
  */
 #include <pthread.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "../lib/kselftest_exa.h"
-#include "../../lib/libexanet-fi/xfi_atomic_ops.h"
+#include "../../lib/fi-providers/xfi_atomic_ops.h"
 
 static const struct xfi_hdr hdr0 = { .src_mbox = 9, .epoch = 0x1234, .seq = 77 };
 

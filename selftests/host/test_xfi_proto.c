@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Wire format of the libfabric provider (lib/libexanet-fi/xfi_proto.c)
+ * Wire format of the libfabric provider (lib/fi-providers/xfi_proto.c)
  * against good and hostile packets: round trips of SHORT, START (eager and
  * rendezvous), CONT and FIN; every truncation, bad type, mailbox, flag,
  * length and payload size refused; random packets never crash the parser
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "../lib/kselftest_exa.h"
-#include "../../lib/libexanet-fi/xfi_proto.h"
+#include "../../lib/fi-providers/xfi_proto.h"
 
 #define MAX_LEN (64u << 20)
 
