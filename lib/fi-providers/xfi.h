@@ -59,6 +59,9 @@
 #define XFI_QUEUE_SIZE		4096	/* advertised; queues grow on demand */
 #define XFI_REORDER_WINDOW	16	/* packets in flight per peer */
 #define XFI_CHANNELS		XFI_NIC_CHANNELS
+/* fast sends done at once whose completions wait for the next progress
+ * call; one more takes the general path */
+#define XFI_FAST_DONE_MAX	64
 #define XFI_PEER_BUCKETS	256
 #define XFI_RX_BUDGET		256	/* mailbox slots handled per progress call */
 #define XFI_MAX_PEERS		65536	/* receive state kept for at most this many senders */
@@ -86,6 +89,7 @@ struct xfi_params {
 	size_t max_msg_size;		/* FI_EXANET_MAX_MSG_SIZE */
 	size_t mr_cache_size;		/* FI_EXANET_MR_CACHE_SIZE (entries, 0: off) */
 	size_t probe_ms;		/* FI_EXANET_PROBE_MS */
+	int fast_send;			/* FI_EXANET_FAST_SEND (bool, default 1) */
 };
 extern struct xfi_params xfi_params;
 /* fi_param_define and read them (at load: fi_prov_ini) */
@@ -418,9 +422,23 @@ struct xfi_rndv_rx {
 	int err;
 };
 
+/*
+ * A send without an operation object (xfi_tx.c, xfi_send_fast): what its
+ * completion needs.  Held by its channel until the NI's outcome (NICs
+ * whose outcome comes later) or in the endpoint's fast_done list (NICs
+ * whose outcome is final at once) until progress writes it.
+ */
+struct xfi_fast_send {
+	void *context;
+	uint64_t flags;			/* FI_SEND | FI_MSG/FI_TAGGED, op flags */
+	uint32_t len;
+	uint32_t stream;		/* peer->tx_stream it belongs to */
+};
+
 struct xfi_chan {
 	int busy;
-	struct xfi_tx_op *op;
+	struct xfi_tx_op *op;		/* NULL: a fast send, in 'fast' */
+	struct xfi_fast_send fast;
 	struct xfi_peer *peer;
 	uint32_t seq;
 	uint8_t len;
@@ -470,6 +488,9 @@ struct xfi_ep {
 	struct xfi_peer *peers[XFI_PEER_BUCKETS];
 	struct xfi_queue txq;		/* xfi_tx_op not fully packetized yet */
 	struct xfi_queue tx_wait;	/* xfi_tx_op packetized, waiting for ACKs */
+	struct xfi_queue tx_done;	/* xfi_tx_op finished: progress completes them */
+	struct xfi_fast_send fast_done[XFI_FAST_DONE_MAX];	/* done at once, not written */
+	unsigned int fast_done_count;
 	struct xfi_chan chans[XFI_CHANNELS];
 	unsigned int chans_busy;	/* channels with a packet in flight */
 	struct xfi_queue posted_tagged, posted_msg;	/* xfi_rx_entry */
@@ -565,12 +586,6 @@ static inline int xfi_tx_wants_completion(const struct xfi_ep *ep, uint64_t flag
 {
 	return ep->tx_cq && !(flags & XFI_NO_COMPLETION) &&
 	       (!ep->tx_selective || (flags & FI_COMPLETION));
-}
-
-/* 1 when xfi_cq_push() can take one more entry without allocating. */
-static inline int xfi_cq_has_room(const struct xfi_cq *cq)
-{
-	return cq->count < cq->cap;
 }
 
 /*
@@ -695,6 +710,7 @@ int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
 /* Queue an operation to op->peer (set). */
 void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
 void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
+void xfi_peer_tx_op_ended(struct xfi_ep *ep, struct xfi_peer *peer, uint32_t stream);
 void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err);
 void xfi_send_fin(struct xfi_ep *ep, uint32_t key, uint64_t cookie, int err);
 void xfi_send_ctrl(struct xfi_ep *ep, struct xfi_peer *peer, enum xfi_op_kind kind,
@@ -729,6 +745,7 @@ void xfi_rndv_progress(struct xfi_ep *ep);
 /* xfi_tx.c: channels, replies awaited, posting sends */
 void xfi_tx_reap(struct xfi_ep *ep);
 void xfi_tx_fill(struct xfi_ep *ep);
+void xfi_tx_complete_done(struct xfi_ep *ep);
 /* Queue op (peer, key set) and start sending (lock held). */
 void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op);
 /* The operation of kind to peer named cookie that waits for a reply, if

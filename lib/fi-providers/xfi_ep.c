@@ -506,6 +506,7 @@ static int xfi_ep_close(struct fid *fid)
 	dom->refs--;
 	xfi_free_queue(&ep->txq, xfi_free_tx_link);
 	xfi_free_queue(&ep->tx_wait, xfi_free_tx_link);
+	xfi_free_queue(&ep->tx_done, xfi_free_tx_link);
 	xfi_free_queue(&ep->rndv_wait, xfi_free_tx_link);
 	xfi_free_queue(&ep->rndv_rx, xfi_free_rndv_link);
 	xfi_rma_free_all(ep);

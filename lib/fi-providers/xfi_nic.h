@@ -54,7 +54,8 @@ uint32_t xfi_nic_node_id(const struct xfi_nic *nic);
 int xfi_nic_ep_open(struct xfi_nic *nic, unsigned int slots, struct xfi_nic_ep **ep);
 void xfi_nic_ep_close(struct xfi_nic_ep *ep);	/* aborts channels in flight */
 uint32_t xfi_nic_ep_mbox(const struct xfi_nic_ep *ep);
-/* Send len (<= XFI_PKT_MAX) bytes on channel chan (not busy). */
+/* Send len (<= XFI_PKT_MAX) bytes on channel chan, whose outcome the engine
+ * read since its last send (the engine's busy bit: no status check here). */
 int xfi_nic_send(struct xfi_nic_ep *ep, unsigned int chan, uint32_t node, uint32_t mbox,
 		 const void *pkt, size_t len);
 /* Outcome of the channel's last send: 0 delivered, -EINPROGRESS, -ENOBUFS

@@ -82,7 +82,7 @@ uint32_t xfi_nic_ep_mbox(const struct xfi_nic_ep *ep)
 int xfi_nic_send(struct xfi_nic_ep *ep, unsigned int chan, uint32_t node, uint32_t mbox,
 		 const void *pkt, size_t len)
 {
-	return exanet_send_on(ep->pkt, chan, node, mbox, pkt, len);
+	return exanet_send_on_idle(ep->pkt, chan, node, mbox, pkt, len);
 }
 
 int xfi_nic_chan_status(struct xfi_nic_ep *ep, unsigned int chan)

@@ -118,6 +118,15 @@ void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op)
 	xfi_q_push(&ep->txq, &op->link);
 }
 
+/* A send of stream 'stream' to peer ended (an operation or a fast send). */
+void xfi_peer_tx_op_ended(struct xfi_ep *ep, struct xfi_peer *peer, uint32_t stream)
+{
+	if (stream != peer->tx_stream)
+		peer->tx_next_ops--;
+	else if (!--peer->tx_ops && peer->tx_error && peer->tx_next_ops)
+		xfi_peer_tx_restart(ep, peer);	/* the held operations go now */
+}
+
 void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
 	struct xfi_cq_entry e = {
@@ -138,12 +147,8 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes (tag %#" PRIx64
 			", peer key %#x) failed: %s\n", op->len, op->tag, op->key,
 			fi_strerror(op->err));
-	if (op->counted && op->stream != op->peer->tx_stream) {
-		op->peer->tx_next_ops--;
-	} else if (op->counted && !--op->peer->tx_ops && op->peer->tx_error &&
-		   op->peer->tx_next_ops) {
-		xfi_peer_tx_restart(ep, op->peer);	/* the held operations go now */
-	}
+	if (op->counted)
+		xfi_peer_tx_op_ended(ep, op->peer, op->stream);
 	if (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)
 		xfi_cntr_count(ep, op->flags, op->err);
 	if (ep->tx_cq && (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)) {

@@ -3,7 +3,8 @@
  * Manual progress, run by every CQ read, counter read or wait and by
  * FI_PEEK: it calls each part of an endpoint in turn (channel outcomes,
  * the mailbox, probes of silent receivers, rendezvous reads, RMA, the
- * transmit queue), and those write the completions.  No part calls it.
+ * transmit queue, the finished sends), and those write the completions:
+ * posting calls only queue and hand packets to the NIC.  No part calls it.
  */
 #include "xfi.h"
 
@@ -23,6 +24,8 @@ void xfi_ep_progress(struct xfi_ep *ep)
 		xfi_rma_progress(ep);
 	if (ep->txq.head)
 		xfi_tx_fill(ep);
+	if (ep->tx_done.head || ep->fast_done_count)
+		xfi_tx_complete_done(ep);
 }
 
 void xfi_domain_progress(struct xfi_domain *dom)

@@ -17,6 +17,7 @@ struct xfi_params xfi_params = {
 	.max_msg_size = 64u << 20,
 	.mr_cache_size = 256,
 	.probe_ms = 1000,
+	.fast_send = 1,
 };
 
 /* ---- stubs ---- */
@@ -112,7 +113,12 @@ void xfi_params_read(void)
 	fi_param_define(&xfi_prov, "probe_ms", FI_PARAM_SIZE_T,
 			"a rendezvous send waiting this long for the receiver probes "
 			"whether it is still there (default 1000, minimum 10)");
+	fi_param_define(&xfi_prov, "fast_send", FI_PARAM_BOOL,
+			"small eager sends go straight into a free send channel, without "
+			"an operation object (default 1; 0: every send takes the general "
+			"path, the baseline of make bench-mpi)");
 	fi_param_get_str(&xfi_prov, "device", &xfi_params.device);
+	fi_param_get_bool(&xfi_prov, "fast_send", &xfi_params.fast_send);
 #if XFI_NIC_HAS_MR_CACHE
 	xfi_param_size("mr_cache_size", 0, 65536, false, &xfi_params.mr_cache_size);
 #endif

@@ -33,7 +33,72 @@ static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 		xfi_q_push(&ep->rndv_wait, &op->link);
 		return;
 	}
-	xfi_complete_tx(ep, op);
+	xfi_q_push(&ep->tx_done, &op->link);	/* progress writes the completion */
+}
+
+/* The completion of a send without an operation; err: its outcome. */
+static void xfi_fast_complete(struct xfi_ep *ep, const struct xfi_fast_send *f, uint32_t key,
+			      int err)
+{
+	struct xfi_cq_entry e = {
+		.op_context = f->context, .src = FI_ADDR_NOTAVAIL,
+		.flags = f->flags & (FI_SEND | FI_MSG | FI_TAGGED),
+	};
+
+	if (err)
+		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %u bytes (peer key %#x) failed: %s\n",
+			f->len, key, fi_strerror(-err));
+	xfi_cntr_count(ep, f->flags, err);
+	if (err && ep->tx_cq)
+		xfi_cq_push_err(ep->tx_cq, &e, err, 0);
+	else if (!err && xfi_tx_wants_completion(ep, f->flags))
+		xfi_cq_push(ep->tx_cq, &e);
+}
+
+/*
+ * Progress's last step: the completions of the sends that finished (the
+ * operations of tx_done, the fast sends of fast_done).  The only place a
+ * send's completion is written, its operation freed and its rendezvous
+ * registration given back; post calls never do.
+ */
+void xfi_tx_complete_done(struct xfi_ep *ep)
+{
+	struct xfi_link *l;
+	unsigned int i;
+
+	for (i = 0; i < ep->fast_done_count; i++)
+		xfi_fast_complete(ep, &ep->fast_done[i], 0, 0);
+	ep->fast_done_count = 0;
+	while ((l = ep->tx_done.head)) {
+		xfi_q_unlink(&ep->tx_done, NULL, l);
+		xfi_complete_tx(ep, XFI_ITEM(l, struct xfi_tx_op));
+	}
+}
+
+/* A channel's packet ended in err (0: delivered). */
+static void xfi_chan_ended(struct xfi_ep *ep, struct xfi_chan *ch, int err)
+{
+	struct xfi_tx_op *op = ch->op;
+
+	ch->busy = 0;
+	ch->op = NULL;
+	ep->chans_busy--;
+	/* a FIN leaves no hole in the stream: its receiver is gone, and
+	 * nothing waits for it (a new incarnation on that mailbox must not
+	 * find our stream broken) */
+	if (err < 0 && (!op || op->kind != XFI_OP_FIN))
+		xfi_peer_tx_broken(ep, ch->peer, err);
+	if (!op) {
+		xfi_fast_complete(ep, &ch->fast, ch->peer->key, err);
+		xfi_peer_tx_op_ended(ep, ch->peer, ch->fast.stream);
+		return;
+	}
+	if (err < 0 && !op->err)
+		op->err = err;
+	op->outstanding--;
+	/* ops still being packetized are finished when retired */
+	if (op->retired)
+		xfi_tx_finish_if_done(ep, op);
 }
 
 /* Collect channel outcomes: ACK frees the slot, FULL resends it. */
@@ -56,22 +121,7 @@ void xfi_tx_reap(struct xfi_ep *ep)
 			if (err >= 0)
 				continue;
 		}
-		ch->busy = 0;
-		ep->chans_busy--;
-		if (err < 0) {
-			if (!ch->op->err)
-				ch->op->err = err;
-			/* a FIN leaves no hole in the stream: its receiver is
-			 * gone, and nothing waits for it (a new incarnation on
-			 * that mailbox must not find our stream broken) */
-			if (ch->op->kind != XFI_OP_FIN)
-				xfi_peer_tx_broken(ep, ch->peer, err);
-		}
-		ch->op->outstanding--;
-		/* ops still being packetized are finished when retired */
-		if (ch->op->retired)
-			xfi_tx_finish_if_done(ep, ch->op);
-		ch->op = NULL;
+		xfi_chan_ended(ep, ch, err);
 	}
 }
 
@@ -83,7 +133,7 @@ static int xfi_peer_window_open(struct xfi_ep *ep, const struct xfi_peer *peer)
 	for (c = 0; c < XFI_CHANNELS; c++) {
 		const struct xfi_chan *ch = &ep->chans[c];
 
-		if (ch->busy && ch->peer == peer && !xfi_op_out_of_sequence(ch->op) &&
+		if (ch->busy && ch->peer == peer && (!ch->op || !xfi_op_out_of_sequence(ch->op)) &&
 		    xfi_seq_diff(ch->seq, oldest) < 0)
 			oldest = ch->seq;
 	}
@@ -248,45 +298,44 @@ static void xfi_iov_gather(uint8_t *dst, const struct iovec *iov, size_t count)
 		memcpy(dst + off, iov[i].iov_base, iov[i].iov_len);
 }
 
+/* Queue op and hand what fits to the NIC at once (lowest latency); its
+ * outcome and completion are progress's. */
 void xfi_tx_submit(struct xfi_ep *ep, struct xfi_tx_op *op)
 {
-	/* outcomes that arrived while nobody progressed (a send that failed
-	 * with the stream) must not keep that stream from restarting */
-	if (op->peer->tx_error && op->peer->tx_ops)
-		xfi_tx_reap(ep);
 	xfi_tx_enqueue(ep, op);
-	xfi_tx_fill(ep);	/* start at once: lowest latency */
+	xfi_tx_fill(ep);
 }
 
-#if XFI_NIC_SEND_DONE_AT_ONCE
 /*
- * An eager send that fits one SHORT packet, on a NIC whose send outcome is
- * final at once, when nothing is queued before it and its peer's stream
- * is sound: the packet goes straight into a free channel, without an
- * operation to allocate, queue, reap and free (the eager path's share of
- * an 8-byte MPI message), and a send that wants a completion has it in
- * the CQ before this returns (the general path would write the same entry
- * at the next progress call: the channel's outcome is already known).
- * 0 = sent; -FI_EAGAIN = take the general path (which also reports what is
- * wrong, and queues it when the NIC has no credit: nothing was sent then,
- * no sequence number used).
+ * An eager send that fits one SHORT packet, when nothing is queued before
+ * it and its peer's stream is sound: the packet goes straight into a free
+ * channel (the engine's own busy bit says which: no status read), without
+ * an operation to allocate, queue and free (the eager path's share of an
+ * 8-byte MPI message).  Its completion is progress's: the channel keeps
+ * what it needs until the NI's outcome (xfi_chan_ended), or, on a NIC
+ * whose outcome is final at once, fast_done keeps it until the next
+ * progress call.  0 = sent; -FI_EAGAIN = take the general path (which also
+ * reports what is wrong, and queues it when the NIC has no credit: nothing
+ * was sent then, no sequence number used).
  */
-static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t count,
-			    size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-			    uint32_t start_flags, uint64_t flags, void *context)
+static ssize_t xfi_send_fast(struct xfi_ep *ep, const struct iovec *iov, size_t count,
+			     size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+			     uint32_t start_flags, uint64_t flags, void *context)
 {
-	uint8_t pkt[XFI_PKT_MAX], payload[XFI_PKT_MAX];	/* >= any SHORT's capacity */
+	uint8_t payload[XFI_PKT_MAX];	/* >= any SHORT's capacity */
 	const uint8_t *src = count ? iov[0].iov_base : NULL;
-	int completion = xfi_tx_wants_completion(ep, flags);
+	struct xfi_fast_send f = { .context = context, .flags = flags | FI_SEND,
+				   .len = (uint32_t)len };
 	struct xfi_peer *peer;
+	struct xfi_chan *ch;
 	struct xfi_hdr h;
-	size_t plen;
 	uint32_t key;
+	size_t plen;
 	int c;
 
 	if (ep->txq.head || !ep->enabled || !ep->av || len > xfi_short_capacity(start_flags) ||
 	    (!(flags & FI_INJECT) && len > xfi_params.rndv_threshold) ||
-	    (completion && !xfi_cq_has_room(ep->tx_cq)) ||
+	    (XFI_NIC_SEND_DONE_AT_ONCE && ep->fast_done_count == XFI_FAST_DONE_MAX) ||
 	    xfi_av_key(ep->av, dest, &key) || !(peer = xfi_peer_get(ep, key)) ||
 	    peer->tx_error || !xfi_peer_window_open(ep, peer) || (c = xfi_free_chan(ep)) < 0)
 		return -FI_EAGAIN;
@@ -294,25 +343,32 @@ static ssize_t xfi_send_now(struct xfi_ep *ep, const struct iovec *iov, size_t c
 		xfi_iov_gather(payload, iov, count);
 		src = payload;
 	}
+	ch = &ep->chans[c];
 	h = (struct xfi_hdr){ .src_mbox = (uint8_t)ep->mbox_id, .epoch = peer->tx_epoch,
 			      .seq = peer->tx_seq };
-	plen = xfi_build_short(pkt, &h, tag, (uint32_t)len, start_flags, data, src);
-	if (xfi_nic_send(ep->nep, (unsigned int)c, xfi_key_node(key), xfi_key_mbox(key), pkt,
-			 plen) < 0 || xfi_nic_chan_status(ep->nep, (unsigned int)c))
+	plen = xfi_build_short(ch->pkt, &h, tag, (uint32_t)len, start_flags, data, src);
+	if (xfi_nic_send(ep->nep, (unsigned int)c, xfi_key_node(key), xfi_key_mbox(key), ch->pkt,
+			 plen) < 0)
+		return -FI_EAGAIN;
+#if XFI_NIC_SEND_DONE_AT_ONCE
+	if (xfi_nic_chan_status(ep->nep, (unsigned int)c))
 		return -FI_EAGAIN;
 	peer->tx_seq++;
-	xfi_cntr_count(ep, FI_SEND, 0);
-	if (completion) {
-		struct xfi_cq_entry e = {
-			.op_context = context, .src = FI_ADDR_NOTAVAIL,
-			.flags = FI_SEND | (flags & (FI_MSG | FI_TAGGED)),
-		};
-
-		xfi_cq_push(ep->tx_cq, &e);	/* has room: cannot fail */
-	}
+	ep->fast_done[ep->fast_done_count++] = f;
+#else
+	/* in the stream until its outcome (a restart waits for it) */
+	f.stream = peer->tx_stream;
+	peer->tx_ops++;
+	ch->busy = 1;
+	ep->chans_busy++;
+	ch->op = NULL;
+	ch->fast = f;
+	ch->peer = peer;
+	ch->seq = peer->tx_seq++;
+	ch->len = (uint8_t)plen;
+#endif
 	return 0;
 }
-#endif
 
 /*
  * fi_writedata's second half, once the write is done at the target: a
@@ -347,7 +403,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, 
 {
 	struct xfi_domain *dom = ep->dom;
 	struct xfi_tx_op *op;
-	const char *why = "no memory";
+	struct xfi_peer *peer;
 	uint32_t start_flags = ((flags & FI_TAGGED) ? XFI_START_TAGGED : 0) |
 		((flags & FI_REMOTE_CQ_DATA) ? XFI_START_DATA : 0);
 	ssize_t ret = 0;
@@ -365,18 +421,26 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, 
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EMSGSIZE, "inject of %zu bytes (at most %d)\n",
 			       len, (int)XFI_INJECT_SIZE);
 	xfi_dom_lock(dom);
-#if XFI_NIC_SEND_DONE_AT_ONCE
-	if (!(flags & FI_DELIVERY_COMPLETE) &&
-	    !xfi_send_now(ep, iov, count, len, dest, tag, data, start_flags, flags, context)) {
+	if (!(flags & FI_DELIVERY_COMPLETE) && xfi_params.fast_send &&
+	    !xfi_send_fast(ep, iov, count, len, dest, tag, data, start_flags, flags, context)) {
 		xfi_dom_unlock(dom);
 		return 0;
 	}
-#endif
+	if (!ep->enabled || !ep->av || xfi_av_key(ep->av, dest, &key) ||
+	    !(peer = xfi_peer_get(ep, key))) {
+		xfi_dom_unlock(dom);
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE,
+			       "send of %zu bytes to %#" PRIx64 ": %s\n", len, dest,
+			       !ep->enabled ? "endpoint not enabled" :
+			       "no such peer, or no state for it");
+	}
 	op = xfi_cache_get(&dom->op_cache, sizeof(*op));
 	if (!op) {
 		xfi_dom_unlock(dom);
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_ENOMEM, "no memory\n");
 	}
+	op->peer = peer;
+	op->key = key;
 	op->context = context;
 	op->flags = flags | FI_SEND;
 	op->tag = tag;
@@ -385,8 +449,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, 
 	op->start_flags = start_flags;
 	op->dom = dom;
 	if (count == 1 && len > xfi_params.rndv_threshold && !(flags & FI_INJECT) &&
-	    !dom->rdma_unavailable &&
-	    xfi_mrc_get(dom, iov[0].iov_base, len, XFI_MR_NI_READS, &op->mrh) == 0) {
+	    !dom->rdma_unavailable) {
 		/* rendezvous: the START carries where to read from (a system
 		 * call to register; read-only memory or no RDMA: eager) */
 		struct xfi_rndv *rd = calloc(1, sizeof(*rd));
@@ -395,10 +458,18 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, 
 			ret = -FI_ENOMEM;
 			goto fail;
 		}
-		op->rndv = 1;
-		xfi_nic_mr_remote(op->mrh.mr, iov[0].iov_base, &rd->node, &rd->rank, &rd->va);
-		op->bounce = (uint8_t *)rd;
-		op->start_flags |= XFI_START_RNDV;
+		if (xfi_mrc_get(dom, iov[0].iov_base, len, XFI_MR_NI_READS, &op->mrh) == 0) {
+			op->rndv = 1;
+			xfi_nic_mr_remote(op->mrh.mr, iov[0].iov_base, &rd->node, &rd->rank,
+					  &rd->va);
+			op->bounce = (uint8_t *)rd;
+			op->start_flags |= XFI_START_RNDV;
+		} else {
+			free(rd);
+		}
+	}
+	if (op->rndv) {
+		/* its buffer stays the caller's until the FIN */
 	} else if (count == 1 && !(flags & FI_INJECT)) {
 		op->buf = iov[0].iov_base;
 	} else if (len) {
@@ -416,13 +487,6 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, 
 		op->dc = 1;
 		op->start_flags |= XFI_START_DC;
 	}
-	if (!ep->enabled || !ep->av || xfi_av_key(ep->av, dest, &key) ||
-	    !(op->peer = xfi_peer_get(ep, key))) {
-		why = !ep->enabled ? "endpoint not enabled" : "no such peer, or no state for it";
-		ret = ep->enabled ? -FI_EINVAL : -FI_EOPBADSTATE;
-		goto fail;
-	}
-	op->key = key;
 	if (op->rndv) {
 		op->cookie = ++ep->next_cookie;
 		((struct xfi_rndv *)(void *)op->bounce)->cookie = op->cookie;
@@ -433,7 +497,7 @@ ssize_t xfi_post_send(struct xfi_ep *ep, const struct iovec *iov, size_t count, 
 fail:
 	xfi_tx_op_free(op);
 	xfi_dom_unlock(dom);
-	FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes to %#" PRIx64 ": %s\n", len, dest,
-		why);
+	FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %zu bytes to %#" PRIx64 ": no memory\n", len,
+		dest);
 	return ret;
 }

@@ -126,6 +126,9 @@ int exanet_send(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox,
 /* Same, on a given channel: -EBUSY if that channel is ONGOING. */
 int exanet_send_on(struct exanet_pkt *pkt, unsigned int chan, uint32_t node,
 		   uint32_t mbox, const void *buf, size_t len);
+/* exanet_send_on() on a channel known not ONGOING (no STATUS read). */
+int exanet_send_on_idle(struct exanet_pkt *pkt, unsigned int chan, uint32_t node,
+			uint32_t mbox, const void *buf, size_t len);
 
 /* Raw STATUS register of a channel (decode with EXANET_ST_*), or 0 for an
  * out-of-range channel. */

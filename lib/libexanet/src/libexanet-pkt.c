@@ -139,6 +139,18 @@ EXPORT int exanet_send_on(struct exanet_pkt *pkt, unsigned int chan, uint32_t no
 	return (int)chan;
 }
 
+/* The caller read the channel's final status since its last send (it keeps
+ * its own busy bit): no STATUS read, the packet's stores only.  A doorbell
+ * on an ONGOING channel is ignored by the NI (counter DOORBELL_BUSY). */
+EXPORT int exanet_send_on_idle(struct exanet_pkt *pkt, unsigned int chan, uint32_t node,
+			       uint32_t mbox, const void *buf, size_t len)
+{
+	if (!send_args_ok(pkt, node, mbox, buf, len) || chan >= EXANET_PKT_CHANNELS)
+		return -EINVAL;
+	write_packet(chan_base(pkt, chan), node, mbox, buf, len);
+	return (int)chan;
+}
+
 EXPORT int exanet_send(struct exanet_pkt *pkt, uint32_t node, uint32_t mbox,
 		       const void *buf, size_t len)
 {
