@@ -210,7 +210,8 @@ ALL_TARGETS += $(FUZZ_BINS)
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
 HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_tool_sizes test_ipd_proto \
-	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo test_xfi_api
+	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo test_xfi_api \
+	test_xfi_xfer
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -278,8 +279,10 @@ $(XFI_LOOP_OUT)/libloop%-fi.so: $(XFI_ENGINE_SRCS) $(XFI_ENGINE_HDRS) $(XFI_DIR)
 		-DXFI_LOOP_AT_ONCE=$(if $(filter now,$*),1,0) $(XFI_ENGINE_SRCS) \
 		$(ST_DIR)/host/xfi_nic_loop.c,)
 
-# every libfabric call of the offered capabilities, flag by flag
-$(HT_OUT)/test_xfi_api: $(ST_DIR)/host/test_xfi_api.c $(KSFT_HDRS) $(XFI_LOOP_SOS)
+# every libfabric call of the offered capabilities, flag by flag: the
+# control calls (test_xfi_api) and the data calls (test_xfi_xfer)
+$(HT_OUT)/test_xfi_api $(HT_OUT)/test_xfi_xfer: $(HT_OUT)/%: $(ST_DIR)/host/%.c \
+		$(ST_DIR)/host/xfi_loop_test.h $(KSFT_HDRS) $(XFI_LOOP_SOS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS) -lfabric
 

@@ -13,7 +13,7 @@
  * every registration -EFAULT, an impossible rank -EINVAL at the post.
  *
  * Resources can be made scarce to test what the engine does when they run
- * out, through the environment (read at xfi_nic_open):
+ * out, through the environment (read when the resource is taken):
  *   XFI_LOOP_MBOXES     endpoints (mailboxes) at most (default 64)
  *   XFI_LOOP_RDMA_SLOTS RDMA operations in flight per domain (default 32)
  *   XFI_LOOP_MR_MAX     registrations at most (default unlimited)
@@ -35,7 +35,7 @@ struct loop_pkt {
 };
 
 struct xfi_nic {
-	unsigned int rdma_slots;
+	int unused;
 };
 
 struct xfi_nic_ep {
@@ -92,7 +92,6 @@ int xfi_nic_open(const char *path, struct xfi_nic **nicp)
 	nic = calloc(1, sizeof(*nic));
 	if (!nic)
 		return -ENOMEM;
-	nic->rdma_slots = loop_limit("XFI_LOOP_RDMA_SLOTS", 32, LOOP_RDMA_SLOT_LIMIT);
 	*nicp = nic;
 	return 0;
 }
@@ -287,9 +286,10 @@ int xfi_nic_rdma_alloc(struct xfi_nic *nic, struct xfi_nic_rdma **rdmap)
 {
 	struct xfi_nic_rdma *rdma = calloc(1, sizeof(*rdma));
 
+	(void)nic;
 	if (!rdma)
 		return -ENOMEM;
-	rdma->nslots = nic->rdma_slots;
+	rdma->nslots = loop_limit("XFI_LOOP_RDMA_SLOTS", 32, LOOP_RDMA_SLOT_LIMIT);
 	*rdmap = rdma;
 	return 0;
 }
