@@ -5,7 +5,7 @@
 # Documentation/exanet/libfabric.md, Documentation/extoll/libfabric.md.
 
 XFI_DIR := $(TOP)/lib/fi-providers
-XFI_SO := $(BUILD)/lib/fi-providers.so
+XFI_SO := $(BUILD)/lib/libexanet-fi.so
 # the protocol engine, built once per NIC backend (lib/fi-providers/xfi_nic.h)
 XFI_ENGINE_SRCS := $(addprefix $(XFI_DIR)/,xfi_prov.c xfi_proto.c xfi_atomic_ops.c \
 	xfi_mr_cache.c xfi_mr.c xfi_av.c xfi_cq_ring.c xfi_peer.c xfi_msg.c xfi_rndv.c xfi_tx.c \

@@ -137,7 +137,7 @@ done
 [ -d "$BUILD/lib" ] && cp -a "$BUILD"/lib/. usr/lib/
 # the libfabric providers "exanet" and "extoll" where Debian's libfabric looks
 # without FI_PROVIDER_PATH
-for f in "$BUILD/lib/fi-providers.so" "$BUILD/lib/libextoll-fi.so"; do
+for f in "$BUILD/lib/libexanet-fi.so" "$BUILD/lib/libextoll-fi.so"; do
 	[ -f "$f" ] || continue
 	mkdir -p usr/lib/x86_64-linux-gnu/libfabric
 	cp "$f" usr/lib/x86_64-linux-gnu/libfabric/
