@@ -572,4 +572,53 @@ TEST_F(loop, ep_open_exhaustion)
 	self->info->caps &= ~(uint64_t)FI_RMA_EVENT;
 }
 
+/* NULL where a call needs something: refused with -FI_EINVAL (or the man
+ * page's code), said so, and no crash. */
+TEST_F(loop, null_arguments_refused)
+{
+	struct fi_cq_tagged_entry e;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	struct fid_cq *cq;
+	struct fid_cntr *cntr;
+	char buf[16];
+	size_t len = sizeof(buf), v = 0;
+
+	REFUSED(-FI_EINVAL, fi_av_open(self->domain, NULL, &av, NULL), "no attributes");
+	REFUSED(-FI_EINVAL, fi_av_insert(self->e.av, NULL, 1, NULL, 0, NULL), "no addresses");
+	REFUSED(-FI_EINVAL, fi_av_lookup(self->e.av, self->e.self, buf, NULL), "addrlen");
+	REFUSED(-FI_EINVAL, fi_av_remove(self->e.av, NULL, 1, 0), "no addresses");
+	EXPECT_EQ(NULL, fi_av_straddr(self->e.av, NULL, buf, &len));
+	REFUSED(-FI_EINVAL, fi_getname(&self->e.ep->fid, buf, NULL), "no addrlen");
+	REFUSED(-FI_EINVAL, fi_cq_read(self->e.cq, NULL, 1), "no buffer");
+	QUIET(-FI_EAGAIN, fi_cq_read(self->e.cq, &e, 1));
+	REFUSED(-FI_EINVAL, fi_endpoint(self->domain, NULL, &ep, NULL), "no info");
+	REFUSED(-FI_EINVAL, fi_domain(self->fabric, NULL, (struct fid_domain **)&ep, NULL),
+		"no info");
+	REFUSED(-FI_EINVAL, fi_cq_open(self->domain, &(struct fi_cq_attr){ 0 }, NULL, NULL),
+		"no result");
+	REFUSED(-FI_EINVAL, fi_cntr_open(self->domain, NULL, NULL, NULL), "no result");
+	ASSERT_EQ(0, fi_cntr_open(self->domain, NULL, &cntr, NULL));	/* defaults */
+	fi_close(&cntr->fid);
+	ASSERT_EQ(0, fi_cq_open(self->domain, NULL, &cq, NULL));
+	fi_close(&cq->fid);
+	REFUSED(-FI_EINVAL, fi_setopt(&self->e.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+				      NULL, sizeof(size_t)), "not a size_t");
+	REFUSED(-FI_ETOOSMALL, fi_getopt(&self->e.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+					 &v, NULL), "no room");
+	REFUSED(-FI_EINVAL, fi_control(&self->e.ep->fid, FI_GETOPSFLAG, NULL), "no argument");
+	REFUSED(-FI_EINVAL, fi_recv(self->e.ep, NULL, 8, NULL, FI_ADDR_UNSPEC, NULL),
+		"into no buffer");
+	REFUSED(-FI_EINVAL, fi_send(self->e.ep, NULL, 8, NULL, self->e.self, NULL),
+		"from no buffer");
+	REFUSED(-FI_EINVAL, fi_recvmsg(self->e.ep, NULL, 0), "no message");
+	REFUSED(-FI_EINVAL, fi_tsendmsg(self->e.ep, NULL, 0), "no message");
+	REFUSED(-FI_EINVAL, fi_writemsg(self->e.ep, NULL, 0), "one local and one remote");
+	REFUSED(-FI_EINVAL, fi_atomicmsg(self->e.ep, NULL, 0), "one local and one remote");
+	REFUSED(-FI_EINVAL, fi_query_atomic(self->domain, FI_UINT64, FI_SUM, NULL, 0),
+		"no attributes");
+	QUIET(0, fi_atomicvalid(self->e.ep, FI_UINT64, FI_SUM, NULL));
+	REFUSED(-FI_EINVAL, fi_sendv(self->e.ep, NULL, NULL, 2, self->e.self, NULL), "iovs");
+}
+
 TEST_HARNESS_MAIN
