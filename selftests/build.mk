@@ -210,7 +210,8 @@ ALL_TARGETS += $(FUZZ_BINS)
 # Host unit tests.  test_libexanet_fake links the library source against a
 # fake kernel (ld --wrap of open/ioctl/mmap/munmap/close).
 HT_PROGS := test_libexanet_fake test_oob test_harness test_pingpong_common test_tool_sizes test_ipd_proto \
-	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo
+	test_xfi_proto test_xfi_atomic test_coll_ref test_xfi_getinfo test_xfi_api \
+	test_xfi_xfer
 HT_BINS := $(addprefix $(HT_OUT)/,$(HT_PROGS))
 HT_WRAP := -Wl,--wrap=open,--wrap=ioctl,--wrap=mmap,--wrap=munmap,--wrap=close
 
@@ -256,13 +257,36 @@ $(HT_OUT)/test_xfi_atomic: $(ST_DIR)/host/test_xfi_atomic.c $(TOP)/lib/fi-provid
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(TOP)/lib/fi-providers/xfi_proto.c \
 		$(TOP)/lib/fi-providers/xfi_atomic_ops.c $(USER_LDFLAGS) -lpthread
 
-# the allreduce reference of exanet_coll (header only, no device)
 # both providers (build/lib) through Debian's libfabric, devices faked
 $(HT_OUT)/test_xfi_getinfo: $(ST_DIR)/host/test_xfi_getinfo.c $(ST_DIR)/lib/fi_hints.h \
 		$(KSFT_HDRS) $(XFI_SO) $(XFI_EXTOLL_SO)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS) -lfabric
 
+# The provider's engine over a loopback NIC in process memory
+# (selftests/host/xfi_nic_loop.c), linked like the real providers
+# (lib/fabric.mk) into two test providers: "loopack" (a send's outcome at
+# the next poll, as ExaNet's ACK) and "loopnow" (at once, as EXTOLL's VELO,
+# with the engine's fast path).  test_xfi_api reaches them through
+# libfabric (FI_PROVIDER_PATH=build/host-tests/xfiloop).
+XFI_LOOP_OUT := $(HT_OUT)/xfiloop
+XFI_LOOP_SOS := $(XFI_LOOP_OUT)/libloopack-fi.so $(XFI_LOOP_OUT)/libloopnow-fi.so
+$(XFI_LOOP_OUT)/libloop%-fi.so: $(XFI_ENGINE_SRCS) $(XFI_ENGINE_HDRS) $(XFI_DIR)/fi_prov.map \
+		$(ST_DIR)/host/xfi_nic_loop.c $(ST_DIR)/host/xfi_nic_loop.h
+	@mkdir -p $(@D)
+	$(XFI_FABRIC_CHECK)
+	$(call xfi_link,xfi_nic_loop.h,-I$(ST_DIR)/host -I$(XFI_DIR) \
+		-DXFI_LOOP_AT_ONCE=$(if $(filter now,$*),1,0) $(XFI_ENGINE_SRCS) \
+		$(ST_DIR)/host/xfi_nic_loop.c,)
+
+# every libfabric call of the offered capabilities, flag by flag: the
+# control calls (test_xfi_api) and the data calls (test_xfi_xfer)
+$(HT_OUT)/test_xfi_api $(HT_OUT)/test_xfi_xfer: $(HT_OUT)/%: $(ST_DIR)/host/%.c \
+		$(ST_DIR)/host/xfi_loop_test.h $(KSFT_HDRS) $(XFI_LOOP_SOS)
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS) -lfabric
+
+# the allreduce reference of exanet_coll (header only, no device)
 $(HT_OUT)/test_coll_ref: $(ST_DIR)/host/test_coll_ref.c $(ST_DIR)/lib/coll_ref.h \
 		$(TOP)/uapi/exanet_coll.h $(KSFT_HDRS)
 	@mkdir -p $(@D)

@@ -269,6 +269,7 @@ struct xfi_cq {
 	struct xfi_cq_err *err_head, *err_tail;
 	int refs;
 	int signaled;			/* fi_cq_signal, not yet seen by sread */
+	enum fi_cq_wait_cond wait_cond;	/* FI_CQ_COND_THRESHOLD: sread's cond counts */
 };
 
 struct xfi_eq {

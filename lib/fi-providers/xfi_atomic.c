@@ -221,6 +221,10 @@ int xfi_query_atomic(struct fid_domain *domain, enum fi_datatype datatype, enum 
 	int ret;
 
 	(void)domain;
+	/* FI_TAGGED (tagged atomics) is not offered */
+	if (flags & ~(uint64_t)(FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC))
+		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EBADFLAGS, "fi_query_atomic: flags %#" PRIx64
+			       " not supported\n", flags);
 	if ((flags & FI_COMPARE_ATOMIC) && (flags & FI_FETCH_ATOMIC))
 		XFI_RETURN_ERR(FI_LOG_DOMAIN, -FI_EINVAL,
 			       "FI_FETCH_ATOMIC and FI_COMPARE_ATOMIC together\n");
@@ -300,9 +304,14 @@ static int xfi_atomic_msg_call(const struct fi_msg_atomic *msg, uint64_t flags,
 	    msg->rma_iov_count != 1 || !msg->rma_iov || msg->rma_iov[0].count != c->count)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
 			       "not one local and one remote ioc of the same count\n");
-	if (flags & FI_REMOTE_CQ_DATA)
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EOPNOTSUPP,
-			       "FI_REMOTE_CQ_DATA: not supported for atomics\n");
+	/* an atomic completes with the target's answer: every completion
+	 * level is met; FI_FENCE, FI_REMOTE_CQ_DATA and tagged atomics are
+	 * not offered, FI_INJECT is for the non-fetching ones */
+	if (flags & ~(uint64_t)(FI_COMPLETION | FI_MORE | FI_INJECT_COMPLETE |
+				FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE |
+				(kind == XFI_KIND_WRITE ? FI_INJECT : 0)))
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EBADFLAGS, "atomic message: flags %#" PRIx64
+			       " not supported\n", flags);
 	c->kind = kind;
 	c->dest = msg->addr;
 	c->addr = msg->rma_iov[0].addr;

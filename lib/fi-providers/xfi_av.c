@@ -12,22 +12,19 @@
 
 #define XFI_KEY_NONE UINT32_MAX
 
+/* Silent: every caller says at warn what it refused (one line per refusal). */
 int xfi_av_key(const struct xfi_av *av, fi_addr_t addr, uint32_t *key)
 {
-	if (!av)
-		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no address vector bound\n");
-	if (addr == FI_ADDR_NOTAVAIL)
-		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "address FI_ADDR_NOTAVAIL\n");
+	if (!av || addr == FI_ADDR_NOTAVAIL)
+		return -FI_EINVAL;
 	if (av->type == FI_AV_MAP) {
 		if (addr >= (fi_addr_t)XFI_NODE_LIMIT << 6)
-			XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL,
-				       "address %#" PRIx64 " is no FI_AV_MAP key\n", addr);
+			return -FI_EINVAL;
 		*key = (uint32_t)addr;
 		return 0;
 	}
 	if (addr >= av->count || av->keys[addr] == XFI_KEY_NONE)
-		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no address at index %" PRIu64
-			       " of the FI_AV_TABLE (%zu entries)\n", addr, av->count);
+		return -FI_EINVAL;
 	*key = av->keys[addr];
 	return 0;
 }
@@ -147,7 +144,10 @@ static int xfi_av_remove(struct fid_av *fid, fi_addr_t *fi_addr, size_t count, u
 	}
 	av->gen++;
 	xfi_dom_unlock(av->dom);
-	return err;
+	if (err)
+		XFI_RETURN_ERR(FI_LOG_AV, err, "fi_av_remove: %zu address(es), some not in the "
+			       "address vector\n", count);
+	return 0;
 }
 
 static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size_t *addrlen)
@@ -164,7 +164,8 @@ static int xfi_av_lookup(struct fid_av *fid, fi_addr_t fi_addr, void *addr, size
 	err = xfi_av_key(av, fi_addr, &key);
 	xfi_dom_unlock(av->dom);
 	if (err)
-		return err;
+		XFI_RETURN_ERR(FI_LOG_AV, err, "fi_av_lookup: no address %#" PRIx64 " in the %s\n",
+			       fi_addr, av->type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE");
 	a = xfi_addr_make(xfi_key_node(key), (uint8_t)xfi_key_mbox(key));
 	n = *addrlen < sizeof(a) ? *addrlen : sizeof(a);
 	if (addr && n)
@@ -233,9 +234,14 @@ int xfi_av_open(struct fid_domain *domain, struct fi_av_attr *attr, struct fid_a
 		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "no attributes or no result pointer\n");
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP && attr->type != FI_AV_TABLE)
 		XFI_RETURN_ERR(FI_LOG_AV, -FI_EINVAL, "type %d\n", (int)attr->type);
-	if (attr->flags & ~(uint64_t)FI_SYMMETRIC)
+	/* FI_EVENT (inserts reported on an EQ) and FI_READ (of a shared AV)
+	 * are defined but not offered; FI_SYMMETRIC is a hint */
+	if (attr->flags & ~(uint64_t)(FI_SYMMETRIC | FI_EVENT | FI_READ))
+		XFI_RETURN_ERR(FI_LOG_AV, -FI_EBADFLAGS, "flags %#" PRIx64 ": unknown\n",
+			       attr->flags);
+	if (attr->flags & (FI_EVENT | FI_READ))
 		XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOSYS, "flags %#" PRIx64
-			       ": only FI_SYMMETRIC is supported\n", attr->flags);
+			       ": FI_EVENT and FI_READ are not supported\n", attr->flags);
 	if (attr->name)
 		XFI_RETURN_ERR(FI_LOG_AV, -FI_ENOSYS, "shared address vector '%s': not supported\n",
 			       attr->name);

@@ -43,7 +43,9 @@ static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, u
 	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid);
 	struct xfi_cq_err *q;
 
-	(void)flags;
+	if (flags)
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EBADFLAGS, "flags %#" PRIx64 " (none are defined)\n",
+			       flags);
 	if (!buf)
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "no buffer\n");
 	xfi_dom_lock(cq->dom);
@@ -66,18 +68,44 @@ static ssize_t xfi_cq_readerr(struct fid_cq *fid, struct fi_cq_err_entry *buf, u
 	return 1;
 }
 
-/* No wait object: sread busy-polls (manual progress needs the polling anyway). */
+/* Entries (and whether an error one waits) once progressed, under the lock. */
+static size_t xfi_cq_ready(struct xfi_cq *cq, int *err)
+{
+	size_t n;
+
+	xfi_dom_lock(cq->dom);
+	xfi_domain_progress(cq->dom);
+	n = cq->count;
+	*err = !!cq->err_head;
+	xfi_dom_unlock(cq->dom);
+	return n;
+}
+
+/*
+ * No wait object: sread busy-polls (manual progress needs the polling
+ * anyway).  A CQ opened with FI_CQ_COND_THRESHOLD waits for *cond entries
+ * (at most count: more could not be returned), or an error entry.
+ */
 static ssize_t xfi_cq_sreadfrom(struct fid_cq *fid, void *buf, size_t count,
 				fi_addr_t *src_addr, const void *cond, int timeout)
 {
 	struct xfi_cq *cq = XFI_CONTAINER(fid, struct xfi_cq, cq_fid);
 	int64_t end = timeout >= 0 ? exa_clock_ns() + (int64_t)timeout * 1000000 : 0;
+	size_t threshold = 1;
 	unsigned long spins = 0;
 	ssize_t ret;
 
-	(void)cond;
+	if (cq->wait_cond == FI_CQ_COND_THRESHOLD && cond)
+		threshold = *(const size_t *)cond;
+	if (threshold > count)
+		threshold = count;
 	for (;;) {
-		ret = xfi_cq_readfrom(fid, buf, count, src_addr);
+		int err;
+
+		if (threshold <= 1 || xfi_cq_ready(cq, &err) >= threshold || err)
+			ret = xfi_cq_readfrom(fid, buf, count, src_addr);
+		else
+			ret = -FI_EAGAIN;
 		if (ret != -FI_EAGAIN)
 			return ret;
 		if (__atomic_exchange_n(&cq->signaled, 0, __ATOMIC_ACQ_REL))
@@ -154,8 +182,14 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	if (attr && attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC)
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOSYS, "wait object %d: not supported (none)\n",
 			       (int)attr->wait_obj);
+	if (attr && (attr->flags & ~(uint64_t)FI_AFFINITY))
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EBADFLAGS, "flags %#" PRIx64 ": unknown\n",
+			       attr->flags);
 	if (attr && (attr->flags & FI_AFFINITY))
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOSYS, "FI_AFFINITY: not supported\n");
+	if (attr && attr->wait_cond != FI_CQ_COND_NONE && attr->wait_cond != FI_CQ_COND_THRESHOLD)
+		XFI_RETURN_ERR(FI_LOG_CQ, -FI_EINVAL, "wait condition %d: unknown\n",
+			       (int)attr->wait_cond);
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		XFI_RETURN_ERR(FI_LOG_CQ, -FI_ENOMEM, "no memory\n");
@@ -165,6 +199,7 @@ int xfi_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr, struct fid_c
 	}
 	cq->dom = dom;
 	cq->format = format;
+	cq->wait_cond = attr ? attr->wait_cond : FI_CQ_COND_NONE;
 	if (attr)
 		attr->format = format;
 	xfi_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context, &xfi_cq_fi_ops);

@@ -61,6 +61,28 @@ static ssize_t xfi_recv_buf(struct fid_ep *fid, void *buf, size_t len, fi_addr_t
  */
 /* What fi_sendmsg / fi_tsendmsg take of their flags. */
 #define XFI_SENDMSG_FLAGS (FI_COMPLETION | FI_INJECT | FI_REMOTE_CQ_DATA | FI_DELIVERY_COMPLETE)
+/*
+ * And what they accept without passing it on (fi_msg(3), fi_tagged(3)):
+ * FI_MORE is a hint; a completion when the NI took the data or the peer
+ * acknowledged it is what every send gets anyway (FI_INJECT_COMPLETE,
+ * FI_TRANSMIT_COMPLETE).  Refused with -FI_EBADFLAGS: FI_FENCE and
+ * FI_MULTICAST (capabilities not offered), FI_MATCH_COMPLETE (a
+ * delivery-complete send completes once the message is at the receiver,
+ * matched or not), anything else.
+ */
+#define XFI_SEND_HINTS (FI_MORE | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE)
+/* fi_recvmsg: FI_CLAIM and FI_DISCARD need FI_BUFFERED_RECV (not offered) */
+#define XFI_RECVMSG_FLAGS (FI_COMPLETION | FI_MULTI_RECV)
+#define XFI_TRECVMSG_FLAGS (FI_COMPLETION | FI_PEEK | FI_CLAIM | FI_DISCARD)
+
+/* flags of an fi_*msg call outside allowed: refused, and said so */
+#define XFI_CHECK_MSG_FLAGS(call, flags, allowed)					\
+	do {										\
+		if ((flags) & ~(uint64_t)(allowed))					\
+			XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EBADFLAGS,			\
+				       call ": flags %#" PRIx64 " not supported\n",	\
+				       (uint64_t)((flags) & ~(uint64_t)(allowed)));	\
+	} while (0)
 #define XFI_TX_DEFAULT(fid) (xfi_ep_of(fid)->tx_op_flags)
 #define XFI_RX_DEFAULT(fid) (xfi_ep_of(fid)->rx_op_flags)
 #define XFI_MSG_RX_DEFAULT(fid) (xfi_ep_of(fid)->rx_op_flags | xfi_ep_of(fid)->rx_multi)
@@ -84,8 +106,9 @@ static ssize_t xfi_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg, uint
 {
 	if (!msg)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
+	XFI_CHECK_MSG_FLAGS("fi_recvmsg", flags, XFI_RECVMSG_FLAGS | FI_MORE);
 	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
-			     (flags & (FI_COMPLETION | FI_MULTI_RECV)) | FI_MSG, msg->context);
+			     (flags & XFI_RECVMSG_FLAGS) | FI_MSG, msg->context);
 }
 
 static ssize_t xfi_msg_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -107,6 +130,7 @@ static ssize_t xfi_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg, uint
 {
 	if (!msg)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
+	XFI_CHECK_MSG_FLAGS("fi_sendmsg", flags, XFI_SENDMSG_FLAGS | XFI_SEND_HINTS);
 	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, 0,
 			     msg->data, (flags & XFI_SENDMSG_FLAGS) |
 			     FI_MSG, msg->context);
@@ -170,9 +194,13 @@ static ssize_t xfi_tag_recvmsg(struct fid_ep *ep, const struct fi_msg_tagged *ms
 	if (flags & FI_MULTI_RECV)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EBADFLAGS,
 			       "FI_MULTI_RECV: untagged messages only\n");
+	XFI_CHECK_MSG_FLAGS("fi_trecvmsg", flags, XFI_TRECVMSG_FLAGS | FI_MORE);
+	/* FI_DISCARD goes with FI_PEEK or FI_CLAIM (fi_tagged(3)) */
+	if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM)))
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
+			       "fi_trecvmsg: FI_DISCARD without FI_PEEK or FI_CLAIM\n");
 	return xfi_post_recv(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
-			     msg->ignore, (flags & (FI_COMPLETION | FI_PEEK | FI_CLAIM |
-						    FI_DISCARD)) | FI_TAGGED, msg->context);
+			     msg->ignore, (flags & XFI_TRECVMSG_FLAGS) | FI_TAGGED, msg->context);
 }
 
 static ssize_t xfi_tag_send(struct fid_ep *ep, const void *buf, size_t len, void *desc,
@@ -195,6 +223,7 @@ static ssize_t xfi_tag_sendmsg(struct fid_ep *ep, const struct fi_msg_tagged *ms
 {
 	if (!msg)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "no message\n");
+	XFI_CHECK_MSG_FLAGS("fi_tsendmsg", flags, XFI_SENDMSG_FLAGS | XFI_SEND_HINTS);
 	return xfi_post_send(xfi_ep_of(ep), msg->msg_iov, msg->iov_count, msg->addr, msg->tag,
 			     msg->data, (flags & XFI_SENDMSG_FLAGS) |
 			     FI_TAGGED, msg->context);
@@ -243,6 +272,9 @@ static ssize_t xfi_ep_cancel(fid_t fid, void *context)
 	struct xfi_queue *queues[2] = { &ep->posted_tagged, &ep->posted_msg };
 	unsigned int i;
 
+	if (!context)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "fi_cancel: no context (an operation "
+			       "posted without one cannot be cancelled)\n");
 	xfi_dom_lock(ep->dom);
 	for (i = 0; i < 2; i++) {
 		struct xfi_link *prev = NULL, *cur;
@@ -540,6 +572,17 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 	if (!bfid)
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "nothing to bind\n");
+	/* fi_endpoint(3): flags of a CQ binding; none for an AV or an EQ
+	 * (counters: xfi_cntr_bind) */
+	if (bfid->fclass == FI_CLASS_CQ &&
+	    (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)))
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EBADFLAGS, "completion queue with flags %#"
+			       PRIx64 ": FI_TRANSMIT, FI_RECV, FI_SELECTIVE_COMPLETION only\n",
+			       flags);
+	if ((bfid->fclass == FI_CLASS_AV || bfid->fclass == FI_CLASS_EQ) && flags)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EBADFLAGS, "%s with flags %#" PRIx64
+			       " (none are defined)\n", bfid->fclass == FI_CLASS_AV ?
+			       "address vector" : "event queue", flags);
 	xfi_dom_lock(ep->dom);
 	switch (bfid->fclass) {
 	case FI_CLASS_AV: {
@@ -592,14 +635,54 @@ static int xfi_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	return err;
 }
 
+/* The default flags of the calls that take none, per direction. */
+#define XFI_TX_OPS_FLAGS	(FI_COMPLETION | FI_DELIVERY_COMPLETE)
+#define XFI_RX_OPS_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
+
+/*
+ * FI_GETOPSFLAG / FI_SETOPSFLAG (fi_endpoint(3)): *flags names one
+ * direction, FI_TRANSMIT or FI_RECV; set replaces that direction's
+ * defaults.  Transmit also accepts the completion levels every operation
+ * meets (FI_INJECT_COMPLETE, FI_TRANSMIT_COMPLETE), keeping none of them.
+ */
+static int xfi_ep_ops_flags(struct xfi_ep *ep, int set, uint64_t *flags)
+{
+	uint64_t dir, f;
+
+	if (!flags)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "ops flags: no argument\n");
+	dir = *flags & (FI_TRANSMIT | FI_RECV);
+	f = *flags & ~dir;
+	if (dir != FI_TRANSMIT && dir != FI_RECV)
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EINVAL, "ops flags %#" PRIx64 ": FI_TRANSMIT "
+			       "or FI_RECV, one of them\n", *flags);
+	if (set && (f & ~(uint64_t)(dir == FI_TRANSMIT ? XFI_TX_OPS_FLAGS | FI_INJECT_COMPLETE |
+				    FI_TRANSMIT_COMPLETE : XFI_RX_OPS_FLAGS)))
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_EBADFLAGS, "FI_SETOPSFLAG %#" PRIx64
+			       ": not supported for %s\n", f, dir == FI_TRANSMIT ? "FI_TRANSMIT" :
+			       "FI_RECV");
+	xfi_dom_lock(ep->dom);
+	if (set && dir == FI_TRANSMIT) {
+		ep->tx_op_flags = f & XFI_TX_OPS_FLAGS;
+	} else if (set) {
+		ep->rx_op_flags = f & FI_COMPLETION;
+		ep->rx_multi = f & FI_MULTI_RECV;
+	} else {
+		*flags = dir == FI_TRANSMIT ? ep->tx_op_flags : ep->rx_op_flags | ep->rx_multi;
+	}
+	xfi_dom_unlock(ep->dom);
+	return 0;
+}
+
 static int xfi_ep_control(struct fid *fid, int command, void *arg)
 {
 	struct xfi_ep *ep = XFI_CONTAINER(fid, struct xfi_ep, ep_fid.fid);
 
-	(void)arg;
+	if (command == FI_GETOPSFLAG || command == FI_SETOPSFLAG)
+		return xfi_ep_ops_flags(ep, command == FI_SETOPSFLAG, arg);
 	if (command != FI_ENABLE)
-		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "command %d: only FI_ENABLE\n",
-			       command);
+		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOSYS, "command %d: FI_ENABLE, FI_GETOPSFLAG "
+			       "and FI_SETOPSFLAG only\n", command);
 	xfi_dom_lock(ep->dom);
 	if (!ep->av) {
 		xfi_dom_unlock(ep->dom);
@@ -647,8 +730,7 @@ int xfi_ep_open(struct fid_domain *domain, struct fi_info *info, struct fid_ep *
 		XFI_RETURN_ERR(FI_LOG_EP_CTRL, -FI_ENOMEM, "no memory\n");
 	ep->dom = dom;
 	ep->caps = info->caps ? info->caps : XFI_CAPS;
-	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags &
-			  (FI_COMPLETION | FI_DELIVERY_COMPLETE) : 0;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags & XFI_TX_OPS_FLAGS : 0;
 	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags & FI_COMPLETION : 0;
 	ep->rx_multi = info->rx_attr ? info->rx_attr->op_flags & FI_MULTI_RECV : 0;
 	/* RMA or atomics without any of the four access bits imply all four */

@@ -11,6 +11,10 @@
 
 #include "xfi.h"
 
+/* What fi_mr_reg's access may name (fi_mr(3)) */
+#define XFI_MR_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | \
+			 FI_REMOTE_WRITE)
+
 static int xfi_mr_close(struct fid *fid)
 {
 	struct xfi_mr *mr = XFI_CONTAINER(fid, struct xfi_mr, mr_fid.fid);
@@ -39,9 +43,23 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 	struct xfi_domain *dom = XFI_CONTAINER(fid, struct xfi_domain, domain_fid.fid);
 	struct xfi_mr *mr;
 
-	(void)flags;
-	if (!attr || !mrp || (attr->iov_count && !attr->mr_iov))
+	/* FI_RMA_EVENT, FI_RMA_PMEM, FI_HMEM_*: of capabilities not offered */
+	if (flags)
+		XFI_RETURN_ERR(FI_LOG_MR, -FI_EBADFLAGS, "flags %#" PRIx64 ": none supported\n",
+			       flags);
+	if (!attr || !mrp || !attr->mr_iov)
 		XFI_RETURN_ERR(FI_LOG_MR, -FI_EINVAL, "no attributes, result pointer or iov\n");
+	if (attr->iov_count != 1)
+		XFI_RETURN_ERR(FI_LOG_MR, -FI_EINVAL, "%zu segments: one (mr_iov_limit)\n",
+			       attr->iov_count);
+	if (attr->access & ~(uint64_t)XFI_MR_ACCESS)
+		XFI_RETURN_ERR(FI_LOG_MR, -FI_EINVAL, "access %#" PRIx64 ": unknown bits\n",
+			       attr->access);
+	if (attr->iface != FI_HMEM_SYSTEM)
+		XFI_RETURN_ERR(FI_LOG_MR, -FI_ENOSYS, "memory interface %d: host memory only "
+			       "(no FI_HMEM)\n", (int)attr->iface);
+	if (attr->auth_key_size)
+		XFI_RETURN_ERR(FI_LOG_MR, -FI_EINVAL, "authorization keys: not supported\n");
 	mr = calloc(1, sizeof(*mr));
 	if (!mr)
 		XFI_RETURN_ERR(FI_LOG_MR, -FI_ENOMEM, "no memory\n");
@@ -51,7 +69,7 @@ static int xfi_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr, uint64
 		/* memory for RMA: pinned and mapped for the NI, one range */
 		int err = -FI_EINVAL;
 
-		if (attr->iov_count == 1 && attr->mr_iov[0].iov_len)
+		if (attr->mr_iov[0].iov_len)
 			err = xfi_nic_reg_mr(dom->dev, attr->mr_iov[0].iov_base,
 					     attr->mr_iov[0].iov_len, 0, &mr->xmr);
 		if (err) {

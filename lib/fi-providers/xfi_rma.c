@@ -232,6 +232,17 @@ static ssize_t xfi_readv(struct fid_ep *ep, const struct iovec *iov, void **desc
 			    addr, key, XFI_OP_FLAGS(ep), 0, context);
 }
 
+/*
+ * fi_rma(3) flags of fi_readmsg / fi_writemsg.  FI_MORE is a hint, and an
+ * RMA completes when the target's NI has the data in place (write) or it
+ * landed here (read): every completion level but FI_COMMIT_COMPLETE
+ * (persistent memory) is met.  Refused with -FI_EBADFLAGS: that, FI_FENCE
+ * (not offered), FI_INJECT and FI_REMOTE_CQ_DATA on a read, anything else.
+ */
+#define XFI_READMSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_INJECT_COMPLETE | \
+				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define XFI_WRITEMSG_FLAGS	(XFI_READMSG_FLAGS | FI_INJECT | FI_REMOTE_CQ_DATA)
+
 static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_rma *msg,
 			   uint64_t flags)
 {
@@ -239,8 +250,11 @@ static ssize_t xfi_rma_msg(struct fid_ep *ep, int is_read, const struct fi_msg_r
 	    !msg->rma_iov || msg->msg_iov[0].iov_len != msg->rma_iov[0].len)
 		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL,
 			       "not one local and one remote iov of the same length\n");
-	if (is_read && (flags & FI_REMOTE_CQ_DATA))
-		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EINVAL, "FI_REMOTE_CQ_DATA on a read\n");
+	if (flags & ~(uint64_t)(is_read ? XFI_READMSG_FLAGS : XFI_WRITEMSG_FLAGS))
+		XFI_RETURN_ERR(FI_LOG_EP_DATA, -FI_EBADFLAGS, "%s: flags %#" PRIx64
+			       " not supported\n", is_read ? "fi_readmsg" : "fi_writemsg",
+			       flags & ~(uint64_t)(is_read ? XFI_READMSG_FLAGS :
+						   XFI_WRITEMSG_FLAGS));
 	return xfi_rma_post(ep, is_read, msg->msg_iov[0].iov_base, msg->msg_iov[0].iov_len,
 			    msg->desc ? msg->desc[0] : NULL, msg->addr, msg->rma_iov[0].addr,
 			    msg->rma_iov[0].key, flags, msg->data, msg->context);
