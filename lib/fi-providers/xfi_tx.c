@@ -333,7 +333,10 @@ static ssize_t xfi_send_fast(struct xfi_ep *ep, const struct iovec *iov, size_t 
 	size_t plen;
 	int c;
 
-	if (ep->txq.head || !ep->enabled || !ep->av || len > xfi_short_capacity(start_flags) ||
+	/* the cheap tests first: a stream that fills every channel takes the
+	 * general path on each send, and must not pay the lookups twice */
+	if (ep->txq.head || ep->chans_busy == XFI_CHANNELS || !ep->enabled || !ep->av ||
+	    len > xfi_short_capacity(start_flags) ||
 	    (!(flags & FI_INJECT) && len > xfi_params.rndv_threshold) ||
 	    (XFI_NIC_SEND_DONE_AT_ONCE && ep->fast_done_count == XFI_FAST_DONE_MAX) ||
 	    xfi_av_key(ep->av, dest, &key) || !(peer = xfi_peer_get(ep, key)) ||

@@ -277,8 +277,8 @@ int main(int argc, char **argv)
 
 			qsort(t, (size_t)iters, sizeof(*t), cmp_double);
 			if (bw) {
-				tj_num(r, "median_MBps", "%.1f", quantile(t, iters, 0.5));
-				tj_num(r, "p01_MBps", "%.1f", quantile(t, iters, 0.01));
+				tj_num(r, "median_MBps", "%.3f", quantile(t, iters, 0.5));
+				tj_num(r, "p01_MBps", "%.3f", quantile(t, iters, 0.01));
 				tj_num(r, "max_MBps", "%.1f", t[iters - 1]);
 			} else {
 				tj_num(r, "median_us", "%.2f", quantile(t, iters, 0.5));
