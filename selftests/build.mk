@@ -272,7 +272,7 @@ $(HT_OUT)/test_xfi_getinfo: $(ST_DIR)/host/test_xfi_getinfo.c $(ST_DIR)/lib/fi_h
 XFI_LOOP_OUT := $(HT_OUT)/xfiloop
 XFI_LOOP_SOS := $(XFI_LOOP_OUT)/libloopack-fi.so $(XFI_LOOP_OUT)/libloopnow-fi.so
 $(XFI_LOOP_OUT)/libloop%-fi.so: $(XFI_ENGINE_SRCS) $(XFI_ENGINE_HDRS) $(XFI_DIR)/fi_prov.map \
-		$(ST_DIR)/host/xfi_nic_loop.c $(ST_DIR)/host/xfi_nic_loop.h
+		$(ST_DIR)/host/xfi_nic_loop.c $(ST_DIR)/host/xfi_nic_loop.h $(ST_DIR)/host/xfi_loop_calls.h
 	@mkdir -p $(@D)
 	$(XFI_FABRIC_CHECK)
 	$(call xfi_link,xfi_nic_loop.h,-I$(ST_DIR)/host -I$(XFI_DIR) \
@@ -282,7 +282,7 @@ $(XFI_LOOP_OUT)/libloop%-fi.so: $(XFI_ENGINE_SRCS) $(XFI_ENGINE_HDRS) $(XFI_DIR)
 # every libfabric call of the offered capabilities, flag by flag: the
 # control calls (test_xfi_api) and the data calls (test_xfi_xfer)
 $(HT_OUT)/test_xfi_api $(HT_OUT)/test_xfi_xfer: $(HT_OUT)/%: $(ST_DIR)/host/%.c \
-		$(ST_DIR)/host/xfi_loop_test.h $(KSFT_HDRS) $(XFI_LOOP_SOS)
+		$(ST_DIR)/host/xfi_loop_test.h $(ST_DIR)/host/xfi_loop_calls.h $(KSFT_HDRS) $(XFI_LOOP_SOS)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(KSFT_CFLAGS) -o $@ $< $(USER_LDFLAGS) -lfabric
 

@@ -9,6 +9,7 @@
  * calls: test_xfi_api.c.
  */
 #include "xfi_loop_test.h"
+#include "xfi_loop_calls.h"
 
 /* the provider's own op flag (xfi.h XFI_NO_COMPLETION): never the caller's */
 #define PROVIDER_BIT	(1ULL << 62)
@@ -68,6 +69,50 @@ TEST_F(loop, msg_every_form)
 		ASSERT_NE(NULL, x) TH_LOG("send %d", i);
 		EXPECT_EQ(FI_SEND | FI_MSG, x->flags & (FI_SEND | FI_MSG | FI_RECV));
 	}
+}
+
+/*
+ * A post call hands its packet to the NIC and does nothing else: it reads
+ * no channel's outcome (the engine's own busy bit says which channel is
+ * free; on a NIC whose outcome is final at once, one read of the send's
+ * own acceptance) and writes no completion: progress (a CQ read) does.
+ */
+TEST_F(loop, post_calls_only_queue)
+{
+	static struct xfi_loop_calls calls;
+	int at_once = !strcmp(variant->prov, "loopnow");
+	struct fi_cq_tagged_entry e[8];
+	struct fi_context ctx[8];
+	char in[4][8], env[32];
+	unsigned long reaped;
+
+	memset(in, 0, sizeof(in));
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(0, fi_recv(self->e.ep, in[i], 8, NULL, FI_ADDR_UNSPEC, &ctx[i]));
+	snprintf(env, sizeof(env), "%p", (void *)&calls);
+	ASSERT_EQ(0, setenv("XFI_LOOP_CALLS", env, 1));
+	ASSERT_EQ(0, fi_send(self->e.ep, "one", 4, NULL, self->e.self, &ctx[4]));
+	ASSERT_EQ(0, fi_send(self->e.ep, "two", 4, NULL, self->e.self, &ctx[5]));
+	EXPECT_EQ(2u, calls.sends);
+	EXPECT_EQ(at_once ? 2u : 0u, calls.status_reads);
+	/* progress: the receives and the sends' outcomes */
+	ASSERT_EQ(4, loop_reap(self->e.cq, e, 4, 8));
+	reaped = calls.status_reads;
+	if (!at_once)
+		EXPECT_LT(0u, reaped);
+	ASSERT_EQ(0, fi_send(self->e.ep, "three", 6, NULL, self->e.self, &ctx[6]));
+	ASSERT_EQ(0, fi_inject(self->e.ep, "four", 5, self->e.self));
+	EXPECT_EQ(4u, calls.sends);
+	EXPECT_EQ(reaped + (at_once ? 2u : 0u), calls.status_reads);
+	EXPECT_EQ(0u, calls.deregs);
+	ASSERT_EQ(3, loop_reap(self->e.cq, e, 3, 8));	/* no entry for the inject */
+	EXPECT_EQ(0, loop_settle(self->e.cq));
+	EXPECT_EQ(0, unsetenv("XFI_LOOP_CALLS"));
+	EXPECT_EQ(0, strcmp(in[0], "one"));
+	EXPECT_EQ(0, strcmp(in[1], "two"));
+	EXPECT_EQ(0, strcmp(in[2], "three"));
+	EXPECT_EQ(0, strcmp(in[3], "four"));
+	EXPECT_NE(NULL, loop_find(e, 3, &ctx[6]));
 }
 
 /* fi_sendmsg / fi_tsendmsg flags: the defined ones work, the others are refused. */

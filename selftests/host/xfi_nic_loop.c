@@ -17,14 +17,17 @@
  *   XFI_LOOP_MBOXES     endpoints (mailboxes) at most (default 64)
  *   XFI_LOOP_RDMA_SLOTS RDMA operations in flight per domain (default 32)
  *   XFI_LOOP_MR_MAX     registrations at most (default unlimited)
+ * and XFI_LOOP_CALLS counts the engine's calls for a test (xfi_loop_calls.h).
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xfi_nic.h"
 #include "xfi_proto.h"
+#include "xfi_loop_calls.h"
 
 #define LOOP_MBOX_LIMIT		64	/* mailbox ids fit 6 bits (xfi_proto.h) */
 #define LOOP_RDMA_SLOT_LIMIT	64
@@ -69,6 +72,17 @@ static struct xfi_nic_ep *loop_mbox[LOOP_MBOX_LIMIT];
 static struct loop_mr *loop_mrs;
 static unsigned int loop_mr_count;
 static uint64_t loop_next_handle;
+
+/* The test's counters (XFI_LOOP_CALLS, xfi_loop_calls.h), or NULL. */
+static struct xfi_loop_calls *loop_calls(void)
+{
+	const char *s = getenv("XFI_LOOP_CALLS");
+	void *p = NULL;
+
+	if (!s || sscanf(s, "%p", &p) != 1)
+		return NULL;
+	return p;
+}
 
 /* A limit from the environment, within [1, max]; def when unset or bad. */
 static unsigned int loop_limit(const char *name, unsigned int def, unsigned int max)
@@ -178,6 +192,10 @@ static int loop_deliver(uint32_t node, uint32_t mbox, const void *pkt, size_t le
 int xfi_nic_send(struct xfi_nic_ep *ep, unsigned int chan, uint32_t node, uint32_t mbox,
 		 const void *pkt, size_t len)
 {
+	struct xfi_loop_calls *calls = loop_calls();
+
+	if (calls)
+		calls->sends++;
 	if (chan >= XFI_NIC_CHANNELS || !len || len > XFI_PKT_MAX || !pkt)
 		return -EINVAL;
 	pthread_mutex_lock(&loop_lock);
@@ -189,6 +207,10 @@ int xfi_nic_send(struct xfi_nic_ep *ep, unsigned int chan, uint32_t node, uint32
 
 int xfi_nic_chan_status(struct xfi_nic_ep *ep, unsigned int chan)
 {
+	struct xfi_loop_calls *calls = loop_calls();
+
+	if (calls)
+		calls->status_reads++;
 	if (chan >= XFI_NIC_CHANNELS)
 		return -EINVAL;
 	if (ep->chan_unpolled[chan]) {
@@ -252,7 +274,11 @@ int xfi_nic_reg_mr(struct xfi_nic *nic, void *addr, size_t len, uint32_t access,
 
 void xfi_nic_dereg_mr(struct xfi_nic_mr *mr)
 {
+	struct xfi_loop_calls *calls = loop_calls();
 	struct loop_mr **pp;
+
+	if (calls)
+		calls->deregs++;
 
 	pthread_mutex_lock(&loop_lock);
 	for (pp = &loop_mrs; *pp; pp = &(*pp)->next) {
