@@ -10,6 +10,8 @@ CONFIG_VIRTIO_BLK=y
 CONFIG_VIRTIO_RNG=y
 # virtio-serial: the qemu-guest-agent channel (Documentation/cluster.md)
 CONFIG_VIRTIO_SERIAL=y
+# virtio-9p: exacluster up --share (needs --enable-virtfs, scripts/build-qemu.sh)
+CONFIG_VIRTIO_9P=y
 CONFIG_VGA_PCI=y
 CONFIG_PCIE_PORT=y
 CONFIG_ISA_DEBUG=y

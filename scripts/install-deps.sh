@@ -9,6 +9,8 @@ PKGS=(
 	# emulator build (QEMU 7.2 source package, minimal x86_64 configure)
 	dpkg-dev ninja-build meson python3 pkg-config libglib2.0-dev
 	libpixman-1-dev zlib1g-dev libfdt-dev flex bison
+	# virtio-9p (--enable-virtfs) for exacluster up --share
+	libcap-ng-dev libattr1-dev
 	# emulator firmware (the dfsg source package ships no blobs)
 	seabios qemu-system-data ipxe-qemu
 	# node images

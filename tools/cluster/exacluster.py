@@ -52,6 +52,8 @@ CACHE = os.environ.get("CACHE") or os.path.expanduser("~/.cache/exanet-fabric")
 TIMEOUT_RC = 124        # rc reported when the node-side timeout killed a command
 SUN_PATH_MAX = 100      # keep unix socket paths below the 108-byte limit
 MGMT_NET = "10.42.0."
+SHARE_TAG = "exashare"      # virtio-9p mount tag of --share
+SHARE_MOUNT = "/share"      # where the nodes mount it (tools/cluster/init)
 
 
 class ClusterError(Exception):
@@ -334,7 +336,7 @@ class Cluster:
                  rdma_ranks="auto", memory="512M", smp=1, accel=None, append="", boot_timeout=None,
                  detach=False, mgmt_net=True, extoll=False, trace=None, poll_yield=None,
                  rx_spin_us=None,
-                 torus=None, link_mbps=None, link_ns=None, direct=None):
+                 torus=None, link_mbps=None, link_ns=None, direct=None, share=None):
         if not 1 <= int(nodes) <= 64:
             raise ValueError("nodes must be 1..64")
         self.nodes = int(nodes)
@@ -410,6 +412,17 @@ class Cluster:
         if direct is None and env_direct is not None:
             direct = parse_on_off(env_direct, "EXACLUSTER_DIRECT")
         self.direct = True if direct is None else bool(direct)
+        # A host directory every node mounts read-write at SHARE_MOUNT
+        # (virtio-9p; Documentation/cluster.md "Your own programs");
+        # EXACLUSTER_SHARE.
+        share = share or os.environ.get("EXACLUSTER_SHARE") or None
+        if share is not None:
+            share = os.path.abspath(share)
+            if not os.path.isdir(share):
+                raise ValueError("--share %s: not a directory" % share)
+            if "," in share:
+                raise ValueError("--share %s: QEMU takes no ',' in the path" % share)
+        self.share = share
         # Commands go through qemu-guest-agent (virtio-serial ports
         # org.qemu.guest_agent.<k> on <sockdir>/n<i>.qga[<k>]).
         self.qga_clients = {}
@@ -536,7 +549,7 @@ class Cluster:
               else self.sockdir, "pids": self.pids, "qemu": self.qemu,
               "initrd": self.initrd, "kernel": self.kernel, "owner": os.getpid(),
               "detached": self.detach, "boot_times": self.boot_times,
-              "trace": self.trace, "extoll": self.extoll,
+              "trace": self.trace, "extoll": self.extoll, "share": self.share,
               "exanet": self.use_exanet(),
               "torus": "x".join(map(str, self.torus)),
               "ips": [self.node_ip(i) for i in range(self.nodes)]}
@@ -572,11 +585,15 @@ class Cluster:
         return bool(self.exanet)
 
     def check_qga(self):
-        """The emulator must have virtio-serial: the command channel."""
+        """The emulator must have virtio-serial: the command channel (and
+        virtio-9p for a share)."""
         if not qemu_has_device(self.qemu, "virtio-serial-pci"):
             raise ClusterError("%s has no virtio-serial-pci, which the command channel "
                                "(qemu-guest-agent) needs: rebuild the emulator (make deps)"
                                % self.qemu)
+        if self.share and not qemu_has_device(self.qemu, "virtio-9p-pci"):
+            raise ClusterError("%s has no virtio-9p-pci, which --share needs: rebuild the "
+                               "emulator (make deps)" % self.qemu)
 
     def use_rdma_ranks(self):
         if self.rdma_ranks == "auto":
@@ -604,6 +621,8 @@ class Cluster:
             cmdline += " tsc_early_khz=1000000"
         if self.iommu:
             cmdline += " intel_iommu=on"
+        if self.share:
+            cmdline += " exacluster.share=" + SHARE_TAG
         if self.append:
             cmdline += " " + self.append
         machine = "q35"
@@ -663,6 +682,11 @@ class Cluster:
                "fabric": self._sock("fabric")}
         for x in extra or []:
             a.append(x.format(**fmt) if isinstance(x, str) else str(x))
+        if self.share:
+            # security_model=none: files keep the host's owner and mode
+            # (the nodes run as root), no xattrs needed on the host
+            a += ["-fsdev", "local,id=exashare,path=%s,security_model=none" % self.share,
+                  "-device", "virtio-9p-pci,fsdev=exashare,mount_tag=%s" % SHARE_TAG]
         # last, so that the other devices keep their PCI slots
         a += ["-device", "virtio-serial-pci,id=vser0"]
         for k, path in enumerate(port_sockets(self.sockdir, i)):
@@ -1271,6 +1295,7 @@ class Cluster:
         c.__init__(nodes=st["nodes"], name=st["name"], workdir=rundir, qemu=st["qemu"],
                    kernel=st["kernel"], initrd=st["initrd"], detach=True,
                    trace=st.get("trace") or [], extoll=st.get("extoll", False),
+                   share=st.get("share"),
                    exanet=st.get("exanet", "auto"), torus=st.get("torus"))
         c.sockdir = st["sockdir"]
         c.pids = {k: int(v) for k, v in st["pids"].items()}
@@ -1364,6 +1389,10 @@ def _cli(argv=None):
                          "Documentation/fabric.md)")
     up.add_argument("--link-mbps", type=int, help="rate of every link in Mb/s (default unlimited)")
     up.add_argument("--link-ns", type=int, help="latency of every hop in ns (default 300)")
+    up.add_argument("--share", metavar="DIR",
+                    help="mount host directory DIR read-write at %s on every node "
+                         "(virtio-9p): programs built on the host run there without an "
+                         "image rebuild (EXACLUSTER_SHARE)" % SHARE_MOUNT)
     up.add_argument("--trace", action="append", default=[], metavar="PATTERN",
                     help="enable QEMU trace events matching PATTERN (e.g. 'exanet_*'; "
                          "repeatable); node i writes them to <rundir>/n<i>.trace")
@@ -1433,7 +1462,8 @@ def _cli(argv=None):
                         poll_yield=None if a.poll_yield is None else a.poll_yield == "on",
                         rx_spin_us=a.rx_spin_us,
                         direct=None if a.direct is None else a.direct == "on",
-                        torus=a.torus, link_mbps=a.link_mbps, link_ns=a.link_ns)
+                        torus=a.torus, link_mbps=a.link_mbps, link_ns=a.link_ns,
+                        share=a.share)
             try:
                 c.start()
             except KeyboardInterrupt:
@@ -1442,6 +1472,8 @@ def _cli(argv=None):
             c.release_agents()
             print("cluster %s: %d node(s) up in %s (boot %s s); IPs %s"
                   % (c.name, c.nodes, c.rundir, c.boot_times, c.peers()))
+            if c.share:
+                print("%s on the host is %s on every node" % (c.share, SHARE_MOUNT))
             if c.trace:
                 print("trace events %s -> %s" % (",".join(c.trace),
                                                  " ".join(c.trace_log(i) for i in range(c.nodes))))

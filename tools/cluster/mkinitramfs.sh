@@ -15,7 +15,7 @@
 # /usr/lib/x86_64-linux-gnu/libfabric, Open MPI (openmpi-bin, without the
 # components for other NICs, MPI-IO and OpenSHMEM, with coll/exanet from
 # $BUILD/ompi in its component directory) and sshd/ssh with keys
-# made here (MPI=0 leaves them out), a libpsm2 stub (tools/cluster/psm2-stub.c), virtio/tun/zram kernel modules with deps, $BUILD/modules/*.ko in
+# made here (MPI=0 leaves them out), a libpsm2 stub (tools/cluster/psm2-stub.c), virtio/tun/zram/9p kernel modules with deps, $BUILD/modules/*.ko in
 # /lib/modules/$KVER/extra, $BUILD/bin -> /usr/bin, $BUILD/lib -> /usr/lib,
 # $BUILD/selftests -> /usr/lib/exanet/selftests, tools/cluster/tests ->
 # /usr/lib/exanet/cluster-tests, plus the shared libraries of every ELF.
@@ -116,7 +116,7 @@ add_module() {	# name or path of a host module; copies it and its deps
 		cp "$p" "$MODDST/${p#$MODSRC/}"
 	done
 }
-for m in virtio_pci virtio_net tun virtio_console zram ${EXTRA_MODULES:-}; do
+for m in virtio_pci virtio_net tun virtio_console zram 9pnet_virtio 9p ${EXTRA_MODULES:-}; do
 	add_module "$m"
 done
 shopt -s nullglob
