@@ -85,8 +85,8 @@ static long count_bad(size_t from, int from_server)
 static long client(RMA2_Port port, RMA2_Handle h, RMA2_Region *reg, const struct rma_peer *peer)
 {
 	/*
-	 * Requester notification here (our data has left), completer at the
-	 * server (it has landed).
+	 * Completer notification at the server (the data is there), requester
+	 * notification here (after that: our source may be reused).
 	 */
 	if (rma2_post_put_bt(port, h, reg, 0, HALF, peer->nla, RMA2_REQCOMPL_NOTIFICATION, 0) ||
 	    wait_noti(port, RMA2_BT_PUT, "put"))
