@@ -3,6 +3,8 @@
 #   make            build modules, libraries, tools and tests
 #   make demo       boot a 2-node emulated cluster and run the ping-pong demo
 #   make check      build everything and run all tests (host + in-VM)
+#   make examples   the programs of examples/ into build/examples/
+#                   (Documentation/getting-started.md)
 #   make check-debug  the in-VM suite on a KASAN/lockdep/kmemleak/UBSAN debug
 #                   kernel (built once, cached), writes build/bench/debug.json
 #   make check-fuzz only the fuzzer, EXA_FUZZ_SECONDS (600) [EXA_FUZZ_SEED=N]
@@ -74,7 +76,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug style check check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-evb bench-agent clean
+.PHONY: all deps deps-debug style check examples check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-evb bench-agent clean
 all:
 
 deps:
@@ -110,6 +112,11 @@ host-check: $(HOST_TESTS)
 		echo "# host test $$(basename $$t)"; \
 		$$t || fail=1; \
 	done; exit $$fail
+
+# The newcomer's examples (examples/Makefile), against this tree's librma2
+# (its build-tree pkg-config file); not part of `all`.
+examples: $(RMA2_SO) $(EXTOLL_PC_STAGED)/rma2.pc $(EXTOLL_STAGED_HDRS)
+	@$(MAKE) --no-print-directory -C $(TOP)/examples EXA_BUILD=$(BUILD) O=$(BUILD)/examples
 
 # The entry points re-invoke make after `deps` so that variables computed at
 # parse time (KVER, KDIR) see the freshly installed kernel packages.
