@@ -211,7 +211,7 @@ CONF_ARGS=(
 	--without-default-devices
 	--with-devices-x86_64=exanet
 	--enable-tcg --enable-kvm
-	--enable-virtfs
+	--enable-virtfs --enable-cap-ng --enable-attr
 	--disable-docs --disable-tools --disable-guest-agent
 	--disable-werror --disable-install-blobs
 )

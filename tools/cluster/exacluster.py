@@ -1354,9 +1354,13 @@ def _cli(argv=None):
                                  description="Emulated ExaNet cluster launcher "
                                              "(see Documentation/cluster.md)")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    # EXACLUSTER_NAME: the cluster a shell session works on (a test running
+    # documented command lines keeps clear of a user's "default" one)
+    default_name = os.environ.get("EXACLUSTER_NAME") or "default"
+    name_help = "the cluster (default %s: EXACLUSTER_NAME, else default)" % default_name
     up = sub.add_parser("up", help="boot N nodes and leave them running")
     up.add_argument("-n", "--nodes", type=int, default=2)
-    up.add_argument("--name", default="default")
+    up.add_argument("--name", default=default_name, help=name_help)
     up.add_argument("--qemu")
     up.add_argument("--initrd")
     up.add_argument("--iommu", action="store_true",
@@ -1397,7 +1401,7 @@ def _cli(argv=None):
                     help="enable QEMU trace events matching PATTERN (e.g. 'exanet_*'; "
                          "repeatable); node i writes them to <rundir>/n<i>.trace")
     rn = sub.add_parser("run", help="run a shell command on node(s)")
-    rn.add_argument("--name", default="default")
+    rn.add_argument("--name", default=default_name, help=name_help)
     g = rn.add_mutually_exclusive_group()
     g.add_argument("--node", type=int, default=0)
     g.add_argument("--all", action="store_true")
@@ -1405,7 +1409,7 @@ def _cli(argv=None):
     rn.add_argument("command", nargs=argparse.REMAINDER)
     mp = sub.add_parser("mpirun", help="run an MPI program from node 0 on the nodes "
                         "(Open MPI over the exanet provider, launched through ssh)")
-    mp.add_argument("--name", default="default")
+    mp.add_argument("--name", default=default_name, help=name_help)
     mp.add_argument("-N", "--per-node", type=int, default=1, help="ranks per node")
     mp.add_argument("--nodes", type=int, help="use nodes 0..K-1 (default: all)")
     mp.add_argument("--timeout", type=float, default=300)
@@ -1416,7 +1420,7 @@ def _cli(argv=None):
                     help="[--] [mpirun options] program [arguments]")
     pu = sub.add_parser("put", help="copy host files onto node(s) (qemu-ga; no image "
                         "rebuild): exacluster put [--all|--node N] FILE... DEST")
-    pu.add_argument("--name", default="default")
+    pu.add_argument("--name", default=default_name, help=name_help)
     g = pu.add_mutually_exclusive_group()
     g.add_argument("--node", type=int, default=0, help="the node (default 0)")
     g.add_argument("--all", action="store_true", help="every node")
@@ -1424,23 +1428,23 @@ def _cli(argv=None):
                     help="host files, then the node's destination path (a directory "
                          "when it ends in / or when several files are given)")
     dn = sub.add_parser("down", help="power off and kill a cluster's processes")
-    dn.add_argument("--name", default="default")
+    dn.add_argument("--name", default=default_name, help=name_help)
     fl = sub.add_parser("fault", help="change a link of a running cluster: "
                         "down, up, drop=PPM, corrupt=PPM, mbps=N, ns=N")
-    fl.add_argument("--name", default="default")
+    fl.add_argument("--name", default=default_name, help=name_help)
     fl.add_argument("--node", type=int, required=True)
     fl.add_argument("--link", required=True, help="x+, x-, y+, y-, z+ or z-")
     fl.add_argument("--nic", choices=["all", "exanet", "extoll"], default="all")
     fl.add_argument("actions", nargs="+", metavar="ACTION")
     lk = sub.add_parser("links", help="show a node's links as the device model sees them")
-    lk.add_argument("--name", default="default")
+    lk.add_argument("--name", default=default_name, help=name_help)
     lk.add_argument("--node", type=int, default=0)
     lk.add_argument("--nic", choices=["exanet", "extoll"], default="exanet")
     lk.add_argument("--json", action="store_true")
     st = sub.add_parser("status", help="list clusters and their processes")
     st.add_argument("--name")
     co = sub.add_parser("console", help="print the tail of a node's console log")
-    co.add_argument("--name", default="default")
+    co.add_argument("--name", default=default_name, help=name_help)
     co.add_argument("--node", type=int, default=0)
     co.add_argument("-n", "--lines", type=int, default=50)
     a = ap.parse_args(argv)
