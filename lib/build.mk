@@ -2,7 +2,10 @@
 # public headers (libexanet.h next to the uapi exanet.h under include/exanet/).
 
 LIBEXANET_MAJOR := 1
-LIBEXANET_MINOR := 2
+# the minor version is the newest symbol version of the map (LIBEXANET_1.<n>),
+# so the file name and libexanet.pc say which calls the library has
+LIBEXANET_MINOR := $(lastword $(shell sed -n 's/^LIBEXANET_1\.\([0-9]*\) {.*/\1/p' \
+	$(TOP)/lib/libexanet/libexanet.map))
 LIBEXANET_VERSION := $(LIBEXANET_MAJOR).$(LIBEXANET_MINOR)
 LIBEXANET_DIR := $(TOP)/lib/libexanet
 LIBEXANET_OUT := $(BUILD)/lib
