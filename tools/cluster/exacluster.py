@@ -1348,6 +1348,15 @@ def _tail(path, lines):
 
 
 # ------------------------------------------------------------------- CLI
+def _say_timeout(r, what, timeout):
+    """A command the node-side timeout ended: say so (its exit code alone,
+    TIMEOUT_RC, reads like the command's own)."""
+    if r.timed_out:
+        sys.stdout.flush()
+        print("exacluster: %s: killed after --timeout %g s (exit %d)" % (what, timeout, r.rc),
+              file=sys.stderr)
+
+
 def _cli(argv=None):
     import argparse
     ap = argparse.ArgumentParser(prog="exacluster",
@@ -1498,11 +1507,13 @@ def _cli(argv=None):
                     r = res[i]
                     print("=== node%d rc=%d%s" % (i, r.rc, " (timeout)" if r.timed_out else ""))
                     sys.stdout.write(r.output)
+                    _say_timeout(r, "node%d" % i, a.timeout)
                     worst = worst or (r.rc & 0xff if r.rc >= 0 else 1)
             else:
                 r = c.run(a.node, cmd, timeout=a.timeout)
                 sys.stdout.write(r.output)
                 worst = r.rc & 0xff if r.rc >= 0 else 1
+                _say_timeout(r, "node%d" % a.node, a.timeout)
             c.release_agents()
             return worst
         if a.cmd == "mpirun":
@@ -1515,6 +1526,7 @@ def _cli(argv=None):
             r = c.run(0, c.mpirun_command(args, a.per_node, a.nodes, a.provider),
                       timeout=a.timeout)
             sys.stdout.write(r.output)
+            _say_timeout(r, "mpirun", a.timeout)
             c.release_agents()
             return r.rc & 0xff if r.rc >= 0 else 1
         if a.cmd == "put":
