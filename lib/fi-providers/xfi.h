@@ -710,6 +710,7 @@ void xfi_tx_op_free(struct xfi_tx_op *op);
 int xfi_op_out_of_sequence(const struct xfi_tx_op *op);
 /* Queue an operation to op->peer (set). */
 void xfi_tx_enqueue(struct xfi_ep *ep, struct xfi_tx_op *op);
+void xfi_tx_report(struct xfi_ep *ep, void *context, uint64_t flags, int err);
 void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op);
 void xfi_peer_tx_op_ended(struct xfi_ep *ep, struct xfi_peer *peer, uint32_t stream);
 void xfi_peer_tx_broken(struct xfi_ep *ep, struct xfi_peer *peer, int err);

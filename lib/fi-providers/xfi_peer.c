@@ -127,15 +127,26 @@ void xfi_peer_tx_op_ended(struct xfi_ep *ep, struct xfi_peer *peer, uint32_t str
 		xfi_peer_tx_restart(ep, peer);	/* the held operations go now */
 }
 
-void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
+/* The counter and CQ entry of a finished send or atomic (err: its outcome),
+ * an operation's (xfi_complete_tx) or a fast send's (xfi_tx.c). */
+void xfi_tx_report(struct xfi_ep *ep, void *context, uint64_t flags, int err)
 {
 	struct xfi_cq_entry e = {
-		.op_context = op->context,
-		.flags = op->flags & (FI_SEND | FI_MSG | FI_TAGGED | FI_ATOMIC | FI_RMA | FI_READ |
-				      FI_WRITE),
+		.op_context = context,
+		.flags = flags & (FI_SEND | FI_MSG | FI_TAGGED | FI_ATOMIC | FI_RMA | FI_READ |
+				  FI_WRITE),
 		.src = FI_ADDR_NOTAVAIL,
 	};
 
+	xfi_cntr_count(ep, flags, err);
+	if (err && ep->tx_cq)
+		xfi_cq_push_err(ep->tx_cq, &e, err, 0);
+	else if (!err && xfi_tx_wants_completion(ep, flags))
+		xfi_cq_push(ep->tx_cq, &e);
+}
+
+void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
+{
 	if (op->err && (op->kind == XFI_OP_ATOMIC || op->kind == XFI_OP_ATOMIC_RESP))
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "atomic %s peer key %#x failed: %s\n",
 			op->kind == XFI_OP_ATOMIC ? "to" : "answer to", op->key,
@@ -150,13 +161,7 @@ void xfi_complete_tx(struct xfi_ep *ep, struct xfi_tx_op *op)
 	if (op->counted)
 		xfi_peer_tx_op_ended(ep, op->peer, op->stream);
 	if (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)
-		xfi_cntr_count(ep, op->flags, op->err);
-	if (ep->tx_cq && (op->kind == XFI_OP_SEND || op->kind == XFI_OP_ATOMIC)) {
-		if (op->err)
-			xfi_cq_push_err(ep->tx_cq, &e, op->err, 0);
-		else if (xfi_tx_wants_completion(ep, op->flags))
-			xfi_cq_push(ep->tx_cq, &e);
-	}
+		xfi_tx_report(ep, op->context, op->flags, op->err);
 	xfi_tx_op_free(op);
 }
 

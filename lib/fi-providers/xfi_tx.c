@@ -40,19 +40,10 @@ static void xfi_tx_finish_if_done(struct xfi_ep *ep, struct xfi_tx_op *op)
 static void xfi_fast_complete(struct xfi_ep *ep, const struct xfi_fast_send *f, uint32_t key,
 			      int err)
 {
-	struct xfi_cq_entry e = {
-		.op_context = f->context, .src = FI_ADDR_NOTAVAIL,
-		.flags = f->flags & (FI_SEND | FI_MSG | FI_TAGGED),
-	};
-
 	if (err)
 		FI_WARN(&xfi_prov, FI_LOG_EP_DATA, "send of %u bytes (peer key %#x) failed: %s\n",
 			f->len, key, fi_strerror(-err));
-	xfi_cntr_count(ep, f->flags, err);
-	if (err && ep->tx_cq)
-		xfi_cq_push_err(ep->tx_cq, &e, err, 0);
-	else if (!err && xfi_tx_wants_completion(ep, f->flags))
-		xfi_cq_push(ep->tx_cq, &e);
+	xfi_tx_report(ep, f->context, f->flags, err);
 }
 
 /*
