@@ -28,6 +28,10 @@
 #   make bench-agent  the command channel (qemu-guest-agent), 1000 commands
 #                   under load from one and from two clients, writes
 #                   build/bench/agent.json
+#   make results    Documentation/results.md and its plots (Documentation/results/)
+#                   from whichever build/bench/*.json exist (python3-matplotlib)
+#   make doc-pictures  Documentation/architecture.svg from architecture.dot
+#                   (Graphviz's dot; not part of the default build)
 #
 # Each directory contributes a build.mk fragment; this file only ties them
 # together.  Slow artefacts (the emulator) are cached under $(CACHE).
@@ -76,7 +80,7 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug style check examples check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-evb bench-agent clean
+.PHONY: all deps deps-debug style check examples check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-evb bench-agent results doc-pictures clean
 all:
 
 deps:
@@ -184,6 +188,16 @@ bench-evb: deps
 bench-agent: deps
 	@$(MAKE) --no-print-directory all qemu initramfs
 	@$(TOP)/tools/bench/bench-agent
+
+# no deps: it only reads build/bench/, and draws nothing without matplotlib
+results:
+	@python3 $(TOP)/tools/bench/results.py
+
+doc-pictures: $(TOP)/Documentation/architecture.svg
+
+$(TOP)/Documentation/architecture.svg: $(TOP)/Documentation/architecture.dot
+	@command -v dot >/dev/null || { echo "doc-pictures: needs Graphviz (apt-get install graphviz)" >&2; exit 1; }
+	dot -Tsvg $< -o $@
 
 clean:
 	rm -rf $(BUILD) $(CLEAN_FILES)
