@@ -12,7 +12,7 @@
 #include "xfi.h"
 
 struct xfi_params xfi_params = {
-	.rndv_threshold = 256,	/* measured: Documentation/measurements.md */
+	.rndv_threshold = 256,	/* measured: notes/measurements-2026.md */
 	.mbox_slots = 4096,
 	.max_msg_size = 64u << 20,
 	.mr_cache_size = 256,

@@ -224,7 +224,7 @@ uint64_t fabric_nic_backoff(uint64_t base, unsigned retries, uint64_t cap);
  * fabric_nic_timer_due(), moves it on.  Deleting a timer at every answer
  * and arming it for the next packet moves the earliest timer each time,
  * which wakes the main loop (a thread wake-up and the BQL, preempting a
- * vCPU): Documentation/measurements.md, "Host noise".
+ * vCPU): notes/measurements-2026.md, "Host noise".
  */
 void fabric_nic_timer_arm(QEMUTimer *timer, int64_t *due, int64_t ns);
 /* In the callback: true if due now (then disarmed), else false. */

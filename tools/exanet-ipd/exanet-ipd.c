@@ -111,7 +111,7 @@ static void on_signal(int sig)
  * wake-ups, and a weight above the programs' (nice -10) keeps them from
  * preempting it: each side runs until it blocks, as a NIC's receive
  * processing does before the program it woke.  Measured:
- * Documentation/measurements.md.
+ * notes/measurements-2026.md.
  */
 static void setup_sched(struct ipd *d)
 {
