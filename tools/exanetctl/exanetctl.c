@@ -840,6 +840,19 @@ static int resolve_user(const char *s, uid_t *uid, gid_t *gid, const char **name
 	return 0;
 }
 
+static volatile pid_t run_child;
+
+/*
+ * SIGTERM stops the program we run, not only us: a service manager or a
+ * batch system may signal just the pid it started.  (The program may get
+ * it twice when the whole group was signalled.)
+ */
+static void run_forward_signal(int sig)
+{
+	if (run_child > 0)
+		kill(run_child, sig);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -925,10 +938,11 @@ static int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	close(pipefd[1]);
-	/* forward the usual termination signals? keep it simple: the child is
-	 * in our process group and receives terminal signals itself */
+	/* the child is in our process group: it gets terminal signals itself */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	run_child = child;
+	signal(SIGTERM, run_forward_signal);
 	while (waitpid(child, &status, 0) < 0) {
 		if (errno != EINTR) {
 			perror(TOOL ": waitpid");
