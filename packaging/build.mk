@@ -3,7 +3,8 @@
 # the library and tool fragments.  See Documentation/packaging.md.
 #
 #   make man             man/*.scd -> build/man/*.{1,3,7,8} (scdoc)
-#   make install-tools   tools + their man pages   (PREFIX=, DESTDIR=, MANDIR=)
+#   make install-tools   tools + their man pages, exanet-ipd's sysctl file and
+#                        systemd unit (PREFIX=, DESTDIR=, MANDIR=, SYSTEMDUNITDIR=)
 #   make install-udev    drivers/*/60-*.rules into UDEVRULESDIR (/lib/udev/rules.d)
 #   make install-man     every man page (install-libexanet and
 #                        install-extoll-libs install their section 3 pages,
@@ -91,11 +92,14 @@ pkg-userspace: libexanet librma2 libvelo2 libexanet-fi libextoll-fi coll-exanet 
 	$(PKG_TOOLS) $(MAN_PAGES)
 
 SYSCTLDIR ?= /usr/lib/sysctl.d
+SYSTEMDUNITDIR ?= /lib/systemd/system
 install-tools: $(PKG_TOOLS) install-man-tools
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(PKG_TOOLS) $(DESTDIR)$(BINDIR)/
 	install -D -m 0644 $(TOP)/tools/exanet-ipd/60-exanet-ipd.conf \
 		$(DESTDIR)$(SYSCTLDIR)/60-exanet-ipd.conf
+	install -D -m 0644 $(TOP)/tools/exanet-ipd/exanet-ipd.service \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/exanet-ipd.service
 
 install-udev:
 	install -d $(DESTDIR)$(UDEVRULESDIR)

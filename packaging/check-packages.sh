@@ -9,9 +9,13 @@
 #     libraries compiles and links against the installed -dev packages;
 #   - every tool runs (--help exits 0) and its man page is installed;
 #   - the udev rules and exanet-ipd's sysctl file are in place;
+#   - exanet-ipd's systemd unit is installed, valid (systemd-analyze verify)
+#     and enabled;
 #   - ompi_info lists the coll/exanet component (openmpi-coll-exanet);
 #   - unless NO_VM=1: the DKMS-built modules load (modprobe exanet, extoll)
-#     on an emulated node (packaging/node-modprobe.sh).
+#     on an emulated node, and the unit's command line, run from the
+#     installed root, brings exa0 up and stops cleanly on SIGTERM
+#     (packaging/node-modprobe.sh).
 # Output is TAP; the last line is "packages: N passed, N failed".
 set -uo pipefail
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -127,15 +131,26 @@ check "ompi_info lists the coll component installed by openmpi-coll-exanet" \
 	in_root sh -c 'OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ompi_info | grep -q "MCA coll: exanet"'
 check "udev rules installed" test -f "$ROOT/lib/udev/rules.d/60-exanet.rules" -a -f "$ROOT/lib/udev/rules.d/60-extoll.rules"
 check "busy polling sysctl of exanet-ipd installed" grep -qx 'net.core.busy_read = 200' "$ROOT/usr/lib/sysctl.d/60-exanet-ipd.conf"
+check "exanet-ipd.service installed by exanet-tools" \
+	in_root sh -c 'dpkg -L exanet-tools | grep -qx /lib/systemd/system/exanet-ipd.service'
+check "systemd-analyze verify exanet-ipd.service" in_root systemd-analyze verify --man=no exanet-ipd.service
+check "exanet-ipd.service enabled by the package" \
+	in_root sh -c 'test "$(systemctl is-enabled exanet-ipd.service)" = enabled'
 
 umount_all
 if [ "${NO_VM:-0}" != 1 ] && [ -x "$TOP/packaging/node-modprobe.sh" ]; then
-	if "$TOP/packaging/node-modprobe.sh" "$ROOT/lib/modules/$KVER/updates/dkms" "$ROOT/usr/bin" >"$WORK/node.log" 2>&1; then
-		ok "modprobe exanet and extoll (DKMS-built) on an emulated node"
-	else
-		notok "modprobe exanet and extoll (DKMS-built) on an emulated node"
-		tail -n 30 "$WORK/node.log" | sed 's/^/#   /'
-	fi
+	"$TOP/packaging/node-modprobe.sh" "$ROOT/lib/modules/$KVER/updates/dkms" "$ROOT/usr/bin" "$ROOT" \
+		>"$WORK/node.log" 2>&1
+	node_rc=$?
+	for what in "modprobe exanet and extoll (DKMS-built) on an emulated node:node-modprobe: the DKMS-built" \
+		"exanet-ipd.service's command brings exa0 up on the node and stops cleanly on SIGTERM:node-ipd-unit: "; do
+		if [ $node_rc -eq 0 ] && grep -q "^${what#*:}" "$WORK/node.log"; then
+			ok "${what%%:*}"
+		else
+			notok "${what%%:*}"
+			tail -n 30 "$WORK/node.log" | sed 's/^/#   /'
+		fi
+	done
 fi
 echo "1..$n"
 echo "# check-packages took $(( $(date +%s) - t0 )) s"

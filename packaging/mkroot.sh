@@ -5,7 +5,8 @@
 #   sources (so bookworm-updates/-security, where the node kernel's headers
 #   may live, are there too), dkms, the headers of the node kernel,
 #   pkg-config, libfabric and Open MPI (for the provider and the coll
-#   component packages).
+#   component packages), systemd (systemd-analyze and systemctl check the
+#   exanet-ipd unit offline).
 # The tarball is cached under $CACHE (default ~/.cache/exanet-fabric) and
 # keyed by its inputs: this script, the suite, the kernel release, the host
 # apt sources.  A cold build downloads from the Debian registry.
@@ -16,7 +17,7 @@ KVER=${1:?usage: mkroot.sh KVER}
 CACHE=${CACHE:-$HOME/.cache/exanet-fabric}
 SUITE=bookworm
 PKGS=(dkms "linux-headers-$KVER" pkg-config kmod libc6-dev libnl-genl-3-200 libnl-3-200 libudev1 libjson-c5
-	libfabric1 libfabric-bin libopenmpi3 openmpi-bin)
+	libfabric1 libfabric-bin libopenmpi3 openmpi-bin systemd)
 
 sources() {
 	cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null || true
