@@ -990,8 +990,14 @@ class Cluster:
         return _tail(self.console_log(node), lines)
 
     # -------------------------------------------------------------- commands
-    def run(self, node, cmd, timeout=60, check=False, env=None, cwd=None, grace=None):
+    def run(self, node, cmd, timeout=60, check=False, env=None, cwd=None, grace=None,
+            stream=None):
         """Run `cmd` with sh on `node`; returns RunResult (rc, output).
+
+        stream: a binary file (e.g. sys.stdout.buffer) that gets the output
+        while the command runs (read from the node about every STREAM_EVERY
+        seconds), and the rest of it when it ends; the result still holds
+        all of it.
 
         timeout: seconds (node-side SIGKILL of the command's process group;
         rc is then TIMEOUT_RC and .timed_out is True); 0/None = no limit.
@@ -1008,7 +1014,7 @@ class Cluster:
         t0 = time.monotonic()
         if grace is None:
             grace = float(os.environ.get("EXACLUSTER_AGENT_GRACE", "60"))
-        rc, out, tmo = self._run_qga(node, cmd, pre, timeout, grace)
+        rc, out, tmo = self._run_qga(node, cmd, pre, timeout, grace, stream)
         if tmo:
             rc = TIMEOUT_RC
         r = RunResult(rc, out, tmo, node, time.monotonic() - t0)
@@ -1023,7 +1029,48 @@ class Cluster:
     QGA_WRAPPER = ('f=/run/exacmd-$1; exec 3>&1 >"$f" 2>&1 </dev/null; '
                    'sh -c "$2" 3>&-; rc=$?; cat "$f" >&3; rm -f "$f"; exit $rc')
 
-    def _run_qga(self, node, cmd, pre, timeout, grace):
+    STREAM_EVERY = 0.5      # s between reads of a streamed command's output
+    STREAM_CHUNK = 1 << 16  # bytes per guest-file-read
+
+    class _OutputTail:
+        """Copies what a running command wrote to its output file on the
+        node (QGA_WRAPPER) to a host file, through qemu-ga's file calls."""
+
+        def __init__(self, q, path, sink):
+            self.q, self.path, self.sink = q, path, sink
+            self.handle, self.sent, self.next = None, 0, 0.0
+
+        def poll(self, final=False):
+            now = time.monotonic()
+            if not final and now < self.next:
+                return
+            self.next = now + Cluster.STREAM_EVERY
+            from qga import QgaError
+            try:
+                if self.handle is None:
+                    self.handle = self.q.call("guest-file-open",
+                                              {"path": self.path, "mode": "r"}, 30)
+                while True:
+                    r = self.q.call("guest-file-read", {"handle": self.handle,
+                                                        "count": Cluster.STREAM_CHUNK}, 30)
+                    data = base64.b64decode(r.get("buf-b64", ""))
+                    if data:
+                        self.sink.write(data)
+                        self.sink.flush()
+                        self.sent += len(data)
+                    if len(data) < Cluster.STREAM_CHUNK:
+                        break
+            except QgaError:
+                pass    # not created yet, or already handed over and removed
+
+        def close(self):
+            if self.handle is not None:
+                try:
+                    self.q.call("guest-file-close", {"handle": self.handle}, 30)
+                except Exception:   # the agent's file table goes with the node
+                    pass
+
+    def _run_qga(self, node, cmd, pre, timeout, grace, stream=None):
         """Cluster.run's (rc, output, timed out) through qemu-ga: sh in a session of its own (setsid: the group
         killed on timeout, the output so far kept), stdin from /dev/null,
         stderr into stdout in order, /etc/exa-node's variables, cwd /."""
@@ -1032,10 +1079,12 @@ class Cluster:
         tag = "%d-%d-%d" % (os.getpid(), threading.get_ident() % 100000, next(self._qga_seq))
         script = ("[ -f /etc/exa-node ] && . /etc/exa-node\nexport EXA_NODE EXA_IP\ncd /\n"
                   + pre + cmd)
+        tail = self._OutputTail(q, "/run/exacmd-" + tag, stream) if stream else None
         try:
             rc, out, _, tmo = q.run(
                 cmd, timeout=timeout, kill_group=True, grace=grace,
-                argv=["/usr/bin/setsid", "/bin/sh", "-c", self.QGA_WRAPPER, "sh", tag, script])
+                argv=["/usr/bin/setsid", "/bin/sh", "-c", self.QGA_WRAPPER, "sh", tag, script],
+                on_poll=tail.poll if tail else None)
             if tmo:     # the shell was killed before it handed the output over
                 out = q.run("cat /run/exacmd-%s; rm -f /run/exacmd-%s" % (tag, tag),
                             timeout=30)[1]
@@ -1043,6 +1092,12 @@ class Cluster:
             raise AgentTimeout("node %d: %s" % (node, e)) from e
         except (QgaError, OSError) as e:
             raise ClusterError("node %d: qemu-ga: %s" % (node, e)) from e
+        finally:
+            if tail:
+                tail.close()
+        if tail:    # the output file holds exactly what the result holds
+            stream.write(out.encode("utf-8", "replace")[tail.sent:])
+            stream.flush()
         return rc, out, tmo
 
     def run_all(self, cmds, timeout=60, nodes=None, env=None, cwd=None,
@@ -1510,8 +1565,8 @@ def _cli(argv=None):
                     _say_timeout(r, "node%d" % i, a.timeout)
                     worst = worst or (r.rc & 0xff if r.rc >= 0 else 1)
             else:
-                r = c.run(a.node, cmd, timeout=a.timeout)
-                sys.stdout.write(r.output)
+                sys.stdout.flush()
+                r = c.run(a.node, cmd, timeout=a.timeout, stream=sys.stdout.buffer)
                 worst = r.rc & 0xff if r.rc >= 0 else 1
                 _say_timeout(r, "node%d" % a.node, a.timeout)
             c.release_agents()
@@ -1523,9 +1578,9 @@ def _cli(argv=None):
             c = Cluster.attach(a.name)
             if a.per_node < 1 or not 1 <= (a.nodes or c.nodes) <= c.nodes:
                 ap.error("mpirun: bad --per-node or --nodes")
+            sys.stdout.flush()
             r = c.run(0, c.mpirun_command(args, a.per_node, a.nodes, a.provider),
-                      timeout=a.timeout)
-            sys.stdout.write(r.output)
+                      timeout=a.timeout, stream=sys.stdout.buffer)
             _say_timeout(r, "mpirun", a.timeout)
             c.release_agents()
             return r.rc & 0xff if r.rc >= 0 else 1

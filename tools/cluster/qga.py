@@ -264,7 +264,8 @@ class QgaClient:
                     raise
                 time.sleep(0.5)
 
-    def run(self, cmd, timeout=60, env=None, argv=None, kill_group=False, grace=60):
+    def run(self, cmd, timeout=60, env=None, argv=None, kill_group=False, grace=60,
+            on_poll=None):
         """Run `cmd` with /bin/sh -c on the node (or the program argv):
         (rc, stdout + stderr, seconds, timed_out).  rc is the exit code, or
         -signal.  timeout: seconds, 0/None = no limit.  When it passes:
@@ -272,7 +273,8 @@ class QgaClient:
         group) the group is SIGKILLed and the result comes with timed_out
         True; without, QgaTimeout (qemu-ga 7.2 has no request that kills
         what it started).  QgaTimeout also when a killed group's exit is not
-        seen within grace seconds."""
+        seen within grace seconds.  on_poll(), if given, is called after
+        each status poll that found the command still running."""
         t0 = time.monotonic()
         deadline = t0 + timeout if timeout else None
         args = {"path": argv[0] if argv else "/bin/sh",
@@ -295,6 +297,8 @@ class QgaClient:
             st = self.call("guest-exec-status", {"pid": pid}, 30)
             if st.get("exited"):
                 break
+            if on_poll:
+                on_poll()
             pause = min(POLL_MAX, pause * POLL_GROWTH)
         out = b"".join(base64.b64decode(st.get(k, "")) for k in ("out-data", "err-data"))
         rc = st["exitcode"] if "exitcode" in st else -st.get("signal", 0)
