@@ -15,6 +15,9 @@
    reachable from README.md through Markdown links: linked from README.md
    or from a document that is itself reachable.  A name in backquotes is
    not a link a reader can follow.
+4. The man pages (man/*.scd) name documents where the exanet-doc package
+   installs them, /usr/share/doc/exanet-doc/<path under Documentation/>,
+   never by their place in the source tree.
 """
 import os
 import re
@@ -70,6 +73,22 @@ def unreachable_docs(files):
                   and f not in reached)
 
 
+DOC_DIR = '/usr/share/doc/exanet-doc/'
+
+
+def man_page_doc_refs(files):
+    """Findings: documents a man page names by source path or that do not exist."""
+    findings = []
+    for page in (f for f in files if f.startswith('man/') and f.endswith('.scd')):
+        for i, line in enumerate(open(page, encoding='utf-8'), 1):
+            if re.search(r'(?<![A-Za-z0-9/])Documentation/', line):
+                findings.append(f'{page}:{i}: a source path: name {DOC_DIR}<file> instead')
+            for m in re.finditer(re.escape(DOC_DIR) + r'([\w./-]+\.(?:md|png))', line):
+                if 'Documentation/' + m.group(1) not in files:
+                    findings.append(f'{page}:{i}: exanet-doc has no {m.group(1)}')
+    return findings
+
+
 def main():
     files = subprocess.check_output(['git', 'ls-files'], text=True).split()
     names = {os.path.basename(f) for f in files}
@@ -97,6 +116,7 @@ def main():
         for target in md_links(doc):
             if not os.path.exists(target):
                 findings.append(f'{doc}: broken link: {os.path.relpath(target, os.path.dirname(doc))}')
+    findings += man_page_doc_refs(files)
     for doc in unreachable_docs(files):
         findings.append(f'{doc}: not linked from README.md or from a document linked from it')
     print('\n'.join(findings))
