@@ -9,7 +9,10 @@
 #   make install-man     every man page (install-libexanet and
 #                        install-extoll-libs install their section 3 pages,
 #                        install-libexanet-fi fi_exanet(7),
-#                        install-libextoll-fi fi_extoll(7))
+#                        install-libextoll-fi fi_extoll(7),
+#                        install-coll-exanet coll-exanet(7); the pages of the
+#                        programs that run from the source tree, exacluster(1),
+#                        exanet-mpi-bench(1), exanet-evb(1), only here)
 #   make dkms-install    module source + dkms.conf into /usr/src/exanet-VERSION,
 #                        then `dkms install` for KVER (DKMS_STAGE_ONLY=1: copy only)
 #   make deb             Debian packages into build/deb/ (dpkg-buildpackage -us -uc
@@ -35,12 +38,15 @@ endif
 # ---------------------------------------------------------------- man pages
 MAN_SRCS := $(wildcard $(TOP)/man/*.scd)
 MAN_PAGES := $(patsubst $(TOP)/man/%.scd,$(MAN_OUT)/%,$(MAN_SRCS))
-MAN_TOOL_PAGES := $(filter %.1 %.8,$(MAN_PAGES))
+# programs no package installs (they run from the tree or need an MPI job)
+MAN_TREE_TOOL_PAGES := $(addprefix $(MAN_OUT)/,exacluster.1 exanet-mpi-bench.1 exanet-evb.1)
+MAN_TOOL_PAGES := $(filter-out $(MAN_TREE_TOOL_PAGES),$(filter %.1 %.8,$(MAN_PAGES)))
 MAN_LIBEXANET_PAGES := $(filter $(MAN_OUT)/libexanet.3 $(MAN_OUT)/exanet_%.3,$(MAN_PAGES))
-MAN_EXTOLL_PAGES := $(filter $(MAN_OUT)/librma2.3 $(MAN_OUT)/libvelo2.3,$(MAN_PAGES))
+MAN_EXTOLL_PAGES := $(filter $(MAN_OUT)/librma2.3 $(MAN_OUT)/libvelo2.3 $(MAN_OUT)/rma2_%.3,$(MAN_PAGES))
 MAN_FI_PAGES := $(filter $(MAN_OUT)/fi_%.7,$(MAN_PAGES))
-# Every public call gets a name: man/links lists "page.3 call..." and
-# install-man writes a .so link per call.
+MAN_COLLX_PAGES := $(MAN_OUT)/coll-exanet.7
+# Every public call gets a name: man/links lists "page call..." and
+# install-man writes a .so link per call (per other name of the page).
 MAN_LINKS := $(TOP)/man/links
 
 $(MAN_OUT)/%: $(TOP)/man/%.scd
@@ -48,7 +54,7 @@ $(MAN_OUT)/%: $(TOP)/man/%.scd
 	scdoc < $< > $@.tmp && mv $@.tmp $@
 
 .PHONY: man install-man install-man-tools install-man-libexanet install-man-extoll \
-	install-man-fi
+	install-man-fi install-man-coll-exanet install-man-tree-tools
 man: $(MAN_PAGES)
 ifneq ($(shell command -v scdoc 2>/dev/null),)
 ALL_TARGETS += $(MAN_PAGES)
@@ -75,12 +81,18 @@ install-man-extoll: $(MAN_EXTOLL_PAGES)
 	$(call install_man,$(MAN_EXTOLL_PAGES))
 install-man-fi: $(MAN_FI_PAGES)
 	$(call install_man,$(MAN_FI_PAGES))
-install-man: install-man-tools install-man-libexanet install-man-extoll install-man-fi
+install-man-coll-exanet: $(MAN_COLLX_PAGES)
+	$(call install_man,$(MAN_COLLX_PAGES))
+install-man-tree-tools: $(MAN_TREE_TOOL_PAGES)
+	$(call install_man,$(MAN_TREE_TOOL_PAGES))
+install-man: install-man-tools install-man-libexanet install-man-extoll install-man-fi \
+	install-man-coll-exanet install-man-tree-tools
 
 install-libexanet: install-man-libexanet
 install-extoll-libs: install-man-extoll
 install-libexanet-fi: install-man-fi
 install-libextoll-fi: install-man-fi
+install-coll-exanet: install-man-coll-exanet
 
 # ---------------------------------------------------------------- tools, udev
 PKG_TOOLS := $(USER_TOOLS) $(RDMA_TOOLS) $(EXTOLL_TOOLS) $(TOOLS_OUT)/exanet-ipd

@@ -8,6 +8,8 @@
 #   - pkg-config --libs libexanet rma2 velo2, and a program using all three
 #     libraries compiles and links against the installed -dev packages;
 #   - every tool runs (--help exits 0) and its man page is installed;
+#   - every librma2/libvelo2 call has a man page name; exanet-doc holds the
+#     documents the man pages name;
 #   - the udev rules and exanet-ipd's sysctl file are in place;
 #   - exanet-ipd's systemd unit is installed, valid (systemd-analyze verify)
 #     and enabled;
@@ -117,6 +119,14 @@ for t in "${TOOLS[@]}"; do
 	check "man page $tool($sec) installed" test -e "$ROOT/usr/share/man/man$sec/$tool.$sec.gz"
 done
 check "libexanet(3) and exanet_send(3) link installed" test -e "$ROOT/usr/share/man/man3/exanet_send_wait.3.gz"
+check "librma2 and libvelo2 calls have their man page names" test -e "$ROOT/usr/share/man/man3/rma2_post_put_bt.3.gz" \
+	-a -e "$ROOT/usr/share/man/man3/rma2_noti_get_lock_value.3.gz" -a -e "$ROOT/usr/share/man/man3/velo2_send.3.gz"
+check "man page coll-exanet(7) installed by openmpi-coll-exanet" test -e "$ROOT/usr/share/man/man7/coll-exanet.7.gz"
+# exanet-doc: every document an installed man page names is there, uncompressed
+check "exanet-doc has every document the man pages name" sh -c '
+	refs=$(zcat "$1"/usr/share/man/man*/*.gz | sed "s/\\\\&//g" | grep -o "/usr/share/doc/exanet-doc/[A-Za-z0-9_./-]*\.md" | sort -u)
+	[ -n "$refs" ] || exit 1
+	for r in $refs; do test -f "$1$r" || { echo "missing $r" >&2; exit 1; }; done' - "$ROOT"
 # libfabric loads the provider from its own directory; with any readable
 # device path it lists the provider (the root has no NI)
 check "fi_info -p exanet lists the provider installed by libfabric-exanet" \

@@ -11,6 +11,13 @@
    EXTOLL sources, examples) are listed in EXTERNAL.
 2. Every relative Markdown link of Documentation/, README.md and
    selftests/README.md must point at an existing file.
+3. Every document of Documentation/ (*.md, in subdirectories too) is
+   reachable from README.md through Markdown links: linked from README.md
+   or from a document that is itself reachable.  A name in backquotes is
+   not a link a reader can follow.
+4. The man pages (man/*.scd) name documents where the exanet-doc package
+   installs them, /usr/share/doc/exanet-doc/<path under Documentation/>,
+   never by their place in the source tree.
 """
 import os
 import re
@@ -45,6 +52,43 @@ def text_to_check(path, text):
     return list(enumerate(text.split('\n'), 1))
 
 
+def md_links(doc):
+    """The relative link targets of Markdown file doc, as tree paths."""
+    targets = []
+    for m in re.finditer(r'\]\(([^)#\s]+)(#[^)]*)?\)', open(doc).read()):
+        if not re.match(r'[a-z]+:', m.group(1)):
+            targets.append(os.path.normpath(os.path.join(os.path.dirname(doc), m.group(1))))
+    return targets
+
+
+def unreachable_docs(files):
+    """Documents of Documentation/ that no chain of links from README.md reaches."""
+    reached, todo = {'README.md'}, ['README.md']
+    while todo:
+        for target in md_links(todo.pop()):
+            if target.endswith('.md') and target not in reached and os.path.isfile(target):
+                reached.add(target)
+                todo.append(target)
+    return sorted(f for f in files if f.startswith('Documentation/') and f.endswith('.md')
+                  and f not in reached)
+
+
+DOC_DIR = '/usr/share/doc/exanet-doc/'
+
+
+def man_page_doc_refs(files):
+    """Findings: documents a man page names by source path or that do not exist."""
+    findings = []
+    for page in (f for f in files if f.startswith('man/') and f.endswith('.scd')):
+        for i, line in enumerate(open(page, encoding='utf-8'), 1):
+            if re.search(r'(?<![A-Za-z0-9/])Documentation/', line):
+                findings.append(f'{page}:{i}: a source path: name {DOC_DIR}<file> instead')
+            for m in re.finditer(re.escape(DOC_DIR) + r'([\w./-]+\.(?:md|png))', line):
+                if 'Documentation/' + m.group(1) not in files:
+                    findings.append(f'{page}:{i}: exanet-doc has no {m.group(1)}')
+    return findings
+
+
 def main():
     files = subprocess.check_output(['git', 'ls-files'], text=True).split()
     names = {os.path.basename(f) for f in files}
@@ -69,12 +113,12 @@ def main():
     docs = [f for f in files if f.endswith('.md') and
             (f.startswith('Documentation/') or f in ('README.md', 'selftests/README.md'))]
     for doc in docs:
-        for m in re.finditer(r'\]\(([^)#\s]+)(#[^)]*)?\)', open(doc).read()):
-            target = m.group(1)
-            if re.match(r'[a-z]+:', target):
-                continue
-            if not os.path.exists(os.path.join(os.path.dirname(doc), target)):
-                findings.append(f'{doc}: broken link: {target}')
+        for target in md_links(doc):
+            if not os.path.exists(target):
+                findings.append(f'{doc}: broken link: {os.path.relpath(target, os.path.dirname(doc))}')
+    findings += man_page_doc_refs(files)
+    for doc in unreachable_docs(files):
+        findings.append(f'{doc}: not linked from README.md or from a document linked from it')
     print('\n'.join(findings))
     print(f'check-doc-refs: {len(findings)} finding(s)')
     return 1 if findings else 0

@@ -1414,9 +1414,34 @@ def _say_timeout(r, what, timeout):
 
 def _cli(argv=None):
     import argparse
+    # every EXACLUSTER_* variable read here (exacluster(1) says the same;
+    # selftests/host/test_manpages.sh checks both)
+    env_help = """environment (an option given wins over its variable):
+  EXACLUSTER_NAME          cluster of the subcommands' --name (default: default)
+  EXACLUSTER_QEMU          the emulator (default: build/qemu-system-x86_64, else PATH)
+  EXACLUSTER_FIRMWARE      QEMU's firmware directory (-L)
+  EXACLUSTER_KERNEL        guest kernel (default: /boot/vmlinuz-KVER)
+  EXACLUSTER_INITRD        node image (default: build/initramfs.cpio.gz); up --initrd
+  EXACLUSTER_PVH=0         boot the bzImage, not the unpacked PVH vmlinux
+  EXACLUSTER_ACCEL         tcg (default) or kvm; up --accel
+  EXACLUSTER_BOOT_TIMEOUT  seconds for the nodes to boot; up --boot-timeout
+  EXACLUSTER_TORUS         torus shape XxYxZ; up --torus
+  EXACLUSTER_EXANET=0|1    without / with the exanet device (default: when QEMU has it)
+  EXACLUSTER_EXTOLL=1      add the extoll device; up --extoll
+  EXACLUSTER_IOMMU=0|1     without / with the IOMMU (default: with RDMA contexts)
+  EXACLUSTER_RDMA_RANKS    RDMA context functions per node (default 8)
+  EXACLUSTER_DIRECT        direct delivery on|off; up --direct
+  EXACLUSTER_POLL_YIELD    poll parking on|off; up --poll-yield
+  EXACLUSTER_RX_SPIN_US    receive thread spin; up --rx-spin-us
+  EXACLUSTER_SHARE         host directory mounted at /share; up --share
+  EXACLUSTER_TRACE         comma-separated QEMU trace patterns; up --trace
+  EXACLUSTER_AGENT_GRACE   seconds past --timeout to wait for a node's agent (60)
+  EXACLUSTER_QUIET=1       no progress messages on stderr"""
     ap = argparse.ArgumentParser(prog="exacluster",
                                  description="Emulated ExaNet cluster launcher "
-                                             "(see Documentation/cluster.md)")
+                                             "(see Documentation/cluster.md)",
+                                 epilog=env_help,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     # EXACLUSTER_NAME: the cluster a shell session works on (a test running
     # documented command lines keeps clear of a user's "default" one)

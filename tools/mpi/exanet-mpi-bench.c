@@ -54,11 +54,12 @@ static double quantile(const double *v, int n, double q)
 	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
-static void usage(void)
+static void usage(FILE *to)
 {
-	fprintf(stderr, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes LIST] "
+	fprintf(to, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes LIST] "
 		"[--iters N] [--warmup W] [--window K]\n"
-		"  sizes 0..%u B: 0,8,1024, or 8-1024 = 8,16,..,1024\n", MAX_SIZE);
+		"  sizes 0..%u B: 0,8,1024, or 8-1024 = 8,16,..,1024\n"
+		"  --help  this text (no MPI start-up); see exanet-mpi-bench(1)\n", MAX_SIZE);
 }
 
 static int errors;
@@ -204,17 +205,24 @@ int main(int argc, char **argv)
 	double *t;
 	json_object *out = NULL, *results = NULL;	/* rank 0's output */
 
+	/* before MPI_Init: --help needs no launcher */
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	if (argc < 2) {
-		usage();
+		usage(stderr);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	mode = argv[1];
 	for (int a = 2; a < argc; a++) {
 		if (a + 1 >= argc) {
-			usage();
+			usage(stderr);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 		if (!strcmp(argv[a], "--sizes"))
@@ -226,17 +234,17 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[a], "--window"))
 			window = atoi(argv[++a]);
 		else {
-			usage();
+			usage(stderr);
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
 	if (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "allreduce") &&
 	    strcmp(mode, "barrier") && strcmp(mode, "put")) {
-		usage();
+		usage(stderr);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	if (iters < 1 || warmup < 0 || window < 1 || (strcmp(mode, "allreduce") && strcmp(mode, "barrier") && nranks < 2)) {
-		usage();
+		usage(stderr);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	if (!sizes)
@@ -245,7 +253,7 @@ int main(int argc, char **argv)
 			!strcmp(mode, "barrier") ? "0" : "8";
 	nsizes = tool_parse_sizes(sizes, 0, MAX_SIZE, size_list, MAX_SIZES);
 	if (nsizes < 0) {
-		usage();
+		usage(stderr);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	t = calloc((size_t)iters, sizeof(*t));
