@@ -84,14 +84,12 @@ static unsigned long reg_bytes;		/* --reg-time: registration cost only */
 
 static int bw_opt(struct pp_opts *o, int c, const char *arg)
 {
-	unsigned long v;
+	unsigned long v = 0;
 
 	switch (c) {
 	case 'W':
-		if (tool_parse_ulong(arg, 1, MAX_WINDOW, &v)) {
-			fprintf(stderr, TOOL ": bad --window '%s' (1..%d)\n", arg, MAX_WINDOW);
+		if (tool_opt_ulong(TOOL, "--window", arg, 1, MAX_WINDOW, &v))
 			return -EINVAL;
-		}
 		window = (unsigned int)v;
 		return 0;
 	case 'r': o->flags |= MODE_READ; return 0;
@@ -100,10 +98,8 @@ static int bw_opt(struct pp_opts *o, int c, const char *arg)
 	case 'F': o->flags |= MODE_FRESH; return 0;
 	case 'H': o->flags |= MODE_THP; return 0;
 	case 'R':
-		if (tool_parse_ulong(arg, 4096, 1ul << 34, &reg_bytes)) {
-			fprintf(stderr, TOOL ": bad --reg-time '%s' (4096..2^34)\n", arg);
+		if (tool_opt_ulong(TOOL, "--reg-time", arg, 4096, 1ul << 34, &reg_bytes))
 			return -EINVAL;
-		}
 		o->no_peer = 1;
 		return 0;
 	}
