@@ -133,7 +133,7 @@ def rdma_bw(c, port, size, iters, extra=""):
     row = res["results"][0]
     if row["errors"] or res["status"] != "ok":
         raise PairError("RDMA bandwidth run had errors: %s" % res)
-    return row["MBps"], res
+    return row["mb_s"], res
 
 
 def parse_json_line(output):
@@ -208,7 +208,7 @@ def rdma_streams(c, pairs, port, size, iters):
     for a in sorted(clients):
         for line in res[a].output.splitlines():
             if line.startswith("{"):
-                rates.append(json.loads(line)["results"][0]["MBps"])
+                rates.append(json.loads(line)["results"][0]["mb_s"])
     if len(rates) != len(pairs):
         raise PairError("RDMA streams %s: %s" % (pairs, {n: r.output[-600:]
                                                          for n, r in res.items()}))

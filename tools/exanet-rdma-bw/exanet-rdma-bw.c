@@ -227,7 +227,7 @@ static int reg_time(const struct pp_opts *o)
 		tj_uint(j, "reg_bytes", reg_bytes);
 		tj_num(j, "reg_us_pinned", "%.1f", pinned);
 		tj_num(j, "reg_us_odp", "%.1f", odp);
-		tj_num(j, "cpu_first_touch_MBps", "%.1f", reg_bytes / touch);
+		tj_num(j, "cpu_first_touch_mb_s", "%.1f", reg_bytes / touch);
 		tj_bool(j, "thp", o->flags & MODE_THP);
 		tj_print(j, 0);
 	} else
@@ -452,7 +452,7 @@ int main(int argc, char **argv)
 				json_object *r = tj_result(results, res[i].size, res[i].iters);
 
 				tj_num(r, "seconds", "%.6f", res[i].seconds);
-				tj_num(r, "MBps", "%.2f",
+				tj_num(r, "mb_s", "%.2f",
 				       res[i].mbps + (bidir ? res[i].peer_mbps : 0));
 				tj_uint(r, "errors", res[i].errors);
 				tj_num(r, "faults", "%.0f", res[i].faults);

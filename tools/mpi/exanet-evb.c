@@ -38,10 +38,10 @@
  * Rank 0 prints one JSON object (tool_json.h): {"tool": "exanet-evb",
  * "pattern", "ranks", "rus", "bus", "depth", "seconds", "interval", "warmup",
  * "check",
- * "results": [{"size", "iters" (fragments received), "bw_MBps_per_node",
- * "bw_min_MBps", "bw_max_MBps" (over receivers), "sample_median_MBps",
- * "sample_p01_MBps" (over every receiver's kept samples), "samples",
- * "series_MBps" (every step, averaged over the receivers),
+ * "results": [{"size", "iters" (fragments received), "bw_mb_s_per_node",
+ * "bw_min_mb_s", "bw_max_mb_s" (over receivers), "sample_median_mb_s",
+ * "sample_p01_mb_s" (over every receiver's kept samples), "samples",
+ * "series_mb_s" (every step, averaged over the receivers),
  * "events", "fragments", "errors", "lost", "duplicated"}], "errors"}.
  * Exit status: 0, 1 when a fragment was lost, duplicated or damaged, 2 for
  * bad options (checked before MPI starts, so also without mpirun).
@@ -666,13 +666,13 @@ static int run_size(struct evb_run *r, json_object *results)
 		}
 		qsort(kept_v, nk, sizeof(double), cmp_double);
 		res = tj_result(results, (unsigned int)r->size, (unsigned long)tot[R_FRAGS]);
-		tj_num(res, "bw_MBps_per_node", "%.2f", nbu ? bw / nbu : 0);
-		tj_num(res, "bw_min_MBps", "%.2f", nbu ? bmin : 0);
-		tj_num(res, "bw_max_MBps", "%.2f", bmax);
-		tj_num(res, "sample_median_MBps", "%.2f", quantile(kept_v, nk, 0.5));
-		tj_num(res, "sample_p01_MBps", "%.2f", quantile(kept_v, nk, 0.01));
+		tj_num(res, "bw_mb_s_per_node", "%.2f", nbu ? bw / nbu : 0);
+		tj_num(res, "bw_min_mb_s", "%.2f", nbu ? bmin : 0);
+		tj_num(res, "bw_max_mb_s", "%.2f", bmax);
+		tj_num(res, "sample_median_mb_s", "%.2f", quantile(kept_v, nk, 0.5));
+		tj_num(res, "sample_p01_mb_s", "%.2f", quantile(kept_v, nk, 0.01));
 		tj_int(res, "samples", kept);
-		series = tj_array(res, "series_MBps");
+		series = tj_array(res, "series_mb_s");
 		for (int k = 0; k < nsamp; k++) {
 			double sum = 0;
 			char text[32];

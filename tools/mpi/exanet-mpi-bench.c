@@ -23,8 +23,8 @@
  *   last put's bytes.  Whichever osc component mpirun selects (--mca osc).
  * Rank 0 prints one JSON object (the tools' benchmark schema, tool_json.h):
  * {"tool": "exanet-mpi-bench", "mode":..., "ranks":..., "iters":..., "window":...,
- * "results": [{"size":, "iters":, "median_us"|"median_MBps":, "p99_us"|"p01_MBps":,
- * "min_us"|"max_MBps":}], "errors":}.
+ * "results": [{"size":, "iters":, "median_us"|"median_mb_s":, "p99_us"|"p01_mb_s":,
+ * "min_us"|"max_mb_s":}], "errors":}.
  * Every received message is checked (first and last byte) in latency/bw.
  */
 #include <mpi.h>
@@ -318,9 +318,9 @@ int main(int argc, char **argv)
 
 			qsort(t, (size_t)iters, sizeof(*t), cmp_double);
 			if (bw) {
-				tj_num(r, "median_MBps", "%.3f", quantile(t, iters, 0.5));
-				tj_num(r, "p01_MBps", "%.3f", quantile(t, iters, 0.01));
-				tj_num(r, "max_MBps", "%.1f", t[iters - 1]);
+				tj_num(r, "median_mb_s", "%.3f", quantile(t, iters, 0.5));
+				tj_num(r, "p01_mb_s", "%.3f", quantile(t, iters, 0.01));
+				tj_num(r, "max_mb_s", "%.1f", t[iters - 1]);
 			} else {
 				tj_num(r, "median_us", "%.2f", quantile(t, iters, 0.5));
 				tj_num(r, "p99_us", "%.2f", quantile(t, iters, 0.99));
