@@ -144,7 +144,7 @@ static int check_body(const uint8_t *body, size_t len, uint64_t event, uint32_t 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: exanet-evb nton|nxn [--sizes LIST] [--depth N] [--seconds S] "
-		"[--interval S] [--warmup S] [--check full|header] [--timeout S]\n"
+		"[--interval S] [--warmup S] [--check full|header] [--timeout S] [--help]\n"
 		"  fragment sizes %u..%u B: 1024,65536, or 1024-131072 = 1024,2048,..,131072\n"
 		"  (default %s), depth 1..%u (default 8)\n",
 		EVB_MIN_FRAG, EVB_MAX_FRAG, EVB_DEFAULT_SIZES, EVB_MAX_DEPTH);

@@ -60,7 +60,7 @@ static double quantile(const double *v, int n, double q)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes LIST] "
-		"[--iters N] [--warmup W] [--window K]\n"
+		"[--iters N] [--warmup W] [--window K] [--help]\n"
 		"  sizes 0..%u B: 0,8,1024, or 8-1024 = 8,16,..,1024\n", MAX_SIZE);
 }
 
