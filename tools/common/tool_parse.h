@@ -128,6 +128,29 @@ static inline int tool_opt_choice(const char *tool, const char *opt, const char 
 	return -EINVAL;
 }
 
+/* "TOOL: unknown option 'OPT'; try 'TOOL --help'"; -EINVAL. */
+static inline int tool_unknown_opt(const char *tool, const char *opt)
+{
+	fprintf(stderr, "%s: unknown option '%s'; try '%s --help'\n", tool, opt, tool);
+	return -EINVAL;
+}
+
+/* "TOOL: option 'OPT' needs a value; try 'TOOL --help'"; -EINVAL. */
+static inline int tool_missing_value(const char *tool, const char *opt)
+{
+	fprintf(stderr, "%s: option '%s' needs a value; try '%s --help'\n", tool, opt, tool);
+	return -EINVAL;
+}
+
+/* For the tools that read their words themselves: -h or --help among them. */
+static inline int tool_help_asked(int argc, char *const argv[])
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return 1;
+	return 0;
+}
+
 /*
  * After getopt_long() returned '?' or ':' (its own messages off: opterr = 0,
  * or an optstring that starts with ':'): one line naming the unknown
@@ -142,11 +165,11 @@ static inline void tool_opt_error(const char *tool, char *const argv[], int c)
 	if (optopt > 0 && optopt < 128 && strncmp(arg, "--", 2))
 		arg = shortopt;
 	if (c == ':')
-		fprintf(stderr, "%s: option '%s' needs a value; try '%s --help'\n", tool, arg, tool);
+		tool_missing_value(tool, arg);
 	else if (!strncmp(arg, "--", 2) && strchr(arg, '=') && optopt)
 		fprintf(stderr, "%s: option '%s' takes no value; try '%s --help'\n", tool, arg, tool);
 	else
-		fprintf(stderr, "%s: unknown option '%s'; try '%s --help'\n", tool, arg, tool);
+		tool_unknown_opt(tool, arg);
 }
 
 /* An argument where none (or no more) is expected. */

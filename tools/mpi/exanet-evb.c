@@ -190,8 +190,7 @@ static int take_opt(struct evb_opts *o, const char *opt, const char *val)
 		o->full_check = i == 0;
 		return 0;
 	}
-	fprintf(stderr, TOOL ": unknown option '%s'; try '" TOOL " --help'\n", opt);
-	return -EINVAL;
+	return tool_unknown_opt(TOOL, opt);
 }
 
 /* Options (before MPI_Init, so that bad ones fail the same with or without
@@ -204,11 +203,9 @@ static int parse_opts(int argc, char **argv, struct evb_opts *o)
 	*o = (struct evb_opts){ .depth = 8, .seconds = 3, .interval = 0.25, .timeout = 120,
 				.warmup = 1, .full_check = 1 };
 	parse_sizes(EVB_DEFAULT_SIZES, o);
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-			usage(stdout);
-			return 1;
-		}
+	if (tool_help_asked(argc, argv)) {
+		usage(stdout);
+		return 1;
 	}
 	if (argc < 2) {
 		fprintf(stderr, TOOL ": missing pattern (nton or nxn); try '" TOOL " --help'\n");
@@ -221,12 +218,7 @@ static int parse_opts(int argc, char **argv, struct evb_opts *o)
 	for (int a = 2; a < argc; a += 2) {
 		const char *opt = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
 
-		if (!val) {
-			fprintf(stderr, TOOL ": option '%s' needs a value; try '" TOOL " --help'\n",
-				opt);
-			return 2;
-		}
-		if (take_opt(o, opt, val))
+		if (!val ? tool_missing_value(TOOL, opt) : take_opt(o, opt, val))
 			return 2;
 	}
 	if (o->seconds / o->interval < 3) {

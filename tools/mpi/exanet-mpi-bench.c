@@ -213,11 +213,9 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	static const char *const modes[] = { "latency", "bw", "allreduce", "barrier", "put", NULL };
 
 	*o = (struct bench_opts){ .iters = 1000, .warmup = 100, .window = 16 };
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-			usage(stdout);
-			return 1;
-		}
+	if (tool_help_asked(argc, argv)) {
+		usage(stdout);
+		return 1;
 	}
 	if (argc < 2) {
 		fprintf(stderr, TOOL ": missing mode; try '" TOOL " --help'\n");
@@ -228,18 +226,12 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 		return 2;
 	for (int a = 2; a < argc; a += 2) {
 		const char *opt = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
+		int known = !strcmp(opt, "--sizes") || !strcmp(opt, "--iters") ||
+			    !strcmp(opt, "--warmup") || !strcmp(opt, "--window");
 		int err;
 
-		if (strcmp(opt, "--sizes") && strcmp(opt, "--iters") && strcmp(opt, "--warmup") &&
-		    strcmp(opt, "--window")) {
-			fprintf(stderr, TOOL ": unknown option '%s'; try '" TOOL " --help'\n", opt);
+		if (!known ? tool_unknown_opt(TOOL, opt) : !val ? tool_missing_value(TOOL, opt) : 0)
 			return 2;
-		}
-		if (!val) {
-			fprintf(stderr, TOOL ": option '%s' needs a value; try '" TOOL " --help'\n",
-				opt);
-			return 2;
-		}
 		if (!strcmp(opt, "--sizes")) {
 			o->sizes = val;
 			continue;
