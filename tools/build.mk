@@ -124,3 +124,13 @@ $(TOOLS_OUT)/velo2-pingpong: $(TOP)/tools/velo2-pingpong/velo2-pingpong.c $(EXTO
 
 .PHONY: extoll-tools
 extoll-tools: $(EXTOLL_TOOLS)
+
+# Host test: every tool's one-line answer to a bad option value (exit 2),
+# before any device is opened (selftests/host/test_tool_args.sh).
+TOOL_ARGS_HT := $(BUILD)/host-tests/test_tool_args
+$(TOOL_ARGS_HT): $(TOP)/selftests/host/test_tool_args.sh $(USER_TOOLS) $(MPI_BENCH) $(EVB) \
+		$(RDMA_TOOLS) $(TOOLS_OUT)/exanet-ipd $(EXTOLL_TOOLS)
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+ALL_TARGETS += $(TOOL_ARGS_HT)
+HOST_TESTS += $(TOOL_ARGS_HT)

@@ -451,8 +451,8 @@ def test_bad_input(c):
         check("qom-set %s=%r refused with a message" % (prop, value),
               err is not None and what in err, err)
     after = counters(c, 2, "x+")
-    check("... nothing changed", {k: after[k] for k in ("admin", "drop-ppm", "ns")} ==
-          {k: before[k] for k in ("admin", "drop-ppm", "ns")}, (before, after))
+    check("... nothing changed", {k: after[k] for k in ("admin", "drop_ppm", "ns")} ==
+          {k: before[k] for k in ("admin", "drop_ppm", "ns")}, (before, after))
     p = subprocess.run(exac + ["up", "-n", "8", "--name", "torus-bad", "--torus", "3x3x3"],
                        capture_output=True, text=True, timeout=60)
     check("exacluster up -n 8 --torus 3x3x3: refused, nothing started",

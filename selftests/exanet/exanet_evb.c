@@ -96,14 +96,14 @@ static void run_pattern(struct __test_metadata *_metadata, FIXTURE_DATA(mpi) *se
 		long long frags = jint(r, "fragments"), events = jint(r, "events");
 
 		TH_LOG("%s %lld B: %lld events, %lld fragments, %.2f MB/s per node", pattern,
-		       jint(r, "size"), events, frags, jnum(r, "bw_MBps_per_node"));
+		       jint(r, "size"), events, frags, jnum(r, "bw_mb_s_per_node"));
 		EXPECT_EQ(0, jint(r, "errors"));
 		EXPECT_EQ(0, jint(r, "lost"));
 		EXPECT_EQ(0, jint(r, "duplicated"));
 		EXPECT_LT(0, events);
 		/* every event complete at its BU: nothing missing at the end */
 		EXPECT_EQ(events * per_event, frags);
-		EXPECT_LT(0, jnum(r, "bw_MBps_per_node"));
+		EXPECT_LT(0, jnum(r, "bw_mb_s_per_node"));
 	}
 	json_object_put(o);
 }

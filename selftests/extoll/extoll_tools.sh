@@ -90,7 +90,7 @@ fi
 n=$((n + 1))
 velo2-pingpong --client --oob 127.0.0.1:47419 -S 121 > /tmp/xt_usage.txt 2>&1
 rc=$?
-if [ $rc -eq 2 ] && grep -q "bad --sizes" /tmp/xt_usage.txt; then
+if [ $rc -eq 2 ] && grep -q -- "--sizes: '121' is not a list of at most 64 sizes in 1..120" /tmp/xt_usage.txt; then
 	echo "ok $n velo2_pingpong_single_message_limit"
 else
 	sed 's/^/# /' /tmp/xt_usage.txt

@@ -2,8 +2,10 @@
 """Shared pieces of the demo and the benchmarks: boot a cluster, run a
 server/client pair of ping-pong tools on two nodes, parse their output."""
 
+import datetime
 import json
 import os
+import platform
 import statistics
 import time
 import re
@@ -15,7 +17,7 @@ TOP = os.environ.get("TOP") or os.path.dirname(os.path.dirname(HERE))
 BUILD = os.environ.get("BUILD") or os.path.join(TOP, "build")
 sys.path.insert(0, os.path.join(TOP, "tools", "cluster"))
 
-from exacluster import Cluster, ClusterError  # noqa: E402,F401
+from exacluster import Cluster, ClusterError, default_qemu  # noqa: E402,F401
 
 OOB_PORT = 5100
 
@@ -28,6 +30,76 @@ MPI_TRANSPORTS = {
     # the provider "extoll" (nodes with the EXTOLL NIC)
     "extoll": "--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include extoll",
 }
+
+
+def _git_describe():
+    """`git describe --always --dirty` of the tree, or None outside git."""
+    try:
+        r = subprocess.run(["git", "-C", TOP, "describe", "--always", "--dirty"],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return r.stdout.strip() or None if r.returncode == 0 else None
+
+
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def _build_id(path):
+    """The GNU build id of an ELF file (readelf -n), or None."""
+    try:
+        r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"Build ID:\s*([0-9a-f]+)", r.stdout)
+    return m.group(1) if m else None
+
+
+def emulator_info(qemu=None):
+    """The emulator the clusters ran: the binary exacluster picks (--qemu,
+    EXACLUSTER_QEMU, build/qemu-system-x86_64, PATH), the file it resolves
+    to, scripts/build-qemu.sh's cache key (the -<key> suffix of the
+    published binary, a hash of the device sources) and the ELF build id."""
+    try:
+        path = qemu or default_qemu()
+    except ClusterError as e:
+        return {"path": None, "error": str(e)}
+    real = os.path.realpath(path)
+    m = re.match(r"qemu-system-x86_64-([0-9a-f]+)$", os.path.basename(real))
+    return {"path": path, "binary": real, "cache_key": m.group(1) if m else None,
+            "build_id": _build_id(real)}
+
+
+def provenance(qemu=None):
+    """What a benchmark's figures were measured with: the tree (commit), the
+    time (date, UTC ISO 8601), the machine (host) and the emulator."""
+    return {
+        "commit": _git_describe(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": {"hostname": platform.node(), "cpu_model": _cpu_model(),
+                 "cores": os.cpu_count()},
+        "emulator": emulator_info(qemu),
+    }
+
+
+def write_bench_json(path, result, indent=2, qemu=None):
+    """Writes a benchmark's result to path (its directory made) with the
+    provenance() keys first; every bench script writes its JSON here."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    out = provenance(qemu)
+    out.update(result)
+    with open(path + ".tmp", "w") as f:
+        json.dump(out, f, indent=indent)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
 
 
 class PairError(Exception):
@@ -133,7 +205,7 @@ def rdma_bw(c, port, size, iters, extra=""):
     row = res["results"][0]
     if row["errors"] or res["status"] != "ok":
         raise PairError("RDMA bandwidth run had errors: %s" % res)
-    return row["MBps"], res
+    return row["mb_s"], res
 
 
 def parse_json_line(output):
@@ -208,7 +280,7 @@ def rdma_streams(c, pairs, port, size, iters):
     for a in sorted(clients):
         for line in res[a].output.splitlines():
             if line.startswith("{"):
-                rates.append(json.loads(line)["results"][0]["MBps"])
+                rates.append(json.loads(line)["results"][0]["mb_s"])
     if len(rates) != len(pairs):
         raise PairError("RDMA streams %s: %s" % (pairs, {n: r.output[-600:]
                                                          for n, r in res.items()}))

@@ -2,7 +2,7 @@
 /*
  * memcpy-bw: single-thread memcpy bandwidth of a 256 MiB buffer on the
  * host (the reference for make bench-rdma).  Prints one JSON object
- * (tools/common/tool_json.h): {"tool", "bytes", "repetitions", "memcpy_MBps"}.
+ * (tools/common/tool_json.h): {"tool", "bytes", "repetitions", "memcpy_mb_s"}.
  * usage: memcpy-bw [MiB] [repetitions]
  */
 #include <stdint.h>
@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 	out = tj_bench("memcpy-bw");
 	tj_uint(out, "bytes", len);
 	tj_int(out, "repetitions", reps);
-	tj_num(out, "memcpy_MBps", "%.1f", best);
+	tj_num(out, "memcpy_mb_s", "%.1f", best);
 	tj_print(out, 0);
 	return 0;
 }

@@ -893,8 +893,9 @@ class Cluster:
         def get(prop):
             return self.qmp(node, "qom-get", {"path": path, "property": prop})
         info = {"link": link, "admin": get("link-%s" % link), "state": get("link-%s-state" % link)}
-        for k in ("mbps", "ns", "drop-ppm", "corrupt-ppm"):
-            info[k] = get("link-%s-%s" % (link, k))
+        # keys in snake_case like sysfs and exanetctl (the QOM names have dashes)
+        for k in ("mbps", "ns", "drop_ppm", "corrupt_ppm"):
+            info[k] = get("link-%s-%s" % (link, k.replace("_", "-")))
         for kv in get("link-%s-counters" % link).split():
             k, _, v = kv.partition("=")
             info[k] = int(v)
@@ -1448,10 +1449,14 @@ def _cli(argv=None):
     default_name = os.environ.get("EXACLUSTER_NAME") or "default"
     name_help = "the cluster (default %s: EXACLUSTER_NAME, else default)" % default_name
     up = sub.add_parser("up", help="boot N nodes and leave them running")
-    up.add_argument("-n", "--nodes", type=int, default=2)
+    up.add_argument("-n", "--nodes", type=int, default=2, help="number of nodes (default 2)")
     up.add_argument("--name", default=default_name, help=name_help)
-    up.add_argument("--qemu")
-    up.add_argument("--initrd")
+    up.add_argument("--qemu", metavar="PATH",
+                    help="the emulator (default: EXACLUSTER_QEMU, else build/qemu-system-x86_64, "
+                         "else the one on PATH)")
+    up.add_argument("--initrd", metavar="PATH",
+                    help="the node image (default: EXACLUSTER_INITRD, else "
+                         "build/initramfs.cpio.gz)")
     up.add_argument("--iommu", action="store_true",
                     help="add intel-iommu,aw-bits=48 (default: when the nodes have RDMA contexts)")
     up.add_argument("--ip", nargs="?", const="default",
@@ -1461,12 +1466,14 @@ def _cli(argv=None):
     up.add_argument("--no-exanet", action="store_true", help="omit the exanet device")
     up.add_argument("--extoll", action="store_true", help="add the extoll device (EXTOLL NIC)")
     up.add_argument("--accel", help="tcg (default) or kvm")
-    up.add_argument("--memory", default="512M")
+    up.add_argument("--memory", default="512M", help="guest RAM per node (default 512M)")
     up.add_argument("--smp", type=int, default=1, help="vCPUs per node (default 1)")
     up.add_argument("--append", default="", help="extra kernel command line")
     up.add_argument("--device-arg", action="append", default=[],
                     help="extra QEMU argument ({node} {nodes} {fabric} are substituted)")
-    up.add_argument("--boot-timeout", type=float)
+    up.add_argument("--boot-timeout", type=float, metavar="SEC",
+                    help="seconds to wait for every node's agent (default: "
+                         "EXACLUSTER_BOOT_TIMEOUT, else 120 + 45 per node)")
     up.add_argument("--poll-yield", choices=["on", "off"],
                     help="park a vCPU that keeps polling an empty NI (device property "
                          "poll-yield; default: on when the nodes outnumber the host's cores)")
@@ -1492,16 +1499,20 @@ def _cli(argv=None):
     rn = sub.add_parser("run", help="run a shell command on node(s)")
     rn.add_argument("--name", default=default_name, help=name_help)
     g = rn.add_mutually_exclusive_group()
-    g.add_argument("--node", type=int, default=0)
-    g.add_argument("--all", action="store_true")
-    rn.add_argument("--timeout", type=float, default=60)
-    rn.add_argument("command", nargs=argparse.REMAINDER)
+    g.add_argument("--node", type=int, default=0, help="the node (default 0)")
+    g.add_argument("--all", action="store_true", help="every node at once, output per node")
+    rn.add_argument("--timeout", type=float, default=60,
+                    help="seconds before the command is killed on the node (exit %d; "
+                         "default 60)" % TIMEOUT_RC)
+    rn.add_argument("command", nargs=argparse.REMAINDER,
+                    help="[--] the shell command (several words are quoted and joined)")
     mp = sub.add_parser("mpirun", help="run an MPI program from node 0 on the nodes "
                         "(Open MPI over the exanet provider, launched through ssh)")
     mp.add_argument("--name", default=default_name, help=name_help)
     mp.add_argument("-N", "--per-node", type=int, default=1, help="ranks per node")
     mp.add_argument("--nodes", type=int, help="use nodes 0..K-1 (default: all)")
-    mp.add_argument("--timeout", type=float, default=300)
+    mp.add_argument("--timeout", type=float, default=300,
+                    help="seconds before mpirun is killed (exit %d; default 300)" % TIMEOUT_RC)
     mp.add_argument("--provider", choices=MPI_PROVIDERS,
                     help="libfabric provider of Open MPI's ofi MTL (default: the image's, "
                          "exanet; extoll needs a cluster up with --extoll)")
@@ -1521,21 +1532,26 @@ def _cli(argv=None):
     fl = sub.add_parser("fault", help="change a link of a running cluster: "
                         "down, up, drop=PPM, corrupt=PPM, mbps=N, ns=N")
     fl.add_argument("--name", default=default_name, help=name_help)
-    fl.add_argument("--node", type=int, required=True)
+    fl.add_argument("--node", type=int, required=True, help="the node whose link changes")
     fl.add_argument("--link", required=True, help="x+, x-, y+, y-, z+ or z-")
-    fl.add_argument("--nic", choices=["all", "exanet", "extoll"], default="all")
-    fl.add_argument("actions", nargs="+", metavar="ACTION")
+    fl.add_argument("--nic", choices=["all", "exanet", "extoll"], default="all",
+                    help="the NIC whose link changes (default all)")
+    fl.add_argument("actions", nargs="+", metavar="ACTION",
+                    help="down, up, drop=PPM, corrupt=PPM (0..1000000), mbps=N, ns=N")
     lk = sub.add_parser("links", help="show a node's links as the device model sees them")
     lk.add_argument("--name", default=default_name, help=name_help)
-    lk.add_argument("--node", type=int, default=0)
-    lk.add_argument("--nic", choices=["exanet", "extoll"], default="exanet")
-    lk.add_argument("--json", action="store_true")
+    lk.add_argument("--node", type=int, default=0, help="the node (default 0)")
+    lk.add_argument("--nic", choices=["exanet", "extoll"], default="exanet",
+                    help="the NIC (default exanet)")
+    lk.add_argument("--json", action="store_true", help="one JSON object on stdout")
     st = sub.add_parser("status", help="list clusters and their processes")
-    st.add_argument("--name")
+    st.add_argument("--name", help="only this cluster (default: every cluster in build/cluster)")
     co = sub.add_parser("console", help="print the tail of a node's console log")
     co.add_argument("--name", default=default_name, help=name_help)
-    co.add_argument("--node", type=int, default=0)
-    co.add_argument("-n", "--lines", type=int, default=50)
+    co.add_argument("--node", type=int, default=0, help="the node (default 0)")
+    # -n: kept for old command lines; it is --nodes for `up`, hence --lines
+    co.add_argument("--lines", "-n", type=int, default=50,
+                    help="how many lines of the log's end (default 50; -n is an alias)")
     a = ap.parse_args(argv)
 
     try:
@@ -1633,11 +1649,13 @@ def _cli(argv=None):
                 return 0
             print("node %d at %s of torus %s" % (a.node, ",".join(map(str, c.coords(a.node))),
                                                  "x".join(map(str, c.torus))))
-            cols = ("link", "state", "admin", "peer", "mbps", "ns", "drop-ppm", "corrupt-ppm",
+            cols = ("link", "state", "admin", "peer", "mbps", "ns", "drop_ppm", "corrupt_ppm",
                     "packets", "bytes", "drops", "crc_errors", "detoured", "down_events")
-            print(" ".join("%-8s" % k[:8] for k in cols))
+            # each column as wide as its head or its widest value (at least 8)
+            widths = [max([8, len(k)] + [len(str(r.get(k, ""))) for r in rows]) for k in cols]
+            print(" ".join("%-*s" % (w, k) for w, k in zip(widths, cols)).rstrip())
             for r in rows:
-                print(" ".join("%-8s" % r.get(k, "") for k in cols))
+                print(" ".join("%-*s" % (w, r.get(k, "")) for w, k in zip(widths, cols)).rstrip())
             return 0
         if a.cmd == "down":
             c = Cluster.attach(a.name)

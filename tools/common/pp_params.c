@@ -105,11 +105,14 @@ static void set_defaults(const struct pp_tool *t, struct pp_opts *o)
 	o->default_sizes = t->default_sizes ? t->default_sizes : PP_DEFAULT_SIZES;
 }
 
+/* The longest --timeout: a day. */
+#define PP_MAX_TIMEOUT_S 86400
+
 /* One option of the common ones and the groups: 0, or -EINVAL (said). */
 static int take_opt(const struct pp_tool *t, struct pp_opts *o, int c, const char *arg)
 {
-	unsigned long v;
-	char *end;
+	static const char *const clocks[] = { "auto", "monotonic", "tsc", NULL };
+	unsigned long v = 0;
 
 	switch (c) {
 	case 's': o->server = 1; return 0;
@@ -122,42 +125,28 @@ static int take_opt(const struct pp_tool *t, struct pp_opts *o, int c, const cha
 	case 'o':
 		if (!pp_parse_hostport(arg, o->oob_host, sizeof(o->oob_host), &o->oob_port))
 			return 0;
-		fprintf(stderr, "%s: bad --oob '%s'\n", t->name, arg);
-		return -EINVAL;
+		return tool_bad_value(t->name, "--oob", arg, "HOST:PORT, HOST or PORT (PORT 1..65535)");
 	case 'n':
-		if (tool_parse_ulong(arg, 0, EXANET_DB_NODE_MASK, &v)) {
-			fprintf(stderr, "%s: bad --peer-node '%s'\n", t->name, arg);
+		if (tool_opt_ulong(t->name, "--peer-node", arg, 0, EXANET_DB_NODE_MASK, &v))
 			return -EINVAL;
-		}
 		o->peer_node = (long)v;
 		return 0;
 	case 'i':
-		if (tool_parse_ulong(arg, 1, t->max_iters ? t->max_iters : 100000000, &o->iters)) {
-			fprintf(stderr, "%s: bad --iters '%s'\n", t->name, arg);
+		if (tool_opt_ulong(t->name, "--iters", arg, 1, t->max_iters ? t->max_iters : 100000000,
+				   &o->iters))
 			return -EINVAL;
-		}
 		o->iters_given = 1;
 		return 0;
 	case 'w':
-		if (tool_parse_ulong(arg, 0, 100000000, &o->warmup)) {
-			fprintf(stderr, "%s: bad --warmup '%s'\n", t->name, arg);
-			return -EINVAL;
-		}
-		return 0;
+		return tool_opt_ulong(t->name, "--warmup", arg, 0, 100000000, &o->warmup);
 	case 't':
-		o->timeout_s = strtod(arg, &end);
-		if (*end || !*arg || !(o->timeout_s > 0)) {
-			fprintf(stderr, "%s: bad --timeout '%s'\n", t->name, arg);
-			return -EINVAL;
-		}
-		return 0;
+		return tool_opt_seconds(t->name, "--timeout", arg, 0.001, PP_MAX_TIMEOUT_S,
+					&o->timeout_s);
 	case OPT_SLOTS:
 		if (tool_parse_ulong(arg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS, &v) ||
-		    (v & (v - 1))) {
-			fprintf(stderr, "%s: bad --slots '%s' (power of two %d..%d)\n", t->name,
-				arg, EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
-			return -EINVAL;
-		}
+		    (v & (v - 1)))
+			return tool_bad_value(t->name, "--slots", arg, "a power of two in %d..%d",
+					      EXANET_MBOX_MIN_SLOTS, EXANET_MBOX_MAX_SLOTS);
 		o->slots = (unsigned int)v;
 		return 0;
 	case OPT_YIELD:
@@ -169,17 +158,15 @@ static int take_opt(const struct pp_tool *t, struct pp_opts *o, int c, const cha
 		}
 		return 0;
 	case OPT_CLOCK:
-		if (strcmp(arg, "auto") && strcmp(arg, "monotonic") && strcmp(arg, "tsc")) {
-			fprintf(stderr, "%s: bad --clock '%s'\n", t->name, arg);
+		if (tool_opt_choice(t->name, "--clock", arg, clocks) < 0)
 			return -EINVAL;
-		}
 		o->clock = arg;
 		return 0;
 	case 'h':
 		t->usage(stdout);
 		exit(0);
 	}
-	return -EINVAL;	/* '?': getopt_long said why */
+	return -EINVAL;
 }
 
 int pp_flag_opt(struct pp_opts *o, int c, const char *arg)
@@ -214,11 +201,10 @@ static int check_opts(const struct pp_tool *t, struct pp_opts *o, const char *si
 	const char *list = sizes ? sizes : o->default_sizes;
 	int n = tool_parse_sizes(list, 1, sizes ? o->max_size : UINT_MAX, o->sizes, PP_MAX_SIZES);
 
-	if (n < 0) {
-		fprintf(stderr, "%s: bad --sizes '%s' (1..%u, at most %u sizes)\n", t->name, list,
-			o->max_size, PP_MAX_SIZES);
-		return -EINVAL;
-	}
+	if (n < 0)
+		return tool_bad_value(t->name, "--sizes", list,
+				      "a list of at most %u sizes in 1..%u (e.g. 1,8 or 1-%u)",
+				      PP_MAX_SIZES, o->max_size, o->max_size);
 	o->nsizes = (unsigned int)n;
 	if (o->no_peer) {
 		if (o->server || o->client) {
@@ -238,7 +224,8 @@ static int check_opts(const struct pp_tool *t, struct pp_opts *o, const char *si
 int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o)
 {
 	struct option lopts[MAX_LOPTS];
-	char shortopts[64] = "sco:S:i:w:t:jvh";
+	/* ':' first: a missing value is ':', reported by tool_opt_error() */
+	char shortopts[64] = ":sco:S:i:w:t:jvh";
 	const char *sizes = NULL;
 	unsigned int nl = 0;
 	int c;
@@ -262,22 +249,21 @@ int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts
 		strncat(shortopts, t->tool_shortopts, sizeof(shortopts) - strlen(shortopts) - 1);
 
 	while ((c = getopt_long(argc, argv, shortopts, lopts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			tool_opt_error(t->name, argv, c);
+			return -EINVAL;
+		}
 		if (c == 'S') {
 			sizes = optarg;
 			continue;
 		}
+		/* a bad value: the one line the option's parser printed */
 		if (is_tool_opt(t, c) ? t->tool_opt(o, c, optarg) : take_opt(t, o, c, optarg))
-			goto usage;
+			return -EINVAL;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s'\n", t->name, argv[optind]);
-		goto usage;
-	}
-	if (!check_opts(t, o, sizes))
-		return 0;
-usage:
-	fprintf(stderr, "Try '%s --help'.\n", t->name);
-	return -EINVAL;
+	if (optind < argc)
+		return tool_extra_arg(t->name, argv[optind]);
+	return check_opts(t, o, sizes);
 }
 
 int pp_main(int argc, char **argv, const struct pp_tool *t,

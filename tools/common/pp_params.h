@@ -15,9 +15,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "tool_parse.h"
+
 #define PP_MAX_SIZES 64
 #define PP_DEFAULT_PORT 18515
-#define PP_EXIT_USAGE 2
+#define PP_EXIT_USAGE TOOL_EXIT_USAGE
 
 struct pp_opts {
 	int server, client, json, no_timing, verbose;
@@ -88,8 +90,9 @@ struct pp_tool {
 
 /*
  * Parses the options into *o (defaults first).  --help prints t->usage and
- * exits 0; anything invalid is reported on stderr with a hint to --help,
- * and returns -EINVAL (exit with PP_EXIT_USAGE).
+ * exits 0; anything invalid is reported in one line on stderr (a bad value:
+ * the option, the value and what it takes, tool_parse.h; an unknown option:
+ * with a hint to --help), and returns -EINVAL (exit with PP_EXIT_USAGE).
  */
 int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o);
 

@@ -634,12 +634,9 @@ int main(int argc, char **argv)
 	int status = 0, json = 0, ready_fd = -1, err;
 	uint64_t inc = 0;
 
-	err = ipd_parse_args(argc, argv, &d->o, &status, &json);
-	if (err) {
-		if (err == -1)
-			ipd_usage(stderr);
+	/* a usage error: ipd_parse_args() said it in one line */
+	if (ipd_parse_args(argc, argv, &d->o, &status, &json))
 		return IPD_EXIT_USAGE;
-	}
 	if (status)
 		return ipd_status_show(&d->o, json);
 	log_verbose = d->o.verbose;

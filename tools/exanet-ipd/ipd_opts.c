@@ -182,40 +182,39 @@ int ipd_parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *
 	o->nice = -10;
 	o->kpath_len = EXANET_IP_DEFAULT_LEN;
 	*status = *json = 0;
-	while ((c = getopt_long(argc, argv, "i:a:m:d:vh", lopts, NULL)) != -1) {
+	/* ':' first: a missing value is ':' (tool_opt_error() says it) */
+	while ((c = getopt_long(argc, argv, ":i:a:m:d:vh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (!*optarg || strlen(optarg) >= IFNAMSIZ || strchr(optarg, '/')) {
-				fprintf(stderr, TOOL ": bad interface name '%s'\n", optarg);
+				tool_bad_value(TOOL, "--ifname", optarg,
+					       "an interface name of 1..%d characters without '/'",
+					       IFNAMSIZ - 1);
 				return -1;
 			}
 			o->ifname = optarg;
 			break;
 		case 'a':
 			if (parse_addr(optarg, &o->addr, &o->prefix)) {
-				fprintf(stderr, TOOL ": bad --addr '%s' (A.B.C.D[/P])\n", optarg);
+				tool_bad_value(TOOL, "--addr", optarg, "A.B.C.D or A.B.C.D/P (P 1..30)");
 				return -1;
 			}
 			o->addr_set = 1;
 			break;
 		case 'm':
-			if (tool_parse_uint(optarg, IPD_MTU_MIN, 65520, &o->mtu)) {
-				fprintf(stderr, TOOL ": bad --mtu '%s'\n", optarg);
+			if (tool_opt_uint(TOOL, "--mtu", optarg, IPD_MTU_MIN, 65520, &o->mtu))
 				return -1;
-			}
 			break;
 		case O_TXQ:
-			if (tool_parse_uint(optarg, 1, 100000, &o->txqlen))
+			if (tool_opt_uint(TOOL, "--txqueuelen", optarg, 1, 100000, &o->txqlen))
 				return -1;
 			break;
 		case 'd':
 			o->device = optarg;
 			break;
 		case O_PDID:
-			if (tool_parse_uint(optarg, 1, 0x7fff, &o->pdid)) {
-				fprintf(stderr, TOOL ": bad --pdid '%s' (1..32767)\n", optarg);
+			if (tool_opt_uint(TOOL, "--pdid", optarg, 1, 0x7fff, &o->pdid))
 				return -1;
-			}
 			break;
 		case O_MODE:
 			o->mode_set = 1;
@@ -231,59 +230,61 @@ int ipd_parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *
 				return -2;
 #endif
 			} else {
-				fprintf(stderr, TOOL ": bad --mode '%s' (busy, sleep, irq)\n", optarg);
+				tool_bad_value(TOOL, "--mode", optarg, "one of busy, sleep, irq");
 				return -1;
 			}
 			break;
 		case O_SPIN:
-			if (tool_parse_uint(optarg, 0, 100000000, &o->spin_us))
+			if (tool_opt_uint(TOOL, "--spin", optarg, 0, 100000000, &o->spin_us))
 				return -1;
 			break;
 		case O_KPATH:
 			if (tool_parse_uint(optarg, 0, EXANET_IP_MAX_LEN, &o->kpath_len) ||
 			    (o->kpath_len && o->kpath_len < 20)) {
-				fprintf(stderr, TOOL ": bad --kernel-path-len '%s' (0 = off, 20..%u)\n",
-					optarg, EXANET_IP_MAX_LEN);
+				tool_bad_value(TOOL, "--kernel-path-len", optarg,
+					       "0 (off) or a number in 20..%u", EXANET_IP_MAX_LEN);
 				return -1;
 			}
 			break;
 		case O_IRQSPIN:
-			if (tool_parse_uint(optarg, 0, 1000000, &o->irq_spin_us))
+			if (tool_opt_uint(TOOL, "--irq-spin-us", optarg, 0, 1000000, &o->irq_spin_us))
 				return -1;
 			break;
 		case O_MAXSLEEP:
-			if (tool_parse_uint(optarg, 1, 1000000, &o->max_sleep_us))
+			if (tool_opt_uint(TOOL, "--max-sleep-us", optarg, 1, 1000000, &o->max_sleep_us))
 				return -1;
 			break;
 		case O_RING:
 			if (tool_parse_uint(optarg, 1u << (IPD_RING_ORDER_MIN - 10),
 					    1u << (IPD_RING_ORDER_MAX - 10), &v) || (v & (v - 1))) {
-				fprintf(stderr, TOOL ": bad --ring-kib '%s'\n", optarg);
+				tool_bad_value(TOOL, "--ring-kib", optarg, "a power of two in %u..%u",
+					       1u << (IPD_RING_ORDER_MIN - 10),
+					       1u << (IPD_RING_ORDER_MAX - 10));
 				return -1;
 			}
 			o->ring_order = (unsigned int)__builtin_ctz(v) + 10;
 			break;
 		case O_BATCH:
-			if (tool_parse_uint(optarg, 0, 1 << 20, &o->batch_kib))
+			if (tool_opt_uint(TOOL, "--batch-kib", optarg, 0, 1 << 20, &o->batch_kib))
 				return -1;
 			break;
 		case O_INFLIGHT:
-			if (tool_parse_uint(optarg, 1, 16, &o->max_inflight))
+			if (tool_opt_uint(TOOL, "--max-inflight", optarg, 1, 16, &o->max_inflight))
 				return -1;
 			break;
 		case O_HBIF:
 			o->hb_iface = optarg;
 			break;
 		case O_HBPORT:
-			if (tool_parse_uint(optarg, 1, 65535, &o->hb_port))
+			if (tool_opt_uint(TOOL, "--hb-port", optarg, 1, 65535, &o->hb_port))
 				return -1;
 			break;
 		case O_HBINT:
-			if (tool_parse_uint(optarg, 10, 60000, &o->hb_interval_ms))
+			if (tool_opt_uint(TOOL, "--hb-interval", optarg, 10, 60000, &o->hb_interval_ms))
 				return -1;
 			break;
 		case O_HBMISS:
-			if (tool_parse_uint(optarg, 1, 1000, &o->hb_miss))
+			if (tool_opt_uint(TOOL, "--hb-miss", optarg, 1, 1000, &o->hb_miss))
 				return -1;
 			break;
 		case O_DAEMON:
@@ -300,7 +301,7 @@ int ipd_parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *
 			} else if (!strcmp(optarg, "keep")) {
 				o->sched = IPD_SCHED_KEEP;
 			} else {
-				fprintf(stderr, TOOL ": bad --sched '%s' (batch, normal, keep)\n", optarg);
+				tool_bad_value(TOOL, "--sched", optarg, "one of batch, normal, keep");
 				return -1;
 			}
 			break;
@@ -311,7 +312,7 @@ int ipd_parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *
 			errno = 0;
 			n = strtol(optarg, &end, 10);
 			if (errno || end == optarg || *end || n < -20 || n > 19) {
-				fprintf(stderr, TOOL ": bad --nice '%s' (-20..19)\n", optarg);
+				tool_bad_value(TOOL, "--nice", optarg, "a number in -20..19");
 				return -1;
 			}
 			o->nice = (int)n;
@@ -339,11 +340,12 @@ int ipd_parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *
 			printf(TOOL " " IPD_VERSION "\n");
 			exit(0);
 		default:
+			tool_opt_error(TOOL, argv, c);
 			return -1;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, TOOL ": unexpected argument '%s'\n", argv[optind]);
+		tool_extra_arg(TOOL, argv[optind]);
 		return -1;
 	}
 	if (*json && !*status) {

@@ -84,14 +84,12 @@ static unsigned long reg_bytes;		/* --reg-time: registration cost only */
 
 static int bw_opt(struct pp_opts *o, int c, const char *arg)
 {
-	unsigned long v;
+	unsigned long v = 0;
 
 	switch (c) {
 	case 'W':
-		if (tool_parse_ulong(arg, 1, MAX_WINDOW, &v)) {
-			fprintf(stderr, TOOL ": bad --window '%s' (1..%d)\n", arg, MAX_WINDOW);
+		if (tool_opt_ulong(TOOL, "--window", arg, 1, MAX_WINDOW, &v))
 			return -EINVAL;
-		}
 		window = (unsigned int)v;
 		return 0;
 	case 'r': o->flags |= MODE_READ; return 0;
@@ -100,10 +98,8 @@ static int bw_opt(struct pp_opts *o, int c, const char *arg)
 	case 'F': o->flags |= MODE_FRESH; return 0;
 	case 'H': o->flags |= MODE_THP; return 0;
 	case 'R':
-		if (tool_parse_ulong(arg, 4096, 1ul << 34, &reg_bytes)) {
-			fprintf(stderr, TOOL ": bad --reg-time '%s' (4096..2^34)\n", arg);
+		if (tool_opt_ulong(TOOL, "--reg-time", arg, 4096, 1ul << 34, &reg_bytes))
 			return -EINVAL;
-		}
 		o->no_peer = 1;
 		return 0;
 	}
@@ -231,7 +227,7 @@ static int reg_time(const struct pp_opts *o)
 		tj_uint(j, "reg_bytes", reg_bytes);
 		tj_num(j, "reg_us_pinned", "%.1f", pinned);
 		tj_num(j, "reg_us_odp", "%.1f", odp);
-		tj_num(j, "cpu_first_touch_MBps", "%.1f", reg_bytes / touch);
+		tj_num(j, "cpu_first_touch_mb_s", "%.1f", reg_bytes / touch);
 		tj_bool(j, "thp", o->flags & MODE_THP);
 		tj_print(j, 0);
 	} else
@@ -456,7 +452,7 @@ int main(int argc, char **argv)
 				json_object *r = tj_result(results, res[i].size, res[i].iters);
 
 				tj_num(r, "seconds", "%.6f", res[i].seconds);
-				tj_num(r, "MBps", "%.2f",
+				tj_num(r, "mb_s", "%.2f",
 				       res[i].mbps + (bidir ? res[i].peer_mbps : 0));
 				tj_uint(r, "errors", res[i].errors);
 				tj_num(r, "faults", "%.0f", res[i].faults);

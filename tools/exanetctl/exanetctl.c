@@ -34,7 +34,7 @@
 #include "tool_parse.h"
 
 #define TOOL "exanetctl"
-#define EXIT_USAGE 2
+#define EXIT_USAGE TOOL_EXIT_USAGE
 #define MAX_DEVICES 16
 
 static const char *const counter_names[EXANET_NUM_COUNTERS] = {
@@ -724,24 +724,21 @@ static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int n
 	int c, have_pid = 0, have_pdid = 0;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:d:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:d:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (tool_parse_uint(optarg, 1, 0x7fffffff, pid)) {
-				fprintf(stderr, TOOL ": bad --pid '%s'\n", optarg);
+			if (tool_opt_uint(TOOL, "--pid", optarg, 1, 0x7fffffff, pid))
 				return -EINVAL;
-			}
 			have_pid = 1;
 			break;
 		case 'd':
-			if (tool_parse_uint(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, pdid)) {
-				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
-					EXA_DOMAIN_JOB_MAX);
+			if (tool_opt_uint(TOOL, "--pdid", optarg, EXA_DOMAIN_JOB_MIN,
+					  EXA_DOMAIN_JOB_MAX, pdid))
 				return -EINVAL;
-			}
 			have_pdid = 1;
 			break;
 		default:
+			tool_opt_error(TOOL, argv, c);
 			return -EINVAL;
 		}
 	}
@@ -869,19 +866,18 @@ static int cmd_run(int argc, char **argv)
 	char go = 0;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+d:u:", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:d:u:", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (tool_parse_uint(optarg, EXA_DOMAIN_JOB_MIN, EXA_DOMAIN_JOB_MAX, &pdid)) {
-				fprintf(stderr, TOOL ": bad --pdid '%s' (1..%u)\n", optarg,
-					EXA_DOMAIN_JOB_MAX);
+			if (tool_opt_uint(TOOL, "--pdid", optarg, EXA_DOMAIN_JOB_MIN,
+					  EXA_DOMAIN_JOB_MAX, &pdid))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'u':
 			user = optarg;
 			break;
 		default:
+			tool_opt_error(TOOL, argv, c);
 			return EXIT_USAGE;
 		}
 	}
@@ -890,7 +886,7 @@ static int cmd_run(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (user && resolve_user(user, &uid, &gid, &uname)) {
-		fprintf(stderr, TOOL ": unknown user '%s'\n", user);
+		tool_bad_value(TOOL, "--user", user, "a user name or a uid in 0..%u", 0x7fffffff);
 		return EXIT_USAGE;
 	}
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
@@ -970,11 +966,11 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+jh", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:jh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		default: tool_opt_error(TOOL, argv, c); return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
@@ -999,7 +995,6 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, TOOL ": unknown command '%s'\n", cmd);
-	usage(stderr);
+	fprintf(stderr, TOOL ": unknown command '%s'; try '" TOOL " --help'\n", cmd);
 	return EXIT_USAGE;
 }

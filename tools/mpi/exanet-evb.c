@@ -38,10 +38,10 @@
  * Rank 0 prints one JSON object (tool_json.h): {"tool": "exanet-evb",
  * "pattern", "ranks", "rus", "bus", "depth", "seconds", "interval", "warmup",
  * "check",
- * "results": [{"size", "iters" (fragments received), "bw_MBps_per_node",
- * "bw_min_MBps", "bw_max_MBps" (over receivers), "sample_median_MBps",
- * "sample_p01_MBps" (over every receiver's kept samples), "samples",
- * "series_MBps" (every step, averaged over the receivers),
+ * "results": [{"size", "iters" (fragments received), "bw_mb_s_per_node",
+ * "bw_min_mb_s", "bw_max_mb_s" (over receivers), "sample_median_mb_s",
+ * "sample_p01_mb_s" (over every receiver's kept samples), "samples",
+ * "series_mb_s" (every step, averaged over the receivers),
  * "events", "fragments", "errors", "lost", "duplicated"}], "errors"}.
  * Exit status: 0, 1 when a fragment was lost, duplicated or damaged, 2 for
  * bad options (checked before MPI starts, so also without mpirun).
@@ -56,6 +56,7 @@
 #include "tool_parse.h"
 #include "tool_sizes.h"
 
+#define TOOL "exanet-evb"
 #define EVB_MAGIC 0x45564246524147ull	/* "EVBFRAG" */
 #define EVB_MIN_FRAG 32u		/* the header */
 #define EVB_MAX_FRAG (16u << 20)
@@ -140,34 +141,13 @@ static int check_body(const uint8_t *body, size_t len, uint64_t event, uint32_t 
 	return 0;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr, "usage: exanet-evb nton|nxn [--sizes LIST] [--depth N] [--seconds S] "
-		"[--interval S] [--warmup S] [--check full|header] [--timeout S]\n"
+	fprintf(f, "usage: exanet-evb nton|nxn [--sizes LIST] [--depth N] [--seconds S] "
+		"[--interval S] [--warmup S] [--check full|header] [--timeout S] [--help]\n"
 		"  fragment sizes %u..%u B: 1024,65536, or 1024-131072 = 1024,2048,..,131072\n"
 		"  (default %s), depth 1..%u (default 8)\n",
 		EVB_MIN_FRAG, EVB_MAX_FRAG, EVB_DEFAULT_SIZES, EVB_MAX_DEPTH);
-}
-
-static int bad(const char *what, const char *arg)
-{
-	fprintf(stderr, "exanet-evb: %s: %s\n", what, arg ? arg : "(missing)");
-	usage();
-	return 2;
-}
-
-static int parse_seconds(const char *s, double min, double max, double *out)
-{
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -1;
-	v = strtod(s, &end);
-	if (*end || !(v >= min && v <= max))
-		return -1;
-	*out = v;
-	return 0;
 }
 
 static int parse_sizes(const char *s, struct evb_opts *o)
@@ -180,49 +160,66 @@ static int parse_sizes(const char *s, struct evb_opts *o)
 	return 0;
 }
 
+/* One option and its value: 0, or -EINVAL after the one-line message. */
+static int take_opt(struct evb_opts *o, const char *opt, const char *val)
+{
+	static const char *const checks[] = { "full", "header", NULL };
+	int i;
+
+	if (!strcmp(opt, "--sizes")) {
+		if (parse_sizes(val, o))
+			return tool_bad_value(TOOL, opt, val,
+					      "a list of at most %u sizes in %u..%u (1024,65536 or 1024-131072)",
+					      EVB_MAX_SIZES, EVB_MIN_FRAG, EVB_MAX_FRAG);
+		return 0;
+	}
+	if (!strcmp(opt, "--depth"))
+		return tool_opt_uint(TOOL, opt, val, 1, EVB_MAX_DEPTH, &o->depth);
+	if (!strcmp(opt, "--seconds"))
+		return tool_opt_seconds(TOOL, opt, val, 0.1, 3600, &o->seconds);
+	if (!strcmp(opt, "--interval"))
+		return tool_opt_seconds(TOOL, opt, val, 0.01, 60, &o->interval);
+	if (!strcmp(opt, "--warmup"))
+		return tool_opt_seconds(TOOL, opt, val, 0, 3600, &o->warmup);
+	if (!strcmp(opt, "--timeout"))
+		return tool_opt_seconds(TOOL, opt, val, 1, 86400, &o->timeout);
+	if (!strcmp(opt, "--check")) {
+		i = tool_opt_choice(TOOL, opt, val, checks);
+		if (i < 0)
+			return -EINVAL;
+		o->full_check = i == 0;
+		return 0;
+	}
+	return tool_unknown_opt(TOOL, opt);
+}
+
 /* Options (before MPI_Init, so that bad ones fail the same with or without
- * mpirun): 0, or 2 after a message. */
+ * mpirun): 0, 1 after --help, or 2 after a one-line message. */
 static int parse_opts(int argc, char **argv, struct evb_opts *o)
 {
+	static const char *const patterns[] = { "nton", "nxn", NULL };
+	int pattern;
+
 	*o = (struct evb_opts){ .depth = 8, .seconds = 3, .interval = 0.25, .timeout = 120,
 				.warmup = 1, .full_check = 1 };
 	parse_sizes(EVB_DEFAULT_SIZES, o);
-	if (argc < 2)
-		return bad("missing pattern (nton or nxn)", NULL);
-	if (!strcmp(argv[1], "nxn"))
-		o->nxn = 1;
-	else if (strcmp(argv[1], "nton"))
-		return bad("unknown pattern (nton or nxn)", argv[1]);
+	if (tool_help_asked(argc, argv)) {
+		usage(stdout);
+		return 1;
+	}
+	if (argc < 2) {
+		fprintf(stderr, TOOL ": missing pattern (nton or nxn); try '" TOOL " --help'\n");
+		return 2;
+	}
+	pattern = tool_opt_choice(TOOL, "pattern", argv[1], patterns);
+	if (pattern < 0)
+		return 2;
+	o->nxn = pattern == 1;
 	for (int a = 2; a < argc; a += 2) {
 		const char *opt = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
 
-		if (!val)
-			return bad("option without a value", opt);
-		if (!strcmp(opt, "--sizes")) {
-			if (parse_sizes(val, o))
-				return bad("bad fragment size list", val);
-		} else if (!strcmp(opt, "--depth")) {
-			if (tool_parse_uint(val, 1, EVB_MAX_DEPTH, &o->depth))
-				return bad("bad --depth", val);
-		} else if (!strcmp(opt, "--seconds")) {
-			if (parse_seconds(val, 0.1, 3600, &o->seconds))
-				return bad("bad --seconds (0.1..3600)", val);
-		} else if (!strcmp(opt, "--interval")) {
-			if (parse_seconds(val, 0.01, 60, &o->interval))
-				return bad("bad --interval (0.01..60)", val);
-		} else if (!strcmp(opt, "--warmup")) {
-			if (parse_seconds(val, 0, 3600, &o->warmup))
-				return bad("bad --warmup (0..3600)", val);
-		} else if (!strcmp(opt, "--timeout")) {
-			if (parse_seconds(val, 1, 86400, &o->timeout))
-				return bad("bad --timeout (1..86400)", val);
-		} else if (!strcmp(opt, "--check")) {
-			if (strcmp(val, "full") && strcmp(val, "header"))
-				return bad("bad --check (full or header)", val);
-			o->full_check = !strcmp(val, "full");
-		} else {
-			return bad("unknown option", opt);
-		}
+		if (!val ? tool_missing_value(TOOL, opt) : take_opt(o, opt, val))
+			return 2;
 	}
 	if (o->seconds / o->interval < 3) {
 		fprintf(stderr, "exanet-evb: --seconds %g holds fewer than 3 intervals of %g s "
@@ -661,13 +658,13 @@ static int run_size(struct evb_run *r, json_object *results)
 		}
 		qsort(kept_v, nk, sizeof(double), cmp_double);
 		res = tj_result(results, (unsigned int)r->size, (unsigned long)tot[R_FRAGS]);
-		tj_num(res, "bw_MBps_per_node", "%.2f", nbu ? bw / nbu : 0);
-		tj_num(res, "bw_min_MBps", "%.2f", nbu ? bmin : 0);
-		tj_num(res, "bw_max_MBps", "%.2f", bmax);
-		tj_num(res, "sample_median_MBps", "%.2f", quantile(kept_v, nk, 0.5));
-		tj_num(res, "sample_p01_MBps", "%.2f", quantile(kept_v, nk, 0.01));
+		tj_num(res, "bw_mb_s_per_node", "%.2f", nbu ? bw / nbu : 0);
+		tj_num(res, "bw_min_mb_s", "%.2f", nbu ? bmin : 0);
+		tj_num(res, "bw_max_mb_s", "%.2f", bmax);
+		tj_num(res, "sample_median_mb_s", "%.2f", quantile(kept_v, nk, 0.5));
+		tj_num(res, "sample_p01_mb_s", "%.2f", quantile(kept_v, nk, 0.01));
 		tj_int(res, "samples", kept);
-		series = tj_array(res, "series_MBps");
+		series = tj_array(res, "series_mb_s");
 		for (int k = 0; k < nsamp; k++) {
 			double sum = 0;
 			char text[32];
@@ -708,7 +705,7 @@ int main(int argc, char **argv)
 
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
-		return rc;
+		return rc == 1 ? 0 : rc;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &r.nranks);

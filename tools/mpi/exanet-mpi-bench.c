@@ -23,8 +23,8 @@
  *   last put's bytes.  Whichever osc component mpirun selects (--mca osc).
  * Rank 0 prints one JSON object (the tools' benchmark schema, tool_json.h):
  * {"tool": "exanet-mpi-bench", "mode":..., "ranks":..., "iters":..., "window":...,
- * "results": [{"size":, "iters":, "median_us"|"median_MBps":, "p99_us"|"p01_MBps":,
- * "min_us"|"max_MBps":}], "errors":}.
+ * "results": [{"size":, "iters":, "median_us"|"median_mb_s":, "p99_us"|"p01_mb_s":,
+ * "min_us"|"max_mb_s":}], "errors":}.
  * Every received message is checked (first and last byte) in latency/bw.
  */
 #include <mpi.h>
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "tool_json.h"
+#include "tool_parse.h"
 #include "tool_sizes.h"
 
 #define MAX_SIZES 64
@@ -54,12 +55,13 @@ static double quantile(const double *v, int n, double q)
 	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
-static void usage(FILE *to)
+#define TOOL "exanet-mpi-bench"
+
+static void usage(FILE *f)
 {
-	fprintf(to, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes LIST] "
-		"[--iters N] [--warmup W] [--window K]\n"
-		"  sizes 0..%u B: 0,8,1024, or 8-1024 = 8,16,..,1024\n"
-		"  --help  this text (no MPI start-up); see exanet-mpi-bench(1)\n", MAX_SIZE);
+	fprintf(f, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes LIST] "
+		"[--iters N] [--warmup W] [--window K] [--help]\n"
+		"  sizes 0..%u B: 0,8,1024, or 8-1024 = 8,16,..,1024\n", MAX_SIZE);
 }
 
 static int errors;
@@ -197,63 +199,86 @@ static void barrier(int iters, int warmup, double *t)
 	}
 }
 
+struct bench_opts {
+	const char *mode, *sizes;
+	unsigned int iters, warmup, window;
+	unsigned int size_list[MAX_SIZES];
+	int nsizes;
+};
+
+/* Options (before MPI_Init: the same on every rank, with or without
+ * mpirun): 0, 1 after --help, or 2 after a one-line message. */
+static int parse_opts(int argc, char **argv, struct bench_opts *o)
+{
+	static const char *const modes[] = { "latency", "bw", "allreduce", "barrier", "put", NULL };
+
+	*o = (struct bench_opts){ .iters = 1000, .warmup = 100, .window = 16 };
+	if (tool_help_asked(argc, argv)) {
+		usage(stdout);
+		return 1;
+	}
+	if (argc < 2) {
+		fprintf(stderr, TOOL ": missing mode; try '" TOOL " --help'\n");
+		return 2;
+	}
+	o->mode = argv[1];
+	if (tool_opt_choice(TOOL, "mode", o->mode, modes) < 0)
+		return 2;
+	for (int a = 2; a < argc; a += 2) {
+		const char *opt = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
+		int known = !strcmp(opt, "--sizes") || !strcmp(opt, "--iters") ||
+			    !strcmp(opt, "--warmup") || !strcmp(opt, "--window");
+		int err;
+
+		if (!known ? tool_unknown_opt(TOOL, opt) : !val ? tool_missing_value(TOOL, opt) : 0)
+			return 2;
+		if (!strcmp(opt, "--sizes")) {
+			o->sizes = val;
+			continue;
+		}
+		err = !strcmp(opt, "--iters") ? tool_opt_uint(TOOL, opt, val, 1, 100000000, &o->iters) :
+		      !strcmp(opt, "--warmup") ? tool_opt_uint(TOOL, opt, val, 0, 100000000, &o->warmup) :
+		      tool_opt_uint(TOOL, opt, val, 1, 1024, &o->window);
+		if (err)
+			return 2;
+	}
+	if (!o->sizes)
+		o->sizes = !strcmp(o->mode, "latency") ? "0,8,1024,65536" :
+			   !strcmp(o->mode, "bw") ? "4194304" :
+			   !strcmp(o->mode, "barrier") ? "0" : "8";
+	o->nsizes = tool_parse_sizes(o->sizes, 0, MAX_SIZE, o->size_list, MAX_SIZES);
+	if (o->nsizes < 0) {
+		tool_bad_value(TOOL, "--sizes", o->sizes,
+			       "a list of at most %u sizes in 0..%u (0,8,1024 or 8-1024)",
+			       MAX_SIZES, MAX_SIZE);
+		return 2;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	const char *mode, *sizes = NULL;
-	int iters = 1000, warmup = 100, window = 16, rank, nranks, all_errors = 0, nsizes;
-	unsigned int size_list[MAX_SIZES];
+	struct bench_opts o;
+	const char *mode;
+	int iters, warmup, window, rank, nranks, all_errors = 0, nsizes, rc;
+	unsigned int *size_list = o.size_list;
 	double *t;
 	json_object *out = NULL, *results = NULL;	/* rank 0's output */
 
-	/* before MPI_Init: --help needs no launcher */
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-			usage(stdout);
-			return 0;
-		}
-	}
+	rc = parse_opts(argc, argv, &o);
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	mode = o.mode;
+	iters = (int)o.iters;
+	warmup = (int)o.warmup;
+	window = (int)o.window;
+	nsizes = o.nsizes;
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	if (argc < 2) {
-		usage(stderr);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	mode = argv[1];
-	for (int a = 2; a < argc; a++) {
-		if (a + 1 >= argc) {
-			usage(stderr);
-			MPI_Abort(MPI_COMM_WORLD, 2);
-		}
-		if (!strcmp(argv[a], "--sizes"))
-			sizes = argv[++a];
-		else if (!strcmp(argv[a], "--iters"))
-			iters = atoi(argv[++a]);
-		else if (!strcmp(argv[a], "--warmup"))
-			warmup = atoi(argv[++a]);
-		else if (!strcmp(argv[a], "--window"))
-			window = atoi(argv[++a]);
-		else {
-			usage(stderr);
-			MPI_Abort(MPI_COMM_WORLD, 2);
-		}
-	}
-	if (strcmp(mode, "latency") && strcmp(mode, "bw") && strcmp(mode, "allreduce") &&
-	    strcmp(mode, "barrier") && strcmp(mode, "put")) {
-		usage(stderr);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	if (iters < 1 || warmup < 0 || window < 1 || (strcmp(mode, "allreduce") && strcmp(mode, "barrier") && nranks < 2)) {
-		usage(stderr);
-		MPI_Abort(MPI_COMM_WORLD, 2);
-	}
-	if (!sizes)
-		sizes = !strcmp(mode, "latency") ? "0,8,1024,65536" :
-			!strcmp(mode, "bw") ? "4194304" :
-			!strcmp(mode, "barrier") ? "0" : "8";
-	nsizes = tool_parse_sizes(sizes, 0, MAX_SIZE, size_list, MAX_SIZES);
-	if (nsizes < 0) {
-		usage(stderr);
+	if (strcmp(mode, "allreduce") && strcmp(mode, "barrier") && nranks < 2) {
+		if (rank == 0)
+			fprintf(stderr, TOOL ": %s needs 2 or more ranks, not %d\n", mode, nranks);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	t = calloc((size_t)iters, sizeof(*t));
@@ -285,9 +310,9 @@ int main(int argc, char **argv)
 
 			qsort(t, (size_t)iters, sizeof(*t), cmp_double);
 			if (bw) {
-				tj_num(r, "median_MBps", "%.3f", quantile(t, iters, 0.5));
-				tj_num(r, "p01_MBps", "%.3f", quantile(t, iters, 0.01));
-				tj_num(r, "max_MBps", "%.1f", t[iters - 1]);
+				tj_num(r, "median_mb_s", "%.3f", quantile(t, iters, 0.5));
+				tj_num(r, "p01_mb_s", "%.3f", quantile(t, iters, 0.01));
+				tj_num(r, "max_mb_s", "%.1f", t[iters - 1]);
 			} else {
 				tj_num(r, "median_us", "%.2f", quantile(t, iters, 0.5));
 				tj_num(r, "p99_us", "%.2f", quantile(t, iters, 0.99));
