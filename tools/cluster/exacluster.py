@@ -1518,8 +1518,9 @@ def _cli(argv=None):
                          "exanet; extoll needs a cluster up with --extoll)")
     mp.add_argument("args", nargs=argparse.REMAINDER,
                     help="[--] [mpirun options] program [arguments]")
-    pu = sub.add_parser("put", help="copy host files onto node(s) (qemu-ga; no image "
-                        "rebuild): exacluster put [--all|--node N] FILE... DEST")
+    pu = sub.add_parser("put", aliases=["cp"],
+                        help="copy host files onto node(s) (qemu-ga; no image "
+                        "rebuild): exacluster put|cp [--all|--node N] FILE... DEST")
     pu.add_argument("--name", default=default_name, help=name_help)
     g = pu.add_mutually_exclusive_group()
     g.add_argument("--node", type=int, default=0, help="the node (default 0)")
@@ -1625,7 +1626,7 @@ def _cli(argv=None):
             _say_timeout(r, "mpirun", a.timeout)
             c.release_agents()
             return r.rc & 0xff if r.rc >= 0 else 1
-        if a.cmd == "put":
+        if a.cmd in ("put", "cp"):
             if len(a.files) < 2:
                 ap.error("put: need FILE... DEST")
             c = Cluster.attach(a.name)
