@@ -16,7 +16,8 @@
 #   make check-packages  install the packages into a clean bookworm root, DKMS
 #                        build for KVER, pkg-config, tools; modprobe on a node
 
-PKG_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(TOP)/debian/changelog)
+# the project's version (debian/changelog, EXA_VERSION in the top Makefile)
+PKG_VERSION := $(EXA_VERSION)
 MANDIR ?= $(PREFIX)/share/man
 UDEVRULESDIR ?= /lib/udev/rules.d
 BINDIR ?= $(PREFIX)/bin
