@@ -158,3 +158,12 @@ $(MAN_HT): $(TOP)/selftests/host/test_manpages.sh
 	install -m 0755 $< $@
 ALL_TARGETS += $(MAN_HT)
 HOST_TESTS += $(MAN_HT)
+
+# One version everywhere (debian/changelog, the tools' --version, NEWS.md):
+# after the tools it asks
+VERSION_HT := $(BUILD)/host-tests/test_version
+$(VERSION_HT): $(TOP)/selftests/host/test_version.sh $(PKG_TOOLS) $(MPI_BENCH) $(EVB)
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+ALL_TARGETS += $(VERSION_HT)
+HOST_TESTS += $(VERSION_HT)
