@@ -76,7 +76,8 @@ done
 check_version exacluster "$TOP/tools/cluster/exacluster"
 
 # NEWS.md: a section "## <version>" (the date may follow).
-if grep -qE "^## ${version//./\\.}( |$)" "$TOP/NEWS.md" 2>/dev/null; then
+news=$TOP/NEWS.md
+if grep -qE "^## ${version//./\\.}( |$)" "$news" 2>/dev/null; then
 	ok "NEWS.md has a section for $version"
 else
 	notok "NEWS.md has no '## $version' section"
