@@ -159,10 +159,10 @@ $(MAN_HT): $(TOP)/selftests/host/test_manpages.sh
 ALL_TARGETS += $(MAN_HT)
 HOST_TESTS += $(MAN_HT)
 
-# One version everywhere (debian/changelog, the tools' --version, NEWS.md):
-# after the tools it asks
+# One version everywhere (debian/changelog, the tools' --version, NEWS.md),
+# and libexanet.h's ABI version is the library's: after what it asks
 VERSION_HT := $(BUILD)/host-tests/test_version
-$(VERSION_HT): $(TOP)/selftests/host/test_version.sh $(PKG_TOOLS) $(MPI_BENCH) $(EVB)
+$(VERSION_HT): $(TOP)/selftests/host/test_version.sh $(PKG_TOOLS) $(MPI_BENCH) $(EVB) $(LIBEXANET_PC)
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 ALL_TARGETS += $(VERSION_HT)

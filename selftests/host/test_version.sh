@@ -7,7 +7,9 @@
 #  - every program in build/bin prints exactly "<tool> <version>" with
 #    --version and exits 0 (the internal programs listed below aside), and
 #    so does tools/cluster/exacluster;
-#  - NEWS.md has a section for the version.
+#  - NEWS.md has a section for the version;
+#  - the ABI version libexanet.h declares (LIBEXANET_VERSION_MAJOR/MINOR)
+#    is the library's (libexanet.pc, from lib/libexanet/libexanet.map).
 # Installed as build/host-tests/test_version by packaging/build.mk; builds
 # and boots nothing.
 set -uo pipefail
@@ -32,7 +34,7 @@ for f in "$BIN"/*; do
 	if [ ! -f "$f" ] || [ ! -x "$f" ]; then continue; fi
 	[[ $INTERNAL == *" $b "* || " ${TOOLS[*]} " == *" $b "* ]] || progs+=("$b")
 done
-echo "1..$(( ${#progs[@]} + 4 ))"
+echo "1..$(( ${#progs[@]} + 5 ))"
 
 # The one source, as Debian reads it, and as the build reads it.
 # dpkg-parsechangelog's warnings count: a malformed line is not parsed.
@@ -81,5 +83,16 @@ if grep -qE "^## ${version//./\\.}( |$)" "$news" 2>/dev/null; then
 	ok "NEWS.md has a section for $version"
 else
 	notok "NEWS.md has no '## $version' section"
+fi
+
+# libexanet's ABI version: the header's macros against the built library's
+pc_version=$(sed -n 's/^Version: *//p' "$BUILD/lib/libexanet.pc" 2>/dev/null)
+header=$TOP/lib/libexanet/include/libexanet.h
+h_major=$(sed -n 's/^#define LIBEXANET_VERSION_MAJOR \([0-9]*\)$/\1/p' "$header")
+h_minor=$(sed -n 's/^#define LIBEXANET_VERSION_MINOR \([0-9]*\)$/\1/p' "$header")
+if [ -n "$pc_version" ] && [ "$h_major.$h_minor" = "$pc_version" ]; then
+	ok "libexanet.h declares ABI $h_major.$h_minor, as libexanet.pc"
+else
+	notok "libexanet.h declares ABI $h_major.$h_minor, libexanet.pc says '$pc_version'"
 fi
 exit $fail
