@@ -5,6 +5,7 @@
 #   make check      build everything and run all tests (host + in-VM)
 #   make examples   the programs of examples/ into build/examples/
 #                   (Documentation/getting-started.md)
+#   make version    print the project's version (debian/changelog's top entry)
 #   make check-debug  the in-VM suite on a KASAN/lockdep/kmemleak/UBSAN debug
 #                   kernel (built once, cached), writes build/bench/debug.json
 #   make check-fuzz only the fuzzer, EXA_FUZZ_SECONDS (600) [EXA_FUZZ_SEED=N]
@@ -43,6 +44,11 @@ CACHE ?= $(HOME)/.cache/exanet-fabric
 KVER ?= $(shell $(TOP)/scripts/kver.sh 2>/dev/null)
 KDIR ?= /usr/src/linux-headers-$(KVER)
 export TOP BUILD CACHE KVER KDIR
+# The project's version: the top entry of debian/changelog, its one source
+# (the packages take theirs from it too).  The tools print it with --version
+# (tools/common/tool_version.c); the libraries' sonames and pkg-config
+# versions are their ABI versions instead (Documentation/packaging.md).
+EXA_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(TOP)/debian/changelog)
 
 CC ?= gcc
 USER_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
@@ -62,10 +68,13 @@ TOOL_JSON := $(TOOLS_OBJ)/tool_json.o
 TOOL_JSON_H := $(TOOLS_COMMON)/tool_json.h
 # the one meaning of --sizes (tool_sizes.h)
 TOOL_SIZES := $(TOOLS_OBJ)/tool_sizes.o
+# every tool's --version (tool_version.h, EXA_VERSION)
+TOOL_VERSION := $(TOOLS_OBJ)/tool_version.o
+TOOL_VERSION_H := $(TOOLS_COMMON)/tool_version.h
 # the ping-pong and bandwidth tools: parameters (pp_params.c) and the rest
-PP_COMMON := $(TOOLS_OBJ)/pp_common.o $(TOOLS_OBJ)/pp_params.o $(TOOL_SIZES) $(TOOL_JSON)
+PP_COMMON := $(TOOLS_OBJ)/pp_common.o $(TOOLS_OBJ)/pp_params.o $(TOOL_SIZES) $(TOOL_JSON) $(TOOL_VERSION)
 PP_COMMON_H = $(TOOLS_COMMON)/pp_common.h $(TOOLS_COMMON)/pp_params.h $(TOOLS_COMMON)/tool_parse.h \
-	$(TOOLS_COMMON)/tool_sizes.h \
+	$(TOOLS_COMMON)/tool_sizes.h $(TOOL_VERSION_H) \
 	$(TOOL_JSON_H) $(EXA_COMMON_HDRS)
 PP_CFLAGS := -I$(TOOLS_COMMON) $(JSON_CFLAGS)
 # The one generic netlink client (exanetctl, exanet-ipd, the selftests'
@@ -80,11 +89,14 @@ ALL_TARGETS :=
 HOST_TESTS :=
 CLEAN_FILES :=
 
-.PHONY: all deps deps-debug style check examples check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-evb bench-agent results doc-pictures clean
+.PHONY: all version deps deps-debug style check examples check-debug check-faults check-fabtests demo bench-msg bench-rdma bench-extoll bench-ip bench-ip-breakdown bench-latency bench-mpi bench-evb bench-agent results doc-pictures clean
 all:
 
 deps:
 	@$(TOP)/scripts/install-deps.sh
+
+version:
+	@echo $(EXA_VERSION)
 
 deps-debug:
 	@$(TOP)/scripts/install-deps.sh --debug-kernel

@@ -20,7 +20,8 @@
 #   make check-packages  install the packages into a clean bookworm root, DKMS
 #                        build for KVER, pkg-config, tools; modprobe on a node
 
-PKG_VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' $(TOP)/debian/changelog)
+# the project's version (debian/changelog, EXA_VERSION in the top Makefile)
+PKG_VERSION := $(EXA_VERSION)
 MANDIR ?= $(PREFIX)/share/man
 UDEVRULESDIR ?= /lib/udev/rules.d
 BINDIR ?= $(PREFIX)/bin
@@ -173,3 +174,12 @@ $(MAN_HT): $(TOP)/selftests/host/test_manpages.sh
 	install -m 0755 $< $@
 ALL_TARGETS += $(MAN_HT)
 HOST_TESTS += $(MAN_HT)
+
+# One version everywhere (debian/changelog, the tools' --version, NEWS.md),
+# and libexanet.h's ABI version is the library's: after what it asks
+VERSION_HT := $(BUILD)/host-tests/test_version
+$(VERSION_HT): $(TOP)/selftests/host/test_version.sh $(PKG_TOOLS) $(MPI_BENCH) $(EVB) $(LIBEXANET_PC)
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+ALL_TARGETS += $(VERSION_HT)
+HOST_TESTS += $(VERSION_HT)

@@ -7,7 +7,9 @@
 #     (scripts/kver.sh) into /lib/modules/KVER/updates/dkms, vermagic KVER;
 #   - pkg-config --libs libexanet rma2 velo2, and a program using all three
 #     libraries compiles and links against the installed -dev packages;
-#   - every tool runs (--help exits 0) and its man page is installed;
+#   - every tool runs (--help exits 0), prints "<tool> <version>" with
+#     --version, the version of the installed exanet-tools package, and its
+#     man page is installed;
 #   - every librma2/libvelo2 call has a man page name; exanet-doc holds the
 #     documents the man pages name;
 #   - the udev rules and exanet-ipd's sysctl file are in place;
@@ -113,9 +115,13 @@ C
 check "a program using the three libraries builds with pkg-config and runs" \
 	in_root sh -c 'cc -o /tmp/use /tmp/use.c $(pkg-config --cflags --libs libexanet rma2 velo2) && /tmp/use'
 
+# the project's one version (debian/changelog): the package's and the tools'
+pkg_version=$(in_root dpkg-query -W -f '${Version}' exanet-tools 2>/dev/null)
 for t in "${TOOLS[@]}"; do
 	tool=${t%%:*} sec=${t##*:}
 	check "$tool --help exits 0" in_root "$tool" --help
+	check "$tool --version prints '$tool $pkg_version'" \
+		in_root sh -c '[ "$("$1" --version)" = "$1 $2" ]' sh "$tool" "$pkg_version"
 	check "man page $tool($sec) installed" test -e "$ROOT/usr/share/man/man$sec/$tool.$sec.gz"
 done
 check "libexanet(3) and exanet_send(3) link installed" test -e "$ROOT/usr/share/man/man3/exanet_send_wait.3.gz"

@@ -9,13 +9,17 @@ TOOLS_OUT := $(BUILD)/bin
 UDEV_LIBS := $(shell pkg-config --libs libudev 2>/dev/null || echo -ludev)
 
 TOOLS_COMMON_HDRS := $(addprefix $(TOOLS_COMMON)/,exa_genl.h extoll_tool.h pp_common.h pp_params.h \
-	rdma_tool.h rma2_tool.h tool_json.h tool_parse.h tool_sizes.h) $(EXA_COMMON_HDRS) \
+	rdma_tool.h rma2_tool.h tool_json.h tool_parse.h tool_sizes.h tool_version.h) $(EXA_COMMON_HDRS) \
 	$(TOP)/uapi/exanet.h $(LIBEXANET_DIR)/include/libexanet.h $(RMA2_HDRS)
 TOOLS_OBJ_CC = $(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) $(EXTOLL_CFLAGS) -I$(TOOLS_COMMON) \
 	-c -o $@ $<
 $(TOOLS_OBJ)/%.o: $(TOOLS_COMMON)/%.c $(TOOLS_COMMON_HDRS)
 	@mkdir -p $(@D)
 	$(TOOLS_OBJ_CC)
+# the project's version, compiled into this object only
+$(TOOL_VERSION): $(TOOLS_COMMON)/tool_version.c $(TOOL_VERSION_H) $(TOP)/debian/changelog
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -DEXA_VERSION='"$(EXA_VERSION)"' -c -o $@ $<
 # the wait loop of the libraries (lib/common/exa_wait.c), for the tools
 EXA_WAIT_OBJ := $(TOOLS_OBJ)/exa_wait.o
 $(EXA_WAIT_OBJ): $(EXA_WAIT_SRC) $(EXA_COMMON_HDRS)
@@ -36,28 +40,29 @@ $(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON)
 	$(CC) $(USER_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
 
 $(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h $(TOP)/uapi/exa_torus.h \
-		$(TOOLS_COMMON)/tool_parse.h $(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) $(TOOL_JSON_H)
+		$(TOOLS_COMMON)/tool_parse.h $(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) $(TOOL_JSON_H) \
+		$(TOOL_VERSION) $(TOOL_VERSION_H)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(EXA_GENL) \
-		$(TOOL_JSON) $(USER_LDFLAGS) $(NL_LIBS) $(UDEV_LIBS) $(JSON_LIBS)
+		$(TOOL_JSON) $(TOOL_VERSION) $(USER_LDFLAGS) $(NL_LIBS) $(UDEV_LIBS) $(JSON_LIBS)
 
 # MPI benchmark of make bench-mpi (Debian's Open MPI wrapper compiler)
 MPI_BENCH := $(TOOLS_OUT)/exanet-mpi-bench
 ALL_TARGETS += $(MPI_BENCH)
 $(MPI_BENCH): $(TOP)/tools/mpi/exanet-mpi-bench.c $(TOOL_JSON) $(TOOL_JSON_H) $(TOOL_SIZES) \
-		$(TOOLS_COMMON)/tool_sizes.h
+		$(TOOLS_COMMON)/tool_sizes.h $(TOOL_VERSION) $(TOOL_VERSION_H)
 	@mkdir -p $(@D)
 	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(TOOL_SIZES) \
-		$(JSON_LIBS)
+		$(TOOL_VERSION) $(JSON_LIBS)
 
 # Event building (make bench-evb, Documentation/evb.md)
 EVB := $(TOOLS_OUT)/exanet-evb
 ALL_TARGETS += $(EVB)
 $(EVB): $(TOP)/tools/mpi/exanet-evb.c $(TOOLS_COMMON)/tool_parse.h $(TOOL_JSON) $(TOOL_JSON_H) \
-		$(TOOL_SIZES) $(TOOLS_COMMON)/tool_sizes.h
+		$(TOOL_SIZES) $(TOOLS_COMMON)/tool_sizes.h $(TOOL_VERSION) $(TOOL_VERSION_H)
 	@mkdir -p $(@D)
 	$(MPICC) $(USER_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(TOOL_JSON) $(TOOL_SIZES) \
-		$(JSON_LIBS)
+		$(TOOL_VERSION) $(JSON_LIBS)
 
 .PHONY: user-tools
 user-tools: $(USER_TOOLS)
@@ -90,11 +95,11 @@ IPD_HDRS := $(addprefix $(IPD_DIR)/,ipd.h ipd_fabric.h ipd_proto.h)
 ALL_TARGETS += $(TOOLS_OUT)/exanet-ipd
 
 $(TOOLS_OUT)/exanet-ipd: $(IPD_SRCS) $(IPD_HDRS) $(TOOLS_COMMON)/tool_parse.h $(EXA_COMMON_HDRS) \
-		$(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) $(TOOL_JSON_H) $(LIBEXANET_SO) \
-		$(LIBEXANET_DIR)/include/libexanet.h
+		$(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) $(TOOL_JSON_H) $(TOOL_VERSION) $(TOOL_VERSION_H) \
+		$(LIBEXANET_SO) $(LIBEXANET_DIR)/include/libexanet.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(IPD_SRCS) $(EXA_GENL) \
-		$(TOOL_JSON) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(NL_LIBS) $(JSON_LIBS) -lz
+		$(TOOL_JSON) $(TOOL_VERSION) $(USER_LDFLAGS) $(LIBEXANET_LDLIBS) $(NL_LIBS) $(JSON_LIBS) -lz
 
 # EXTOLL tools: rma2-pingpong, rma2-bw, velo2-pingpong (options, TCP
 # handshake and statistics from tools/common/pp_params.c and pp_common.c,

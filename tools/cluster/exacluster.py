@@ -56,6 +56,18 @@ SHARE_TAG = "exashare"      # virtio-9p mount tag of --share
 SHARE_MOUNT = "/share"      # where the nodes mount it (tools/cluster/init)
 
 
+def project_version():
+    """The project's version: the top entry of debian/changelog in this
+    script's tree (the one source; the C tools get it from the build)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(HERE)), "debian", "changelog")
+    try:
+        with open(path) as f:
+            m = re.match(r"\S+ \(([^)]+)\)", f.readline())
+    except OSError:
+        m = None
+    return m.group(1) if m else "unknown"
+
+
 class ClusterError(Exception):
     """Boot failure, dead node, agent not answering."""
 
@@ -1443,6 +1455,7 @@ def _cli(argv=None):
                                              "(see Documentation/cluster.md)",
                                  epilog=env_help,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version="%(prog)s " + project_version())
     sub = ap.add_subparsers(dest="cmd", required=True)
     # EXACLUSTER_NAME: the cluster a shell session works on (a test running
     # documented command lines keeps clear of a user's "default" one)

@@ -8,9 +8,11 @@
 
 #include "exanet.h"
 #include "pp_common.h"
+#include "tool_version.h"
 
 /* Values of the options without a short letter (below: the tools' own). */
-enum { OPT_SLOTS = 0x1000, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD, OPT_SLEEP, OPT_SAMPLES };
+enum { OPT_SLOTS = 0x1000, OPT_NO_TIMING, OPT_CLOCK, OPT_YIELD, OPT_SLEEP, OPT_SAMPLES,
+       OPT_VERSION };
 
 static const struct option common_lopts[] = {
 	{ "server", no_argument, NULL, 's' },
@@ -23,6 +25,7 @@ static const struct option common_lopts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
 static const struct option device_lopts[] = {
@@ -164,6 +167,9 @@ static int take_opt(const struct pp_tool *t, struct pp_opts *o, int c, const cha
 		return 0;
 	case 'h':
 		t->usage(stdout);
+		exit(0);
+	case OPT_VERSION:
+		tool_version(t->name);
 		exit(0);
 	}
 	return -EINVAL;

@@ -90,9 +90,10 @@ struct pp_tool {
 
 /*
  * Parses the options into *o (defaults first).  --help prints t->usage and
- * exits 0; anything invalid is reported in one line on stderr (a bad value:
- * the option, the value and what it takes, tool_parse.h; an unknown option:
- * with a hint to --help), and returns -EINVAL (exit with PP_EXIT_USAGE).
+ * exits 0, --version prints "<t->name> <version>" and exits 0; anything
+ * invalid is reported in one line on stderr (a bad value: the option, the
+ * value and what it takes, tool_parse.h; an unknown option: with a hint to
+ * --help), and returns -EINVAL (exit with PP_EXIT_USAGE).
  */
 int pp_parse_args(int argc, char **argv, const struct pp_tool *t, struct pp_opts *o);
 
@@ -132,6 +133,7 @@ int pp_parse_hostport(const char *s, char *host, size_t hostlen, unsigned int *p
 #define PP_HELP_TAIL \
 	"  -v, --verbose          progress on stderr\n" \
 	"  -h, --help             this help\n" \
+	"      --version          print the version and exit\n" \
 	"\n"
 
 #endif

@@ -22,7 +22,6 @@
 #endif
 
 #define TOOL "exanet-ipd"
-#define IPD_VERSION "1.0"
 
 #define IPD_EXIT_OK	0
 #define IPD_EXIT_ERR	1

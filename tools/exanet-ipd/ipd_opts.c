@@ -15,6 +15,7 @@
 
 #include "ipd.h"
 #include "tool_parse.h"
+#include "tool_version.h"
 
 /* ------------------------------------------------------------ usage */
 
@@ -86,7 +87,8 @@ void ipd_usage(FILE *f)
 "  -v, --verbose           debug logs\n"
 "      --status            print the running daemon's peers and counters\n"
 "      --json              with --status: JSON\n"
-"  -h, --help, --version\n"
+"  -h, --help              this help\n"
+"      --version           print the version and exit\n"
 "\n"
 "Exit status: 0 stopped by SIGTERM/SIGINT (or --status printed), 1 error,\n"
 "2 usage (also --mode irq without NI interrupts), 3 --status: no daemon.\n"
@@ -337,7 +339,7 @@ int ipd_parse_args(int argc, char **argv, struct ipd_opts *o, int *status, int *
 			ipd_usage(stdout);
 			exit(0);
 		case O_VERSION:
-			printf(TOOL " " IPD_VERSION "\n");
+			tool_version(TOOL);
 			exit(0);
 		default:
 			tool_opt_error(TOOL, argv, c);

@@ -32,6 +32,7 @@
 #include "exa_genl.h"
 #include "tool_json.h"
 #include "tool_parse.h"
+#include "tool_version.h"
 
 #define TOOL "exanetctl"
 #define EXIT_USAGE TOOL_EXIT_USAGE
@@ -78,6 +79,7 @@ static void usage(FILE *f)
 "\n"
 "  -j, --json      machine-readable output (list, show, links, pdid list)\n"
 "  -h, --help      this help\n"
+"      --version   print the version and exit\n"
 "\n"
 "Exit status: 0 success, 1 error (e.g. EPERM from the kernel, DEV not found\n"
 "or without torus links), 2 usage error;\n"
@@ -961,6 +963,7 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ 0 }
 	};
 	const char *cmd;
@@ -970,6 +973,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': tool_version(TOOL); return 0;
 		default: tool_opt_error(TOOL, argv, c); return EXIT_USAGE;
 		}
 	}

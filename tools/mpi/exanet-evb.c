@@ -55,6 +55,7 @@
 #include "tool_json.h"
 #include "tool_parse.h"
 #include "tool_sizes.h"
+#include "tool_version.h"
 
 #define TOOL "exanet-evb"
 #define EVB_MAGIC 0x45564246524147ull	/* "EVBFRAG" */
@@ -145,6 +146,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: exanet-evb nton|nxn [--sizes LIST] [--depth N] [--seconds S] "
 		"[--interval S] [--warmup S] [--check full|header] [--timeout S] [--help]\n"
+		"       exanet-evb --version\n"
 		"  fragment sizes %u..%u B: 1024,65536, or 1024-131072 = 1024,2048,..,131072\n"
 		"  (default %s), depth 1..%u (default 8)\n",
 		EVB_MIN_FRAG, EVB_MAX_FRAG, EVB_DEFAULT_SIZES, EVB_MAX_DEPTH);
@@ -703,6 +705,11 @@ int main(int argc, char **argv)
 	unsigned long long need;
 	int rc, status = 0;
 
+	/* without MPI: runs alone, outside mpirun */
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		tool_version("exanet-evb");
+		return 0;
+	}
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc == 1 ? 0 : rc;

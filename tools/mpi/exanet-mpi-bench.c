@@ -8,6 +8,7 @@
  *   exanet-mpi-bench allreduce [--sizes 8] [--iters N] [--warmup W]
  *   exanet-mpi-bench barrier  [--iters N] [--warmup W]
  *   exanet-mpi-bench put      [--sizes 8] [--iters N] [--warmup W]
+ *   exanet-mpi-bench --version
  *
  * latency: ranks 0 and 1 ping-pong; every round trip is timed on rank 0,
  *   one-way = round trip / 2.  bw: rank 0 sends a window of K messages
@@ -36,6 +37,7 @@
 #include "tool_json.h"
 #include "tool_parse.h"
 #include "tool_sizes.h"
+#include "tool_version.h"
 
 #define MAX_SIZES 64
 #define MAX_SIZE (1u << 30)
@@ -61,6 +63,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: exanet-mpi-bench latency|bw|allreduce|barrier|put [--sizes LIST] "
 		"[--iters N] [--warmup W] [--window K] [--help]\n"
+		"       exanet-mpi-bench --version\n"
 		"  sizes 0..%u B: 0,8,1024, or 8-1024 = 8,16,..,1024\n", MAX_SIZE);
 }
 
@@ -265,6 +268,11 @@ int main(int argc, char **argv)
 	double *t;
 	json_object *out = NULL, *results = NULL;	/* rank 0's output */
 
+	/* without MPI: runs alone, outside mpirun */
+	if (argc > 1 && !strcmp(argv[1], "--version")) {
+		tool_version("exanet-mpi-bench");
+		return 0;
+	}
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc == 1 ? 0 : rc;

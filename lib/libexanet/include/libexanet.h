@@ -33,7 +33,7 @@ extern "C" {
 #endif
 
 #define LIBEXANET_VERSION_MAJOR 1
-#define LIBEXANET_VERSION_MINOR 3
+#define LIBEXANET_VERSION_MINOR 4
 
 #define EXANET_DEFAULT_DEVICE "/dev/exanet0"
 
