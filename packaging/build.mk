@@ -168,8 +168,9 @@ endif
 	@$(TOP)/packaging/check-packages.sh
 
 # ---------------------------------------------------------------- host test
+# (after the pages and the programs it compares them with)
 MAN_HT := $(BUILD)/host-tests/test_manpages
-$(MAN_HT): $(TOP)/selftests/host/test_manpages.sh
+$(MAN_HT): $(TOP)/selftests/host/test_manpages.sh $(MAN_PAGES) $(PKG_TOOLS) $(MPI_BENCH)
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 ALL_TARGETS += $(MAN_HT)
