@@ -205,6 +205,8 @@ static int parse_opts(int argc, char **argv, struct evb_opts *o)
 	*o = (struct evb_opts){ .depth = 8, .seconds = 3, .interval = 0.25, .timeout = 120,
 				.warmup = 1, .full_check = 1 };
 	parse_sizes(EVB_DEFAULT_SIZES, o);
+	if (tool_version_asked(TOOL, argc, argv))
+		return 1;
 	if (tool_help_asked(argc, argv)) {
 		usage(stdout);
 		return 1;
@@ -705,11 +707,7 @@ int main(int argc, char **argv)
 	unsigned long long need;
 	int rc, status = 0;
 
-	/* without MPI: runs alone, outside mpirun */
-	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		tool_version("exanet-evb");
-		return 0;
-	}
+	/* --version and --help run alone, outside mpirun: before MPI_Init */
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc == 1 ? 0 : rc;

@@ -216,6 +216,8 @@ static int parse_opts(int argc, char **argv, struct bench_opts *o)
 	static const char *const modes[] = { "latency", "bw", "allreduce", "barrier", "put", NULL };
 
 	*o = (struct bench_opts){ .iters = 1000, .warmup = 100, .window = 16 };
+	if (tool_version_asked(TOOL, argc, argv))
+		return 1;
 	if (tool_help_asked(argc, argv)) {
 		usage(stdout);
 		return 1;
@@ -268,11 +270,7 @@ int main(int argc, char **argv)
 	double *t;
 	json_object *out = NULL, *results = NULL;	/* rank 0's output */
 
-	/* without MPI: runs alone, outside mpirun */
-	if (argc > 1 && !strcmp(argv[1], "--version")) {
-		tool_version("exanet-mpi-bench");
-		return 0;
-	}
+	/* --version and --help run alone, outside mpirun: before MPI_Init */
 	rc = parse_opts(argc, argv, &o);
 	if (rc)
 		return rc == 1 ? 0 : rc;
