@@ -133,6 +133,23 @@ static void setup_sched(struct ipd *d)
 		d->reniced = d->o.nice != 0;
 }
 
+/*
+ * Before anything is set up: a stop request that comes while exa0 is being
+ * made (a service stopped just after its start) is seen by run() at once,
+ * which then takes everything down as usual and exits 0.
+ */
+static void setup_stop_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
 static int setup_signals(const struct ipd_opts *o)
 {
 	struct sigaction sa;
@@ -144,10 +161,6 @@ static int setup_signals(const struct ipd_opts *o)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
-	sa.sa_flags = 0;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	memset(&it, 0, sizeof(it));
 	it.it_interval.tv_sec = o->hb_interval_ms / 1000;
@@ -680,6 +693,7 @@ int main(int argc, char **argv)
 		openlog(TOOL, LOG_PID, LOG_DAEMON);
 	}
 
+	setup_stop_signals();
 	d->tunfd = d->hbfd = d->epfd = -1;
 	while (!inc)
 		if (getrandom(&inc, sizeof(inc), 0) != sizeof(inc))
