@@ -839,13 +839,8 @@ static int resolve_user(const char *s, uid_t *uid, gid_t *gid, const char **name
 	return 0;
 }
 
+/* SIGTERM goes on to the program we run: a service manager may signal only us */
 static volatile pid_t run_child;
-
-/*
- * SIGTERM stops the program we run, not only us: a service manager or a
- * batch system may signal just the pid it started.  (The program may get
- * it twice when the whole group was signalled.)
- */
 static void run_forward_signal(int sig)
 {
 	if (run_child > 0)
