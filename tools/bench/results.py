@@ -44,9 +44,9 @@ BENCHMARKS = [
         (("empty_poll_mmio_reads",), "receiver's MMIO reads of TAIL per message"),
     ]),
     ("rdma.json", "bench-rdma", "ExaNet RDMA engine", [
-        (("rdma_write_MBps",), "RDMA write 4 MiB (MB/s)"),
-        (("tcp_MBps",), "TCP over the management network (MB/s)"),
-        (("host_memcpy_MBps",), "host memcpy (MB/s)"),
+        (("rdma_write_mb_s",), "RDMA write 4 MiB (MB/s)"),
+        (("tcp_mb_s",), "TCP over the management network (MB/s)"),
+        (("host_memcpy_mb_s",), "host memcpy (MB/s)"),
         (("fraction_of_memcpy",), "RDMA write / host memcpy"),
         (("rdma_lat_8B_us",), "RDMA write 8 B one-way (us)"),
         (("rdma_read_lat_8B_us",), "RDMA read 8 B completion (us)"),
@@ -62,9 +62,9 @@ BENCHMARKS = [
         (("rings", "write_lat_8B_us"), "rings: RDMA write 8 B one-way (us)"),
         (("direct", "read_lat_8B_us"), "direct: RDMA read 8 B (us)"),
         (("rings", "read_lat_8B_us"), "rings: RDMA read 8 B (us)"),
-        (("direct", "write_4MiB_MBps"), "direct: RDMA write 4 MiB (MB/s)"),
-        (("rings", "write_4MiB_MBps"), "rings: RDMA write 4 MiB (MB/s)"),
-        (("host_memcpy_MBps",), "host memcpy (MB/s)"),
+        (("direct", "write_4MiB_mb_s"), "direct: RDMA write 4 MiB (MB/s)"),
+        (("rings", "write_4MiB_mb_s"), "rings: RDMA write 4 MiB (MB/s)"),
+        (("host_memcpy_mb_s",), "host memcpy (MB/s)"),
         (("direct", "over_memcpy"), "direct: write / host memcpy"),
         (("rings", "over_memcpy"), "rings: write / host memcpy"),
     ]),
@@ -73,9 +73,9 @@ BENCHMARKS = [
         (("rma_lat_8B_us",), "RMA put + notification 8 B one-way (us)"),
         (("velo_rma_lat_ratio_8B",), "VELO / RMA latency, 8 B"),
         (("crossover_bytes",), "size from which RMA puts out-stream VELO (bytes)"),
-        (("rma_put_4MiB_MBps",), "RMA put 4 MiB (MB/s)"),
+        (("rma_put_4MiB_mb_s",), "RMA put 4 MiB (MB/s)"),
         (("rma_put_4MiB_vs_exanet_write",), "RMA put / ExaNet RDMA write, 4 MiB"),
-        (("velo_stream_4KiB_MBps",), "VELO stream of 4 KiB messages (MB/s)"),
+        (("velo_stream_4KiB_mb_s",), "VELO stream of 4 KiB messages (MB/s)"),
         (("rma_put_8B_msgs_per_s",), "8 B puts per second"),
     ]),
     ("extoll-direct.json", "bench-extoll", "EXTOLL: direct delivery against the rings", []),
@@ -85,8 +85,8 @@ BENCHMARKS = [
         (("lat_ratio",), "TCP / exanet latency"),
         (("raw_8B_us",), "raw NI 8 B one-way (us)"),
         (("mpi_over_raw_lat",), "MPI / raw NI latency"),
-        (("bw_4MiB_exa_MBps",), "4 MiB streaming over exanet (MB/s)"),
-        (("bw_4MiB_tcp_MBps",), "4 MiB streaming over TCP (MB/s)"),
+        (("bw_4MiB_exa_mb_s",), "4 MiB streaming over exanet (MB/s)"),
+        (("bw_4MiB_tcp_mb_s",), "4 MiB streaming over TCP (MB/s)"),
         (("allreduce_8B_4n_exa_us",), "MPI_Allreduce 8 B, 4 nodes, exanet (us)"),
         (("allreduce_8B_4n_tcp_us",), "MPI_Allreduce 8 B, 4 nodes, TCP (us)"),
         (("extoll_2n", "lat_8B_extoll", "median"), "8 B one-way over extoll (us)"),
@@ -101,11 +101,11 @@ BENCHMARKS = [
         (("fast_send", "extoll", "rate_on_over_off"), "extoll: message rate on / off"),
     ]),
     ("ip.json", "bench-ip", "IP over the fabric (exanet-ipd, exa0)", [
-        (("tcp_exa_Mbps",), "TCP over exa0 (Mb/s)"),
-        (("tcp_eth_Mbps",), "TCP over eth0 (Mb/s)"),
+        (("tcp_exa_mbps",), "TCP over exa0 (Mb/s)"),
+        (("tcp_eth_mbps",), "TCP over eth0 (Mb/s)"),
         (("tcp_ratio",), "exa0 / eth0, TCP"),
-        (("udp_exa_Mbps",), "UDP over exa0 (Mb/s)"),
-        (("udp_eth_Mbps",), "UDP over eth0 (Mb/s)"),
+        (("udp_exa_mbps",), "UDP over exa0 (Mb/s)"),
+        (("udp_eth_mbps",), "UDP over eth0 (Mb/s)"),
         (("rtt_eth_us",), "ping RTT over eth0 (us)"),
         (("busy", "rtt_us"), "ping RTT over exa0, busy mode (us)"),
         (("irq", "rtt_us"), "ping RTT over exa0, irq mode (us)"),
@@ -155,8 +155,15 @@ SIDE_FILES = {"msg-direct.json", "rdma-direct.json", "extoll-direct.json", "mpi-
 RAW_SUFFIX = "-runs.json"
 
 
+# files written before the keys became snake_case (MBps -> mb_s, Mbps -> mbps)
+LEGACY_SUFFIXES = (("_mb_s", "_MBps"), ("_mbps", "_Mbps"))
+
+
 def get(data, path):
     for key in path:
+        if isinstance(data, dict) and key not in data:
+            key = next((key[:-len(new)] + old for new, old in LEGACY_SUFFIXES
+                        if key.endswith(new) and key[:-len(new)] + old in data), key)
         if not isinstance(data, dict) or key not in data:
             return None
         data = data[key]
@@ -302,12 +309,12 @@ def plots(found, plot_dir, md_dir):
                   os.path.join(plot_dir, "latency-by-size.png"))
         written.append(("latency-by-size.png", "latency by message size"))
 
-    memcpy = get(rdma, ("host_memcpy_MBps",)) or get(rdma_direct, ("host_memcpy_MBps",))
+    memcpy = get(rdma, ("host_memcpy_mb_s",)) or get(rdma_direct, ("host_memcpy_mb_s",))
     bw = [(lab, s) for lab, s in (
-        ("Open MPI over exanet", series(mpi, ("stream", "exa", "bw_MBps"))),
-        ("Open MPI over TCP", series(mpi, ("stream", "tcp", "bw_MBps"))),
-        ("EXTOLL VELO stream", series(extoll, ("velo_bw_MBps",))),
-        ("EXTOLL RMA puts", series(extoll, ("rma_bw_MBps",)))) if len(s) > 1]
+        ("Open MPI over exanet", series(mpi, ("stream", "exa", "bw_mb_s"))),
+        ("Open MPI over TCP", series(mpi, ("stream", "tcp", "bw_mb_s"))),
+        ("EXTOLL VELO stream", series(extoll, ("velo_bw_mb_s",))),
+        ("EXTOLL RMA puts", series(extoll, ("rma_bw_mb_s",)))) if len(s) > 1]
     if bw:
         size_plot(plt, bw, "MB/s", "Bandwidth by message size",
                   os.path.join(plot_dir, "bandwidth-by-size.png"),
@@ -339,11 +346,11 @@ def plots(found, plot_dir, md_dir):
         panels = [("RDMA write 8 B one-way (us)", {}), ("RDMA read 8 B (us)", {}),
                   ("RDMA write 4 MiB (MB/s)", {})]
         for (ylabel, bars), key in zip(panels, ("write_lat_8B_us", "read_lat_8B_us",
-                                                 "write_4MiB_MBps")):
-            bars["direct"] = d["direct"].get(key) or 0
-            bars["rings"] = d["rings"].get(key) or 0
-        if d.get("host_memcpy_MBps"):
-            panels[2][1]["host memcpy"] = d["host_memcpy_MBps"]
+                                                 "write_4MiB_mb_s")):
+            bars["direct"] = get(d, ("direct", key)) or 0
+            bars["rings"] = get(d, ("rings", key)) or 0
+        if get(d, ("host_memcpy_mb_s",)):
+            panels[2][1]["host memcpy"] = get(d, ("host_memcpy_mb_s",))
         bar_panels(plt, panels, "ExaNet RDMA: direct delivery against the rings",
                    os.path.join(plot_dir, "rdma-direct.png"))
         written.append(("rdma-direct.png", "ExaNet RDMA with direct delivery against the rings"))
