@@ -151,6 +151,33 @@ static inline int tool_help_asked(int argc, char *const argv[])
 	return 0;
 }
 
+#define TOOL_HELP_SHOWN (-1)
+
+/*
+ * For "TOOL WORD [--opt value]..." command lines: WORD (what: its name) is
+ * one of choices.  Returns its index; TOOL_HELP_SHOWN after usage(stdout)
+ * for -h or --help; -EINVAL after one line when WORD is missing or not one
+ * of them.
+ */
+static inline int tool_first_word(const char *tool, int argc, char *const argv[],
+				  const char *what, const char *const *choices,
+				  void (*usage)(FILE *))
+{
+	if (tool_help_asked(argc, argv)) {
+		usage(stdout);
+		return TOOL_HELP_SHOWN;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "%s: missing %s (", tool, what);
+		for (int i = 0; choices[i]; i++)
+			fprintf(stderr, "%s%s", !i ? "" : choices[i + 1] ? ", " : " or ",
+				choices[i]);
+		fprintf(stderr, "); try '%s --help'\n", tool);
+		return -EINVAL;
+	}
+	return tool_opt_choice(tool, what, argv[1], choices);
+}
+
 /*
  * After getopt_long() returned '?' or ':' (its own messages off: opterr = 0,
  * or an optstring that starts with ':'): one line naming the unknown

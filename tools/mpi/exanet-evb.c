@@ -207,17 +207,9 @@ static int parse_opts(int argc, char **argv, struct evb_opts *o)
 	parse_sizes(EVB_DEFAULT_SIZES, o);
 	if (tool_version_asked(TOOL, argc, argv))
 		return 1;
-	if (tool_help_asked(argc, argv)) {
-		usage(stdout);
-		return 1;
-	}
-	if (argc < 2) {
-		fprintf(stderr, TOOL ": missing pattern (nton or nxn); try '" TOOL " --help'\n");
-		return 2;
-	}
-	pattern = tool_opt_choice(TOOL, "pattern", argv[1], patterns);
+	pattern = tool_first_word(TOOL, argc, argv, "pattern", patterns, usage);
 	if (pattern < 0)
-		return 2;
+		return pattern == TOOL_HELP_SHOWN ? 1 : 2;
 	o->nxn = pattern == 1;
 	for (int a = 2; a < argc; a += 2) {
 		const char *opt = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;

@@ -214,21 +214,15 @@ struct bench_opts {
 static int parse_opts(int argc, char **argv, struct bench_opts *o)
 {
 	static const char *const modes[] = { "latency", "bw", "allreduce", "barrier", "put", NULL };
+	int mode;
 
 	*o = (struct bench_opts){ .iters = 1000, .warmup = 100, .window = 16 };
 	if (tool_version_asked(TOOL, argc, argv))
 		return 1;
-	if (tool_help_asked(argc, argv)) {
-		usage(stdout);
-		return 1;
-	}
-	if (argc < 2) {
-		fprintf(stderr, TOOL ": missing mode; try '" TOOL " --help'\n");
-		return 2;
-	}
+	mode = tool_first_word(TOOL, argc, argv, "mode", modes, usage);
+	if (mode < 0)
+		return mode == TOOL_HELP_SHOWN ? 1 : 2;
 	o->mode = argv[1];
-	if (tool_opt_choice(TOOL, "mode", o->mode, modes) < 0)
-		return 2;
 	for (int a = 2; a < argc; a += 2) {
 		const char *opt = argv[a], *val = a + 1 < argc ? argv[a + 1] : NULL;
 		int known = !strcmp(opt, "--sizes") || !strcmp(opt, "--iters") ||
