@@ -1053,9 +1053,9 @@ class Cluster:
             self.q, self.path, self.sink = q, path, sink
             self.handle, self.sent, self.next = None, 0, 0.0
 
-        def poll(self, final=False):
+        def poll(self):
             now = time.monotonic()
-            if not final and now < self.next:
+            if now < self.next:
                 return
             self.next = now + Cluster.STREAM_EVERY
             from qga import QgaError
