@@ -21,6 +21,12 @@
 
 #define RDMA_RETX_CAP_US   200000u
 #define RDMA_RETX_MIN_US   100u
+/*
+ * Largest block timeout the measured round trip may ask for: a node whose
+ * emulator shares the host's cores with many others answers late, not
+ * never (retries double it up to this, at least RDMA_RETX_CAP_US).
+ */
+#define RDMA_RTO_MAX_US    4000000u
 #define RDMA_VA_LIMIT      (1ull << EXANET_RDMA_VA_BITS)
 #define RDMA_BLOCK         EXANET_RDMA_BLOCK_SIZE
 
@@ -34,7 +40,11 @@ enum {
     RD_COLL_ACK = 21,   /* its ACK, or a refusal (code) */
     RD_COLL_PROBE = 22, /* is the member there and still in the operation? */
     RD_COLL_PROBE_ACK = 23,
+    RD_RBUSY = 24,      /* the responder still works on the read (code) */
 };
+
+/* RD_RBUSY codes: what the responder's answer waits for */
+enum { RD_RBUSY_SENDING = 0, RD_RBUSY_FAULT = 1 };
 
 #define RD_NACK_RETRY 0xff  /* ACK code: corrupt block, send it again */
 #define RD_NACK_FAULT 0xfe  /* ACK code: on-demand fault, wait for a RETRY */
@@ -133,6 +143,7 @@ struct RdmaTx {
     uint64_t acked_bytes;
     uint8_t *bstate;
     uint32_t *bxmit;        /* transmission number of each block's last send */
+    int64_t *bsent;         /* realtime ns of each block's last send */
     uint32_t xmit;
     int64_t due;            /* timer due (realtime ns), 0: not armed */
     QEMUTimer *timer;       /* lazy, see rdma_tx_arm() */
@@ -217,6 +228,9 @@ struct ExanetRdma {
     uint32_t node_id;
     uint32_t num_nodes;
     uint64_t *peer_rd_blocks;   /* per node: read answer blocks received */
+    /* per node: smoothed ACK round trip and its deviation, ns (0: none) */
+    int64_t *srtt_ns;
+    int64_t *rttvar_ns;
     const uint32_t *retx_max;
     FabricQemu *fabric;
     uint32_t epoch;

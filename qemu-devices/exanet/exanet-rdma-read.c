@@ -79,6 +79,20 @@ void exanet_rdma_rx_rreq(ExanetRdma *r, uint32_t src, const RdReqHdr *q)
             rs->err != EXANET_RDMA_E_TIMEOUT) {
             rdma_send_rnack(r, src, q->page, q->chan, q->seq, q->epoch,
                             rs->err);
+        } else if (rs->seq == q->seq && !rs->finished) {
+            /*
+             * The reader's probe of an answer still going: say so, or it
+             * takes our silence (a fault at our source, our links'
+             * queues, a host core shared by many nodes) for a lost node.
+             */
+            RdNackHdr b = {
+                .seq = q->seq, .epoch = q->epoch, .page = q->page,
+                .chan = q->chan,
+                .code = rs->tx.held || rs->tx.faulted ? RD_RBUSY_FAULT
+                                                      : RD_RBUSY_SENDING,
+            };
+
+            exanet_rdma_send_small(r, src, RD_RBUSY, &b, sizeof(b));
         }
         return;
     }

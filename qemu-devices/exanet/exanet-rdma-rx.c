@@ -259,6 +259,25 @@ static void rdma_rx_rnack(ExanetRdma *r, uint32_t src, const RdNackHdr *n)
     exanet_rdma_chan_complete(ch, e);
 }
 
+/*
+ * The responder still works on our read: not a lost node.  Held on a
+ * fault there, the read takes the longer bound of fault waits.
+ */
+static void rdma_rx_rbusy(ExanetRdma *r, uint32_t src, const RdNackHdr *n)
+{
+    RdmaChan *ch = exanet_rdma_my_rchan(r, n->page, n->chan, n->seq, n->epoch);
+
+    trace_exanet_rdma_rbusy(r->node_id, src, n->page, n->chan, n->seq,
+                            n->code);
+    if (!ch || ch->rnode != src) {
+        return;
+    }
+    ch->rfaulted = n->code == RD_RBUSY_FAULT;
+    if (!ch->rfaulted) {
+        ch->rretries = 0;
+    }
+}
+
 void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
                          const void *hdr, size_t hlen,
                          const void *data, size_t dlen, bool data_ok)
@@ -303,11 +322,16 @@ void exanet_rdma_bulk_rx(void *opaque, uint32_t src, uint8_t type,
         }
         break;
     case RD_RNACK:
+    case RD_RBUSY:
         if (hlen == sizeof(RdNackHdr) && dlen == 0) {
             RdNackHdr n;
 
             memcpy(&n, hdr, sizeof(n));
-            rdma_rx_rnack(r, src, &n);
+            if (type == RD_RNACK) {
+                rdma_rx_rnack(r, src, &n);
+            } else {
+                rdma_rx_rbusy(r, src, &n);
+            }
             return;
         }
         break;

@@ -24,10 +24,51 @@ static void rdma_tx_pump_n(RdmaTx *tx, uint32_t max_new);
 /* ------------------------------------------------------------------ */
 /* Sending transfers */
 
-static int64_t rdma_retx_ns(ExanetRdma *r, unsigned retries)
+/*
+ * Block timeout towards node: the configured one (RDMA_RETX_US), or more
+ * where the measured ACK round trip says so (RFC 6298: smoothed round trip
+ * plus four deviations).  Under an all-to-all load the links' queues and
+ * the host's cores make round trips of hundreds of ms normal; a fixed
+ * timeout then resends blocks that were only queued, which queues more.
+ */
+static uint64_t rdma_rto_us(ExanetRdma *r, uint32_t node)
 {
-    return fabric_nic_backoff(r->retx_us, retries, RDMA_RETX_CAP_US) *
+    uint64_t rto;
+
+    if (node >= r->num_nodes || !r->srtt_ns[node]) {
+        return r->retx_us;
+    }
+    rto = (r->srtt_ns[node] + 4 * r->rttvar_ns[node]) / SCALE_US;
+    return MIN(MAX(rto, (uint64_t)r->retx_us), (uint64_t)RDMA_RTO_MAX_US);
+}
+
+static int64_t rdma_retx_ns(ExanetRdma *r, uint32_t node, unsigned retries)
+{
+    uint64_t rto = rdma_rto_us(r, node);
+
+    return fabric_nic_backoff(rto, retries, MAX(rto, RDMA_RETX_CAP_US)) *
            SCALE_US;
+}
+
+/* An ACK answered the send of a block rtt ns ago: update node's estimate. */
+static void rdma_rtt_sample(ExanetRdma *r, uint32_t node, int64_t rtt)
+{
+    int64_t *srtt, *var;
+
+    if (node >= r->num_nodes || rtt <= 0) {
+        return;
+    }
+    srtt = &r->srtt_ns[node];
+    var = &r->rttvar_ns[node];
+    if (!*srtt) {
+        *srtt = rtt;
+        *var = rtt / 2;
+    } else {
+        *var += (ABS(*srtt - rtt) - *var) / 4;
+        *srtt += (rtt - *srtt) / 8;
+    }
+    trace_exanet_rdma_rtt(r->node_id, node, rtt / SCALE_US,
+                          *srtt / SCALE_US, rdma_rto_us(r, node));
 }
 
 /*
@@ -38,7 +79,7 @@ static int64_t rdma_retx_ns(ExanetRdma *r, unsigned retries)
 static void rdma_tx_arm(RdmaTx *tx)
 {
     fabric_nic_timer_arm(tx->timer, &tx->due,
-                         rdma_retx_ns(tx->r, tx->retries +
+                         rdma_retx_ns(tx->r, tx->dst_node, tx->retries +
                                       MIN(tx->fault_waits, 8)));
 }
 
@@ -55,6 +96,8 @@ void exanet_rdma_tx_stop(RdmaTx *tx)
     tx->bstate = NULL;
     g_free(tx->bxmit);
     tx->bxmit = NULL;
+    g_free(tx->bsent);
+    tx->bsent = NULL;
 }
 
 void exanet_rdma_tx_finish(RdmaTx *tx, uint8_t err)
@@ -135,6 +178,8 @@ void exanet_rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->bstate = g_malloc0(tx->h.nblocks);
     g_free(tx->bxmit);
     tx->bxmit = g_new0(uint32_t, tx->h.nblocks);
+    g_free(tx->bsent);
+    tx->bsent = g_new0(int64_t, tx->h.nblocks);
     tx->xmit = 0;
     tx->held = false;
     tx->link_wait = false;
@@ -200,6 +245,7 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
     h->ncells = DIV_ROUND_UP(blen, EXANET_RDMA_CELL_SIZE);
     h->xmit = ++tx->xmit;
     tx->bxmit[b] = h->xmit;
+    tx->bsent[b] = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
     exanet_rdma_commit(r, tx->dst_node, RD_BLOCK);
     return true;
 }
@@ -327,6 +373,11 @@ void exanet_rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     }
     if (tx->bstate[b] == BS_ACKED) {
         return;
+    }
+    /* The answer to this very send (not to an earlier one of the block) */
+    if (tx->bstate[b] == BS_INFLIGHT && tx->bxmit[b] == a->xmit) {
+        rdma_rtt_sample(r, tx->dst_node,
+                        qemu_clock_get_ns(QEMU_CLOCK_REALTIME) - tx->bsent[b]);
     }
     if (tx->bstate[b] == BS_RESEND) {
         tx->nresend--;
@@ -485,11 +536,15 @@ void exanet_rdma_rchan_timer(void *opaque)
         ch->rfault_waits++;     /* waiting for our OS, not for the network */
     } else {
         ch->rretries++;
-        if (!ch->done_bytes) {
-            rdma_send_rreq(ch);     /* the request may have been lost */
-        }
     }
-    rdma_rchan_arm(ch, rdma_retx_ns(r, ch->rretries) * 2);
+    if (!ch->rfaulted || ch->rfault_waits % 5 == 0) {
+        /*
+         * The request may have been lost; or, with data flowing before,
+         * a probe: the responder answers RD_RBUSY while it still works.
+         */
+        rdma_send_rreq(ch);
+    }
+    rdma_rchan_arm(ch, rdma_retx_ns(r, ch->rnode, ch->rretries) * 2);
 }
 
 void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
@@ -559,7 +614,7 @@ void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     }
     if (rd) {
         rdma_send_rreq(ch);
-        rdma_rchan_arm(ch, rdma_retx_ns(r, 0) * 2);
+        rdma_rchan_arm(ch, rdma_retx_ns(r, ch->rnode, 0) * 2);
         return;
     }
     ch->tx.rank = ch->rank;

@@ -573,6 +573,8 @@ ExanetRdma *exanet_rdma_new(PCIDevice *ni, uint32_t node_id,
     r->node_id = node_id;
     r->num_nodes = num_nodes;
     r->peer_rd_blocks = g_new0(uint64_t, num_nodes);
+    r->srtt_ns = g_new0(int64_t, num_nodes);
+    r->rttvar_ns = g_new0(int64_t, num_nodes);
     r->retx_max = retx_max;
     r->rx = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
                                   rdma_rx_free);
@@ -664,6 +666,8 @@ void exanet_rdma_reset(ExanetRdma *r, uint32_t epoch)
     exanet_rdma_direct_sync(r);     /* what peers counted before is gone */
     memset(r->cnt, 0, sizeof(r->cnt));
     memset(r->notifs, 0, sizeof(r->notifs));
+    memset(r->srtt_ns, 0, r->num_nodes * sizeof(*r->srtt_ns));
+    memset(r->rttvar_ns, 0, r->num_nodes * sizeof(*r->rttvar_ns));
     r->retx_us = EXANET_RDMA_DEFAULT_RETX_US;
     r->window = EXANET_RDMA_DEFAULT_WINDOW;
     r->epoch = epoch;
