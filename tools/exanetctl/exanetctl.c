@@ -34,9 +34,7 @@
 #include "tool_parse.h"
 #include "tool_version.h"
 
-#define TOOL "exanetctl"
-#define EXIT_USAGE TOOL_EXIT_USAGE
-#define MAX_DEVICES 16
+#include "exanetctl.h"
 
 static const char *const counter_names[EXANET_NUM_COUNTERS] = {
 	EXANET_COUNTER_NAMES_INIT
@@ -91,9 +89,6 @@ static int json;
 
 /* ------------------------------------------------------------ netlink */
 
-/* ctl_nl_open() already explained the problem on stderr */
-#define NL_OPEN_FAILED (-EPROTONOSUPPORT)
-
 static const char *genl_err_hint(int err)
 {
 	switch (err) {
@@ -131,29 +126,6 @@ static int ctl_nl_open(struct exa_genl *g)
 }
 
 /* ------------------------------------------------------------ devices */
-
-struct portinfo {
-	uint32_t state;			/* EXA_PORT_* bits */
-	uint32_t peer, mbps, ns, drop_ppm, corrupt_ppm;
-	uint64_t counters[EXA_NUM_PORT_COUNTERS];
-};
-
-/* The reply to EXANET_CMD_LINKS_GET. */
-struct linkinfo {
-	int have_block;			/* 0: the device has no torus link block */
-	uint32_t shape, coord;		/* EXA_TORUS_SHAPE, EXA_TORUS_COORD */
-	uint64_t no_route;
-	uint64_t rx_hops[EXA_TORUS_MAX_HOPS];
-	struct portinfo ports[EXA_NUM_PORTS];
-};
-
-struct devinfo {
-	char name[64];
-	char devnode[128];
-	int index;
-	struct exa_genl_dev dev;	/* from sysfs, then the DEV_GET reply */
-	struct linkinfo links;
-};
 
 static long sysattr_long(struct udev_device *d, const char *attr)
 {

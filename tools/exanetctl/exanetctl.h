@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exanetctl: what its source files share.  exanetctl.c: the command line
+ * (usage, --json, the subcommands) and the netlink connection;
+ * ctl_devices.c: the devices as udev and netlink describe them; ctl_show.c:
+ * list and show; ctl_links.c: links; ctl_pdid.c: pdid; ctl_run.c: run.
+ */
+#ifndef EXANETCTL_H
+#define EXANETCTL_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <exa_torus.h>
+#include <exanet.h>
+
+#include "exa_genl.h"
+#include "tool_parse.h"
+
+#define TOOL "exanetctl"
+#define EXIT_USAGE TOOL_EXIT_USAGE
+#define MAX_DEVICES 16
+
+/* ------------------------------------------------ exanetctl.c */
+
+/* ctl_nl_open() already explained the problem on stderr */
+#define NL_OPEN_FAILED (-EPROTONOSUPPORT)
+
+/* ------------------------------------------------ ctl_devices.c */
+
+struct portinfo {
+	uint32_t state;			/* EXA_PORT_* bits */
+	uint32_t peer, mbps, ns, drop_ppm, corrupt_ppm;
+	uint64_t counters[EXA_NUM_PORT_COUNTERS];
+};
+
+/* The reply to EXANET_CMD_LINKS_GET. */
+struct linkinfo {
+	int have_block;			/* 0: the device has no torus link block */
+	uint32_t shape, coord;		/* EXA_TORUS_SHAPE, EXA_TORUS_COORD */
+	uint64_t no_route;
+	uint64_t rx_hops[EXA_TORUS_MAX_HOPS];
+	struct portinfo ports[EXA_NUM_PORTS];
+};
+
+struct devinfo {
+	char name[64];
+	char devnode[128];
+	int index;
+	struct exa_genl_dev dev;	/* from sysfs, then the DEV_GET reply */
+	struct linkinfo links;
+};
+
+#endif
