@@ -27,6 +27,9 @@
 /* ctl_nl_open() already explained the problem on stderr */
 #define NL_OPEN_FAILED (-EPROTONOSUPPORT)
 
+/* What a negative errno from the kernel means here ("" if nothing to add). */
+const char *genl_err_hint(int err);
+
 /* ------------------------------------------------ ctl_devices.c */
 
 struct portinfo {
@@ -51,5 +54,16 @@ struct devinfo {
 	struct exa_genl_dev dev;	/* from sysfs, then the DEV_GET reply */
 	struct linkinfo links;
 };
+
+/* ------------------------------------------------ ctl_pdid.c */
+
+/* Bind pid to protection domain pdid, remove its binding: 0 or -errno. */
+int pdid_bind(uint32_t pid, uint32_t pdid);
+int pdid_unbind(uint32_t pid);
+
+/* ------------------------------------------------ ctl_run.c */
+
+/* argv[0] is "run" */
+int cmd_run(int argc, char **argv);
 
 #endif
