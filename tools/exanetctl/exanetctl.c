@@ -85,7 +85,7 @@ static void usage(FILE *f)
 		EXA_DOMAIN_JOB_MAX);
 }
 
-static int json;
+int json_output;
 
 /* ------------------------------------------------------------ netlink */
 
@@ -109,7 +109,7 @@ const char *genl_err_hint(int err)
 }
 
 /* exa_genl_open(), explaining on stderr why the family cannot be reached. */
-static int ctl_nl_open(struct exa_genl *g)
+int ctl_nl_open(struct exa_genl *g)
 {
 	int err = exa_genl_open(g);
 
@@ -328,7 +328,7 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 	char shape[16], coord[16];
 	int i, c;
 
-	if (json) {
+	if (json_output) {
 		json_object *j = json_object_new_object(), *list = tj_array(j, "devices");
 
 		for (i = 0; i < n; i++) {
@@ -390,13 +390,13 @@ static void print_devices(struct devinfo *devs, int n, int with_counters)
 }
 
 /* Accept -j/--json anywhere after the subcommand too; returns new argc. */
-static int strip_json(int argc, char **argv)
+int strip_json(int argc, char **argv)
 {
 	int i, j = 0;
 
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			json = 1;
+			json_output = 1;
 		else
 			argv[j++] = argv[i];
 	}
@@ -443,7 +443,7 @@ static int find_devices(struct devinfo *devs, const char *only, int with_counter
 			fprintf(stderr, TOOL ": device %s not found\n", only);
 			return -1;
 		}
-		if (!json)
+		if (!json_output)
 			fprintf(stderr, TOOL ": no ExaNet device found\n");
 	}
 	return n;
@@ -625,7 +625,7 @@ static int cmd_links(int argc, char **argv)
 	}
 	if (n > 0)
 		exa_genl_close(&ctx);
-	if (json)
+	if (json_output)
 		print_links_json(devs, n);
 	else
 		print_links_text(devs, n);
@@ -638,155 +638,6 @@ static int cmd_links(int argc, char **argv)
 			rc = 1;
 	}
 	return rc;
-}
-
-/* ------------------------------------------------------------ pdid */
-
-int pdid_bind(uint32_t pid, uint32_t pdid)
-{
-	uint16_t types[2] = { EXANET_ATTR_PID, EXANET_ATTR_PDID };
-	uint32_t vals[2] = { pid, pdid };
-	struct exa_genl ctx;
-	int err;
-
-	err = ctl_nl_open(&ctx);
-	if (err)
-		return err;
-	err = exa_genl_call(&ctx, EXANET_CMD_PDID_BIND, 0, types, vals, 2, NULL, NULL);
-	exa_genl_close(&ctx);
-	return err;
-}
-
-int pdid_unbind(uint32_t pid)
-{
-	uint16_t type = EXANET_ATTR_PID;
-	struct exa_genl ctx;
-	int err;
-
-	err = ctl_nl_open(&ctx);
-	if (err)
-		return err;
-	err = exa_genl_call(&ctx, EXANET_CMD_PDID_UNBIND, 0, &type, &pid, 1, NULL, NULL);
-	exa_genl_close(&ctx);
-	return err;
-}
-
-/* pdid list: a table row, or with --json an entry of bindings. */
-static void pdid_list_handler(struct nlattr **tb, void *arg)
-{
-	json_object *bindings = arg;
-	long pid = tb[EXANET_ATTR_PID] ? (long)nla_get_u32(tb[EXANET_ATTR_PID]) : -1;
-	long pdid = tb[EXANET_ATTR_PDID] ? (long)nla_get_u32(tb[EXANET_ATTR_PDID]) : -1;
-
-	if (bindings) {
-		json_object *b = tj_append(bindings);
-
-		tj_int(b, "pid", pid);
-		tj_int(b, "pdid", pdid);
-	} else {
-		printf("%-10ld %ld\n", pid, pdid);
-	}
-}
-
-static int pdid_args(int argc, char **argv, uint32_t *pid, uint32_t *pdid, int need_pdid)
-{
-	static const struct option lopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "pdid", required_argument, NULL, 'd' },
-		{ 0 }
-	};
-	int c, have_pid = 0, have_pdid = 0;
-
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":p:d:", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (tool_opt_uint(TOOL, "--pid", optarg, 1, 0x7fffffff, pid))
-				return -EINVAL;
-			have_pid = 1;
-			break;
-		case 'd':
-			if (tool_opt_uint(TOOL, "--pdid", optarg, EXA_DOMAIN_JOB_MIN,
-					  EXA_DOMAIN_JOB_MAX, pdid))
-				return -EINVAL;
-			have_pdid = 1;
-			break;
-		default:
-			tool_opt_error(TOOL, argv, c);
-			return -EINVAL;
-		}
-	}
-	if (optind < argc || !have_pid || (need_pdid && !have_pdid) || (!need_pdid && have_pdid)) {
-		fprintf(stderr, TOOL ": pdid %s needs --pid PID%s\n", argv[0],
-			need_pdid ? " --pdid N" : "");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int cmd_pdid(int argc, char **argv)
-{
-	uint32_t pid = 0, pdid = 0;
-	int err;
-
-	if (argc < 1) {
-		fprintf(stderr, TOOL ": pdid needs a subcommand (bind, unbind, list)\n");
-		return EXIT_USAGE;
-	}
-	if (!strcmp(argv[0], "bind")) {
-		if (pdid_args(argc, argv, &pid, &pdid, 1))
-			return EXIT_USAGE;
-		err = pdid_bind(pid, pdid);
-		if (err) {
-			if (err != NL_OPEN_FAILED)
-				fprintf(stderr, TOOL ": pdid bind pid %u pdid %u: %s%s\n", pid, pdid,
-					strerror(-err), err == -ESRCH ? "" : genl_err_hint(err));
-			return 1;
-		}
-		return 0;
-	}
-	if (!strcmp(argv[0], "unbind")) {
-		if (pdid_args(argc, argv, &pid, &pdid, 0))
-			return EXIT_USAGE;
-		err = pdid_unbind(pid);
-		if (err) {
-			if (err != NL_OPEN_FAILED)
-				fprintf(stderr, TOOL ": pdid unbind pid %u: %s%s\n", pid,
-					strerror(-err), err == -ESRCH ? "" : genl_err_hint(err));
-			return 1;
-		}
-		return 0;
-	}
-	if (!strcmp(argv[0], "list")) {
-		json_object *j = NULL, *bindings = NULL;
-		struct exa_genl ctx;
-
-		argc = strip_json(argc, argv);
-		if (argc > 1) {
-			fprintf(stderr, TOOL ": pdid list takes no arguments\n");
-			return EXIT_USAGE;
-		}
-		if (ctl_nl_open(&ctx))
-			return 1;
-		if (json) {
-			j = json_object_new_object();
-			bindings = tj_array(j, "bindings");
-		} else {
-			printf("%-10s %s\n", "PID", "PDID");
-		}
-		err = exa_genl_call(&ctx, EXANET_CMD_PDID_GET, NLM_F_DUMP, NULL, NULL, 0,
-				    pdid_list_handler, bindings);
-		exa_genl_close(&ctx);
-		if (json)
-			tj_print(j, 0);
-		if (err) {
-			fprintf(stderr, TOOL ": pdid list: %s%s\n", strerror(-err), genl_err_hint(err));
-			return 1;
-		}
-		return 0;
-	}
-	fprintf(stderr, TOOL ": unknown pdid subcommand '%s'\n", argv[0]);
-	return EXIT_USAGE;
 }
 
 /* ------------------------------------------------------------ main */
@@ -804,7 +655,7 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "+:jh", lopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = 1; break;
+		case 'j': json_output = 1; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': tool_version(TOOL); return 0;
 		default: tool_opt_error(TOOL, argv, c); return EXIT_USAGE;

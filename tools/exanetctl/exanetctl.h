@@ -24,8 +24,16 @@
 
 /* ------------------------------------------------ exanetctl.c */
 
+extern int json_output;		/* -j, --json: machine-readable output */
+
+/* Accept -j/--json anywhere after the subcommand too; returns new argc. */
+int strip_json(int argc, char **argv);
+
 /* ctl_nl_open() already explained the problem on stderr */
 #define NL_OPEN_FAILED (-EPROTONOSUPPORT)
+
+/* exa_genl_open(), explaining on stderr why the family cannot be reached. */
+int ctl_nl_open(struct exa_genl *g);
 
 /* What a negative errno from the kernel means here ("" if nothing to add). */
 const char *genl_err_hint(int err);
@@ -56,6 +64,9 @@ struct devinfo {
 };
 
 /* ------------------------------------------------ ctl_pdid.c */
+
+/* argv[0] is the pdid subcommand: bind, unbind or list */
+int cmd_pdid(int argc, char **argv);
 
 /* Bind pid to protection domain pdid, remove its binding: 0 or -errno. */
 int pdid_bind(uint32_t pid, uint32_t pdid);
