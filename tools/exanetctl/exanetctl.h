@@ -26,13 +26,11 @@
 
 extern int json_output;		/* -j, --json: machine-readable output */
 
-/* Accept -j/--json anywhere after the subcommand too; returns new argc. */
 int strip_json(int argc, char **argv);
 
 /* ctl_nl_open() already explained the problem on stderr */
 #define NL_OPEN_FAILED (-EPROTONOSUPPORT)
 
-/* exa_genl_open(), explaining on stderr why the family cannot be reached. */
 int ctl_nl_open(struct exa_genl *g);
 
 /* What a negative errno from the kernel means here ("" if nothing to add). */
@@ -62,6 +60,14 @@ struct devinfo {
 	struct exa_genl_dev dev;	/* from sysfs, then the DEV_GET reply */
 	struct linkinfo links;
 };
+
+extern const char *const counter_names[EXANET_NUM_COUNTERS];
+
+int parse_dev_arg(int argc, char **argv, char *name, size_t len, const char **only);
+int find_devices(struct devinfo *devs, const char *only, int with_counters);
+/* Fills di->links from LINKS_GET (have_block 0 without the block): 0 or -errno. */
+int links_request(struct exa_genl *ctx, struct devinfo *di);
+const char *fmt_dims(char *buf, size_t len, uint32_t v, char sep);
 
 /* ------------------------------------------------ ctl_pdid.c */
 
