@@ -69,6 +69,11 @@ int find_devices(struct devinfo *devs, const char *only, int with_counters);
 int links_request(struct exa_genl *ctx, struct devinfo *di);
 const char *fmt_dims(char *buf, size_t len, uint32_t v, char sep);
 
+/* ------------------------------------------------ the subcommands */
+
+/* argv[0] is the first argument after the subcommand's name */
+int cmd_links(int argc, char **argv);			/* ctl_links.c */
+
 /* ------------------------------------------------ ctl_pdid.c */
 
 /* argv[0] is the pdid subcommand: bind, unbind or list */
