@@ -41,7 +41,8 @@ $(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON)
 
 # exanetctl: one file a subcommand, what they share in exanetctl.h
 EXANETCTL_DIR := $(TOP)/tools/exanetctl
-EXANETCTL_SRCS := $(addprefix $(EXANETCTL_DIR)/,exanetctl.c ctl_devices.c ctl_links.c ctl_pdid.c ctl_run.c)
+EXANETCTL_SRCS := $(addprefix $(EXANETCTL_DIR)/,exanetctl.c ctl_devices.c ctl_show.c ctl_links.c ctl_pdid.c \
+	ctl_run.c)
 $(TOOLS_OUT)/exanetctl: $(EXANETCTL_SRCS) $(EXANETCTL_DIR)/exanetctl.h $(TOP)/uapi/exanet.h \
 		$(TOP)/uapi/exa_torus.h $(TOOLS_COMMON)/tool_parse.h $(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) \
 		$(TOOL_JSON_H) $(TOOL_VERSION) $(TOOL_VERSION_H)

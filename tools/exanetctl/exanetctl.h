@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * exanetctl: what its source files share.  exanetctl.c: the command line
- * (usage, --json, the subcommands) and the netlink connection;
- * ctl_devices.c: the devices as udev and netlink describe them; ctl_show.c:
- * list and show; ctl_links.c: links; ctl_pdid.c: pdid; ctl_run.c: run.
+ * and the netlink connection; ctl_devices.c: the devices as udev and
+ * netlink describe them; one file a subcommand: ctl_show.c (list, show),
+ * ctl_links.c, ctl_pdid.c, ctl_run.c.
  */
 #ifndef EXANETCTL_H
 #define EXANETCTL_H
@@ -25,14 +25,12 @@
 /* ------------------------------------------------ exanetctl.c */
 
 extern int json_output;		/* -j, --json: machine-readable output */
-
 int strip_json(int argc, char **argv);
 
 /* ctl_nl_open() already explained the problem on stderr */
 #define NL_OPEN_FAILED (-EPROTONOSUPPORT)
 
 int ctl_nl_open(struct exa_genl *g);
-
 /* What a negative errno from the kernel means here ("" if nothing to add). */
 const char *genl_err_hint(int err);
 
@@ -69,23 +67,21 @@ int find_devices(struct devinfo *devs, const char *only, int with_counters);
 int links_request(struct exa_genl *ctx, struct devinfo *di);
 const char *fmt_dims(char *buf, size_t len, uint32_t v, char sep);
 
-/* ------------------------------------------------ the subcommands */
-
-/* argv[0] is the first argument after the subcommand's name */
-int cmd_links(int argc, char **argv);			/* ctl_links.c */
-
 /* ------------------------------------------------ ctl_pdid.c */
-
-/* argv[0] is the pdid subcommand: bind, unbind or list */
-int cmd_pdid(int argc, char **argv);
 
 /* Bind pid to protection domain pdid, remove its binding: 0 or -errno. */
 int pdid_bind(uint32_t pid, uint32_t pdid);
 int pdid_unbind(uint32_t pid);
 
-/* ------------------------------------------------ ctl_run.c */
+/* ------------------------------------------------ the subcommands */
 
-/* argv[0] is "run" */
-int cmd_run(int argc, char **argv);
+/*
+ * Each returns the exit status.  argv[0] is the first word after the
+ * subcommand's name (pdid: bind, unbind or list), but for run its name.
+ */
+int cmd_list(int argc, char **argv, int with_counters);	/* ctl_show.c: list, show */
+int cmd_links(int argc, char **argv);				/* ctl_links.c */
+int cmd_pdid(int argc, char **argv);				/* ctl_pdid.c */
+int cmd_run(int argc, char **argv);				/* ctl_run.c */
 
 #endif
