@@ -39,11 +39,15 @@ $(TOOLS_OUT)/udp-pingpong: $(TOP)/tools/udp-pingpong/udp-pingpong.c $(PP_COMMON)
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) $(PP_CFLAGS) -o $@ $< $(PP_COMMON) $(USER_LDFLAGS) $(JSON_LIBS)
 
-$(TOOLS_OUT)/exanetctl: $(TOP)/tools/exanetctl/exanetctl.c $(TOP)/uapi/exanet.h $(TOP)/uapi/exa_torus.h \
-		$(TOOLS_COMMON)/tool_parse.h $(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) $(TOOL_JSON_H) \
-		$(TOOL_VERSION) $(TOOL_VERSION_H)
+# exanetctl: one file a subcommand, what they share in exanetctl.h
+EXANETCTL_DIR := $(TOP)/tools/exanetctl
+EXANETCTL_SRCS := $(addprefix $(EXANETCTL_DIR)/,exanetctl.c ctl_devices.c ctl_show.c ctl_links.c ctl_pdid.c \
+	ctl_run.c)
+$(TOOLS_OUT)/exanetctl: $(EXANETCTL_SRCS) $(EXANETCTL_DIR)/exanetctl.h $(TOP)/uapi/exanet.h \
+		$(TOP)/uapi/exa_torus.h $(TOOLS_COMMON)/tool_parse.h $(EXA_GENL) $(EXA_GENL_H) $(TOOL_JSON) \
+		$(TOOL_JSON_H) $(TOOL_VERSION) $(TOOL_VERSION_H)
 	@mkdir -p $(@D)
-	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $< $(EXA_GENL) \
+	$(CC) $(USER_CFLAGS) $(NL_CFLAGS) $(JSON_CFLAGS) -I$(TOOLS_COMMON) -o $@ $(EXANETCTL_SRCS) $(EXA_GENL) \
 		$(TOOL_JSON) $(TOOL_VERSION) $(USER_LDFLAGS) $(NL_LIBS) $(UDEV_LIBS) $(JSON_LIBS)
 
 # MPI benchmark of make bench-mpi (Debian's Open MPI wrapper compiler)
