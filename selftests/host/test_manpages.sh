@@ -68,7 +68,7 @@ done
 man_text=$(LC_ALL=C MANWIDTH=400 man -l "$MAN/exacluster.1" 2>/dev/null | col -b)
 m=$(longopts <<<"$man_text")
 if top_help=$(python3 "$EXACLUSTER" --help 2>&1); then
-	subs=$(sed -n 's/^ *{\([a-z,]*\)}.*/\1/p' <<<"$top_help" | head -n 1 | tr , ' ')
+	subs=$(sed -n 's/^ *{\([a-z,-]*\)}.*/\1/p' <<<"$top_help" | head -n 1 | tr , ' ')
 	help_all=$top_help bad=
 	for sub in $subs; do
 		h=$(python3 "$EXACLUSTER" "$sub" --help 2>&1) || bad="$bad $sub"

@@ -16,6 +16,7 @@ MGMT_HUB := $(BUILD)/bin/exanet-mgmt-hub
 MGMT_HUB_TEST := $(BUILD)/host-tests/test_mgmt_hub
 RUNNER_TEST := $(BUILD)/host-tests/test_runner_tap
 QGA_TEST := $(BUILD)/host-tests/test_qga
+IMAGE_CHECK_TEST := $(BUILD)/host-tests/test_image_check
 CLUSTER_NODES ?= 2
 
 # Everything the image packs: real files built by the other fragments
@@ -55,6 +56,12 @@ $(QGA_TEST): $(CLUSTER_DIR)/tests/test_qga.py $(CLUSTER_DIR)/qga.py
 	@mkdir -p $(@D)
 	install -m 0755 $< $@
 
+$(IMAGE_CHECK_TEST): $(CLUSTER_DIR)/tests/test_image_check.py $(CLUSTER_DIR)/exacluster.py \
+		$(CLUSTER_DIR)/exacluster $(CLUSTER_DIR)/run-tests \
+		$(wildcard $(TOP)/qemu-devices/tests/run-*vm-tests.sh)
+	@mkdir -p $(@D)
+	install -m 0755 $< $@
+
 cluster-test: $(INITRAMFS) $(MGMT_HUB) | qemu
 	@$(CLUSTER_DIR)/run-tests --no-host --no-default-list \
 		--list $(CLUSTER_DIR)/tests/tests.list --list $(CLUSTER_DIR)/tests/tests4.list \
@@ -66,5 +73,5 @@ cluster-up: $(INITRAMFS) $(MGMT_HUB) | qemu
 cluster-down:
 	@$(CLUSTER_DIR)/exacluster down
 
-ALL_TARGETS += $(MGMT_HUB) $(MGMT_HUB_TEST) $(RUNNER_TEST) $(QGA_TEST)
-HOST_TESTS += $(MGMT_HUB_TEST) $(RUNNER_TEST) $(QGA_TEST)
+ALL_TARGETS += $(MGMT_HUB) $(MGMT_HUB_TEST) $(RUNNER_TEST) $(QGA_TEST) $(IMAGE_CHECK_TEST)
+HOST_TESTS += $(MGMT_HUB_TEST) $(RUNNER_TEST) $(QGA_TEST) $(IMAGE_CHECK_TEST)

@@ -100,6 +100,94 @@ def log(msg):
         print("exacluster: " + msg, file=sys.stderr, flush=True)
 
 
+# The node image is stale when a file of the build tree that
+# tools/cluster/mkinitramfs.sh packs is newer: its programs would not be
+# the ones just built.  This is the one home of that rule (run-tests, the
+# device-model scripts through `exacluster check-image`, Cluster.start()).
+REBUILD_IMAGE = "make all initramfs"
+STALE_IMAGE_OK = "EXACLUSTER_STALE_IMAGE_OK"
+
+
+def image_inputs(build):
+    """The files of the build tree the node image is made of, as
+    mkinitramfs.sh takes them: build/bin/* but the management hub (a host
+    program), all of build/lib and build/selftests, build/modules/*.ko and
+    Open MPI's coll/exanet component.  Other build outputs (host tests,
+    device tests, man pages, examples, packages) are not in the image."""
+    def walk(d):
+        for root, _, files in os.walk(d):
+            for f in files:
+                yield os.path.join(root, f)
+
+    bindir = os.path.join(build, "bin")
+    for p in walk(bindir):
+        if p != os.path.join(bindir, "exanet-mgmt-hub"):
+            yield p
+    yield from walk(os.path.join(build, "lib"))
+    yield from walk(os.path.join(build, "selftests"))
+    modules = os.path.join(build, "modules")
+    if os.path.isdir(modules):
+        for f in os.listdir(modules):
+            if f.endswith(".ko"):
+                yield os.path.join(modules, f)
+    coll = os.path.join(build, "ompi", "mca_coll_exanet.so")
+    if os.path.lexists(coll):
+        yield coll
+
+
+def _mtime_ns(path):
+    """The modification time make sees (a symbolic link's target's; a
+    dangling link's own), None for a file gone meanwhile."""
+    for stat in (os.stat, os.lstat):
+        try:
+            return stat(path).st_mtime_ns
+        except FileNotFoundError:
+            continue
+    return None
+
+
+def newer_image_inputs(image, build):
+    """The inputs of IMAGE in BUILD modified after it, newest first; none
+    when IMAGE does not exist (its users say that themselves)."""
+    try:
+        built = os.stat(image).st_mtime_ns
+    except FileNotFoundError:
+        return []
+    newer = []
+    for p in image_inputs(build):
+        t = _mtime_ns(p)
+        if t is not None and t > built:
+            newer.append((t, p))
+    return [p for _, p in sorted(newer, reverse=True)]
+
+
+def _shown(path):
+    """PATH relative to the working directory when it is below it."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith("..") else rel
+
+
+def stale_image(initrd=None, build=None, environ=None):
+    """One line saying that the build tree's node image is older than its
+    inputs and how to rebuild it, or None: it is up to date, missing, or
+    the image to boot (INITRD, else EXACLUSTER_INITRD) is another one,
+    e.g. a user's own, or EXACLUSTER_STALE_IMAGE_OK=1 accepts it as it is."""
+    environ = os.environ if environ is None else environ
+    build = build or BUILD
+    image = os.path.join(build, "initramfs.cpio.gz")
+    initrd = initrd or environ.get("EXACLUSTER_INITRD") or image
+    if environ.get("EXACLUSTER_STALE_IMAGE_OK") == "1" or \
+            os.path.realpath(initrd) != os.path.realpath(image):
+        return None
+    newer = newer_image_inputs(image, build)
+    if not newer:
+        return None
+    more = " and %d more of its inputs" % (len(newer) - 1) if len(newer) > 1 else ""
+    return ("stale node image: %s is older than %s%s; rebuild it with `%s` "
+            "(%s=1 boots it as it is)"
+            % (_shown(image), _shown(newer[0]), more, REBUILD_IMAGE, STALE_IMAGE_OK))
+
+
 def kver():
     v = os.environ.get("KVER")
     if v:
@@ -713,6 +801,10 @@ class Cluster:
         for f in (self.kernel, self.initrd):
             if not os.path.exists(f):
                 raise ClusterError("missing %s (make initramfs / make deps)" % f)
+        # a warning only: run-tests and the device-model scripts refuse
+        stale = stale_image(self.initrd)
+        if stale:
+            log("warning: " + stale)
         self.check_qga()
         self._prepare_dirs()
         self.boot_image = boot_kernel(self.kernel)
@@ -1449,7 +1541,9 @@ def _cli(argv=None):
   EXACLUSTER_SHARE         host directory mounted at /share; up --share
   EXACLUSTER_TRACE         comma-separated QEMU trace patterns; up --trace
   EXACLUSTER_AGENT_GRACE   seconds past --timeout to wait for a node's agent (60)
-  EXACLUSTER_QUIET=1       no progress messages on stderr"""
+  EXACLUSTER_QUIET=1       no progress messages on stderr
+  EXACLUSTER_STALE_IMAGE_OK=1  let run-tests and the device-model scripts boot a
+                           build/initramfs.cpio.gz older than its inputs (check-image)"""
     ap = argparse.ArgumentParser(prog="exacluster",
                                  description="Emulated ExaNet cluster launcher "
                                              "(see Documentation/cluster.md)",
@@ -1560,6 +1654,11 @@ def _cli(argv=None):
     lk.add_argument("--json", action="store_true", help="one JSON object on stdout")
     st = sub.add_parser("status", help="list clusters and their processes")
     st.add_argument("--name", help="only this cluster (default: every cluster in build/cluster)")
+    ci_help = ("exit 2 with one line on stderr when build/initramfs.cpio.gz is older "
+               "than the build outputs it packs (`%s` rebuilds it)" % REBUILD_IMAGE)
+    sub.add_parser("check-image", help=ci_help,
+                   description=ci_help + "; what run-tests and the device-model scripts "
+                   "check before booting it (%s=1: they boot it anyway)" % STALE_IMAGE_OK)
     co = sub.add_parser("console", help="print the tail of a node's console log")
     co.add_argument("--name", default=default_name, help=name_help)
     co.add_argument("--node", type=int, default=0, help="the node (default 0)")
@@ -1691,6 +1790,12 @@ def _cli(argv=None):
                 print("%-12s %-5s nodes=%d boot=%s pids=%s dir=%s"
                       % (n, state, s["nodes"], s.get("boot_times"),
                          " ".join("%s:%d" % kv for kv in alive.items()) or "-", s["rundir"]))
+            return 0
+        if a.cmd == "check-image":
+            stale = stale_image()
+            if stale:
+                print("exacluster: " + stale, file=sys.stderr)
+                return 2
             return 0
         if a.cmd == "console":
             rundir = os.path.join(BUILD, "cluster", a.name)
