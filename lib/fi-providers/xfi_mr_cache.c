@@ -78,6 +78,12 @@ static void xfi_mrc_drop(struct xfi_mr_cache *c, struct xfi_mrc_entry *e)
 
 void xfi_mrc_fini(struct xfi_mr_cache *c)
 {
+	/* how well FI_EXANET_MR_CACHE_SIZE fitted this run's buffers */
+	if (c->hits || c->misses)
+		FI_INFO(&xfi_prov, FI_LOG_MR, "MR cache of %zu entries (%zu in it): %" PRIu64
+			" hits, %" PRIu64 " misses, %" PRIu64 " evictions, %" PRIu64
+			" registrations\n", xfi_params.mr_cache_size, c->count, c->hits, c->misses,
+			c->evictions, c->registrations);
 	while (c->head)
 		xfi_mrc_drop(c, c->head);
 	pthread_mutex_destroy(&c->lock);
