@@ -158,15 +158,23 @@ if [ "${NO_VM:-0}" != 1 ] && [ -x "$TOP/packaging/node-modprobe.sh" ]; then
 	"$TOP/packaging/node-modprobe.sh" "$ROOT/lib/modules/$KVER/updates/dkms" "$ROOT/usr/bin" "$ROOT" \
 		>"$WORK/node.log" 2>&1
 	node_rc=$?
-	for what in "modprobe exanet and extoll (DKMS-built) on an emulated node:node-modprobe: the DKMS-built" \
-		"exanet-ipd.service's command brings exa0 up on the node and stops cleanly on SIGTERM:node-ipd-unit: "; do
-		if [ $node_rc -eq 0 ] && grep -q "^${what#*:}" "$WORK/node.log"; then
+	# each check looks for its own success line only (one failing does not
+	# fail the other; progress lines share their prefixes)
+	for what in "modprobe exanet and extoll (DKMS-built) on an emulated node:node-modprobe: the DKMS-built exanet.ko and extoll.ko" \
+		"exanet-ipd.service's command brings exa0 up on the node and stops cleanly on SIGTERM:node-ipd-unit: exanet-ipd.service's command from the installed root brought exa0 up and stopped cleanly"; do
+		if grep -qF -- "${what#*:}" "$WORK/node.log"; then
 			ok "${what%%:*}"
 		else
 			notok "${what%%:*}"
 			tail -n 30 "$WORK/node.log" | sed 's/^/#   /'
 		fi
 	done
+	if [ "$node_rc" -eq 0 ]; then
+		ok "node-modprobe.sh exits 0"
+	else
+		notok "node-modprobe.sh exits 0 (it exited $node_rc)"
+		tail -n 30 "$WORK/node.log" | sed 's/^/#   /'
+	fi
 fi
 echo "1..$n"
 echo "# check-packages took $(( $(date +%s) - t0 )) s"
