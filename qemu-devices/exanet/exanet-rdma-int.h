@@ -26,7 +26,7 @@
  * emulator shares the host's cores with many others answers late, not
  * never (retries double it up to this, at least RDMA_RETX_CAP_US).
  */
-#define RDMA_RTO_MAX_US    4000000u
+#define RDMA_RTO_MAX_US    1000000u
 #define RDMA_VA_LIMIT      (1ull << EXANET_RDMA_VA_BITS)
 #define RDMA_BLOCK         EXANET_RDMA_BLOCK_SIZE
 

@@ -78,8 +78,15 @@ static void rdma_rtt_sample(ExanetRdma *r, uint32_t node, int64_t rtt)
  */
 static void rdma_tx_arm(RdmaTx *tx)
 {
+    /*
+     * Waiting for faults to resolve (here or at the target, whose RETRY
+     * may not come when it held too many blocks): probe at the configured
+     * pace; the network's round trip says nothing about the OS's.
+     */
+    uint32_t node = tx->faulted || tx->held ? UINT32_MAX : tx->dst_node;
+
     fabric_nic_timer_arm(tx->timer, &tx->due,
-                         rdma_retx_ns(tx->r, tx->dst_node, tx->retries +
+                         rdma_retx_ns(tx->r, node, tx->retries +
                                       MIN(tx->fault_waits, 8)));
 }
 
