@@ -42,11 +42,10 @@ static uint64_t rdma_rto_us(ExanetRdma *r, uint32_t node)
     return MIN(MAX(rto, (uint64_t)r->retx_us), (uint64_t)RDMA_RTO_MAX_US);
 }
 
-static int64_t rdma_retx_ns(ExanetRdma *r, uint32_t node, unsigned retries)
+/* A timeout of rto_us after retries: doubled per retry, capped. */
+static int64_t rdma_retx_ns(uint64_t rto_us, unsigned retries)
 {
-    uint64_t rto = rdma_rto_us(r, node);
-
-    return fabric_nic_backoff(rto, retries, MAX(rto, RDMA_RETX_CAP_US)) *
+    return fabric_nic_backoff(rto_us, retries, MAX(rto_us, RDMA_RETX_CAP_US)) *
            SCALE_US;
 }
 
@@ -83,10 +82,11 @@ static void rdma_tx_arm(RdmaTx *tx)
      * may not come when it held too many blocks): probe at the configured
      * pace; the network's round trip says nothing about the OS's.
      */
-    uint32_t node = tx->faulted || tx->held ? UINT32_MAX : tx->dst_node;
+    uint64_t rto = tx->faulted || tx->held ? tx->r->retx_us
+                                           : rdma_rto_us(tx->r, tx->dst_node);
 
     fabric_nic_timer_arm(tx->timer, &tx->due,
-                         rdma_retx_ns(tx->r, node, tx->retries +
+                         rdma_retx_ns(rto, tx->retries +
                                       MIN(tx->fault_waits, 8)));
 }
 
@@ -445,9 +445,12 @@ bool exanet_rdma_chan_lcomp(RdmaChan *ch)
 }
 
 /* The read timer is lazy like the transfers' (rdma_tx_arm()). */
-static void rdma_rchan_arm(RdmaChan *ch, int64_t ns)
+/* The read channel's next period: twice the block timeout to its responder */
+static void rdma_rchan_arm(RdmaChan *ch)
 {
-    fabric_nic_timer_arm(ch->rtimer, &ch->rdue, ns);
+    fabric_nic_timer_arm(ch->rtimer, &ch->rdue,
+                         rdma_retx_ns(rdma_rto_us(ch->r, ch->rnode),
+                                      ch->rretries) * 2);
 }
 
 void exanet_rdma_chan_complete(RdmaChan *ch, uint8_t err)
@@ -551,7 +554,7 @@ void exanet_rdma_rchan_timer(void *opaque)
          */
         rdma_send_rreq(ch);
     }
-    rdma_rchan_arm(ch, rdma_retx_ns(r, ch->rnode, ch->rretries) * 2);
+    rdma_rchan_arm(ch);
 }
 
 void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
@@ -621,7 +624,7 @@ void exanet_rdma_trigger(ExanetRdma *r, unsigned p, unsigned c, uint64_t ctrl)
     }
     if (rd) {
         rdma_send_rreq(ch);
-        rdma_rchan_arm(ch, rdma_retx_ns(r, ch->rnode, 0) * 2);
+        rdma_rchan_arm(ch);
         return;
     }
     ch->tx.rank = ch->rank;
