@@ -542,17 +542,21 @@ void exanet_rdma_rchan_timer(void *opaque)
         r->cnt[EXANET_RCNT_TX_TIMEOUTS]++;
         exanet_rdma_chan_complete(ch, EXANET_RDMA_E_TIMEOUT);
         return;
-    } else if (ch->rfaulted) {
-        ch->rfault_waits++;     /* waiting for our OS, not for the network */
     } else {
-        ch->rretries++;
-    }
-    if (!ch->rfaulted || ch->rfault_waits % 5 == 0) {
         /*
-         * The request may have been lost; or, with data flowing before,
-         * a probe: the responder answers RD_RBUSY while it still works.
+         * A period without progress: the request may have been lost, or
+         * (data flowed before) the request is a probe, which the responder
+         * answers RD_RBUSY while it still works.  Waiting for a fault
+         * (ours or the responder's), probe seldom.
          */
-        rdma_send_rreq(ch);
+        if (ch->rfaulted) {
+            ch->rfault_waits++;     /* waiting for an OS, not the network */
+        } else {
+            ch->rretries++;
+        }
+        if (!ch->rfaulted || ch->rfault_waits % 5 == 0) {
+            rdma_send_rreq(ch);
+        }
     }
     rdma_rchan_arm(ch);
 }
