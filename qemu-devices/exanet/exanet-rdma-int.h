@@ -121,6 +121,12 @@ typedef struct ExanetColl ExanetColl;
 typedef struct RdmaTx RdmaTx;
 typedef void RdmaTxDone(RdmaTx *tx, uint8_t err);
 
+/* The last send of a block: what its ACK echoes, and when (the round trip) */
+typedef struct RdmaBlockSend {
+    uint32_t xmit;          /* transmission number */
+    int64_t ns;             /* realtime */
+} RdmaBlockSend;
+
 /* A sending transfer: write channel or read responder. */
 struct RdmaTx {
     ExanetRdma *r;
@@ -142,8 +148,7 @@ struct RdmaTx {
     uint32_t nresend;
     uint64_t acked_bytes;
     uint8_t *bstate;
-    uint32_t *bxmit;        /* transmission number of each block's last send */
-    int64_t *bsent;         /* realtime ns of each block's last send */
+    RdmaBlockSend *bsend;   /* each block's last send */
     uint32_t xmit;
     int64_t due;            /* timer due (realtime ns), 0: not armed */
     QEMUTimer *timer;       /* lazy, see rdma_tx_arm() */

@@ -101,10 +101,8 @@ void exanet_rdma_tx_stop(RdmaTx *tx)
     tx->due = 0;    /* the timer stays pending: it finds nothing due */
     g_free(tx->bstate);
     tx->bstate = NULL;
-    g_free(tx->bxmit);
-    tx->bxmit = NULL;
-    g_free(tx->bsent);
-    tx->bsent = NULL;
+    g_free(tx->bsend);
+    tx->bsend = NULL;
 }
 
 void exanet_rdma_tx_finish(RdmaTx *tx, uint8_t err)
@@ -183,10 +181,8 @@ void exanet_rdma_tx_start(ExanetRdma *r, RdmaTx *tx)
     tx->retries = 0;
     g_free(tx->bstate);
     tx->bstate = g_malloc0(tx->h.nblocks);
-    g_free(tx->bxmit);
-    tx->bxmit = g_new0(uint32_t, tx->h.nblocks);
-    g_free(tx->bsent);
-    tx->bsent = g_new0(int64_t, tx->h.nblocks);
+    g_free(tx->bsend);
+    tx->bsend = g_new0(RdmaBlockSend, tx->h.nblocks);
     tx->xmit = 0;
     tx->held = false;
     tx->link_wait = false;
@@ -251,8 +247,9 @@ static bool rdma_tx_block(RdmaTx *tx, uint32_t b, bool *failed)
     h->dst_va = tx->h.dst_va + off;
     h->ncells = DIV_ROUND_UP(blen, EXANET_RDMA_CELL_SIZE);
     h->xmit = ++tx->xmit;
-    tx->bxmit[b] = h->xmit;
-    tx->bsent[b] = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+    tx->bsend[b] = (RdmaBlockSend) {
+        .xmit = h->xmit, .ns = qemu_clock_get_ns(QEMU_CLOCK_REALTIME),
+    };
     exanet_rdma_commit(r, tx->dst_node, RD_BLOCK);
     return true;
 }
@@ -340,7 +337,7 @@ void exanet_rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
     if (a->code == RD_NACK_FAULT) {
         /* Held at the target until its fault is resolved: no resend now. */
         tx->faulted = true;
-        if (tx->bstate[b] == BS_INFLIGHT && tx->bxmit[b] == a->xmit) {
+        if (tx->bstate[b] == BS_INFLIGHT && tx->bsend[b].xmit == a->xmit) {
             tx->bstate[b] = BS_HELD;
         }
         return;
@@ -373,7 +370,7 @@ void exanet_rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
      * unanswered was lost (or its answer was): send it again now.
      */
     for (uint32_t k = tx->base; k < tx->next; k++) {
-        if (tx->bstate[k] == BS_INFLIGHT && tx->bxmit[k] < a->xmit) {
+        if (tx->bstate[k] == BS_INFLIGHT && tx->bsend[k].xmit < a->xmit) {
             tx->bstate[k] = BS_RESEND;
             tx->nresend++;
         }
@@ -382,9 +379,10 @@ void exanet_rdma_tx_ack(RdmaTx *tx, const RdAckHdr *a)
         return;
     }
     /* The answer to this very send (not to an earlier one of the block) */
-    if (tx->bstate[b] == BS_INFLIGHT && tx->bxmit[b] == a->xmit) {
-        rdma_rtt_sample(r, tx->dst_node,
-                        qemu_clock_get_ns(QEMU_CLOCK_REALTIME) - tx->bsent[b]);
+    if (tx->bstate[b] == BS_INFLIGHT && tx->bsend[b].xmit == a->xmit) {
+        int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
+
+        rdma_rtt_sample(r, tx->dst_node, now - tx->bsend[b].ns);
     }
     if (tx->bstate[b] == BS_RESEND) {
         tx->nresend--;
