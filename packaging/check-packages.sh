@@ -57,6 +57,8 @@ n=0 fail=0 passed=0
 ok() { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
 check() { local what=$1; shift; if "$@" >"$WORK/last.log" 2>&1; then ok "$what"; else notok "$what"; sed 's/^/#   /' "$WORK/last.log" | tail -n 20; fi; }
+# a check of the emulated node's log: a failure shows its end and the exit code
+node_check() { local what=$1; shift; if "$@"; then ok "$what"; else notok "$what"; tail -n 30 "$WORK/node.log" | sed 's/^/#   /'; echo "#   (node-modprobe.sh exited $node_rc)"; fi; }
 
 echo "# root $(basename "$tarball") ready in ${t_root} s; node kernel $KVER"
 mkdir -p "$ROOT/tmp/debs"
@@ -162,19 +164,9 @@ if [ "${NO_VM:-0}" != 1 ] && [ -x "$TOP/packaging/node-modprobe.sh" ]; then
 	# fail the other; progress lines share their prefixes)
 	for what in "modprobe exanet and extoll (DKMS-built) on an emulated node:node-modprobe: the DKMS-built exanet.ko and extoll.ko" \
 		"exanet-ipd.service's command brings exa0 up on the node and stops cleanly on SIGTERM:node-ipd-unit: exanet-ipd.service's command from the installed root brought exa0 up and stopped cleanly"; do
-		if grep -qF -- "${what#*:}" "$WORK/node.log"; then
-			ok "${what%%:*}"
-		else
-			notok "${what%%:*}"
-			tail -n 30 "$WORK/node.log" | sed 's/^/#   /'
-		fi
+		node_check "${what%%:*}" grep -qF -- "${what#*:}" "$WORK/node.log"
 	done
-	if [ "$node_rc" -eq 0 ]; then
-		ok "node-modprobe.sh exits 0"
-	else
-		notok "node-modprobe.sh exits 0 (it exited $node_rc)"
-		tail -n 30 "$WORK/node.log" | sed 's/^/#   /'
-	fi
+	node_check "node-modprobe.sh exits 0" test "$node_rc" -eq 0
 fi
 echo "1..$n"
 echo "# check-packages took $(( $(date +%s) - t0 )) s"
